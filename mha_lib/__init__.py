@@ -1,0 +1,63 @@
+"""mha_lib: Multi-Head Attention, step by step, in numpy.
+
+The math lives in :mod:`mha_lib.attention` and :mod:`mha_lib.params` (numpy
+only). Plotting (:mod:`mha_lib.plotting`) and interactive explorers
+(:mod:`mha_lib.explorers`) are separate modules that import matplotlib and
+ipywidgets; importing ``mha_lib`` itself does not load them.
+
+Masks everywhere in this project: **True = may attend**.
+"""
+
+from .attention import (
+    MHAResult,
+    apply_mask,
+    attention_scores,
+    causal_mask,
+    concat_heads,
+    divisors,
+    merge_heads,
+    multi_head_attention,
+    multi_head_attention_loop,
+    output_projection,
+    padding_mask,
+    project,
+    scaled_dot_product_attention,
+    sinusoidal_positions,
+    softmax,
+    split_heads,
+    weighted_sum,
+)
+from .data import RunningExample, embed_tokens, load_running_example, tokenize
+from .params import MHAParams, init_params, parameter_count, params_from_fused, params_to_fused, selection_matrix
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MHAParams",
+    "MHAResult",
+    "RunningExample",
+    "apply_mask",
+    "attention_scores",
+    "causal_mask",
+    "concat_heads",
+    "divisors",
+    "embed_tokens",
+    "init_params",
+    "load_running_example",
+    "merge_heads",
+    "multi_head_attention",
+    "multi_head_attention_loop",
+    "output_projection",
+    "padding_mask",
+    "parameter_count",
+    "params_from_fused",
+    "params_to_fused",
+    "project",
+    "scaled_dot_product_attention",
+    "selection_matrix",
+    "sinusoidal_positions",
+    "softmax",
+    "split_heads",
+    "tokenize",
+    "weighted_sum",
+]

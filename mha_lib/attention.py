@@ -1,0 +1,699 @@
+"""The math of Multi-Head Attention, one small numpy function per step.
+
+This module imports numpy and nothing else from outside the standard library,
+so it can be read, tested and reused on its own.
+
+Shape letters used in every docstring and shape comment:
+
+    n        number of tokens (rows of X)
+    d_model  size of each token's embedding (columns of X)
+    h        number of heads
+    d_k      size of each head's queries and keys
+    d_v      size of each head's values (usually d_v = d_k)
+    ...      any leading batch dimensions (optional)
+
+Masks follow one convention everywhere in this project:
+**True = may attend.** ``mask[m, j]`` is True when query token m is allowed to
+look at key token j. (PyTorch's ``nn.MultiheadAttention`` uses the opposite
+convention for its boolean ``attn_mask`` and ``key_padding_mask``: there, True
+means *blocked*. ``torch.nn.functional.scaled_dot_product_attention`` uses ours.)
+
+A query row whose mask is all False has nothing to attend to. Its weights are
+defined here as all zeros, so its head output is the zero vector (plus nothing
+else), never NaN. PyTorch returns NaN for such a row.
+
+The steps, in the order the notebooks teach them:
+
+    project        Q_i = X W_i^Q (+ b_i^Q)                    (n, d_model) -> (h, n, d_k)
+    attention_scores  S_i = Q_i K_i^T / sqrt(d_k)            -> (h, n, n)
+    softmax        A_i = softmax(S_i) row by row              -> (h, n, n)
+    weighted_sum   Head_i = A_i V_i                           -> (h, n, d_v)
+    concat_heads   [Head_1, ..., Head_h]                      -> (n, h*d_v)
+    output_projection  Concat W^O (+ b^O)                     -> (n, d_model)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import check_array, check_mask
+from .params import MHAParams
+
+__all__ = [
+    "softmax",
+    "project",
+    "split_heads",
+    "merge_heads",
+    "attention_scores",
+    "apply_mask",
+    "weighted_sum",
+    "scaled_dot_product_attention",
+    "concat_heads",
+    "output_projection",
+    "MHAResult",
+    "multi_head_attention",
+    "multi_head_attention_loop",
+    "causal_mask",
+    "padding_mask",
+    "sinusoidal_positions",
+]
+
+
+# --------------------------------------------------------------------------- softmax
+
+
+def softmax(x, axis=-1):
+    """Numerically stable softmax along one axis (row by row by default).
+
+    Computes ``exp(x - max) / sum(exp(x - max))``. Subtracting the row maximum
+    changes nothing mathematically but keeps every ``exp`` at most 1, so scores
+    like 1e4 do not overflow to inf.
+
+    ``-inf`` entries are allowed: they are how a mask removes a position, and
+    they get weight exactly 0. A row that is *entirely* ``-inf`` (nothing to
+    attend to) gets all-zero weights instead of NaN.
+
+    Notebook step: 04 softmax.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., m)
+        Scores. NaN and +inf are rejected.
+    axis : int, default -1
+        Axis along which the values sum to 1. The default (-1, the last axis)
+        normalises each row of a score matrix, which is what attention needs.
+
+    Returns
+    -------
+    ndarray, same shape as x
+        Non-negative values; each slice along ``axis`` sums to 1 (or is all 0
+        when it was all ``-inf``).
+
+    Examples
+    --------
+    >>> softmax([1.0, 1.0])
+    array([0.5, 0.5])
+    >>> softmax([[0.0, np.log(3.0)]]).round(3)
+    array([[0.25, 0.75]])
+    """
+    x = np.asarray(x)
+    if x.dtype == bool or not np.issubdtype(x.dtype, np.number):
+        raise TypeError(f"softmax: x must hold numbers, got dtype {x.dtype}")
+    x = x.astype(np.result_type(x.dtype, np.float64), copy=False)
+    if x.ndim == 0:
+        raise ValueError("softmax: x is a single number; pass at least a 1-D array of scores")
+    if np.isnan(x).any():
+        raise ValueError("softmax: x contains NaN; find where the NaN came from (a 0/0 or inf-inf upstream)")
+    if np.isposinf(x).any():
+        raise ValueError("softmax: x contains +inf; scores must be finite (use -inf only to mask a position out)")
+    row_max = np.max(x, axis=axis, keepdims=True)
+    empty = np.isneginf(row_max)  # rows with nothing to attend to
+    shifted = x - np.where(empty, 0.0, row_max)  # every entry <= 0, so exp <= 1
+    e = np.exp(shifted)  # exp(-inf) = 0 exactly
+    total = np.sum(e, axis=axis, keepdims=True)
+    return e / np.where(empty, 1.0, total)
+
+
+# --------------------------------------------------------------------------- projections
+
+
+def project(X, W, b=None):
+    """Project the tokens into every head's subspace: ``X W_i (+ b_i)`` for each head i.
+
+    Notebook step: 02 projections. The same function makes Q, K and V; only
+    the weights differ.
+
+    Parameters
+    ----------
+    X : ndarray, shape (..., n, d_model)
+        One row per token.
+    W : ndarray, shape (h, d_model, d_out)
+        One projection matrix per head (``W_q``, ``W_k`` or ``W_v``).
+    b : ndarray, shape (h, d_out), optional
+        One bias row per head.
+
+    Returns
+    -------
+    ndarray, shape (..., h, n, d_out)
+        Row m of head i is token m projected into head i's subspace.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 1.0], [1.0, 0.0]])
+    >>> W = np.array([[[1.0, 1.0], [0.0, 1.0]]])  # one head
+    >>> project(X, W)[0]
+    array([[1., 2.],
+           [1., 1.]])
+    """
+    X = check_array(X, "X", min_ndim=2)
+    W = check_array(W, "W", ndim=3)
+    if X.shape[-1] != W.shape[1]:
+        raise ValueError(
+            f"project: X has d_model={X.shape[-1]} columns but W expects d_model={W.shape[1]}; "
+            "use weights made for this X (init_params(d_model=X.shape[-1], ...))"
+        )
+    out = np.einsum("...nd,hdk->...hnk", X, W)  # (..., n, d_model) @ (h, d_model, d_out) -> (..., h, n, d_out)
+    if b is not None:
+        b = check_array(b, "b", ndim=2)
+        if b.shape != (W.shape[0], W.shape[2]):
+            raise ValueError(f"project: b must have shape (h, d_out)={(W.shape[0], W.shape[2])}, got {b.shape}")
+        out = out + b[:, None, :]  # (h, 1, d_out) broadcasts over the n rows
+    return out
+
+
+def split_heads(Y, h):
+    """Split a fused projection into heads: the "one big W_q, then split" view.
+
+    ``(..., n, h*d) -> (..., n, h, d) -> (..., h, n, d)``. Head i receives
+    columns ``i*d : (i+1)*d``, which is the same as multiplying by a selection
+    matrix of zeros and ones (see :func:`mha_lib.selection_matrix`).
+
+    Notebook steps: 02 projections and 06 concat.
+
+    Parameters
+    ----------
+    Y : ndarray, shape (..., n, h*d)
+    h : int
+        Number of heads; must divide the last dimension.
+
+    Returns
+    -------
+    ndarray, shape (..., h, n, d)
+
+    Examples
+    --------
+    >>> split_heads(np.arange(8.0).reshape(2, 4), 2)[1]
+    array([[2., 3.],
+           [6., 7.]])
+    """
+    Y = check_array(Y, "Y", min_ndim=2)
+    h = _check_h(h)
+    width = Y.shape[-1]
+    if width % h:
+        raise ValueError(
+            f"split_heads: the last dimension ({width}) is not divisible by h={h}; "
+            f"choose h in {divisors(width)}"
+        )
+    d = width // h
+    Y = Y.reshape(*Y.shape[:-1], h, d)  # (..., n, h*d) -> (..., n, h, d)
+    return np.swapaxes(Y, -3, -2)  # (..., n, h, d) -> (..., h, n, d)
+
+
+def merge_heads(H):
+    """Put the heads side by side again: ``(..., h, n, d) -> (..., n, h*d)``.
+
+    This is the concatenation ``[Head_1, ..., Head_h]`` written as a transpose
+    and a reshape, exactly as batched code does it. Inverse of
+    :func:`split_heads`.
+
+    Notebook step: 06 concat.
+
+    Parameters
+    ----------
+    H : ndarray, shape (..., h, n, d)
+
+    Returns
+    -------
+    ndarray, shape (..., n, h*d)
+
+    Examples
+    --------
+    >>> Y = np.arange(8.0).reshape(2, 4)
+    >>> np.array_equal(merge_heads(split_heads(Y, 2)), Y)
+    True
+    """
+    H = check_array(H, "H", min_ndim=3)
+    h, n, d = H.shape[-3:]
+    H = np.swapaxes(H, -3, -2)  # (..., h, n, d) -> (..., n, h, d)
+    return H.reshape(*H.shape[:-2], h * d)  # (..., n, h, d) -> (..., n, h*d)
+
+
+# --------------------------------------------------------------------------- one head
+
+
+def attention_scores(Q, K, scale=None):
+    """Scaled dot-product scores ``Q K^T / sqrt(d_k)``.
+
+    Entry ``[m, j]`` is how strongly token m's query matches token j's key:
+    the dot product ``q_m . k_j = |q_m| |k_j| cos(theta)``, divided by
+    ``sqrt(d_k)`` so that its spread does not grow with d_k.
+
+    Notebook step: 03 scores.
+
+    Parameters
+    ----------
+    Q : ndarray, shape (..., n_q, d_k)
+    K : ndarray, shape (..., n_k, d_k)
+    scale : float, optional
+        Factor the dot products are multiplied by. Default ``1 / sqrt(d_k)``;
+        pass ``1.0`` to see unscaled scores.
+
+    Returns
+    -------
+    ndarray, shape (..., n_q, n_k)
+
+    Examples
+    --------
+    >>> Q = np.array([[1.0, 2.0], [1.0, 1.0]])
+    >>> K = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> attention_scores(Q, K).round(2)
+    array([[0.71, 1.41],
+           [0.71, 0.71]])
+    """
+    Q = check_array(Q, "Q", min_ndim=2)
+    K = check_array(K, "K", min_ndim=2)
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(
+            f"attention_scores: queries have d_k={Q.shape[-1]} but keys have d_k={K.shape[-1]}; "
+            "a query can only be compared with a key of the same size"
+        )
+    d_k = Q.shape[-1]
+    scale = _check_scale(scale, d_k)
+    return (Q @ np.swapaxes(K, -1, -2)) * scale  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)
+
+
+def apply_mask(scores, mask):
+    """Set the scores of forbidden positions to ``-inf`` (mask True = may attend).
+
+    Notebook step: 04 softmax (masks).
+
+    Parameters
+    ----------
+    scores : ndarray, shape (..., n_q, n_k)
+    mask : ndarray of bool, broadcastable to scores.shape, or None
+        True where the query may attend to the key.
+
+    Returns
+    -------
+    ndarray, shape of scores
+        A copy with ``-inf`` where ``mask`` is False (scores itself when mask is None).
+    """
+    if mask is None:
+        return scores
+    mask = check_mask(mask, scores.shape)
+    return np.where(mask, scores, -np.inf)
+
+
+def weighted_sum(weights, V):
+    """Each output row is a weighted average of the value rows: ``A V``.
+
+    Because every row of weights is non-negative and sums to 1, each output
+    row is a convex combination of the rows of V: it lies "between" them.
+
+    Notebook step: 05 value aggregation.
+
+    Parameters
+    ----------
+    weights : ndarray, shape (..., n_q, n_k)
+    V : ndarray, shape (..., n_k, d_v)
+
+    Returns
+    -------
+    ndarray, shape (..., n_q, d_v)
+
+    Examples
+    --------
+    >>> weighted_sum(np.array([[0.25, 0.75]]), np.array([[0.0, 4.0], [1.0, 2.0]]))
+    array([[0.75, 2.5 ]])
+    """
+    weights = check_array(weights, "weights", min_ndim=2)
+    V = check_array(V, "V", min_ndim=2)
+    if weights.shape[-1] != V.shape[-2]:
+        raise ValueError(
+            f"weighted_sum: weights have {weights.shape[-1]} columns (keys) but V has "
+            f"{V.shape[-2]} rows (values); there must be one value row per key"
+        )
+    return weights @ V  # (..., n_q, n_k) @ (..., n_k, d_v) -> (..., n_q, d_v)
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
+    """One attention head: ``softmax(Q K^T / sqrt(d_k)) V``.
+
+    Works on a single head ``(n, d_k)`` and on any leading batch or head
+    dimensions ``(..., n, d_k)``.
+
+    Notebook steps: 03 scores, 04 softmax, 05 value aggregation.
+
+    Parameters
+    ----------
+    Q : ndarray, shape (..., n_q, d_k)
+    K : ndarray, shape (..., n_k, d_k)
+    V : ndarray, shape (..., n_k, d_v)
+    mask : ndarray of bool, broadcastable to (..., n_q, n_k), optional
+        True = may attend. A query row with no True gets zero weights and a
+        zero output.
+    scale : float, optional
+        Default ``1 / sqrt(d_k)``; ``1.0`` switches the scaling off.
+
+    Returns
+    -------
+    output : ndarray, shape (..., n_q, d_v)
+    weights : ndarray, shape (..., n_q, n_k)
+        Each row sums to 1 (or is all 0 for a fully masked row).
+
+    Examples
+    --------
+    >>> Q = np.array([[1.0, 2.0], [1.0, 1.0]])
+    >>> K = V = np.eye(2)
+    >>> out, w = scaled_dot_product_attention(Q, K, V)
+    >>> w.round(2)
+    array([[0.33, 0.67],
+           [0.5 , 0.5 ]])
+    """
+    scores = attention_scores(Q, K, scale=scale)  # (..., n_q, n_k)
+    weights = softmax(apply_mask(scores, mask), axis=-1)  # (..., n_q, n_k), rows sum to 1
+    return weighted_sum(weights, V), weights  # (..., n_q, d_v), (..., n_q, n_k)
+
+
+# --------------------------------------------------------------------------- all heads
+
+
+def concat_heads(heads):
+    """Concatenate the head outputs side by side: ``[Head_1, ..., Head_h]``.
+
+    Written as a plain concatenation along the last axis, the way the first
+    source document draws it. Equal to :func:`merge_heads`.
+
+    Notebook step: 06 concat.
+
+    Parameters
+    ----------
+    heads : ndarray, shape (..., h, n, d_v)
+
+    Returns
+    -------
+    ndarray, shape (..., n, h*d_v)
+        Columns ``i*d_v : (i+1)*d_v`` hold head i.
+    """
+    heads = check_array(heads, "heads", min_ndim=3)
+    return np.concatenate([heads[..., i, :, :] for i in range(heads.shape[-3])], axis=-1)
+
+
+def output_projection(concat, W_o, b_o=None):
+    """Map the concatenated heads back to d_model: ``Concat W^O (+ b^O)``.
+
+    Notebook step: 07 output projection.
+
+    Parameters
+    ----------
+    concat : ndarray, shape (..., n, h*d_v)
+    W_o : ndarray, shape (h*d_v, d_model)
+    b_o : ndarray, shape (d_model,), optional
+
+    Returns
+    -------
+    ndarray, shape (..., n, d_model)
+        Same shape as the input X, as the residual connection needs.
+    """
+    concat = check_array(concat, "concat", min_ndim=2)
+    W_o = check_array(W_o, "W_o", ndim=2)
+    if concat.shape[-1] != W_o.shape[0]:
+        raise ValueError(
+            f"output_projection: the concatenation has {concat.shape[-1]} columns (h*d_v) "
+            f"but W_o has {W_o.shape[0]} rows; W_o must have shape (h*d_v, d_model)"
+        )
+    out = concat @ W_o  # (..., n, h*d_v) @ (h*d_v, d_model) -> (..., n, d_model)
+    if b_o is not None:
+        out = out + check_array(b_o, "b_o", ndim=1)
+    return out
+
+
+@dataclass(frozen=True)
+class MHAResult:
+    """Everything :func:`multi_head_attention` computed, step by step.
+
+    Attributes (shapes without batch dimensions; with them, ``...`` comes first)
+    ----------
+    Q, K : ndarray, shape (h, n, d_k)
+        Per-head queries and keys.
+    V : ndarray, shape (h, n, d_v)
+        Per-head values.
+    scores : ndarray, shape (h, n, n)
+        Scaled scores ``Q_i K_i^T / sqrt(d_k)`` before the mask.
+    mask : ndarray of bool, shape (n, n), or None
+        The mask that was applied (True = may attend).
+    weights : ndarray, shape (h, n, n)
+        Attention weights; each row sums to 1 (0 for a fully masked row).
+    heads : ndarray, shape (h, n, d_v)
+        Head outputs ``Head_i = weights_i V_i``.
+    concat : ndarray, shape (n, h*d_v)
+        The heads side by side.
+    output : ndarray, shape (n, d_model)
+        ``concat W^O (+ b^O)``: same shape as X.
+    """
+
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    scores: np.ndarray
+    mask: np.ndarray | None
+    weights: np.ndarray
+    heads: np.ndarray
+    concat: np.ndarray
+    output: np.ndarray
+
+    def shapes(self):
+        """Return ``{name: shape}`` for every intermediate, in computation order."""
+        names = ["Q", "K", "V", "scores", "weights", "heads", "concat", "output"]
+        return {name: tuple(getattr(self, name).shape) for name in names}
+
+
+def multi_head_attention(X, params, mask=None, scale=None):
+    """Multi-Head (self-)Attention of X, with every intermediate returned.
+
+    .. math:: \\mathrm{MultiHead}(X) = \\mathrm{Concat}(\\mathrm{Head}_1, \\dots, \\mathrm{Head}_h) W^O,
+              \\quad \\mathrm{Head}_i = \\mathrm{softmax}\\!\\left(\\frac{Q_i K_i^T}{\\sqrt{d_k}}\\right) V_i
+
+    All heads are computed at once with einsum; :func:`multi_head_attention_loop`
+    computes the same thing one head at a time.
+
+    Notebook steps: all of them; 07 output projection puts it together.
+
+    Parameters
+    ----------
+    X : ndarray, shape (..., n, d_model)
+        Token embeddings, one row per token, optional leading batch dimensions.
+    params : MHAParams
+        From :func:`mha_lib.init_params`, :func:`mha_lib.params_from_fused`
+        or the data loader.
+    mask : ndarray of bool, broadcastable to (..., n, n), optional
+        True = may attend (see :func:`causal_mask`, :func:`padding_mask`).
+    scale : float, optional
+        Default ``1 / sqrt(d_k)``; ``1.0`` switches the scaling off.
+
+    Returns
+    -------
+    MHAResult
+        ``.output`` has shape (..., n, d_model) and ``.weights`` (..., h, n, n).
+
+    Examples
+    --------
+    >>> from mha_lib import init_params
+    >>> X = np.random.default_rng(0).normal(size=(4, 8))
+    >>> r = multi_head_attention(X, init_params(d_model=8, h=2))
+    >>> r.output.shape, r.weights.shape
+    ((4, 8), (2, 4, 4))
+    """
+    if not isinstance(params, MHAParams):
+        raise TypeError(
+            f"multi_head_attention: params must be an MHAParams (from init_params or params_from_fused), "
+            f"got {type(params).__name__}"
+        )
+    X = check_array(X, "X", min_ndim=2)
+    if X.shape[-1] != params.d_model:
+        raise ValueError(
+            f"multi_head_attention: X has {X.shape[-1]} columns but params were made for "
+            f"d_model={params.d_model}; X must have shape (n, {params.d_model})"
+        )
+    n = X.shape[-2]
+    if mask is not None:
+        mask = check_mask(mask, X.shape[:-2] + (n, n))  # (..., n, n), the same for every head
+    Q = project(X, params.W_q, params.b_q)  # (..., n, d_model) -> (..., h, n, d_k)
+    K = project(X, params.W_k, params.b_k)  # (..., n, d_model) -> (..., h, n, d_k)
+    V = project(X, params.W_v, params.b_v)  # (..., n, d_model) -> (..., h, n, d_v)
+    scores = attention_scores(Q, K, scale=scale)  # (..., h, n, d_k) @ (..., h, d_k, n) -> (..., h, n, n)
+    head_mask = None if mask is None else mask[..., None, :, :]  # (..., n, n) -> (..., 1, n, n)
+    weights = softmax(apply_mask(scores, head_mask), axis=-1)  # (..., h, n, n)
+    heads = weighted_sum(weights, V)  # (..., h, n, n) @ (..., h, n, d_v) -> (..., h, n, d_v)
+    concat = concat_heads(heads)  # (..., h, n, d_v) -> (..., n, h*d_v)
+    output = output_projection(concat, params.W_o, params.b_o)  # (..., n, h*d_v) @ (h*d_v, d_model) -> (..., n, d_model)
+    return MHAResult(Q=Q, K=K, V=V, scores=scores, mask=mask, weights=weights, heads=heads, concat=concat, output=output)
+
+
+def multi_head_attention_loop(X, params, mask=None, scale=None):
+    """Multi-Head Attention one head at a time, with plain matrix products.
+
+    The same computation as :func:`multi_head_attention`, written the way the
+    first source document walks through it: for each head, project, score,
+    softmax, weigh the values; then concatenate and apply W^O. Kept for
+    teaching and as a check on the einsum version. Only a single sentence
+    ``(n, d_model)`` is accepted.
+
+    Returns
+    -------
+    output : ndarray, shape (n, d_model)
+    weights : ndarray, shape (h, n, n)
+    """
+    X = check_array(X, "X", ndim=2)
+    if X.shape[1] != params.d_model:
+        raise ValueError(f"multi_head_attention_loop: X must have shape (n, {params.d_model}), got {X.shape}")
+    head_outputs, head_weights = [], []
+    for i in range(params.h):
+        Q_i = X @ params.W_q[i]  # (n, d_model) @ (d_model, d_k) -> (n, d_k)
+        K_i = X @ params.W_k[i]  # (n, d_model) @ (d_model, d_k) -> (n, d_k)
+        V_i = X @ params.W_v[i]  # (n, d_model) @ (d_model, d_v) -> (n, d_v)
+        if params.b_q is not None:
+            Q_i, K_i, V_i = Q_i + params.b_q[i], K_i + params.b_k[i], V_i + params.b_v[i]
+        out_i, w_i = scaled_dot_product_attention(Q_i, K_i, V_i, mask=mask, scale=scale)
+        head_outputs.append(out_i)  # (n, d_v)
+        head_weights.append(w_i)  # (n, n)
+    concat = np.concatenate(head_outputs, axis=-1)  # h x (n, d_v) -> (n, h*d_v)
+    return output_projection(concat, params.W_o, params.b_o), np.stack(head_weights)
+
+
+# --------------------------------------------------------------------------- masks and positions
+
+
+def causal_mask(n):
+    """Lower-triangular mask for a decoder: token m may attend to tokens 0..m.
+
+    True = may attend. (PyTorch's ``nn.MultiheadAttention`` wants the
+    opposite: pass ``~causal_mask(n)`` there.)
+
+    Notebook step: 04 softmax (masks).
+
+    Parameters
+    ----------
+    n : int
+        Number of tokens.
+
+    Returns
+    -------
+    ndarray of bool, shape (n, n)
+
+    Examples
+    --------
+    >>> causal_mask(3).astype(int)
+    array([[1, 0, 0],
+           [1, 1, 0],
+           [1, 1, 1]])
+    """
+    n = _check_positive_int(n, "n", "causal_mask")
+    return np.tril(np.ones((n, n), dtype=bool))
+
+
+def padding_mask(tokens, pad_token="PAD"):
+    """Mask that stops every token from attending to padding keys.
+
+    True = may attend: ``mask[m, j]`` is False exactly when token j is the
+    padding token. Padding *queries* still attend to the real tokens (their
+    rows are ignored later anyway); this keeps every row non-empty.
+
+    Notebook step: 04 softmax (masks), with "You are welcome PAD".
+
+    Parameters
+    ----------
+    tokens : sequence of str, or sequence of sequences of str (a batch)
+        The tokens of one sentence, or of several sentences of equal length.
+    pad_token : str, default "PAD"
+
+    Returns
+    -------
+    ndarray of bool, shape (n, n), or (batch, n, n) for a batch
+
+    Examples
+    --------
+    >>> padding_mask(["You", "are", "welcome", "PAD"]).astype(int)
+    array([[1, 1, 1, 0],
+           [1, 1, 1, 0],
+           [1, 1, 1, 0],
+           [1, 1, 1, 0]])
+    """
+    if isinstance(tokens, str):
+        raise TypeError(
+            "padding_mask: tokens is a single string; pass a list of tokens, e.g. \"You are welcome PAD\".split()"
+        )
+    toks = np.asarray(tokens, dtype=object)
+    if toks.ndim not in (1, 2) or toks.size == 0:
+        raise ValueError(
+            f"padding_mask: tokens must be a non-empty list of tokens or a list of equal-length token lists, "
+            f"got an array of shape {toks.shape}"
+        )
+    is_real = toks != pad_token  # (..., n)
+    is_real = np.asarray(is_real, dtype=bool)
+    n = toks.shape[-1]
+    return np.broadcast_to(is_real[..., None, :], toks.shape[:-1] + (n, n)).copy()  # (..., 1, n) -> (..., n, n)
+
+
+def sinusoidal_positions(n, d_model):
+    """The sinusoidal positional encodings of "Attention Is All You Need".
+
+    .. math:: PE[p, 2i] = \\sin(p / 10000^{2i/d_{model}}), \\quad PE[p, 2i+1] = \\cos(p / 10000^{2i/d_{model}})
+
+    Added to X, they give each position its own signature, so attention can
+    tell word order apart (without them, permuting the tokens only permutes
+    the output rows).
+
+    Parameters
+    ----------
+    n : int
+        Number of positions (0 .. n-1).
+    d_model : int
+        Embedding size; an odd d_model is allowed (the last column is a sine).
+
+    Returns
+    -------
+    ndarray, shape (n, d_model)
+
+    Examples
+    --------
+    >>> sinusoidal_positions(2, 4).round(3)
+    array([[0.   , 1.   , 0.   , 1.   ],
+           [0.841, 0.54 , 0.01 , 1.   ]])
+    """
+    n = _check_positive_int(n, "n", "sinusoidal_positions")
+    d_model = _check_positive_int(d_model, "d_model", "sinusoidal_positions")
+    pos = np.arange(n)[:, None]  # (n, 1)
+    i2 = np.arange(0, d_model, 2)[None, :]  # (1, ceil(d_model/2)): the even column indices 2i
+    angle = pos / np.power(10000.0, i2 / d_model)  # (n, ceil(d_model/2))
+    pe = np.zeros((n, d_model))
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle[:, : d_model // 2])
+    return pe
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def divisors(m):
+    """The divisors of m, in increasing order: the valid head counts for d_model=m."""
+    return [k for k in range(1, m + 1) if m % k == 0]
+
+
+def _check_h(h):
+    if isinstance(h, bool) or not isinstance(h, (int, np.integer)):
+        raise TypeError(f"h must be a whole number of heads, got {h!r}")
+    if h <= 0:
+        raise ValueError(f"h={h} is impossible: the number of heads must be at least 1")
+    return int(h)
+
+
+def _check_positive_int(value, name, where):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{where}: {name} must be a whole number, got {value!r}")
+    if value <= 0:
+        raise ValueError(f"{where}: {name}={value} must be at least 1")
+    return int(value)
+
+
+def _check_scale(scale, d_k):
+    if scale is None:
+        return 1.0 / math.sqrt(d_k)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
+        raise TypeError(f"scale must be a number (or None for 1/sqrt(d_k)), got {scale!r}")
+    if not math.isfinite(scale) or scale <= 0:
+        raise ValueError(f"scale={scale} must be a positive finite number (None means 1/sqrt(d_k))")
+    return float(scale)

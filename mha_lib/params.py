@@ -1,0 +1,310 @@
+"""The learnable parameters of one Multi-Head Attention layer.
+
+Per-head stacks, as the first source document writes them:
+
+    W_q, W_k : (h, d_model, d_k)    W_i^Q, W_i^K for each head i
+    W_v      : (h, d_model, d_v)    W_i^V
+    W_o      : (h*d_v, d_model)     W^O
+    b_q, b_k : (h, d_k)             optional biases
+    b_v      : (h, d_v)
+    b_o      : (d_model,)
+
+Code usually stores the same numbers "fused", one (d_model, d_model) matrix
+per projection, and splits its output into heads. :func:`params_from_fused`
+and :func:`params_to_fused` convert between the two layouts, using
+PyTorch's ``nn.MultiheadAttention`` convention ``y = x W^T + b``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import check_array
+
+__all__ = ["MHAParams", "init_params", "params_from_fused", "params_to_fused", "parameter_count", "selection_matrix"]
+
+
+@dataclass(frozen=True)
+class MHAParams:
+    """Weights (and optional biases) of one Multi-Head Attention layer.
+
+    Build one with :func:`init_params`, :func:`params_from_fused` or
+    :func:`mha_lib.load_running_example`; the constructor checks that the
+    shapes fit together.
+    """
+
+    W_q: np.ndarray
+    W_k: np.ndarray
+    W_v: np.ndarray
+    W_o: np.ndarray
+    b_q: np.ndarray | None = None
+    b_k: np.ndarray | None = None
+    b_v: np.ndarray | None = None
+    b_o: np.ndarray | None = None
+
+    def __post_init__(self):
+        for name in ("W_q", "W_k", "W_v"):
+            object.__setattr__(self, name, check_array(getattr(self, name), name, ndim=3))
+        object.__setattr__(self, "W_o", check_array(self.W_o, "W_o", ndim=2))
+        h, d_model, d_k = self.W_q.shape
+        d_v = self.W_v.shape[2]
+        expected = {"W_k": (h, d_model, d_k), "W_v": (h, d_model, d_v), "W_o": (h * d_v, d_model)}
+        for name, shape in expected.items():
+            if getattr(self, name).shape != shape:
+                raise ValueError(
+                    f"MHAParams: {name} has shape {getattr(self, name).shape} but W_q {self.W_q.shape} "
+                    f"and W_v {self.W_v.shape} need {name} of shape {shape}"
+                )
+        biases = {"b_q": (h, d_k), "b_k": (h, d_k), "b_v": (h, d_v), "b_o": (d_model,)}
+        present = [name for name in biases if getattr(self, name) is not None]
+        if present and len(present) != 4:
+            raise ValueError(f"MHAParams: give all four biases or none; got only {present}")
+        for name in present:
+            arr = check_array(getattr(self, name), name)
+            if arr.shape != biases[name]:
+                raise ValueError(f"MHAParams: {name} must have shape {biases[name]}, got {arr.shape}")
+            object.__setattr__(self, name, arr)
+
+    @property
+    def h(self):
+        """Number of heads."""
+        return self.W_q.shape[0]
+
+    @property
+    def d_model(self):
+        """Size of each token's embedding."""
+        return self.W_q.shape[1]
+
+    @property
+    def d_k(self):
+        """Size of each head's queries and keys."""
+        return self.W_q.shape[2]
+
+    @property
+    def d_v(self):
+        """Size of each head's values."""
+        return self.W_v.shape[2]
+
+    @property
+    def has_bias(self):
+        """True when the layer has biases."""
+        return self.b_q is not None
+
+    def count(self):
+        """Number of learnable numbers, by matrix (see :func:`parameter_count`)."""
+        return parameter_count(self.d_model, self.h, self.d_k, self.d_v, bias=self.has_bias)
+
+
+def _resolve_sizes(d_model, h, d_k, d_v, where):
+    for name, value in (("d_model", d_model), ("h", h)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{where}: {name} must be a whole number, got {value!r}")
+    if d_model <= 0:
+        raise ValueError(f"{where}: d_model={d_model} must be at least 1")
+    if h <= 0:
+        raise ValueError(f"{where}: h={h} is impossible: the number of heads must be at least 1")
+    if d_k is None:
+        if d_model % h:
+            choices = [k for k in range(1, d_model + 1) if d_model % k == 0]
+            raise ValueError(
+                f"{where}: d_model={d_model} is not divisible by h={h}, so d_k = d_model/h is not a whole number; "
+                f"choose h in {choices}, or give d_k explicitly"
+            )
+        d_k = d_model // h
+    d_v = d_k if d_v is None else d_v
+    for name, value in (("d_k", d_k), ("d_v", d_v)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{where}: {name} must be a whole number, got {value!r}")
+        if value <= 0:
+            raise ValueError(f"{where}: {name}={value} must be at least 1")
+    return int(d_model), int(h), int(d_k), int(d_v)
+
+
+def init_params(d_model, h, d_k=None, d_v=None, bias=False, seed=0):
+    """Random parameters for one Multi-Head Attention layer.
+
+    Weights are drawn from a normal distribution with standard deviation
+    ``1/sqrt(fan_in)``, so that for inputs with unit-size entries the
+    queries, keys and scaled scores also have unit-size entries.
+
+    Notebook step: 02 projections.
+
+    Parameters
+    ----------
+    d_model : int
+        Embedding size.
+    h : int
+        Number of heads (at least 1).
+    d_k : int, optional
+        Query/key size per head. Default ``d_model // h``, and then d_model
+        must be divisible by h. An explicit d_k may differ, as the original
+        paper allows.
+    d_v : int, optional
+        Value size per head. Default: the same as d_k.
+    bias : bool, default False
+        Also draw biases (standard deviation 0.1).
+    seed : int or numpy.random.Generator, default 0
+        Where the randomness comes from; the same seed gives the same numbers.
+
+    Returns
+    -------
+    MHAParams
+
+    Examples
+    --------
+    >>> p = init_params(d_model=512, h=8)
+    >>> p.W_q.shape, p.W_o.shape
+    ((8, 512, 64), (512, 512))
+    """
+    d_model, h, d_k, d_v = _resolve_sizes(d_model, h, d_k, d_v, "init_params")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    W_q = rng.normal(0.0, d_model**-0.5, size=(h, d_model, d_k))
+    W_k = rng.normal(0.0, d_model**-0.5, size=(h, d_model, d_k))
+    W_v = rng.normal(0.0, d_model**-0.5, size=(h, d_model, d_v))
+    W_o = rng.normal(0.0, (h * d_v) ** -0.5, size=(h * d_v, d_model))
+    biases = {}
+    if bias:
+        biases = dict(
+            b_q=rng.normal(0.0, 0.1, size=(h, d_k)),
+            b_k=rng.normal(0.0, 0.1, size=(h, d_k)),
+            b_v=rng.normal(0.0, 0.1, size=(h, d_v)),
+            b_o=rng.normal(0.0, 0.1, size=(d_model,)),
+        )
+    return MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o, **biases)
+
+
+def params_from_fused(in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, h):
+    """Per-head parameters from PyTorch's fused ``nn.MultiheadAttention`` layout.
+
+    PyTorch stores ``in_proj_weight`` of shape (3*d_model, d_model) (the rows
+    of W_q, then W_k, then W_v, each applied as ``y = x W^T + b``) and
+    ``out_proj.weight`` of shape (d_model, d_model). Head i owns columns
+    ``i*d_k : (i+1)*d_k`` of each projection's output: the "one big W_q, then
+    split" view.
+
+    Parameters
+    ----------
+    in_proj_weight : ndarray, shape (3*d_model, d_model)
+    in_proj_bias : ndarray, shape (3*d_model,), or None
+    out_proj_weight : ndarray, shape (d_model, d_model)
+    out_proj_bias : ndarray, shape (d_model,), or None
+    h : int
+        Number of heads; must divide d_model.
+
+    Returns
+    -------
+    MHAParams
+        With d_k = d_v = d_model / h.
+    """
+    W_in = check_array(in_proj_weight, "in_proj_weight", ndim=2)
+    three_d, d_model = W_in.shape
+    if three_d != 3 * d_model:
+        raise ValueError(f"params_from_fused: in_proj_weight must have shape (3*d_model, d_model), got {W_in.shape}")
+    d_model, h, d_k, _ = _resolve_sizes(d_model, h, None, None, "params_from_fused")
+    W_out = check_array(out_proj_weight, "out_proj_weight", ndim=2)
+    if W_out.shape != (d_model, d_model):
+        raise ValueError(f"params_from_fused: out_proj_weight must have shape {(d_model, d_model)}, got {W_out.shape}")
+    if (in_proj_bias is None) != (out_proj_bias is None):
+        raise ValueError("params_from_fused: give both in_proj_bias and out_proj_bias, or neither")
+
+    def per_head(W):  # (h*d_k, d_model), applied as x W^T -> (h, d_model, d_k), applied as x W_i
+        return W.reshape(h, d_k, d_model).transpose(0, 2, 1)
+
+    W_q, W_k, W_v = (per_head(W) for W in np.split(W_in, 3))  # 3 x (d_model, d_model)
+    biases = {}
+    if in_proj_bias is not None:
+        b_in = check_array(in_proj_bias, "in_proj_bias", ndim=1)
+        if b_in.shape != (3 * d_model,):
+            raise ValueError(f"params_from_fused: in_proj_bias must have shape {(3 * d_model,)}, got {b_in.shape}")
+        b_q, b_k, b_v = (b.reshape(h, d_k) for b in np.split(b_in, 3))  # (d_model,) -> (h, d_k)
+        biases = dict(b_q=b_q, b_k=b_k, b_v=b_v, b_o=check_array(out_proj_bias, "out_proj_bias", ndim=1))
+    return MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_out.T, **biases)
+
+
+def params_to_fused(params):
+    """The inverse of :func:`params_from_fused`.
+
+    Returns
+    -------
+    in_proj_weight : ndarray, shape (3*d_model, d_model)
+    in_proj_bias : ndarray, shape (3*d_model,), or None without biases
+    out_proj_weight : ndarray, shape (d_model, d_model)
+    out_proj_bias : ndarray, shape (d_model,), or None without biases
+    """
+    if not isinstance(params, MHAParams):
+        raise TypeError(f"params_to_fused: params must be an MHAParams, got {type(params).__name__}")
+    h, d_model, d_k = params.W_q.shape
+    if not (d_k == params.d_v and h * d_k == d_model):
+        raise ValueError(
+            f"params_to_fused: the fused layout needs d_k = d_v = d_model/h, but here d_model={d_model}, h={h}, "
+            f"d_k={d_k}, d_v={params.d_v}"
+        )
+
+    def fused(W):  # (h, d_model, d_k) -> (h*d_k, d_model)
+        return W.transpose(0, 2, 1).reshape(h * d_k, d_model)
+
+    in_proj_weight = np.concatenate([fused(params.W_q), fused(params.W_k), fused(params.W_v)])
+    if params.has_bias:
+        in_proj_bias = np.concatenate([params.b_q.ravel(), params.b_k.ravel(), params.b_v.ravel()])
+        out_proj_bias = params.b_o.copy()
+    else:
+        in_proj_bias = out_proj_bias = None
+    return in_proj_weight, in_proj_bias, params.W_o.T.copy(), out_proj_bias
+
+
+def parameter_count(d_model, h, d_k=None, d_v=None, bias=False):
+    """How many learnable numbers a Multi-Head Attention layer has.
+
+    With d_k = d_v = d_model/h the total is ``4 d_model^2`` (plus ``4 d_model``
+    biases) whatever h is: more heads means smaller heads, not more weights.
+
+    Returns
+    -------
+    dict
+        Counts for ``W_q``, ``W_k``, ``W_v``, ``W_o``, ``biases`` and ``total``.
+
+    Examples
+    --------
+    >>> parameter_count(512, 8)["total"] == 4 * 512**2
+    True
+    """
+    d_model, h, d_k, d_v = _resolve_sizes(d_model, h, d_k, d_v, "parameter_count")
+    counts = {
+        "W_q": h * d_model * d_k,
+        "W_k": h * d_model * d_k,
+        "W_v": h * d_model * d_v,
+        "W_o": h * d_v * d_model,
+        "biases": (2 * h * d_k + h * d_v + d_model) if bias else 0,
+    }
+    counts["total"] = sum(counts.values())
+    return counts
+
+
+def selection_matrix(d_model, h, i):
+    """The 0/1 matrix that picks head i's columns out of a fused projection.
+
+    ``Y @ selection_matrix(d_model, h, i)`` equals ``Y[:, i*d_k:(i+1)*d_k]``
+    with d_k = d_model/h: splitting into heads *is* a projection, by a matrix
+    that is an identity block surrounded by zeros (the fourth source
+    document's picture for d_model=4, h=2).
+
+    Returns
+    -------
+    ndarray, shape (d_model, d_model // h)
+
+    Examples
+    --------
+    >>> selection_matrix(4, 2, 0)
+    array([[1., 0.],
+           [0., 1.],
+           [0., 0.],
+           [0., 0.]])
+    """
+    d_model, h, d_k, _ = _resolve_sizes(d_model, h, None, None, "selection_matrix")
+    if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < h:
+        raise ValueError(f"selection_matrix: head index i={i!r} must be a whole number in 0..{h - 1}")
+    S = np.zeros((d_model, d_k))
+    S[i * d_k : (i + 1) * d_k, :] = np.eye(d_k)
+    return S
