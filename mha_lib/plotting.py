@@ -1,0 +1,265 @@
+"""Pictures for the notebooks: the pipeline diagram and attention heatmaps.
+
+Every helper draws on an axes (or figure) it is given and returns the artists
+it made, matplotlib's recommended signature; thin ``*_figure`` wrappers make a
+figure for a notebook cell. Nothing here changes global rcParams.
+
+Colour maps: ``viridis`` (perceptually uniform and readable with every common
+colour-vision deficiency) for attention weights, which live in [0, 1];
+``RdBu_r`` (a ColorBrewer diverging map, colour-blind safe) with limits
+symmetric around 0 for signed matrices such as scores, Q, K and V.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+__all__ = [
+    "PIPELINE_STEPS",
+    "WEIGHTS_CMAP",
+    "SIGNED_CMAP",
+    "plot_pipeline",
+    "pipeline_figure",
+    "plot_matrix",
+    "plot_attention",
+    "plot_heads",
+    "heads_figure",
+    "head_grid",
+    "symmetric_limits",
+]
+
+WEIGHTS_CMAP = "viridis"
+SIGNED_CMAP = "RdBu_r"
+
+# (key, box label, notebook) in computation order.
+PIPELINE_STEPS = (
+    ("embeddings", "X\nembeddings", "01"),
+    ("projections", "Q, K, V\nprojections", "02"),
+    ("scores", "scores\n$QK^T/\\sqrt{d_k}$", "03"),
+    ("softmax", "weights\nsoftmax", "04"),
+    ("values", "$\\mathrm{Head}_i$\nweights $\\cdot V$", "05"),
+    ("concat", "concat\nheads", "06"),
+    ("output", "output\n$\\cdot W^O$", "07"),
+)
+_STEP_KEYS = [key for key, _, _ in PIPELINE_STEPS]
+
+_HIGHLIGHT = "#E69F00"  # Okabe-Ito orange: the current step
+_PLAIN = "#E8EEF4"
+_EDGE = "#34495E"
+
+
+def plot_pipeline(ax, current=None):
+    """Draw the seven steps of Multi-Head Attention as boxes joined by arrows.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    current : str, optional
+        Key of the step to highlight: one of ``embeddings``, ``projections``,
+        ``scores``, ``softmax``, ``values``, ``concat``, ``output``; None
+        highlights nothing (the overview).
+
+    Returns
+    -------
+    list of Artist
+    """
+    if current is not None and current not in _STEP_KEYS:
+        raise ValueError(f"plot_pipeline: current={current!r} is not a step; choose one of {_STEP_KEYS} or None")
+    ax.set_xlim(0, len(PIPELINE_STEPS))
+    ax.set_ylim(0, 1)
+    ax.set_axis_off()
+    artists = []
+    width, height = 0.8, 0.62
+    for i, (key, label, nb) in enumerate(PIPELINE_STEPS):
+        is_current = key == current
+        box = FancyBboxPatch(
+            (i + 0.1, 0.25), width, height, boxstyle="round,pad=0.02,rounding_size=0.08",
+            facecolor=_HIGHLIGHT if is_current else _PLAIN, edgecolor=_EDGE,
+            linewidth=2.2 if is_current else 1.0,
+        )
+        ax.add_patch(box)
+        artists.append(box)
+        artists.append(ax.text(i + 0.5, 0.25 + height / 2, label, ha="center", va="center", fontsize=9,
+                               fontweight="bold" if is_current else "normal", color="black"))
+        artists.append(ax.text(i + 0.5, 0.1, f"nb {nb}", ha="center", va="center", fontsize=7, color="#555555"))
+        if i:
+            arrow = FancyArrowPatch((i - 0.1 + 0.0, 0.56), (i + 0.1, 0.56), arrowstyle="-|>", mutation_scale=10,
+                                    color=_EDGE, linewidth=1.0)
+            ax.add_patch(arrow)
+            artists.append(arrow)
+    return artists
+
+
+def pipeline_figure(current=None):
+    """A small figure of the pipeline with ``current`` highlighted (see :func:`plot_pipeline`)."""
+    fig = Figure(figsize=(10, 1.3), layout="constrained")
+    plot_pipeline(fig.add_subplot(), current)
+    return fig
+
+
+def symmetric_limits(*arrays):
+    """``(-m, m)`` with m the largest absolute value in the arrays (1.0 if all are zero)."""
+    m = max(float(np.max(np.abs(a))) for a in arrays)
+    return (-m, m) if m > 0 else (-1.0, 1.0)
+
+
+def plot_matrix(ax, M, row_labels=None, col_labels=None, *, title=None, cmap=None, vmin=None, vmax=None,
+                annotate=None, fmt=".2f", fontsize=8):
+    """Draw a matrix as a heatmap with labelled rows and columns.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    M : ndarray, shape (rows, cols)
+    row_labels, col_labels : sequence of str, optional
+        One label per row / column (tokens, usually). Every label is drawn.
+    title : str, optional
+    cmap : str, optional
+        Default: ``viridis`` for non-negative matrices, ``RdBu_r`` with
+        symmetric limits for signed ones.
+    vmin, vmax : float, optional
+        Colour limits; pass the same ones to several panels to share a scale.
+    annotate : bool, optional
+        Write each value in its cell. Default: only when the matrix has at
+        most 64 cells.
+    fmt : str
+        Format of the annotations.
+
+    Returns
+    -------
+    AxesImage
+    """
+    M = np.asarray(M, dtype=float)
+    if M.ndim != 2:
+        raise ValueError(f"plot_matrix: M must be 2-D, got shape {M.shape}")
+    signed = bool((M < 0).any())
+    if cmap is None:
+        cmap = SIGNED_CMAP if signed else WEIGHTS_CMAP
+    if vmin is None and vmax is None and cmap == SIGNED_CMAP:
+        vmin, vmax = symmetric_limits(M)
+    im = ax.imshow(M, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+    rows, cols = M.shape
+    if row_labels is not None:
+        ax.set_yticks(range(rows), labels=list(row_labels), fontsize=fontsize)
+    if col_labels is not None:
+        ax.set_xticks(range(cols), labels=list(col_labels), fontsize=fontsize, rotation=45 if cols > 4 else 0,
+                      ha="right" if cols > 4 else "center")
+    if title:
+        ax.set_title(title, fontsize=fontsize + 1)
+    if annotate is None:
+        annotate = M.size <= 64
+    if annotate:
+        lo, hi = im.get_clim()
+        for (r, c), value in np.ndenumerate(M):
+            frac = (value - lo) / (hi - lo) if hi > lo else 0.5
+            dark_cell = frac < 0.6 if cmap == WEIGHTS_CMAP else abs(frac - 0.5) > 0.3
+            ax.text(c, r, format(value, fmt), ha="center", va="center", fontsize=fontsize - 1,
+                    color="white" if dark_cell else "black")
+    return im
+
+
+def plot_attention(ax, weights, tokens, *, title=None, vmin=0.0, vmax=1.0, annotate=None, fontsize=8):
+    """One head's attention weights: row = query token, column = key token.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    weights : ndarray, shape (n, n)
+    tokens : sequence of str, length n
+    vmin, vmax : float
+        Colour limits; the default [0, 1] is the same for every head, so
+        panels can be compared.
+
+    Returns
+    -------
+    AxesImage
+    """
+    weights = np.asarray(weights)
+    if weights.ndim != 2 or weights.shape[0] != weights.shape[1] or weights.shape[0] != len(tokens):
+        raise ValueError(f"plot_attention: weights must be (n, n) with n = len(tokens) = {len(tokens)}, "
+                         f"got {weights.shape}")
+    im = plot_matrix(ax, weights, tokens, tokens, title=title, cmap=WEIGHTS_CMAP, vmin=vmin, vmax=vmax,
+                     annotate=annotate, fontsize=fontsize)
+    ax.set_ylabel("query (looks)", fontsize=fontsize)
+    ax.set_xlabel("key (is looked at)", fontsize=fontsize)
+    return im
+
+
+def head_grid(h, ncols=None):
+    """(rows, cols) of a grid that holds h panels: 4 columns for up to 8 heads, 8 beyond."""
+    if ncols is None:
+        ncols = h if h <= 4 else (4 if h <= 8 else 8)
+    ncols = max(1, min(ncols, h))
+    return int(np.ceil(h / ncols)), ncols
+
+
+def plot_heads(fig, matrices, tokens, *, title="head", shared_scale=True, signed=None, ncols=None,
+               annotate=None, fontsize=8, cbar_label=None):
+    """Draw every head's (n, n) matrix on one figure, with one shared colour bar.
+
+    Parameters
+    ----------
+    fig : matplotlib Figure
+        Drawn into (its existing axes are removed).
+    matrices : ndarray, shape (h, n, n)
+        Weights or scores of every head.
+    tokens : sequence of str, length n
+    title : str
+        Panel titles are ``f"{title} {i + 1}"`` (heads are numbered from 1, as
+        in the formulas).
+    shared_scale : bool
+        One colour scale for all heads (the point when comparing them).
+    signed : bool, optional
+        Use the diverging map with symmetric limits. Default: True when any
+        value is negative.
+
+    Returns
+    -------
+    list of AxesImage, one per head
+    """
+    matrices = np.asarray(matrices, dtype=float)
+    if matrices.ndim != 3:
+        raise ValueError(f"plot_heads: matrices must have shape (h, n, n), got {matrices.shape}")
+    h = matrices.shape[0]
+    fig.clear()
+    rows, cols = head_grid(h, ncols)
+    axes = fig.subplots(rows, cols, squeeze=False)
+    if signed is None:
+        signed = bool((matrices < 0).any())
+    if signed:
+        cmap = SIGNED_CMAP
+        vmin, vmax = symmetric_limits(matrices)
+    else:
+        cmap = WEIGHTS_CMAP
+        vmin, vmax = (0.0, max(1e-12, float(matrices.max()))) if not np.allclose(matrices.sum(-1), 1) else (0.0, 1.0)
+    images = []
+    for i, ax in enumerate(axes.flat):
+        if i >= h:
+            ax.set_axis_off()
+            continue
+        lo, hi = (vmin, vmax) if shared_scale else (None, None)
+        im = plot_matrix(ax, matrices[i], tokens if i % cols == 0 else None, tokens, title=f"{title} {i + 1}",
+                         cmap=cmap, vmin=lo, vmax=hi, annotate=annotate, fontsize=fontsize)
+        if i % cols:
+            ax.set_yticks(range(len(tokens)), labels=[])
+        else:
+            ax.set_ylabel("query", fontsize=fontsize)
+        if i + cols >= h:  # bottom panel of its column
+            ax.set_xlabel("key", fontsize=fontsize)
+        images.append(im)
+    if shared_scale and images:
+        cbar = fig.colorbar(images[0], ax=axes.ravel().tolist(), shrink=0.8)
+        if cbar_label:
+            cbar.set_label(cbar_label)
+    return images
+
+
+def heads_figure(matrices, tokens, *, title="head", panel_size=2.3, **kwargs):
+    """A figure with every head drawn by :func:`plot_heads`."""
+    h = np.asarray(matrices).shape[0]
+    rows, cols = head_grid(h, kwargs.get("ncols"))
+    fig = Figure(figsize=(panel_size * cols + 1.2, panel_size * rows + 0.4), layout="constrained")
+    plot_heads(fig, matrices, tokens, title=title, **kwargs)
+    return fig

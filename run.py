@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Set up the project and open the notebooks, or run the tests: one command each.
+
+    python3 run.py lab     # set up, then open the series in JupyterLab
+    python3 run.py test    # set up, then run every test (unit, notebooks, browser)
+
+"Set up" means: make a virtual environment in .venv (once) and install
+requirements.txt into it (again only when that file changed). Needs only
+Python 3.10+; nothing else is downloaded while the notebooks or tests run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+STAMP = VENV / ".requirements.sha256"
+CHROMIUM = Path(os.environ.get("MHA_CHROMIUM", "/usr/bin/chromium"))
+
+
+def say(text):
+    print(f"[run.py] {text}", flush=True)
+
+
+def setup():
+    if sys.version_info < (3, 10):
+        sys.exit(f"[run.py] Python 3.10 or newer is needed; this is {sys.version.split()[0]}")
+    if not PYTHON.exists():
+        say(f"creating the virtual environment {VENV}")
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    wanted = hashlib.sha256((ROOT / "requirements.txt").read_bytes() + (ROOT / "pyproject.toml").read_bytes())
+    wanted = wanted.hexdigest()
+    if STAMP.exists() and STAMP.read_text().strip() == wanted:
+        say("requirements already installed")
+        return
+    say("installing requirements.txt (a few minutes the first time)")
+    pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check"]
+    subprocess.run(pip + ["--quiet", "--upgrade", "pip"], check=True, cwd=ROOT)
+    subprocess.run(pip + ["--quiet", "-r", "requirements.txt"], check=True, cwd=ROOT)
+    STAMP.write_text(wanted)
+
+
+def lab(extra):
+    cmd = [str(PYTHON), "-m", "jupyter", "lab", "notebooks/00_overview.ipynb", *extra]
+    say(" ".join(cmd[1:]))
+    return subprocess.call(cmd, cwd=ROOT)
+
+
+def test(extra):
+    env = dict(os.environ, MPLBACKEND="Agg")
+    if CHROMIUM.exists():
+        say(f"browser tests: on (using {CHROMIUM})")
+    else:
+        say(f"browser tests: SKIPPED, {CHROMIUM} was not found "
+            "(on Debian/Ubuntu: sudo apt-get install chromium; or set MHA_CHROMIUM to a Chromium binary)")
+    cmd = [str(PYTHON), "-m", "pytest", "tests", "notebooks", "--nbval", "--nbval-current-env",
+           "--nbval-sanitize-with", "notebooks/nbval_sanitize.cfg", *extra]
+    say(" ".join(cmd[1:]))
+    code = subprocess.call(cmd, cwd=ROOT, env=env)
+    if code == 5:
+        say("pytest collected no tests: that is a failure")
+        return 1
+    return code
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] not in ("lab", "test"):
+        print(__doc__)
+        return 2
+    setup()
+    return (lab if argv[1] == "lab" else test)(argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
