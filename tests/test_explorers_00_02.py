@@ -1,0 +1,188 @@
+"""Explorers of notebooks 00 (overview), 01 (embeddings) and 02 (projections).
+
+Each test builds an explorer, moves its controls and checks what it shows
+against mha_lib computed independently of the explorer code.
+"""
+
+import numpy as np
+import pytest
+
+import mha_lib
+from mha_lib.explorers.embeddings import MAX_COLUMNS, compute_embeddings, make_embeddings_explorer
+from mha_lib.explorers.overview import compute_overview, make_overview_explorer
+from mha_lib.explorers.projections import compute_projections, make_projections_explorer
+
+PNG_MAGIC = b"\x89PNG"
+
+
+def _image_axes(box):
+    """Axes of the explorer's figure that hold a heatmap (colour bars excluded)."""
+    return [ax for ax in box.figure.axes if ax.images and ax.get_label() != "<colorbar>"]
+
+
+@pytest.fixture
+def close_figures():
+    boxes = []
+    yield boxes
+    for box in boxes:
+        box.figure.clear()
+
+
+# --------------------------------------------------------------------------- 00 overview
+
+
+def test_overview_default_is_the_running_example(close_figures):
+    box = make_overview_explorer()
+    close_figures.append(box)
+    ex = mha_lib.load_running_example()
+    expected = mha_lib.multi_head_attention(ex.X, ex.params).weights  # (8, 4, 4)
+    assert box.message.value == ""
+    assert bytes(box.image.value).startswith(PNG_MAGIC)
+    np.testing.assert_allclose(box.result["result"].weights, expected, rtol=1e-12, atol=1e-12)
+    panels = _image_axes(box)
+    assert len(panels) == 8
+    for i, ax in enumerate(panels):
+        np.testing.assert_allclose(ax.images[0].get_array(), expected[i], rtol=1e-12, atol=1e-12)
+        assert ax.get_title() == f"head {i + 1}"
+
+
+@pytest.mark.parametrize("h", [1, 2, 4, 16])
+def test_overview_h_changes_number_of_panels(close_figures, h):
+    box = make_overview_explorer()
+    close_figures.append(box)
+    box.controls["h"].value = h
+    assert box.message.value == ""
+    assert len(_image_axes(box)) == h
+    X = mha_lib.embed_tokens(mha_lib.tokenize("humpty dumpty sat on"), 512)
+    expected = mha_lib.multi_head_attention(X, mha_lib.init_params(512, h, seed=0)).weights
+    assert box.result["result"].weights.shape == (h, 4, 4)
+    np.testing.assert_allclose(box.result["result"].weights, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_overview_sentence_changes_tokens(close_figures):
+    box = make_overview_explorer()
+    close_figures.append(box)
+    box.controls["sentence"].value = "the cat sat"
+    assert box.result["tokens"] == ["the", "cat", "sat"]
+    assert box.result["result"].weights.shape == (8, 3, 3)
+    labels = [t.get_text() for t in _image_axes(box)[0].get_yticklabels()]
+    assert labels == ["the", "cat", "sat"]
+
+
+@pytest.mark.parametrize("control, value, words", [("h", 7, "not divisible by h=7"), ("sentence", "   ", "empty"),
+                                                   ("sentence", "a b c d e f g h i", "at most 8")])
+def test_overview_impossible_settings_show_a_message(close_figures, control, value, words):
+    box = make_overview_explorer()
+    close_figures.append(box)
+    box.controls[control].value = value  # must not raise
+    assert words in box.message.value
+    assert box.result is None
+    assert box.image.layout.visibility == "hidden"
+    box.controls[control].value = 8 if control == "h" else "humpty dumpty"  # recovers
+    assert box.message.value == ""
+    assert box.image.layout.visibility == "visible"
+
+
+# --------------------------------------------------------------------------- 01 embeddings
+
+
+def test_embeddings_default_and_d_model(close_figures):
+    box = make_embeddings_explorer()
+    close_figures.append(box)
+    assert box.message.value == ""
+    np.testing.assert_array_equal(box.result["X"], mha_lib.embed_tokens(["humpty", "dumpty", "sat", "on"], 16))
+    heat = _image_axes(box)[0]
+    np.testing.assert_array_equal(heat.images[0].get_array(), box.result["X"])
+    box.controls["d_model"].value = 512
+    assert box.result["X"].shape == (4, 512)
+    np.testing.assert_array_equal(box.result["X"], mha_lib.load_running_example().X)
+    shown = _image_axes(box)[0].images[0].get_array()
+    assert shown.shape == (4, MAX_COLUMNS)  # only a readable slice is drawn ...
+    assert "columns 1-24 of 512" in _image_axes(box)[0].get_title()  # ... and the title says so
+
+
+def test_embeddings_same_word_same_row(close_figures):
+    box = make_embeddings_explorer()
+    close_figures.append(box)
+    box.controls["sentence"].value = "the cat sat on the mat"
+    X = box.result["X"]
+    assert X.shape == (6, 16)
+    np.testing.assert_array_equal(X[0], X[4])  # "the" twice
+    assert not np.allclose(X[0], X[1])
+    np.testing.assert_allclose(box.result["cosine"][0, 4], 1.0)
+    np.testing.assert_allclose(np.diag(box.result["cosine"]), 1.0)
+
+
+@pytest.mark.parametrize("sentence, words", [("", "empty"), ("w " * 13, "at most 12")])
+def test_embeddings_impossible_sentence_shows_message(close_figures, sentence, words):
+    box = make_embeddings_explorer()
+    close_figures.append(box)
+    box.controls["sentence"].value = sentence
+    assert words in box.message.value
+    assert box.result is None
+
+
+def test_compute_embeddings_is_pure():
+    a = compute_embeddings("Humpty  dumpty", 8)
+    b = compute_embeddings("humpty dumpty", 8)
+    np.testing.assert_array_equal(a["X"], b["X"])
+    with pytest.raises(ValueError):
+        compute_embeddings("humpty", 0)
+
+
+# --------------------------------------------------------------------------- 02 projections
+
+
+def test_projections_default_is_running_example(close_figures):
+    box = make_projections_explorer()
+    close_figures.append(box)
+    ex = mha_lib.load_running_example()
+    expected = mha_lib.project(ex.X, ex.params.W_q)  # (8, 4, 64)
+    np.testing.assert_allclose(box.result["Q"], expected, rtol=1e-12, atol=1e-12)
+    panels = _image_axes(box)
+    assert len(panels) == 8
+    for i, ax in enumerate(panels):
+        np.testing.assert_allclose(ax.images[0].get_array(), expected[i], rtol=1e-12, atol=1e-12)
+    assert [t.get_text() for t in panels[0].get_yticklabels()] == list(ex.tokens)
+    assert box.result["count"]["total"] == 4 * 512**2
+    assert box.controls["d_k"].disabled
+
+
+@pytest.mark.parametrize("h", [1, 2, 4, 16])
+def test_projections_tied_h(close_figures, h):
+    box = make_projections_explorer()
+    close_figures.append(box)
+    box.controls["h"].value = h
+    assert box.message.value == ""
+    assert len(_image_axes(box)) == h
+    assert box.result["W_q"].shape == (h, 512, 512 // h)
+    assert box.result["Q"].shape == (h, 4, 512 // h)
+    assert box.result["count"]["total"] == 4 * 512**2  # independent of h when d_k = d_model / h
+    assert f"is 4 x {512 // h}" in box.figure.get_suptitle()
+
+
+def test_projections_h7_tied_is_impossible_then_free_d_k_works(close_figures):
+    box = make_projections_explorer()
+    close_figures.append(box)
+    box.controls["h"].value = 7
+    assert "not divisible by h=7" in box.message.value
+    assert box.result is None
+    box.controls["tie_d_k"].value = False
+    assert not box.controls["d_k"].disabled
+    assert box.message.value == ""
+    assert box.result["Q"].shape == (7, 4, 64)
+    assert len(_image_axes(box)) == 7
+    box.controls["d_k"].value = 10
+    ex = mha_lib.load_running_example()
+    expected = mha_lib.project(ex.X, mha_lib.init_params(512, 7, d_k=10, seed=0).W_q)
+    np.testing.assert_allclose(box.result["Q"], expected, rtol=1e-12, atol=1e-12)
+    assert box.result["count"] == mha_lib.parameter_count(512, 7, d_k=10)
+    assert box.result["count"]["total"] != 4 * 512**2
+
+
+def test_compute_projections_small_input():
+    X = np.array([[1.0, 1.0], [1.0, 0.0]])
+    r = compute_projections(2, True, 5, X=X, tokens=["a1", "a2"])
+    assert r["Q"].shape == (2, 2, 1) and r["d_k"] == 1
+    with pytest.raises(ValueError, match="not divisible"):
+        compute_projections(3, True, 5, X=X)
