@@ -1,0 +1,296 @@
+"""Notebook 06 (concat): the heads side by side, and the reshape/transpose of batched code.
+
+Pictures and the explorer of ``notebooks/06_concat.ipynb``:
+
+    plot_cells            an array drawn cell by cell, every entry written in its cell
+    reshape_steps_figure  (n, d_model) -> (n, h, d_k) -> (h, n, d_k) -> back, on the numbers 0, 1, 2, ...
+    reshape_bug_figure    the classic bug: reshape straight to (h, n, d_k) mixes tokens
+    plot_concat_layout    where each head's columns land in the concatenation (colour blocks)
+    concat_figure         the static picture of the explorer's default state
+    make_concat_explorer  vary h and d_k; see the heads, the concatenation and its shape
+
+The arrays are always produced by ``mha_lib`` (``split_heads``, ``merge_heads``,
+``concat_heads``); these functions only draw them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from ..attention import concat_heads, merge_heads, multi_head_attention, split_heads
+from ..plotting import SIGNED_CMAP, symmetric_limits
+from ._base import build_explorer, dropdown, int_slider
+from .values import D_K_OPTIONS, cached_params, resolve_d_k, running_inputs
+
+__all__ = [
+    "HEAD_COLORS",
+    "TOKEN_FILLS",
+    "plot_cells",
+    "reshape_steps_figure",
+    "reshape_bug_figure",
+    "plot_concat_layout",
+    "ConcatView",
+    "compute_concat",
+    "draw_concat",
+    "concat_figure",
+    "make_concat_explorer",
+]
+
+# Okabe-Ito colours (colour-blind safe): one per head, repeating after 8.
+HEAD_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
+# Light fills for tokens (cell backgrounds that keep black numbers readable).
+TOKEN_FILLS = ("#A6CEE3", "#FDBF6F", "#B2DF8A", "#FB9A99", "#CAB2D6", "#FFFF99")
+
+
+def plot_cells(ax, A, x0=0.0, y0=0.0, *, facecolors=None, row_labels=None, title=None, fmt="{:g}",
+               group=None, fontsize=10):
+    """Draw a 2-D array as a grid of cells with every entry written in its cell.
+
+    Row r is drawn *below* row r-1 (as a matrix is printed); ``(x0, y0)`` is the top-left corner.
+    The axes is not rescaled: call ``ax.set_xlim`` / ``ax.set_ylim`` (or ``ax.autoscale_view``) after.
+
+    Parameters
+    ----------
+    A : ndarray, shape (rows, cols)
+    facecolors : array of colours, shape (rows, cols), optional
+    row_labels : sequence of str, optional
+        Written left of each row.
+    group : int, optional
+        Draw a thick line every ``group`` columns (head boundaries).
+
+    Returns
+    -------
+    list of Artist
+    """
+    A = np.asarray(A)
+    rows, cols = A.shape
+    artists = []
+    for r in range(rows):
+        for c in range(cols):
+            fc = "white" if facecolors is None else facecolors[r][c]
+            rect = Rectangle((x0 + c, y0 - r - 1), 1, 1, facecolor=fc, edgecolor="#34495E", linewidth=0.8)
+            ax.add_patch(rect)
+            artists.append(rect)
+            artists.append(ax.text(x0 + c + 0.5, y0 - r - 0.5, fmt.format(A[r, c]), ha="center", va="center",
+                                   fontsize=fontsize))
+    if group:
+        for c in range(0, cols + 1, group):
+            artists += ax.plot([x0 + c, x0 + c], [y0, y0 - rows], color="black", linewidth=2.2)
+    artists += ax.plot([x0, x0 + cols, x0 + cols, x0, x0], [y0, y0, y0 - rows, y0 - rows, y0], color="black",
+                       linewidth=1.6)
+    if row_labels is not None:
+        for r, lab in enumerate(row_labels):
+            artists.append(ax.text(x0 - 0.15, y0 - r - 0.5, lab, ha="right", va="center", fontsize=fontsize - 1))
+    if title:
+        artists.append(ax.text(x0 + cols / 2, y0 + 0.25, title, ha="center", va="bottom", fontsize=fontsize))
+    return artists
+
+
+def _token_fills(token_of):
+    """Cell colours from an integer array saying which token each entry came from."""
+    token_of = np.asarray(token_of).astype(int)
+    return np.array([TOKEN_FILLS[t % len(TOKEN_FILLS)] for t in token_of.ravel()]).reshape(token_of.shape)
+
+
+def _finish(ax, width, rows, left=1.6):
+    """Fix the view: the cells span x in [0, width], y in [-rows, 0]; room above for block titles."""
+    ax.set_xlim(-left, width + 0.2)
+    ax.set_ylim(-rows - 0.2, 1.1)
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+
+
+def reshape_steps_figure(n=2, d_model=6, h=3, figsize=(14, 3.2)):
+    """The batched split and merge drawn step by step on ``Y = [[0, 1, ...], ...]``.
+
+    Panels: Y (n, d_model); ``Y.reshape(n, h, d_k)`` drawn as one small matrix
+    per token (rows = heads); ``split_heads(Y, h)`` = the transpose (h, n, d_k)
+    drawn as one small matrix per head (rows = tokens); ``merge_heads`` back to
+    (n, d_model). Cell colour = the token the number belongs to.
+    """
+    d_k = d_model // h
+    Y = np.arange(n * d_model).reshape(n, d_model)  # (n, d_model)
+    tok = np.repeat(np.arange(n)[:, None], d_model, axis=1)  # which token each entry belongs to
+    fig = Figure(figsize=figsize, layout="constrained")
+    axes = fig.subplots(1, 4, width_ratios=[d_model + 1, n * (d_k + 1.2), h * (d_k + 1.2), d_model + 1])
+    heads_of_cols = [f"head {c // d_k + 1}" for c in range(0, d_model, d_k)]
+
+    ax = axes[0]
+    plot_cells(ax, Y, facecolors=_token_fills(tok), row_labels=[f"token {m + 1}" for m in range(n)], group=d_k)
+    for i, lab in enumerate(heads_of_cols):
+        ax.text(i * d_k + d_k / 2, 0.15, lab, ha="center", va="bottom", fontsize=9)
+    ax.set_title(f"① Y, shape (n, d_model) = ({n}, {d_model})", fontsize=10)
+    _finish(ax, d_model, h)
+
+    ax = axes[1]
+    Y3 = Y.reshape(n, h, d_k)  # (n, d_model) -> (n, h, d_k)
+    T3 = tok.reshape(n, h, d_k)
+    for m in range(n):
+        x0 = m * (d_k + 1.2) + 1.0
+        plot_cells(ax, Y3[m], x0=x0, facecolors=_token_fills(T3[m]),
+                   row_labels=[f"h{i + 1}" for i in range(h)] if m == 0 else None, title=f"token {m + 1}")
+    ax.set_title(f"② reshape(n, h, d_k) = ({n}, {h}, {d_k})\none block per token, a row per head", fontsize=10)
+    _finish(ax, n * (d_k + 1.2) + 1.0, h, left=0.6)
+
+    ax = axes[2]
+    H = split_heads(Y, h)  # (n, h, d_k) -> (h, n, d_k)
+    TH = split_heads(tok, h)
+    for i in range(h):
+        x0 = i * (d_k + 1.2) + 1.0
+        plot_cells(ax, H[i], x0=x0, facecolors=_token_fills(TH[i]),
+                   row_labels=[f"t{m + 1}" for m in range(n)] if i == 0 else None, title=f"head {i + 1}")
+    ax.set_title(f"③ transpose → (h, n, d_k) = ({h}, {n}, {d_k})\none block per head, a row per token", fontsize=10)
+    _finish(ax, h * (d_k + 1.2) + 1.0, h, left=0.6)
+
+    ax = axes[3]
+    back = merge_heads(H)  # (h, n, d_k) -> (n, h, d_k) -> (n, d_model)
+    plot_cells(ax, back, facecolors=_token_fills(merge_heads(TH)), row_labels=[f"token {m + 1}" for m in range(n)],
+               group=d_k)
+    ax.set_title(f"④ transpose back, reshape → ({n}, {d_model})\nthe same as ①", fontsize=10)
+    _finish(ax, d_model, h)
+    fig.suptitle("split_heads = reshape then transpose; merge_heads = transpose then reshape "
+                 "(colour = the token a number belongs to)", fontsize=11)
+    return fig
+
+
+def reshape_bug_figure(n=2, d_model=6, h=3, figsize=(11, 3.4)):
+    """Right (``split_heads``: reshape to (n, h, d_k), then transpose) versus wrong (reshape straight to (h, n, d_k))."""
+    d_k = d_model // h
+    Y = np.arange(n * d_model).reshape(n, d_model)
+    tok = np.repeat(np.arange(n)[:, None], d_model, axis=1)
+    fig = Figure(figsize=figsize, layout="constrained")
+    ax_right, ax_wrong = fig.subplots(1, 2)
+    for ax, H, T, name in (
+        (ax_right, split_heads(Y, h), split_heads(tok, h), "right: split_heads(Y, h)  (reshape, then transpose)"),
+        (ax_wrong, Y.reshape(h, n, d_k), tok.reshape(h, n, d_k), "wrong: Y.reshape(h, n, d_k)  (no transpose)"),
+    ):
+        for i in range(h):
+            x0 = i * (d_k + 1.2) + 1.0
+            plot_cells(ax, H[i], x0=x0, facecolors=_token_fills(T[i]),
+                       row_labels=[f"row {m + 1}" for m in range(n)] if i == 0 else None, title=f"head {i + 1}")
+        ax.set_title(name, fontsize=10, color="#1E8449" if ax is ax_right else "#B03A2E")
+        _finish(ax, h * (d_k + 1.2) + 1.0, n, left=0.8)
+    fig.suptitle("Each head's row m must be token m. Colour = the token a number really belongs to.", fontsize=11)
+    return fig
+
+
+def plot_concat_layout(ax, h, d_v, n=4, d_model=None, fontsize=9):
+    """Where each head's columns land: h blocks of n x d_v side by side, coloured by head.
+
+    Draws a bar of width h*d_v (columns to scale) split into the heads'
+    blocks, with each block's column range written in it when there is room,
+    and a dashed marker at d_model when it is given.
+
+    Returns
+    -------
+    list of Artist
+    """
+    total = h * d_v
+    artists = []
+    for i in range(h):
+        rect = Rectangle((i * d_v, 0), d_v, n, facecolor=HEAD_COLORS[i % len(HEAD_COLORS)], edgecolor="white",
+                         linewidth=1.2, alpha=0.9)
+        ax.add_patch(rect)
+        artists.append(rect)
+        if h <= 16:
+            label = f"head {i + 1}" if h <= 8 else f"{i + 1}"
+            artists.append(ax.text(i * d_v + d_v / 2, n * 0.62, label, ha="center", va="center", color="black",
+                                   fontsize=fontsize if h <= 8 else fontsize - 1, fontweight="bold"))
+            if h <= 8:
+                artists.append(ax.text(i * d_v + d_v / 2, n * 0.3, f"cols {i * d_v + 1}–{(i + 1) * d_v}",
+                                       ha="center", va="center", fontsize=fontsize - 2))
+    ax.set_xlim(0, max(total, d_model or 0) * 1.02)
+    ax.set_ylim(-0.6, n + 0.6)
+    if d_model:
+        artists.append(ax.axvline(d_model, color="#B03A2E", linestyle="--", linewidth=1.5))
+        artists.append(ax.text(d_model, n + 0.15, f"d_model = {d_model}", color="#B03A2E", ha="right",
+                               va="bottom", fontsize=fontsize - 1))
+    ax.set_yticks([n / 2], labels=[f"{n} rows\n(tokens)"], fontsize=fontsize - 1)
+    ax.set_xlabel("column of Concat", fontsize=fontsize)
+    return artists
+
+
+# --------------------------------------------------------------------------- the explorer
+
+
+@dataclass(frozen=True)
+class ConcatView:
+    """What the concat explorer shows for one setting."""
+
+    tokens: tuple
+    h: int
+    d_k: int
+    d_model: int
+    heads: np.ndarray  # (h, n, d_v)
+    concat: np.ndarray  # (n, h*d_v)
+
+    @property
+    def d_v(self):
+        return self.heads.shape[-1]
+
+
+def compute_concat(X, tokens, h=8, d_k=0, seed=0):
+    """Every head's output and their concatenation for h heads of size d_k (0: d_model / h)."""
+    d_model = X.shape[1]
+    if h < 1:
+        raise ValueError(f"h={h}: there must be at least one head")
+    d_k = resolve_d_k(d_model, h, d_k)
+    res = multi_head_attention(X, cached_params(d_model, h, d_k, seed))
+    return ConcatView(tokens=tuple(tokens), h=h, d_k=d_k, d_model=d_model, heads=res.heads,
+                      concat=concat_heads(res.heads))
+
+
+def draw_concat(fig, view):
+    """Top: the layout of the heads' blocks (to scale). Bottom: the concatenated numbers, head by head."""
+    fig.clear()
+    ax_lay, ax_mat = fig.subplots(2, 1, height_ratios=[1, 1.5])
+    h, d_v, d_model = view.h, view.d_v, view.d_model
+    n = len(view.tokens)
+    width = h * d_v
+    plot_concat_layout(ax_lay, h, d_v, n=n, d_model=d_model)
+    verdict = ("= d_model, the input's width" if width == d_model
+               else f"≠ d_model = {d_model}, so $W^O$ must be ({width}, {d_model}) to get back")
+    ax_lay.set_title(f"{h} heads of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  "
+                     f"{h}·{d_v} = {width} {verdict}", fontsize=10)
+    lo, hi = symmetric_limits(view.concat)
+    im = ax_mat.imshow(view.concat, cmap=SIGNED_CMAP, vmin=lo, vmax=hi, aspect="auto", interpolation="nearest")
+    ax_mat.set_yticks(range(n), labels=list(view.tokens), fontsize=9)
+    for i in range(1, h):
+        ax_mat.axvline(i * d_v - 0.5, color="black", linewidth=2.0)
+    ax_mat.set_xlim(-0.5, max(width, d_model) * 1.02 - 0.5)  # columns line up with the layout above
+    centers = [i * d_v + (d_v - 1) / 2 for i in range(h)]
+    ax_mat.set_xticks(centers, labels=[f"head {i + 1}" if h <= 8 else str(i + 1) for i in range(h)], fontsize=8)
+    ax_mat.set_xlabel("the numbers of Concat: each block is one head's output Head_i (n × d_v)", fontsize=9)
+    fig.colorbar(im, ax=[ax_lay, ax_mat], shrink=0.55, anchor=(0.0, 0.1), label="value")  # on both: columns stay aligned
+
+
+def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0, figsize=(12, 4.6)):
+    """The explorer's picture for one setting, as a static figure (shown before the widget)."""
+    X, tokens = running_inputs(X, tokens)
+    fig = Figure(figsize=figsize, layout="constrained")
+    draw_concat(fig, compute_concat(X, tokens, h, d_k, seed))
+    return fig
+
+
+def make_concat_explorer(X=None, tokens=None, seed=0):
+    """Vary h and d_k (= d_v); see the heads' outputs, the concatenation and its shape.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        Controls ``h`` and ``d_k`` (see :func:`mha_lib.explorers._base.build_explorer`).
+    """
+    X, tokens = running_inputs(X, tokens)
+    controls = {
+        "h": int_slider("h (heads)", 8, 1, 16),
+        "d_k": dropdown("d_k = d_v", list(D_K_OPTIONS), value=0),
+    }
+
+    def compute(h, d_k):
+        return compute_concat(X, tokens, h, d_k, seed)
+
+    return build_explorer(controls, compute, draw_concat, figsize=(12, 4.6), title="Concatenating the heads")

@@ -1,0 +1,235 @@
+"""Notebook 07 (output projection): W^O maps the concatenation back to d_model and mixes the heads.
+
+Pictures and the explorer of ``notebooks/07_output_projection.ipynb``:
+
+    wo_blocks              W^O cut into its per-head row blocks W^O_1 .. W^O_h
+    head_contributions     Head_i W^O_i for every head (they add up to the output)
+    plot_wo_blocks         W^O as a heatmap with the head blocks marked
+    plot_contributions     one token's contributions, head by head, and their sum
+    output_figure          the static picture of the explorer's default state
+    make_output_explorer   vary h, d_k and W^O (random or identity); see shapes and contributions
+
+Everything is computed with ``mha_lib`` (``multi_head_attention``,
+``output_projection``); these functions only cut, arrange and draw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..attention import multi_head_attention, output_projection
+from ..params import MHAParams
+from ..plotting import SIGNED_CMAP, plot_matrix, symmetric_limits
+from ._base import build_explorer, dropdown, int_slider
+from .concat import HEAD_COLORS
+from .values import D_K_OPTIONS, cached_params, resolve_d_k, running_inputs
+
+__all__ = [
+    "wo_blocks",
+    "head_contributions",
+    "plot_wo_blocks",
+    "plot_contributions",
+    "spread_columns",
+    "OutputView",
+    "compute_output",
+    "draw_output",
+    "output_figure",
+    "make_output_explorer",
+]
+
+
+def wo_blocks(W_o, h):
+    """Cut W^O (h*d_v, d_model) into h row blocks W^O_i of shape (d_v, d_model).
+
+    Block i is the part of W^O that head i's columns of the concatenation are multiplied by.
+    """
+    W_o = np.asarray(W_o, dtype=float)
+    if W_o.ndim != 2 or W_o.shape[0] % h:
+        raise ValueError(f"wo_blocks: W_o must be (h*d_v, d_model) with h={h} dividing its rows, got {W_o.shape}")
+    d_v = W_o.shape[0] // h
+    return W_o.reshape(h, d_v, W_o.shape[1])  # (h*d_v, d_model) -> (h, d_v, d_model): rows i*d_v..(i+1)*d_v-1
+
+
+def head_contributions(heads, W_o):
+    """Each head's share of the output: ``Head_i W^O_i``, shape (h, n, d_model).
+
+    Their sum over heads is ``Concat W^O`` (without the bias b^O).
+    """
+    heads = np.asarray(heads, dtype=float)
+    blocks = wo_blocks(W_o, heads.shape[-3])
+    return np.stack([output_projection(heads[i], blocks[i]) for i in range(len(blocks))])  # h x (n, d_model)
+
+
+def plot_wo_blocks(ax, W_o, h, *, fontsize=9, title="$W^O$: one block of rows per head"):
+    """W^O as a signed heatmap, with a line between the heads' row blocks and each block named.
+
+    Returns
+    -------
+    AxesImage
+    """
+    W_o = np.asarray(W_o, dtype=float)
+    d_v = W_o.shape[0] // h
+    lo, hi = symmetric_limits(W_o)
+    im = ax.imshow(W_o, cmap=SIGNED_CMAP, vmin=lo, vmax=hi, aspect="auto", interpolation="nearest")
+    for i in range(1, h):
+        ax.axhline(i * d_v - 0.5, color="black", linewidth=1.5)
+    if h <= 16:
+        ax.set_yticks([i * d_v + (d_v - 1) / 2 for i in range(h)],
+                      labels=[f"$W^O_{{{i + 1}}}$" for i in range(h)], fontsize=fontsize)
+        for i, lab in enumerate(ax.get_yticklabels()):
+            lab.set_color(HEAD_COLORS[i % len(HEAD_COLORS)] if HEAD_COLORS[i % len(HEAD_COLORS)] != "#F0E442"
+                          else "#B8A800")
+    ax.set_xlabel(f"output column (d_model = {W_o.shape[1]})", fontsize=fontsize)
+    ax.set_ylabel(f"row of $W^O$ (h·d_v = {W_o.shape[0]})", fontsize=fontsize)
+    ax.set_title(title, fontsize=fontsize + 1)
+    return im
+
+
+def plot_contributions(ax, contributions, output, token, *, columns=10, fontsize=8, vlim=None):
+    """One token's output, split into the heads' contributions: rows = heads, last row = their sum.
+
+    Parameters
+    ----------
+    contributions : ndarray, shape (h, d_model)
+        ``(Head_i W^O_i)[token]`` for every head i.
+    output : ndarray, shape (d_model,)
+        The token's output row (equal to the column sums, without a bias).
+    columns : int or sequence of int
+        How many output columns to show (the first ones), or which ones (0-based).
+
+    Returns
+    -------
+    AxesImage
+    """
+    h = len(contributions)
+    if np.ndim(columns) == 0:
+        columns = range(min(int(columns), contributions.shape[1]))
+    columns = list(columns)
+    first = columns == list(range(len(columns)))
+    M = np.vstack([contributions[:, columns], output[None, columns]])
+    if vlim is None:
+        vlim = symmetric_limits(M)
+    im = plot_matrix(ax, M, [f"head {i + 1}" for i in range(h)] + ["sum = output"],
+                     [str(c + 1) for c in columns], cmap=SIGNED_CMAP, vmin=vlim[0], vmax=vlim[1],
+                     annotate=M.size <= 120, fontsize=fontsize,
+                     title=f"'{token}': each head's contribution $\\mathrm{{Head}}_i\\,W^O_i$ "
+                           + (f"(first {len(columns)} columns)" if first else f"({len(columns)} of the columns)"))
+    ax.axhline(h - 0.5, color="black", linewidth=2.5)
+    ax.set_xlabel("output column", fontsize=fontsize)
+    return im
+
+
+# --------------------------------------------------------------------------- the explorer
+
+
+@dataclass(frozen=True)
+class OutputView:
+    """What the output explorer shows for one setting."""
+
+    tokens: tuple
+    h: int
+    d_k: int
+    wo: str  # "random" or "identity"
+    X: np.ndarray  # (n, d_model)
+    W_o: np.ndarray  # (h*d_v, d_model)
+    concat: np.ndarray  # (n, h*d_v)
+    output: np.ndarray  # (n, d_model)
+    contributions: np.ndarray  # (h, n, d_model)
+    weights: np.ndarray  # (h, n, n)
+
+    def shapes(self):
+        """``{name: shape}`` of what flows through the output projection."""
+        n, d_model = self.X.shape
+        return {"X": (n, d_model), "Concat": self.concat.shape, "W^O": self.W_o.shape, "output": self.output.shape,
+                "X + output": (self.X + self.output).shape}
+
+
+def compute_output(X, tokens, h=8, d_k=0, wo="random", seed=0):
+    """Multi-head attention with h heads of size d_k (0: d_model / h) and W^O random or the identity.
+
+    Raises
+    ------
+    ValueError
+        ``wo="identity"`` when h·d_k is not d_model (an identity matrix is square), or d_model / h not whole.
+    """
+    d_model = X.shape[1]
+    if h < 1:
+        raise ValueError(f"h={h}: there must be at least one head")
+    d_k = resolve_d_k(d_model, h, d_k)
+    params = cached_params(d_model, h, d_k, seed)
+    if wo == "identity":
+        if h * d_k != d_model:
+            raise ValueError(
+                f"W^O = I needs a square W^O, i.e. h·d_v = d_model = {d_model}, but here h·d_v = {h}·{d_k} = "
+                f"{h * d_k}; choose d_k = d_model/h or a random W^O"
+            )
+        params = MHAParams(W_q=params.W_q, W_k=params.W_k, W_v=params.W_v, W_o=np.eye(d_model))
+    elif wo != "random":
+        raise ValueError(f"wo={wo!r}: choose 'random' or 'identity'")
+    res = multi_head_attention(X, params)
+    return OutputView(tokens=tuple(tokens), h=h, d_k=d_k, wo=wo, X=X, W_o=params.W_o, concat=res.concat,
+                      output=res.output, contributions=head_contributions(res.heads, params.W_o), weights=res.weights)
+
+
+def spread_columns(d_model, h):
+    """Output columns to show: evenly spread, a multiple of h of them (at least 8), so that with
+    W^O = I every head's block of columns is represented."""
+    k = h * -(-8 // h) if h <= 12 else h
+    return [int(c) for c in np.linspace(0, d_model, k, endpoint=False)]
+
+
+def draw_output(fig, view, token=0, columns=None):
+    """W^O with its head blocks; each head's contribution to one token's output; the size of every contribution."""
+    fig.clear()
+    ax_wo, ax_con, ax_norm = fig.subplots(1, 3, width_ratios=[1, 1.6, 0.9])
+    plot_wo_blocks(ax_wo, view.W_o, view.h,
+                   title=f"$W^O$ = {'I' if view.wo == 'identity' else 'random'}, shape {view.W_o.shape}")
+    if columns is None:
+        columns = spread_columns(view.X.shape[1], view.h)
+    plot_contributions(ax_con, view.contributions[:, token], view.output[token], view.tokens[token], columns=columns,
+                       fontsize=8 if view.h <= 8 else 7)
+    norms = np.linalg.norm(view.contributions, axis=-1).T  # (n, h): size of head i's contribution to token m
+    plot_matrix(ax_norm, norms, list(view.tokens), [str(i + 1) for i in range(view.h)], cmap="viridis",
+                vmin=0.0, annotate=norms.size <= 40, fontsize=8, title="size of each contribution\n$\\|(\\mathrm{Head}_i\\,W^O_i)[\\mathrm{token}]\\|$")
+    ax_norm.set_xlabel("head", fontsize=8)
+    s = view.shapes()
+    fig.suptitle(f"Concat {s['Concat']} @ $W^O$ {s['W^O']} = output {s['output']}, the shape of X {s['X']}, "
+                 f"so X + output works", fontsize=10)
+
+
+def output_figure(X=None, tokens=None, h=8, d_k=0, wo="random", seed=0, figsize=(14, 4.2)):
+    """The explorer's picture for one setting, as a static figure (shown before the widget)."""
+    X, tokens = running_inputs(X, tokens)
+    fig = Figure(figsize=figsize, layout="constrained")
+    draw_output(fig, compute_output(X, tokens, h, d_k, wo, seed))
+    return fig
+
+
+def make_output_explorer(X=None, tokens=None, seed=0):
+    """Vary h, d_k and W^O (random or the identity); see the shapes and every head's contribution.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        Controls ``h``, ``d_k``, ``wo`` and ``token`` (see :func:`mha_lib.explorers._base.build_explorer`).
+    """
+    X, tokens = running_inputs(X, tokens)
+    controls = {
+        "h": int_slider("h (heads)", 8, 1, 16),
+        "d_k": dropdown("d_k = d_v", list(D_K_OPTIONS), value=0),
+        "wo": dropdown("W^O", [("random", "random"), ("identity I", "identity")], value="random"),
+        "token": dropdown("token", [(t, m) for m, t in enumerate(tokens)], value=0),
+    }
+
+    def compute(h, d_k, wo, token):
+        return token, compute_output(X, tokens, h, d_k, wo, seed)
+
+    def draw(fig, result):
+        token, view = result
+        draw_output(fig, view, token=token)
+
+    box = build_explorer(controls, compute, draw, figsize=(14, 4.2), title="The output projection W^O")
+    return box
