@@ -1,0 +1,44 @@
+"""Self-checks of notebook 02 (projections)."""
+
+import numpy as np
+
+from .. import init_params, load_running_example, parameter_count, project, selection_matrix
+from . import Exercise
+
+# The fourth source document's tiny numbers: a1 = (1, 1), a2 = (1, 0), W^q = [[1, 1], [0, 1]].
+_W_TINY = np.array([[[1.0, 1.0], [0.0, 1.0]]])  # (h=1, d_model=2, d_k=2)
+
+EXERCISES = {
+    "tiny_q": Exercise(
+        question="With W^q = [[1, 1], [0, 1]], what is the query q = a W^q of the token a = (2, 1)? "
+                 "Answer with a list of 2 numbers.",
+        answer=lambda: project(np.array([[2.0, 1.0]]), _W_TINY)[0, 0],
+        hint="Row vector times matrix: q_1 = 2*1 + 1*0, q_2 = 2*1 + 1*1.",
+        kind="array",
+    ),
+    "Q_shape_h4": Exercise(
+        question="For the running example (X is 4 x 512) with h = 4 heads and d_k = d_model / h, what shape is "
+                 "one head's Q_i? Answer with a tuple.",
+        answer=lambda: project(load_running_example().X, init_params(512, 4).W_q)[0].shape,
+        hint="d_k = 512 / 4; Q_i has one row per token and d_k columns.",
+        kind="shape",
+    ),
+    "params_bert": Exercise(
+        question="How many weights (no biases) does one attention layer with d_model = 768, h = 12, "
+                 "d_k = d_model / h have, W^Q, W^K, W^V and W^O together?",
+        answer=lambda: parameter_count(768, 12)["total"],
+        hint="With d_k = d_model / h the answer does not depend on h: 4 * d_model^2.",
+        kind="number",
+        rtol=0.0,
+        atol=0.0,
+    ),
+    "selection_head2": Exercise(
+        question="d_model = 4, h = 2. Which column of the fused queries Q = [[1, 2, 3, 4]] ends up first in "
+                 "head 2? Answer with its value (Q @ selection_matrix(4, 2, 1) gives head 2's part).",
+        answer=lambda: (np.array([[1.0, 2.0, 3.0, 4.0]]) @ selection_matrix(4, 2, 1))[0, 0],
+        hint="Head 2 (index 1 in code) owns columns 3 and 4.",
+        kind="number",
+        rtol=0.0,
+        atol=0.0,
+    ),
+}
