@@ -28,6 +28,7 @@ from .attention import (
     weighted_sum,
 )
 from .data import RunningExample, embed_tokens, load_running_example, tokenize
+from .flash import blockwise_attention
 from .params import MHAParams, init_params, parameter_count, params_from_fused, params_to_fused, selection_matrix
 
 __version__ = "0.1.0"
@@ -38,6 +39,7 @@ __all__ = [
     "RunningExample",
     "apply_mask",
     "attention_scores",
+    "blockwise_attention",
     "causal_mask",
     "concat_heads",
     "divisors",

@@ -1,0 +1,158 @@
+"""Memory-light ("flash") attention: the same result without the n x n matrix.
+
+Standard attention builds the whole score matrix ``Q K^T`` of shape
+(n_q, n_k) per head, softmaxes it, and multiplies it by V. Its memory grows
+with n^2. :func:`blockwise_attention` walks over the keys in blocks of
+``block_size`` and keeps, for every query row, only three running things:
+
+    m    the largest score seen so far                      (..., n_q, 1)
+    l    the sum of exp(score - m) seen so far               (..., n_q, 1)
+    acc  the sum of exp(score - m) * v_j seen so far         (..., n_q, d_v)
+
+When a new block brings a larger maximum m_new, the old sums were computed
+against the old maximum; multiplying them by ``exp(m - m_new)`` puts them on
+the new footing ("online softmax"). At the end ``acc / l`` is exactly
+``softmax(scores) V``. The biggest temporary is one (n_q, block_size) block
+of scores, so memory grows with n, not n^2. This is the idea behind
+FlashAttention (Dao et al., 2022), which also blocks the queries and keeps the
+blocks in a GPU's fast on-chip memory; here it is written in numpy to show the
+arithmetic, not to be fast.
+
+Shape letters as in :mod:`mha_lib.attention`: n_q query rows, n_k key rows,
+d_k, d_v, and ``...`` for any leading (batch, head) dimensions.
+
+Notebook: 11 the cost of attention.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+
+from ._checks import check_array, check_mask
+from .attention import _check_positive_int, _check_scale
+
+__all__ = ["blockwise_attention", "peak_memory"]
+
+
+def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=False):
+    """``softmax(Q K^T / sqrt(d_k)) V`` computed block by block over the keys.
+
+    Equal to the output of :func:`mha_lib.scaled_dot_product_attention`
+    (to rounding: about 1e-15 in float64), with the same conventions: any
+    leading dimensions, mask True = may attend, a fully masked query row gives
+    a zero output. The attention weights are never formed, so they are not
+    returned.
+
+    Notebook step: 11 the cost of attention.
+
+    Parameters
+    ----------
+    Q : ndarray, shape (..., n_q, d_k)
+    K : ndarray, shape (..., n_k, d_k)
+    V : ndarray, shape (..., n_k, d_v)
+    mask : ndarray of bool, broadcastable to (..., n_q, n_k), optional
+        True = may attend. (A full (n, n) mask is itself n^2 bytes; for a
+        decoder use ``causal=True`` instead, which builds each block's part
+        of the causal mask on the fly.)
+    block_size : int, default 64
+        Number of keys handled at once. Any value >= 1 gives the same result;
+        it only trades memory for the number of numpy calls.
+    scale : float, optional
+        Default ``1 / sqrt(d_k)``.
+    causal : bool, default False
+        Query m may attend to keys 0..m only (combined with ``mask`` by AND).
+
+    Returns
+    -------
+    ndarray, shape (..., n_q, d_v)
+        In the dtype of the inputs (float32 stays float32).
+
+    Examples
+    --------
+    >>> from mha_lib import scaled_dot_product_attention
+    >>> rng = np.random.default_rng(0)
+    >>> Q, K, V = rng.normal(size=(3, 10, 4))
+    >>> standard, _ = scaled_dot_product_attention(Q, K, V)
+    >>> bool(np.allclose(blockwise_attention(Q, K, V, block_size=3), standard, rtol=0, atol=1e-12))
+    True
+    """
+    Q = check_array(Q, "Q", min_ndim=2)
+    K = check_array(K, "K", min_ndim=2)
+    V = check_array(V, "V", min_ndim=2)
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(
+            f"blockwise_attention: queries have d_k={Q.shape[-1]} but keys have d_k={K.shape[-1]}; "
+            "a query can only be compared with a key of the same size"
+        )
+    if K.shape[-2] != V.shape[-2]:
+        raise ValueError(
+            f"blockwise_attention: K has {K.shape[-2]} keys but V has {V.shape[-2]} values; "
+            "every key needs exactly one value"
+        )
+    block_size = _check_positive_int(block_size, "block_size", "blockwise_attention")
+    scale = _check_scale(scale, Q.shape[-1])
+    n_q, n_k, d_v = Q.shape[-2], K.shape[-2], V.shape[-1]
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    if mask is not None:
+        mask = check_mask(mask, lead + (n_q, n_k))  # a broadcast view: no copy
+    dtype = np.result_type(Q.dtype, K.dtype, V.dtype)
+    Kt = np.swapaxes(K, -1, -2)  # (..., d_k, n_k), a view
+
+    m = np.full(lead + (n_q, 1), -np.inf, dtype=dtype)  # running maximum of each query row
+    l = np.zeros(lead + (n_q, 1), dtype=dtype)  # running sum of exp(score - m)
+    acc = np.zeros(lead + (n_q, d_v), dtype=dtype)  # running sum of exp(score - m) * v
+    rows = np.arange(n_q)[:, None]  # (n_q, 1) query positions, for causal=True
+    for start in range(0, n_k, block_size):
+        stop = min(start + block_size, n_k)
+        s = (Q @ Kt[..., start:stop]) * dtype.type(scale)  # (..., n_q, d_k) @ (..., d_k, b) -> (..., n_q, b)
+        allowed = None
+        if mask is not None:
+            allowed = mask[..., start:stop]  # (..., n_q, b)
+        if causal:
+            below = rows >= np.arange(start, stop)[None, :]  # (n_q, b)
+            allowed = below if allowed is None else (allowed & below)
+        if allowed is not None:
+            s = np.where(allowed, s, -np.inf)
+        m_new = np.maximum(m, s.max(axis=-1, keepdims=True))  # (..., n_q, 1)
+        base = np.where(np.isneginf(m_new), 0.0, m_new).astype(dtype, copy=False)  # rows with nothing yet: 0
+        p = np.exp(s - base)  # (..., n_q, b); masked entries: exp(-inf) = 0
+        rescale = np.exp(m - base)  # old sums onto the new maximum; 0 when m was -inf
+        l = l * rescale + p.sum(axis=-1, keepdims=True)
+        acc = acc * rescale + p @ V[..., start:stop, :]  # (..., n_q, b) @ (..., b, d_v) -> (..., n_q, d_v)
+        m = m_new
+    return acc / np.where(l == 0, 1, l)  # a row that never saw an allowed key: 0 / 1 = 0
+
+
+def peak_memory(func, *args, **kwargs):
+    """Run ``func(*args, **kwargs)`` and measure the most memory it held at once.
+
+    Uses :mod:`tracemalloc`, which sees every numpy array allocation. The
+    figure counts the temporaries ``func`` creates (including its result), not
+    the arguments that already existed.
+
+    Returns
+    -------
+    result : whatever ``func`` returned
+    peak_bytes : int
+        Peak traced memory during the call, in bytes.
+
+    Examples
+    --------
+    >>> _, peak = peak_memory(np.ones, (1000, 1000))
+    >>> peak >= 8 * 1000 * 1000
+    True
+    """
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        result = func(*args, **kwargs)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+    return result, int(peak)
