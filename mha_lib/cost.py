@@ -66,7 +66,7 @@ def attention_cost(n, d_model, h, d_k=None, d_v=None):
     --------
     >>> c = attention_cost(4, 512, 8)
     >>> c["scores"]["flops"], c["projections"]["flops"]
-    (16384, 3145728)
+    (16384, 6291456)
     """
     n = _check_positive_int(n, "n", "attention_cost")
     d_model, h, d_k, d_v = _resolve_sizes(d_model, h, d_k, d_v, "attention_cost")
