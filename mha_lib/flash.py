@@ -33,7 +33,7 @@ import numpy as np
 from ._checks import check_array, check_mask
 from .attention import _check_positive_int, _check_scale
 
-__all__ = ["blockwise_attention", "peak_memory"]
+__all__ = ["blockwise_attention", "online_softmax_steps", "peak_memory"]
 
 
 def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=False):
@@ -123,6 +123,56 @@ def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=Fa
         acc = acc * rescale + p @ V[..., start:stop, :]  # (..., n_q, b) @ (..., b, d_v) -> (..., n_q, d_v)
         m = m_new
     return acc / np.where(l == 0, 1, l)  # a row that never saw an allowed key: 0 / 1 = 0
+
+
+def online_softmax_steps(scores, block_size):
+    """Softmax of one row of scores, read block by block: the running maximum and sum after each block.
+
+    The arithmetic of :func:`blockwise_attention` for a single query row and
+    V = the identity, laid out so that it can be checked by hand.
+
+    Notebook step: 11 the cost of attention.
+
+    Parameters
+    ----------
+    scores : array_like, shape (n,)
+        One query's scores (finite, or -inf for a masked key).
+    block_size : int
+
+    Returns
+    -------
+    steps : list of dict
+        One per block: ``block`` (the scores read), ``m`` (running maximum),
+        ``rescale`` (``exp(m_old - m)``, what the old sum is multiplied by),
+        ``l`` (running sum of ``exp(score - m)``).
+    weights : ndarray, shape (n,)
+        The softmax, assembled at the end; equal to ``mha_lib.softmax(scores)``.
+
+    Examples
+    --------
+    >>> steps, w = online_softmax_steps([1.0, 3.0, 2.0, 5.0], block_size=2)
+    >>> [float(s["m"]) for s in steps]
+    [3.0, 5.0]
+    >>> w.round(4)
+    array([0.0152, 0.1125, 0.0414, 0.831 ])
+    """
+    x = np.asarray(scores, dtype=float)
+    if x.ndim != 1 or x.size == 0 or np.isnan(x).any() or np.isposinf(x).any():  # -inf (a masked key) is fine
+        raise ValueError(f"online_softmax_steps: scores must be a non-empty 1-D row of finite numbers (or -inf), "
+                         f"got shape {x.shape}")
+    block_size = _check_positive_int(block_size, "block_size", "online_softmax_steps")
+    m, l, steps = -np.inf, 0.0, []
+    for start in range(0, len(x), block_size):
+        block = x[start:start + block_size]
+        m_new = max(m, float(block.max()))
+        base = 0.0 if m_new == -np.inf else m_new
+        rescale = float(np.exp(m - base))
+        l = l * rescale + float(np.exp(block - base).sum())
+        steps.append({"block": block.copy(), "m": m_new, "rescale": rescale, "l": l})
+        m = m_new
+    base = 0.0 if m == -np.inf else m
+    weights = np.exp(x - base) / (l if l > 0 else 1.0)  # every exp against the final maximum
+    return steps, weights
 
 
 def peak_memory(func, *args, **kwargs):

@@ -225,3 +225,20 @@ def test_docstring_examples(module_name):
     result = doctest.testmod(importlib.import_module(module_name), extraglobs={"np": np},
                              optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_online_softmax_steps_by_hand():
+    from mha_lib.flash import online_softmax_steps
+
+    steps, w = online_softmax_steps([1.0, 3.0, 2.0, 5.0], block_size=2)
+    assert [s["m"] for s in steps] == [3.0, 5.0]
+    np.testing.assert_allclose(steps[0]["l"], np.exp(1 - 3) + 1, rtol=1e-15)
+    np.testing.assert_allclose(steps[1]["rescale"], np.exp(3 - 5), rtol=1e-15)
+    np.testing.assert_allclose(steps[1]["l"], (np.exp(-2) + 1) * np.exp(-2) + np.exp(-3) + 1, rtol=1e-15)
+    np.testing.assert_allclose(w, mha_lib.softmax([1.0, 3.0, 2.0, 5.0]), rtol=0, atol=1e-15)
+    _, w = online_softmax_steps([-np.inf, -np.inf, 2.0], block_size=1)
+    np.testing.assert_allclose(w, [0.0, 0.0, 1.0])
+    _, w = online_softmax_steps([-np.inf, -np.inf], block_size=1)
+    assert np.all(w == 0.0)
+    with pytest.raises(ValueError, match="scores"):
+        online_softmax_steps([1.0, np.nan], 1)
