@@ -1,0 +1,49 @@
+"""Self-check questions for notebook 03 (scores)."""
+
+import math
+
+import numpy as np
+
+from .. import attention_scores, load_running_example, multi_head_attention
+from . import Exercise
+
+
+def _doc002_scores():
+    Q = np.array([[1.0, 3.0], [2.0, 0.5]])
+    K = np.array([[0.5, 2.0], [1.0, 3.0]])
+    return attention_scores(Q, K)  # (2, 2)
+
+
+def _running_scores():
+    ex = load_running_example()
+    return multi_head_attention(ex.X, ex.params).scores  # (8, 4, 4)
+
+
+EXERCISES = {
+    "scores_shape": Exercise(
+        question="What is the shape of scores_i for ONE head of the running example (4 tokens, d_k = 64)? "
+                 "Answer with a tuple like (a, b).",
+        answer=lambda: _running_scores()[0].shape,
+        hint="Q_i is (4, 64) and K_i^T is (64, 4): the 64s meet in the middle and disappear.",
+        kind="shape",
+    ),
+    "scale_factor": Exercise(
+        question="With d_model = 768 and h = 12 (BERT-Base), what number are the dot products divided by? "
+                 "Give it with two decimals.",
+        answer=lambda: math.sqrt(768 // 12),
+        hint="First d_k = d_model / h, then take its square root.",
+    ),
+    "doc002_entry": Exercise(
+        question="In the 2-token example of doc 002 (Q = [[1, 3], [2, 0.5]], K = [[0.5, 2], [1, 3]], d_k = 2), "
+                 "what is the SCALED score of token 2 looking at token 1, i.e. scaled[1, 0]? Two decimals.",
+        answer=lambda: _doc002_scores()[1, 0],
+        hint="Row 2 of Q dotted with row 1 of K (not column 1!), then divided by sqrt(2).",
+    ),
+    "spread_unscaled": Exercise(
+        question="Queries and keys with d_k = 256 independent standard-normal entries: roughly what is the "
+                 "standard deviation of their UNSCALED dot product q·k?",
+        answer=lambda: 16.0,
+        hint="The spread grows like sqrt(d_k).",
+        rtol=0.1,
+    ),
+}

@@ -1,0 +1,49 @@
+"""Self-check questions for notebook 04 (softmax)."""
+
+import numpy as np
+
+from .. import causal_mask, load_running_example, multi_head_attention, softmax
+from . import Exercise
+
+
+def _weights():
+    ex = load_running_example()
+    return multi_head_attention(ex.X, ex.params).weights  # (8, 4, 4)
+
+
+def _causal_weights():
+    ex = load_running_example()
+    return multi_head_attention(ex.X, ex.params, mask=causal_mask(len(ex.tokens))).weights  # (8, 4, 4)
+
+
+EXERCISES = {
+    "row_sum": Exercise(
+        question="After the row-by-row softmax of the running example, what does the WHOLE 4 x 4 weight matrix "
+                 "of one head add up to?",
+        answer=lambda: float(_weights()[0].sum()),
+        hint="Each of the 4 rows adds up to 1.",
+    ),
+    "two_scores": Exercise(
+        question="softmax([0, ln 3]) = ? Give the two weights as a list [a, b].",
+        answer=lambda: softmax(np.array([0.0, np.log(3.0)])),
+        hint="exp(0) = 1 and exp(ln 3) = 3; divide each by their sum.",
+        kind="array",
+    ),
+    "shift": Exercise(
+        question="softmax([1000, 1001]): what is the second weight? (Think of subtracting the row maximum.)",
+        answer=lambda: float(softmax(np.array([1000.0, 1001.0]))[1]),
+        hint="It is the same as softmax([-1, 0]) = [1/(1+e), e/(1+e)].",
+    ),
+    "causal_first_row": Exercise(
+        question="With a causal mask, how much weight does the FIRST token ('humpty') give to itself, in every head?",
+        answer=lambda: float(_causal_weights()[0, 0, 0]),
+        hint="The first token may only look at itself, and a row always adds up to 1.",
+    ),
+    "cold_limit": Exercise(
+        question="As the temperature T goes to 0, softmax(scores / T) of the row [0.2, 1.5, -0.3, 0.9] tends to "
+                 "which list of 4 weights?",
+        answer=lambda: np.array([0.0, 1.0, 0.0, 0.0]),
+        hint="A very cold softmax puts everything on the largest score.",
+        kind="array",
+    ),
+}

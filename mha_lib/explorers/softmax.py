@@ -1,0 +1,189 @@
+"""Explorer for notebook 04 (softmax): heads, temperature and masks -> every head's weights.
+
+``make_softmax_explorer()`` shows the attention weights of every head for
+one of two sentences:
+
+``"humpty dumpty sat on"``
+    the running example (d_model=512);
+``"You are welcome PAD"``
+    the fifth source document's padded sentence, d_model=6, X = embeddings +
+    sinusoidal positions (see :func:`pad_example`).
+
+Controls: sentence, h, d_k (tied to d_model/h or free), temperature T and the
+mask (none, causal, padding). The weights are
+``softmax(mask(Q_i K_i^T / (T sqrt(d_k))))``: a temperature is just another
+scale factor, so they equal :func:`mha_lib.multi_head_attention` with
+``scale = 1 / (T sqrt(d_k))``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import (causal_mask, divisors, embed_tokens, init_params, load_running_example, multi_head_attention,
+                padding_mask, sinusoidal_positions)
+from ..plotting import plot_heads
+from ._base import build_explorer, checkbox, dropdown, int_slider
+from .scores import _tilt_key_labels, row_entropy
+
+__all__ = ["PAD_TOKENS", "pad_example", "make_mask", "SoftmaxSetting", "softmax_setting", "make_softmax_explorer"]
+
+PAD_TOKENS = ("You", "are", "welcome", "PAD")
+SENTENCES = ("humpty dumpty sat on", "You are welcome PAD")
+MASKS = ("none", "causal", "padding")
+
+
+def pad_example(d_model=6):
+    """The fifth source document's input: "You are welcome PAD", position-encoded, 4 x d_model.
+
+    The document only says the 4 x 6 input is position-encoded; the numbers
+    here are the project's stand-in embeddings plus sinusoidal positions.
+
+    Returns
+    -------
+    tokens : tuple of str
+    X : ndarray, shape (4, d_model)
+    """
+    X = embed_tokens(PAD_TOKENS, d_model) + sinusoidal_positions(len(PAD_TOKENS), d_model)  # (4, d_model)
+    return PAD_TOKENS, X
+
+
+def make_mask(kind, tokens):
+    """The (n, n) boolean mask (True = may attend) called ``kind`` for these tokens, or None.
+
+    Parameters
+    ----------
+    kind : {"none", "causal", "padding"}
+    tokens : sequence of str
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind, or a padding mask on a sentence without "PAD".
+    """
+    if kind == "none":
+        return None
+    if kind == "causal":
+        return causal_mask(len(tokens))
+    if kind == "padding":
+        if "PAD" not in tokens:
+            raise ValueError(f"the sentence {' '.join(tokens)!r} has no PAD token, so a padding mask would hide "
+                             "nothing: choose the sentence 'You are welcome PAD'")
+        return padding_mask(list(tokens))
+    raise ValueError(f"mask={kind!r} is not one of {MASKS}")
+
+
+@dataclass(frozen=True)
+class SoftmaxSetting:
+    """One setting of the softmax explorer and what it computes."""
+
+    sentence: str
+    h: int
+    d_k: int
+    temperature: float
+    mask_kind: str
+    tokens: tuple
+    mask: np.ndarray | None  # (n, n), True = may attend
+    weights: np.ndarray  # (h, n, n)
+
+    @property
+    def entropy(self):
+        """Entropy of every row in bits: shape (h, n)."""
+        return row_entropy(self.weights)
+
+
+def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.0, mask="none", seed=0):
+    """Every head's weights ``softmax(mask(Q_i K_i^T / (T sqrt(d_k))))`` for one setting.
+
+    Parameters
+    ----------
+    sentence : {"humpty dumpty sat on", "You are welcome PAD"}
+        The running example (d_model=512) or the padded sentence (d_model=6).
+    h : int
+        Number of heads.
+    d_k : int
+        Query/key size; ignored when ``tie`` is True (then d_k = d_model/h).
+    tie : bool
+        Use d_k = d_model / h.
+    temperature : float
+        T > 0; the scores are divided by T before the softmax.
+    mask : {"none", "causal", "padding"}
+    seed : int
+        Seed of :func:`mha_lib.init_params`.
+
+    Raises
+    ------
+    ValueError
+        One line for an impossible combination (h not dividing d_model while
+        tied, a padding mask on a sentence without PAD, T <= 0).
+    """
+    if sentence == SENTENCES[0]:
+        ex = load_running_example()
+        tokens, X = ex.tokens, ex.X  # (4, 512)
+    elif sentence == SENTENCES[1]:
+        tokens, X = pad_example(6)  # (4, 6)
+    else:
+        raise ValueError(f"sentence={sentence!r} is not one of {SENTENCES}")
+    if not (isinstance(temperature, (int, float, np.floating)) and math.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"temperature T={temperature!r} must be a positive number")
+    d_model = X.shape[-1]
+    if tie:
+        if d_model % h:
+            raise ValueError(f"d_model={d_model} is not divisible by h={h}, so d_k = d_model/h is not a whole "
+                             f"number: choose h in {divisors(d_model)}, or untick 'd_k = d_model / h'")
+        d_k = d_model // h
+    m = make_mask(mask, tokens)
+    params = init_params(d_model, h, d_k=d_k, seed=seed)
+    r = multi_head_attention(X, params, mask=m, scale=1.0 / (temperature * math.sqrt(d_k)))
+    return SoftmaxSetting(sentence=sentence, h=h, d_k=d_k, temperature=float(temperature), mask_kind=mask,
+                          tokens=tuple(tokens), mask=m, weights=r.weights)
+
+
+def _draw_softmax_setting(fig, res):
+    fig.clear()
+    plot_heads(fig, res.weights, res.tokens, title="head", signed=False, annotate=res.h <= 8,
+               cbar_label="attention weight")
+    # every row sums to 1 here (no mask empties a row), so plot_heads uses the shared [0, 1] scale
+    _tilt_key_labels([a for a in fig.axes if a.images])
+    fig.suptitle(f"weights of h = {res.h} heads, d_k = {res.d_k}, T = {res.temperature:g}, mask: {res.mask_kind}"
+                 f"  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)", fontsize=10)
+
+
+def make_softmax_explorer(seed=0):
+    """Widget: sentence, h, d_k, temperature and mask -> every head's attention weights.
+
+    Controls: ``sentence``, ``h``, ``d_k``, ``tie`` (d_k = d_model/h),
+    ``log10_T`` (temperature T = 10**value) and ``mask``.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        See :func:`mha_lib.explorers._base.build_explorer`.
+    """
+    import ipywidgets as widgets
+
+    controls = {
+        "sentence": dropdown("sentence", list(SENTENCES), SENTENCES[0]),
+        "h": int_slider("heads h", 8, 1, 16),
+        "d_k": int_slider("d_k", 64, 1, 512, disabled=True),
+        "tie": checkbox("d_k = d_model / h", True),
+        "log10_T": widgets.FloatSlider(value=0.0, min=-2.0, max=2.0, step=0.25, description="log₁₀ T",
+                                       continuous_update=False, readout_format=".2f",
+                                       style={"description_width": "initial"}),
+        "mask": dropdown("mask", list(MASKS), "none"),
+    }
+
+    def follow_tie(change=None):
+        controls["d_k"].disabled = controls["tie"].value
+
+    controls["tie"].observe(follow_tie, names="value")
+
+    def compute(sentence, h, d_k, tie, log10_T, mask):
+        return softmax_setting(sentence=sentence, h=h, d_k=d_k, tie=tie, temperature=float(10.0**log10_T),
+                               mask=mask, seed=seed)
+
+    return build_explorer(controls, compute, _draw_softmax_setting, figsize=(10, 5.2),
+                          title="Attention weights of every head: temperature T = 10 ** slider")

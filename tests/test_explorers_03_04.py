@@ -1,0 +1,246 @@
+"""Explorers of notebooks 03 (scores) and 04 (softmax).
+
+Each test builds an explorer, moves its controls and checks what it shows
+against mha_lib computed here, independently of the explorer code.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import mha_lib
+from mha_lib.explorers.scores import (make_scaling_explorer, make_scores_explorer, random_scores, row_entropy,
+                                      scores_setting)
+from mha_lib.explorers.softmax import make_mask, make_softmax_explorer, pad_example, softmax_setting
+
+PNG_MAGIC = b"\x89PNG"
+
+
+def _head_panels(box):
+    """Axes of the explorer's figure that show one head (titled "head i")."""
+    return [ax for ax in box.figure.get_axes() if ax.images and ax.get_title().startswith("head ")]
+
+
+@pytest.fixture
+def boxes():
+    made = []
+    yield made
+    for box in made:
+        box.figure.clear()
+
+
+@pytest.fixture(scope="module")
+def ex():
+    return mha_lib.load_running_example()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def test_row_entropy_one_hot_uniform_and_zero_rows():
+    w = np.array([[1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25], [0.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0]])
+    np.testing.assert_allclose(row_entropy(w), [0.0, 2.0, 0.0, 1.0], atol=1e-12)
+
+
+def test_random_scores_spread_grows_like_sqrt_dk():
+    for d_k in (4, 64, 512):
+        unscaled = random_scores(d_k, scaled=False, trials=400, rng=0)
+        scaled = random_scores(d_k, scaled=True, trials=400, rng=0)
+        assert unscaled.std == pytest.approx(math.sqrt(d_k), rel=0.1)
+        assert scaled.std == pytest.approx(1.0, rel=0.1)
+        # same random vectors, so scaling divides every score by exactly sqrt(d_k)
+        np.testing.assert_allclose(scaled.scores * math.sqrt(d_k), unscaled.scores, rtol=1e-12)
+    assert random_scores(512, scaled=False).mean_max_weight > 0.9
+    assert random_scores(512, scaled=True).mean_max_weight < 0.6
+
+
+# --------------------------------------------------------------------------- 03 scaling explorer
+
+
+def test_scaling_explorer_controls(boxes):
+    box = make_scaling_explorer()
+    boxes.append(box)
+    assert box.message.value == ""
+    assert bytes(box.image.value).startswith(PNG_MAGIC)
+    assert box.result.d_k == 64 and box.result.scaled
+    expected = random_scores(64, scaled=True, rng=0)
+    np.testing.assert_array_equal(box.result.scores, expected.scores)
+    before = bytes(box.image.value)
+    box.controls["scaled"].value = False
+    assert not box.result.scaled
+    assert box.result.std == pytest.approx(8.0, rel=0.1)
+    assert bytes(box.image.value) != before
+    box.controls["log2_d_k"].value = 10
+    assert box.result.d_k == 1024
+    assert box.result.mean_max_weight > 0.9
+
+
+# --------------------------------------------------------------------------- 03 scores explorer
+
+
+def test_scores_explorer_default_is_running_example(boxes, ex):
+    box = make_scores_explorer()
+    boxes.append(box)
+    r = mha_lib.multi_head_attention(ex.X, ex.params)
+    assert box.message.value == ""
+    np.testing.assert_allclose(box.result.scores, r.scores, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(box.result.max_weight, r.weights.max(-1), rtol=1e-12)
+    panels = _head_panels(box)
+    assert len(panels) == 8
+    for i, ax in enumerate(panels):
+        assert ax.get_title() == f"head {i + 1}"
+        np.testing.assert_allclose(ax.images[0].get_array(), r.scores[i], rtol=1e-12, atol=1e-12)
+        lo, hi = ax.images[0].get_clim()
+        assert lo == -hi  # signed, symmetric
+        assert (lo, hi) == panels[0].images[0].get_clim()  # shared across heads
+        assert [t.get_text() for t in ax.get_xticklabels()] == list(ex.tokens)
+
+
+@pytest.mark.parametrize("h", [1, 2, 4, 16])
+def test_scores_explorer_h(boxes, ex, h):
+    box = make_scores_explorer()
+    boxes.append(box)
+    box.controls["h"].value = h
+    assert box.message.value == ""
+    assert len(_head_panels(box)) == h
+    r = mha_lib.multi_head_attention(ex.X, mha_lib.init_params(512, h, seed=0))
+    assert box.result.d_k == 512 // h
+    np.testing.assert_allclose(box.result.scores, r.scores, rtol=1e-12, atol=1e-12)
+
+
+def test_scores_explorer_scaling_off_and_free_dk(boxes, ex):
+    box = make_scores_explorer()
+    boxes.append(box)
+    assert box.controls["d_k"].disabled
+    box.controls["scaled"].value = False
+    r = mha_lib.multi_head_attention(ex.X, ex.params, scale=1.0)
+    np.testing.assert_allclose(box.result.scores, r.scores, rtol=1e-12)
+    np.testing.assert_allclose(box.result.entropy, row_entropy(r.weights), rtol=1e-12)
+    box.controls["tie"].value = False
+    assert not box.controls["d_k"].disabled
+    box.controls["h"].value = 3
+    box.controls["d_k"].value = 10
+    assert box.message.value == ""
+    assert len(_head_panels(box)) == 3
+    r = mha_lib.multi_head_attention(ex.X, mha_lib.init_params(512, 3, d_k=10, seed=0), scale=1.0)
+    assert box.result.scores.shape == (3, 4, 4)
+    np.testing.assert_allclose(box.result.scores, r.scores, rtol=1e-12)
+
+
+def test_scores_explorer_impossible_h_shows_message(boxes):
+    box = make_scores_explorer()
+    boxes.append(box)
+    box.controls["h"].value = 3  # 512 / 3 is not whole
+    assert "not divisible by h=3" in box.message.value
+    assert box.result is None
+    assert box.image.layout.visibility == "hidden"
+    box.controls["h"].value = 4
+    assert box.message.value == ""
+    assert box.image.layout.visibility == "visible"
+    with pytest.raises(ValueError, match="not divisible"):
+        scores_setting(h=7)
+
+
+# --------------------------------------------------------------------------- 04 softmax explorer
+
+
+def test_pad_example_is_embeddings_plus_positions():
+    tokens, X = pad_example()
+    assert tokens == ("You", "are", "welcome", "PAD")
+    np.testing.assert_allclose(X, mha_lib.embed_tokens(list(tokens), 6) + mha_lib.sinusoidal_positions(4, 6))
+
+
+def test_softmax_explorer_default_is_running_example(boxes, ex):
+    box = make_softmax_explorer()
+    boxes.append(box)
+    w = mha_lib.multi_head_attention(ex.X, ex.params).weights
+    assert box.message.value == ""
+    np.testing.assert_allclose(box.result.weights, w, rtol=1e-12, atol=1e-12)
+    panels = _head_panels(box)
+    assert len(panels) == 8
+    for i, ax in enumerate(panels):
+        np.testing.assert_allclose(ax.images[0].get_array(), w[i], rtol=1e-12, atol=1e-12)
+        assert ax.images[0].get_clim() == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("h", [1, 2, 4, 16])
+def test_softmax_explorer_h(boxes, ex, h):
+    box = make_softmax_explorer()
+    boxes.append(box)
+    box.controls["h"].value = h
+    assert len(_head_panels(box)) == h
+    w = mha_lib.multi_head_attention(ex.X, mha_lib.init_params(512, h, seed=0)).weights
+    np.testing.assert_allclose(box.result.weights, w, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("log10_T", [-2.0, -1.0, 0.5, 2.0])
+def test_softmax_explorer_temperature(boxes, ex, log10_T):
+    box = make_softmax_explorer()
+    boxes.append(box)
+    box.controls["log10_T"].value = log10_T
+    T = 10.0**log10_T
+    w = mha_lib.multi_head_attention(ex.X, ex.params, scale=1.0 / (T * 8.0)).weights
+    np.testing.assert_allclose(box.result.weights, w, rtol=1e-10, atol=1e-12)
+    scores = mha_lib.multi_head_attention(ex.X, ex.params).scores
+    np.testing.assert_allclose(box.result.weights, mha_lib.softmax(scores / T), rtol=1e-10, atol=1e-12)
+    if log10_T == 2.0:  # hot: nearly uniform
+        np.testing.assert_allclose(box.result.weights, 0.25, atol=0.01)
+    if log10_T == -2.0:  # cold: nearly one-hot on the largest score
+        assert box.result.weights.max(-1).min() > 0.9
+        np.testing.assert_array_equal(box.result.weights.argmax(-1), scores.argmax(-1))
+
+
+def test_softmax_explorer_causal_mask(boxes, ex):
+    box = make_softmax_explorer()
+    boxes.append(box)
+    box.controls["mask"].value = "causal"
+    assert box.message.value == ""
+    w = box.result.weights
+    np.testing.assert_allclose(w, mha_lib.multi_head_attention(ex.X, ex.params, mask=mha_lib.causal_mask(4)).weights,
+                               rtol=1e-12)
+    assert np.all(w[:, np.triu_indices(4, 1)[0], np.triu_indices(4, 1)[1]] == 0.0)
+    np.testing.assert_allclose(w[:, 0, 0], 1.0)
+
+
+def test_softmax_explorer_padding_needs_pad_and_then_blocks_it(boxes):
+    box = make_softmax_explorer()
+    boxes.append(box)
+    box.controls["mask"].value = "padding"
+    assert "no PAD token" in box.message.value
+    assert box.result is None
+    box.controls["sentence"].value = "You are welcome PAD"
+    assert "d_model=6 is not divisible by h=8" in box.message.value  # still 8 heads: impossible for d_model 6
+    box.controls["h"].value = 2
+    assert box.message.value == ""
+    assert box.result.d_k == 3
+    assert len(_head_panels(box)) == 2
+    tokens, X = pad_example()
+    mask = mha_lib.padding_mask(list(tokens))
+    w = mha_lib.multi_head_attention(X, mha_lib.init_params(6, 2, seed=0), mask=mask).weights
+    np.testing.assert_allclose(box.result.weights, w, rtol=1e-12)
+    np.testing.assert_array_equal(box.result.weights[:, :, 3], 0.0)  # nobody looks at PAD
+    np.testing.assert_allclose(box.result.weights.sum(-1), 1.0)
+    assert [t.get_text() for t in _head_panels(box)[0].get_xticklabels()] == list(tokens)
+
+
+def test_softmax_explorer_free_dk(boxes, ex):
+    box = make_softmax_explorer()
+    boxes.append(box)
+    box.controls["tie"].value = False
+    box.controls["h"].value = 5
+    box.controls["d_k"].value = 7
+    assert box.message.value == ""
+    w = mha_lib.multi_head_attention(ex.X, mha_lib.init_params(512, 5, d_k=7, seed=0)).weights
+    np.testing.assert_allclose(box.result.weights, w, rtol=1e-12)
+
+
+def test_make_mask_and_bad_settings():
+    assert make_mask("none", ["a", "b"]) is None
+    np.testing.assert_array_equal(make_mask("causal", ["a", "b", "c"]), mha_lib.causal_mask(3))
+    with pytest.raises(ValueError, match="not one of"):
+        make_mask("diagonal", ["a"])
+    with pytest.raises(ValueError, match="positive"):
+        softmax_setting(temperature=0.0)
+    with pytest.raises(ValueError, match="not one of"):
+        softmax_setting(sentence="hello world")
