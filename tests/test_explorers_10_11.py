@@ -1,0 +1,130 @@
+"""Explorers of notebooks 10 (positions) and 11 (the cost of attention).
+
+Each test builds an explorer, moves its controls and checks what it shows
+against mha_lib computed independently of the explorer code.
+"""
+
+import numpy as np
+import pytest
+
+import mha_lib
+from mha_lib.explorers.positions import make_positions_explorer, parse_order, permutation_experiment
+
+PNG_MAGIC = b"\x89PNG"
+
+
+def _heatmap_axes(box):
+    return [ax for ax in box.figure.axes if ax.images and ax.get_label() != "<colorbar>"]
+
+
+@pytest.fixture
+def boxes():
+    made = []
+    yield made
+    for box in made:
+        box.figure.clear()
+
+
+def _expected(tokens, perm, positions, h=8, d_model=512):
+    params = mha_lib.init_params(d_model, h, seed=0)
+    X = mha_lib.embed_tokens(tokens, d_model)
+    Xp = X[perm]
+    if positions:
+        P = mha_lib.sinusoidal_positions(len(tokens), d_model)
+        X, Xp = X + P, Xp + P
+    return mha_lib.multi_head_attention(X, params), mha_lib.multi_head_attention(Xp, params)
+
+
+@pytest.mark.parametrize("text, n, expected", [("1 3 2 4", 4, [0, 2, 1, 3]), ("2,1", 2, [1, 0]),
+                                               (" 3 2 1 ", 3, [2, 1, 0])])
+def test_parse_order(text, n, expected):
+    assert parse_order(text, n) == expected
+
+
+@pytest.mark.parametrize("text", ["1 2 3", "1 2 2 4", "a b c d", "0 1 2 3", "1 2 3 4 5"])
+def test_parse_order_rejects(text):
+    with pytest.raises(ValueError, match="order"):
+        parse_order(text, 4)
+
+
+def test_default_is_the_running_example_with_two_words_swapped(boxes):
+    box = make_positions_explorer()
+    boxes.append(box)
+    res = box.result
+    assert box.message.value == ""
+    assert bytes(box.image.value).startswith(PNG_MAGIC)
+    ex = mha_lib.load_running_example()
+    assert res.tokens == tuple(ex.tokens)
+    assert res.tokens_perm == ("humpty", "sat", "dumpty", "on")
+    np.testing.assert_allclose(res.weights, mha_lib.multi_head_attention(ex.X, ex.params).weights, rtol=0, atol=1e-12)
+    # no positions: the outputs are the same rows, reordered; the weights are P A P^T
+    assert res.moved.max() < 1e-12
+    assert res.weights_moved < 1e-12
+    panels = _heatmap_axes(box)
+    assert len(panels) == 2
+    np.testing.assert_allclose(panels[0].images[0].get_array(), res.weights[0], rtol=0, atol=0)
+    np.testing.assert_allclose(panels[1].images[0].get_array(), res.weights_perm[0], rtol=0, atol=0)
+    assert [t.get_text() for t in panels[1].get_xticklabels()] == ["humpty", "sat", "dumpty", "on"]
+
+
+def test_positions_checkbox_breaks_the_symmetry(boxes):
+    box = make_positions_explorer()
+    boxes.append(box)
+    box.controls["positions"].value = True
+    res = box.result
+    assert res.positions
+    before, after = _expected(list(res.tokens), [0, 2, 1, 3], positions=True)
+    np.testing.assert_allclose(res.weights, before.weights, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res.weights_perm, after.weights, rtol=0, atol=1e-12)
+    assert res.moved.min() > 0.1  # every word's output changed, even humpty's, which did not move
+    assert res.weights_moved > 0.01
+    assert "with positions" in box.figure.axes[2].get_title()
+
+
+def test_head_and_order_controls(boxes):
+    box = make_positions_explorer()
+    boxes.append(box)
+    box.controls["head"].value = 5
+    box.controls["order"].value = "4 3 2 1"
+    res = box.result
+    assert res.head == 4 and res.order == (3, 2, 1, 0)
+    panels = _heatmap_axes(box)
+    assert panels[0].get_title() == "head 5: as written"
+    np.testing.assert_allclose(panels[1].images[0].get_array(), res.weights_perm[4], rtol=0, atol=0)
+    p = list(res.order)
+    np.testing.assert_allclose(res.weights_perm, res.weights[:, p][:, :, p], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res.output_perm, res.output[p], rtol=0, atol=1e-12)
+
+
+def test_new_sentence(boxes):
+    box = make_positions_explorer()
+    boxes.append(box)
+    box.controls["order"].value = "2 1 3 4 5"  # invalid for the 4-word sentence ...
+    assert "1..4" in box.message.value and box.result is None
+    box.controls["sentence"].value = "the cat sat on mats"  # ... valid for this one
+    assert box.message.value == ""
+    res = box.result
+    assert res.tokens_perm == ("cat", "the", "sat", "on", "mats")
+    before, after = _expected(list(res.tokens), [1, 0, 2, 3, 4], positions=False)
+    np.testing.assert_allclose(res.weights_perm, after.weights, rtol=0, atol=1e-12)
+    assert res.moved.max() < 1e-12
+
+
+@pytest.mark.parametrize("control, value, words", [("order", "1 2", "1..4"), ("order", "x y z w", "whole numbers"),
+                                                   ("sentence", "   ", "empty"),
+                                                   ("sentence", " ".join(["w"] * 13), "at most 12")])
+def test_impossible_settings_show_a_message(boxes, control, value, words):
+    box = make_positions_explorer()
+    boxes.append(box)
+    box.controls[control].value = value  # must not raise
+    assert words in box.message.value
+    assert box.result is None
+    box.controls[control].value = {"order": "1 3 2 4", "sentence": "humpty dumpty sat on"}[control]
+    assert box.message.value == "" and box.result is not None
+
+
+def test_repeated_word_gets_the_same_output_wherever_it_stands():
+    res = permutation_experiment("the cat saw the dog", "4 2 3 1 5")  # swap the two "the"s
+    np.testing.assert_allclose(res.output_perm, res.output, rtol=0, atol=1e-12)
+    res = permutation_experiment("the cat saw the dog", "4 2 3 1 5", positions=True)
+    assert res.moved.max() > 0.1
