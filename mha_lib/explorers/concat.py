@@ -26,6 +26,10 @@ from ..plotting import SIGNED_CMAP, symmetric_limits
 from ._base import build_explorer, dropdown, int_slider
 from .values import D_K_OPTIONS, cached_params, resolve_d_k, running_inputs
 
+# Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
+# renders (the constrained-layout engine would measure every text again at each move).
+_GRID = dict(left=0.08, right=0.95, bottom=0.12, top=0.91, hspace=0.45)
+
 __all__ = [
     "HEAD_COLORS",
     "TOKEN_FILLS",
@@ -204,7 +208,7 @@ def plot_concat_layout(ax, h, d_v, n=4, d_model=None, fontsize=9):
                 artists.append(ax.text(i * d_v + d_v / 2, n * 0.3, f"cols {i * d_v + 1}–{(i + 1) * d_v}",
                                        ha="center", va="center", fontsize=fontsize - 2))
     ax.set_xlim(0, max(total, d_model or 0) * 1.02)
-    ax.set_ylim(-0.6, n + 0.6)
+    ax.set_ylim(-0.6, n + 1.3)
     if d_model:
         artists.append(ax.axvline(d_model, color="#B03A2E", linestyle="--", linewidth=1.5))
         artists.append(ax.text(d_model, n + 0.15, f"d_model = {d_model}", color="#B03A2E", ha="right",
@@ -247,7 +251,7 @@ def compute_concat(X, tokens, h=8, d_k=0, seed=0):
 def draw_concat(fig, view):
     """Top: the layout of the heads' blocks (to scale). Bottom: the concatenated numbers, head by head."""
     fig.clear()
-    ax_lay, ax_mat = fig.subplots(2, 1, height_ratios=[1, 1.5])
+    ax_lay, ax_mat = fig.subplots(2, 1, height_ratios=[1, 1.5], gridspec_kw=_GRID)  # fixed margins: no layout engine
     h, d_v, d_model = view.h, view.d_v, view.d_model
     n = len(view.tokens)
     width = h * d_v
@@ -265,13 +269,13 @@ def draw_concat(fig, view):
     centers = [i * d_v + (d_v - 1) / 2 for i in range(h)]
     ax_mat.set_xticks(centers, labels=[f"head {i + 1}" if h <= 8 else str(i + 1) for i in range(h)], fontsize=8)
     ax_mat.set_xlabel("the numbers of Concat: each block is one head's output Head_i (n × d_v)", fontsize=9)
-    fig.colorbar(im, ax=[ax_lay, ax_mat], shrink=0.55, anchor=(0.0, 0.1), label="value")  # on both: columns stay aligned
+    fig.colorbar(im, ax=[ax_lay, ax_mat], shrink=0.55, fraction=0.03, pad=0.015, anchor=(0.0, 0.1), label="value")  # on both: columns stay aligned
 
 
 def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0, figsize=(12, 4.6)):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
     X, tokens = running_inputs(X, tokens)
-    fig = Figure(figsize=figsize, layout="constrained")
+    fig = Figure(figsize=figsize, dpi=90)
     draw_concat(fig, compute_concat(X, tokens, h, d_k, seed))
     return fig
 
@@ -293,4 +297,4 @@ def make_concat_explorer(X=None, tokens=None, seed=0):
     def compute(h, d_k):
         return compute_concat(X, tokens, h, d_k, seed)
 
-    return build_explorer(controls, compute, draw_concat, figsize=(12, 4.6), title="Concatenating the heads")
+    return build_explorer(controls, compute, draw_concat, figsize=(12, 4.6), layout=None, title="Concatenating the heads")

@@ -27,6 +27,10 @@ from ._base import build_explorer, dropdown, int_slider
 from .concat import HEAD_COLORS
 from .values import D_K_OPTIONS, cached_params, resolve_d_k, running_inputs
 
+# Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
+# renders (the constrained-layout engine would measure every text again at each move).
+_GRID = dict(left=0.055, right=0.985, bottom=0.14, top=0.84, wspace=0.3)
+
 __all__ = [
     "wo_blocks",
     "head_contributions",
@@ -184,7 +188,7 @@ def spread_columns(d_model, h):
 def draw_output(fig, view, token=0, columns=None):
     """W^O with its head blocks; each head's contribution to one token's output; the size of every contribution."""
     fig.clear()
-    ax_wo, ax_con, ax_norm = fig.subplots(1, 3, width_ratios=[1, 1.6, 0.9])
+    ax_wo, ax_con, ax_norm = fig.subplots(1, 3, width_ratios=[1, 1.6, 0.9], gridspec_kw=_GRID)  # fixed margins: no layout engine
     plot_wo_blocks(ax_wo, view.W_o, view.h,
                    title=f"$W^O$ = {'I' if view.wo == 'identity' else 'random'}, shape {view.W_o.shape}")
     if columns is None:
@@ -203,7 +207,7 @@ def draw_output(fig, view, token=0, columns=None):
 def output_figure(X=None, tokens=None, h=8, d_k=0, wo="random", seed=0, figsize=(14, 4.2)):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
     X, tokens = running_inputs(X, tokens)
-    fig = Figure(figsize=figsize, layout="constrained")
+    fig = Figure(figsize=figsize, dpi=90)
     draw_output(fig, compute_output(X, tokens, h, d_k, wo, seed))
     return fig
 
@@ -231,5 +235,5 @@ def make_output_explorer(X=None, tokens=None, seed=0):
         token, view = result
         draw_output(fig, view, token=token)
 
-    box = build_explorer(controls, compute, draw, figsize=(14, 4.2), title="The output projection W^O")
+    box = build_explorer(controls, compute, draw, figsize=(14, 4.2), layout=None, title="The output projection W^O")
     return box

@@ -25,6 +25,10 @@ from ..params import init_params
 from ..plotting import WEIGHTS_CMAP, plot_matrix
 from ._base import build_explorer, dropdown, int_slider
 
+# Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
+# renders (the constrained-layout engine would measure every text again at each move).
+_GRID = dict(left=0.045, right=0.985, bottom=0.17, top=0.83, wspace=0.32)
+
 __all__ = [
     "TOKEN_COLORS",
     "convex_hull",
@@ -66,8 +70,8 @@ def resolve_d_k(d_model, h, d_k):
         return int(d_k)
     if d_model % h:
         raise ValueError(
-            f"d_k = d_model/h = {d_model}/{h} is not a whole number; choose h in {divisors(d_model)[:10]}... "
-            f"or pick a fixed d_k"
+            f"d_k = d_model/h = {d_model}/{h} is not a whole number; choose h in "
+            f"{', '.join(str(k) for k in divisors(d_model) if k <= 16)}, or pick a fixed d_k"
         )
     return d_model // h
 
@@ -262,7 +266,7 @@ def compute_values(X, tokens, query=0, head=1, h=8, d_k=0, seed=0):
 def draw_values(fig, view, n_columns=8):
     """Weights as bars, values and output in 2-D, and the first columns of V_i and the output."""
     fig.clear()
-    ax_bar, ax_2d, ax_mat = fig.subplots(1, 3, width_ratios=[1, 1.15, 1.35])
+    ax_bar, ax_2d, ax_mat = fig.subplots(1, 3, width_ratios=[1, 1.15, 1.35], gridspec_kw=_GRID)  # fixed margins: no layout engine
     tok = view.tokens[view.query]
     i = view.head
     plot_weight_bars(ax_bar, view.weights_row, view.tokens,
@@ -283,7 +287,7 @@ def draw_values(fig, view, n_columns=8):
 def values_figure(X=None, tokens=None, query=0, head=1, h=8, d_k=0, seed=0, figsize=(13, 4)):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
     X, tokens = running_inputs(X, tokens)
-    fig = Figure(figsize=figsize, layout="constrained")
+    fig = Figure(figsize=figsize, dpi=90)
     draw_values(fig, compute_values(X, tokens, query, head, h, d_k, seed))
     return fig
 
@@ -307,5 +311,5 @@ def make_values_explorer(X=None, tokens=None, seed=0):
     def compute(query, head, h, d_k):
         return compute_values(X, tokens, query, head, h, d_k, seed)
 
-    return build_explorer(controls, compute, draw_values, figsize=(13, 4),
+    return build_explorer(controls, compute, draw_values, figsize=(13, 4), layout=None,
                           title="Value aggregation: one query, one head")

@@ -1,0 +1,285 @@
+"""Explorers and pictures of notebooks 05 (value aggregation), 06 (concat) and 07 (output projection).
+
+Each test builds an explorer, moves its controls and checks what it shows
+against mha_lib computed here, independently of the explorer code.
+"""
+
+import numpy as np
+import pytest
+
+import mha_lib
+from mha_lib.explorers.concat import (make_concat_explorer, plot_cells, reshape_bug_figure, reshape_steps_figure,
+                                      concat_figure)
+from mha_lib.explorers.output import (head_contributions, make_output_explorer, output_figure, spread_columns,
+                                      wo_blocks)
+from mha_lib.explorers.values import convex_hull, make_values_explorer, resolve_d_k, values_figure
+
+PNG_MAGIC = b"\x89PNG"
+
+
+@pytest.fixture(scope="module")
+def ex():
+    return mha_lib.load_running_example()
+
+
+@pytest.fixture
+def boxes():
+    made = []
+    yield made
+    for box in made:
+        box.figure.clear()
+
+
+def _reference(ex, h, d_k):
+    """multi_head_attention for h heads of size d_k, with the explorers' parameters (seed 0)."""
+    return mha_lib.multi_head_attention(ex.X, mha_lib.init_params(512, h, d_k=d_k, seed=0))
+
+
+def _is_error(box):
+    return "&#9888;" in box.message.value and box.result is None and box.image.layout.visibility == "hidden"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def test_convex_hull_of_square_with_inner_point():
+    pts = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0.5]])
+    hull = convex_hull(pts)
+    assert len(hull) == 4
+    assert {tuple(p) for p in hull} == {(0, 0), (1, 0), (1, 1), (0, 1)}
+
+
+def test_convex_hull_collinear_points_keeps_the_ends():
+    hull = convex_hull(np.array([[0, 0], [1, 1], [2, 2]]))
+    assert {tuple(p) for p in hull} == {(0, 0), (2, 2)}
+
+
+def test_resolve_d_k():
+    assert resolve_d_k(512, 8, 0) == 64
+    assert resolve_d_k(512, 3, 16) == 16
+    with pytest.raises(ValueError, match="not a whole number"):
+        resolve_d_k(512, 3, 0)
+
+
+def test_default_params_are_the_running_example(ex):
+    np.testing.assert_array_equal(mha_lib.init_params(512, 8, seed=0).W_q, ex.params.W_q)
+    np.testing.assert_array_equal(mha_lib.init_params(512, 8, seed=0).W_o, ex.params.W_o)
+
+
+def test_wo_blocks_and_contributions_add_up(ex):
+    res = mha_lib.multi_head_attention(ex.X, ex.params)
+    blocks = wo_blocks(ex.params.W_o, 8)
+    assert blocks.shape == (8, 64, 512)
+    np.testing.assert_array_equal(blocks[2], ex.params.W_o[128:192])
+    contrib = head_contributions(res.heads, ex.params.W_o)
+    assert contrib.shape == (8, 4, 512)
+    np.testing.assert_allclose(contrib.sum(axis=0), res.output, atol=1e-12)
+    np.testing.assert_allclose(contrib[5], res.heads[5] @ ex.params.W_o[320:384], atol=1e-12)
+    with pytest.raises(ValueError):
+        wo_blocks(np.zeros((10, 4)), 3)
+
+
+def test_spread_columns_cover_every_head_block():
+    for h in (1, 2, 4, 8, 16):
+        cols = spread_columns(512, h)
+        d_v = 512 // h
+        assert {c // d_v for c in cols} == set(range(h))
+
+
+# --------------------------------------------------------------------------- 05 values explorer
+
+
+def test_values_explorer_default_matches_running_example(ex, boxes):
+    box = make_values_explorer()
+    boxes.append(box)
+    assert box.message.value == ""
+    assert bytes(box.image.value).startswith(PNG_MAGIC)
+    res = mha_lib.multi_head_attention(ex.X, ex.params)
+    np.testing.assert_allclose(box.result.weights_row, res.weights[0, 0], atol=1e-12)
+    np.testing.assert_allclose(box.result.output_row, res.heads[0, 0], atol=1e-12)
+    # the bar panel shows exactly these weights
+    bar_ax = box.figure.get_axes()[0]
+    np.testing.assert_allclose([p.get_height() for p in bar_ax.patches], res.weights[0, 0], atol=1e-12)
+
+
+@pytest.mark.parametrize("h, d_k, head, query", [(4, 0, 3, 2), (2, 32, 2, 1), (16, 0, 16, 3), (1, 0, 1, 0)])
+def test_values_explorer_follows_every_control(ex, boxes, h, d_k, head, query):
+    box = make_values_explorer()
+    boxes.append(box)
+    with box.hold():  # one redraw for the four changes
+        box.controls["h"].value = h
+        box.controls["d_k"].value = d_k
+        box.controls["head"].value = head
+        box.controls["query"].value = query
+    assert box.message.value == ""
+    ref = _reference(ex, h, d_k or 512 // h)
+    np.testing.assert_allclose(box.result.weights_row, ref.weights[head - 1, query], atol=1e-12)
+    np.testing.assert_allclose(box.result.output_row, ref.heads[head - 1, query], atol=1e-12)
+    bar_ax = box.figure.get_axes()[0]
+    np.testing.assert_allclose([p.get_height() for p in bar_ax.patches], ref.weights[head - 1, query], atol=1e-12)
+    assert f"head {head}" in bar_ax.get_title()
+    assert ex.tokens[query] in bar_ax.get_title()
+    # every output component lies between the smallest and largest value row's component
+    V = ref.V[head - 1]
+    assert np.all(box.result.output_row >= V.min(axis=0) - 1e-12)
+    assert np.all(box.result.output_row <= V.max(axis=0) + 1e-12)
+
+
+def test_values_explorer_impossible_combinations_show_a_message(boxes):
+    box = make_values_explorer()
+    boxes.append(box)
+    box.controls["head"].value = 10  # h is 8
+    assert _is_error(box)
+    assert "no head 10" in box.message.value
+    box.controls["h"].value = 16  # now head 10 exists
+    assert box.message.value == "" and box.result.head == 10
+    box.controls["h"].value = 5  # 512 / 5 is not whole and head 10 > 5
+    assert _is_error(box)
+    box.controls["head"].value = 2
+    assert _is_error(box) and "not a whole number" in box.message.value
+    box.controls["d_k"].value = 16  # a fixed d_k makes h = 5 possible
+    assert box.message.value == "" and box.result.V.shape == (4, 16)
+
+
+def test_values_figure_draws_three_panels():
+    fig = values_figure(query=1, head=2)
+    assert len(fig.get_axes()) >= 3
+    assert "dumpty" in fig.get_axes()[0].get_title()
+    fig.clear()
+
+
+# --------------------------------------------------------------------------- 06 concat explorer
+
+
+def test_concat_explorer_default(ex, boxes):
+    box = make_concat_explorer()
+    boxes.append(box)
+    res = mha_lib.multi_head_attention(ex.X, ex.params)
+    assert box.result.concat.shape == (4, 512)
+    np.testing.assert_allclose(box.result.concat, res.concat, atol=1e-12)
+    layout_ax = box.figure.get_axes()[0]
+    assert len([p for p in layout_ax.patches]) == 8  # one block per head
+    assert "(4, 512)" in layout_ax.get_title() and "= d_model" in layout_ax.get_title()
+
+
+@pytest.mark.parametrize("h, d_k", [(4, 0), (2, 0), (12, 128), (16, 0), (3, 64)])
+def test_concat_explorer_follows_h_and_d_k(ex, boxes, h, d_k):
+    box = make_concat_explorer()
+    boxes.append(box)
+    with box.hold():
+        box.controls["h"].value = h
+        box.controls["d_k"].value = d_k
+    assert box.message.value == ""
+    d = d_k or 512 // h
+    ref = _reference(ex, h, d)
+    np.testing.assert_allclose(box.result.concat, mha_lib.merge_heads(ref.heads), atol=1e-12)
+    assert box.result.concat.shape == (4, h * d)
+    layout_ax = box.figure.get_axes()[0]
+    assert len(layout_ax.patches) == h
+    assert f"(4, {h * d})" in layout_ax.get_title()
+    assert ("≠ d_model" in layout_ax.get_title()) == (h * d != 512)
+
+
+def test_concat_explorer_impossible_h_shows_a_message(boxes):
+    box = make_concat_explorer()
+    boxes.append(box)
+    box.controls["h"].value = 7
+    assert _is_error(box) and "512/7" in box.message.value
+    box.controls["h"].value = 8
+    assert box.message.value == "" and box.result.h == 8
+
+
+def test_reshape_figures_show_the_numbers():
+    fig = reshape_steps_figure()
+    texts = [t.get_text() for ax in fig.get_axes() for t in ax.texts]
+    for k in range(12):  # every number 0..11 appears in each of the 4 panels
+        assert texts.count(str(k)) == 4
+    fig.clear()
+    fig = reshape_bug_figure()
+    right, wrong = fig.get_axes()
+    # the wrong panel's head 1 is [[0, 1], [2, 3]]: both rows from token 1
+    wrong_numbers = [t.get_text() for t in wrong.texts if t.get_text().isdigit()]
+    assert wrong_numbers[:4] == ["0", "1", "2", "3"]
+    right_numbers = [t.get_text() for t in right.texts if t.get_text().isdigit()]
+    assert right_numbers[:4] == ["0", "1", "6", "7"]
+    fig.clear()
+
+
+def test_plot_cells_writes_every_entry():
+    from matplotlib.figure import Figure
+
+    ax = Figure().add_subplot()
+    plot_cells(ax, np.array([[1, 2], [3, 4]]), row_labels=["a", "b"])
+    assert sorted(t.get_text() for t in ax.texts) == ["1", "2", "3", "4", "a", "b"]
+
+
+def test_concat_figure_runs():
+    fig = concat_figure(h=4)
+    assert len(fig.get_axes()[0].patches) == 4
+    fig.clear()
+
+
+# --------------------------------------------------------------------------- 07 output explorer
+
+
+def test_output_explorer_default(ex, boxes):
+    box = make_output_explorer()
+    boxes.append(box)
+    token, view = box.result
+    res = mha_lib.multi_head_attention(ex.X, ex.params)
+    np.testing.assert_allclose(view.output, res.output, atol=1e-12)
+    np.testing.assert_allclose(view.contributions.sum(axis=0), res.output, atol=1e-12)
+    assert view.shapes()["output"] == view.shapes()["X"] == (4, 512)
+    assert token == 0
+
+
+@pytest.mark.parametrize("h, d_k, wo", [(4, 0, "random"), (1, 0, "identity"), (16, 0, "identity"), (3, 32, "random")])
+def test_output_explorer_follows_controls(ex, boxes, h, d_k, wo):
+    box = make_output_explorer()
+    boxes.append(box)
+    with box.hold():
+        box.controls["h"].value = h
+        box.controls["d_k"].value = d_k
+        box.controls["wo"].value = wo
+        box.controls["token"].value = 2
+    assert box.message.value == ""
+    token, view = box.result
+    d = d_k or 512 // h
+    p = mha_lib.init_params(512, h, d_k=d, seed=0)
+    if wo == "identity":
+        p = mha_lib.MHAParams(W_q=p.W_q, W_k=p.W_k, W_v=p.W_v, W_o=np.eye(512))
+    ref = mha_lib.multi_head_attention(ex.X, p)
+    np.testing.assert_allclose(view.output, ref.output, atol=1e-12)
+    np.testing.assert_allclose(view.weights, ref.weights, atol=1e-12)
+    assert view.contributions.shape == (h, 4, 512)
+    np.testing.assert_allclose(view.contributions.sum(axis=0), ref.output, atol=1e-10)
+    assert token == 2
+    if wo == "identity":
+        np.testing.assert_allclose(view.output, ref.concat, atol=1e-12)  # W^O = I changes nothing
+        # head i only writes its own block of columns
+        for i in range(h):
+            outside = np.delete(view.contributions[i], np.s_[i * d:(i + 1) * d], axis=1)
+            assert np.all(outside == 0)
+    # the contribution panel has one row per head plus the sum
+    con_ax = box.figure.get_axes()[1]
+    assert len(con_ax.get_yticklabels()) == h + 1
+    assert "sat" in con_ax.get_title()
+
+
+def test_output_explorer_identity_needs_a_square_wo(boxes):
+    box = make_output_explorer()
+    boxes.append(box)
+    box.controls["d_k"].value = 16
+    assert box.message.value == ""
+    assert box.result[1].W_o.shape == (128, 512)
+    box.controls["wo"].value = "identity"
+    assert _is_error(box) and "square" in box.message.value
+    box.controls["d_k"].value = 0
+    assert box.message.value == ""
+    np.testing.assert_array_equal(box.result[1].W_o, np.eye(512))
+
+
+def test_output_figure_runs():
+    fig = output_figure(h=2, wo="identity")
+    assert len(fig.get_axes()) >= 3
+    fig.clear()
