@@ -1,0 +1,219 @@
+"""Explorer and pictures for notebook 09 (trained heads): a real model's 12 heads, layer by layer.
+
+    from mha_lib.explorers.trained import make_trained_explorer
+    make_trained_explorer()
+
+Type a sentence, pick a layer of all-MiniLM-L6-v2 (:mod:`mha_lib.minilm`), and
+see the attention weights of all 12 heads of that layer on one grid, each
+panel titled with what that head mostly looks at. The compute function
+(:func:`compute_trained`) is pure; an impossible setting (an empty sentence,
+too many tokens to label, the model not installed) raises ``ValueError`` and
+the explorer shows that one line instead of a picture.
+
+The other ``draw_*`` functions make the notebook's static figures; each
+draws on a figure it is given.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+
+from .. import minilm
+from ..plotting import WEIGHTS_CMAP, plot_attention, plot_heads, plot_matrix
+from ._base import build_explorer, int_slider
+
+__all__ = [
+    "MAX_SHOWN",
+    "DEFAULT_SENTENCE",
+    "compute_trained",
+    "draw_trained",
+    "make_trained_explorer",
+    "dominant_pattern",
+    "draw_patterns",
+    "draw_gallery",
+    "draw_word_attention",
+]
+
+MAX_SHOWN = 24  # tokens ([CLS] and [SEP] included) that a 12-panel grid can still label readably
+DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."
+NCOLS = 4  # 12 heads -> 3 rows of 4 panels
+CLEAR = 0.4  # a head whose largest measure is below this is titled "no clear pattern"
+
+
+def dominant_pattern(patterns, i):
+    """``(name, value)`` of the largest measure of head i (NaN measures ignored).
+
+    Parameters
+    ----------
+    patterns : dict name -> ndarray, shape (h,)
+        From :func:`mha_lib.minilm.head_patterns` for one layer.
+    i : int
+        Head index (from 0).
+    """
+    scores = {name: float(values[i]) for name, values in patterns.items() if np.isfinite(values[i])}
+    name = max(scores, key=scores.get)
+    return name, scores[name]
+
+
+def compute_trained(sentence, layer):
+    """Run the model on the sentence and keep one layer's 12 heads.
+
+    Parameters
+    ----------
+    sentence : str
+    layer : int
+        1 to 6 (numbered from 1, as in the notebook's prose).
+
+    Returns
+    -------
+    dict
+        ``tokens`` (list of str, n), ``layer`` (int), ``weights`` (h, n, n),
+        ``patterns`` (dict name -> (h,) measures of :func:`mha_lib.minilm.head_patterns`).
+
+    Raises
+    ------
+    ValueError
+        Empty sentence, more than :data:`MAX_SHOWN` tokens, a layer outside
+        1-6, or the model not installed (the message says how to install it).
+    """
+    try:
+        model = minilm.load_minilm()
+    except minilm.ModelNotInstalledError as exc:
+        raise ValueError(str(exc)) from None
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 1 <= layer <= model.n_layers:
+        raise ValueError(f"layer={layer!r}: the model has layers 1 to {model.n_layers}")
+    tokens, _ = minilm.encode_tokens(sentence, model, truncate=MAX_SHOWN + 1)  # empty -> ValueError
+    if len(tokens) > MAX_SHOWN:
+        raise ValueError(f"the sentence has more than {MAX_SHOWN} tokens ([CLS] and [SEP] included); a grid of "
+                         f"12 heads cannot label more readably: shorten it")
+    out = minilm.run_minilm(sentence, model)
+    weights = out.attentions[layer - 1]  # (h, n, n)
+    return {"tokens": out.tokens, "layer": int(layer), "weights": weights,
+            "patterns": minilm.head_patterns(weights, out.tokens)}
+
+
+def draw_trained(fig, result):
+    """All heads of one layer, one shared [0, 1] scale, each titled with its clearest pattern.
+
+    A head's title names its largest measure (see :func:`mha_lib.minilm.head_patterns`) when that is at
+    least ``CLEAR`` = 0.4, and says "no clear pattern" otherwise.
+    """
+    tokens, weights, layer = result["tokens"], result["weights"], result["layer"]
+    n = len(tokens)
+    fontsize = 8 if n <= 16 else 6
+    images = plot_heads(fig, weights, tokens, title=f"layer {layer}, head", ncols=NCOLS, annotate=False,
+                        fontsize=fontsize, cbar_label="attention weight")
+    for i, im in enumerate(images):
+        name, value = dominant_pattern(result["patterns"], i)
+        label = f"{name} {value:.2f}" if value >= CLEAR else "no clear pattern"
+        im.axes.set_title(f"L{layer} head {i + 1}: {label}", fontsize=8)
+    fig.suptitle(f"Layer {layer}: row = query token (looks), column = key token (is looked at)", fontsize=10)
+    return images
+
+
+def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
+    """Type a sentence, pick a layer: see all 12 heads of all-MiniLM-L6-v2 at once.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``box.controls["sentence"]`` (Text, updates on Enter or when it loses focus),
+        ``box.controls["layer"]`` (IntSlider 1-6), ``box.message``, ``box.image``,
+        ``box.figure``, ``box.result`` (see :mod:`mha_lib.explorers._base`).
+    """
+    controls = {
+        "sentence": widgets.Text(value=sentence, description="sentence", continuous_update=False,
+                                 layout=widgets.Layout(width="34em"), style={"description_width": "initial"}),
+        "layer": int_slider("layer", layer, 1, minilm.LAYERS),
+    }
+    return build_explorer(controls, compute_trained, draw_trained, figsize=(11, 9.2), dpi=80,
+                          title="all-MiniLM-L6-v2: the 12 heads of one layer")
+
+
+# --------------------------------------------------------------------------- static pictures for the notebook
+
+
+def draw_patterns(fig, patterns):
+    """One small (layers x heads) heatmap per measure: where in the model each kind of head sits.
+
+    Parameters
+    ----------
+    fig : Figure
+    patterns : dict name -> ndarray, shape (L, h)
+    """
+    fig.clear()
+    names = list(patterns)
+    axes = fig.subplots(2, (len(names) + 1) // 2, squeeze=False)
+    im = None
+    for ax, name in zip(axes.flat, names):
+        values = np.asarray(patterns[name])
+        L, h = values.shape
+        im = plot_matrix(ax, values, [str(l + 1) for l in range(L)], [str(i + 1) for i in range(h)],
+                         title=f"looks at: {name}", cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0, annotate=False, fontsize=7)
+        ax.set_xlabel("head", fontsize=7)
+        ax.set_ylabel("layer", fontsize=7)
+    for ax in list(axes.flat)[len(names):]:
+        ax.set_axis_off()
+    if im is not None:
+        fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8, label="average attention weight")
+    return im
+
+
+def draw_gallery(fig, entries, tokens):
+    """The clearest head for each measure, side by side.
+
+    Parameters
+    ----------
+    entries : list of (name, layer, head, value, weights)
+        ``layer`` and ``head`` numbered from 1; ``weights`` shape (n, n).
+    tokens : list of str, length n
+    """
+    fig.clear()
+    axes = fig.subplots(2, (len(entries) + 1) // 2, squeeze=False)
+    im = None
+    for ax, (name, layer, head, value, weights) in zip(axes.flat, entries):
+        im = plot_attention(ax, weights, tokens, title=f"{name}: layer {layer}, head {head} ({value:.2f})",
+                            fontsize=6)
+    for ax in list(axes.flat)[len(entries):]:
+        ax.set_axis_off()
+    if im is not None:
+        fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8, label="attention weight")
+    return im
+
+
+def draw_word_attention(fig, attentions, tokens, query, *, mark=()):
+    """Where one query token looks, in every layer and head: one (heads x keys) heatmap per layer.
+
+    Parameters
+    ----------
+    attentions : ndarray, shape (L, h, n, n)
+    tokens : list of str, length n
+    query : int
+        Position of the query token (e.g. ``tokens.index("it")``).
+    mark : sequence of int
+        Key positions to outline (e.g. "animal" and "street").
+    """
+    fig.clear()
+    A = np.asarray(attentions)[:, :, query, :]  # (L, h, n): row of the query in every head
+    L, h, n = A.shape
+    axes = fig.subplots(2, (L + 1) // 2, squeeze=False, sharex=True, sharey=True)
+    im = None
+    for l, ax in enumerate(axes.flat):
+        if l >= L:
+            ax.set_axis_off()
+            continue
+        im = plot_matrix(ax, A[l], [f"head {i + 1}" for i in range(h)], tokens, title=f"layer {l + 1}",
+                         cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0, annotate=False, fontsize=7)
+        for j in mark:
+            ax.add_patch(_outline(j, h))
+    fig.suptitle(f'Where "{tokens[query]}" looks (row = head, column = key token)', fontsize=10)
+    if im is not None:
+        fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8, label="attention weight")
+    return im
+
+
+def _outline(column, rows):
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((column - 0.5, -0.5), 1, rows, fill=False, edgecolor="#E69F00", linewidth=1.5)

