@@ -128,3 +128,11 @@ def test_repeated_word_gets_the_same_output_wherever_it_stands():
     np.testing.assert_allclose(res.output_perm, res.output, rtol=0, atol=1e-12)
     res = permutation_experiment("the cat saw the dog", "4 2 3 1 5", positions=True)
     assert res.moved.max() > 0.1
+
+
+def test_starting_values(boxes):
+    box = make_positions_explorer(positions=True, head=3)
+    boxes.append(box)
+    assert box.controls["positions"].value is True and box.result.positions
+    assert box.result.head == 2
+    assert _heatmap_axes(box)[0].get_title() == "head 3: as written"

@@ -165,8 +165,10 @@ def permutation_figure(**kwargs):
     return fig
 
 
-def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER):
+def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, positions=False, head=1):
     """Widget: type a sentence and a new word order, toggle the positional encodings, pick a head.
+
+    The arguments are the starting values of the controls.
 
     Returns
     -------
@@ -181,8 +183,8 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER):
                                  style={"description_width": "initial"}),
         "order": widgets.Text(value=order, description="new order (words 1..n)", continuous_update=False,
                               style={"description_width": "initial"}),
-        "positions": checkbox("add positional encodings", False),
-        "head": int_slider("head", 1, 1, 8),
+        "positions": checkbox("add positional encodings", positions),
+        "head": int_slider("head", head, 1, 8),
     }
     return build_explorer(controls, permutation_experiment, draw_permutation, figsize=(10, 3.3),
                           title="Reorder the words: does attention notice?")

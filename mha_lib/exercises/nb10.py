@@ -1,0 +1,52 @@
+"""Self-checks of notebook 10 (positions)."""
+
+import numpy as np
+
+from .. import init_params, multi_head_attention, sinusoidal_positions
+from . import Exercise
+
+# The fourth source document's three tokens (its PyTorch experiment).
+_X_TINY = np.array([[1.0, 2.0], [2.0, 3.0], [3.0, 4.0]])
+
+
+def _which_row():
+    r = multi_head_attention(_X_TINY, init_params(2, 1, seed=0))
+    r_swapped = multi_head_attention(_X_TINY[[0, 2, 1]], init_params(2, 1, seed=0))
+    # output row 2 of the swapped sentence (index 1) equals which original row? numbered from 1
+    return int(np.argmin(np.abs(r.output - r_swapped.output[1]).sum(axis=1))) + 1
+
+
+EXERCISES = {
+    "swapped_row": Exercise(
+        question="In the tiny example, tokens 2 and 3 are swapped. Output row 2 of the swapped sentence equals "
+                 "which output row of the original sentence: 1, 2 or 3?",
+        answer=_which_row,
+        hint="Row 2 of the swapped sentence is the token that used to be third; without positions it keeps its output.",
+        kind="choice",
+    ),
+    "pe_first_entry": Exercise(
+        question="What is PE[1, 0], the first entry of the encoding of position 1 (whatever d_model is)? "
+                 "Four decimals are enough.",
+        answer=lambda: sinusoidal_positions(2, 512)[1, 0],
+        hint="Column 0 is sin(p / 10000^0) = sin(p), with p in radians.",
+        kind="number",
+        rtol=0.0,
+        atol=1e-4,
+    ),
+    "pe_self_dot": Exercise(
+        question="For d_model = 512, what is the dot product PE[p] · PE[p] of a position's encoding with itself "
+                 "(the same for every p)?",
+        answer=lambda: float(sinusoidal_positions(7, 512)[6] @ sinusoidal_positions(7, 512)[6]),
+        hint="The columns come in pairs sin(a), cos(a), and sin²(a) + cos²(a) = 1. How many pairs are there?",
+        kind="number",
+        rtol=0.0,
+        atol=1e-9,
+    ),
+    "torch_sentences": Exercise(
+        question="Doc 003 gives nn.MultiheadAttention (batch_first=False) a tensor of shape (1, 3, 2). "
+                 "How many separate sentences does PyTorch see?",
+        answer=lambda: 3,
+        hint="With batch_first=False the shape means (sequence length, batch, embedding).",
+        kind="choice",
+    ),
+}
