@@ -30,7 +30,7 @@ EXERCISES = {
         kind="array",
     ),
     "doc002_output": Exercise(
-        question="The second source document's example, done right (scores Q K^T, not Q K): what is the output row "
+        question="Doc 002's example (the third source document), done right (scores Q K^T, not Q K): what is the output row "
                  "of the FIRST token? Give a list [a, b] (to 2 decimals or better).",
         answer=lambda: scaled_dot_product_attention(DOC002_Q, DOC002_K, DOC002_V)[0][0],
         hint="Scores row 1 = (6.5, 10) / sqrt(2); softmax it; then weight the value rows (0, 4) and (1, 2).",

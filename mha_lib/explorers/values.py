@@ -141,7 +141,8 @@ def plot_weight_bars(ax, weights_row, tokens, *, title=None, fontsize=9):
 
 
 def plot_convex_combination(ax, values2d, outputs2d, tokens, *, query=None, weights=None, title=None,
-                            xlabel="component 1", ylabel="component 2", fontsize=9, legend=True):
+                            xlabel="component 1", ylabel="component 2", fontsize=9, legend=True, label_outputs=True,
+                            output_color=None):
     """Value rows as coloured points, output rows as stars inside their convex hull.
 
     Parameters
@@ -156,6 +157,10 @@ def plot_convex_combination(ax, values2d, outputs2d, tokens, *, query=None, weig
         Index of the output row to emphasise; lines from it to every value
         row are drawn with a width proportional to ``weights[query]``.
     weights : ndarray, shape (n_q, n), optional
+    label_outputs : bool
+        Write "out(token)" next to the emphasised output stars (all stars when query is None).
+    output_color : str, optional
+        One colour for every star. Default: the colour of the star's query token (query m has token m's colour).
 
     Returns
     -------
@@ -183,10 +188,10 @@ def plot_convex_combination(ax, values2d, outputs2d, tokens, *, query=None, weig
                                    fontsize=fontsize, color=c, fontweight="bold"))
     for m in range(len(outputs2d)):
         big = query is None or m == query
-        c = TOKEN_COLORS[m % len(TOKEN_COLORS)]
+        c = output_color or TOKEN_COLORS[m % len(TOKEN_COLORS)]
         artists.append(ax.scatter(*outputs2d[m], marker="*", s=260 if big else 90, color=c,
                                   edgecolor="black", linewidth=0.8, zorder=4, alpha=1.0 if big else 0.55))
-        if big:
+        if big and label_outputs:
             label = f"out({tokens[m]})" if m < len(tokens) else f"out {m + 1}"
             artists.append(ax.annotate(label, outputs2d[m], xytext=(8, -12), textcoords="offset points",
                                        fontsize=fontsize, color="black"))
