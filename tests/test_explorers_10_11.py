@@ -136,3 +136,49 @@ def test_starting_values(boxes):
     assert box.controls["positions"].value is True and box.result.positions
     assert box.result.head == 2
     assert _heatmap_axes(box)[0].get_title() == "head 3: as written"
+
+
+# --------------------------------------------------------------------------- 11 cost of attention
+
+from mha_lib.cost import attention_cost  # noqa: E402
+from mha_lib.explorers.cost import make_cost_explorer  # noqa: E402
+
+
+def test_cost_default_is_bert_base_at_512(boxes):
+    box = make_cost_explorer()
+    boxes.append(box)
+    res = box.result
+    assert box.message.value == "" and bytes(box.image.value).startswith(PNG_MAGIC)
+    assert (res.n, res.d_model, res.h) == (512, 768, 12)
+    c = attention_cost(512, 768, 12)
+    assert res.total_flops == c["total"]["flops"]
+    assert res.memory["attention weights h n²"] == 4 * 12 * 512 * 512
+    bars = box.figure.axes[0].patches
+    np.testing.assert_allclose([b.get_width() for b in bars],
+                               [100 * c[k]["flops"] / c["total"]["flops"]
+                                for k in ("projections", "scores", "softmax", "weighted_sum", "output")])
+
+
+def test_cost_controls(boxes):
+    box = make_cost_explorer()
+    boxes.append(box)
+    box.controls["d_model"].value = 4096
+    box.controls["h"].value = 32
+    box.controls["log2_n"].value = 15
+    res = box.result
+    assert res.memory["attention weights h n²"] == 128 * 2**30  # LLaMA-7B, 32k tokens: 128 GiB
+    box.controls["blockwise"].value = True
+    res = box.result
+    assert res.memory["one block of scores per head"] == 4 * 32 * 32768 * 64
+    assert res.total_flops == attention_cost(32768, 4096, 32)["total"]["flops"]  # same arithmetic
+    widths = [b.get_width() for b in box.figure.axes[1].patches]
+    assert widths[2] == res.memory["one block of scores per head"]
+
+
+def test_cost_impossible_heads(boxes):
+    box = make_cost_explorer()
+    boxes.append(box)
+    box.controls["h"].value = 7  # 768 is not divisible by 7
+    assert "not divisible" in box.message.value and box.result is None
+    box.controls["h"].value = 8
+    assert box.message.value == "" and box.result.h == 8

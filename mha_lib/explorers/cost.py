@@ -1,0 +1,125 @@
+"""Explorer for notebook 11 (the cost of attention): FLOPs and memory against n, d_model and h.
+
+``make_cost_explorer()``
+    d_model and h (as in the real models of the second source document),
+    the number of tokens n = 2**slider, and a checkbox for blockwise
+    ("flash") attention. Left: where the arithmetic goes, step by step.
+    Right: how many bytes each thing held at once takes in float32: the
+    parameters, Q/K/V, and the attention weights (h n^2) or, blockwise, one
+    block of scores per head (h n block_size).
+
+The compute function :func:`cost_setting` is pure; the widget only draws it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..cost import attention_cost, format_bytes
+from ._base import build_explorer, checkbox, dropdown, int_slider
+
+__all__ = ["CostSetting", "cost_setting", "draw_cost", "make_cost_explorer"]
+
+STEP_LABELS = {
+    "projections": "Q, K, V projections",
+    "scores": "scores QKᵀ",
+    "softmax": "softmax",
+    "weighted_sum": "weighted sum AV",
+    "output": "output $W^O$",
+}
+
+
+@dataclass(frozen=True)
+class CostSetting:
+    """FLOPs per step and float32 bytes held, for one (n, d_model, h) and attention kind."""
+
+    n: int
+    d_model: int
+    h: int
+    blockwise: bool
+    block_size: int
+    flops: dict  # step -> FLOPs
+    memory: dict  # what -> bytes (float32)
+
+    @property
+    def total_flops(self):
+        return sum(self.flops.values())
+
+
+def cost_setting(d_model=768, h=12, log2_n=9, blockwise=False, block_size=64):
+    """FLOPs of every step and the float32 memory of one layer for one sentence of n = 2**log2_n tokens.
+
+    Raises
+    ------
+    ValueError
+        When h does not divide d_model (d_k = d_model / h must be whole).
+    """
+    n = 2 ** int(log2_n)
+    c = attention_cost(n, d_model, h)  # raises ValueError for h not dividing d_model
+    flops = {name: c[name]["flops"] for name in STEP_LABELS}
+    d_k = d_model // h
+    held = h * n * min(block_size, n) if blockwise else c["scores"]["numbers"]  # scores (= weights) at once
+    memory = {
+        "parameters W": 4 * c["parameters"]["numbers"],
+        "Q, K, V": 4 * 3 * h * n * d_k,
+        ("one block of scores per head" if blockwise else "attention weights h n²"): 4 * held,
+    }
+    return CostSetting(n=n, d_model=int(d_model), h=int(h), blockwise=bool(blockwise), block_size=int(block_size),
+                       flops=flops, memory=memory)
+
+
+def draw_cost(fig, res):
+    """Left: share of the FLOPs per step. Right: bytes of what is held at once (log scale)."""
+    fig.clear()
+    ax_f, ax_m = fig.subplots(1, 2)
+    names = list(STEP_LABELS)
+    share = np.array([res.flops[k] for k in names], dtype=float) / res.total_flops
+    quadratic = {"scores", "softmax", "weighted_sum"}
+    colors = ["#D55E00" if k in quadratic else "#0072B2" for k in names]
+    y = np.arange(len(names))
+    ax_f.barh(y, 100 * share, color=colors)
+    ax_f.set_yticks(y, labels=[STEP_LABELS[k] for k in names], fontsize=8)
+    ax_f.invert_yaxis()
+    ax_f.set_xlim(0, 110)
+    ax_f.set_xlabel("% of the FLOPs (orange: grows with n²)", fontsize=8)
+    for yi, s in zip(y, share):
+        ax_f.text(100 * s + 1, yi, f"{100 * s:.1f}%", va="center", fontsize=8)
+    ax_f.set_title(f"n = {res.n}, d_model = {res.d_model}, h = {res.h}: {res.total_flops / 1e9:,.2f} GFLOP",
+                   fontsize=9)
+    labels = list(res.memory)
+    values = np.array([res.memory[k] for k in labels], dtype=float)
+    ym = np.arange(len(labels))
+    ax_m.barh(ym, values, color=["#999999", "#0072B2", "#009E73" if res.blockwise else "#D55E00"])
+    ax_m.set_xscale("log")
+    ax_m.set_xlim(1e3, 1e12)
+    ax_m.set_yticks(ym, labels=labels, fontsize=8)
+    ax_m.invert_yaxis()
+    for yi, v in zip(ym, values):
+        ax_m.text(v * 1.3, yi, format_bytes(v), va="center", fontsize=8)
+    ax_m.set_xlabel("bytes in float32, one layer, one sentence (log scale)", fontsize=8)
+    kind = f"blockwise, {res.block_size} keys at a time" if res.blockwise else "standard attention"
+    ax_m.set_title(f"memory held at once: {kind}", fontsize=9)
+
+
+MODELS = [("512 (running example)", 512), ("768 (BERT-Base, GPT-2)", 768), ("4096 (LLaMA-7B)", 4096)]
+
+
+def make_cost_explorer(d_model=768, h=12, log2_n=9, blockwise=False):
+    """Widget: d_model, h, n = 2**slider and blockwise on/off -> FLOPs per step and memory.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        See :func:`mha_lib.explorers._base.build_explorer`; controls
+        ``d_model``, ``h``, ``log2_n`` and ``blockwise``.
+    """
+    controls = {
+        "d_model": dropdown("d_model", MODELS, value=d_model),
+        "h": int_slider("h", h, 1, 64),
+        "log2_n": int_slider("log₂ n", log2_n, 2, 17),
+        "blockwise": checkbox("blockwise (flash) attention", blockwise),
+    }
+    return build_explorer(controls, cost_setting, draw_cost, figsize=(10, 3.2),
+                          title="What one attention layer costs: n = 2 ** slider tokens")
