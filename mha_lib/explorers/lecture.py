@@ -371,6 +371,9 @@ class LectureDrawer:
         self.caption.set_text("“" + " ".join(res.tokens) + "”\n" + _caption(res))
         dynamic = [p.im for p in panels] + [p.labels for p in panels if p.labels.get_visible()]
         dynamic += [self.out_image, self.out_title, self.caption]
+        # The frames are drawn after the images (as in a full draw), or the images would cover them.
+        dynamic += [spine for p in panels for spine in p.ax.spines.values()]
+        dynamic += list(self.oax.spines.values())
         return Frame(dynamic, new_layout)
 
     def heads_drawn(self):
@@ -458,6 +461,7 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
 
     def sync(change=None):
         controls["d_k"].disabled = controls["tie"].value
+        controls["d_k"].max = max(256, controls["d_model"].value)  # room for d_k = d_model when h = 1
         if controls["tie"].value and controls["d_model"].value % controls["h"].value == 0:
             controls["d_k"].value = controls["d_model"].value // controls["h"].value
         preset = controls["preset"].value

@@ -1,0 +1,41 @@
+"""Self-checks of notebook 08 (the whole computation on one screen)."""
+
+from .. import causal_mask, parameter_count
+from . import Exercise
+
+EXERCISES = {
+    "bert_params": Exercise(
+        question="How many learnable numbers does one BERT-Base attention layer have without biases "
+                 "(d_model=768, h=12, d_k=64)?",
+        answer=lambda: parameter_count(768, 12)["total"],
+        hint="W^Q, W^K, W^V together are three d_model x (h*d_k) matrices, and W^O is (h*d_k) x d_model. "
+             "With h*d_k = d_model that is 4 * d_model^2.",
+        kind="number",
+        rtol=0.0,
+        atol=0.5,
+    ),
+    "llama_head_q": Exercise(
+        question="In the LLaMA-7B preset (d_model=4096, h=32, d_k=128) with a sentence of 16 tokens, "
+                 "what is the shape of one head's Q_i?",
+        answer=lambda: (16, 128),
+        hint="One row per token, one column per query dimension of a head: (n, d_k).",
+        kind="shape",
+    ),
+    "llama_weights": Exercise(
+        question="Same setting: how many attention weights does the layer compute (all heads together)?",
+        answer=lambda: 32 * 16 * 16,
+        hint="Each head has an (n, n) weight matrix, and there are h heads.",
+        kind="number",
+        rtol=0.0,
+        atol=0.5,
+    ),
+    "causal_zeros": Exercise(
+        question="With the causal mask on the running example (4 tokens), how many of one head's 16 weights "
+                 "are exactly zero?",
+        answer=lambda: int((~causal_mask(4)).sum()),
+        hint="Token m may look at tokens 1..m only: count the cells above the diagonal.",
+        kind="number",
+        rtol=0.0,
+        atol=0.5,
+    ),
+}

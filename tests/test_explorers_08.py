@@ -1,0 +1,237 @@
+"""The notebook 08 explorer (mha_lib.explorers.lecture) and the explorer machinery it relies on."""
+
+import io
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+pytest.importorskip("ipywidgets")
+
+import mha_lib
+from mha_lib import causal_mask, embed_tokens, init_params, multi_head_attention, padding_mask
+from mha_lib.explorers import _base
+from mha_lib.explorers.lecture import (LectureDrawer, compute_lecture, lecture_figure, make_lecture_explorer,
+                                       shapes_table_html)
+
+
+@pytest.fixture
+def box():
+    b = make_lecture_explorer()
+    yield b
+    b.figure.clear()
+
+
+def visible_head_axes(box):
+    return [p.ax for p in box.drawer.panels if p.ax.get_visible()]
+
+
+def expected(sentence, d_model, h, d_k=None, mask=None, scale=None):
+    tokens = sentence.split()
+    return multi_head_attention(embed_tokens(tokens, d_model), init_params(d_model, h, d_k=d_k, seed=0),
+                                mask=mask, scale=scale)
+
+
+def test_default_is_the_running_example(box):
+    ex = mha_lib.load_running_example()
+    ref = multi_head_attention(ex.X, ex.params)
+    assert box.result.tokens == ex.tokens
+    np.testing.assert_array_equal(box.result.result.weights, ref.weights)
+    np.testing.assert_array_equal(box.result.result.output, ref.output)
+    assert len(visible_head_axes(box)) == 8
+    assert box.message.value == ""
+    assert box.image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "(8, 4, 64)" in box.shapes.value and "(4, 512)" in box.shapes.value
+
+
+@pytest.mark.parametrize("h", [1, 2, 4, 16])
+def test_h_changes_the_number_of_panels_and_the_weights(box, h):
+    box.controls["h"].value = h
+    assert box.result.h == h and box.result.d_k == 512 // h
+    assert len(visible_head_axes(box)) == h
+    np.testing.assert_allclose(box.result.result.weights, expected("humpty dumpty sat on", 512, h).weights,
+                               rtol=0, atol=1e-12)
+    assert box.controls["d_k"].value == 512 // h
+
+
+def test_impossible_h_shows_a_message_and_raises_nothing(box):
+    before = box.image.value
+    box.controls["h"].value = 7
+    assert "not divisible by h=7" in box.message.value
+    assert box.result is None
+    assert box.image.layout.visibility == "hidden"
+    box.controls["h"].value = 4
+    assert box.message.value == "" and box.image.value != before
+
+
+def test_free_d_k(box):
+    box.controls["tie"].value = False
+    assert not box.controls["d_k"].disabled
+    box.controls["d_k"].value = 10
+    assert box.result.d_k == 10
+    np.testing.assert_allclose(box.result.result.weights,
+                               expected("humpty dumpty sat on", 512, 8, d_k=10).weights, atol=1e-12)
+    box.controls["h"].value = 7  # allowed when d_k is free
+    assert box.message.value == "" and len(visible_head_axes(box)) == 7
+
+
+def test_same_layout_reuses_the_artists(box):
+    box.controls["tie"].value = False
+    first = box.image.value
+    axes_before = list(box.figure.axes)
+    box.controls["d_k"].value = 65
+    assert box.drawer.last_layout_built is False
+    assert box.figure.axes == axes_before
+    assert box.image.value != first
+    drawn = np.stack([p.im.get_array() for p in box.drawer.panels[:8]])
+    np.testing.assert_allclose(drawn, box.result.result.weights)
+
+
+def test_cached_background_gives_the_same_pixels_as_a_full_draw(box):
+    from PIL import Image
+
+    box.controls["mask"].value = "causal"  # same layout: background reused
+    fast = np.asarray(Image.open(io.BytesIO(box.image.value)))
+    fig = lecture_figure(mask="causal")
+    fig.set_dpi(80)
+    full = np.asarray(Image.open(io.BytesIO(_base.render_png(fig))))
+    assert fast.shape == full.shape
+    assert (fast != full).any(axis=-1).mean() < 0.001
+
+
+def test_masks(box):
+    box.controls["mask"].value = "causal"
+    w = box.result.result.weights
+    assert np.all(w[:, ~causal_mask(4)] == 0)
+    np.testing.assert_allclose(w, expected("humpty dumpty sat on", 512, 8, mask=causal_mask(4)).weights, atol=1e-12)
+    box.controls["mask"].value = "padding"
+    assert "PAD" in box.message.value
+    box.controls["sentence"].value = "you are welcome PAD"
+    assert box.message.value == ""
+    w = box.result.result.weights
+    assert np.all(w[:, :, 3] == 0)
+    ref = multi_head_attention(embed_tokens(["you", "are", "welcome", "PAD"], 512), init_params(512, 8, seed=0),
+                               mask=padding_mask(["you", "are", "welcome", "PAD"]))
+    np.testing.assert_allclose(w, ref.weights, atol=1e-12)
+
+
+def test_scaling_off(box):
+    box.controls["scaled"].value = False
+    np.testing.assert_allclose(box.result.result.weights,
+                               expected("humpty dumpty sat on", 512, 8, scale=1.0).weights, atol=1e-12)
+    assert "NOT scaled" in box.drawer.caption.get_text()
+
+
+def test_sentence_and_too_many_words(box):
+    box.controls["sentence"].value = "the cat sat on the mat"
+    assert box.result.tokens == ("the", "cat", "sat", "on", "the", "mat")
+    assert box.drawer.panels[0].im.get_array().shape == (6, 6)
+    # the same word gets the same embedding, so the two "the" rows attend alike
+    np.testing.assert_allclose(box.result.result.weights[:, 0], box.result.result.weights[:, 4])
+    box.controls["sentence"].value = " ".join(["w"] * 17)
+    assert "at most 16" in box.message.value
+    box.controls["sentence"].value = "   "
+    assert "at least one word" in box.message.value
+
+
+def test_presets_and_back_to_custom(box):
+    box.controls["preset"].value = "BERT-Base (768/12/64)"
+    r = box.result
+    assert (r.d_model, r.h, r.d_k) == (768, 12, 64)
+    assert len(visible_head_axes(box)) == 12
+    assert box.controls["preset"].value == "BERT-Base (768/12/64)"
+    box.controls["h"].value = 6
+    assert box.controls["preset"].value == "custom"
+    assert box.result.d_k == 128
+
+
+def test_presets_redraw_once(box, monkeypatch):
+    calls = []
+    original = box.drawer.__call__
+    monkeypatch.setattr(type(box.drawer), "__call__", lambda self, fig, res: calls.append(1) or original(fig, res))
+    box.controls["preset"].value = "GPT-2 small (768/12/64)"
+    assert len(calls) == 1
+
+
+@pytest.mark.slow
+def test_llama_preset_draws_a_readable_subset():
+    box = make_lecture_explorer()
+    box.controls["sentence"].value = " ".join(f"w{i}" for i in range(16))
+    box.controls["preset"].value = "LLaMA-7B (4096/32/128)"
+    r = box.result
+    assert (r.d_model, r.h, r.d_k, r.heads_shown) == (4096, 32, 128, 16)
+    assert r.result.shapes()["Q"] == (32, 16, 128) and r.result.shapes()["output"] == (16, 4096)
+    assert len(visible_head_axes(box)) == 16
+    assert "showing heads 1–16 of 32" in box.drawer.caption.get_text()
+    assert "16,777,216" in box.shapes.value  # W_q: 4096 * 32 * 128
+    box.figure.clear()
+
+
+def test_lecture_mode_enlarges(box):
+    small = box.drawer.caption.get_fontsize()
+    box.controls["lecture"].value = True
+    assert box.drawer.caption.get_fontsize() > small
+    assert "mha-lecture" in box._dom_classes
+    assert "1.25em" in box.shapes.value
+    box.controls["lecture"].value = False
+    assert "mha-lecture" not in box._dom_classes
+
+
+def test_compute_is_pure_and_checks_input():
+    r = compute_lecture()
+    assert r.n == 4 and r.heads_shown == 8
+    with pytest.raises(ValueError, match="causal|mask"):
+        compute_lecture(mask="diagonal")
+    assert "W_q" in shapes_table_html(r)
+
+
+def test_no_numbers_in_cells_that_are_too_small():
+    fig = lecture_figure(sentence=" ".join(f"w{i}" for i in range(12)), h=16)
+    drawer_panels = [a for a in fig.axes]
+    assert len(drawer_panels) >= 16
+    from mha_lib.explorers.lecture import CellLabels
+
+    labels = [c for ax in fig.axes for c in ax.artists if isinstance(c, CellLabels)]
+    assert labels and not any(c.get_visible() for c in labels)
+
+
+# ---------------------------------------------------------------- the machinery (_base)
+
+def test_hold_redraws_once():
+    import ipywidgets as widgets
+
+    draws = []
+    a, b = widgets.IntSlider(value=1), widgets.IntSlider(value=2)
+    box = _base.build_explorer({"a": a, "b": b}, lambda a, b: a + b, lambda fig, r: draws.append(r))
+    with box.hold():
+        a.value = 5
+        b.value = 7
+    assert draws == [3, 12]
+    b.value = 7  # no change, no redraw
+    assert draws == [3, 12]
+    box.refresh()  # an explicit refresh always redraws
+    assert draws == [3, 12, 12]
+
+
+def test_layout_cache_gives_identical_pixels():
+    from matplotlib.figure import Figure
+
+    from mha_lib.plotting import plot_heads
+
+    ex = mha_lib.load_running_example()
+    w = multi_head_attention(ex.X, ex.params).weights
+    fig, state = Figure(figsize=(9, 4.5), dpi=60, layout="constrained"), {}
+    for _ in range(2):  # the second render reuses the positions of the first
+        plot_heads(fig, w, ex.tokens)
+        cached = _base.render_png(fig, _state=state)
+    assert state["layout"] is not None
+    ref = Figure(figsize=(9, 4.5), dpi=60, layout="constrained")
+    plot_heads(ref, w, ex.tokens)
+    assert cached == _base.render_png(ref)
+
+
+def test_single_blas_thread_is_harmless():
+    a = np.arange(12.0).reshape(3, 4)
+    with _base.single_blas_thread():
+        inside = a @ a.T
+    np.testing.assert_array_equal(inside, a @ a.T)
