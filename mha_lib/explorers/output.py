@@ -119,7 +119,7 @@ def plot_contributions(ax, contributions, output, token, *, columns=10, fontsize
     im = plot_matrix(ax, M, [f"head {i + 1}" for i in range(h)] + ["sum = output"],
                      [str(c + 1) for c in columns], cmap=SIGNED_CMAP, vmin=vlim[0], vmax=vlim[1],
                      annotate=M.size <= 120, fontsize=fontsize,
-                     title=f"'{token}': each head's contribution $\\mathrm{{Head}}_i\\,W^O_i$ "
+                     title=f"'{token}': what each head adds to the output "
                            + (f"(first {len(columns)} columns)" if first else f"({len(columns)} of the columns)"))
     ax.axhline(h - 0.5, color="black", linewidth=2.5)
     ax.set_xlabel("output column", fontsize=fontsize)
@@ -197,7 +197,7 @@ def draw_output(fig, view, token=0, columns=None):
                        fontsize=8 if view.h <= 8 else 7)
     norms = np.linalg.norm(view.contributions, axis=-1).T  # (n, h): size of head i's contribution to token m
     plot_matrix(ax_norm, norms, list(view.tokens), [str(i + 1) for i in range(view.h)], cmap="viridis",
-                vmin=0.0, annotate=norms.size <= 40, fontsize=8, title="size of each contribution\n$\\|(\\mathrm{Head}_i\\,W^O_i)[\\mathrm{token}]\\|$")
+                vmin=0.0, annotate=norms.size <= 40, fontsize=8, title="size of what each head adds\n(length of the row, per token)")
     ax_norm.set_xlabel("head", fontsize=8)
     s = view.shapes()
     fig.suptitle(f"Concat {s['Concat']} @ $W^O$ {s['W^O']} = output {s['output']}, the shape of X {s['X']}, "
