@@ -97,16 +97,16 @@ def test_scores_explorer_default_is_running_example(boxes, ex):
         assert [t.get_text() for t in ax.get_xticklabels()] == list(ex.tokens)
 
 
-@pytest.mark.parametrize("h", [1, 2, 4, 16])
-def test_scores_explorer_h(boxes, ex, h):
+def test_scores_explorer_h(boxes, ex):
     box = make_scores_explorer()
     boxes.append(box)
-    box.controls["h"].value = h
-    assert box.message.value == ""
-    assert len(_head_panels(box)) == h
-    r = mha_lib.multi_head_attention(ex.X, mha_lib.init_params(512, h, seed=0))
-    assert box.result.d_k == 512 // h
-    np.testing.assert_allclose(box.result.scores, r.scores, rtol=1e-12, atol=1e-12)
+    for h in [1, 2, 4, 16]:
+        box.controls["h"].value = h
+        assert box.message.value == ""
+        assert len(_head_panels(box)) == h
+        r = mha_lib.multi_head_attention(ex.X, mha_lib.init_params(512, h, seed=0))
+        assert box.result.d_k == 512 // h
+        np.testing.assert_allclose(box.result.scores, r.scores, rtol=1e-12, atol=1e-12)
 
 
 def test_scores_explorer_scaling_off_and_free_dk(boxes, ex):
@@ -164,20 +164,26 @@ def test_softmax_explorer_default_is_running_example(boxes, ex):
         assert ax.images[0].get_clim() == (0.0, 1.0)
 
 
-@pytest.mark.parametrize("h", [1, 2, 4, 16])
-def test_softmax_explorer_h(boxes, ex, h):
+def test_softmax_explorer_h(boxes, ex):
     box = make_softmax_explorer()
     boxes.append(box)
-    box.controls["h"].value = h
-    assert len(_head_panels(box)) == h
-    w = mha_lib.multi_head_attention(ex.X, mha_lib.init_params(512, h, seed=0)).weights
-    np.testing.assert_allclose(box.result.weights, w, rtol=1e-12, atol=1e-12)
+    for h in [1, 2, 4, 16]:
+        box.controls["h"].value = h
+        assert len(_head_panels(box)) == h
+        w = mha_lib.multi_head_attention(ex.X, mha_lib.init_params(512, h, seed=0)).weights
+        np.testing.assert_allclose(box.result.weights, w, rtol=1e-12, atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def softmax_box():
+    box = make_softmax_explorer()
+    yield box
+    box.figure.clear()
 
 
 @pytest.mark.parametrize("log10_T", [-2.0, -1.0, 0.5, 2.0])
-def test_softmax_explorer_temperature(boxes, ex, log10_T):
-    box = make_softmax_explorer()
-    boxes.append(box)
+def test_softmax_explorer_temperature(softmax_box, ex, log10_T):
+    box = softmax_box
     box.controls["log10_T"].value = log10_T
     T = 10.0**log10_T
     w = mha_lib.multi_head_attention(ex.X, ex.params, scale=1.0 / (T * 8.0)).weights
@@ -244,3 +250,33 @@ def test_make_mask_and_bad_settings():
         softmax_setting(temperature=0.0)
     with pytest.raises(ValueError, match="not one of"):
         softmax_setting(sentence="hello world")
+
+
+# --------------------------------------------------------------------------- the d_k slider follows h
+
+
+@pytest.mark.parametrize("make", [make_scores_explorer, make_softmax_explorer])
+def test_tied_dk_slider_shows_d_model_over_h_with_one_redraw(boxes, make):
+    box = make()
+    boxes.append(box)
+    redraws = []
+    box.image.observe(lambda change: redraws.append(1), names="value")
+    box.controls["h"].value = 4
+    assert box.controls["d_k"].value == 128 and box.controls["d_k"].disabled
+    assert box.result.d_k == 128
+    assert len(redraws) == 1  # moving the slider for show did not draw a second time
+    box.controls["tie"].value = False  # free d_k starts from the tied value: same picture
+    assert not box.controls["d_k"].disabled
+    assert box.result.d_k == 128
+    box.controls["d_k"].value = 20
+    assert box.result.d_k == 20
+    box.controls["tie"].value = True
+    assert box.controls["d_k"].value == 128 and box.result.d_k == 128
+
+
+def test_softmax_explorer_dk_follows_sentence(boxes):
+    box = make_softmax_explorer()
+    boxes.append(box)
+    box.controls["h"].value = 2
+    box.controls["sentence"].value = "You are welcome PAD"
+    assert box.controls["d_k"].value == 3 and box.result.d_k == 3

@@ -250,6 +250,32 @@ def _draw_scores_setting(fig, res):
         ax.set_xlabel("query token", fontsize=7)
 
 
+def _link_dk_to_h(box, d_model_of):
+    """Keep the (disabled) d_k slider showing d_model/h while "d_k = d_model / h" is ticked.
+
+    The slider is moved without triggering a redraw: the compute function
+    ignores d_k when tied, so the picture is already right. ``d_model_of()``
+    gives the current d_model (it may depend on another control).
+    """
+    controls = box.controls
+
+    def sync(change=None):
+        tied = controls["tie"].value
+        controls["d_k"].disabled = tied
+        d_model, h = d_model_of(), controls["h"].value
+        if tied and d_model % h == 0:
+            controls["d_k"].unobserve(box.refresh, names="value")
+            try:
+                controls["d_k"].value = d_model // h
+            finally:
+                controls["d_k"].observe(box.refresh, names="value")
+
+    for name in ("h", "tie", "sentence"):
+        if name in controls:
+            controls[name].observe(sync, names="value")
+    sync()
+
+
 def make_scores_explorer(X=None, tokens=None, seed=0):
     """Widget: h, d_k (tied to d_model/h or free) and scaling -> every head's scores and row statistics.
 
@@ -267,14 +293,12 @@ def make_scores_explorer(X=None, tokens=None, seed=0):
         "tie": checkbox("d_k = d_model / h", True),
         "scaled": checkbox("divide by √d_k", True),
     }
-
-    def follow_tie(change=None):
-        controls["d_k"].disabled = controls["tie"].value
-
-    controls["tie"].observe(follow_tie, names="value")
+    d_model = 512 if X is None else np.shape(X)[-1]
 
     def compute(h, d_k, tie, scaled):
         return scores_setting(h=h, d_k=d_k, tie=tie, scaled=scaled, X=X, tokens=tokens, seed=seed)
 
-    return build_explorer(controls, compute, _draw_scores_setting, figsize=(11, 5.2),
-                          title="Scores of every head (running example)")
+    box = build_explorer(controls, compute, _draw_scores_setting, figsize=(11, 5.2),
+                         title="Scores of every head (running example)")
+    _link_dk_to_h(box, lambda: d_model)
+    return box

@@ -27,7 +27,7 @@ from .. import (causal_mask, divisors, embed_tokens, init_params, load_running_e
                 padding_mask, sinusoidal_positions)
 from ..plotting import plot_heads
 from ._base import build_explorer, checkbox, dropdown, int_slider
-from .scores import _tilt_key_labels, row_entropy
+from .scores import _link_dk_to_h, _tilt_key_labels, row_entropy
 
 __all__ = ["PAD_TOKENS", "pad_example", "make_mask", "SoftmaxSetting", "softmax_setting", "make_softmax_explorer"]
 
@@ -176,14 +176,11 @@ def make_softmax_explorer(seed=0):
         "mask": dropdown("mask", list(MASKS), "none"),
     }
 
-    def follow_tie(change=None):
-        controls["d_k"].disabled = controls["tie"].value
-
-    controls["tie"].observe(follow_tie, names="value")
-
     def compute(sentence, h, d_k, tie, log10_T, mask):
         return softmax_setting(sentence=sentence, h=h, d_k=d_k, tie=tie, temperature=float(10.0**log10_T),
                                mask=mask, seed=seed)
 
-    return build_explorer(controls, compute, _draw_softmax_setting, figsize=(10, 5.2),
-                          title="Attention weights of every head: temperature T = 10 ** slider")
+    box = build_explorer(controls, compute, _draw_softmax_setting, figsize=(10, 5.2),
+                         title="Attention weights of every head: temperature T = 10 ** slider")
+    _link_dk_to_h(box, lambda: 512 if controls["sentence"].value == SENTENCES[0] else 6)
+    return box
