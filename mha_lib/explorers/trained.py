@@ -104,12 +104,35 @@ def draw_trained(fig, result):
     fontsize = 8 if n <= 16 else 6
     images = plot_heads(fig, weights, tokens, title=f"layer {layer}, head", ncols=NCOLS, annotate=False,
                         fontsize=fontsize, cbar_label="attention weight")
+    _fixed_layout(fig, images)
+    h = len(images)
     for i, im in enumerate(images):
         name, value = dominant_pattern(result["patterns"], i)
         label = f"{name} {value:.2f}" if value >= CLEAR else "no clear pattern"
         im.axes.set_title(f"L{layer} head {i + 1}: {label}", fontsize=8)
+        if i + NCOLS < h:  # not the bottom row: like the y labels (first column only), x labels on the bottom row only
+            im.axes.set_xticks(range(n), labels=[])
     fig.suptitle(f"Layer {layer}: row = query token (looks), column = key token (is looked at)", fontsize=10)
     return images
+
+
+def _fixed_layout(fig, images):
+    """Place the head panels and the colour bar by hand instead of with the figure's constrained layout.
+
+    With 12 panels of token labels, working the layout out took longer than drawing; a slider should
+    answer quickly.
+    """
+    from matplotlib.gridspec import GridSpec
+
+    fig.set_layout_engine("none")
+    panels = fig.axes[: len(images)]  # plot_heads made these first, row by row
+    rows, cols = images[0].axes.get_subplotspec().get_gridspec().get_geometry()
+    grid = GridSpec(rows, cols, figure=fig, left=0.07, right=0.88, bottom=0.08, top=0.93, wspace=0.06, hspace=0.2)
+    for k, ax in enumerate(panels):
+        ax.set_position(grid[k].get_position(fig))
+    bar = images[0].colorbar
+    if bar is not None:
+        bar.ax.set_position([0.91, 0.25, 0.015, 0.5])
 
 
 def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
