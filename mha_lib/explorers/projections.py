@@ -94,8 +94,7 @@ def draw_projections(fig, result):
             ax.set_yticks(range(n), labels=[])
         ticks = sorted({0, d_k - 1})
         ax.set_xticks(ticks, labels=[str(t + 1) for t in ticks], fontsize=7)
-        if i + cols >= h:
-            ax.set_xlabel("dimension of the head", fontsize=7)
+    fig.supxlabel(f"dimension within the head (1 ... d_k = {d_k}); rows: tokens", fontsize=8)
     fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8)
 
 
