@@ -12,17 +12,15 @@ def _animal():
     return minilm.run_minilm(ANIMAL)
 
 
-def _strongest(pattern):
-    """(layer, head), numbered from 1, of the head with the largest measure ``pattern`` on ANIMAL."""
+def _cls_heads_layer5():
     out = _animal()
-    values = minilm.head_patterns(out.attentions, out.tokens)[pattern]  # (L, h)
-    layer, head = np.unravel_index(np.nanargmax(values), values.shape)
-    return int(layer) + 1, int(head) + 1
+    cls = minilm.head_patterns(out.attentions, out.tokens)["[CLS]"]  # (L, h)
+    return int((cls[4] > 0.5).sum())
 
 
-def _it_to_animal():
-    out = _animal()
-    row = out.attentions[:, :, out.tokens.index("it"), out.tokens.index("animal")]  # (L, h)
+def _wide_street_head():
+    out = minilm.run_minilm(ANIMAL.replace("tired", "wide"))
+    row = out.attentions[:, :, out.tokens.index("it"), out.tokens.index("street")]  # (L, h)
     layer, head = np.unravel_index(np.argmax(row), row.shape)
     return int(layer) + 1, int(head) + 1
 
@@ -35,19 +33,19 @@ EXERCISES = {
         answer=lambda: int(np.prod(_animal().attentions.shape)),
         hint="Each head makes an n x n matrix; there are 6 x 12 heads.",
     ),
-    "previous_head": Exercise(
-        question="Which head puts (almost) all of each word's attention on the word just before it? "
-                 "Answer (layer, head), both numbered from 1.",
-        answer=lambda: _strongest("previous"),
-        hint="Look for a bright line just below the diagonal in the grids, or at the 'previous' panel of the "
-             "layers-by-heads summary.",
-        kind="shape",
+    "cls_heads_layer5": Exercise(
+        question="In the classic sentence, in how many of layer 5's 12 heads do the word pieces put more than "
+                 "half of their attention on [CLS], on average? (minilm.head_patterns gives the measures.)",
+        answer=_cls_heads_layer5,
+        hint="Take head_patterns(out.attentions, out.tokens)['[CLS]'], row 4 (layer 5 counted from 1), "
+             "and count the values above 0.5.",
     ),
-    "it_head": Exercise(
-        question="In the 'animal ... tired' sentence, which head gives the largest weight from 'it' to 'animal'? "
-                 "Answer (layer, head), both numbered from 1.",
-        answer=_it_to_animal,
-        hint="In the picture of where 'it' looks, find the brightest cell in the outlined 'animal' column.",
+    "wide_street_head": Exercise(
+        question="In 'The animal didn't cross the street because it was too wide.', which head gives the largest "
+                 "weight from 'it' to 'street'? Answer (layer, head), both numbered from 1.",
+        answer=_wide_street_head,
+        hint="Run the model on the 'wide' sentence, take attentions[:, :, i_it, i_street] (a 6 x 12 table) and "
+             "find its largest entry; add 1 to both indices.",
         kind="shape",
     ),
 }
