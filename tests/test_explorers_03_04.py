@@ -190,6 +190,13 @@ def test_softmax_explorer_temperature(softmax_box, ex, log10_T):
     np.testing.assert_allclose(box.result.weights, w, rtol=1e-10, atol=1e-12)
     scores = mha_lib.multi_head_attention(ex.X, ex.params).scores
     np.testing.assert_allclose(box.result.weights, mha_lib.softmax(scores / T), rtol=1e-10, atol=1e-12)
+    # the panels (updated in place after the first picture) show these weights, numbers included
+    panels = _head_panels(box)
+    assert len(panels) == 8
+    for i, ax in enumerate(panels):
+        np.testing.assert_allclose(ax.images[0].get_array(), w[i], rtol=1e-10, atol=1e-12)
+        assert [t.get_text() for t in ax.texts] == [format(v, ".2f") for v in w[i].ravel()]
+    assert f"T = {T:.3g}," in box.figure._suptitle.get_text()
     if log10_T == 2.0:  # hot: nearly uniform
         np.testing.assert_allclose(box.result.weights, 0.25, atol=0.01)
     if log10_T == -2.0:  # cold: nearly one-hot on the largest score

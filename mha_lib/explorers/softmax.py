@@ -142,14 +142,41 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
                           tokens=tuple(tokens), mask=m, weights=r.weights)
 
 
+def _softmax_title(res):
+    return (f"weights of h = {res.h} heads, d_k = {res.d_k}, T = {res.temperature:.3g}, mask: {res.mask_kind}"
+            f"  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)")
+
+
+def _update_weights_in_place(fig, res):
+    """Put new weights into the panels that are already there (same h, same tokens).
+
+    Cheaper than drawing from scratch: no new artists, and the layout that
+    constrained layout computed for the first picture is kept (the colour
+    scale is always [0, 1], so nothing changes size).
+    """
+    panels = [ax for ax in fig.axes if ax.images and ax.get_title().startswith("head ")]
+    for ax, W in zip(panels, res.weights):
+        ax.images[0].set_data(W)
+        for text, value in zip(ax.texts, W.ravel()):  # annotations, in row-major order as plot_matrix writes them
+            text.set_text(format(value, ".2f"))
+            text.set_color("white" if value < 0.6 else "black")  # plot_matrix's rule for viridis on [0, 1]
+    fig.suptitle(_softmax_title(res), fontsize=10)
+
+
 def _draw_softmax_setting(fig, res):
+    key = (res.h, res.tokens)
+    if getattr(fig, "_mha_panels", None) == key:
+        fig.set_layout_engine("none")  # keep the positions of the last full layout
+        _update_weights_in_place(fig, res)
+        return
+    fig.set_layout_engine("constrained")
     fig.clear()
     plot_heads(fig, res.weights, res.tokens, title="head", signed=False, annotate=res.h <= 8,
                cbar_label="attention weight")
     # every row sums to 1 here (no mask empties a row), so plot_heads uses the shared [0, 1] scale
     _tilt_key_labels([a for a in fig.axes if a.images])
-    fig.suptitle(f"weights of h = {res.h} heads, d_k = {res.d_k}, T = {res.temperature:g}, mask: {res.mask_kind}"
-                 f"  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)", fontsize=10)
+    fig.suptitle(_softmax_title(res), fontsize=10)
+    fig._mha_panels = key
 
 
 def make_softmax_explorer(seed=0):
