@@ -257,6 +257,11 @@ def test_make_mask_and_bad_settings():
         softmax_setting(temperature=0.0)
     with pytest.raises(ValueError, match="not one of"):
         softmax_setting(sentence="hello world")
+    for bad_h in (0, -2, 2.5):
+        with pytest.raises(ValueError, match="impossible"):
+            softmax_setting(h=bad_h)
+        with pytest.raises(ValueError, match="impossible"):
+            scores_setting(h=bad_h)
 
 
 # --------------------------------------------------------------------------- the d_k slider follows h

@@ -207,9 +207,12 @@ def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed
     """
     if X is None:
         ex = load_running_example()
-        X, tokens = ex.X, ex.tokens if tokens is None else tokens
+        X = ex.X  # (4, 512)
+        if tokens is None:
+            tokens = ex.tokens
     tokens = tuple(tokens) if tokens is not None else tuple(f"t{i + 1}" for i in range(len(X)))
     d_model = X.shape[-1]
+    _check_heads(h)
     if tie:
         if d_model % h:
             raise ValueError(f"d_model={d_model} is not divisible by h={h}, so d_k = d_model/h is not a whole "
@@ -218,6 +221,11 @@ def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed
     params = init_params(d_model, h, d_k=d_k, seed=seed)
     r = multi_head_attention(X, params, scale=None if scaled else 1.0)
     return ScoresSetting(h=h, d_k=d_k, scaled=bool(scaled), tokens=tokens, scores=r.scores, weights=r.weights)
+
+
+def _check_heads(h):
+    if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h < 1:
+        raise ValueError(f"h={h!r} is impossible: the number of heads must be a whole number of at least 1")
 
 
 def _tilt_key_labels(axes):

@@ -27,7 +27,7 @@ from .. import (causal_mask, divisors, embed_tokens, init_params, load_running_e
                 padding_mask, sinusoidal_positions)
 from ..plotting import plot_heads
 from ._base import build_explorer, checkbox, dropdown, int_slider
-from .scores import _link_dk_to_h, _tilt_key_labels, row_entropy
+from .scores import _check_heads, _link_dk_to_h, _tilt_key_labels, row_entropy
 
 __all__ = ["PAD_TOKENS", "pad_example", "make_mask", "SoftmaxSetting", "softmax_setting", "make_softmax_explorer"]
 
@@ -130,6 +130,7 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
     if not (isinstance(temperature, (int, float, np.floating)) and math.isfinite(temperature) and temperature > 0):
         raise ValueError(f"temperature T={temperature!r} must be a positive number")
     d_model = X.shape[-1]
+    _check_heads(h)
     if tie:
         if d_model % h:
             raise ValueError(f"d_model={d_model} is not divisible by h={h}, so d_k = d_model/h is not a whole "
