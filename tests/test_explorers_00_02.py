@@ -46,7 +46,7 @@ def test_overview_default_is_the_running_example(close_figures):
         assert ax.get_title() == f"head {i + 1}"
 
 
-@pytest.mark.parametrize("h", [1, 2, 4, 16])
+@pytest.mark.parametrize("h", [1, 16])
 def test_overview_h_changes_number_of_panels(close_figures, h):
     box = make_overview_explorer()
     close_figures.append(box)
@@ -148,7 +148,7 @@ def test_projections_default_is_running_example(close_figures):
     assert box.controls["d_k"].disabled
 
 
-@pytest.mark.parametrize("h", [1, 2, 4, 16])
+@pytest.mark.parametrize("h", [1, 4, 16])
 def test_projections_tied_h(close_figures, h):
     box = make_projections_explorer()
     close_figures.append(box)
@@ -186,3 +186,15 @@ def test_compute_projections_small_input():
     assert r["Q"].shape == (2, 2, 1) and r["d_k"] == 1
     with pytest.raises(ValueError, match="not divisible"):
         compute_projections(3, True, 5, X=X)
+
+
+@pytest.mark.parametrize("h", [1, 2, 4, 8, 16])
+def test_compute_overview_matches_multi_head_attention(h):
+    r = compute_overview("the cat sat on the mat", h)
+    X = mha_lib.embed_tokens(["the", "cat", "sat", "on", "the", "mat"], 512)
+    expected = mha_lib.multi_head_attention(X, mha_lib.init_params(512, h, seed=0))
+    assert r["d_k"] == 512 // h
+    np.testing.assert_allclose(r["result"].weights, expected.weights, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(r["result"].output, expected.output, rtol=1e-12, atol=1e-12)
+    # the two "the" rows attend identically in every head: same embedding, same query
+    np.testing.assert_allclose(r["result"].weights[:, 0], r["result"].weights[:, 4], rtol=1e-12, atol=1e-12)
