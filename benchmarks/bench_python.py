@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Python side of the explorer latency: callback + render of one slider move, before and after.
+
+    .venv/bin/python benchmarks/bench_python.py            # prints a markdown table
+    .venv/bin/python benchmarks/bench_python.py --repeat 30
+
+"before" is what a naive ``interact`` does on every move: compute, build a new figure with the
+constrained layout engine, draw every head with ``plot_heads`` (numbers written in the cells), and
+``savefig`` a PNG. "after" moves a control of the notebook 08 explorer (``make_lecture_explorer``),
+which reuses its figure, axes and images; "same layout" keeps (h, n), "new layout" changes h.
+Also measured: the machinery's generic path (a drawing function that rebuilds its figure with
+``plot_heads`` on every move, as several explorers do), with the layout cache of ``_base``.
+
+Each case is run ``--repeat`` times; the table shows the median and the 90th percentile of the wall
+time, and the median CPU time of this process (less affected by other programs on a shared machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import itertools
+import os
+import platform
+import time
+
+import numpy as np
+
+import mha_lib
+from mha_lib.explorers import _base
+from mha_lib.explorers.lecture import make_lecture_explorer
+
+
+def naive_move(tokens, d_model, h, d_k, scaled):
+    """One slider move, interact style: compute, new figure, constrained layout, annotated heads, PNG."""
+    from matplotlib.figure import Figure
+
+    from mha_lib.plotting import head_grid, plot_heads
+
+    X = mha_lib.embed_tokens(tokens, d_model)
+    r = mha_lib.multi_head_attention(X, mha_lib.init_params(d_model, h, d_k=d_k, seed=0),
+                                     scale=None if scaled else 1.0)
+    rows, cols = head_grid(h)
+    fig = Figure(figsize=(2.3 * cols + 1.2, 2.3 * rows + 0.4), layout="constrained")
+    plot_heads(fig, r.weights, tokens, annotate=len(tokens) <= 6)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    return buf.getvalue()
+
+
+def timed(fn, repeat):
+    wall, cpu = [], []
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall.append((time.perf_counter() - w0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
+    return np.median(wall), np.percentile(wall, 90), np.median(cpu)
+
+
+def cases(repeat):
+    four = list(mha_lib.RUNNING_EXAMPLE_TOKENS) if hasattr(mha_lib, "RUNNING_EXAMPLE_TOKENS") else \
+        ["humpty", "dumpty", "sat", "on"]
+    sixteen = [f"w{i}" for i in range(16)]
+    rows = []
+
+    # ---- before: naive interact
+    flip = itertools.cycle([True, False])
+    rows.append(("8 heads x 4 tokens", "before: naive interact (new figure, constrained layout, annotated)",
+                 timed(lambda: naive_move(four, 512, 8, 64, next(flip)), repeat)))
+    rows.append(("32 heads x 16 tokens", "before: naive interact (new figure, constrained layout)",
+                 timed(lambda: naive_move(sixteen, 512, 32, 16, next(flip)), max(3, repeat // 3))))
+
+    # ---- generic machinery: a draw function that rebuilds with plot_heads each time (layout cache on)
+    import ipywidgets as widgets
+
+    from mha_lib.plotting import plot_heads
+
+    ex = mha_lib.load_running_example()
+    scaled = widgets.Checkbox(value=True)
+
+    def compute(scaled):
+        return mha_lib.multi_head_attention(ex.X, ex.params, scale=None if scaled else 1.0)
+
+    box = _base.build_explorer({"scaled": scaled}, compute, lambda fig, r: plot_heads(fig, r.weights, ex.tokens),
+                               figsize=(10.4, 5))
+
+    def toggle():
+        scaled.value = not scaled.value
+
+    rows.append(("8 heads x 4 tokens", "_base, draw rebuilds with plot_heads (layout cache, fast PNG)",
+                 timed(toggle, repeat)))
+    box.close()
+
+    # ---- after: the lecture explorer
+    box = make_lecture_explorer()
+    c = box.controls
+    c["tie"].value = False
+
+    def flip_scaled():
+        c["scaled"].value = not c["scaled"].value
+
+    def step_d_k():
+        c["d_k"].value = 65 if c["d_k"].value == 64 else 64
+
+    def step_h():
+        c["h"].value = 9 if c["h"].value == 8 else 8
+
+    rows.append(("8 heads x 4 tokens", "after: lecture explorer, scaling on/off (same layout)", timed(flip_scaled, repeat)))
+    rows.append(("8 heads x 4 tokens", "after: lecture explorer, d_k slider (same layout, new weights)",
+                 timed(step_d_k, repeat)))
+    rows.append(("8 <-> 9 heads x 4 tokens", "after: lecture explorer, h slider (new layout)", timed(step_h, repeat)))
+    box.close()
+
+    for max_heads, label in ((32, "all 32 drawn"), (16, "16 of 32 drawn, the default")):
+        box = make_lecture_explorer(max_heads=max_heads)
+        c = box.controls
+        with box.hold():
+            c["sentence"].value = " ".join(sixteen)
+            c["tie"].value = False
+            c["h"].value = 32
+            c["d_k"].value = 16
+
+        def flip_scaled():
+            c["scaled"].value = not c["scaled"].value
+
+        def step_d_k():
+            c["d_k"].value = 17 if c["d_k"].value == 16 else 16
+
+        rows.append(("32 heads x 16 tokens", f"after: lecture explorer, d_k slider ({label})", timed(step_d_k, repeat)))
+        if max_heads == 32:
+            def step_h():
+                c["h"].value = 31 if c["h"].value == 32 else 32
+
+            rows.append(("31 <-> 32 heads x 16 tokens", "after: lecture explorer, h slider (new layout, all drawn)",
+                         timed(step_h, repeat)))
+        box.close()
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    rows = cases(args.repeat)
+    print(f"Python side, {args.repeat} moves per case; {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print()
+    print("| setting | case | median ms | p90 ms | median CPU ms |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    for setting, case, (med, p90, cpu) in rows:
+        print(f"| {setting} | {case} | {med:.0f} | {p90:.0f} | {cpu:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""Driving JupyterLab and Voila pages with Playwright: shared by the browser tests and the benchmark.
+
+Everything here takes a Playwright ``page``; nothing starts servers (see conftest.py).
+"""
+
+from __future__ import annotations
+
+import time
+
+WIDGET_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.widget-view+json"]'
+STDERR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+ERROR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]'
+
+_KERNEL_IDLE = """() => {
+  const el = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator');
+  return el !== null && el.getAttribute('data-status') === 'idle';
+}"""
+
+_ALL_RUN = """(n) => {
+  const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell')]
+    .slice(0, n).filter(c => c.classList.contains('jp-CodeCell'))
+    .map(c => c.querySelector('.jp-InputPrompt').textContent.trim());
+  return prompts.every(p => /^\\[\\d+\\]:?$/.test(p));
+}"""
+
+
+def open_notebook(page, base, token, path, workspace, timeout=90_000):
+    """Open ``path`` (relative to the server root) in a fresh workspace; wait for an idle kernel."""
+    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{path}?reset&token={token}")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout)
+    page.wait_for_function(_KERNEL_IDLE, timeout=timeout)
+
+
+def run_all_cells(page, timeout=180_000):
+    """Run every cell with Shift+Enter, one after the other; wait until all ran and the kernel is idle.
+
+    Returns the number of cells of the notebook (Shift+Enter on the last one adds an empty cell).
+    """
+    cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell")
+    n = cells.count()
+    cells.first.locator(".jp-InputPrompt").click()
+    page.keyboard.press("Escape")  # command mode: Shift+Enter runs the selected cell and moves on
+    for _ in range(n):
+        page.keyboard.press("Shift+Enter")
+    page.wait_for_function(_ALL_RUN, arg=n, timeout=timeout)
+    page.wait_for_function(_KERNEL_IDLE, timeout=timeout)
+    return n
+
+
+def image_sources(container):
+    """The src of every <img> in a widget container (ipywidgets sets a new blob: URL for each picture)."""
+    return container.evaluate("(el) => [...el.querySelectorAll('img')].map(i => i.src).join(' ')")
+
+
+def message_text(container):
+    """The warning line of an explorer (the text of its HTML widgets), if it shows one."""
+    return container.evaluate(
+        "(el) => [...el.querySelectorAll('.widget-html-content')].map(h => h.textContent).join(' ')")
+
+
+def enabled_slider_handles(container):
+    """Keyboard-focusable handles of the sliders that are not disabled."""
+    handles = container.locator(".widget-slider .noUi-handle")
+    out = []
+    for i in range(handles.count()):
+        h = handles.nth(i)
+        disabled = h.evaluate("(el) => el.closest('.noUi-target').hasAttribute('disabled') || "
+                              "el.closest('.widget-slider').classList.contains('mod-disabled')")
+        if not disabled:
+            out.append(h)
+    return out
+
+
+def slider_name(handle):
+    return handle.evaluate(
+        "(el) => { const s = el.closest('.widget-slider'); const l = s && s.querySelector('.widget-label');"
+        " return l ? l.textContent.trim() : '?'; }")
+
+
+def press_and_wait_for_new_picture(page, container, handle, key, timeout=15_000):
+    """Press ``key`` on the focused slider handle and wait for the explorer's answer.
+
+    Returns ``("picture", ms)`` when a new picture loaded (ms: from the key press to the image's
+    ``load`` event, measured in the browser), ``("message", text)`` when the explorer showed a
+    warning instead, ``("restored", None)`` when a warning went away and the previous picture came
+    back, or ``(None, None)`` when nothing happened within ``timeout``.
+    """
+    container.evaluate("""(el) => {
+      window.__mhaKey = undefined; window.__mhaShown = undefined;
+      // 'load' does not bubble, but a capturing listener on the container sees every image in it,
+      // also one that replaces the old <img> element (as an Output widget redraw does).
+      if (!el.__mhaListening) {
+        el.addEventListener('load', (ev) => {
+          if (ev.target.tagName === 'IMG' && window.__mhaShown === undefined) window.__mhaShown = performance.now();
+        }, true);
+        el.__mhaListening = true;
+      }
+      document.addEventListener('keydown', () => { window.__mhaKey = performance.now(); }, {once: true, capture: true});
+    }""")
+    before_src = image_sources(container)
+    before_msg = message_text(container)
+    handle.focus()
+    page.keyboard.press(key)
+    try:
+        page.wait_for_function("""([el, src, msg]) => {
+            const now = [...el.querySelectorAll('img')].map(i => i.src).join(' ');
+            const text = [...el.querySelectorAll('.widget-html-content')].map(h => h.textContent).join(' ');
+            return (now !== src && window.__mhaShown !== undefined) || text !== msg;
+          }""", arg=[container.element_handle(), before_src, before_msg], timeout=timeout, polling=16)
+    except Exception:  # playwright's TimeoutError
+        return None, None
+    if image_sources(container) != before_src:
+        page.wait_for_function("() => window.__mhaShown !== undefined", timeout=timeout, polling=16)
+        return "picture", page.evaluate("() => window.__mhaShown - window.__mhaKey")
+    text = message_text(container)
+    if "⚠" in text:
+        return "message", text[text.index("⚠"):].split("\n")[0][:160]
+    return "restored", None
+
+
+def move_every_slider(page, container, timeout=15_000):
+    """Move each enabled slider with the arrow keys until the picture changes.
+
+    Returns [(slider, outcome)], outcome "picture" or, when no setting reached gave a new picture,
+    the last warning the explorer showed (or "NOTHING CHANGED"). A step to an impossible setting
+    shows a warning (that is the explorers' convention), so a slider is moved right once, then
+    left, up to eight steps, until a picture comes.
+    """
+    results = []
+    for handle in enabled_slider_handles(container):
+        name = slider_name(handle)
+        outcome, last_message = None, None
+        for key in ("ArrowRight",) + ("ArrowLeft",) * 8:
+            at = handle.evaluate("(el) => [el.getAttribute('aria-valuenow'), el.getAttribute('aria-valuemin'),"
+                                 " el.getAttribute('aria-valuemax')]")
+            if (key == "ArrowRight" and at[0] == at[2]) or (key == "ArrowLeft" and at[0] == at[1]):
+                continue  # already at that end
+            kind, detail = press_and_wait_for_new_picture(page, container, handle, key, timeout=timeout)
+            if kind == "picture":
+                outcome = "picture"
+                break
+            if kind == "message":
+                last_message = detail
+            if kind is None:
+                break
+        if outcome is None:
+            outcome = f"message only: {last_message}" if last_message else "NOTHING CHANGED"
+        results.append((name, outcome))
+    return results
+
+
+def widget_problems(page):
+    """Texts that mean a widget did not render."""
+    text = page.evaluate("() => document.body.innerText")
+    return [s for s in ("Error displaying widget", "Loading widget...", "Model not found") if s in text]
+
+
+def wait_until(predicate, timeout=30.0, step=0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return False
