@@ -45,7 +45,10 @@ def test_default_state(box):
     np.testing.assert_allclose(box.result["weights"], weights, rtol=0, atol=1e-12)
     for i, ax in enumerate(panels):
         np.testing.assert_allclose(ax.images[0].get_array(), weights[i], rtol=0, atol=1e-12)
-        assert [t.get_text() for t in ax.get_xticklabels()] == tokens  # every token labelled
+        if i >= 8:  # bottom row: every key token labelled
+            assert [t.get_text() for t in ax.get_xticklabels()] == tokens
+        if i % 4 == 0:  # first column: every query token labelled
+            assert [t.get_text() for t in ax.get_yticklabels()] == tokens
     assert "L1 head 3: previous 1.00" in [ax.get_title() for ax in panels]
 
 

@@ -157,6 +157,20 @@ def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
 # --------------------------------------------------------------------------- static pictures for the notebook
 
 
+def _panels(fig, rows, cols, *, left, right, bottom, top, wspace, hspace, sharex=False, sharey=False):
+    """A grid of axes at fixed places, and a thin colour-bar axes to its right.
+
+    A fixed layout, not the figure's constrained one: for grids of panels labelled with tokens,
+    working the constrained layout out costs more than drawing (and the notebook must run quickly).
+    """
+    fig.clear()
+    fig.set_layout_engine("none")
+    axes = fig.subplots(rows, cols, squeeze=False, sharex=sharex, sharey=sharey,
+                        gridspec_kw=dict(left=left, right=right, bottom=bottom, top=top, wspace=wspace, hspace=hspace))
+    cax = fig.add_axes([right + 0.02, bottom + 0.15 * (top - bottom), 0.012, 0.7 * (top - bottom)])
+    return axes, cax
+
+
 def draw_patterns(fig, patterns):
     """One small (layers x heads) heatmap per measure: where in the model each kind of head sits.
 
@@ -165,9 +179,9 @@ def draw_patterns(fig, patterns):
     fig : Figure
     patterns : dict name -> ndarray, shape (L, h)
     """
-    fig.clear()
     names = list(patterns)
-    axes = fig.subplots(2, (len(names) + 1) // 2, squeeze=False)
+    axes, cax = _panels(fig, 2, (len(names) + 1) // 2, left=0.05, right=0.9, bottom=0.1, top=0.93,
+                        wspace=0.18, hspace=0.45)
     im = None
     for ax, name in zip(axes.flat, names):
         values = np.asarray(patterns[name])
@@ -179,12 +193,12 @@ def draw_patterns(fig, patterns):
     for ax in list(axes.flat)[len(names):]:
         ax.set_axis_off()
     if im is not None:
-        fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8, label="average attention weight")
+        fig.colorbar(im, cax=cax, label="average attention weight")
     return im
 
 
 def draw_gallery(fig, entries, tokens):
-    """The clearest head for each measure, side by side.
+    """The clearest head for each measure, side by side in one row.
 
     Parameters
     ----------
@@ -192,16 +206,17 @@ def draw_gallery(fig, entries, tokens):
         ``layer`` and ``head`` numbered from 1; ``weights`` shape (n, n).
     tokens : list of str, length n
     """
-    fig.clear()
-    axes = fig.subplots(2, (len(entries) + 1) // 2, squeeze=False)
+    axes, cax = _panels(fig, 1, max(1, len(entries)), left=0.06, right=0.92, bottom=0.2, top=0.9, wspace=0.12,
+                        hspace=0.0)
     im = None
-    for ax, (name, layer, head, value, weights) in zip(axes.flat, entries):
+    for k, (ax, (name, layer, head, value, weights)) in enumerate(zip(axes.flat, entries)):
         im = plot_attention(ax, weights, tokens, title=f"{name}: layer {layer}, head {head} ({value:.2f})",
                             fontsize=6)
-    for ax in list(axes.flat)[len(entries):]:
-        ax.set_axis_off()
+        if k:  # token labels on the rows of the first panel only, as in the head grids
+            ax.set_yticks(range(len(tokens)), labels=[])
+            ax.set_ylabel("")
     if im is not None:
-        fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8, label="attention weight")
+        fig.colorbar(im, cax=cax, label="attention weight")
     return im
 
 
@@ -217,22 +232,27 @@ def draw_word_attention(fig, attentions, tokens, query, *, mark=()):
     mark : sequence of int
         Key positions to outline (e.g. "animal" and "street").
     """
-    fig.clear()
     A = np.asarray(attentions)[:, :, query, :]  # (L, h, n): row of the query in every head
     L, h, n = A.shape
-    axes = fig.subplots(2, (L + 1) // 2, squeeze=False, sharex=True, sharey=True)
+    cols = (L + 1) // 2
+    axes, cax = _panels(fig, 2, cols, left=0.07, right=0.9, bottom=0.12, top=0.9, wspace=0.06, hspace=0.2)
     im = None
     for l, ax in enumerate(axes.flat):
         if l >= L:
             ax.set_axis_off()
             continue
-        im = plot_matrix(ax, A[l], [f"head {i + 1}" for i in range(h)], tokens, title=f"layer {l + 1}",
-                         cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0, annotate=False, fontsize=7)
+        im = plot_matrix(ax, A[l], [f"head {i + 1}" for i in range(h)] if l % cols == 0 else None,
+                         tokens if l >= cols else None, title=f"layer {l + 1}", cmap=WEIGHTS_CMAP, vmin=0.0,
+                         vmax=1.0, annotate=False, fontsize=7)
+        if l % cols:
+            ax.set_yticks(range(h), labels=[])
+        if l < cols:
+            ax.set_xticks(range(n), labels=[])
         for j in mark:
             ax.add_patch(_outline(j, h))
     fig.suptitle(f'Where "{tokens[query]}" looks (row = head, column = key token)', fontsize=10)
     if im is not None:
-        fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8, label="attention weight")
+        fig.colorbar(im, cax=cax, label="attention weight")
     return im
 
 
