@@ -55,8 +55,13 @@ def compute_overview(sentence, h, d_model=512, seed=0):
 
 def draw_overview(fig, result):
     """Every head's weights on one shared [0, 1] scale."""
-    plot_heads(fig, result["result"].weights, result["tokens"], title="head", annotate=len(result["tokens"]) <= 4,
-               cbar_label="attention weight")
+    h, n = result["h"], len(result["tokens"])
+    images = plot_heads(fig, result["result"].weights, result["tokens"], title="head", annotate=n <= 4 and h <= 8,
+                        cbar_label="attention weight")  # numbers in the cells only while they fit
+    if h > 8 or n > 4:  # narrow panels: turn the key labels so that they do not run into each other
+        for im in images:
+            for label in im.axes.get_xticklabels():
+                label.set(rotation=90, ha="center", fontsize=7)
     fig.suptitle(f"h = {result['h']} heads, d_k = d_model / h = {result['d_k']}: "
                  "row = query token, column = key token, each row sums to 1", fontsize=9)
 
