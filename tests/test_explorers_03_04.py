@@ -71,7 +71,7 @@ def test_scaling_explorer_controls(boxes):
     assert not box.result.scaled
     assert box.result.std == pytest.approx(8.0, rel=0.1)
     assert bytes(box.image.value) != before
-    box.controls["log2_d_k"].value = 10
+    box.controls["d_k"].value = 1024
     assert box.result.d_k == 1024
     assert box.result.mean_max_weight > 0.9
 
@@ -184,8 +184,8 @@ def softmax_box():
 @pytest.mark.parametrize("log10_T", [-2.0, -1.0, 0.5, 2.0])
 def test_softmax_explorer_temperature(softmax_box, ex, log10_T):
     box = softmax_box
-    box.controls["log10_T"].value = log10_T
     T = 10.0**log10_T
+    box.controls["T"].value = T
     w = mha_lib.multi_head_attention(ex.X, ex.params, scale=1.0 / (T * 8.0)).weights
     np.testing.assert_allclose(box.result.weights, w, rtol=1e-10, atol=1e-12)
     scores = mha_lib.multi_head_attention(ex.X, ex.params).scores

@@ -139,19 +139,22 @@ def make_scaling_explorer(seed=0, n=4, trials=500):
     Returns
     -------
     ipywidgets.VBox
-        See :func:`mha_lib.explorers._base.build_explorer`; controls ``log2_d_k``
-        (d_k = 2**value) and ``scaled``.
+        See :func:`mha_lib.explorers._base.build_explorer`; controls ``d_k``
+        (1, 2, 4, ..., 1024) and ``scaled``.
     """
+    import ipywidgets as widgets
+
     controls = {
-        "log2_d_k": int_slider("log₂ d_k", 6, 0, 10, readout_format="d"),
+        "d_k": widgets.SelectionSlider(options=[2**i for i in range(11)], value=64, description="d_k",
+                                       continuous_update=False, style={"description_width": "initial"}),
         "scaled": checkbox("divide by √d_k", True),
     }
 
-    def compute(log2_d_k, scaled):
-        return random_scores(2**log2_d_k, scaled=scaled, n=n, trials=trials, rng=seed)
+    def compute(d_k, scaled):
+        return random_scores(d_k, scaled=scaled, n=n, trials=trials, rng=seed)
 
     return build_explorer(controls, compute, _draw_random_scores, figsize=(9, 3.4),
-                          title="Random queries and keys: d_k = 2 ** slider")
+                          title="Random queries and keys")
 
 
 # --------------------------------------------------------------------------- the running example

@@ -184,7 +184,7 @@ def make_softmax_explorer(seed=0):
     """Widget: sentence, h, d_k, temperature and mask -> every head's attention weights.
 
     Controls: ``sentence``, ``h``, ``d_k``, ``tie`` (d_k = d_model/h),
-    ``log10_T`` (temperature T = 10**value) and ``mask``.
+    ``T`` (temperature, 0.01 to 100 on a log scale) and ``mask``.
 
     Returns
     -------
@@ -198,17 +198,16 @@ def make_softmax_explorer(seed=0):
         "h": int_slider("heads h", 8, 1, 16),
         "d_k": int_slider("d_k", 64, 1, 512, disabled=True),
         "tie": checkbox("d_k = d_model / h", True),
-        "log10_T": widgets.FloatSlider(value=0.0, min=-2.0, max=2.0, step=0.25, description="log₁₀ T",
-                                       continuous_update=False, readout_format=".2f",
-                                       style={"description_width": "initial"}),
+        "T": widgets.FloatLogSlider(value=1.0, base=10, min=-2.0, max=2.0, step=0.25, description="temperature T",
+                                    continuous_update=False, readout_format=".3g",
+                                    style={"description_width": "initial"}),
         "mask": dropdown("mask", list(MASKS), "none"),
     }
 
-    def compute(sentence, h, d_k, tie, log10_T, mask):
-        return softmax_setting(sentence=sentence, h=h, d_k=d_k, tie=tie, temperature=float(10.0**log10_T),
-                               mask=mask, seed=seed)
+    def compute(sentence, h, d_k, tie, T, mask):
+        return softmax_setting(sentence=sentence, h=h, d_k=d_k, tie=tie, temperature=float(T), mask=mask, seed=seed)
 
     box = build_explorer(controls, compute, _draw_softmax_setting, figsize=(10, 5.2),
-                         title="Attention weights of every head: temperature T = 10 ** slider")
+                         title="Attention weights of every head")
     _link_dk_to_h(box, lambda: 512 if controls["sentence"].value == SENTENCES[0] else 6)
     return box
