@@ -187,6 +187,12 @@ def plot_attention(ax, weights, tokens, *, title=None, vmin=0.0, vmax=1.0, annot
     return im
 
 
+def _are_weights(matrices):
+    """True when every row sums to 1 (or is all zero: a fully masked row)."""
+    sums = matrices.sum(-1)
+    return bool(np.all(np.isclose(sums, 1.0) | np.isclose(sums, 0.0)))
+
+
 def head_grid(h, ncols=None):
     """(rows, cols) of a grid that holds h panels: 4 columns for up to 8 heads, 8 beyond."""
     if ncols is None:
@@ -233,7 +239,7 @@ def plot_heads(fig, matrices, tokens, *, title="head", shared_scale=True, signed
         vmin, vmax = symmetric_limits(matrices)
     else:
         cmap = WEIGHTS_CMAP
-        vmin, vmax = (0.0, max(1e-12, float(matrices.max()))) if not np.allclose(matrices.sum(-1), 1) else (0.0, 1.0)
+        vmin, vmax = (0.0, 1.0) if _are_weights(matrices) else (0.0, max(1e-12, float(matrices.max())))
     images = []
     for i, ax in enumerate(axes.flat):
         if i >= h:

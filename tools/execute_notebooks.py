@@ -5,8 +5,10 @@
     .venv/bin/python tools/execute_notebooks.py notebooks/03_scores.ipynb
 
 Run it after every change to mha_lib, then commit the notebooks with it. It
-also removes ``metadata.widgets`` (random widget ids that change on every run
-and would churn every diff) and prints how long each notebook took.
+also removes ``metadata.widgets`` and the widget views of explorer cells
+(random widget ids that change on every run and would churn every diff; a
+stored view without its widget state would only show "Error displaying
+widget" before the notebook is run), and prints how long each notebook took.
 """
 
 import sys
@@ -17,6 +19,7 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def execute(path):
@@ -27,6 +30,8 @@ def execute(path):
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":  # a live widget's view cannot be stored: drop it (the static picture stays)
+            cell.outputs = [o for o in cell.outputs if WIDGET_VIEW not in o.get("data", {})]
     nbformat.write(nb, path)
     return seconds
 
