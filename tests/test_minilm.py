@@ -230,3 +230,14 @@ def test_wrong_model_without_checksum(tmp_path):
               str(tmp_path / "model.safetensors"))
     with pytest.raises(ValueError, match="not all-MiniLM-L6-v2"):
         M.load_minilm(tmp_path, expected_sha256=None)
+
+
+def test_import_does_not_load_the_heavy_libraries():
+    import subprocess
+    import sys
+
+    code = ("import sys, mha_lib, mha_lib.minilm; "
+            "loaded = [m for m in ('safetensors', 'tokenizers', 'torch') if m in sys.modules]; "
+            "sys.exit(f'imported eagerly: {loaded}' if loaded else 0)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
