@@ -240,6 +240,8 @@ def plot_heads(fig, matrices, tokens, *, title="head", shared_scale=True, signed
     else:
         cmap = WEIGHTS_CMAP
         vmin, vmax = (0.0, 1.0) if _are_weights(matrices) else (0.0, max(1e-12, float(matrices.max())))
+    if annotate is None:  # numbers in the cells only while they stay readable
+        annotate = h <= 8 and matrices.shape[-1] <= 8
     images = []
     for i, ax in enumerate(axes.flat):
         if i >= h:
