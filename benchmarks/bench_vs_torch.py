@@ -185,7 +185,8 @@ def main():
         if n == 512:
             frac = flops / best["mha_lib"] / rate
             goals.append(f">= 60% of the matmul rate: {'MET' if frac >= 0.6 else 'NOT MET'} ({100 * frac:.0f}%)")
-        print(f"n={n}: " + "; ".join(goals))
+        if goals:
+            print(f"n={n}: " + "; ".join(goals))
     if not have_torch:
         print("PyTorch is not installed: the torch columns were skipped (pip install torch to fill them).")
     return 0
