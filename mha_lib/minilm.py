@@ -134,16 +134,33 @@ def erf(x):
     """
     x = np.asarray(x, dtype=np.float64)
     table = _erf_table()  # (degree + 1, pieces)
-    t = np.abs(x)
-    piece = np.minimum((t * (1 / _ERF_WIDTH)).astype(np.intp), table.shape[1] - 1)  # which piece t falls in
-    u = (t - piece * _ERF_WIDTH) * (2 / _ERF_WIDTH) - 1.0  # position inside the piece, in [-1, 1]
-    two_u = 2.0 * u
-    b1, b2 = np.take(table[-1], piece), 0.0
-    for k in range(table.shape[0] - 2, 0, -1):  # Clenshaw's recurrence for sum_k c_k T_k(u)
-        b1, b2 = np.take(table[k], piece) + two_u * b1 - b2, b1
-    y = t * (np.take(table[0], piece) + u * b1 - b2)  # erf(t) = t * (erf(t) / t)
-    y = np.where(t >= _ERF_END, 1.0, y)  # 1 - erf(6) = 2e-17
-    return np.copysign(y, x)
+    t = np.abs(x).ravel()  # (size,), also for a single number
+    piece = (t * (1 / _ERF_WIDTH)).astype(np.intp)  # which piece t falls in
+    np.minimum(piece, table.shape[1] - 1, out=piece)
+    u = piece * -_ERF_WIDTH  # u = (t - start of the piece) * 2 / width - 1, in [-1, 1]
+    u += t
+    u *= 2 / _ERF_WIDTH
+    u -= 1.0
+    two_u = u + u
+    # Clenshaw's recurrence for sum_k c_k T_k(u): b_k = c_k + 2u b_(k+1) - b_(k+2), computed in three
+    # reused buffers (arrays of this size are slow to allocate again and again).
+    newer = np.take(table[-1], piece)  # b_(k+1)
+    older = np.zeros_like(u)  # b_(k+2)
+    coef = np.empty_like(u)
+    for k in range(table.shape[0] - 2, 0, -1):
+        np.take(table[k], piece, out=coef, mode="clip")
+        older *= -1.0
+        older += coef
+        coef = np.multiply(two_u, newer, out=coef)
+        older += coef  # older now holds b_k
+        newer, older, coef = older, newer, coef
+    np.take(table[0], piece, out=coef, mode="clip")
+    y = u * newer  # b_0 = c_0 + u b_1 - b_2 (the last step of Clenshaw uses u, not 2u)
+    y -= older
+    y += coef
+    y *= t  # erf(t) = t * (erf(t) / t)
+    y[t >= _ERF_END] = 1.0  # 1 - erf(6) = 2e-17
+    return np.copysign(y.reshape(x.shape), x)
 
 
 _ERF_WIDTH, _ERF_END, _ERF_DEGREE = 0.25, 6.0, 10
