@@ -241,3 +241,10 @@ def test_import_does_not_load_the_heavy_libraries():
             "sys.exit(f'imported eagerly: {loaded}' if loaded else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_docstring_examples():
+    import doctest
+
+    result = doctest.testmod(M, extraglobs={"np": np}, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 3 and result.failed == 0
