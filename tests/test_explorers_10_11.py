@@ -182,3 +182,37 @@ def test_cost_impossible_heads(boxes):
     assert "not divisible" in box.message.value and box.result is None
     box.controls["h"].value = 8
     assert box.message.value == "" and box.result.h == 8
+
+
+# --------------------------------------------------------------------------- self-checks of 10 and 11
+
+RIGHT_ANSWERS = {
+    "10.swapped_row": 3,
+    "10.pe_first_entry": 0.8415,
+    "10.pe_self_dot": 256,
+    "10.torch_sentences": 3,
+    "11.scores_flops": 8 * 2 * 4 * 4 * 64,
+    "11.crossover": 1536,
+    "11.gpt2_weights_mib": 48,
+    "11.online_rescale": 0.1353,
+}
+WRONG_ANSWERS = {
+    "10.swapped_row": 2,
+    "10.pe_first_entry": 0.5403,
+    "10.pe_self_dot": 512,
+    "10.torch_sentences": 1,
+    "11.scores_flops": 2 * 4 * 4 * 64,
+    "11.crossover": 768,
+    "11.gpt2_weights_mib": 12,
+    "11.online_rescale": 0.0498,
+}
+
+
+@pytest.mark.parametrize("exercise_id", sorted(RIGHT_ANSWERS))
+def test_self_checks(exercise_id, capsys):
+    from mha_lib.exercises import check
+
+    assert check(exercise_id, RIGHT_ANSWERS[exercise_id]) is True
+    assert check(exercise_id, WRONG_ANSWERS[exercise_id]) is False
+    assert check(exercise_id, None) is False
+    assert "Replace None" in capsys.readouterr().out
