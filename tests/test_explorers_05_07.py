@@ -283,3 +283,63 @@ def test_output_figure_runs():
     fig = output_figure(h=2, wo="identity")
     assert len(fig.get_axes()) >= 3
     fig.clear()
+
+
+# --------------------------------------------------------------------------- numbers the notebooks state
+
+
+def test_doc002_done_right_and_its_slips():
+    from mha_lib.exercises.nb05 import DOC002_K, DOC002_Q, DOC002_V
+
+    out, w = mha_lib.scaled_dot_product_attention(DOC002_Q, DOC002_K, DOC002_V)
+    np.testing.assert_allclose(w, [[0.0776, 0.9224], [0.2572, 0.7428]], atol=5e-5)
+    np.testing.assert_allclose(out, [[0.9224, 2.1553], [0.7428, 2.5144]], atol=5e-5)
+    # the document's last step is right for its (wrong) weights
+    doc_w = np.array([[0.006, 0.994], [0.047, 0.953]])
+    np.testing.assert_allclose(mha_lib.weighted_sum(doc_w, DOC002_V), [[0.994, 2.012], [0.953, 2.094]], atol=1e-12)
+    # its scores are Q K, not Q K^T
+    np.testing.assert_allclose(DOC002_Q @ DOC002_K, [[3.5, 11.0], [1.5, 5.5]])
+    np.testing.assert_allclose(DOC002_Q @ DOC002_K.T, [[6.5, 10.0], [2.0, 3.5]])
+
+
+def test_doc003_outputs_are_right():
+    out, w = mha_lib.scaled_dot_product_attention(np.array([[1.0, 2.0], [1.0, 1.0]]), np.eye(2), np.eye(2))
+    np.testing.assert_allclose(out.round(2), [[0.33, 0.67], [0.5, 0.5]])
+    np.testing.assert_array_equal(out, w)
+
+
+def test_real_configurations_of_doc001():
+    assert mha_lib.parameter_count(768, 12, bias=True)["total"] == 4 * 768**2 + 4 * 768 == 2_362_368
+    assert mha_lib.parameter_count(4096, 32)["total"] == 4 * 4096**2 == 67_108_864
+    for d_model, h, d_k in [(768, 12, 64), (4096, 32, 128)]:
+        assert d_model // h == d_k and d_model % h == 0
+
+
+def test_one_head_with_identity_wo_is_self_attention(ex):
+    one = mha_lib.init_params(512, 1, seed=0)
+    p = mha_lib.MHAParams(W_q=one.W_q, W_k=one.W_k, W_v=one.W_v, W_o=np.eye(512))
+    single, _ = mha_lib.scaled_dot_product_attention(ex.X @ one.W_q[0], ex.X @ one.W_k[0], ex.X @ one.W_v[0])
+    np.testing.assert_allclose(mha_lib.multi_head_attention(ex.X, p).output, single, atol=1e-12)
+
+
+@pytest.mark.parametrize("exercise_id, answer", [
+    ("05.by_hand", [0.75, 2.5]), ("05.doc002_output", [0.9224, 2.1553]), ("05.head_shape", (4, 64)),
+    ("05.dominant", "on"), ("06.concat_shape", (4, 512)), ("06.first_column", 129),
+    ("06.split_numbers", [[2, 3], [8, 9]]), ("07.wo_block_shape", (64, 512)), ("07.count_h16", 1_048_576),
+    ("07.count_bert", 2_362_368),
+])
+def test_self_check_answers(exercise_id, answer, capsys):
+    from mha_lib.exercises import check
+
+    assert check(exercise_id, answer) is True
+    assert check(exercise_id, None) is False  # the notebooks' placeholder prints the question
+    assert "The question" in capsys.readouterr().out
+
+
+def test_self_check_wrong_answers_get_a_hint(capsys):
+    from mha_lib.exercises import check
+
+    assert check("05.doc002_output", [0.994, 2.012]) is False  # the document's (wrong) answer
+    assert check("06.split_numbers", [[2, 3], [4, 5]]) is False  # the wrong reshape's head 2
+    assert check("07.count_bert", 4 * 768**2) is False  # forgot the biases
+    assert capsys.readouterr().out.count("Hint") == 3
