@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from .. import data
 from ..attention import divisors, multi_head_attention
 from ..params import init_params
-from ..plotting import WEIGHTS_CMAP, plot_matrix
+from ..plotting import plot_matrix
 from ._base import build_explorer, dropdown, int_slider
 
 # Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
