@@ -102,19 +102,21 @@ def softmax(x, axis=-1):
     x = np.asarray(x)
     if x.dtype == bool or not np.issubdtype(x.dtype, np.number):
         raise TypeError(f"softmax: x must hold numbers, got dtype {x.dtype}")
-    x = x.astype(np.result_type(x.dtype, np.float64), copy=False)
+    if not np.issubdtype(x.dtype, np.floating):
+        x = x.astype(np.float64)  # integers -> float64; float32 stays float32
     if x.ndim == 0:
         raise ValueError("softmax: x is a single number; pass at least a 1-D array of scores")
-    if np.isnan(x).any():
+    row_max = np.max(x, axis=axis, keepdims=True)  # a NaN or +inf anywhere in a row shows up in its maximum
+    if np.isnan(row_max).any():
         raise ValueError("softmax: x contains NaN; find where the NaN came from (a 0/0 or inf-inf upstream)")
-    if np.isposinf(x).any():
+    if np.isposinf(row_max).any():
         raise ValueError("softmax: x contains +inf; scores must be finite (use -inf only to mask a position out)")
-    row_max = np.max(x, axis=axis, keepdims=True)
     empty = np.isneginf(row_max)  # rows with nothing to attend to
-    shifted = x - np.where(empty, 0.0, row_max)  # every entry <= 0, so exp <= 1
-    e = np.exp(shifted)  # exp(-inf) = 0 exactly
+    e = x - np.where(empty, 0, row_max)  # a new array; every entry <= 0, so exp <= 1
+    np.exp(e, out=e)  # in place; exp(-inf) = 0 exactly
     total = np.sum(e, axis=axis, keepdims=True)
-    return e / np.where(empty, 1.0, total)
+    e /= np.where(empty, 1, total)
+    return e
 
 
 # --------------------------------------------------------------------------- projections
@@ -155,7 +157,7 @@ def project(X, W, b=None):
             f"project: X has d_model={X.shape[-1]} columns but W expects d_model={W.shape[1]}; "
             "use weights made for this X (init_params(d_model=X.shape[-1], ...))"
         )
-    out = np.einsum("...nd,hdk->...hnk", X, W)  # (..., n, d_model) @ (h, d_model, d_out) -> (..., h, n, d_out)
+    out = X[..., None, :, :] @ W  # (..., 1, n, d_model) @ (h, d_model, d_out) -> (..., h, n, d_out)
     if b is not None:
         b = check_array(b, "b", ndim=2)
         if b.shape != (W.shape[0], W.shape[2]):
@@ -467,8 +469,9 @@ def multi_head_attention(X, params, mask=None, scale=None):
     .. math:: \\mathrm{MultiHead}(X) = \\mathrm{Concat}(\\mathrm{Head}_1, \\dots, \\mathrm{Head}_h) W^O,
               \\quad \\mathrm{Head}_i = \\mathrm{softmax}\\!\\left(\\frac{Q_i K_i^T}{\\sqrt{d_k}}\\right) V_i
 
-    All heads are computed at once with einsum; :func:`multi_head_attention_loop`
-    computes the same thing one head at a time.
+    All heads are computed at once with batched matrix products (one BLAS call
+    per head); :func:`multi_head_attention_loop` computes the same thing one
+    head at a time.
 
     Notebook steps: all of them; 07 output projection puts it together.
 
@@ -529,7 +532,7 @@ def multi_head_attention_loop(X, params, mask=None, scale=None):
     The same computation as :func:`multi_head_attention`, written the way the
     first source document walks through it: for each head, project, score,
     softmax, weigh the values; then concatenate and apply W^O. Kept for
-    teaching and as a check on the einsum version. Only a single sentence
+    teaching and as a check on the batched version. Only a single sentence
     ``(n, d_model)`` is accepted.
 
     Returns
