@@ -150,7 +150,7 @@ def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
                                  layout=widgets.Layout(width="34em"), style={"description_width": "initial"}),
         "layer": int_slider("layer", layer, 1, minilm.LAYERS),
     }
-    return build_explorer(controls, compute_trained, draw_trained, figsize=(11, 9.2), dpi=80,
+    return build_explorer(controls, compute_trained, draw_trained, figsize=(11, 9.2), dpi=80, layout=None,
                           title="all-MiniLM-L6-v2: the 12 heads of one layer")
 
 
