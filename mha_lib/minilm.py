@@ -37,12 +37,14 @@ One layer, in the order this module computes it (BERT is "post-LayerNorm"):
     F   = GELU(X' W_1 + b_1) W_2 + b_2      feed-forward, d_model -> d_ff -> d_model
     out = LayerNorm(X' + F)
 
-Precision. The weights are float32 (as stored); the computation is float64.
-The reference (PyTorch, float32) differs from exact arithmetic by float32
-rounding, about 1e-6 in the weights and a few 1e-6 in the hidden states; the
-float64 result is the better of the two, and the differences measured by the
-tests are the reference's rounding. (Computing in float32 would stay within the
-tolerances too, but mha_lib's softmax works in float64 anyway.)
+Precision. The weights are float32, as stored; the computation is float64
+(the layer weights are converted once, at load; mha_lib's softmax works in
+float64 anyway). Against the float32 reference (PyTorch), the largest
+differences on the golden sentences are 1.6e-6 for attention weights, 2.8e-6
+for the last hidden states (whose entries reach about 6) and 2.1e-7 for the
+sentence embeddings: well inside the tolerances the tests use (1e-4, 1e-4,
+1e-5), and they are the reference's float32 rounding, float64 carrying about
+1e-15.
 """
 
 from __future__ import annotations
