@@ -17,10 +17,21 @@ _KERNEL_IDLE = """() => {
 }"""
 
 _ALL_RUN = """(n) => {
-  const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell')]
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  if (panel.querySelector('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]')) return 'error';
+  const prompts = [...panel.querySelectorAll('.jp-Cell')]
     .slice(0, n).filter(c => c.classList.contains('jp-CodeCell'))
     .map(c => c.querySelector('.jp-InputPrompt').textContent.trim());
-  return prompts.every(p => /^\\[\\d+\\]:?$/.test(p));
+  if (prompts.every(p => /^\\[\\d+\\]:?$/.test(p))) return 'done';
+  if (prompts.some(p => p.includes('*'))) return false;  // still running
+  return false;
+}"""
+
+_FIRST_NOT_RUN = """(n) => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const cells = [...panel.querySelectorAll('.jp-Cell')].slice(0, n);
+  return cells.findIndex(c => c.classList.contains('jp-CodeCell') &&
+                              !/^\\[[\\d*]+\\]:?$/.test(c.querySelector('.jp-InputPrompt').textContent.trim()));
 }"""
 
 
@@ -34,15 +45,32 @@ def open_notebook(page, base, token, path, workspace, timeout=90_000):
 def run_all_cells(page, timeout=180_000):
     """Run every cell with Shift+Enter, one after the other; wait until all ran and the kernel is idle.
 
-    Returns the number of cells of the notebook (Shift+Enter on the last one adds an empty cell).
+    Stops waiting as soon as a cell shows an error (the kernel then skips the cells queued after it).
+    A key press lost while the page was busy is made up for by running on from the first cell that
+    did not run. Returns the number of cells of the notebook.
     """
     cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell")
     n = cells.count()
-    cells.first.locator(".jp-InputPrompt").click()
-    page.keyboard.press("Escape")  # command mode: Shift+Enter runs the selected cell and moves on
-    for _ in range(n):
-        page.keyboard.press("Shift+Enter")
-    page.wait_for_function(_ALL_RUN, arg=n, timeout=timeout)
+    start = 0
+    deadline = time.monotonic() + timeout / 1000
+    for _attempt in range(3):
+        cells.nth(start).locator(".jp-InputPrompt").click()
+        page.keyboard.press("Escape")  # command mode: Shift+Enter runs the selected cell and moves on
+        for _ in range(n - start):
+            page.keyboard.press("Shift+Enter")
+        while time.monotonic() < deadline:
+            state = page.evaluate(_ALL_RUN, n)
+            idle = page.evaluate(_KERNEL_IDLE)
+            if state == "error" or (state == "done" and idle):
+                return n
+            if idle and page.evaluate(_FIRST_NOT_RUN, n) >= 0:
+                page.wait_for_timeout(1500)  # idle but a cell never started: give it a moment, then run on
+                if page.evaluate(_KERNEL_IDLE) and page.evaluate(_FIRST_NOT_RUN, n) >= 0:
+                    break
+            page.wait_for_timeout(250)
+        else:
+            raise TimeoutError(f"the notebook did not finish running within {timeout / 1000:.0f} s")
+        start = page.evaluate(_FIRST_NOT_RUN, n)
     page.wait_for_function(_KERNEL_IDLE, timeout=timeout)
     return n
 
