@@ -5,12 +5,12 @@ import numpy as np
 from .. import init_params, load_running_example, parameter_count, project, selection_matrix
 from . import Exercise
 
-# The fourth source document's tiny numbers: a1 = (1, 1), a2 = (1, 0), W^q = [[1, 1], [0, 1]].
+# Doc 003's tiny numbers: a1 = (1, 1), a2 = (1, 0), W^Q = [[1, 1], [0, 1]].
 _W_TINY = np.array([[[1.0, 1.0], [0.0, 1.0]]])  # (h=1, d_model=2, d_k=2)
 
 EXERCISES = {
     "tiny_q": Exercise(
-        question="With W^q = [[1, 1], [0, 1]], what is the query q = a W^q of the token a = (2, 1)? "
+        question="With W^Q = [[1, 1], [0, 1]], what is the query q = a W^Q of the token a = (2, 1)? "
                  "Answer with a list of 2 numbers.",
         answer=lambda: project(np.array([[2.0, 1.0]]), _W_TINY)[0, 0],
         hint="Row vector times matrix: q_1 = 2*1 + 1*0, q_2 = 2*1 + 1*1.",
@@ -33,10 +33,11 @@ EXERCISES = {
         atol=0.0,
     ),
     "selection_head2": Exercise(
-        question="d_model = 4, h = 2. Which column of the fused queries Q = [[1, 2, 3, 4]] ends up first in "
-                 "head 2? Answer with its value (Q @ selection_matrix(4, 2, 1) gives head 2's part).",
+        question="d_model = 4, h = 2, and one token's fused query is Q = [[1, 2, 3, 4]]. Head 2's part is "
+                 "Q @ selection_matrix(4, 2, 1), a 1 x 2 matrix. What number is its first entry?",
         answer=lambda: (np.array([[1.0, 2.0, 3.0, 4.0]]) @ selection_matrix(4, 2, 1))[0, 0],
-        hint="Head 2 (index 1 in code) owns columns 3 and 4.",
+        hint="Head 2 (index 1 in code) gets columns 3 and 4 of Q, in that order: "
+             "its first entry is the number in column 3.",
         kind="number",
         rtol=0.0,
         atol=0.0,
