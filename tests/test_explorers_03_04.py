@@ -18,8 +18,12 @@ PNG_MAGIC = b"\x89PNG"
 
 
 def _head_panels(box):
-    """Axes of the explorer's figure that show one head (titled "head i")."""
-    return [ax for ax in box.figure.get_axes() if ax.images and ax.get_title().startswith("head ")]
+    """Axes of the explorer's figure that show one head (titled "head i") and are shown now."""
+    box.figure  # finish any pending redraw
+    panels = box.drawer.head_panels()
+    assert panels == [ax for ax in box.figure.get_axes()
+                      if ax.get_visible() and ax.images and ax.get_title().startswith("head ")]
+    return panels
 
 
 @pytest.fixture
@@ -94,7 +98,12 @@ def test_scores_explorer_default_is_running_example(boxes, ex):
         lo, hi = ax.images[0].get_clim()
         assert lo == -hi  # signed, symmetric
         assert (lo, hi) == panels[0].images[0].get_clim()  # shared across heads
-        assert [t.get_text() for t in ax.get_xticklabels()] == list(ex.tokens)
+        if i >= 4:  # bottom row of the 2 x 4 grid: the keys are labelled
+            assert [t.get_text() for t in ax.get_xticklabels()] == list(ex.tokens)
+        assert box.drawer.cell_texts(i) == [format(v, ".2f") for v in r.scores[i].ravel()]
+    assert box.figure.get_layout_engine() is None  # positions are fixed: no layout engine on any redraw
+    # every heatmap has a colour bar: the shared one of the heads and one for each row statistic
+    assert sum(1 for ax in box.figure.get_axes() if ax.get_visible() and getattr(ax, "_colorbar", None) is not None) == 3
 
 
 def test_scores_explorer_h(boxes, ex):
@@ -107,6 +116,28 @@ def test_scores_explorer_h(boxes, ex):
         r = mha_lib.multi_head_attention(ex.X, mha_lib.init_params(512, h, seed=0))
         assert box.result.d_k == 512 // h
         np.testing.assert_allclose(box.result.scores, r.scores, rtol=1e-12, atol=1e-12)
+
+
+def test_scores_explorer_reuses_layouts_and_updates_numbers(boxes, ex):
+    box = make_scores_explorer()
+    boxes.append(box)
+    first = _head_panels(box)
+    lo_scaled = first[0].images[0].get_clim()[1]
+    box.controls["scaled"].value = False  # same layout: the same axes, new numbers and colour scale
+    assert _head_panels(box) == first
+    r = mha_lib.multi_head_attention(ex.X, ex.params, scale=1.0)
+    assert first[0].images[0].get_clim()[1] == pytest.approx(np.abs(r.scores).max())
+    assert first[0].images[0].get_clim()[1] > 5 * lo_scaled
+    assert box.drawer.cell_texts(0) == [format(v, ".2f") for v in r.scores[0].ravel()]
+    assert "NOT scaled" in box.figure._suptitle.get_text()
+    box.controls["h"].value = 4
+    assert len(_head_panels(box)) == 4
+    box.controls["h"].value = 8  # back to a layout built before: its axes are shown again
+    assert _head_panels(box) == first
+    for i, ax in enumerate(first):
+        np.testing.assert_allclose(ax.images[0].get_array(), r.scores[i], rtol=1e-12)
+    box.controls["h"].value = 16  # numbers are not written in 16 small panels
+    assert box.drawer.cell_texts(0) == []
 
 
 def test_scores_explorer_scaling_off_and_free_dk(boxes, ex):
@@ -195,7 +226,7 @@ def test_softmax_explorer_temperature(softmax_box, ex, log10_T):
     assert len(panels) == 8
     for i, ax in enumerate(panels):
         np.testing.assert_allclose(ax.images[0].get_array(), w[i], rtol=1e-10, atol=1e-12)
-        assert [t.get_text() for t in ax.texts] == [format(v, ".2f") for v in w[i].ravel()]
+        assert box.drawer.cell_texts(i) == [format(v, ".2f") for v in w[i].ravel()]
     assert f"T = {T:.3g}," in box.figure._suptitle.get_text()
     if log10_T == 2.0:  # hot: nearly uniform
         np.testing.assert_allclose(box.result.weights, 0.25, atol=0.01)

@@ -6,7 +6,7 @@ one of two sentences:
 ``"humpty dumpty sat on"``
     the running example (d_model=512);
 ``"You are welcome PAD"``
-    the fifth source document's padded sentence, d_model=6, X = embeddings +
+    doc 004's padded sentence, d_model=6, X = embeddings +
     sinusoidal positions (see :func:`pad_example`).
 
 Controls: sentence, h, d_k (tied to d_model/h or free), temperature T and the
@@ -20,16 +20,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
-from .. import (causal_mask, divisors, embed_tokens, init_params, load_running_example, multi_head_attention,
+from .. import (causal_mask, divisors, embed_tokens, load_running_example, multi_head_attention,
                 padding_mask, sinusoidal_positions)
-from ..plotting import plot_heads
-from ._base import build_explorer, checkbox, dropdown, int_slider
-from .scores import _check_heads, _link_dk_to_h, _tilt_key_labels, row_entropy
+from ..plotting import WEIGHTS_CMAP
+from ._base import Frame, build_explorer, checkbox, dropdown, int_slider
+from .scores import HeadGrid, _cached_params, _LayoutPool, _check_heads, _link_dk_to_h, row_entropy
 
-__all__ = ["PAD_TOKENS", "pad_example", "make_mask", "SoftmaxSetting", "softmax_setting", "make_softmax_explorer"]
+__all__ = ["PAD_TOKENS", "pad_example", "make_mask", "SoftmaxSetting", "softmax_setting", "SoftmaxDrawer",
+           "make_softmax_explorer"]
 
 PAD_TOKENS = ("You", "are", "welcome", "PAD")
 SENTENCES = ("humpty dumpty sat on", "You are welcome PAD")
@@ -37,7 +39,7 @@ MASKS = ("none", "causal", "padding")
 
 
 def pad_example(d_model=6):
-    """The fifth source document's input: "You are welcome PAD", position-encoded, 4 x d_model.
+    """Doc 004's input: "You are welcome PAD", position-encoded, 4 x d_model.
 
     The document only says the 4 x 6 input is position-encoded; the numbers
     here are the project's stand-in embeddings plus sinusoidal positions.
@@ -137,7 +139,7 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
                              f"number: choose h in {divisors(d_model)}, or untick 'd_k = d_model / h'")
         d_k = d_model // h
     m = make_mask(mask, tokens)
-    params = init_params(d_model, h, d_k=d_k, seed=seed)
+    params = _cached_params(d_model, h, d_k, seed)
     r = multi_head_attention(X, params, mask=m, scale=1.0 / (temperature * math.sqrt(d_k)))
     return SoftmaxSetting(sentence=sentence, h=h, d_k=d_k, temperature=float(temperature), mask_kind=mask,
                           tokens=tuple(tokens), mask=m, weights=r.weights)
@@ -148,36 +150,29 @@ def _softmax_title(res):
             f"  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)")
 
 
-def _update_weights_in_place(fig, res):
-    """Put new weights into the panels that are already there (same h, same tokens).
+class SoftmaxDrawer(_LayoutPool):
+    """Draws a :class:`SoftmaxSetting`: every head's weights on the shared scale [0, 1].
 
-    Cheaper than drawing from scratch: no new artists, and the layout that
-    constrained layout computed for the first picture is kept (the colour
-    scale is always [0, 1], so nothing changes size).
+    Call it as ``drawer(fig, res)``; it returns a :class:`~mha_lib.explorers._base.Frame`. The axes
+    are placed by hand (no layout engine) and built once per layout (h, tokens); a setting with the
+    same layout (another temperature, mask or d_k) only changes the images, the numbers in the cells
+    and the title, painted over a cached picture of the rest.
     """
-    panels = [ax for ax in fig.axes if ax.images and ax.get_title().startswith("head ")]
-    for ax, W in zip(panels, res.weights):
-        ax.images[0].set_data(W)
-        for text, value in zip(ax.texts, W.ravel()):  # annotations, in row-major order as plot_matrix writes them
-            text.set_text(format(value, ".2f"))
-            text.set_color("white" if value < 0.6 else "black")  # plot_matrix's rule for viridis on [0, 1]
-    fig.suptitle(_softmax_title(res), fontsize=10)
 
+    WIDTH, HEIGHT = 10.0, 5.2  # inches
 
-def _draw_softmax_setting(fig, res):
-    key = (res.h, res.tokens)
-    if getattr(fig, "_mha_panels", None) == key:
-        fig.set_layout_engine("none")  # keep the positions of the last full layout
-        _update_weights_in_place(fig, res)
-        return
-    fig.set_layout_engine("constrained")
-    fig.clear()
-    plot_heads(fig, res.weights, res.tokens, title="head", signed=False, annotate=res.h <= 8,
-               cbar_label="attention weight")
-    # every row sums to 1 here (no mask empties a row), so plot_heads uses the shared [0, 1] scale
-    _tilt_key_labels([a for a in fig.axes if a.images])
-    fig.suptitle(_softmax_title(res), fontsize=10)
-    fig._mha_panels = key
+    def _build(self, fig, res):
+        lay = SimpleNamespace()
+        lay.grid = HeadGrid(fig, res.h, res.tokens, (0.05, 0.4, self.WIDTH - 0.1, self.HEIGHT - 0.45),
+                            cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0, cbar_label="attention weight (shared scale)",
+                            annotate=res.h <= 8, signed=False, panel_cap=2.2, shrink=True)
+        return lay
+
+    def __call__(self, fig, res):
+        new_layout = self._switch(fig, (res.h, res.tokens), res)
+        self.layout.grid.update(res.weights)  # every row sums to 1 (or 0): the colour scale stays [0, 1]
+        self.title.set_text(_softmax_title(res))
+        return Frame(self.layout.grid.dynamic() + [self.title], new_layout)
 
 
 def make_softmax_explorer(seed=0):
@@ -207,7 +202,9 @@ def make_softmax_explorer(seed=0):
     def compute(sentence, h, d_k, tie, T, mask):
         return softmax_setting(sentence=sentence, h=h, d_k=d_k, tie=tie, temperature=float(T), mask=mask, seed=seed)
 
-    box = build_explorer(controls, compute, _draw_softmax_setting, figsize=(10, 5.2),
-                         title="Attention weights of every head")
+    drawer = SoftmaxDrawer()
+    box = build_explorer(controls, compute, drawer, figsize=(SoftmaxDrawer.WIDTH, SoftmaxDrawer.HEIGHT),
+                         layout=None, title="Attention weights of every head")
+    box.drawer = drawer
     _link_dk_to_h(box, lambda: 512 if controls["sentence"].value == SENTENCES[0] else 6)
     return box
