@@ -235,3 +235,11 @@ def test_single_blas_thread_is_harmless():
     with _base.single_blas_thread():
         inside = a @ a.T
     np.testing.assert_array_equal(inside, a @ a.T)
+
+
+def test_returning_to_a_layout_reuses_its_cached_picture(box):
+    first = box.image.value
+    box.controls["h"].value = 4
+    assert len(visible_head_axes(box)) == 4
+    box.controls["h"].value = 8  # the static part of the 8-head layout comes from the cache
+    assert box.image.value == first

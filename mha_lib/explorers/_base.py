@@ -76,13 +76,18 @@ class Frame:
     new_layout : bool
         True when the drawing function (re)built the figure's axes this time:
         the static picture is rendered again and cached.
+    key : hashable, optional
+        Names the layout. When the same key comes back (h 8 -> 9 -> 8), the
+        static picture cached for it is reused instead of rendered again; so
+        only give a key that fixes everything static (axes, ticks, labels, size).
     """
 
-    __slots__ = ("dynamic", "new_layout")
+    __slots__ = ("dynamic", "new_layout", "key")
 
-    def __init__(self, dynamic, new_layout):
+    def __init__(self, dynamic, new_layout, key=None):
         self.dynamic = list(dynamic)
         self.new_layout = bool(new_layout)
+        self.key = key
 
 
 def _find_openblas_local_setter():
@@ -187,11 +192,21 @@ def render_png(fig, dpi=None, frame=None, _state=None):
     canvas = _canvas(fig)
     state = _state if _state is not None else {}
     if frame is not None and fig.get_layout_engine() is None:
-        if frame.new_layout or state.get("background") is None:
-            for artist in frame.dynamic:
-                artist.set_animated(True)
+        for artist in frame.dynamic:
+            artist.set_animated(True)
+        backgrounds = state.setdefault("backgrounds", {})
+        cache_key = None if frame.key is None else (frame.key, fig.dpi, tuple(fig.get_size_inches()))
+        if frame.new_layout and cache_key in backgrounds:
+            state["background"] = backgrounds[cache_key]
+            canvas.get_renderer()  # a renderer of this figure's size
+            canvas.restore_region(state["background"])
+        elif frame.new_layout or state.get("background") is None:
             canvas.draw()
             state["background"] = canvas.copy_from_bbox(fig.bbox)
+            if cache_key is not None:
+                backgrounds[cache_key] = state["background"]
+                while len(backgrounds) > 8:
+                    del backgrounds[next(iter(backgrounds))]
         else:
             canvas.restore_region(state["background"])
         renderer = canvas.get_renderer()

@@ -374,7 +374,7 @@ class LectureDrawer:
         # The frames are drawn after the images (as in a full draw), or the images would cover them.
         dynamic += [spine for p in panels for spine in p.ax.spines.values()]
         dynamic += list(self.oax.spines.values())
-        return Frame(dynamic, new_layout)
+        return Frame(dynamic, new_layout, key=self.key)
 
     def heads_drawn(self):
         """How many head panels are on the figure now."""
