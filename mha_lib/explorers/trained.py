@@ -10,24 +10,36 @@ panel titled with what that head mostly looks at. The compute function
 too many tokens to label, the model not installed) raises ``ValueError`` and
 the explorer shows that one line instead of a picture.
 
+Why a slider move is quick: the forward pass of a sentence (all 6 layers, the
+measures of every head) is computed once and kept (:func:`_forward`, a small
+cache keyed by the sentence), so moving the layer slider only picks another
+layer. The drawing (:class:`TrainedDrawer`) builds the 12 panels once per
+number of tokens; afterwards it replaces the images' data and the titles in
+place (and the tick labels, for a new sentence of the same length) and returns
+a :class:`~mha_lib.explorers._base.Frame`, so only those artists are painted
+again on top of a cached picture of the rest.
+
 The other ``draw_*`` functions make the notebook's static figures; each
 draws on a figure it is given.
 """
 
 from __future__ import annotations
 
+import functools
+
 import ipywidgets as widgets
 import numpy as np
 
 from .. import minilm
 from ..plotting import WEIGHTS_CMAP, plot_attention, plot_heads, plot_matrix
-from ._base import build_explorer, int_slider
+from ._base import Frame, build_explorer, int_slider
 
 __all__ = [
     "MAX_SHOWN",
     "DEFAULT_SENTENCE",
     "compute_trained",
     "draw_trained",
+    "TrainedDrawer",
     "make_trained_explorer",
     "dominant_pattern",
     "draw_patterns",
@@ -56,8 +68,27 @@ def dominant_pattern(patterns, i):
     return name, scores[name]
 
 
+@functools.lru_cache(maxsize=16)
+def _forward(sentence, model):
+    """One sentence through the whole model, once: tokens, every head's weights, every head's measures.
+
+    Returns ``(tokens, attentions, patterns)`` with attentions (L, h, n, n) and each pattern (L, h), all
+    read-only (they are shared by every later call with the same sentence). Raises ``ValueError`` for
+    an empty sentence or one with more than :data:`MAX_SHOWN` tokens.
+    """
+    tokens, _ = minilm.encode_tokens(sentence, model, truncate=MAX_SHOWN + 1)  # empty -> ValueError
+    if len(tokens) > MAX_SHOWN:
+        raise ValueError(f"the sentence has more than {MAX_SHOWN} tokens ([CLS] and [SEP] included); a grid of "
+                         f"12 heads cannot label more readably: shorten it")
+    out = minilm.run_minilm(sentence, model)
+    patterns = minilm.head_patterns(out.attentions, out.tokens)  # name -> (L, h)
+    for array in (out.attentions, *patterns.values()):
+        array.setflags(write=False)
+    return tuple(out.tokens), out.attentions, patterns
+
+
 def compute_trained(sentence, layer):
-    """Run the model on the sentence and keep one layer's 12 heads.
+    """One layer's 12 heads on the sentence (the model runs once per sentence; see :func:`_forward`).
 
     Parameters
     ----------
@@ -83,21 +114,29 @@ def compute_trained(sentence, layer):
         raise ValueError(str(exc)) from None
     if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 1 <= layer <= model.n_layers:
         raise ValueError(f"layer={layer!r}: the model has layers 1 to {model.n_layers}")
-    tokens, _ = minilm.encode_tokens(sentence, model, truncate=MAX_SHOWN + 1)  # empty -> ValueError
-    if len(tokens) > MAX_SHOWN:
-        raise ValueError(f"the sentence has more than {MAX_SHOWN} tokens ([CLS] and [SEP] included); a grid of "
-                         f"12 heads cannot label more readably: shorten it")
-    out = minilm.run_minilm(sentence, model)
-    weights = out.attentions[layer - 1]  # (h, n, n)
-    return {"tokens": out.tokens, "layer": int(layer), "weights": weights,
-            "patterns": minilm.head_patterns(weights, out.tokens)}
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a string, got {type(sentence).__name__}")
+    tokens, attentions, patterns = _forward(sentence, model)
+    return {"tokens": list(tokens), "layer": int(layer), "weights": attentions[layer - 1],  # (h, n, n)
+            "patterns": {name: table[layer - 1] for name, table in patterns.items()}}  # name -> (h,)
+
+
+def _head_title(result, i):
+    name, value = dominant_pattern(result["patterns"], i)
+    label = f"{name} {value:.2f}" if value >= CLEAR else "no clear pattern"
+    return f"L{result['layer']} head {i + 1}: {label}"
+
+
+def _suptitle(layer):
+    return f"Layer {layer}: row = query token (looks), column = key token (is looked at)"
 
 
 def draw_trained(fig, result):
     """All heads of one layer, one shared [0, 1] scale, each titled with its clearest pattern.
 
     A head's title names its largest measure (see :func:`mha_lib.minilm.head_patterns`) when that is at
-    least ``CLEAR`` = 0.4, and says "no clear pattern" otherwise.
+    least ``CLEAR`` = 0.4, and says "no clear pattern" otherwise. Builds the figure from scratch; the
+    explorer uses :class:`TrainedDrawer`, which builds it once and then updates it in place.
     """
     tokens, weights, layer = result["tokens"], result["weights"], result["layer"]
     n = len(tokens)
@@ -107,13 +146,58 @@ def draw_trained(fig, result):
     _fixed_layout(fig, images)
     h = len(images)
     for i, im in enumerate(images):
-        name, value = dominant_pattern(result["patterns"], i)
-        label = f"{name} {value:.2f}" if value >= CLEAR else "no clear pattern"
-        im.axes.set_title(f"L{layer} head {i + 1}: {label}", fontsize=8)
+        im.axes.set_title(_head_title(result, i), fontsize=8)
         if i + NCOLS < h:  # not the bottom row: like the y labels (first column only), x labels on the bottom row only
             im.axes.set_xticks(range(n), labels=[])
-    fig.suptitle(f"Layer {layer}: row = query token (looks), column = key token (is looked at)", fontsize=10)
+    fig.suptitle(_suptitle(layer), fontsize=10)
     return images
+
+
+class TrainedDrawer:
+    """Draws the explorer's picture; builds the 12 panels once per number of tokens, then updates them in place.
+
+    Call it as ``drawer(fig, result)`` with a result of :func:`compute_trained`; it returns a
+    :class:`~mha_lib.explorers._base.Frame`. The axes, ticks, labels and colour bar are the static picture.
+    Another layer of the same sentence only replaces the 12 images' data, the panel titles and the
+    figure title. Another sentence with the same number of tokens also rewrites the tick labels (the
+    static picture is then rendered again, but nothing is rebuilt). A different number of tokens builds
+    the figure again with :func:`draw_trained`.
+    """
+
+    def __init__(self):
+        self.fig = None
+        self.images = []
+        self.tokens = None
+
+    def __call__(self, fig, result):
+        tokens, weights = list(result["tokens"]), result["weights"]
+        n = len(tokens)
+        same_grid = (self.fig is fig and bool(fig.axes) and len(self.images) == len(weights)
+                     and self.tokens is not None and len(self.tokens) == n)
+        if not same_grid:
+            self.images = draw_trained(fig, result)
+            self.fig, self.tokens = fig, tokens
+            new_layout = True
+        else:
+            new_layout = tokens != self.tokens
+            if new_layout:  # same grid, other words: relabel the first column and the bottom row
+                fontsize = 8 if n <= 16 else 6
+                for i, im in enumerate(self.images):
+                    if i % NCOLS == 0:
+                        im.axes.set_yticks(range(n), labels=tokens, fontsize=fontsize)
+                    if i + NCOLS >= len(self.images):
+                        im.axes.set_xticks(range(n), labels=tokens, fontsize=fontsize, rotation=45 if n > 4 else 0,
+                                          ha="right" if n > 4 else "center")  # as plot_matrix labels them
+                self.tokens = tokens
+            for i, (im, w) in enumerate(zip(self.images, weights)):
+                im.set_data(w)
+                im.axes.title.set_text(_head_title(result, i))
+        suptitle = fig.suptitle(_suptitle(result["layer"]), fontsize=10)  # the same Text, new words
+        dynamic = []
+        for im in self.images:
+            dynamic += [im, im.axes.title, *im.axes.spines.values()]  # the spines are painted over the image
+        dynamic.append(suptitle)
+        return Frame(dynamic, new_layout)
 
 
 def _fixed_layout(fig, images):
@@ -150,7 +234,7 @@ def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
                                  layout=widgets.Layout(width="34em"), style={"description_width": "initial"}),
         "layer": int_slider("layer", layer, 1, minilm.LAYERS),
     }
-    return build_explorer(controls, compute_trained, draw_trained, figsize=(11, 9.2), dpi=80, layout=None,
+    return build_explorer(controls, compute_trained, TrainedDrawer(), figsize=(11, 9.2), dpi=80, layout=None,
                           title="all-MiniLM-L6-v2: the 12 heads of one layer")
 
 
