@@ -151,14 +151,14 @@ def move_every_slider(page, container, timeout=15_000):
 
     Returns [(slider, outcome)], outcome "picture" or, when no setting reached gave a new picture,
     the last warning the explorer showed (or "NOTHING CHANGED"). A step to an impossible setting
-    shows a warning (that is the explorers' convention), so a slider is moved right once, then
-    left, up to eight steps, until a picture comes.
+    shows a warning (that is the explorers' convention), so a slider is moved right up to four
+    steps, then left, until a picture comes.
     """
     results = []
     for handle in enabled_slider_handles(container):
         name = slider_name(handle)
         outcome, last_message = None, None
-        for key in ("ArrowRight",) + ("ArrowLeft",) * 8:
+        for key in ("ArrowRight",) * 4 + ("ArrowLeft",) * 12:
             at = handle.evaluate("(el) => [el.getAttribute('aria-valuenow'), el.getAttribute('aria-valuemin'),"
                                  " el.getAttribute('aria-valuemax')]")
             if (key == "ArrowRight" and at[0] == at[2]) or (key == "ArrowLeft" and at[0] == at[1]):
