@@ -78,6 +78,13 @@ def test_scaling_explorer_controls(boxes):
     box.controls["d_k"].value = 1024
     assert box.result.d_k == 1024
     assert box.result.mean_max_weight > 0.9
+    assert box.figure.get_layout_engine() is None  # fixed positions
+    hist = box.drawer.ax_hist
+    counts, edges = np.histogram(box.result.scores.ravel(), bins=60,
+                                 range=(-np.abs(box.result.scores).max(), np.abs(box.result.scores).max()))
+    np.testing.assert_array_equal(box.drawer.stairs.get_data().values, counts)
+    assert "d_k = 1024" in hist.get_title()
+    np.testing.assert_array_equal(box.drawer.rows_panel[1].get_array(), box.result.weights[:6, 0, :])
 
 
 # --------------------------------------------------------------------------- 03 scores explorer

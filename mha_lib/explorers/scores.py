@@ -36,6 +36,7 @@ __all__ = [
     "ScoresSetting",
     "scores_setting",
     "make_scaling_explorer",
+    "ScalingDrawer",
     "make_scores_explorer",
     "ScoresDrawer",
     "HeadGrid",
@@ -120,23 +121,63 @@ def random_scores(d_k, scaled=True, n=4, trials=500, rng=0):
     return RandomScores(d_k=int(d_k), scaled=bool(scaled), scores=scores, weights=softmax(scores))
 
 
-def _draw_random_scores(fig, res):
-    fig.clear()
-    ax_hist, ax_rows = fig.subplots(1, 2, width_ratios=[1.3, 1])
-    values = res.scores.ravel()
-    lim = max(4.0, float(np.abs(values).max()))
-    ax_hist.hist(values, bins=np.linspace(-lim, lim, 61), color="#0072B2", alpha=0.85)
-    ax_hist.set_xlim(-lim, lim)
-    how = "q·k / √d_k" if res.scaled else "q·k (not scaled)"
-    ax_hist.set_title(f"d_k = {res.d_k}: {values.size} scores {how}\nstandard deviation {res.std:.2f}", fontsize=10)
-    ax_hist.set_xlabel("score")
-    ax_hist.set_ylabel("count")
-    n = res.weights.shape[-1]
-    rows = res.weights[:6, 0, :]  # first query row of the first 6 random sentences
-    plot_matrix(ax_rows, rows, [f"sentence {i + 1}" for i in range(rows.shape[0])],
-                [f"key {j + 1}" for j in range(n)], cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0, fontsize=9)
-    ax_rows.set_title(f"softmax of one row each\nlargest weight {res.mean_max_weight:.2f} on average, "
-                      f"entropy {res.mean_entropy:.2f} of {math.log2(n):.0f} bits", fontsize=10)
+class ScalingDrawer:
+    """Draws a :class:`RandomScores`: histogram of the scores (left), softmax of six rows (right).
+
+    The axes are made once at fixed positions (no layout engine); each setting replaces the
+    histogram's data, the limits, the titles and the heatmap's numbers.
+    """
+
+    WIDTH, HEIGHT = 9.0, 3.4  # inches
+
+    def __init__(self):
+        self.fig = None
+
+    def _build(self, fig, n, rows):
+        fig.clear()
+        fig.set_layout_engine("none")
+        W, H = self.WIDTH, self.HEIGHT
+        fig.set_size_inches(W, H)
+        box = _inch_box(W, H)
+        self.ax_hist = fig.add_axes(box(0.75, 0.5, 3.9, H - 1.0))
+        self.stairs = self.ax_hist.stairs(np.zeros(60), np.linspace(-4, 4, 61), fill=True, color="#0072B2",
+                                          alpha=0.85)
+        self.ax_hist.set_xlabel("score", fontsize=9)
+        self.ax_hist.set_ylabel("count", fontsize=9)
+        self.ax_hist.tick_params(labelsize=8)
+        self.hist_title = self.ax_hist.set_title("", fontsize=9)
+        self.rows_panel = _matrix_panel(
+            fig, box, (5.65, 0.5, 2.35, H - 1.0), (rows, n), [f"sentence {i + 1}" for i in range(rows)],
+            [f"key {j + 1}" for j in range(n)], cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0, title="", xlabel="",
+            ylabel="", cbar_label="weight", annotate=True, fs=8)
+        self.rows_title = self.rows_panel[0].title
+        self.rows_title.set_fontsize(9)
+        self.fig, self.shape = fig, (rows, n)
+        return True
+
+    def __call__(self, fig, res):
+        n = res.weights.shape[-1]
+        rows = res.weights[:6, 0, :]  # first query row of the first 6 random sentences
+        new_layout = self.fig is not fig or not fig.axes or self.shape != rows.shape
+        if new_layout:
+            self._build(fig, n, rows.shape[0])
+        values = res.scores.ravel()
+        lim = max(4.0, float(np.abs(values).max()))
+        counts, edges = np.histogram(values, bins=np.linspace(-lim, lim, 61))
+        self.stairs.set_data(counts, edges)
+        self.ax_hist.set_xlim(-lim, lim)
+        self.ax_hist.set_ylim(0, counts.max() * 1.05)
+        how = "q·k / √d_k" if res.scaled else "q·k (not scaled)"
+        self.hist_title.set_text(f"d_k = {res.d_k}: {values.size} scores {how}\n"
+                                 f"standard deviation {res.std:.2f}")
+        _, im, labels = self.rows_panel
+        im.set_data(rows)
+        labels.set_values(rows)
+        self.rows_title.set_text(f"softmax of one row each\nmean largest weight {res.mean_max_weight:.2f}, "
+                                 f"entropy {res.mean_entropy:.2f} / {math.log2(n):.0f} bits")
+        # the histogram's axes change their ticks with the data: the whole axes is repainted
+        dynamic = [self.ax_hist, im] + ([labels] if labels.get_visible() else []) + [self.rows_title]
+        return Frame(dynamic + list(self.rows_panel[0].spines.values()), new_layout)
 
 
 def make_scaling_explorer(seed=0, n=4, trials=500):
@@ -159,8 +200,11 @@ def make_scaling_explorer(seed=0, n=4, trials=500):
     def compute(d_k, scaled):
         return random_scores(d_k, scaled=scaled, n=n, trials=trials, rng=seed)
 
-    return build_explorer(controls, compute, _draw_random_scores, figsize=(9, 3.4),
-                          title="Random queries and keys")
+    drawer = ScalingDrawer()
+    box = build_explorer(controls, compute, drawer, figsize=(ScalingDrawer.WIDTH, ScalingDrawer.HEIGHT), layout=None,
+                         title="Random queries and keys")
+    box.drawer = drawer
+    return box
 
 
 # --------------------------------------------------------------------------- the running example
