@@ -5,12 +5,12 @@ Standard attention builds the whole score matrix ``Q K^T`` of shape
 with n^2. :func:`blockwise_attention` walks over the keys in blocks of
 ``block_size`` and keeps, for every query row, only three running things:
 
-    m    the largest score seen so far                      (..., n_q, 1)
-    l    the sum of exp(score - m) seen so far               (..., n_q, 1)
-    acc  the sum of exp(score - m) * v_j seen so far         (..., n_q, d_v)
+    M    the largest score seen so far                      (..., n_q, 1)
+    l    the sum of exp(score - M) seen so far               (..., n_q, 1)
+    acc  the sum of exp(score - M) * v_j seen so far         (..., n_q, d_v)
 
-When a new block brings a larger maximum m_new, the old sums were computed
-against the old maximum; multiplying them by ``exp(m - m_new)`` puts them on
+When a new block brings a larger maximum M_new, the old sums were computed
+against the old maximum M_old; multiplying them by ``exp(M_old - M_new)`` puts them on
 the new footing ("online softmax"). At the end ``acc / l`` is exactly
 ``softmax(scores) V``. The biggest temporary is one (n_q, block_size) block
 of scores, so memory grows with n, not n^2. This is the idea behind
@@ -100,9 +100,9 @@ def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=Fa
     dtype = np.result_type(Q.dtype, K.dtype, V.dtype)
     Kt = np.swapaxes(K, -1, -2)  # (..., d_k, n_k), a view
 
-    m = np.full(lead + (n_q, 1), -np.inf, dtype=dtype)  # running maximum of each query row
-    l = np.zeros(lead + (n_q, 1), dtype=dtype)  # running sum of exp(score - m)
-    acc = np.zeros(lead + (n_q, d_v), dtype=dtype)  # running sum of exp(score - m) * v
+    M = np.full(lead + (n_q, 1), -np.inf, dtype=dtype)  # running maximum of each query row
+    l = np.zeros(lead + (n_q, 1), dtype=dtype)  # running sum of exp(score - M)
+    acc = np.zeros(lead + (n_q, d_v), dtype=dtype)  # running sum of exp(score - M) * v
     rows = np.arange(n_q)[:, None]  # (n_q, 1) query positions, for causal=True
     for start in range(0, n_k, block_size):
         stop = min(start + block_size, n_k)
@@ -115,13 +115,13 @@ def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=Fa
             allowed = below if allowed is None else (allowed & below)
         if allowed is not None:
             s = np.where(allowed, s, -np.inf)
-        m_new = np.maximum(m, s.max(axis=-1, keepdims=True))  # (..., n_q, 1)
-        base = np.where(np.isneginf(m_new), 0.0, m_new).astype(dtype, copy=False)  # rows with nothing yet: 0
+        M_new = np.maximum(M, s.max(axis=-1, keepdims=True))  # (..., n_q, 1)
+        base = np.where(np.isneginf(M_new), 0.0, M_new).astype(dtype, copy=False)  # rows with nothing yet: 0
         p = np.exp(s - base)  # (..., n_q, b); masked entries: exp(-inf) = 0
-        rescale = np.exp(m - base)  # old sums onto the new maximum; 0 when m was -inf
+        rescale = np.exp(M - base)  # old sums onto the new maximum; 0 when M was -inf
         l = l * rescale + p.sum(axis=-1, keepdims=True)
         acc = acc * rescale + p @ V[..., start:stop, :]  # (..., n_q, b) @ (..., b, d_v) -> (..., n_q, d_v)
-        m = m_new
+        M = M_new
     return acc / np.where(l == 0, 1, l)  # a row that never saw an allowed key: 0 / 1 = 0
 
 
@@ -142,16 +142,17 @@ def online_softmax_steps(scores, block_size):
     Returns
     -------
     steps : list of dict
-        One per block: ``block`` (the scores read), ``m`` (running maximum),
-        ``rescale`` (``exp(m_old - m)``, what the old sum is multiplied by),
-        ``l`` (running sum of ``exp(score - m)``).
+        One per block: ``block`` (the scores read), ``M`` (running maximum
+        after the block), ``rescale`` (``exp(M_old - M_new)``, what the old sum
+        is multiplied by; 0 for the first block, which has no old sum),
+        ``l`` (running sum of ``exp(score - M)``).
     weights : ndarray, shape (n,)
         The softmax, assembled at the end; equal to ``mha_lib.softmax(scores)``.
 
     Examples
     --------
     >>> steps, w = online_softmax_steps([1.0, 3.0, 2.0, 5.0], block_size=2)
-    >>> [float(s["m"]) for s in steps]
+    >>> [float(step["M"]) for step in steps]
     [3.0, 5.0]
     >>> w.round(4)
     array([0.0152, 0.1125, 0.0414, 0.831 ])
@@ -161,16 +162,16 @@ def online_softmax_steps(scores, block_size):
         raise ValueError(f"online_softmax_steps: scores must be a non-empty 1-D row of finite numbers (or -inf), "
                          f"got shape {x.shape}")
     block_size = _check_positive_int(block_size, "block_size", "online_softmax_steps")
-    m, l, steps = -np.inf, 0.0, []
+    M, l, steps = -np.inf, 0.0, []  # running maximum and running sum; nothing read yet
     for start in range(0, len(x), block_size):
         block = x[start:start + block_size]
-        m_new = max(m, float(block.max()))
-        base = 0.0 if m_new == -np.inf else m_new
-        rescale = float(np.exp(m - base))
+        M_new = max(M, float(block.max()))
+        base = 0.0 if M_new == -np.inf else M_new
+        rescale = float(np.exp(M - base))  # exp(M_old - M_new); 0 for the first block (no old sum yet)
         l = l * rescale + float(np.exp(block - base).sum())
-        steps.append({"block": block.copy(), "m": m_new, "rescale": rescale, "l": l})
-        m = m_new
-    base = 0.0 if m == -np.inf else m
+        steps.append({"block": block.copy(), "M": M_new, "rescale": rescale, "l": l})
+        M = M_new
+    base = 0.0 if M == -np.inf else M
     weights = np.exp(x - base) / (l if l > 0 else 1.0)  # every exp against the final maximum
     return steps, weights
 

@@ -231,7 +231,8 @@ def test_online_softmax_steps_by_hand():
     from mha_lib.flash import online_softmax_steps
 
     steps, w = online_softmax_steps([1.0, 3.0, 2.0, 5.0], block_size=2)
-    assert [s["m"] for s in steps] == [3.0, 5.0]
+    assert [step["M"] for step in steps] == [3.0, 5.0]
+    assert steps[0]["rescale"] == 0.0  # the first block has no old sum
     np.testing.assert_allclose(steps[0]["l"], np.exp(1 - 3) + 1, rtol=1e-15)
     np.testing.assert_allclose(steps[1]["rescale"], np.exp(3 - 5), rtol=1e-15)
     np.testing.assert_allclose(steps[1]["l"], (np.exp(-2) + 1) * np.exp(-2) + np.exp(-3) + 1, rtol=1e-15)

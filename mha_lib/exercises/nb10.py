@@ -5,7 +5,7 @@ import numpy as np
 from .. import init_params, multi_head_attention, sinusoidal_positions
 from . import Exercise
 
-# The fourth source document's three tokens (its PyTorch experiment).
+# Doc 003's three tokens (its PyTorch experiment).
 _X_TINY = np.array([[1.0, 2.0], [2.0, 3.0], [3.0, 4.0]])
 
 
@@ -25,7 +25,8 @@ EXERCISES = {
         kind="choice",
     ),
     "pe_first_entry": Exercise(
-        question="What is PE[1, 0], the first entry of the encoding of position 1 (whatever d_model is)? "
+        question="What is PE[1, 0], the first entry of the encoding of position 1 (the second token; positions count "
+                 "from 0), whatever d_model is? "
                  "Four decimals are enough.",
         answer=lambda: sinusoidal_positions(2, 512)[1, 0],
         hint="Column 0 is sin(p / 10000^0) = sin(p), with p in radians.",

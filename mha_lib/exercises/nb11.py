@@ -15,8 +15,8 @@ EXERCISES = {
         atol=0.0,
     ),
     "crossover": Exercise(
-        question="For d_model = 768 (BERT-Base), from which n on do the scores and the weighted sum (4 n^2 d_model "
-                 "FLOPs) cost more than the four projections (8 n d_model^2)?",
+        question="For d_model = 768 (BERT-Base), at which n do the scores and the weighted sum (4 n^2 d_model "
+                 "FLOPs) cost exactly as much as the four projections (8 n d_model^2)?",
         answer=lambda: 2 * 768,
         hint="Set 4 n^2 d_model = 8 n d_model^2 and solve for n.",
         kind="number",

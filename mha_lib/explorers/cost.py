@@ -1,7 +1,7 @@
 """Explorer for notebook 11 (the cost of attention): FLOPs and memory against n, d_model and h.
 
 ``make_cost_explorer()``
-    d_model and h (as in the real models of the second source document),
+    d_model and h (as in the real models of doc 001),
     the number of tokens n = 2**slider, and a checkbox for blockwise
     ("flash") attention. Left: where the arithmetic goes, step by step.
     Right: how many bytes each thing held at once takes in float32: the
