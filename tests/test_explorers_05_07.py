@@ -35,6 +35,10 @@ def _reference(ex, h, d_k):
     return mha_lib.multi_head_attention(ex.X, mha_lib.init_params(512, h, d_k=d_k, seed=0))
 
 
+def _visible(artists):
+    return [a for a in artists if a.get_visible()]
+
+
 def _is_error(box):
     return "&#9888;" in box.message.value and box.result is None and box.image.layout.visibility == "hidden"
 
@@ -158,7 +162,7 @@ def test_concat_explorer_default(ex, boxes):
     assert box.result.concat.shape == (4, 512)
     np.testing.assert_allclose(box.result.concat, res.concat, atol=1e-12)
     layout_ax = box.figure.get_axes()[0]
-    assert len([p for p in layout_ax.patches]) == 8  # one block per head
+    assert len(_visible(layout_ax.patches)) == 8  # one block per head
     assert "(4, 512)" in layout_ax.get_title() and "= d_model" in layout_ax.get_title()
 
 
@@ -175,7 +179,9 @@ def test_concat_explorer_follows_h_and_d_k(ex, boxes, h, d_k):
     np.testing.assert_allclose(box.result.concat, mha_lib.merge_heads(ref.heads), atol=1e-12)
     assert box.result.concat.shape == (4, h * d)
     layout_ax = box.figure.get_axes()[0]
-    assert len(layout_ax.patches) == h
+    assert len(_visible(layout_ax.patches)) == h
+    # the blocks sit side by side, d_v wide each
+    assert [(r.get_x(), r.get_width()) for r in _visible(layout_ax.patches)] == [(i * d, d) for i in range(h)]
     assert f"(4, {h * d})" in layout_ax.get_title()
     assert ("≠ d_model" in layout_ax.get_title()) == (h * d != 512)
 
@@ -215,7 +221,7 @@ def test_plot_cells_writes_every_entry():
 
 def test_concat_figure_runs():
     fig = concat_figure(h=4)
-    assert len(fig.get_axes()[0].patches) == 4
+    assert len(_visible(fig.get_axes()[0].patches)) == 4
     fig.clear()
 
 
@@ -343,3 +349,54 @@ def test_self_check_wrong_answers_get_a_hint(capsys):
     assert check("06.split_numbers", [[2, 3], [4, 5]]) is False  # the wrong reshape's head 2
     assert check("07.count_bert", 4 * 768**2) is False  # forgot the biases
     assert capsys.readouterr().out.count("Hint") == 3
+
+
+# --------------------------------------------------------------------------- redraws update in place
+
+
+def test_values_explorer_updates_in_place(ex, boxes):
+    box = make_values_explorer()
+    boxes.append(box)
+    axes_before = list(box.figure.get_axes())
+    for h, head, query in [(8, 3, 1), (4, 2, 3), (16, 16, 2)]:
+        with box.hold():
+            box.controls["h"].value = h
+            box.controls["head"].value = head
+            box.controls["query"].value = query
+        assert box.figure.get_axes() == axes_before  # no new axes: the artists were updated
+        ref = _reference(ex, h, 512 // h)
+        V = ref.V[head - 1]
+        ax_2d = box.figure.get_axes()[1]
+        offsets = [c.get_offsets() for c in ax_2d.collections]
+        assert any(np.allclose(o, V[:, :2]) for o in offsets)  # the dots are this head's value rows
+        assert any(np.allclose(o, ref.heads[head - 1][:, :2]) for o in offsets)  # the stars are its outputs
+        numbers = [a for a in box.figure.get_axes()[2].artists]
+        assert len(numbers) == 1
+        np.testing.assert_allclose(numbers[0].values[:-1], V[:, :8], atol=1e-12)
+        np.testing.assert_allclose(numbers[0].values[-1], ref.heads[head - 1][query, :8], atol=1e-12)
+
+
+def test_concat_explorer_updates_in_place(boxes):
+    box = make_concat_explorer()
+    boxes.append(box)
+    axes_before = list(box.figure.get_axes())
+    box.controls["h"].value = 4
+    assert box.figure.get_axes() == axes_before
+    assert box.figure.get_axes()[1].images[0].get_array().shape == (4, 512)
+    box.controls["d_k"].value = 32  # 4 x 32 = 128 columns: still fits the axes, still in place
+    assert box.figure.get_axes() == axes_before
+    assert box.figure.get_axes()[1].images[0].get_array().shape == (4, 128)
+
+
+def test_output_explorer_token_change_only_repaints_the_middle_panel(ex, boxes):
+    box = make_output_explorer()
+    boxes.append(box)
+    axes_before = list(box.figure.get_axes())
+    res = mha_lib.multi_head_attention(ex.X, ex.params)
+    cols = spread_columns(512, 8)
+    for token in (1, 3):
+        box.controls["token"].value = token
+        assert box.figure.get_axes() == axes_before
+        shown = box.figure.get_axes()[1].images[0].get_array()
+        np.testing.assert_allclose(shown[-1], res.output[token, cols], atol=1e-12)
+        assert ex.tokens[token] in box.figure.get_axes()[1].get_title()

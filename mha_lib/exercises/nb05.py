@@ -5,7 +5,7 @@ import numpy as np
 from .. import load_running_example, multi_head_attention, scaled_dot_product_attention, weighted_sum
 from . import Exercise
 
-# The second source document's 2-token example (its Q, K, V).
+# Doc 002's 2-token example (its Q, K, V).
 DOC002_Q = np.array([[1.0, 3.0], [2.0, 0.5]])
 DOC002_K = np.array([[0.5, 2.0], [1.0, 3.0]])
 DOC002_V = np.array([[0.0, 4.0], [1.0, 2.0]])
@@ -30,7 +30,7 @@ EXERCISES = {
         kind="array",
     ),
     "doc002_output": Exercise(
-        question="Doc 002's example (the third source document), done right (scores Q K^T, not Q K): what is the output row "
+        question="Doc 002's example, done right (scores Q K^T, not Q K): what is the output row "
                  "of the FIRST token? Give a list [a, b] (to 2 decimals or better).",
         answer=lambda: scaled_dot_product_attention(DOC002_Q, DOC002_K, DOC002_V)[0][0],
         hint="Scores row 1 = (6.5, 10) / sqrt(2); softmax it; then weight the value rows (0, 4) and (1, 2).",

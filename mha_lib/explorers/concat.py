@@ -19,16 +19,17 @@ from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
 from ..attention import concat_heads, merge_heads, multi_head_attention, split_heads
 from ..plotting import SIGNED_CMAP, symmetric_limits
-from ._base import build_explorer, dropdown, int_slider
+from ._base import Frame, build_explorer, dropdown, int_slider
 from .values import D_K_OPTIONS, cached_params, resolve_d_k, running_inputs
 
 # Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
 # renders (the constrained-layout engine would measure every text again at each move).
-_GRID = dict(left=0.08, right=0.95, bottom=0.12, top=0.91, hspace=0.45)
+_GRID = dict(left=0.08, right=0.91, bottom=0.12, top=0.91, hspace=0.45)
 
 __all__ = [
     "HEAD_COLORS",
@@ -39,6 +40,7 @@ __all__ = [
     "plot_concat_layout",
     "ConcatView",
     "compute_concat",
+    "ConcatDrawer",
     "draw_concat",
     "concat_figure",
     "make_concat_explorer",
@@ -248,35 +250,114 @@ def compute_concat(X, tokens, h=8, d_k=0, seed=0):
                       concat=concat_heads(res.heads))
 
 
+class ConcatDrawer:
+    """Draws a :class:`ConcatView`; builds the axes once and moves a pool of artists afterwards.
+
+    Call it as ``drawer(fig, view)``; it returns a :class:`~mha_lib.explorers._base.Frame`. The axes,
+    their ticks, the colour bar (one fixed scale for every setting, so settings compare) and the
+    d_model marker form the static picture. A new h or d_k only moves the heads' blocks, rewrites their
+    labels and the title, and replaces the image: nothing is laid out again, unless the concatenation
+    becomes wider than the x axis or leaves the colour scale (then the static picture is redrawn once).
+    """
+
+    MAX_HEADS = 16
+
+    def __init__(self, vmax=None):
+        self.vmax = vmax
+        self.key = None
+        self.fig = None
+
+    def _build(self, fig, view, xmax):
+        fig.clear()
+        fig.set_layout_engine("none")
+        self.fig = fig
+        n, d_model = len(view.tokens), view.d_model
+        ax_lay, ax_mat = fig.subplots(2, 1, height_ratios=[1, 1.5], gridspec_kw=_GRID)
+        self.ax_lay, self.ax_mat = ax_lay, ax_mat
+        self.rects, self.names, self.ranges = [], [], []
+        for i in range(self.MAX_HEADS):
+            color = HEAD_COLORS[i % len(HEAD_COLORS)]
+            self.rects.append(ax_lay.add_patch(Rectangle((0, 0), 1, n, facecolor=color, edgecolor="white",
+                                                         linewidth=1.2, alpha=0.9)))
+            self.names.append(ax_lay.text(0, n * 0.62, "", ha="center", va="center", fontsize=9,
+                                          fontweight="bold"))
+            self.ranges.append(ax_lay.text(0, n * 0.3, "", ha="center", va="center", fontsize=7))
+        ax_lay.set_xlim(0, xmax)
+        ax_lay.set_ylim(-0.6, n + 1.3)
+        self.marker = ax_lay.axvline(d_model, color="#B03A2E", linestyle="--", linewidth=1.5)
+        self.marker_text = ax_lay.text(d_model, n + 0.15, f"d_model = {d_model}", color="#B03A2E", ha="right",
+                                       va="bottom", fontsize=8)
+        ax_lay.set_yticks([n / 2], labels=[f"{n} rows\n(tokens)"], fontsize=8)
+        ax_lay.set_xlabel("column of Concat (column c, counting from 1, is the strip from c - 1 to c)", fontsize=9)
+        ax_lay.set_title(" ", fontsize=10)
+        vmax = self.vmax
+        self.im = ax_mat.imshow(np.zeros((n, 1)), cmap=SIGNED_CMAP, vmin=-vmax, vmax=vmax, aspect="auto",
+                                interpolation="nearest")
+        ax_mat.set_xlim(-0.5, xmax - 0.5)  # columns line up with the layout above
+        ax_mat.set_yticks(range(n), labels=list(view.tokens), fontsize=9)
+        ax_mat.set_xticks([])
+        ax_mat.set_xlabel("the numbers of Concat: each block, between black lines, is one head's output "
+                          "$\\mathrm{Head}_i$ (n × d_v), under its block above", fontsize=9)
+        self.bounds = LineCollection([], colors="black", linewidths=2.0)
+        ax_mat.add_collection(self.bounds)
+        pos = ax_mat.get_position()
+        cax = fig.add_axes([pos.x1 + 0.012, pos.y0, 0.012, pos.height])
+        cbar = fig.colorbar(self.im, cax=cax)
+        cbar.set_label("value (same scale\nfor every setting)", fontsize=8)
+        cax.tick_params(labelsize=8)
+
+    def __call__(self, fig, view):
+        h, d_v, d_model = view.h, view.d_v, view.d_model
+        n = len(view.tokens)
+        width = h * d_v
+        if h > self.MAX_HEADS:
+            raise ValueError(f"h={h}: this picture draws at most {self.MAX_HEADS} heads")
+        peak = float(np.max(np.abs(view.concat)))
+        if self.vmax is None or peak > self.vmax:
+            self.vmax = float(np.ceil(max(peak, 1e-9) * 1.25 * 10) / 10)  # room for other settings
+        xmax = max(width, d_model) * 1.02
+        key = (view.tokens, d_model, xmax, self.vmax)
+        new_layout = key != self.key or self.fig is not fig or not fig.axes
+        if new_layout:
+            self._build(fig, view, xmax)
+            self.key = key
+        for i, (rect, name, cols) in enumerate(zip(self.rects, self.names, self.ranges)):
+            shown = i < h
+            for artist in (rect, name, cols):
+                artist.set_visible(shown)
+            if not shown:
+                continue
+            rect.set_x(i * d_v)
+            rect.set_width(d_v)
+            centre = i * d_v + d_v / 2
+            name.set_x(centre)
+            name.set_text(f"head {i + 1}" if h <= 8 else f"{i + 1}")
+            name.set_fontsize(9 if h <= 8 else 8)
+            cols.set_x(centre)
+            cols.set_text(f"cols {i * d_v + 1}–{(i + 1) * d_v}" if h <= 8 else "")
+        verdict = ("= d_model, the input's width" if width == d_model
+                   else f"≠ d_model = {d_model}, so $W^O$ must be ({width}, {d_model}) to get back")
+        self.ax_lay.set_title(f"{h} heads of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  "
+                              f"{h}·{d_v} = {width} {verdict}", fontsize=10)
+        self.im.set_data(view.concat)
+        self.im.set_extent((-0.5, width - 0.5, n - 0.5, -0.5))
+        self.bounds.set_segments([[(i * d_v - 0.5, -0.5), (i * d_v - 0.5, n - 0.5)] for i in range(1, h)])
+        dynamic = [*self.rects[:h], *self.names[:h], *self.ranges[:h], self.marker, self.marker_text,
+                   self.ax_lay.title, *self.ax_lay.spines.values(), self.im, self.bounds, *self.ax_mat.spines.values()]
+        return Frame(dynamic, new_layout)
+
+
 def draw_concat(fig, view):
     """Top: the layout of the heads' blocks (to scale). Bottom: the concatenated numbers, head by head."""
-    fig.clear()
-    ax_lay, ax_mat = fig.subplots(2, 1, height_ratios=[1, 1.5], gridspec_kw=_GRID)  # fixed margins: no layout engine
-    h, d_v, d_model = view.h, view.d_v, view.d_model
-    n = len(view.tokens)
-    width = h * d_v
-    plot_concat_layout(ax_lay, h, d_v, n=n, d_model=d_model)
-    verdict = ("= d_model, the input's width" if width == d_model
-               else f"≠ d_model = {d_model}, so $W^O$ must be ({width}, {d_model}) to get back")
-    ax_lay.set_title(f"{h} heads of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  "
-                     f"{h}·{d_v} = {width} {verdict}", fontsize=10)
-    lo, hi = symmetric_limits(view.concat)
-    im = ax_mat.imshow(view.concat, cmap=SIGNED_CMAP, vmin=lo, vmax=hi, aspect="auto", interpolation="nearest")
-    ax_mat.set_yticks(range(n), labels=list(view.tokens), fontsize=9)
-    for i in range(1, h):
-        ax_mat.axvline(i * d_v - 0.5, color="black", linewidth=2.0)
-    ax_mat.set_xlim(-0.5, max(width, d_model) * 1.02 - 0.5)  # columns line up with the layout above
-    centers = [i * d_v + (d_v - 1) / 2 for i in range(h)]
-    ax_mat.set_xticks(centers, labels=[f"head {i + 1}" if h <= 8 else str(i + 1) for i in range(h)], fontsize=8)
-    ax_mat.set_xlabel("the numbers of Concat: each block is one head's output Head_i (n × d_v)", fontsize=9)
-    fig.colorbar(im, ax=[ax_lay, ax_mat], shrink=0.55, fraction=0.03, pad=0.015, anchor=(0.0, 0.1), label="value")  # on both: columns stay aligned
+    return ConcatDrawer()(fig, view)
 
 
 def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0, figsize=(12, 4.6)):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
     X, tokens = running_inputs(X, tokens)
     fig = Figure(figsize=figsize, dpi=90)
-    draw_concat(fig, compute_concat(X, tokens, h, d_k, seed))
+    peak = float(np.max(np.abs(compute_concat(X, tokens, 8 if X.shape[1] % 8 == 0 else 1, 0, seed).concat)))
+    ConcatDrawer(vmax=float(np.ceil(peak * 1.25 * 10) / 10))(fig, compute_concat(X, tokens, h, d_k, seed))
     return fig
 
 
@@ -297,4 +378,9 @@ def make_concat_explorer(X=None, tokens=None, seed=0):
     def compute(h, d_k):
         return compute_concat(X, tokens, h, d_k, seed)
 
-    return build_explorer(controls, compute, draw_concat, figsize=(12, 4.6), layout=None, title="Concatenating the heads")
+    def first(h, d_k):  # the colour scale: the default setting's, with room (fixed while the explorer lives)
+        return compute_concat(X, tokens, h, d_k, seed).concat
+
+    peak = float(np.max(np.abs(first(8 if X.shape[1] % 8 == 0 else 1, 0))))
+    drawer = ConcatDrawer(vmax=float(np.ceil(peak * 1.25 * 10) / 10))
+    return build_explorer(controls, compute, drawer, figsize=(12, 4.6), layout=None, title="Concatenating the heads")

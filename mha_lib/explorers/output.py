@@ -23,13 +23,13 @@ from matplotlib.figure import Figure
 from ..attention import multi_head_attention, output_projection
 from ..params import MHAParams
 from ..plotting import SIGNED_CMAP, plot_matrix, symmetric_limits
-from ._base import build_explorer, dropdown, int_slider
+from ._base import Frame, build_explorer, dropdown, int_slider
 from .concat import HEAD_COLORS
-from .values import D_K_OPTIONS, cached_params, resolve_d_k, running_inputs
+from .values import D_K_OPTIONS, CellNumbers, cached_params, resolve_d_k, running_inputs
 
 # Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
 # renders (the constrained-layout engine would measure every text again at each move).
-_GRID = dict(left=0.055, right=0.985, bottom=0.14, top=0.84, wspace=0.3)
+_GRID = dict(left=0.055, right=0.985, bottom=0.14, top=0.84, wspace=0.45)
 
 __all__ = [
     "wo_blocks",
@@ -39,6 +39,7 @@ __all__ = [
     "spread_columns",
     "OutputView",
     "compute_output",
+    "OutputDrawer",
     "draw_output",
     "output_figure",
     "make_output_explorer",
@@ -77,7 +78,9 @@ def plot_wo_blocks(ax, W_o, h, *, fontsize=9, title="$W^O$: one block of rows pe
     W_o = np.asarray(W_o, dtype=float)
     d_v = W_o.shape[0] // h
     lo, hi = symmetric_limits(W_o)
-    im = ax.imshow(W_o, cmap=SIGNED_CMAP, vmin=lo, vmax=hi, aspect="auto", interpolation="nearest")
+    rows, cols = W_o.shape
+    im = ax.imshow(W_o, cmap=SIGNED_CMAP, vmin=lo, vmax=hi, aspect="auto", interpolation="nearest",
+                   extent=(0.5, cols + 0.5, rows - 0.5, -0.5))  # x: output columns counted from 1
     for i in range(1, h):
         ax.axhline(i * d_v - 0.5, color="black", linewidth=1.5)
     if h <= 16:
@@ -86,7 +89,7 @@ def plot_wo_blocks(ax, W_o, h, *, fontsize=9, title="$W^O$: one block of rows pe
         for i, lab in enumerate(ax.get_yticklabels()):
             lab.set_color(HEAD_COLORS[i % len(HEAD_COLORS)] if HEAD_COLORS[i % len(HEAD_COLORS)] != "#F0E442"
                           else "#B8A800")
-    ax.set_xlabel(f"output column (d_model = {W_o.shape[1]})", fontsize=fontsize)
+    ax.set_xlabel(f"output column, from 1 to d_model = {cols}", fontsize=fontsize)
     ax.set_ylabel(f"row of $W^O$ (h·d_v = {W_o.shape[0]})", fontsize=fontsize)
     ax.set_title(title, fontsize=fontsize + 1)
     return im
@@ -122,7 +125,7 @@ def plot_contributions(ax, contributions, output, token, *, columns=10, fontsize
                      title=f"'{token}': what each head adds to the output "
                            + (f"(first {len(columns)} columns)" if first else f"({len(columns)} of the columns)"))
     ax.axhline(h - 0.5, color="black", linewidth=2.5)
-    ax.set_xlabel("output column", fontsize=fontsize)
+    ax.set_xlabel("output column (counting from 1)", fontsize=fontsize)
     return im
 
 
@@ -185,23 +188,83 @@ def spread_columns(d_model, h):
     return [int(c) for c in np.linspace(0, d_model, k, endpoint=False)]
 
 
+class OutputDrawer:
+    """Draws an :class:`OutputView` and one token; builds the picture once per (h, d_v, W^O) setting.
+
+    Call it as ``drawer(fig, (token, view))``; it returns a :class:`~mha_lib.explorers._base.Frame`.
+    Choosing another token only changes the middle panel's image, numbers and title (the rest is a
+    cached picture); another h, d_k or W^O builds the axes again (fixed positions, no layout engine).
+    The numbers in the cells are cached sprites (:class:`~mha_lib.explorers.values.CellNumbers`).
+    """
+
+    def __init__(self, columns=None):
+        self.columns = columns
+        self.key = None
+        self.fig = None
+
+    def _build(self, fig, view, columns):
+        fig.clear()
+        fig.set_layout_engine("none")
+        self.fig = fig
+        ax_wo, ax_con, ax_norm = fig.subplots(1, 3, width_ratios=[1, 1.6, 0.9], gridspec_kw=_GRID)
+        im = plot_wo_blocks(ax_wo, view.W_o, view.h,
+                            title=f"$W^O$ = {'I' if view.wo == 'identity' else 'random'}, shape {view.W_o.shape}")
+        cbar = fig.colorbar(im, ax=ax_wo, fraction=0.06, pad=0.03)
+        cbar.ax.tick_params(labelsize=7)
+        h = view.h
+        fs = 8 if h <= 8 else 7
+        self.ax_con = ax_con
+        self.con_im = ax_con.imshow(np.zeros((h + 1, len(columns))), cmap=SIGNED_CMAP, vmin=-1, vmax=1,
+                                    aspect="auto", interpolation="nearest")
+        ax_con.set_yticks(range(h + 1), labels=[f"head {i + 1}" for i in range(h)] + ["sum = output"], fontsize=fs)
+        ax_con.set_xticks(range(len(columns)), labels=[str(c + 1) for c in columns], fontsize=fs, rotation=45,
+                          ha="right")
+        ax_con.set_xlabel("output column (counting from 1)", fontsize=fs)
+        ax_con.set_title(" ", fontsize=fs + 1)
+        self.con_sep = ax_con.axhline(h - 0.5, color="black", linewidth=2.5)
+        self.con_numbers = CellNumbers(ax_con, fs - 1)
+        self.con_numbers.set_visible((h + 1) * len(columns) <= 120)
+        ax_con.add_artist(self.con_numbers)
+        norms = np.linalg.norm(view.contributions, axis=-1).T  # (n, h): size of head i's contribution to token m
+        norm_im = ax_norm.imshow(norms, cmap="viridis", vmin=0.0, vmax=float(norms.max()), aspect="auto",
+                                 interpolation="nearest")
+        ax_norm.set_yticks(range(len(view.tokens)), labels=list(view.tokens), fontsize=8)
+        ax_norm.set_xticks(range(h), labels=[str(i + 1) for i in range(h)], fontsize=8)
+        ax_norm.set_xlabel("head", fontsize=8)
+        ax_norm.set_title("size of what each head adds\n(length of the row, per token)", fontsize=9)
+        if norms.size <= 40:
+            labels = CellNumbers(ax_norm, 7, signed=False)
+            labels.set_values(norms, norm_im.get_clim())
+            ax_norm.add_artist(labels)
+        s = view.shapes()
+        fig.suptitle(f"Concat {s['Concat']} @ $W^O$ {s['W^O']} = MultiHead(X) {s['output']}, the shape of X {s['X']}, "
+                     f"so X + MultiHead(X) works", fontsize=10)
+
+    def __call__(self, fig, result):
+        token, view = result
+        columns = self.columns if self.columns is not None else spread_columns(view.X.shape[1], view.h)
+        key = (view.tokens, view.h, view.W_o.shape, view.wo, tuple(columns))
+        new_layout = key != self.key or self.fig is not fig or not fig.axes
+        if new_layout:
+            self._build(fig, view, columns)
+            self.key = key
+        contributions, output = view.contributions[:, token], view.output[token]
+        M = np.vstack([contributions[:, columns], output[None, columns]])  # (h + 1, len(columns))
+        lo, hi = symmetric_limits(M)
+        self.con_im.set_data(M)
+        self.con_im.set_clim(lo, hi)
+        self.con_numbers.set_values(M, (lo, hi))
+        first = list(columns) == list(range(len(columns)))
+        self.ax_con.set_title(f"'{view.tokens[token]}': what each head adds to its output row "
+                              + (f"(first {len(columns)} columns)" if first else f"({len(columns)} of the columns)"),
+                              fontsize=8 if view.h <= 8 else 7)
+        dynamic = [self.con_im, self.con_sep, self.con_numbers, self.ax_con.title, *self.ax_con.spines.values()]
+        return Frame(dynamic, new_layout)
+
+
 def draw_output(fig, view, token=0, columns=None):
     """W^O with its head blocks; each head's contribution to one token's output; the size of every contribution."""
-    fig.clear()
-    ax_wo, ax_con, ax_norm = fig.subplots(1, 3, width_ratios=[1, 1.6, 0.9], gridspec_kw=_GRID)  # fixed margins: no layout engine
-    plot_wo_blocks(ax_wo, view.W_o, view.h,
-                   title=f"$W^O$ = {'I' if view.wo == 'identity' else 'random'}, shape {view.W_o.shape}")
-    if columns is None:
-        columns = spread_columns(view.X.shape[1], view.h)
-    plot_contributions(ax_con, view.contributions[:, token], view.output[token], view.tokens[token], columns=columns,
-                       fontsize=8 if view.h <= 8 else 7)
-    norms = np.linalg.norm(view.contributions, axis=-1).T  # (n, h): size of head i's contribution to token m
-    plot_matrix(ax_norm, norms, list(view.tokens), [str(i + 1) for i in range(view.h)], cmap="viridis",
-                vmin=0.0, annotate=norms.size <= 40, fontsize=8, title="size of what each head adds\n(length of the row, per token)")
-    ax_norm.set_xlabel("head", fontsize=8)
-    s = view.shapes()
-    fig.suptitle(f"Concat {s['Concat']} @ $W^O$ {s['W^O']} = output {s['output']}, the shape of X {s['X']}, "
-                 f"so X + output works", fontsize=10)
+    return OutputDrawer(columns)(fig, (token, view))
 
 
 def output_figure(X=None, tokens=None, h=8, d_k=0, wo="random", seed=0, figsize=(14, 4.2)):
@@ -231,9 +294,5 @@ def make_output_explorer(X=None, tokens=None, seed=0):
     def compute(h, d_k, wo, token):
         return token, compute_output(X, tokens, h, d_k, wo, seed)
 
-    def draw(fig, result):
-        token, view = result
-        draw_output(fig, view, token=token)
-
-    box = build_explorer(controls, compute, draw, figsize=(14, 4.2), layout=None, title="The output projection W^O")
+    box = build_explorer(controls, compute, OutputDrawer(), figsize=(14, 4.2), layout=None, title="The output projection W^O")
     return box

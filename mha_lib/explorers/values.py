@@ -22,8 +22,9 @@ from matplotlib.figure import Figure
 from .. import data
 from ..attention import divisors, multi_head_attention
 from ..params import init_params
-from ..plotting import plot_matrix
-from ._base import build_explorer, dropdown, int_slider
+from ..plotting import SIGNED_CMAP, symmetric_limits
+from ._base import Frame, build_explorer, dropdown, int_slider
+from .lecture import CellLabels
 
 # Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
 # renders (the constrained-layout engine would measure every text again at each move).
@@ -34,6 +35,9 @@ __all__ = [
     "convex_hull",
     "plot_weight_bars",
     "plot_convex_combination",
+    "add_token_legend",
+    "CellNumbers",
+    "ValuesDrawer",
     "ValuesView",
     "compute_values",
     "draw_values",
@@ -140,9 +144,20 @@ def plot_weight_bars(ax, weights_row, tokens, *, title=None, fontsize=9):
     return bars
 
 
+def _outward(points, j, spans):
+    """Offset (points) and alignment for a label of ``points[j]``, pointing away from the points' centre."""
+    centre = points.mean(axis=0)
+    d = (points[j] - centre) / spans  # in units of the view's size, so x and y compare
+    norm = float(np.hypot(*d))
+    d = d / norm if norm > 1e-12 else np.array([0.0, 1.0])
+    ha = "left" if d[0] > 0.35 else "right" if d[0] < -0.35 else "center"
+    va = "bottom" if d[1] > 0.35 else "top" if d[1] < -0.35 else "center"
+    return (7 * d[0], 7 * d[1]), ha, va
+
+
 def plot_convex_combination(ax, values2d, outputs2d, tokens, *, query=None, weights=None, title=None,
                             xlabel="component 1", ylabel="component 2", fontsize=9, legend=True, label_outputs=True,
-                            output_color=None):
+                            output_color=None, label_values=True):
     """Value rows as coloured points, output rows as stars inside their convex hull.
 
     Parameters
@@ -161,6 +176,9 @@ def plot_convex_combination(ax, values2d, outputs2d, tokens, *, query=None, weig
         Write "out(token)" next to the emphasised output stars (all stars when query is None).
     output_color : str, optional
         One colour for every star. Default: the colour of the star's query token (query m has token m's colour).
+    label_values : bool
+        Write "v(token)" next to each value point, pointing away from the hull (outside it, where the stars
+        are not). False: say it with :func:`add_token_legend` instead.
 
     Returns
     -------
@@ -181,11 +199,17 @@ def plot_convex_combination(ax, values2d, outputs2d, tokens, *, query=None, weig
             w = float(weights[query][j])
             artists += ax.plot([outputs2d[query, 0], values2d[j, 0]], [outputs2d[query, 1], values2d[j, 1]],
                                color=TOKEN_COLORS[j % len(TOKEN_COLORS)], lw=0.5 + 6 * w, alpha=0.6, zorder=1)
+    everything = np.vstack([values2d, outputs2d])
+    lo, hi = everything.min(axis=0), everything.max(axis=0)
+    spans = np.where(hi - lo > 0, hi - lo, 1.0)
     for j, tok in enumerate(tokens):
         c = TOKEN_COLORS[j % len(TOKEN_COLORS)]
         artists.append(ax.scatter(*values2d[j], s=90, color=c, edgecolor="black", zorder=3))
-        artists.append(ax.annotate(f"v({tok})", values2d[j], xytext=(6, 6), textcoords="offset points",
-                                   fontsize=fontsize, color=c, fontweight="bold"))
+        if label_values:
+            offset, ha, va = _outward(values2d, j, spans)
+            artists.append(ax.annotate(f"v({tok})", values2d[j], xytext=offset, textcoords="offset points",
+                                       fontsize=fontsize, color=c, fontweight="bold", ha=ha, va=va,
+                                       annotation_clip=False, zorder=5))
     for m in range(len(outputs2d)):
         big = query is None or m == query
         c = output_color or TOKEN_COLORS[m % len(TOKEN_COLORS)]
@@ -194,10 +218,15 @@ def plot_convex_combination(ax, values2d, outputs2d, tokens, *, query=None, weig
         if big and label_outputs:
             label = f"out({tokens[m]})" if m < len(tokens) else f"out {m + 1}"
             artists.append(ax.annotate(label, outputs2d[m], xytext=(8, -12), textcoords="offset points",
-                                       fontsize=fontsize, color="black"))
+                                       fontsize=fontsize, color="black", annotation_clip=False, zorder=5))
+    # Room for the labels: they point outwards, so leave a margin of 45 % of the span left and right
+    # (a label is several characters wide) and a fifth above and below.
+    pad = np.array([0.45, 0.2]) if label_values else np.array([0.1, 0.1])
+    ax.set_xlim(lo[0] - pad[0] * spans[0], hi[0] + pad[0] * spans[0])
+    ax.set_ylim(lo[1] - pad[1] * spans[1], hi[1] + pad[1] * spans[1])
     ax.set_xlabel(xlabel, fontsize=fontsize)
     ax.set_ylabel(ylabel, fontsize=fontsize)
-    ax.margins(0.18)
+    ax.tick_params(labelsize=fontsize - 1)
     if title:
         ax.set_title(title, fontsize=fontsize + 1)
     if legend:
@@ -205,6 +234,25 @@ def plot_convex_combination(ax, values2d, outputs2d, tokens, *, query=None, weig
         ax.scatter([], [], marker="*", s=120, color="#777777", edgecolor="black", label="output rows (stars)")
         ax.legend(fontsize=fontsize - 2, loc="best", framealpha=0.8)
     return artists
+
+
+def add_token_legend(target, tokens, *, fontsize=9, **kwargs):
+    """One legend entry per token: a dot (its value row) and a star (its output row) in the token's colour.
+
+    ``target`` is a Figure or an Axes; extra keyword arguments go to its ``legend``.
+    """
+    from matplotlib.lines import Line2D
+
+    handles, labels = [], []
+    for j, tok in enumerate(tokens):
+        c = TOKEN_COLORS[j % len(TOKEN_COLORS)]
+        handles.append((Line2D([], [], ls="", marker="o", ms=8, mfc=c, mec="black"),
+                        Line2D([], [], ls="", marker="*", ms=12, mfc=c, mec="black")))
+        labels.append(tok)
+    from matplotlib.legend_handler import HandlerTuple
+
+    return target.legend(handles, labels, handler_map={tuple: HandlerTuple(ndivide=None, pad=0.6)},
+                         fontsize=fontsize, **kwargs)
 
 
 # --------------------------------------------------------------------------- the explorer
@@ -268,25 +316,158 @@ def compute_values(X, tokens, query=0, head=1, h=8, d_k=0, seed=0):
                       V=res.V[head - 1], heads=res.heads[head - 1])
 
 
+class CellNumbers(CellLabels):
+    """Numbers written in the cells of a signed heatmap, drawn as cached sprites (fast to redraw).
+
+    Like :class:`mha_lib.explorers.lecture.CellLabels` (each distinct string is rasterised once, then
+    pasted into the Agg buffer), with any format and the text colour chosen for a signed colour map:
+    white on the dark ends of RdBu_r, black in its light middle, as :func:`mha_lib.plotting.plot_matrix`.
+    """
+
+    def __init__(self, ax, fontsize, fmt="{:.2f}", signed=True):
+        super().__init__(ax, fontsize)
+        self.fmt, self.signed, self.clim = fmt, signed, (-1.0, 1.0)
+
+    def set_values(self, values, clim=None):
+        super().set_values(values)
+        if clim is not None:
+            self.clim = (float(clim[0]), float(clim[1]))
+
+    def draw(self, renderer):
+        if self.values is None or not self.get_visible() or not hasattr(renderer, "buffer_rgba"):
+            return
+        buf = np.asarray(renderer.buffer_rgba())  # (H, W, 4) uint8, the canvas itself
+        height, width = buf.shape[:2]
+        rows, cols = self.values.shape
+        rr, cc = np.mgrid[0:rows, 0:cols]
+        centres = self.ax.transData.transform(np.column_stack([cc.ravel(), rr.ravel()]))  # pixels, y up
+        lo, hi = self.clim
+        for (x, y), value in zip(centres, self.values.ravel()):
+            sprite = self._sprite(renderer, self.fmt.format(value))
+            sh, sw = sprite.shape[:2]
+            x0, y0 = int(round(x - sw / 2)), int(round(height - y - sh / 2))
+            if x0 < 0 or y0 < 0 or x0 + sw > width or y0 + sh > height:
+                continue
+            frac = (value - lo) / (hi - lo) if hi > lo else 0.5
+            dark = abs(frac - 0.5) > 0.3 if self.signed else frac < 0.6
+            color = 255.0 if dark else 0.0
+            region = buf[y0:y0 + sh, x0:x0 + sw, :3]
+            region[...] = (region * (1.0 - sprite) + color * sprite).astype(np.uint8)
+        self.stale = False
+
+
+class ValuesDrawer:
+    """Draws a :class:`ValuesView`; builds the axes once, then only updates what changed.
+
+    Call it as ``drawer(fig, view)``; it returns a :class:`~mha_lib.explorers._base.Frame`. The axes sit
+    at fixed positions (no layout engine). While the tokens and the number of columns shown stay the same
+    (every setting of the explorer), a new setting only changes the bars' heights, the texts, the matrix
+    image and its numbers, and redraws the 2-D panel (its limits follow the data).
+    """
+
+    def __init__(self, n_columns=8):
+        self.n_columns = n_columns
+        self.key = None
+        self.fig = None
+
+    def _build(self, fig, view, cols):
+        fig.clear()
+        fig.set_layout_engine("none")
+        self.fig = fig
+        n = len(view.tokens)
+        self.ax_bar, self.ax_2d, self.ax_mat = fig.subplots(1, 3, width_ratios=[1, 1.15, 1.35], gridspec_kw=_GRID)
+        self.bars = plot_weight_bars(self.ax_bar, np.zeros(n), view.tokens, title=" ")
+        self.bar_texts = list(self.ax_bar.texts)
+        ax = self.ax_mat
+        self.im = ax.imshow(np.zeros((n + 1, cols)), cmap=SIGNED_CMAP, vmin=-1, vmax=1, aspect="auto",
+                            interpolation="nearest")
+        ax.set_yticks(range(n + 1), labels=[f"v({t})" for t in view.tokens] + ["output"], fontsize=8)
+        ax.set_xticks(range(cols), labels=[str(c + 1) for c in range(cols)], fontsize=8)
+        ax.set_xlabel("component (counting from 1)", fontsize=8)
+        ax.set_title(" ", fontsize=9)
+        self.sep = ax.axhline(n - 0.5, color="black", lw=2)
+        self.numbers = CellNumbers(ax, 7)
+        ax.add_artist(self.numbers)
+        self.suptitle = fig.suptitle(" ", fontsize=10)
+        # The 2-D panel: artists made once and moved. Its limits follow the data, so it has no numbered
+        # ticks (they would have to be laid out again at every move; the coordinates mean nothing anyway).
+        ax = self.ax_2d
+        colors = [TOKEN_COLORS[j % len(TOKEN_COLORS)] for j in range(n)]
+        self.hull = ax.fill([0, 1, 0], [0, 0, 1], color="#BBBBBB", alpha=0.35, zorder=0)[0]
+        self.lines = [ax.plot([0, 1], [0, 1], color=c, alpha=0.6, zorder=1)[0] for c in colors]
+        self.stars = ax.scatter(np.zeros(n), np.zeros(n), marker="*", s=90, c=colors, edgecolors="black",
+                                linewidths=0.8, zorder=4)
+        self.dots = ax.scatter(np.zeros(n), np.zeros(n), s=90, c=colors, edgecolors="black", zorder=3)
+        self.value_labels = [ax.annotate(f"v({t})", (0, 0), xytext=(0, 0), textcoords="offset points", fontsize=9,
+                                         color=c, fontweight="bold", annotation_clip=False, zorder=5)
+                             for t, c in zip(view.tokens, colors)]
+        self.out_label = ax.annotate("", (0, 0), xytext=(8, -12), textcoords="offset points", fontsize=9,
+                                     annotation_clip=False, zorder=5)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_xlabel("component 1 (its scale changes with the head)", fontsize=9)
+        ax.set_ylabel("component 2", fontsize=9)
+        ax.set_title(" ", fontsize=10)
+
+    def _update_2d(self, view):
+        """Move the 2-D panel's artists to this head's value rows and outputs (first two components)."""
+        V2, out2, q = view.V[:, :2], view.heads[:, :2], view.query
+        w = view.weights[view.head - 1, q]
+        hull = convex_hull(V2)
+        self.hull.set_xy(hull if len(hull) >= 3 else np.vstack([hull, hull[:1]]))
+        for j, line in enumerate(self.lines):
+            line.set_data([out2[q, 0], V2[j, 0]], [out2[q, 1], V2[j, 1]])
+            line.set_linewidth(0.5 + 6 * float(w[j]))
+        self.dots.set_offsets(V2)
+        self.stars.set_offsets(out2)
+        n = len(V2)
+        self.stars.set_sizes([260 if m == q else 90 for m in range(n)])
+        self.stars.set_alpha([1.0 if m == q else 0.55 for m in range(n)])
+        lo, hi = np.vstack([V2, out2]).min(axis=0), np.vstack([V2, out2]).max(axis=0)
+        spans = np.where(hi - lo > 0, hi - lo, 1.0)
+        for j, label in enumerate(self.value_labels):
+            offset, ha, va = _outward(V2, j, spans)
+            label.xy = V2[j]
+            label.set_position(offset)
+            label.set_ha(ha)
+            label.set_va(va)
+        self.out_label.xy = out2[q]
+        self.out_label.set_text(f"out({view.tokens[q]})")
+        self.ax_2d.set_xlim(lo[0] - 0.45 * spans[0], hi[0] + 0.45 * spans[0])
+        self.ax_2d.set_ylim(lo[1] - 0.2 * spans[1], hi[1] + 0.2 * spans[1])
+        self.ax_2d.set_title(f"head {view.head}: first 2 of d_v={view.V.shape[1]} components", fontsize=10)
+
+    def __call__(self, fig, view):
+        cols = min(self.n_columns, view.V.shape[1])
+        key = (view.tokens, cols)
+        new_layout = key != self.key or self.fig is not fig or not fig.axes
+        if new_layout:
+            self._build(fig, view, cols)
+            self.key = key
+        tok, i, w = view.tokens[view.query], view.head, view.weights_row
+        for bar, text, value in zip(self.bars, self.bar_texts, w):
+            bar.set_height(value)
+            text.set_y(value + 0.02)
+            text.set_text(f"{value:.3f}")
+        self.ax_bar.set_title(f"weights of '{tok}' in head {i} (sum = {w.sum():.3f})", fontsize=10)
+        self._update_2d(view)
+        M = np.vstack([view.V[:, :cols], view.output_row[None, :cols]])  # (n + 1, cols)
+        lo, hi = symmetric_limits(M)
+        self.im.set_data(M)
+        self.im.set_clim(lo, hi)
+        self.numbers.set_values(M, (lo, hi))
+        self.ax_mat.set_title(f"$V_{{{i}}}$ rows, and the output row of '{tok}' (first {cols} columns)", fontsize=9)
+        self.suptitle.set_text(f"h = {view.h}, d_k = d_v = {view.d_k}: output of '{tok}' = "
+                               + " + ".join(f"{x:.2f}·v({t})" for x, t in zip(w, view.tokens)))
+        dynamic = [*self.bars, *self.bar_texts, self.ax_bar.title, *self.ax_bar.spines.values(),
+                   self.hull, *self.lines, self.dots, self.stars, *self.value_labels, self.out_label,
+                   self.ax_2d.title, *self.ax_2d.spines.values(), self.im, self.sep, self.numbers, self.ax_mat.title, *self.ax_mat.spines.values(), self.suptitle]
+        return Frame(dynamic, new_layout)
+
+
 def draw_values(fig, view, n_columns=8):
-    """Weights as bars, values and output in 2-D, and the first columns of V_i and the output."""
-    fig.clear()
-    ax_bar, ax_2d, ax_mat = fig.subplots(1, 3, width_ratios=[1, 1.15, 1.35], gridspec_kw=_GRID)  # fixed margins: no layout engine
-    tok = view.tokens[view.query]
-    i = view.head
-    plot_weight_bars(ax_bar, view.weights_row, view.tokens,
-                     title=f"weights of '{tok}' in head {i} (sum = {view.weights_row.sum():.3f})")
-    plot_convex_combination(ax_2d, view.V[:, :2], view.heads[:, :2], view.tokens, query=view.query,
-                            weights=view.weights[i - 1], title=f"head {i}: first 2 of d_v={view.V.shape[1]} components",
-                            legend=False)
-    cols = min(n_columns, view.V.shape[1])
-    M = np.vstack([view.V[:, :cols], view.output_row[None, :cols]])
-    plot_matrix(ax_mat, M, [f"v({t})" for t in view.tokens] + [f"out({tok})"], [str(c + 1) for c in range(cols)],
-                title=f"$V_{{{i}}}$ rows and the output of '{tok}' (first {cols} columns)", fontsize=8)
-    ax_mat.axhline(len(view.tokens) - 0.5, color="black", lw=2)
-    ax_mat.set_xlabel("component", fontsize=8)
-    fig.suptitle(f"h = {view.h}, d_k = d_v = {view.d_k}: output of '{tok}' = "
-                 + " + ".join(f"{w:.2f}·v({t})" for w, t in zip(view.weights_row, view.tokens)), fontsize=10)
+    """Weights as bars, values and output in 2-D, and the first columns of V_i and the output (one-off drawing)."""
+    return ValuesDrawer(n_columns)(fig, view)
 
 
 def values_figure(X=None, tokens=None, query=0, head=1, h=8, d_k=0, seed=0, figsize=(13, 4)):
@@ -316,5 +497,6 @@ def make_values_explorer(X=None, tokens=None, seed=0):
     def compute(query, head, h, d_k):
         return compute_values(X, tokens, query, head, h, d_k, seed)
 
-    return build_explorer(controls, compute, draw_values, figsize=(13, 4), layout=None,
-                          title="Value aggregation: one query, one head")
+    box = build_explorer(controls, compute, ValuesDrawer(), figsize=(13, 4), layout=None,
+                         title="Value aggregation: one query, one head")
+    return box
