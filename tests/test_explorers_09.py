@@ -148,3 +148,15 @@ def test_same_length_sentence_relabels_in_place(box):
             assert [t.get_text() for t in ax.get_yticklabels()] == tokens
     box.controls["sentence"].value = "the dog chased the dog"  # fewer tokens: a new grid
     assert [t.get_text() for t in _panels(box)[8].get_xticklabels()] == _expected("the dog chased the dog", 2)[0]
+
+
+def test_self_check_cls_heads_is_about_the_classic_sentence_alone():
+    from mha_lib.exercises import check
+    from mha_lib.exercises.nb09 import EXERCISES
+
+    assert "alone" in EXERCISES["cls_heads_layer5"].question
+    out = minilm.run_minilm(trained.DEFAULT_SENTENCE)
+    expected = int((minilm.head_patterns(out.attentions, out.tokens)["[CLS]"][4] > 0.5).sum())
+    assert expected == 9
+    assert check("09.cls_heads_layer5", expected) is True
+    assert check("09.cls_heads_layer5", 10) is False  # the four-sentence average of the notebook's figure

@@ -34,11 +34,14 @@ EXERCISES = {
         hint="Each head makes an n x n matrix; there are 6 x 12 heads.",
     ),
     "cls_heads_layer5": Exercise(
-        question="In the classic sentence, in how many of layer 5's 12 heads do the word pieces put more than "
-                 "half of their attention on [CLS], on average? (minilm.head_patterns gives the measures.)",
+        question="Take the classic sentence alone, 'The animal didn't cross the street because it was too tired.' "
+                 "(not the average over four sentences drawn in section 4). In how many of layer 5's 12 heads do "
+                 "its word pieces put more than half of their attention on [CLS], on average over the word pieces? "
+                 "(Run minilm.run_minilm on it; minilm.head_patterns gives the measures.)",
         answer=_cls_heads_layer5,
-        hint="Take head_patterns(out.attentions, out.tokens)['[CLS]'], row 4 (layer 5 counted from 1), "
-             "and count the values above 0.5.",
+        hint="out = minilm.run_minilm(ANIMAL); take minilm.head_patterns(out.attentions, out.tokens)['[CLS]'], "
+             "row 4 (layer 5 counted from 1), and count the values above 0.5. The four-sentence average of "
+             "section 4 gives another count: this question is about the one sentence.",
     ),
     "wide_street_head": Exercise(
         question="In 'The animal didn't cross the street because it was too wide.', which head gives the largest "

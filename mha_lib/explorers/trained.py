@@ -255,17 +255,21 @@ def _panels(fig, rows, cols, *, left, right, bottom, top, wspace, hspace, sharex
     return axes, cax
 
 
-def draw_patterns(fig, patterns):
+def draw_patterns(fig, patterns, title=None):
     """One small (layers x heads) heatmap per measure: where in the model each kind of head sits.
 
     Parameters
     ----------
     fig : Figure
     patterns : dict name -> ndarray, shape (L, h)
+    title : str, optional
+        Figure title (say what the measures were averaged over).
     """
     names = list(patterns)
-    axes, cax = _panels(fig, 2, (len(names) + 1) // 2, left=0.05, right=0.9, bottom=0.1, top=0.93,
-                        wspace=0.18, hspace=0.45)
+    axes, cax = _panels(fig, 2, (len(names) + 1) // 2, left=0.05, right=0.9, bottom=0.1,
+                        top=0.86 if title else 0.93, wspace=0.18, hspace=0.5 if title else 0.45)
+    if title:
+        fig.suptitle(title, fontsize=10)
     im = None
     for ax, name in zip(axes.flat, names):
         values = np.asarray(patterns[name])
