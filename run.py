@@ -77,7 +77,9 @@ def lab(extra):
 
 
 def test(extra):
-    env = dict(os.environ, MPLBACKEND="Agg")
+    # One BLAS thread: every matrix in the tests is small, and on a busy machine extra BLAS threads
+    # only spin (measured: matrix_rank in notebook 02 took 0.9 s of CPU with two threads, 0.05 s with one).
+    env = dict(os.environ, MPLBACKEND="Agg", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     if CHROMIUM.exists():
         say(f"browser tests: on (using {CHROMIUM})")
     else:
