@@ -95,7 +95,8 @@ def main():
     tmp = Path(tempfile.mkdtemp(prefix="mha-bench-"))
     (tmp / "work").mkdir()
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(SETUP)]
+    cases = [c for c in CASES if not args.only or args.only in c[1] or args.only in c[0]]
+    nb.cells = [nbformat.v4.new_code_cell(SETUP)] + [nbformat.v4.new_code_cell(c[2]) for c in cases]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp / "work" / "bench.ipynb")
     rows = []
@@ -105,19 +106,9 @@ def main():
         page.set_default_timeout(120_000)
         ld.open_notebook(page, base, token, "bench.ipynb", workspace="bench")
         ld.run_all_cells(page)
-        for i, (setting, case, cell, slider, keys) in enumerate(CASES):
-            if args.only and args.only not in case and args.only not in setting:
-                continue
-            # a new cell at the end with the explorer, run it, wait for its picture
-            page.keyboard.press("Escape")
-            page.keyboard.press("b")
-            page.keyboard.press("Enter")
-            page.keyboard.type(cell)
-            page.keyboard.press("Shift+Enter")
-            page.wait_for_function("""(n) => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden)
-                .jp-OutputArea-output img').length > n""", arg=0, timeout=120_000)
-            boxes = page.locator(ld.WIDGET_OUTPUT)
-            box = boxes.nth(boxes.count() - 1)
+        for i, (setting, case, cell, slider, keys) in enumerate(cases):
+            box = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell").nth(i + 1) \
+                .locator(".jp-Cell-outputArea").first
             box.locator("img").first.wait_for(state="visible")
             page.wait_for_timeout(500)
             handle = None
