@@ -243,3 +243,21 @@ def test_returning_to_a_layout_reuses_its_cached_picture(box):
     assert len(visible_head_axes(box)) == 4
     box.controls["h"].value = 8  # the static part of the 8-head layout comes from the cache
     assert box.image.value == first
+
+
+def test_output_strip_counts_columns_from_1_and_has_a_colour_bar():
+    fig = lecture_figure()
+    drawer_axes = fig.axes
+    out_ax = next(ax for ax in drawer_axes if ax.get_xlabel().startswith("output column"))
+    assert out_ax.get_xlabel() == "output column (1 … 512)"
+    ticks = list(out_ax.get_xticks())
+    assert ticks[0] == 1 and ticks[-1] == 512
+    assert out_ax.images[0].get_extent()[:2] == [0.5, 512.5]
+    title = out_ax.get_title(loc="left")
+    assert "RdBu" not in title and "blue negative, red positive" in title
+    res = compute_lecture()
+    m = float(np.max(np.abs(res.result.output)))
+    texts = [t.get_text() for t in fig.texts]
+    assert f"+{m:.2f}" in texts and f"−{m:.2f}" in texts  # the output colour bar's scale
+    import matplotlib.pyplot as plt
+    plt.close(fig)

@@ -37,7 +37,7 @@ from ._base import Frame, build_explorer, checkbox, dropdown, int_slider
 __all__ = ["PRESETS", "LectureResult", "compute_lecture", "LectureDrawer", "shapes_table_html",
            "make_lecture_explorer", "lecture_figure"]
 
-# name -> (d_model, h, d_k); the real configurations of the first source documents' table.
+# name -> (d_model, h, d_k); the real configurations of doc 001's table.
 PRESETS = {
     "running example (512/8/64)": (512, 8, 64),
     "BERT-Base (768/12/64)": (768, 12, 64),
@@ -264,6 +264,13 @@ class LectureDrawer:
         self.out_image = self.oax.imshow(np.zeros((1, 1)), cmap=SIGNED_CMAP, vmin=-1, vmax=1,
                                          interpolation="nearest", aspect="auto")
         self.out_title = self.oax.set_title("", loc="left", pad=3)
+        # The output's colour bar: the bar itself is static (-1..1 of the current largest |value|);
+        # its three numbers change with every setting, so they are texts drawn each time.
+        self.ocax = fig.add_axes([0, 0, 0.1, 0.1])
+        self.ocbar = fig.colorbar(ScalarMappable(norm=Normalize(-1.0, 1.0), cmap=SIGNED_CMAP), cax=self.ocax)
+        self.ocbar.set_ticks([-1.0, 0.0, 1.0], labels=["", "", ""])
+        self.ocax.tick_params(length=2)
+        self.out_scale = [fig.text(0, 0, "", ha="left", va="center") for _ in range(3)]
         self.out_ticks = None
 
     def _layout(self, fig, res):
@@ -339,15 +346,28 @@ class LectureDrawer:
         self.cbar.set_label("attention weight (shared scale)", fontsize=fs - 1)
         self.cax.tick_params(labelsize=fs - 2)
         y_out = top + grid_h + bottom_labels + 0.2 + 1.6 * fs / 72
-        self.oax.set_position(box(left, y_out, self.WIDTH - left - right, out_rows_h))
+        out_w = self.WIDTH - left - right
+        self.oax.set_position(box(left, y_out, out_w, out_rows_h))
+        self.ocax.set_position(box(left + out_w + 0.2, y_out, 0.15, out_rows_h))
+        for k, t in enumerate(self.out_scale):  # +max at the top, 0 in the middle, -max at the bottom
+            t.set_position(((left + out_w + 0.4) / W, 1 - (y_out + out_rows_h * k / 2) / H))
+            t.set_fontsize(fs - 2)
         out_ticks = (tuple(tokens), res.d_model, fs, out_rows_h)
         if self.out_ticks != out_ticks:
             self.out_image.set_data(np.zeros((n, res.d_model)))
-            self.out_image.set_extent((-0.5, res.d_model - 0.5, n - 0.5, -0.5))
+            # columns counted from 1, as in notebooks 01 and 06: column j spans j-0.5 .. j+0.5
+            self.out_image.set_extent((0.5, res.d_model + 0.5, n - 0.5, -0.5))
+            step = max(1, res.d_model // 8)
+            xt = sorted({1, *range(step, res.d_model + 1, step), res.d_model})
+            if len(xt) > 2 and xt[-1] - xt[-2] < step / 2:
+                xt.pop(-2)  # keep the last column's label clear of its neighbour
+            if len(xt) > 2 and xt[1] - xt[0] < step / 2:
+                xt.pop(1)
+            self.oax.set_xticks(xt)
             self.oax.set_yticks(range(n), labels=tokens, fontsize=min(fs - 1, max(5.0, 0.8 * out_rows_h * 72 / n)))
             self.oax.tick_params(axis="x", labelsize=fs - 2)
             self.oax.tick_params(length=2, pad=1)
-            self.oax.set_xlabel(f"output column (0 … {res.d_model - 1})", fontsize=fs - 1)
+            self.oax.set_xlabel(f"output column (1 … {res.d_model})", fontsize=fs - 1)
             self.out_title.set_fontsize(fs)
             self.out_ticks = out_ticks
 
@@ -367,10 +387,12 @@ class LectureDrawer:
         m = float(np.max(np.abs(out))) or 1.0
         self.out_image.set_data(out)
         self.out_image.set_clim(-m, m)
-        self.out_title.set_text(f"MultiHead(X): output, shape {out.shape}  (RdBu_r, ±{m:.2f})")
+        self.out_title.set_text(f"MultiHead(X): output, shape {out.shape}: blue negative, red positive")
+        for t, v in zip(self.out_scale, (f"+{m:.2f}", "0", f"−{m:.2f}")):
+            t.set_text(v)
         self.caption.set_text("“" + " ".join(res.tokens) + "”\n" + _caption(res))
         dynamic = [p.im for p in panels] + [p.labels for p in panels if p.labels.get_visible()]
-        dynamic += [self.out_image, self.out_title, self.caption]
+        dynamic += [self.out_image, self.out_title, self.caption, *self.out_scale]
         # The frames are drawn after the images (as in a full draw), or the images would cover them.
         dynamic += [spine for p in panels for spine in p.ax.spines.values()]
         dynamic += list(self.oax.spines.values())
