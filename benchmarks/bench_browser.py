@@ -33,7 +33,9 @@ import conftest as servers  # noqa: E402  (server start/stop shared with the bro
 import labdriver as ld  # noqa: E402
 
 SETUP = r'''
+import io
 import numpy as np, ipywidgets as widgets, mha_lib
+from IPython.display import Image, display
 from matplotlib.figure import Figure
 from mha_lib.plotting import head_grid, plot_heads
 from mha_lib.explorers.lecture import make_lecture_explorer
@@ -47,9 +49,11 @@ def naive(tokens, d_model, h):
         rows, cols = head_grid(h)
         fig = Figure(figsize=(2.3 * cols + 1.2, 2.3 * rows + 0.4), layout="constrained")
         plot_heads(fig, r.weights, tokens, annotate=len(tokens) <= 6)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=100)  # what the inline backend does for a displayed figure
         out.clear_output(wait=True)
         with out:
-            display(fig)
+            display(Image(data=buf.getvalue(), format="png"))
     d_k.observe(show, names="value")
     show()
     return widgets.VBox([d_k, out])
@@ -83,6 +87,60 @@ CASES = [
 ]
 
 
+_PROMPTS = """() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell')]
+  .map(c => c.querySelector('.jp-InputPrompt').textContent.trim())"""
+
+
+def run_all_from_menu(page, shots, timeout=300):
+    """Run > Run All Cells from JupyterLab's menu; wait until every code cell has its execution count.
+
+    ``labdriver.run_all_cells`` queues Shift+Enter presses; in this scratch notebook some of them were
+    lost while the first cell was still importing, and the explorers never appeared.
+    """
+    page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first.locator(".jp-InputPrompt").click()
+    page.get_by_text("Run", exact=True).first.click()
+    page.get_by_text("Run All Cells", exact=True).first.click()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if page.locator(ld.ERROR_OUTPUT).count():
+            raise RuntimeError(f"a cell failed: {page.locator(ld.ERROR_OUTPUT).first.inner_text()[:800]}")
+        prompts = page.evaluate(_PROMPTS)
+        if all(p.startswith("[") and p.strip("[]: ").isdigit() for p in prompts):
+            return
+        page.wait_for_timeout(250)
+    page.screenshot(path=str(shots / "run_all_timeout.png"))
+    raise TimeoutError(f"the cells did not all run within {timeout} s: {prompts}; screenshot in {shots}")
+
+
+_ARM = """(el) => {
+  window.__mhaKey = undefined; window.__mhaShown = undefined;
+  if (!el.__mhaListening) {  // 'load' does not bubble: a capturing listener sees every <img> in the cell
+    el.addEventListener('load', (ev) => {
+      if (ev.target.tagName === 'IMG' && window.__mhaShown === undefined) window.__mhaShown = performance.now();
+    }, true);
+    el.__mhaListening = true;
+  }
+  document.addEventListener('keydown', () => { window.__mhaKey = performance.now(); }, {once: true, capture: true});
+}"""
+
+
+def press_and_time_picture(page, box, handle, key, timeout=60_000):
+    """Key press on ``handle`` -> ``load`` of a new <img> in ``box``, in ms measured in the browser.
+
+    Like ``labdriver.press_and_wait_for_new_picture`` but waits for the picture only: the explorer's
+    shapes table (HTML) changes with d_k too, and may arrive before the picture.
+    """
+    box.evaluate(_ARM)
+    before = ld.image_sources(box)
+    handle.focus()
+    page.keyboard.press(key)
+    page.wait_for_function(
+        """([el, src]) => [...el.querySelectorAll('img')].map(i => i.src).join(' ') !== src
+                          && window.__mhaShown !== undefined""",
+        arg=[box.element_handle(), before], timeout=timeout, polling=16)
+    return page.evaluate("() => window.__mhaShown - window.__mhaKey")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--moves", type=int, default=10, help="key presses per case")
@@ -105,11 +163,16 @@ def main():
         page = browser.new_page(viewport={"width": 1400, "height": 1200})
         page.set_default_timeout(120_000)
         ld.open_notebook(page, base, token, "bench.ipynb", workspace="bench")
-        ld.run_all_cells(page)
+        run_all_from_menu(page, tmp)
         for i, (setting, case, cell, slider, keys) in enumerate(cases):
-            box = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell").nth(i + 1) \
-                .locator(".jp-Cell-outputArea").first
-            box.locator("img").first.wait_for(state="visible")
+            cell_el = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell").nth(i + 1)
+            cell_el.scroll_into_view_if_needed()  # JupyterLab 4 may not render the outputs of cells out of view
+            box = cell_el.locator(".jp-Cell-outputArea").first
+            try:
+                box.locator("img").first.wait_for(state="visible")
+            except Exception:
+                page.screenshot(path=str(tmp / f"no_picture_{i + 1}.png"))
+                raise RuntimeError(f"{case}: no picture in its cell; screenshot in {tmp}") from None
             page.wait_for_timeout(500)
             handle = None
             for hnd in ld.enabled_slider_handles(box):
@@ -118,9 +181,7 @@ def main():
             assert handle is not None, f"no slider {slider!r}"
             times = []
             for m in range(args.moves + 1):
-                kind, ms = ld.press_and_wait_for_new_picture(page, box, handle, keys[m % len(keys)], timeout=30_000)
-                if kind != "picture":
-                    raise RuntimeError(f"{case}: the picture did not change ({kind})")
+                ms = press_and_time_picture(page, box, handle, keys[m % len(keys)])
                 if m:  # the first move warms caches (parameters, glyphs, layouts)
                     times.append(ms)
                 page.wait_for_timeout(150)
