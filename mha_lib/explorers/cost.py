@@ -22,6 +22,9 @@ from ._base import build_explorer, checkbox, dropdown, int_slider
 
 __all__ = ["CostSetting", "cost_setting", "draw_cost", "make_cost_explorer"]
 
+# The widget's figure has no layout engine (the constrained layout would measure every text on each redraw).
+MARGINS = dict(left=0.13, right=0.975, bottom=0.16, top=0.9, wspace=0.5)
+
 STEP_LABELS = {
     "projections": "Q, K, V projections",
     "scores": "scores QKᵀ",
@@ -70,37 +73,77 @@ def cost_setting(d_model=768, h=12, log2_n=9, blockwise=False, block_size=64):
                        flops=flops, memory=memory)
 
 
+def _flops_title(res):
+    return f"n = {res.n}, d_model = {res.d_model}, h = {res.h}: {res.total_flops / 1e9:,.2f} GFLOP"
+
+
+def _memory_title(res):
+    kind = f"blockwise, {res.block_size} keys at a time" if res.blockwise else "standard attention"
+    return f"memory held at once: {kind}"
+
+
 def draw_cost(fig, res):
-    """Left: share of the FLOPs per step. Right: bytes of what is held at once (log scale)."""
-    fig.clear()
-    ax_f, ax_m = fig.subplots(1, 2)
+    """Left: share of the FLOPs per step. Right: bytes of what is held at once (log scale).
+
+    On the widget's figure (no layout engine) the axes are built once; later
+    settings only move the bars, numbers and titles (returns a :class:`Frame`).
+    """
+    from ._base import Frame
+
     names = list(STEP_LABELS)
     share = np.array([res.flops[k] for k in names], dtype=float) / res.total_flops
+    labels = list(res.memory)
+    values = np.array([res.memory[k] for k in labels], dtype=float)
+    weights_color = "#009E73" if res.blockwise else "#D55E00"
+    widget = fig.get_layout_engine() is None
+    state = getattr(fig, "_mha_cost", None)
+    if widget and state is not None and fig.axes == state["axes"]:
+        ax_f, ax_m = state["axes"]
+        for bar, text, s in zip(state["bars_f"], state["texts_f"], share):
+            bar.set_width(100 * s)
+            text.set_x(100 * s + 1)
+            text.set_text(f"{100 * s:.1f}%")
+        for bar, text, v in zip(state["bars_m"], state["texts_m"], values):
+            bar.set_width(v)
+            text.set_x(v * 1.3)
+            text.set_text(format_bytes(v))
+        state["bars_m"][-1].set_color(weights_color)
+        ax_f.set_title(_flops_title(res), fontsize=9)
+        ax_m.set_title(_memory_title(res), fontsize=9)
+        ax_m.set_yticks(np.arange(len(labels)), labels=labels, fontsize=8)  # static: changes with blockwise only
+        new_layout = res.blockwise != state["blockwise"]
+        state["blockwise"] = res.blockwise
+        dynamic = [*state["bars_f"], *state["texts_f"], *state["bars_m"], *state["texts_m"], ax_f.title, ax_m.title]
+        return Frame(dynamic, new_layout=new_layout, key=("cost", res.blockwise))
+
+    fig.clear()
+    margins = {} if not widget else MARGINS  # the widget: fixed margins, no layout engine
+    ax_f, ax_m = fig.subplots(1, 2, gridspec_kw=margins)
     quadratic = {"scores", "softmax", "weighted_sum"}
     colors = ["#D55E00" if k in quadratic else "#0072B2" for k in names]
     y = np.arange(len(names))
-    ax_f.barh(y, 100 * share, color=colors)
+    bars_f = ax_f.barh(y, 100 * share, color=colors)
     ax_f.set_yticks(y, labels=[STEP_LABELS[k] for k in names], fontsize=8)
     ax_f.invert_yaxis()
     ax_f.set_xlim(0, 110)
     ax_f.set_xlabel("% of the FLOPs (orange: grows with n²)", fontsize=8)
-    for yi, s in zip(y, share):
-        ax_f.text(100 * s + 1, yi, f"{100 * s:.1f}%", va="center", fontsize=8)
-    ax_f.set_title(f"n = {res.n}, d_model = {res.d_model}, h = {res.h}: {res.total_flops / 1e9:,.2f} GFLOP",
-                   fontsize=9)
-    labels = list(res.memory)
-    values = np.array([res.memory[k] for k in labels], dtype=float)
+    texts_f = [ax_f.text(100 * s + 1, yi, f"{100 * s:.1f}%", va="center", fontsize=8) for yi, s in zip(y, share)]
+    ax_f.set_title(_flops_title(res), fontsize=9)
     ym = np.arange(len(labels))
-    ax_m.barh(ym, values, color=["#999999", "#0072B2", "#009E73" if res.blockwise else "#D55E00"])
+    bars_m = ax_m.barh(ym, values, color=["#999999", "#0072B2", weights_color])
     ax_m.set_xscale("log")
     ax_m.set_xlim(1e3, 1e12)
     ax_m.set_yticks(ym, labels=labels, fontsize=8)
     ax_m.invert_yaxis()
-    for yi, v in zip(ym, values):
-        ax_m.text(v * 1.3, yi, format_bytes(v), va="center", fontsize=8)
+    texts_m = [ax_m.text(v * 1.3, yi, format_bytes(v), va="center", fontsize=8) for yi, v in zip(ym, values)]
     ax_m.set_xlabel("bytes in float32, one layer, one sentence (log scale)", fontsize=8)
-    kind = f"blockwise, {res.block_size} keys at a time" if res.blockwise else "standard attention"
-    ax_m.set_title(f"memory held at once: {kind}", fontsize=9)
+    ax_m.set_title(_memory_title(res), fontsize=9)
+    if not widget:
+        return None
+    fig._mha_cost = {"axes": list(fig.axes), "bars_f": list(bars_f), "texts_f": texts_f, "bars_m": list(bars_m),
+                     "texts_m": texts_m, "blockwise": res.blockwise}
+    dynamic = [*bars_f, *texts_f, *bars_m, *texts_m, ax_f.title, ax_m.title]
+    return Frame(dynamic, new_layout=True, key=None)
 
 
 MODELS = [("512 (running example)", 512), ("768 (BERT-Base, GPT-2)", 768), ("4096 (LLaMA-7B)", 4096)]
@@ -121,5 +164,5 @@ def make_cost_explorer(d_model=768, h=12, log2_n=9, blockwise=False):
         "log2_n": int_slider("log₂ n", log2_n, 2, 17),
         "blockwise": checkbox("blockwise (flash) attention", blockwise),
     }
-    return build_explorer(controls, cost_setting, draw_cost, figsize=(10, 3.2),
+    return build_explorer(controls, cost_setting, draw_cost, figsize=(10, 3.2), layout=None,
                           title="What one attention layer costs: n = 2 ** slider tokens")

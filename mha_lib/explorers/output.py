@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from ..attention import multi_head_attention, output_projection
@@ -189,64 +190,105 @@ def spread_columns(d_model, h):
 
 
 class OutputDrawer:
-    """Draws an :class:`OutputView` and one token; builds the picture once per (h, d_v, W^O) setting.
+    """Draws an :class:`OutputView` and one token; makes its axes once and updates them afterwards.
 
     Call it as ``drawer(fig, (token, view))``; it returns a :class:`~mha_lib.explorers._base.Frame`.
     Choosing another token only changes the middle panel's image, numbers and title (the rest is a
-    cached picture); another h, d_k or W^O builds the axes again (fixed positions, no layout engine).
-    The numbers in the cells are cached sprites (:class:`~mha_lib.explorers.values.CellNumbers`).
+    cached picture). Another h, d_k or W^O updates the images, ticks and texts of the same axes (fixed
+    positions, no layout engine) and renders the picture once. The numbers in the cells are cached
+    sprites (:class:`~mha_lib.explorers.values.CellNumbers`).
     """
 
     def __init__(self, columns=None):
         self.columns = columns
         self.key = None
+        self.tokens = None
         self.fig = None
 
-    def _build(self, fig, view, columns):
+    def _build(self, fig, view):
         fig.clear()
         fig.set_layout_engine("none")
         self.fig = fig
-        ax_wo, ax_con, ax_norm = fig.subplots(1, 3, width_ratios=[1, 1.6, 0.9], gridspec_kw=_GRID)
-        im = plot_wo_blocks(ax_wo, view.W_o, view.h,
-                            title=f"$W^O$ = {'I' if view.wo == 'identity' else 'random'}, shape {view.W_o.shape}")
-        cbar = fig.colorbar(im, ax=ax_wo, fraction=0.06, pad=0.03)
+        self.tokens = view.tokens
+        self.ax_wo, self.ax_con, self.ax_norm = fig.subplots(1, 3, width_ratios=[1, 1.6, 0.9], gridspec_kw=_GRID)
+        self.wo_im = self.ax_wo.imshow(np.zeros((2, 2)), cmap=SIGNED_CMAP, aspect="auto", interpolation="nearest")
+        self.wo_lines = LineCollection([], colors="black", linewidths=1.5)
+        self.ax_wo.add_collection(self.wo_lines)
+        cbar = fig.colorbar(self.wo_im, ax=self.ax_wo, fraction=0.06, pad=0.03)
         cbar.ax.tick_params(labelsize=7)
-        h = view.h
+        self.con_im = self.ax_con.imshow(np.zeros((2, 2)), cmap=SIGNED_CMAP, vmin=-1, vmax=1, aspect="auto",
+                                         interpolation="nearest")
+        self.con_sep = self.ax_con.axhline(0, color="black", linewidth=2.5)
+        self.con_numbers = CellNumbers(self.ax_con, 7)
+        self.ax_con.add_artist(self.con_numbers)
+        self.norm_im = self.ax_norm.imshow(np.zeros((2, 2)), cmap="viridis", aspect="auto", interpolation="nearest")
+        self.norm_numbers = CellNumbers(self.ax_norm, 7, signed=False)
+        self.ax_norm.add_artist(self.norm_numbers)
+        self.ax_norm.set_yticks(range(len(view.tokens)), labels=list(view.tokens), fontsize=8)
+        self.ax_norm.set_xlabel("head", fontsize=8)
+        self.ax_norm.set_title("size of what each head adds\n(length of the row, per token)", fontsize=9)
+        self.suptitle = fig.suptitle(" ", fontsize=10)
+
+    def _layout(self, view, columns):
+        """Show another h, d_v or W^O on the same axes."""
+        h, W_o = view.h, view.W_o
+        rows, cols = W_o.shape
+        d_v = rows // h
+        ax = self.ax_wo
+        self.wo_im.set_data(W_o)
+        self.wo_im.set_extent((0.5, cols + 0.5, rows - 0.5, -0.5))  # x: output columns counted from 1
+        self.wo_im.set_clim(*symmetric_limits(W_o))
+        ax.set_xlim(0.5, cols + 0.5)
+        ax.set_ylim(rows - 0.5, -0.5)
+        self.wo_lines.set_segments([[(0.5, i * d_v - 0.5), (cols + 0.5, i * d_v - 0.5)] for i in range(1, h)])
+        if h <= 16:
+            ax.set_yticks([i * d_v + (d_v - 1) / 2 for i in range(h)],
+                          labels=[f"$W^O_{{{i + 1}}}$" for i in range(h)], fontsize=9)
+            for i, lab in enumerate(ax.get_yticklabels()):
+                color = HEAD_COLORS[i % len(HEAD_COLORS)]
+                lab.set_color(color if color != "#F0E442" else "#B8A800")
+        else:
+            ax.set_yticks([])
+        ax.set_xlabel(f"output column, from 1 to d_model = {cols}", fontsize=9)
+        ax.set_ylabel(f"row of $W^O$ (h·d_v = {rows})", fontsize=9)
+        ax.set_title(f"$W^O$ = {'I' if view.wo == 'identity' else 'random'}, shape {W_o.shape}", fontsize=10)
         fs = 8 if h <= 8 else 7
-        self.ax_con = ax_con
-        self.con_im = ax_con.imshow(np.zeros((h + 1, len(columns))), cmap=SIGNED_CMAP, vmin=-1, vmax=1,
-                                    aspect="auto", interpolation="nearest")
-        ax_con.set_yticks(range(h + 1), labels=[f"head {i + 1}" for i in range(h)] + ["sum = output"], fontsize=fs)
-        ax_con.set_xticks(range(len(columns)), labels=[str(c + 1) for c in columns], fontsize=fs, rotation=45,
-                          ha="right")
-        ax_con.set_xlabel("output column (counting from 1)", fontsize=fs)
-        ax_con.set_title(" ", fontsize=fs + 1)
-        self.con_sep = ax_con.axhline(h - 0.5, color="black", linewidth=2.5)
-        self.con_numbers = CellNumbers(ax_con, fs - 1)
-        self.con_numbers.set_visible((h + 1) * len(columns) <= 120)
-        ax_con.add_artist(self.con_numbers)
+        ax = self.ax_con
+        k = len(columns)
+        self.con_im.set_data(np.zeros((h + 1, k)))
+        self.con_im.set_extent((-0.5, k - 0.5, h + 0.5, -0.5))
+        ax.set_xlim(-0.5, k - 0.5)
+        ax.set_ylim(h + 0.5, -0.5)
+        ax.set_yticks(range(h + 1), labels=[f"head {i + 1}" for i in range(h)] + ["sum = output"], fontsize=fs)
+        ax.set_xticks(range(k), labels=[str(c + 1) for c in columns], fontsize=fs, rotation=45, ha="right")
+        ax.set_xlabel("output column (counting from 1)", fontsize=fs)
+        self.con_sep.set_ydata([h - 0.5, h - 0.5])
+        self.con_numbers.fontsize = fs - 1
+        self.con_numbers.set_visible((h + 1) * k <= 120)
         norms = np.linalg.norm(view.contributions, axis=-1).T  # (n, h): size of head i's contribution to token m
-        norm_im = ax_norm.imshow(norms, cmap="viridis", vmin=0.0, vmax=float(norms.max()), aspect="auto",
-                                 interpolation="nearest")
-        ax_norm.set_yticks(range(len(view.tokens)), labels=list(view.tokens), fontsize=8)
-        ax_norm.set_xticks(range(h), labels=[str(i + 1) for i in range(h)], fontsize=8)
-        ax_norm.set_xlabel("head", fontsize=8)
-        ax_norm.set_title("size of what each head adds\n(length of the row, per token)", fontsize=9)
-        if norms.size <= 40:
-            labels = CellNumbers(ax_norm, 7, signed=False)
-            labels.set_values(norms, norm_im.get_clim())
-            ax_norm.add_artist(labels)
+        n = len(view.tokens)
+        self.norm_im.set_data(norms)
+        self.norm_im.set_extent((-0.5, h - 0.5, n - 0.5, -0.5))
+        self.norm_im.set_clim(0.0, float(norms.max()))
+        self.ax_norm.set_xlim(-0.5, h - 0.5)
+        self.ax_norm.set_ylim(n - 0.5, -0.5)
+        self.ax_norm.set_xticks(range(h), labels=[str(i + 1) for i in range(h)], fontsize=8)
+        self.norm_numbers.set_values(norms, (0.0, float(norms.max())))
+        self.norm_numbers.set_visible(norms.size <= 40)
         s = view.shapes()
-        fig.suptitle(f"Concat {s['Concat']} @ $W^O$ {s['W^O']} = MultiHead(X) {s['output']}, the shape of X {s['X']}, "
-                     f"so X + MultiHead(X) works", fontsize=10)
+        self.suptitle.set_text(f"Concat {s['Concat']} @ $W^O$ {s['W^O']} = MultiHead(X) {s['output']}, the shape of X "
+                               f"{s['X']}, so X + MultiHead(X) works")
 
     def __call__(self, fig, result):
         token, view = result
         columns = self.columns if self.columns is not None else spread_columns(view.X.shape[1], view.h)
-        key = (view.tokens, view.h, view.W_o.shape, view.wo, tuple(columns))
-        new_layout = key != self.key or self.fig is not fig or not fig.axes
+        if self.fig is not fig or not fig.axes or self.tokens != view.tokens:
+            self._build(fig, view)
+            self.key = None
+        key = (view.h, view.W_o.shape, view.wo, tuple(columns))
+        new_layout = key != self.key
         if new_layout:
-            self._build(fig, view, columns)
+            self._layout(view, columns)
             self.key = key
         contributions, output = view.contributions[:, token], view.output[token]
         M = np.vstack([contributions[:, columns], output[None, columns]])  # (h + 1, len(columns))

@@ -28,6 +28,9 @@ __all__ = ["parse_order", "PermutationExperiment", "permutation_experiment", "dr
 DEFAULT_SENTENCE = "humpty dumpty sat on"
 DEFAULT_ORDER = "1 3 2 4"
 MAX_TOKENS = 12
+# The widget's figure has no layout engine (the constrained layout would measure every text on each redraw):
+# fixed margins, wide enough for tick labels of up to about 12 characters.
+MARGINS = dict(left=0.115, right=0.985, bottom=0.25, top=0.82, wspace=0.5)
 
 
 def parse_order(text, n):
@@ -131,29 +134,80 @@ def permutation_experiment(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posit
                                  output_perm=r_perm.output)
 
 
-def draw_permutation(fig, res):
-    """Weights of one head before and after reordering, and how far each word's output moved."""
-    fig.clear()
-    ax_a, ax_b, ax_c = fig.subplots(1, 3, width_ratios=[1, 1, 1.15])
-    i = res.head
-    plot_attention(ax_a, res.weights[i], res.tokens, title=f"head {i + 1}: as written")
-    plot_attention(ax_b, res.weights_perm[i], res.tokens_perm, title=f"head {i + 1}: reordered")
+def _verdict(res):
     moved = res.moved
+    if res.positions:
+        return f"with positions: outputs change\n(largest move {moved.max():.2f})"
+    return f"no positions: same outputs,\nonly reordered (largest move {moved.max():.0e})"
+
+
+def _update_heatmap(im, weights):
+    """Put one head's weights into an existing heatmap and its annotations (as plot_attention drew them)."""
+    im.set_data(weights)
+    texts = im.axes.texts
+    if len(texts) == weights.size:
+        for text, value in zip(texts, weights.ravel()):
+            text.set_text(format(value, ".2f"))
+            text.set_color("white" if value < 0.6 else "black")  # plot_attention's rule for the [0, 1] scale
+    return list(texts)
+
+
+def draw_permutation(fig, res):
+    """Weights of one head before and after reordering, and how far each word's output moved.
+
+    On the widget's figure (no layout engine) the axes are built once per
+    sentence and order; a new head or the positions checkbox only updates the
+    pictures, numbers and bars in place (returns a :class:`Frame`).
+    """
+    from ._base import Frame
+
+    i = res.head
+    moved = res.moved
+    color = "#D55E00" if res.positions else "#0072B2"
+    xlim = (0, max(1.0, 1.15 * float(moved.max())))
+    state = getattr(fig, "_mha_positions", None)
+    widget = fig.get_layout_engine() is None
+    if widget and state is not None and state["structure"] == (res.tokens, res.order) and fig.axes == state["axes"]:
+        ax_a, ax_b, ax_c = state["axes"]
+        dynamic = _update_heatmap(state["im_a"], res.weights[i]) + _update_heatmap(state["im_b"], res.weights_perm[i])
+        ax_a.set_title(f"head {i + 1}: as written")
+        ax_b.set_title(f"head {i + 1}: reordered")
+        for bar, text, value in zip(state["bars"], state["values"], moved):
+            bar.set_width(value)
+            bar.set_color(color)
+            text.set_x(value)
+            text.set_text(f" {value:.2f}")
+        ax_c.set_xlim(*xlim)
+        ax_c.set_title(_verdict(res), fontsize=9)
+        dynamic += [ax_a.title, ax_b.title, ax_c.title, *state["bars"], *state["values"]]
+        key = (res.tokens, res.order, res.positions)  # what the static picture shows (the bars' x axis)
+        new_layout = key != state["key"]
+        state["key"] = key
+        return Frame(dynamic, new_layout=new_layout, key=key)
+
+    fig.clear()
+    margins = {} if not widget else MARGINS  # the widget: fixed margins, no layout engine
+    ax_a, ax_b, ax_c = fig.subplots(1, 3, width_ratios=[1, 1, 1.15], gridspec_kw=margins)
+    im_a = plot_attention(ax_a, res.weights[i], res.tokens, title=f"head {i + 1}: as written")
+    im_b = plot_attention(ax_b, res.weights_perm[i], res.tokens_perm, title=f"head {i + 1}: reordered")
+    ax_b.set_ylabel("")  # the same as on the left; its tick labels need the room
     labels = list(res.tokens_perm)
     ypos = np.arange(len(labels))
-    ax_c.barh(ypos, moved, color="#D55E00" if res.positions else "#0072B2")
+    bars = ax_c.barh(ypos, moved, color=color)
     ax_c.set_yticks(ypos, labels=labels, fontsize=8)
     ax_c.invert_yaxis()
-    ax_c.set_xlim(0, max(1.0, 1.15 * float(moved.max())))
+    ax_c.set_xlim(*xlim)
     ax_c.set_xlabel("|output now − output before|", fontsize=8)
     ax_c.tick_params(axis="x", labelsize=8)
-    if res.positions:
-        verdict = f"with positions: outputs change\n(largest move {moved.max():.2f})"
-    else:
-        verdict = f"no positions: same outputs,\nonly reordered (largest move {moved.max():.0e})"
-    ax_c.set_title(verdict, fontsize=9)
-    for y, value in zip(ypos, moved):
-        ax_c.text(value, y, f" {value:.2f}", va="center", fontsize=8)
+    ax_c.set_title(_verdict(res), fontsize=9)
+    values = [ax_c.text(value, y, f" {value:.2f}", va="center", fontsize=8) for y, value in zip(ypos, moved)]
+    if not widget:
+        return None
+    key = (res.tokens, res.order, res.positions)
+    fig._mha_positions = {"structure": (res.tokens, res.order), "axes": list(fig.axes), "im_a": im_a, "im_b": im_b,
+                          "bars": list(bars), "values": values, "key": key}
+    dynamic = [im_a, im_b, *ax_a.texts, *ax_b.texts, ax_a.title, ax_b.title, ax_c.title, *bars, *values]
+    return Frame(dynamic, new_layout=True, key=None)
 
 
 def permutation_figure(**kwargs):
@@ -186,5 +240,5 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posi
         "positions": checkbox("add positional encodings", positions),
         "head": int_slider("head", head, 1, 8),
     }
-    return build_explorer(controls, permutation_experiment, draw_permutation, figsize=(10, 3.3),
+    return build_explorer(controls, permutation_experiment, draw_permutation, figsize=(10, 3.3), layout=None,
                           title="Reorder the words: does attention notice?")
