@@ -145,7 +145,15 @@ def press_and_wait_for_new_picture(page, container, handle, key, timeout=15_000)
     text = message_text(container)
     if "⚠" in text:
         return "message", text[text.index("⚠"):].split("\n")[0][:160]
-    return "restored", None
+    # Some text of the explorer changed (a caption, or a warning that went away) before the picture
+    # arrived: give the picture a moment to follow before calling it "restored".
+    try:
+        page.wait_for_function("([el, src]) => [...el.querySelectorAll('img')].map(i => i.src).join(' ') !== src"
+                               " && window.__mhaShown !== undefined",
+                               arg=[container.element_handle(), before_src], timeout=5_000, polling=16)
+        return "picture", page.evaluate("() => window.__mhaShown - window.__mhaKey")
+    except Exception:  # playwright's TimeoutError
+        return "restored", None
 
 
 def move_every_slider(page, container, timeout=15_000):
