@@ -216,3 +216,21 @@ def test_self_checks(exercise_id, capsys):
     assert check(exercise_id, WRONG_ANSWERS[exercise_id]) is False
     assert check(exercise_id, None) is False
     assert "Replace None" in capsys.readouterr().out
+
+
+def test_positions_explorer_in_place_update_draws_the_heatmaps():
+    """A head change updates the heatmaps in place; they must stay drawable (not animated) and show the new head."""
+    import matplotlib.pyplot as plt
+    from mha_lib.explorers.positions import make_positions_explorer, permutation_experiment
+
+    box = make_positions_explorer(positions=True)
+    axes_before = list(box.figure.axes)
+    box.controls["head"].value = 3
+    fig = box.figure
+    assert fig.axes == axes_before  # nothing rebuilt
+    res = permutation_experiment(positions=True, head=3)
+    im = fig.axes[0].images[0]
+    assert not im.get_animated()
+    np.testing.assert_allclose(im.get_array(), res.weights[2], rtol=0, atol=1e-12)
+    assert fig.axes[0].get_title() == "head 3: as written"
+    plt.close("all")

@@ -157,9 +157,8 @@ def draw_permutation(fig, res):
 
     On the widget's figure (no layout engine) the axes are built once per
     sentence and order; a new head or the positions checkbox only updates the
-    pictures, numbers and bars in place (returns a :class:`Frame`).
+    pictures, numbers and bars in place.
     """
-    from ._base import Frame
 
     i = res.head
     moved = res.moved
@@ -169,9 +168,10 @@ def draw_permutation(fig, res):
     widget = fig.get_layout_engine() is None
     if widget and state is not None and state["structure"] == (res.tokens, res.order) and fig.axes == state["axes"]:
         ax_a, ax_b, ax_c = state["axes"]
-        dynamic = _update_heatmap(state["im_a"], res.weights[i]) + _update_heatmap(state["im_b"], res.weights_perm[i])
-        ax_a.set_title(f"head {i + 1}: as written")
-        ax_b.set_title(f"head {i + 1}: reordered")
+        _update_heatmap(state["im_a"], res.weights[i])
+        _update_heatmap(state["im_b"], res.weights_perm[i])
+        ax_a.set_title(f"head {i + 1}: as written", fontsize=9)
+        ax_b.set_title(f"head {i + 1}: reordered", fontsize=9)
         for bar, text, value in zip(state["bars"], state["values"], moved):
             bar.set_width(value)
             bar.set_color(color)
@@ -179,11 +179,7 @@ def draw_permutation(fig, res):
             text.set_text(f" {value:.2f}")
         ax_c.set_xlim(*xlim)
         ax_c.set_title(_verdict(res), fontsize=9)
-        dynamic += [ax_a.title, ax_b.title, ax_c.title, *state["bars"], *state["values"]]
-        key = (res.tokens, res.order, res.positions)  # what the static picture shows (the bars' x axis)
-        new_layout = key != state["key"]
-        state["key"] = key
-        return Frame(dynamic, new_layout=new_layout, key=key)
+        return None  # the figure is rendered whole, but nothing had to be rebuilt
 
     fig.clear()
     margins = {} if not widget else MARGINS  # the widget: fixed margins, no layout engine
@@ -203,11 +199,9 @@ def draw_permutation(fig, res):
     values = [ax_c.text(value, y, f" {value:.2f}", va="center", fontsize=8) for y, value in zip(ypos, moved)]
     if not widget:
         return None
-    key = (res.tokens, res.order, res.positions)
     fig._mha_positions = {"structure": (res.tokens, res.order), "axes": list(fig.axes), "im_a": im_a, "im_b": im_b,
-                          "bars": list(bars), "values": values, "key": key}
-    dynamic = [im_a, im_b, *ax_a.texts, *ax_b.texts, ax_a.title, ax_b.title, ax_c.title, *bars, *values]
-    return Frame(dynamic, new_layout=True, key=None)
+                          "bars": list(bars), "values": values}
+    return None
 
 
 def permutation_figure(**kwargs):
