@@ -24,6 +24,7 @@ from .attention import (
     scaled_dot_product_attention,
     sinusoidal_positions,
     softmax,
+    softmax_jacobian,
     split_heads,
     weighted_sum,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "selection_matrix",
     "sinusoidal_positions",
     "softmax",
+    "softmax_jacobian",
     "split_heads",
     "tokenize",
     "weighted_sum",

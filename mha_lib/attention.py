@@ -20,7 +20,9 @@ means *blocked*. ``torch.nn.functional.scaled_dot_product_attention`` uses ours.
 
 A query row whose mask is all False has nothing to attend to. Its weights are
 defined here as all zeros, so its head output is the zero vector (plus nothing
-else), never NaN. PyTorch returns NaN for such a row.
+else), never NaN. PyTorch differs by function: ``torch.softmax`` gives NaN for
+such a row, while ``torch.nn.functional.scaled_dot_product_attention`` returns
+zeros since PyTorch 2.5.
 
 The steps, in the order the notebooks teach them:
 
@@ -44,6 +46,7 @@ from .params import MHAParams
 
 __all__ = [
     "softmax",
+    "softmax_jacobian",
     "project",
     "split_heads",
     "merge_heads",
@@ -117,6 +120,46 @@ def softmax(x, axis=-1):
     total = np.sum(e, axis=axis, keepdims=True)
     e /= np.where(empty, 1, total)
     return e
+
+
+def softmax_jacobian(weights):
+    """How each softmax weight moves when each score moves: ``diag(w) - w w^T``.
+
+    For one row of weights ``w = softmax(s)``, entry ``[a, b]`` of the result
+    is ``d w_a / d s_b``. Training sends its signal back through this matrix,
+    so when it is close to zero (a saturated, almost one-hot row) the scores
+    and the parameters behind them hardly learn. Notebook 03 uses it to show
+    why the scores are divided by ``sqrt(d_k)``.
+
+    Notebook step: 03 scores (why divide by sqrt(d_k)).
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., n)
+        Softmax outputs (each row non-negative, summing to 1), not the scores.
+
+    Returns
+    -------
+    ndarray, shape (..., n, n)
+        One symmetric n x n Jacobian per row; each of its rows sums to 0.
+
+    Examples
+    --------
+    >>> softmax_jacobian([0.5, 0.5])
+    array([[ 0.25, -0.25],
+           [-0.25,  0.25]])
+    >>> float(np.abs(softmax_jacobian([1.0, 0.0])).max())  # one-hot row: nothing flows back
+    0.0
+    """
+    w = check_array(weights, "weights", min_ndim=1)
+    if (w < 0).any() or not np.allclose(w.sum(axis=-1), 1.0, atol=1e-6):
+        raise ValueError(
+            "softmax_jacobian: weights must be softmax outputs (non-negative, each row summing to 1); "
+            "pass softmax(scores), not the scores themselves"
+        )
+    eye = np.eye(w.shape[-1], dtype=w.dtype)
+    # (..., n, 1) * (n, n) - (..., n, 1) @ (..., 1, n) -> (..., n, n)
+    return w[..., :, None] * eye - w[..., :, None] * w[..., None, :]
 
 
 # --------------------------------------------------------------------------- projections
