@@ -2,12 +2,19 @@
 
 Per-head stacks, as the first source document writes them:
 
-    W_q, W_k : (h, d_model, d_k)    W_i^Q, W_i^K for each head i
-    W_v      : (h, d_model, d_v)    W_i^V
+    W_q      : (h, d_model, d_k)    W_i^Q for each head i
+    W_k      : (h_kv, d_model, d_k) W_j^K for each key/value head j (h_kv = h unless grouped)
+    W_v      : (h_kv, d_model, d_v) W_j^V
     W_o      : (h*d_v, d_model)     W^O
-    b_q, b_k : (h, d_k)             optional biases
-    b_v      : (h, d_v)
+    b_q      : (h, d_k)             optional biases
+    b_k      : (h_kv, d_k)
+    b_v      : (h_kv, d_v)
     b_o      : (d_model,)
+
+Grouped-query attention (Llama 2 70B, Llama 3, Mistral) has fewer key/value
+heads than query heads: h_kv divides h, and query head i uses key/value head
+``i // (h // h_kv)``. h_kv = 1 is multi-query attention; h_kv = h is the
+ordinary layer of "Attention Is All You Need".
 
 Code usually stores the same numbers "fused", one (d_model, d_model) matrix
 per projection, and splits its output into heads. :func:`params_from_fused`
@@ -49,15 +56,20 @@ class MHAParams:
             object.__setattr__(self, name, check_array(getattr(self, name), name, ndim=3))
         object.__setattr__(self, "W_o", check_array(self.W_o, "W_o", ndim=2))
         h, d_model, d_k = self.W_q.shape
-        d_v = self.W_v.shape[2]
-        expected = {"W_k": (h, d_model, d_k), "W_v": (h, d_model, d_v), "W_o": (h * d_v, d_model)}
+        h_kv, d_v = self.W_v.shape[0], self.W_v.shape[2]
+        if h_kv < 1 or h % h_kv:
+            raise ValueError(
+                f"MHAParams: W_v has {h_kv} key/value heads, which does not divide the h={h} query heads of W_q; "
+                f"h_kv must be one of {[k for k in range(1, h + 1) if h % k == 0]}"
+            )
+        expected = {"W_k": (h_kv, d_model, d_k), "W_v": (h_kv, d_model, d_v), "W_o": (h * d_v, d_model)}
         for name, shape in expected.items():
             if getattr(self, name).shape != shape:
                 raise ValueError(
                     f"MHAParams: {name} has shape {getattr(self, name).shape} but W_q {self.W_q.shape} "
                     f"and W_v {self.W_v.shape} need {name} of shape {shape}"
                 )
-        biases = {"b_q": (h, d_k), "b_k": (h, d_k), "b_v": (h, d_v), "b_o": (d_model,)}
+        biases = {"b_q": (h, d_k), "b_k": (h_kv, d_k), "b_v": (h_kv, d_v), "b_o": (d_model,)}
         present = [name for name in biases if getattr(self, name) is not None]
         if present and len(present) != 4:
             raise ValueError(f"MHAParams: give all four biases or none; got only {present}")
@@ -71,6 +83,11 @@ class MHAParams:
     def h(self):
         """Number of heads."""
         return self.W_q.shape[0]
+
+    @property
+    def h_kv(self):
+        """Number of key/value heads (= h, except for grouped- or multi-query attention)."""
+        return self.W_k.shape[0]
 
     @property
     def d_model(self):
@@ -94,7 +111,7 @@ class MHAParams:
 
     def count(self):
         """Number of learnable numbers, by matrix (see :func:`parameter_count`)."""
-        return parameter_count(self.d_model, self.h, self.d_k, self.d_v, bias=self.has_bias)
+        return parameter_count(self.d_model, self.h, self.d_k, self.d_v, bias=self.has_bias, h_kv=self.h_kv)
 
 
 def _resolve_sizes(d_model, h, d_k, d_v, where):
@@ -122,7 +139,22 @@ def _resolve_sizes(d_model, h, d_k, d_v, where):
     return int(d_model), int(h), int(d_k), int(d_v)
 
 
-def init_params(d_model, h, d_k=None, d_v=None, bias=False, seed=0):
+def _resolve_h_kv(h, h_kv, where):
+    """h_kv = h by default; otherwise a whole number that divides h."""
+    if h_kv is None:
+        return h
+    if isinstance(h_kv, bool) or not isinstance(h_kv, (int, np.integer)):
+        raise TypeError(f"{where}: h_kv must be a whole number of key/value heads (or None for h_kv = h), got {h_kv!r}")
+    if h_kv < 1 or h % h_kv:
+        choices = [k for k in range(1, h + 1) if h % k == 0]
+        raise ValueError(
+            f"{where}: h_kv={h_kv} key/value heads cannot be shared evenly by h={h} query heads; "
+            f"choose h_kv in {choices} (1 = multi-query, {h} = ordinary multi-head)"
+        )
+    return int(h_kv)
+
+
+def init_params(d_model, h, d_k=None, d_v=None, bias=False, seed=0, h_kv=None):
     """Random parameters for one Multi-Head Attention layer.
 
     Weights are drawn from a normal distribution with standard deviation
@@ -147,6 +179,13 @@ def init_params(d_model, h, d_k=None, d_v=None, bias=False, seed=0):
         Also draw biases (standard deviation 0.1).
     seed : int or numpy.random.Generator, default 0
         Where the randomness comes from; the same seed gives the same numbers.
+    h_kv : int, optional
+        Number of key/value heads for grouped-query attention; must divide h.
+        Default h (every query head has its own keys and values); 1 is
+        multi-query attention. ``W_k`` and ``W_v`` then have shape
+        (h_kv, d_model, d_k) and query head i uses key/value head
+        ``i // (h // h_kv)``. With the default, the numbers drawn are the
+        same as before this option existed.
 
     Returns
     -------
@@ -157,19 +196,22 @@ def init_params(d_model, h, d_k=None, d_v=None, bias=False, seed=0):
     >>> p = init_params(d_model=512, h=8)
     >>> p.W_q.shape, p.W_o.shape
     ((8, 512, 64), (512, 512))
+    >>> init_params(d_model=512, h=8, h_kv=2).W_k.shape  # grouped-query: 4 query heads per key/value head
+    (2, 512, 64)
     """
     d_model, h, d_k, d_v = _resolve_sizes(d_model, h, d_k, d_v, "init_params")
+    h_kv = _resolve_h_kv(h, h_kv, "init_params")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     W_q = rng.normal(0.0, d_model**-0.5, size=(h, d_model, d_k))
-    W_k = rng.normal(0.0, d_model**-0.5, size=(h, d_model, d_k))
-    W_v = rng.normal(0.0, d_model**-0.5, size=(h, d_model, d_v))
+    W_k = rng.normal(0.0, d_model**-0.5, size=(h_kv, d_model, d_k))
+    W_v = rng.normal(0.0, d_model**-0.5, size=(h_kv, d_model, d_v))
     W_o = rng.normal(0.0, (h * d_v) ** -0.5, size=(h * d_v, d_model))
     biases = {}
     if bias:
         biases = dict(
             b_q=rng.normal(0.0, 0.1, size=(h, d_k)),
-            b_k=rng.normal(0.0, 0.1, size=(h, d_k)),
-            b_v=rng.normal(0.0, 0.1, size=(h, d_v)),
+            b_k=rng.normal(0.0, 0.1, size=(h_kv, d_k)),
+            b_v=rng.normal(0.0, 0.1, size=(h_kv, d_v)),
             b_o=rng.normal(0.0, 0.1, size=(d_model,)),
         )
     return MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o, **biases)
@@ -201,7 +243,11 @@ def params_from_fused(in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bi
     W_in = check_array(in_proj_weight, "in_proj_weight", ndim=2)
     three_d, d_model = W_in.shape
     if three_d != 3 * d_model:
-        raise ValueError(f"params_from_fused: in_proj_weight must have shape (3*d_model, d_model), got {W_in.shape}")
+        grouped = " (PyTorch's fused layout has no grouped-query form: build grouped parameters with " \
+                  "init_params(..., h_kv=...) or MHAParams directly)" if d_model < three_d < 3 * d_model else ""
+        raise ValueError(
+            f"params_from_fused: in_proj_weight must have shape (3*d_model, d_model), got {W_in.shape}{grouped}"
+        )
     d_model, h, d_k, _ = _resolve_sizes(d_model, h, None, None, "params_from_fused")
     W_out = check_array(out_proj_weight, "out_proj_weight", ndim=2)
     if W_out.shape != (d_model, d_model):
@@ -235,6 +281,13 @@ def params_to_fused(params):
     """
     if not isinstance(params, MHAParams):
         raise TypeError(f"params_to_fused: params must be an MHAParams, got {type(params).__name__}")
+    if params.h_kv != params.h:
+        raise ValueError(
+            f"params_to_fused: these are grouped-query parameters (h={params.h} query heads share "
+            f"h_kv={params.h_kv} key/value heads); PyTorch's fused nn.MultiheadAttention layout has no such form. "
+            "Use them with mha_lib.multi_head_attention, or with torch.nn.functional.scaled_dot_product_attention"
+            "(..., enable_gqa=True) on per-head tensors"
+        )
     h, d_model, d_k = params.W_q.shape
     if not (d_k == params.d_v and h * d_k == d_model):
         raise ValueError(
@@ -254,11 +307,13 @@ def params_to_fused(params):
     return in_proj_weight, in_proj_bias, params.W_o.T.copy(), out_proj_bias
 
 
-def parameter_count(d_model, h, d_k=None, d_v=None, bias=False):
+def parameter_count(d_model, h, d_k=None, d_v=None, bias=False, h_kv=None):
     """How many learnable numbers a Multi-Head Attention layer has.
 
     With d_k = d_v = d_model/h the total is ``4 d_model^2`` (plus ``4 d_model``
     biases) whatever h is: more heads means smaller heads, not more weights.
+    With ``h_kv`` key/value heads (grouped-query attention), ``W_k`` and
+    ``W_v`` shrink by the factor h_kv / h.
 
     Returns
     -------
@@ -269,14 +324,17 @@ def parameter_count(d_model, h, d_k=None, d_v=None, bias=False):
     --------
     >>> parameter_count(512, 8)["total"] == 4 * 512**2
     True
+    >>> parameter_count(512, 8, h_kv=2)["W_k"]  # a quarter of 512 * 512
+    65536
     """
     d_model, h, d_k, d_v = _resolve_sizes(d_model, h, d_k, d_v, "parameter_count")
+    h_kv = _resolve_h_kv(h, h_kv, "parameter_count")
     counts = {
         "W_q": h * d_model * d_k,
-        "W_k": h * d_model * d_k,
-        "W_v": h * d_model * d_v,
+        "W_k": h_kv * d_model * d_k,
+        "W_v": h_kv * d_model * d_v,
         "W_o": h * d_v * d_model,
-        "biases": (2 * h * d_k + h * d_v + d_model) if bias else 0,
+        "biases": (h * d_k + h_kv * d_k + h_kv * d_v + d_model) if bias else 0,
     }
     counts["total"] = sum(counts.values())
     return counts
