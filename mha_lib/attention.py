@@ -59,6 +59,8 @@ __all__ = [
     "MHAResult",
     "multi_head_attention",
     "multi_head_attention_loop",
+    "attention_dropout",
+    "repeat_kv",
     "causal_mask",
     "padding_mask",
     "sinusoidal_positions",
@@ -472,16 +474,24 @@ class MHAResult:
 
     Attributes (shapes without batch dimensions; with them, ``...`` comes first)
     ----------
-    Q, K : ndarray, shape (h, n, d_k)
-        Per-head queries and keys.
-    V : ndarray, shape (h, n, d_v)
+    Q : ndarray, shape (h, n, d_k)
+        Per-head queries.
+    K : ndarray, shape (h_kv, m, d_k)
+        Per-head keys. For self-attention m = n; with ``memory`` (cross-attention)
+        m is the number of memory tokens. h_kv = h unless the parameters are
+        grouped-query (then these are the h_kv shared key heads, what a KV
+        cache stores).
+    V : ndarray, shape (h_kv, m, d_v)
         Per-head values.
-    scores : ndarray, shape (h, n, n)
+    scores : ndarray, shape (h, n, m)
         Scaled scores ``Q_i K_i^T / sqrt(d_k)`` before the mask.
-    mask : ndarray of bool, shape (n, n), or None
+    mask : ndarray of bool, shape (n, m), or None
         The mask that was applied (True = may attend).
-    weights : ndarray, shape (h, n, n)
+    weights : ndarray, shape (h, n, m)
         Attention weights; each row sums to 1 (0 for a fully masked row).
+        With ``dropout > 0`` these are the weights after dropout, the ones
+        the values were averaged with (as PyTorch returns them): some entries
+        are 0 and the rest are scaled by 1/(1-p), so rows no longer sum to 1.
     heads : ndarray, shape (h, n, d_v)
         Head outputs ``Head_i = weights_i V_i``.
     concat : ndarray, shape (n, h*d_v)
@@ -506,8 +516,8 @@ class MHAResult:
         return {name: tuple(getattr(self, name).shape) for name in names}
 
 
-def multi_head_attention(X, params, mask=None, scale=None):
-    """Multi-Head (self-)Attention of X, with every intermediate returned.
+def multi_head_attention(X, params, mask=None, scale=None, *, memory=None, dropout=0.0, rng=None):
+    """Multi-Head Attention of X (self-attention, or cross-attention to a memory), every intermediate returned.
 
     .. math:: \\mathrm{MultiHead}(X) = \\mathrm{Concat}(\\mathrm{Head}_1, \\dots, \\mathrm{Head}_h) W^O,
               \\quad \\mathrm{Head}_i = \\mathrm{softmax}\\!\\left(\\frac{Q_i K_i^T}{\\sqrt{d_k}}\\right) V_i
@@ -515,6 +525,19 @@ def multi_head_attention(X, params, mask=None, scale=None):
     All heads are computed at once with batched matrix products (one BLAS call
     per head); :func:`multi_head_attention_loop` computes the same thing one
     head at a time.
+
+    Three options used by today's models (notebook 12), all off by default:
+
+    - **cross-attention**: with ``memory`` (m tokens, e.g. the encoder's
+      output), queries come from X and keys and values from memory:
+      ``Q_i = X W_i^Q``, ``K_i = memory W_i^K``, ``V_i = memory W_i^V``; the
+      scores and weights are n x m rectangles.
+    - **grouped-query attention**: when ``params.h_kv < params.h``
+      (``init_params(..., h_kv=...)``), query head i uses key/value head
+      ``i // (h // h_kv)``.
+    - **dropout** on the attention weights (training only): each weight is
+      set to 0 with probability ``dropout`` and the others are divided by
+      ``1 - dropout``, drawing from ``rng`` (see :func:`attention_dropout`).
 
     Notebook steps: all of them; 07 output projection puts it together.
 
@@ -525,15 +548,22 @@ def multi_head_attention(X, params, mask=None, scale=None):
     params : MHAParams
         From :func:`mha_lib.init_params`, :func:`mha_lib.params_from_fused`
         or the data loader.
-    mask : ndarray of bool, broadcastable to (..., n, n), optional
-        True = may attend (see :func:`causal_mask`, :func:`padding_mask`).
+    mask : ndarray of bool, broadcastable to (..., n, m), optional
+        True = may attend (see :func:`causal_mask`, :func:`padding_mask`);
+        m = n without memory.
     scale : float, optional
         Default ``1 / sqrt(d_k)``; ``1.0`` switches the scaling off.
+    memory : ndarray, shape (..., m, d_model), optional
+        The sequence to attend to (cross-attention). Default: X itself.
+    dropout : float in [0, 1), default 0.0
+        Probability of zeroing each attention weight. 0 changes nothing.
+    rng : numpy.random.Generator, optional
+        Where dropout's randomness comes from; required when ``dropout > 0``.
 
     Returns
     -------
     MHAResult
-        ``.output`` has shape (..., n, d_model) and ``.weights`` (..., h, n, n).
+        ``.output`` has shape (..., n, d_model) and ``.weights`` (..., h, n, m).
 
     Examples
     --------
@@ -542,6 +572,9 @@ def multi_head_attention(X, params, mask=None, scale=None):
     >>> r = multi_head_attention(X, init_params(d_model=8, h=2))
     >>> r.output.shape, r.weights.shape
     ((4, 8), (2, 4, 4))
+    >>> memory = np.random.default_rng(1).normal(size=(6, 8))  # cross-attention to 6 other tokens
+    >>> multi_head_attention(X, init_params(d_model=8, h=2), memory=memory).weights.shape
+    (2, 4, 6)
     """
     if not isinstance(params, MHAParams):
         raise TypeError(
@@ -555,18 +588,135 @@ def multi_head_attention(X, params, mask=None, scale=None):
             f"d_model={params.d_model}; X must have shape (n, {params.d_model})"
         )
     n = X.shape[-2]
+    if memory is None:
+        source = X  # self-attention: keys and values come from X too
+    else:
+        source = check_array(memory, "memory", min_ndim=2)
+        if source.shape[-1] != params.d_model:
+            raise ValueError(
+                f"multi_head_attention: memory has {source.shape[-1]} columns but params were made for "
+                f"d_model={params.d_model}; memory must have shape (m, {params.d_model}) (project it to d_model first)"
+            )
+        try:
+            np.broadcast_shapes(X.shape[:-2], source.shape[:-2])
+        except ValueError:
+            raise ValueError(
+                f"multi_head_attention: the batch dimensions of X {X.shape[:-2]} and memory {source.shape[:-2]} "
+                "do not match; give one memory per sentence of X (or one memory for all)"
+            ) from None
+    m = source.shape[-2]
+    dropout = _check_dropout(dropout, rng, "multi_head_attention")
     if mask is not None:
-        mask = check_mask(mask, X.shape[:-2] + (n, n))  # (..., n, n), the same for every head
+        batch = np.broadcast_shapes(X.shape[:-2], source.shape[:-2])
+        mask = check_mask(mask, batch + (n, m))  # (..., n, m), the same for every head
     Q = project(X, params.W_q, params.b_q)  # (..., n, d_model) -> (..., h, n, d_k)
-    K = project(X, params.W_k, params.b_k)  # (..., n, d_model) -> (..., h, n, d_k)
-    V = project(X, params.W_v, params.b_v)  # (..., n, d_model) -> (..., h, n, d_v)
-    scores = attention_scores(Q, K, scale=scale)  # (..., h, n, d_k) @ (..., h, d_k, n) -> (..., h, n, n)
-    head_mask = None if mask is None else mask[..., None, :, :]  # (..., n, n) -> (..., 1, n, n)
-    weights = softmax(apply_mask(scores, head_mask), axis=-1)  # (..., h, n, n)
-    heads = weighted_sum(weights, V)  # (..., h, n, n) @ (..., h, n, d_v) -> (..., h, n, d_v)
+    K = project(source, params.W_k, params.b_k)  # (..., m, d_model) -> (..., h_kv, m, d_k)
+    V = project(source, params.W_v, params.b_v)  # (..., m, d_model) -> (..., h_kv, m, d_v)
+    K_h, V_h = repeat_kv(K, params.h), repeat_kv(V, params.h)  # (..., h_kv, m, d) -> (..., h, m, d)
+    scores = attention_scores(Q, K_h, scale=scale)  # (..., h, n, d_k) @ (..., h, d_k, m) -> (..., h, n, m)
+    head_mask = None if mask is None else mask[..., None, :, :]  # (..., n, m) -> (..., 1, n, m)
+    weights = softmax(apply_mask(scores, head_mask), axis=-1)  # (..., h, n, m)
+    if dropout > 0:
+        weights = attention_dropout(weights, dropout, rng)  # (..., h, n, m), rows no longer sum to 1
+    heads = weighted_sum(weights, V_h)  # (..., h, n, m) @ (..., h, m, d_v) -> (..., h, n, d_v)
     concat = concat_heads(heads)  # (..., h, n, d_v) -> (..., n, h*d_v)
     output = output_projection(concat, params.W_o, params.b_o)  # (..., n, h*d_v) @ (h*d_v, d_model) -> (..., n, d_model)
     return MHAResult(Q=Q, K=K, V=V, scores=scores, mask=mask, weights=weights, heads=heads, concat=concat, output=output)
+
+
+def repeat_kv(K, h):
+    """Give every query head its key (or value) head: grouped-query sharing made explicit.
+
+    ``K`` holds h_kv key/value heads; query head i uses key/value head
+    ``i // (h // h_kv)``, so each one is repeated h // h_kv times in a row
+    (the same as PyTorch's ``repeat_interleave`` and Hugging Face's
+    ``repeat_kv``). With h_kv = h, K is returned unchanged.
+
+    Notebook step: 12 attention in today's models (grouped-query heads).
+
+    Parameters
+    ----------
+    K : ndarray, shape (..., h_kv, m, d)
+    h : int
+        Number of query heads; h_kv must divide it.
+
+    Returns
+    -------
+    ndarray, shape (..., h, m, d)
+
+    Examples
+    --------
+    >>> repeat_kv(np.arange(2.0).reshape(2, 1, 1), 4).ravel()  # kv heads 0, 1 -> query heads 0, 0, 1, 1
+    array([0., 0., 1., 1.])
+    """
+    K = np.asarray(K)
+    h = _check_h(h)
+    if K.ndim < 3:
+        raise ValueError(f"repeat_kv: K must have shape (..., h_kv, m, d), got shape {K.shape}")
+    h_kv = K.shape[-3]
+    if h_kv < 1 or h % h_kv:
+        raise ValueError(
+            f"repeat_kv: {h_kv} key/value heads cannot be shared evenly by h={h} query heads; "
+            f"h_kv must be one of {divisors(h)}"
+        )
+    if h_kv == h:
+        return K
+    return np.repeat(K, h // h_kv, axis=-3)  # (..., h_kv, m, d) -> (..., h, m, d): 0,0,..,1,1,..
+
+
+def attention_dropout(weights, p, rng=None, *, keep=None):
+    """Dropout on attention weights: zero each with probability p, scale the rest by 1/(1-p).
+
+    Used only while training (the model learns not to rely on any single
+    weight); at inference ``p = 0`` and nothing changes. Because the kept
+    weights are divided by ``1 - p``, the expected value of every entry is the
+    original weight, but a single row no longer sums to 1.
+
+    This is the formula of PyTorch's ``F.dropout(weights, p, training=True)``:
+    ``weights * keep / (1 - p)``, with ``keep`` drawn independently for each
+    entry (True with probability 1 - p).
+
+    Notebook step: 04 softmax (dropout).
+
+    Parameters
+    ----------
+    weights : ndarray, shape (..., n, m)
+        Attention weights (any array works).
+    p : float in [0, 1)
+        Probability of zeroing an entry.
+    rng : numpy.random.Generator
+        Draws the keep-mask (``rng.random(weights.shape) >= p``); the same
+        generator state gives the same mask. Required unless ``keep`` is given
+        or p = 0.
+    keep : ndarray of bool, shape of weights, optional
+        Use this keep-mask instead of drawing one (True = kept), e.g. to
+        reproduce another library's draw.
+
+    Returns
+    -------
+    ndarray, shape of weights
+
+    Examples
+    --------
+    >>> w = np.full((1, 4), 0.25)
+    >>> attention_dropout(w, 0.5, keep=np.array([[True, False, True, False]]))
+    array([[0.5, 0. , 0.5, 0. ]])
+    """
+    weights = check_array(weights, "weights")
+    if keep is None:
+        p = _check_dropout(p, rng, "attention_dropout")
+        if p == 0:
+            return weights
+        keep = rng.random(weights.shape) >= p  # True with probability 1 - p
+    else:
+        p = _check_dropout(p, None, "attention_dropout", need_rng=False)
+        keep = np.asarray(keep)
+        if keep.dtype != bool or keep.shape != weights.shape:
+            raise ValueError(
+                f"attention_dropout: keep must be a boolean array of the weights' shape {weights.shape} "
+                f"(True = kept), got dtype {keep.dtype} and shape {keep.shape}"
+            )
+    return np.where(keep, weights / (1.0 - p), 0.0)
 
 
 def multi_head_attention_loop(X, params, mask=None, scale=None):
@@ -587,12 +737,14 @@ def multi_head_attention_loop(X, params, mask=None, scale=None):
     if X.shape[1] != params.d_model:
         raise ValueError(f"multi_head_attention_loop: X must have shape (n, {params.d_model}), got {X.shape}")
     head_outputs, head_weights = [], []
+    group = params.h // params.h_kv  # query heads per key/value head (1 unless grouped-query)
     for i in range(params.h):
+        j = i // group  # the key/value head that query head i uses
         Q_i = X @ params.W_q[i]  # (n, d_model) @ (d_model, d_k) -> (n, d_k)
-        K_i = X @ params.W_k[i]  # (n, d_model) @ (d_model, d_k) -> (n, d_k)
-        V_i = X @ params.W_v[i]  # (n, d_model) @ (d_model, d_v) -> (n, d_v)
+        K_i = X @ params.W_k[j]  # (n, d_model) @ (d_model, d_k) -> (n, d_k)
+        V_i = X @ params.W_v[j]  # (n, d_model) @ (d_model, d_v) -> (n, d_v)
         if params.b_q is not None:
-            Q_i, K_i, V_i = Q_i + params.b_q[i], K_i + params.b_k[i], V_i + params.b_v[i]
+            Q_i, K_i, V_i = Q_i + params.b_q[i], K_i + params.b_k[j], V_i + params.b_v[j]
         out_i, w_i = scaled_dot_product_attention(Q_i, K_i, V_i, mask=mask, scale=scale)
         head_outputs.append(out_i)  # (n, d_v)
         head_weights.append(w_i)  # (n, n)
@@ -733,6 +885,26 @@ def _check_positive_int(value, name, where):
     if value <= 0:
         raise ValueError(f"{where}: {name}={value} must be at least 1")
     return int(value)
+
+
+def _check_dropout(p, rng, where, need_rng=True):
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{where}: dropout must be a number in [0, 1), got {p!r}")
+    p = float(p)
+    if not 0.0 <= p < 1.0:
+        raise ValueError(
+            f"{where}: dropout={p} must be in [0, 1): it is the probability of zeroing a weight "
+            "(typical values 0.1 or 0.0; 1 would zero everything)"
+        )
+    if p > 0 and need_rng:
+        if rng is None:
+            raise ValueError(
+                f"{where}: dropout={p} needs an explicit random generator: pass rng=np.random.default_rng(seed) "
+                "(or dropout=0.0, as at inference)"
+            )
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"{where}: rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {rng!r}")
+    return p
 
 
 def _check_scale(scale, d_k):
