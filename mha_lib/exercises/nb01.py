@@ -7,7 +7,22 @@ from . import Exercise
 
 _SENTENCE = "the cat sat on the mat"
 
+def _cosine(a, b):
+    E = embed_tokens([a, b], 512)  # (2, 512)
+    return float(E[0] @ E[1] / (np.linalg.norm(E[0]) * np.linalg.norm(E[1])))
+
+
 EXERCISES = {
+    "predict_cosine": Exercise(
+        question="Predict before you run the cell: in this series' embeddings (d_model = 512, random numbers seeded "
+                 "by the word), what is the cosine similarity of 'cat' and 'dog'? A guess within 0.1 counts.",
+        answer=lambda: _cosine("cat", "dog"),
+        hint="These rows carry no meaning: 'cat' is no closer to 'dog' than to any other word. Two random "
+             "directions in 512 dimensions are almost perpendicular.",
+        kind="number",
+        rtol=0.0,
+        atol=0.1,
+    ),
     "X_shape": Exercise(
         question=f"What shape is X for the sentence '{_SENTENCE}' with d_model = 16? Answer with a tuple.",
         answer=lambda: embed_tokens(tokenize(_SENTENCE), 16).shape,
