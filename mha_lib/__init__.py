@@ -11,6 +11,7 @@ Masks everywhere in this project: **True = may attend**.
 from .attention import (
     MHAResult,
     apply_mask,
+    attention_dropout,
     attention_scores,
     causal_mask,
     concat_heads,
@@ -21,6 +22,7 @@ from .attention import (
     output_projection,
     padding_mask,
     project,
+    repeat_kv,
     scaled_dot_product_attention,
     sinusoidal_positions,
     softmax,
@@ -30,11 +32,23 @@ from .attention import (
 )
 from .data import RunningExample, embed_tokens, load_running_example, tokenize
 from .flash import blockwise_attention
+from .generation import PUBLISHED_CONFIGS, DecodeResult, KVCache, ModelConfig, decode_step, kv_cache_bytes
+from .rope import rope_angles, rotary_embedding
 from .params import MHAParams, init_params, parameter_count, params_from_fused, params_to_fused, selection_matrix
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DecodeResult",
+    "KVCache",
+    "ModelConfig",
+    "PUBLISHED_CONFIGS",
+    "attention_dropout",
+    "decode_step",
+    "kv_cache_bytes",
+    "repeat_kv",
+    "rope_angles",
+    "rotary_embedding",
     "MHAParams",
     "MHAResult",
     "RunningExample",
