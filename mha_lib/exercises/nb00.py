@@ -1,9 +1,27 @@
 """Self-checks of notebook 00 (overview)."""
 
-from .. import init_params, load_running_example, multi_head_attention
+import numpy as np
+
+from .. import MHAParams, init_params, load_running_example, multi_head_attention
 from . import Exercise
 
+
+def _tiny_row2():
+    """Weights of token a_2 in doc 003's tiny example (its two scores are equal)."""
+    X = np.array([[1.0, 1.0], [1.0, 0.0]])  # (2, 2)
+    W_kv = np.array([[[0.0, 1.0], [1.0, -1.0]]])  # (1, 2, 2)
+    p = MHAParams(W_q=np.array([[[1.0, 1.0], [0.0, 1.0]]]), W_k=W_kv, W_v=W_kv, W_o=np.eye(2))
+    return multi_head_attention(X, p).weights[0, 1]  # (2,)
+
+
 EXERCISES = {
+    "predict_equal_scores": Exercise(
+        question="Predict before you run the cell: token a_2's two scores are equal (0.71 and 0.71). What are its "
+                 "two weights after the softmax? Answer with a list of 2 numbers.",
+        answer=_tiny_row2,
+        hint="Equal scores give equal weights, and the weights of a row add up to 1.",
+        kind="array",
+    ),
     "output_shape": Exercise(
         question="MultiHead(X) for 'humpty dumpty sat on' (X is 4 x 512, h = 8): what shape is the output? "
                  "Answer with a tuple, e.g. (4, 64).",
