@@ -77,10 +77,10 @@ def test_overview_impossible_settings_show_a_message(close_figures, control, val
     box.controls[control].value = value  # must not raise
     assert words in box.message.value
     assert box.result is None
-    assert box.image.layout.visibility == "hidden"
+    assert box.image.layout.display == "none"
     box.controls[control].value = 8 if control == "h" else "humpty dumpty"  # recovers
     assert box.message.value == ""
-    assert box.image.layout.visibility == "visible"
+    assert box.image.layout.display is None
 
 
 # --------------------------------------------------------------------------- 01 embeddings

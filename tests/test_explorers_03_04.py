@@ -172,10 +172,10 @@ def test_scores_explorer_impossible_h_shows_message(boxes):
     box.controls["h"].value = 3  # 512 / 3 is not whole
     assert "not divisible by h=3" in box.message.value
     assert box.result is None
-    assert box.image.layout.visibility == "hidden"
+    assert box.image.layout.display == "none"
     box.controls["h"].value = 4
     assert box.message.value == ""
-    assert box.image.layout.visibility == "visible"
+    assert box.image.layout.display is None
     with pytest.raises(ValueError, match="not divisible"):
         scores_setting(h=7)
 

@@ -40,7 +40,7 @@ def _visible(artists):
 
 
 def _is_error(box):
-    return "&#9888;" in box.message.value and box.result is None and box.image.layout.visibility == "hidden"
+    return "&#9888;" in box.message.value and box.result is None and box.image.layout.display == "none"
 
 
 # --------------------------------------------------------------------------- helpers

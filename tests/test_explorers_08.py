@@ -59,7 +59,7 @@ def test_impossible_h_shows_a_message_and_raises_nothing(box):
     box.controls["h"].value = 7
     assert "not divisible by h=7" in box.message.value
     assert box.result is None
-    assert box.image.layout.visibility == "hidden"
+    assert box.image.layout.display == "none"
     box.controls["h"].value = 4
     assert box.message.value == "" and box.image.value != before
 

@@ -75,7 +75,7 @@ def test_bad_sentence_shows_one_line(box, sentence, words):
     box.controls["sentence"].value = sentence
     assert words in box.message.value
     assert box.result is None
-    assert box.image.layout.visibility == "hidden"
+    assert box.image.layout.display == "none"
     box.controls["sentence"].value = "back to normal"
     assert box.message.value == "" and box.result["tokens"][1:3] == ["back", "to"]
 

@@ -1,0 +1,400 @@
+"""The one heatmap-grid component: every per-head picture of the series is drawn by it.
+
+:func:`plot_heatmap` draws one (rows, cols) matrix on an axes: token labels
+on both axes, numbers in the cells, masked cells grey and hatched (never a
+misleading "0.00"). It returns a :class:`Heatmap` whose :meth:`Heatmap.set_data`
+updates the picture in place.
+
+:class:`HeadGrid` lays out h heatmaps at positions computed by hand (inches,
+no layout engine) in a region of a figure, with one shared colour scale, a
+colour bar, head titles, a caption line above and a legend entry for masked
+cells; :meth:`HeadGrid.update` changes data, colour limits, titles and caption
+without rebuilding anything. Rectangular grids (n queries x m keys, cross
+attention) work the same way.
+
+:func:`heads_picture` is the still picture (a Figure) drawn by the same code;
+explorers subclass :class:`~mha_lib.explorers.toolkit.LayoutDrawer` and build
+a HeadGrid per layout. User text is drawn literally (``$`` is a dollar) and long
+words are shortened with "...".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.artist import Artist
+from matplotlib.backends.backend_agg import get_hinting_flag
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties, findfont, get_font
+from matplotlib.patches import Patch
+
+from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, head_grid, symmetric_limits
+from .toolkit import inch_box, literal, render_png, short, text_family
+
+__all__ = ["MASKED_COLOR", "CellNumbers", "Heatmap", "plot_heatmap", "HeadGrid", "heads_picture", "render_png",
+           "token_labels"]
+
+MASKED_COLOR = "#C8C8C8"  # masked cells: light grey, hatched
+_CHAR = 0.6 / 72  # inches per character per point of font size, roughly (DejaVu Sans)
+
+
+def token_labels(tokens, max_chars=14):
+    """Labels for tokens: shortened with "..." and escaped so they are drawn as typed."""
+    return [literal(short(t, max_chars)) for t in tokens]
+
+
+class CellNumbers(Artist):
+    """The numbers written in the cells of one heatmap, drawn fast.
+
+    Writing 64 numbers as 64 Text artists costs about as much as the rest of the
+    picture; here each distinct string is rasterised once (FreeType, through
+    matplotlib's public ``font_manager.get_font``) and pasted into the Agg buffer
+    with numpy: white on dark cells, black on light ones. Masked (NaN) cells get
+    no number.
+    """
+
+    _sprites: dict = {}
+
+    def __init__(self, ax, fontsize, image, fmt=".2f", signed=False):
+        super().__init__()
+        self.ax, self.fontsize, self.image, self.fmt, self.signed = ax, fontsize, image, fmt, signed
+        self.values = None
+        self.set_figure(ax.figure)
+        self.set_transform(ax.transData)
+
+    def set_values(self, values):
+        self.values = np.asarray(values, dtype=float)
+        self.stale = True
+
+    def texts(self):
+        """The strings shown, row by row ("" for a masked cell): what a test compares."""
+        if self.values is None or not self.get_visible():
+            return []
+        return ["" if np.isnan(v) else format(v, self.fmt) for v in self.values.ravel()]
+
+    def sprite(self, text, dpi):
+        """(rows, cols, 1) alpha bitmap of ``text`` at this font size and dpi."""
+        key = (text, self.fontsize, dpi)
+        sprite = self._sprites.get(key)
+        if sprite is None:
+            prop = FontProperties(size=self.fontsize)
+            font = get_font(findfont(prop))
+            font.clear()
+            font.set_size(prop.get_size_in_points(), dpi)
+            font.set_text(text, 0, flags=get_hinting_flag())
+            font.draw_glyphs_to_bitmap(antialiased=True)
+            sprite = np.asarray(font.get_image(), dtype=np.float32)[..., None] / 255.0
+            self._sprites[key] = sprite
+        return sprite
+
+    def draw(self, renderer):
+        if self.values is None or not self.get_visible() or not hasattr(renderer, "buffer_rgba"):
+            return
+        buf = np.asarray(renderer.buffer_rgba())  # (H, W, 4) uint8, the canvas itself
+        height, width = buf.shape[:2]
+        rows, cols = self.values.shape
+        lo, hi = self.image.get_clim()
+        rr, cc = np.mgrid[0:rows, 0:cols]
+        centres = self.ax.transData.transform(np.column_stack([cc.ravel(), rr.ravel()]))  # pixels, y up
+        for (x, y), value in zip(centres, self.values.ravel()):
+            if np.isnan(value):
+                continue
+            sprite = self.sprite(format(value, self.fmt), renderer.dpi)
+            sh, sw = sprite.shape[:2]
+            x0, y0 = int(round(x - sw / 2)), int(round(height - y - sh / 2))
+            if x0 < 0 or y0 < 0 or x0 + sw > width or y0 + sh > height:
+                continue
+            frac = (value - lo) / (hi - lo) if hi > lo else 0.5
+            color = 255.0 if (abs(frac - 0.5) > 0.3 if self.signed else frac < 0.6) else 0.0
+            region = buf[y0:y0 + sh, x0:x0 + sw, :3]
+            region[...] = (region * (1.0 - sprite) + color * sprite).astype(np.uint8)
+        self.stale = False
+
+
+def _cell_squares(masked):
+    """One square (4 corners, data coordinates) per masked cell."""
+    r, c = np.nonzero(masked)
+    corners = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]])
+    return np.stack([c, r], axis=-1)[:, None, :] + corners  # (cells, 4, 2)
+
+
+class Heatmap:
+    """One heatmap drawn by :func:`plot_heatmap`: ``ax``, ``image``, ``numbers``, ``hatch``."""
+
+    __slots__ = ("ax", "image", "numbers", "hatch")
+
+    def __init__(self, ax, image, numbers, hatch):
+        self.ax, self.image, self.numbers, self.hatch = ax, image, numbers, hatch
+
+    def set_data(self, M, mask=None, clim=None):
+        """Show matrix M; ``mask`` (True = may attend) greys out the other cells; ``clim`` = (lo, hi)."""
+        M = np.asarray(M, dtype=float)
+        masked = np.zeros(M.shape, bool) if mask is None else ~np.broadcast_to(np.asarray(mask, bool), M.shape)
+        self.image.set_data(np.ma.array(M, mask=masked))
+        if clim is not None:
+            self.image.set_clim(*clim)
+        self.numbers.set_values(np.where(masked, np.nan, M))
+        self.hatch.set_verts(_cell_squares(masked))
+        self.hatch.set_visible(bool(masked.any()))
+        return self.artists()
+
+    def artists(self):
+        """The artists that change with the data (in drawing order)."""
+        out = [self.image, self.hatch]
+        out += [self.numbers] if self.numbers.get_visible() else []
+        return out + list(self.ax.spines.values())
+
+
+def plot_heatmap(ax, M, row_labels=None, col_labels=None, *, mask=None, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0,
+                 numbers=True, fmt=".2f", fontsize=8, number_size=None, signed=None, rotate=None):
+    """Draw a (rows, cols) matrix on ``ax`` with labelled rows and columns; return a :class:`Heatmap`.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    M : ndarray, shape (rows, cols)
+    row_labels, col_labels : sequence of str, optional
+        Tokens (drawn literally, shortened with "..." past 14 characters); None: no ticks.
+    mask : ndarray of bool, shape (rows, cols), optional
+        True = may attend. The other cells are grey and hatched, and get no number.
+    cmap, vmin, vmax
+        Colour map and limits (pass the same limits to several heatmaps to share a scale).
+    numbers : bool
+        Write each value in its cell.
+    fmt : str
+        Format of the numbers.
+    number_size : float, optional
+        Font size of the numbers (default: fontsize - 1).
+    signed : bool, optional
+        Number colours for a diverging map (default: cmap is the signed map).
+    rotate : bool, optional
+        Rotate the column labels (default: when they would not fit).
+
+    Returns
+    -------
+    Heatmap
+        Its ``set_data(M, mask=None, clim=None)`` updates the picture in place.
+    """
+    M = np.asarray(M, dtype=float)
+    if M.ndim != 2:
+        raise ValueError(f"plot_heatmap: M must be 2-D (rows, cols), got shape {M.shape}")
+    rows, cols = M.shape
+    for name, labels, size in (("row_labels", row_labels, rows), ("col_labels", col_labels, cols)):
+        if labels is not None and len(labels) != size:
+            raise ValueError(f"plot_heatmap: {len(labels)} {name} for {size} {name[:3]}s of M; give one per {name[:3]}")
+    cm = colormaps[cmap].with_extremes(bad=MASKED_COLOR)
+    extent = (-0.5, cols - 0.5, rows - 0.5, -0.5)
+    image = ax.imshow(np.zeros((rows, cols)), cmap=cm, vmin=vmin, vmax=vmax, interpolation="nearest",
+                      aspect="auto", extent=extent)
+    hatch = ax.add_collection(PolyCollection([], facecolors="none", edgecolors="#737373", linewidths=0.0,
+                                             hatch="///"), autolim=False)
+    family = text_family()
+    if col_labels is not None:
+        labels = token_labels(col_labels)
+        if rotate is None:
+            rotate = max(map(len, labels), default=0) * fontsize * _CHAR > 0.9 * ax.get_position().width * \
+                ax.figure.get_size_inches()[0] / max(cols, 1)
+        ax.set_xticks(range(cols), labels=labels, fontsize=fontsize, rotation=90 if rotate else 0,
+                      fontfamily=family)
+    else:
+        ax.set_xticks([])
+    if row_labels is not None:
+        ax.set_yticks(range(rows), labels=token_labels(row_labels), fontsize=fontsize, fontfamily=family)
+    else:
+        ax.set_yticks([])
+    ax.set_xlim(-0.5, cols - 0.5)
+    ax.set_ylim(rows - 0.5, -0.5)
+    ax.tick_params(length=2, pad=1)
+    cells = CellNumbers(ax, number_size or fontsize - 1, image, fmt=fmt,
+                        signed=cmap == SIGNED_CMAP if signed is None else signed)
+    cells.set_visible(bool(numbers))
+    ax.add_artist(cells)
+    heat = Heatmap(ax, image, cells, hatch)
+    heat.set_data(M, mask)
+    return heat
+
+
+class HeadGrid:
+    """h heatmaps (one per head) in a region of a figure, one shared colour scale and colour bar.
+
+    Built once per layout (h, tokens, region); afterwards :meth:`update` only
+    changes data, colour limits, titles, caption and the masked-cell legend.
+
+    Parameters
+    ----------
+    fig : matplotlib Figure
+        Without a layout engine; its size in inches is read to place the axes.
+    h : int
+        Number of panels.
+    row_tokens : sequence of str
+        Row labels (queries), n of them.
+    col_tokens : sequence of str, optional
+        Column labels (keys), m of them; default: the row tokens (n x n).
+    region : (left, top, width, height), optional
+        In inches from the figure's top-left corner; default: the whole figure.
+    cmap, vmin, vmax : colour map and initial shared limits.
+    cbar_label : str
+    annotate : bool
+        Numbers in the cells (only drawn while they fit).
+    titles : sequence of str, optional
+        Panel titles (default "head 1", "head 2", ...).
+    caption : str
+        A line above the grid (:meth:`update` may change it).
+    row_label, col_label : str
+        Axis names ("query", "key").
+    fs : float
+        Font size.
+    panel_cap : float
+        Largest panel side, inches.
+    shrink : bool
+        Make the figure exactly as tall as the grid needs.
+    ncols : int, optional
+        Columns of the grid (default :func:`mha_lib.plotting.head_grid`).
+
+    Attributes
+    ----------
+    panels : list of Heatmap
+    cax, cbar : the colour bar's axes and Colorbar
+    caption : Text
+    legend : Legend (visible while some cell is masked)
+    """
+
+    def __init__(self, fig, h, row_tokens, col_tokens=None, region=None, *, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0,
+                 cbar_label="attention weight (shared scale)", annotate=True, titles=None, caption="",
+                 row_label="query", col_label="key", fs=8, panel_cap=2.3, shrink=False, ncols=None, signed=None):
+        W, H = fig.get_size_inches()
+        col_tokens = row_tokens if col_tokens is None else col_tokens
+        x0, top, width, height = region if region is not None else (0.05, 0.05, W - 0.1, H - 0.1)
+        n, m = len(row_tokens), len(col_tokens)
+        rows, cols = head_grid(h, ncols)
+        rlab, clab = token_labels(row_tokens), token_labels(col_tokens)
+        row_long, col_long = max(map(len, rlab)), max(map(len, clab))
+        cap_h = (fs / 72 * 1.6 + 0.05) if caption is not None else 0.0
+        cbar_w = 0.12 + 0.8
+        gap_x = 0.1
+        ylab = fs / 72 + 0.12
+        title_h = fs / 72 * 1.5 + 0.05
+        tfs0 = fs
+        left_labels = row_long * tfs0 * _CHAR + 0.08
+        avail_w = width - ylab - left_labels - cbar_w - 0.15
+        panel_w = min(panel_cap, (avail_w - gap_x * (cols - 1)) / cols)
+        tfs = min(fs, max(5.0, 0.8 * panel_w * 72 / max(n, m)))
+        gap_y = title_h + 0.06
+        rotate = False
+        for _ in range(2):  # the cell size decides whether the key labels must be rotated, and back
+            bottom_labels = (col_long * tfs * _CHAR if rotate else tfs / 72 * 1.4) + 0.08 + fs / 72 * 1.4
+            panel_h_max = (height - cap_h - title_h - bottom_labels - gap_y * (rows - 1)) / rows
+            # cells stay square: a panel is m cells wide and n cells tall
+            cell = min(panel_w / m, panel_h_max / n, panel_cap / max(n, m))
+            if rotate or col_long * tfs * _CHAR <= 0.9 * cell:
+                break
+            rotate = True
+        panel_w, panel_h = cell * m, cell * n
+        grid_w = cols * panel_w + (cols - 1) * gap_x
+        grid_h = rows * panel_h + (rows - 1) * gap_y
+        gx = x0 + ylab + left_labels + max(0.0, (avail_w - grid_w) / 2)
+        spare = max(0.0, height - cap_h - title_h - grid_h - bottom_labels)
+        if shrink:
+            H -= spare
+            fig.set_size_inches(W, H)
+            spare = 0.0
+        box = inch_box(W, H)
+        gy = top + cap_h + title_h + spare / 2
+        signed = cmap == SIGNED_CMAP if signed is None else signed
+        afs = min(fs - 1, cell * 72 / (3.0 if signed else 2.6))
+        self.annotate = bool(annotate) and afs >= 5.0
+        self.caption = fig.text(box(gx, top, 0, 0)[0], 1 - (top + 0.02) / H, literal(caption or ""), ha="left",
+                                va="top", fontsize=fs + 1, fontfamily=text_family())
+        self.panels, self.titles = [], []
+        for i in range(h):
+            r, c = divmod(i, cols)
+            ax = fig.add_axes(box(gx + c * (panel_w + gap_x), gy + r * (panel_h + gap_y), panel_w, panel_h))
+            bottom, first = i + cols >= h, c == 0
+            heat = plot_heatmap(ax, np.zeros((n, m)), row_tokens if first else None,
+                                col_tokens if bottom else None, cmap=cmap, vmin=vmin, vmax=vmax,
+                                numbers=self.annotate, fontsize=tfs, number_size=afs, signed=signed, rotate=rotate)
+            self.titles.append(ax.set_title(literal(titles[i]) if titles else f"head {i + 1}", fontsize=fs, pad=3))
+            if bottom:
+                ax.set_xlabel(col_label, fontsize=fs, labelpad=2)
+            if first:
+                ax.set_ylabel(row_label, fontsize=fs, labelpad=2)
+            self.panels.append(heat)
+        self.cax = fig.add_axes(box(gx + grid_w + 0.15, gy, 0.12, grid_h))
+        self.cbar = fig.colorbar(self.panels[0].image, cax=self.cax)
+        self.cbar.set_label(cbar_label, fontsize=fs)
+        self.cax.tick_params(labelsize=fs - 1)
+        handle = Patch(facecolor=MASKED_COLOR, edgecolor="#737373", hatch="///", label="masked")
+        x_leg, y_leg = box(gx + grid_w + 0.05, gy + grid_h + 0.05, 0, 0)[:2]
+        self.legend = fig.legend(handles=[handle], loc="upper left", bbox_to_anchor=(x_leg, y_leg + 0),
+                                 fontsize=fs - 1, frameon=False, handlelength=1.2, borderaxespad=0)
+        self.legend.set_visible(False)
+        self.shape = (h, n, m)
+        self.dynamic_titles = False
+
+    def update(self, matrices, clim=None, mask=None, titles=None, caption=None):
+        """Show these (h, n, m) matrices and return the artists that changed.
+
+        ``clim`` = (lo, hi) changes the shared colour scale; ``mask`` (True = may attend, shape
+        (n, m) or (h, n, m)) greys out the other cells; ``titles`` / ``caption`` replace texts.
+        """
+        matrices = np.asarray(matrices, dtype=float)
+        if matrices.shape != self.shape:
+            raise ValueError(f"HeadGrid.update: matrices must have shape {self.shape}, got {matrices.shape}")
+        masks = None if mask is None else np.broadcast_to(np.asarray(mask, bool), self.shape)
+        changed = []
+        for i, (heat, M) in enumerate(zip(self.panels, matrices)):
+            changed += heat.set_data(M, None if masks is None else masks[i], clim)
+        if titles is not None:
+            self.dynamic_titles = True  # from now on the titles are redrawn with the data
+            for t, s in zip(self.titles, titles):
+                t.set_text(literal(s))
+        if caption is not None:
+            self.caption.set_text(literal(caption))
+        self.legend.set_visible(masks is not None and not masks.all())
+        changed += self.titles if self.dynamic_titles else []
+        return changed + [self.caption, self.legend] + ([self.cax] if clim is not None else [])
+
+    def cell_texts(self, i):
+        """The numbers written in head i's cells (0-based), row by row ([] when none are written)."""
+        return self.panels[i].numbers.texts()
+
+
+def heads_picture(matrices, tokens, *, signed=None, cbar_label=None, title=None, dpi=90, col_tokens=None,
+                  mask=None, titles=None):
+    """A still figure of every head's (n, m) matrix, drawn by :class:`HeadGrid` (as the explorers draw).
+
+    Parameters
+    ----------
+    matrices : ndarray, shape (h, n, m)
+        Scores (signed: diverging colours, symmetric limits) or weights (shared scale [0, 1]).
+    tokens : sequence of str, length n
+        Query (row) tokens.
+    signed : bool, optional
+        Default: True when any value is negative.
+    cbar_label, title : str, optional
+    col_tokens : sequence of str, length m, optional
+        Key (column) tokens; default: ``tokens``.
+    mask : ndarray of bool, shape (n, m) or (h, n, m), optional
+        True = may attend; the other cells are drawn grey and hatched.
+    titles : sequence of str, optional
+        Panel titles (default "head 1", ...).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    matrices = np.asarray(matrices, dtype=float)
+    cols = tokens if col_tokens is None else col_tokens
+    if matrices.ndim != 3 or matrices.shape[1:] != (len(tokens), len(cols)):
+        raise ValueError(f"heads_picture: matrices must have shape (h, n, m) with n = {len(tokens)} tokens and "
+                         f"m = {len(cols)} key tokens, got {matrices.shape}")
+    h = matrices.shape[0]
+    if signed is None:
+        signed = bool(np.nanmin(matrices) < 0)
+    fig = Figure(figsize=(10.0, 5.2), dpi=dpi)
+    grid = HeadGrid(fig, h, tokens, cols, (0.05, 0.05, 9.9, 5.1), cmap=SIGNED_CMAP if signed else WEIGHTS_CMAP,
+                    cbar_label=cbar_label or "", annotate=h <= 8, signed=signed, panel_cap=2.2, shrink=True,
+                    caption=title, titles=titles)
+    grid.update(matrices, clim=symmetric_limits(matrices) if signed else None, mask=mask)
+    return fig

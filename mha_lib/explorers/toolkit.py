@@ -1,0 +1,487 @@
+"""The machinery every explorer shares: controls -> compute -> draw -> picture.
+
+An explorer is a ``widgets.VBox`` holding its controls, a one-line message
+area and an ``ipywidgets.Image`` that shows the rendered figure. The figure is
+a plain ``matplotlib.figure.Figure`` drawn with the Agg renderer (no pyplot,
+so nothing global changes and nothing is displayed twice); after each change
+it is encoded as PNG and sent as the Image's new value.
+
+A test, or a curious student, can reach everything through attributes of the
+returned container:
+
+    box.controls   dict name -> widget (move one: box.controls["h"].value = 4)
+    box.message    HTML widget: empty, or the explanation of an impossible setting
+    box.image      Image widget with the PNG of the current picture
+    box.figure     the matplotlib Figure
+    box.result     what the compute function returned for the current setting
+    box.refresh()  recompute and redraw now
+    box.hold()     context manager: change several controls, redraw once at the end
+
+Why it is quick (``benchmarks/README.md`` has the measurements):
+
+* pictures are drawn by a :class:`LayoutDrawer`: the axes of a layout (how
+  many heads, which tokens) are built once, at positions computed by hand (no
+  layout engine), and a slider move only updates the data of images and
+  texts (``im.set_data``, ``text.set_text``), matplotlib's recipe for fast
+  redraws. The drawer returns a :class:`Frame` naming the artists it
+  updated; the static rest is rendered once per layout and kept as a bitmap;
+* the PNG is written with fast zlib settings (level 1);
+* inside a running kernel a burst of slider changes produces one render, of
+  the latest values; reading ``box.figure``, ``box.image`` or ``box.result``
+  finishes any pending redraw first.
+
+User text (tokens, sentences) goes through :func:`literal` (a ``$`` is a
+dollar sign, not mathtext) and :func:`short` (long words end in "...");
+:func:`text_family` lists the installed fonts that cover Chinese and emoji.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import html
+import io
+
+import ipywidgets as widgets
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from ..attention import divisors
+
+__all__ = ["build_explorer", "render_png", "Frame", "ExplorerBox", "LayoutDrawer", "int_slider", "dropdown",
+           "checkbox", "heads_control", "link_heads", "TIE_LABEL", "literal", "short", "text_family",
+           "MEMORY_BUDGET", "check_budget", "single_blas_thread", "inch_box"]
+
+_PNG_COMPRESS_LEVEL = 1
+TIE_LABEL = "d_k = d_model / h"  # the one wording of the tie control, in every explorer
+MEMORY_BUDGET = 200 * 2**20  # bytes an explorer setting may need (parameters + intermediates)
+
+
+# --------------------------------------------------------------------------- text
+
+
+def literal(text):
+    """``text`` escaped so that matplotlib draws it as typed (``$`` is a dollar, not mathtext)."""
+    return str(text).replace("$", r"\$")
+
+
+def short(text, max_chars=14):
+    """``text`` cut to ``max_chars`` characters, ending in "..." when it was longer."""
+    text = str(text)
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+
+@functools.lru_cache(maxsize=1)
+def text_family():
+    """Font family list for user text: DejaVu Sans, then the installed CJK and emoji fonts (fallback)."""
+    from matplotlib import font_manager
+
+    names = {f.name for f in font_manager.fontManager.ttflist}
+    wanted = ["DejaVu Sans", "Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Emoji", "Symbola"]
+    return [name for name in wanted if name in names] or ["sans-serif"]
+
+
+# --------------------------------------------------------------------------- budgets and threads
+
+
+def check_budget(numbers, what, budget=MEMORY_BUDGET):
+    """Refuse a setting that would need more than ``budget`` bytes of float64 numbers.
+
+    Raises
+    ------
+    ValueError
+        Saying how much the setting would need and what the budget is.
+    """
+    need = 8 * int(numbers)
+    if need > budget:
+        raise ValueError(f"{what} would need about {need / 2**20:,.0f} MB of memory; this explorer stays "
+                         f"under {budget / 2**20:.0f} MB: choose smaller sizes")
+    return need
+
+
+@contextlib.contextmanager
+def single_blas_thread():
+    """Run the block with one BLAS thread, then restore the previous count (threadpoolctl).
+
+    The explorers multiply small matrices (4 x 512 by 512 x 512); splitting such a product over
+    several BLAS threads costs more than it saves, and on a busy machine the threads wait for each
+    other (measured: 0.7 ms on one thread against 14-47 ms on two).
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # best effort
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+class Frame:
+    """What a drawing function may return to say "only these artists changed".
+
+    Parameters
+    ----------
+    dynamic : list of Artist
+        Artists whose data changed. They are marked animated, left out of the
+        cached static picture and painted on top of it each time.
+    new_layout : bool
+        True when the drawing function (re)built or switched the figure's axes.
+    key : hashable, optional
+        Names the layout; the static picture cached for a key is reused when
+        the key comes back (h 8 -> 4 -> 8).
+    """
+
+    __slots__ = ("dynamic", "new_layout", "key")
+
+    def __init__(self, dynamic, new_layout, key=None):
+        self.dynamic = list(dynamic)
+        self.new_layout = bool(new_layout)
+        self.key = key
+
+
+def _encode(canvas):
+    """PNG bytes of what the Agg canvas holds now."""
+    from PIL import Image as PILImage  # matplotlib depends on Pillow
+
+    width, height = canvas.get_width_height(physical=True)
+    img = PILImage.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    out = io.BytesIO()
+    img.save(out, format="png", compress_level=_PNG_COMPRESS_LEVEL)
+    return out.getvalue()
+
+
+def render_png(fig, dpi=None, frame=None, state=None, _state=None):
+    """Render a figure with Agg and encode it as PNG bytes (the value of an ``ipywidgets.Image``).
+
+    Parameters
+    ----------
+    fig : matplotlib Figure
+    dpi : float, optional
+        Render at this resolution (sets ``fig.dpi``; default: the figure's).
+    frame : Frame, optional
+        What the drawing function said changed: the static rest of the picture is
+        rendered once per layout and kept (in ``state``).
+    state : dict, optional
+        The cache of one explorer (static pictures per layout).
+
+    Returns
+    -------
+    bytes
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> render_png(Figure(figsize=(1, 1)))[:4]
+    b'\\x89PNG'
+    """
+    state = state if state is not None else (_state if _state is not None else {})
+    if dpi is not None and fig.dpi != dpi:
+        fig.set_dpi(dpi)
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    if frame is None or fig.get_layout_engine() is not None:
+        state["background"] = None
+        canvas.draw()
+        return _encode(canvas)
+    for artist in frame.dynamic:
+        artist.set_animated(True)
+    backgrounds = state.setdefault("backgrounds", {})
+    key = None if frame.key is None else (frame.key, fig.dpi, tuple(fig.get_size_inches()))
+    if frame.new_layout and key in backgrounds:
+        state["background"] = backgrounds[key]
+        canvas.get_renderer()  # a renderer of this figure's size
+        canvas.restore_region(state["background"])
+    elif frame.new_layout or state.get("background") is None:
+        canvas.draw()
+        state["background"] = canvas.copy_from_bbox(fig.bbox)
+        if key is not None:
+            backgrounds[key] = state["background"]
+            while len(backgrounds) > 8:
+                del backgrounds[next(iter(backgrounds))]
+    else:
+        canvas.restore_region(state["background"])
+    renderer = canvas.get_renderer()
+    for artist in frame.dynamic:
+        if artist.get_visible():
+            artist.draw(renderer)
+    return _encode(canvas)
+
+
+def inch_box(W, H):
+    """``box(left, top, width, height)`` in inches from the top-left corner -> figure fractions."""
+    def box(x0, y_top, w, h):
+        return [x0 / W, 1 - (y_top + h) / H, w / W, h / H]
+    return box
+
+
+class LayoutDrawer:
+    """Draws results by layouts: build the axes once per layout, afterwards update artists only.
+
+    Subclasses define ``key(res)`` (what fixes the static picture: h, tokens, ...),
+    ``build(fig, res)`` (make the axes of that layout; returns any object, the
+    "layout") and ``update(layout, res)`` (set the data of its artists; returns
+    the list of artists that changed). Layouts seen before are kept hidden on the
+    figure (at most ``keep``) so that going back to one only switches visibility.
+    Called as ``drawer(fig, res)``, it returns a :class:`Frame`.
+    """
+
+    size = (10.0, 5.2)  # inches: the figure size build() starts from
+    keep = 8
+
+    def __init__(self):
+        self.fig, self.layouts, self.current, self.layout = None, {}, None, None
+
+    def key(self, res):
+        return None
+
+    def build(self, fig, res):
+        raise NotImplementedError
+
+    def update(self, layout, res):
+        raise NotImplementedError
+
+    def __call__(self, fig, res):
+        key = self.key(res)
+        new_layout = self.fig is not fig or key != self.current or not fig.axes
+        if self.fig is not fig or not fig.axes:
+            fig.clear()
+            fig.set_layout_engine("none")
+            self.fig, self.layouts, self.current = fig, {}, None
+        if key != self.current:
+            if self.current in self.layouts:
+                for artist in self.layouts[self.current][1]:
+                    artist.set_visible(False)
+            if key in self.layouts:
+                self.layouts[key] = self.layouts.pop(key)  # most recently used last
+                layout, artists, size = self.layouts[key]
+                fig.set_size_inches(size)
+                for artist in artists:
+                    artist.set_visible(True)
+            else:
+                if len(self.layouts) >= self.keep:
+                    for artist in self.layouts.pop(next(iter(self.layouts)))[1]:
+                        artist.remove()
+                before = set(fig.axes) | set(fig.texts) | set(fig.legends)
+                fig.set_size_inches(self.size)
+                layout = self.build(fig, res)
+                artists = [a for a in (*fig.axes, *fig.texts, *fig.legends) if a not in before]
+                self.layouts[key] = (layout, artists, tuple(fig.get_size_inches()))
+            self.current = key
+        self.layout = self.layouts[key][0]
+        return Frame(self.update(self.layout, res), new_layout, key=(type(self).__name__, key))
+
+
+# --------------------------------------------------------------------------- controls
+
+
+def int_slider(description, value, min, max, step=1, **kwargs):
+    """An IntSlider that updates on release and on key presses (not on every pixel of a drag)."""
+    return widgets.IntSlider(value=value, min=min, max=max, step=step, description=description,
+                             continuous_update=False, style={"description_width": "initial"}, **kwargs)
+
+
+def dropdown(description, options, value=None, **kwargs):
+    """A Dropdown with a readable description width."""
+    if value is None:
+        value = options[0][1] if isinstance(options[0], tuple) else options[0]
+    return widgets.Dropdown(options=options, value=value, description=description,
+                            style={"description_width": "initial"}, **kwargs)
+
+
+def checkbox(description, value=False, **kwargs):
+    """A Checkbox whose description is not cut off."""
+    return widgets.Checkbox(value=value, description=description, indent=False, **kwargs)
+
+
+def _h_options(d_model, tied, max_h):
+    return [k for k in divisors(d_model) if k <= max_h] if tied else list(range(1, max_h + 1))
+
+
+def heads_control(d_model=512, value=8, tied=True, max_h=16):
+    """The h control: a SelectionSlider over the divisors of d_model when d_k is tied, else 1..max_h."""
+    options = _h_options(d_model, tied, max_h)
+    if value not in options:
+        value = min(options, key=lambda k: abs(k - value))
+    return widgets.SelectionSlider(options=options, value=value, description="heads h", continuous_update=False,
+                                   style={"description_width": "initial"})
+
+
+def link_heads(box, d_model_of, max_h=16, tie="tie", h="h", d_k="d_k"):
+    """Keep the h control on valid values and the (disabled) d_k control showing d_model/h while tied.
+
+    ``d_model_of()`` gives the current d_model (it may depend on another control). The options
+    change inside ``box.hold()``, so the picture is redrawn once, for the nearest valid h.
+    """
+    controls = box.controls
+
+    def sync(change=None):
+        tied = controls[tie].value if tie in controls else True
+        d_model = d_model_of()
+        options = _h_options(d_model, tied, max_h)
+        with box.hold():
+            if list(controls[h].options) != options:
+                old = controls[h].value
+                controls[h].options = options
+                controls[h].value = min(options, key=lambda k: abs(k - old))
+            if d_k in controls:
+                controls[d_k].disabled = tied
+                if tied:
+                    controls[d_k].value = d_model // controls[h].value
+
+    for name in (tie, h, "d_model", "sentence"):
+        if name in controls:
+            controls[name].observe(sync, names="value")
+    sync()
+    return sync
+
+
+# --------------------------------------------------------------------------- the explorer
+
+
+def _running_loop():
+    """The asyncio loop of a Jupyter kernel, when we are inside one (else None)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    ip = get_ipython()
+    if ip is None or getattr(ip, "kernel", None) is None:
+        return None
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+class ExplorerBox(widgets.VBox):
+    """The container :func:`build_explorer` returns (a VBox with a few extra attributes)."""
+
+    def _flush(self):
+        if self.__dict__.get("_pending"):
+            self.__dict__["_pending"] = False
+            self.__dict__["_render"]()
+
+    @property
+    def figure(self):
+        self._flush()
+        return self.__dict__["_figure"]
+
+    @property
+    def image(self):
+        self._flush()
+        return self.__dict__["_image"]
+
+    @property
+    def result(self):
+        self._flush()
+        return self.__dict__.get("_result")
+
+    @result.setter
+    def result(self, value):
+        self.__dict__["_result"] = value
+
+
+def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=None, extra=None, layout=None):
+    """Wire controls, a pure compute function and a drawing function together.
+
+    Parameters
+    ----------
+    controls : dict of str -> ipywidgets.ValueWidget
+        The knobs. Their ``.value`` s are passed to ``compute`` as keyword arguments.
+    compute : callable(**values) -> result
+        Pure: no drawing, no widgets. Raises ``ValueError`` or ``TypeError``
+        with a one-line explanation for an impossible combination; the
+        explanation then replaces the picture (no blank gap).
+    draw : callable(fig, result) -> None or Frame
+        Draws the result on the figure; a :class:`LayoutDrawer` returns a Frame.
+    figsize : (float, float)
+    dpi : int
+        Resolution of the PNG sent to the browser.
+    title : str, optional
+        A heading shown above the controls.
+    extra : list of widgets, optional
+        Shown under the picture.
+    layout : None or "constrained"
+        The figure's layout engine (None: the drawer places its axes itself).
+
+    Returns
+    -------
+    ExplorerBox (an ipywidgets.VBox)
+    """
+    fig = Figure(figsize=figsize, dpi=dpi, layout=layout)
+    FigureCanvasAgg(fig)
+    message = widgets.HTML(value="")
+    image = widgets.Image(format="png")
+    rows = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
+    rows.append(widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")))
+    rows += [message, image] + list(extra or [])
+    box = ExplorerBox(rows)
+    box.controls, box.message = controls, message
+    box.__dict__.update(_figure=fig, _image=image, _result=None, _pending=False)
+    state = {"held": 0, "scheduled": False, "drawn": None}
+    cache = {}
+
+    def render(force=False):
+        values = {name: w.value for name, w in controls.items()}
+        if not force and state["drawn"] is not None and values == state["drawn"]:
+            return  # this exact setting is already on screen
+        state["drawn"] = None
+        try:
+            with single_blas_thread():
+                result = compute(**values)
+        except (ValueError, TypeError) as exc:
+            box.result = None
+            message.value = f'<span style="color:#B03A2E">&#9888; {html.escape(str(exc))}</span>'
+            image.layout.display = "none"  # the message takes the picture's place
+            return
+        box.result = result
+        message.value = ""
+        with single_blas_thread():
+            frame = draw(fig, result)
+        image.value = render_png(fig, dpi=dpi, frame=frame if isinstance(frame, Frame) else None, state=cache)
+        image.layout.display = None
+        state["drawn"] = values
+
+    def deferred():
+        state["scheduled"] = False
+        try:
+            box._flush()
+        except Exception as exc:  # nothing would show it: say it in the message line
+            message.value = (f'<span style="color:#B03A2E">&#9888; could not draw this setting: '
+                             f'{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>')
+
+    def refresh(change=None):
+        """Recompute and redraw (deferred and coalesced inside a kernel, immediate elsewhere)."""
+        if change is None:
+            state["drawn"] = None  # an explicit refresh always redraws
+        box.__dict__["_pending"] = True
+        if state["held"]:
+            return
+        loop = _running_loop() if change is not None else None
+        if loop is None:
+            box._flush()
+        elif not state["scheduled"]:
+            state["scheduled"] = True
+            loop.call_soon(deferred)
+
+    @contextlib.contextmanager
+    def hold():
+        """Change several controls at once; the picture is redrawn once, at the end."""
+        state["held"] += 1
+        try:
+            yield box
+        finally:
+            state["held"] -= 1
+            if not state["held"] and box.__dict__.get("_pending"):
+                refresh(change=True)
+
+    box.__dict__["_render"] = render
+    for w in controls.values():
+        w.observe(refresh, names="value")
+    box.refresh, box.hold = refresh, hold
+    refresh()
+    return box

@@ -1,0 +1,146 @@
+"""The explorer toolkit: the heatmap-grid component, text helpers, budgets, the explorer builder."""
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+import mha_lib
+from mha_lib.explorers.grid import HeadGrid, heads_picture, plot_heatmap
+from mha_lib.explorers.toolkit import (LayoutDrawer, build_explorer, check_budget, heads_control, int_slider,
+                                       literal, render_png, short, text_family)
+from conftest import PNG_MAGIC, png_pixels
+
+
+def _weights(h, n, m, seed=0):
+    return mha_lib.softmax(np.random.default_rng(seed).standard_normal((h, n, m)))
+
+
+def test_heatmap_numbers_and_in_place_update():
+    fig = Figure(figsize=(3, 3))
+    M = _weights(1, 3, 3)[0]
+    heat = plot_heatmap(fig.add_subplot(), M, ["a", "b", "c"], ["a", "b", "c"])
+    assert heat.numbers.texts() == [f"{v:.2f}" for v in M.ravel()]
+    image = heat.image
+    heat.set_data(M.T)
+    assert heat.image is image  # updated, not rebuilt
+    np.testing.assert_array_equal(np.asarray(image.get_array()), M.T)
+    assert heat.numbers.texts() == [f"{v:.2f}" for v in M.T.ravel()]
+
+
+def test_masked_cells_are_grey_and_hatched_with_no_number():
+    n = 4
+    mask = mha_lib.causal_mask(n)
+    W = mha_lib.softmax(np.where(mask, _weights(1, n, n)[0], -np.inf))
+    fig = Figure(figsize=(3, 3))
+    heat = plot_heatmap(fig.add_subplot(), W, list("abcd"), list("abcd"), mask=mask)
+    texts = np.array(heat.numbers.texts()).reshape(n, n)
+    assert (texts[~mask] == "").all() and (texts[mask] != "").all()  # no misleading "0.00"
+    assert heat.hatch.get_visible() and len(heat.hatch.get_paths()) == int((~mask).sum())
+    assert np.ma.getmaskarray(heat.image.get_array()).tolist() == (~mask).tolist()
+    heat.set_data(W)  # no mask: no hatching
+    assert not heat.hatch.get_visible()
+
+
+def test_head_grid_rectangular_shared_scale_and_legend():
+    fig = Figure(figsize=(10, 5))
+    W = _weights(3, 2, 5)
+    grid = HeadGrid(fig, 3, ["le", "chat"], ["the", "cat", "is", "on", "."], caption="cross")
+    assert len(grid.panels) == 3 and grid.shape == (3, 2, 5)
+    mask = np.ones((2, 5), bool)
+    mask[:, -1] = False
+    grid.update(W, mask=mask, caption="cross attention")
+    assert grid.legend.get_visible() and grid.caption.get_text() == "cross attention"
+    for heat, M in zip(grid.panels, W):
+        assert heat.image.get_array().shape == (2, 5)
+        assert heat.image.get_clim() == (0.0, 1.0)
+    assert [t.get_text() for t in grid.panels[0].ax.get_yticklabels()] == ["le", "chat"]
+    assert grid.cbar.mappable is grid.panels[0].image
+    grid.update(W)
+    assert not grid.legend.get_visible()
+    with pytest.raises(ValueError, match="shape"):
+        grid.update(W[:, :, :4])
+
+
+def test_user_text_is_literal_and_long_words_are_shortened():
+    assert literal("it costs $5 or $10") == r"it costs \$5 or \$10"
+    assert short("x" * 500) == "x" * 13 + "…"
+    tokens = ["it", "costs", "$5", "a $\\frac$ b", "x" * 500]
+    fig = heads_picture(_weights(2, 5, 5), tokens, title="price in $ and $")
+    png = render_png(fig)  # a mathtext parser error would raise here
+    assert png[:4] == PNG_MAGIC
+    shown = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert shown[2] == r"\$5" and shown[-1].endswith("…") and len(shown[-1]) == 14
+    assert fig.get_size_inches()[0] == 10.0  # a long word does not push heads off the canvas
+
+
+def test_chinese_renders_when_a_cjk_font_is_installed():
+    if not any("CJK" in name for name in text_family()):
+        pytest.skip("no CJK font installed")
+    fig = heads_picture(_weights(1, 2, 2), ["猫", "狗"])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph ... missing from font" would be a warning
+        render_png(fig)
+
+
+def test_heads_picture_is_deterministic():
+    W = _weights(8, 4, 4)
+    a = render_png(heads_picture(W, ["humpty", "dumpty", "sat", "on"], title="t"))
+    b = render_png(heads_picture(W, ["humpty", "dumpty", "sat", "on"], title="t"))
+    assert a == b
+
+
+def test_heads_control_offers_only_divisors_when_tied():
+    assert list(heads_control(512, 8, tied=True).options) == [1, 2, 4, 8, 16]
+    assert list(heads_control(768, 12, tied=True).options) == [1, 2, 3, 4, 6, 8, 12, 16]
+    assert list(heads_control(512, 8, tied=False).options) == list(range(1, 17))
+
+
+def test_check_budget():
+    assert check_budget(1000, "x") == 8000
+    with pytest.raises(ValueError, match=r"would need about 763 MB"):
+        check_budget(100_000_000, "this setting")
+
+
+class _Drawer(LayoutDrawer):
+    size = (8.0, 4.0)
+    built = 0
+
+    def key(self, res):
+        return res.shape[0]
+
+    def build(self, fig, res):
+        self.built += 1
+        return HeadGrid(fig, res.shape[0], list("abcd"), caption="")
+
+    def update(self, grid, res):
+        return grid.update(res, caption=f"h = {res.shape[0]}")
+
+
+def test_layout_drawer_builds_once_per_layout_and_same_setting_gives_same_png():
+    drawer = _Drawer()
+    box = build_explorer({"h": int_slider("h", 2, 1, 8), "seed": int_slider("seed", 0, 0, 9)},
+                         lambda h, seed: _weights(h, 4, 4, seed), drawer, figsize=_Drawer.size)
+    first = box.image.value
+    box.controls["seed"].value = 3
+    assert drawer.built == 1 and box.image.value != first
+    box.controls["h"].value = 4
+    box.controls["h"].value = 2
+    box.controls["seed"].value = 0
+    assert drawer.built == 2  # h = 2 came back: its layout was kept
+    assert box.image.value == first or np.array_equal(png_pixels(box.image.value), png_pixels(first))
+    shown = [ax for ax in box.figure.axes if ax.get_visible() and ax.images]
+    assert len(shown) == 2
+
+
+def test_impossible_setting_replaces_the_picture_without_a_gap():
+    def compute(h):
+        if h == 3:
+            raise ValueError("h=3 is not allowed here")
+        return _weights(h, 4, 4)
+
+    box = build_explorer({"h": int_slider("h", 2, 1, 8)}, compute, _Drawer(), figsize=_Drawer.size)
+    box.controls["h"].value = 3
+    assert "h=3 is not allowed" in box.message.value and box.image.layout.display == "none"
+    box.controls["h"].value = 4
+    assert box.message.value == "" and box.image.layout.display is None
