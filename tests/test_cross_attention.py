@@ -1,0 +1,110 @@
+"""Cross-attention (queries from X, keys and values from a memory) against PyTorch.
+
+Golden answers from ``torch.nn.MultiheadAttention(query=X, key=memory, value=memory)`` in float64
+(tests/golden/make_today_golden.py); a live comparison runs when torch is importable.
+"""
+
+import numpy as np
+import pytest
+
+import mha_lib
+from today_golden import CONFIGS, load
+
+TOL = 1e-10  # float64 on both sides; the largest difference seen is below 1e-15
+CROSS = CONFIGS["cross"]
+
+
+def params_of(g, h):
+    return mha_lib.params_from_fused(g["in_proj_weight"], g.get("in_proj_bias"), g["out_proj_weight"],
+                                     g.get("out_proj_bias"), h)
+
+
+@pytest.mark.parametrize("name", sorted(CROSS))
+def test_cross_attention_matches_pytorch_golden(name):
+    batch, n, m, d_model, h, bias, kind = CROSS[name]
+    g = load(f"cross/{name}")
+    mask = g.get("mask")
+    assert (mask is None) == (kind == "none")
+    r = mha_lib.multi_head_attention(g["X"], params_of(g, h), mask=mask, memory=g["memory"])
+    lead = () if batch is None else (batch,)
+    assert r.output.shape == lead + (n, d_model)
+    assert r.weights.shape == lead + (h, n, m)
+    assert r.K.shape == lead + (h, m, d_model // h)
+    np.testing.assert_allclose(r.output, g["output"], rtol=0, atol=TOL)
+    np.testing.assert_allclose(r.weights, g["weights"], rtol=0, atol=TOL)
+
+
+def test_cross_attention_to_itself_is_self_attention():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2, 5, 12))
+    params = mha_lib.init_params(12, 3, bias=True, seed=1)
+    mask = mha_lib.causal_mask(5)
+    a = mha_lib.multi_head_attention(X, params, mask=mask)
+    b = mha_lib.multi_head_attention(X, params, mask=mask, memory=X)
+    assert np.array_equal(a.output, b.output) and np.array_equal(a.weights, b.weights)
+
+
+def test_queries_come_from_X_and_keys_values_from_memory():
+    """Changing the memory changes K and V but not Q; each output row is a blend of memory values only."""
+    rng = np.random.default_rng(2)
+    X, memory = rng.normal(size=(3, 8)), rng.normal(size=(6, 8))
+    params = mha_lib.init_params(8, 2, seed=0)
+    r = mha_lib.multi_head_attention(X, params, memory=memory)
+    r2 = mha_lib.multi_head_attention(X, params, memory=memory + 1.0)
+    assert np.array_equal(r.Q, r2.Q)
+    assert not np.allclose(r.K, r2.K)
+    np.testing.assert_allclose(r.weights.sum(-1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(r.heads, r.weights @ (memory @ params.W_v), atol=1e-12)
+
+
+def test_one_memory_broadcasts_over_a_batch_of_queries():
+    rng = np.random.default_rng(3)
+    X, memory = rng.normal(size=(4, 3, 8)), rng.normal(size=(5, 8))
+    params = mha_lib.init_params(8, 4, seed=0)
+    batched = mha_lib.multi_head_attention(X, params, memory=memory)
+    for i in range(4):
+        single = mha_lib.multi_head_attention(X[i], params, memory=memory)
+        np.testing.assert_allclose(batched.output[i], single.output, rtol=0, atol=1e-13)
+
+
+def test_cross_attention_bad_input():
+    params = mha_lib.init_params(8, 2)
+    X = np.ones((3, 8))
+    with pytest.raises(ValueError, match="memory has 6 columns.*d_model=8"):
+        mha_lib.multi_head_attention(X, params, memory=np.ones((4, 6)))
+    with pytest.raises(ValueError, match="memory must have at least 2 dimensions"):
+        mha_lib.multi_head_attention(X, params, memory=np.ones(8))
+    with pytest.raises(ValueError, match="batch dimensions"):
+        mha_lib.multi_head_attention(np.ones((2, 3, 8)), params, memory=np.ones((3, 4, 8)))
+    with pytest.raises(ValueError, match=r"mask has shape \(3, 3\).*\(3, 4\)"):
+        mha_lib.multi_head_attention(X, params, memory=np.ones((4, 8)), mask=mha_lib.causal_mask(3))
+    with pytest.raises(ValueError, match="memory contains NaN"):
+        mha_lib.multi_head_attention(X, params, memory=np.full((4, 8), np.nan))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("n,m,d_model,h,bias,masked", [(3, 7, 16, 4, True, True), (6, 2, 12, 3, False, False),
+                                                       (5, 5, 8, 1, True, True)])
+def test_cross_attention_matches_pytorch_live(seed, n, m, d_model, h, bias, masked):
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the golden-file tests cover this")
+    torch.manual_seed(seed)
+    layer = torch.nn.MultiheadAttention(d_model, h, bias=bias, batch_first=True, dtype=torch.float64)
+    if bias:
+        with torch.no_grad():
+            layer.in_proj_bias.normal_()
+            layer.out_proj.bias.normal_()
+    rng = np.random.default_rng(seed)
+    X, memory = rng.standard_normal((2, n, d_model)), rng.standard_normal((2, m, d_model))
+    mask = None
+    if masked:
+        mask = rng.random((n, m)) < 0.6
+        mask[:, -1] = True
+    with torch.no_grad():
+        y, w = layer(torch.from_numpy(X), torch.from_numpy(memory), torch.from_numpy(memory),
+                     attn_mask=None if mask is None else torch.from_numpy(~mask),  # PyTorch: True = blocked
+                     average_attn_weights=False)
+    fused = [None if t is None else t.detach().numpy()
+             for t in (layer.in_proj_weight, layer.in_proj_bias, layer.out_proj.weight, layer.out_proj.bias)]
+    r = mha_lib.multi_head_attention(X, mha_lib.params_from_fused(*fused, h), mask=mask, memory=memory)
+    np.testing.assert_allclose(r.output, y.numpy(), rtol=0, atol=TOL)
+    np.testing.assert_allclose(r.weights, w.numpy(), rtol=0, atol=TOL)
