@@ -31,6 +31,7 @@ from .attention import (
     weighted_sum,
 )
 from .data import RunningExample, embed_tokens, load_running_example, tokenize
+from .designed import DesignedExample, TwoHeadsDemo, designed_example, two_heads_demo
 from .flash import blockwise_attention
 from .generation import PUBLISHED_CONFIGS, DecodeResult, KVCache, ModelConfig, decode_step, kv_cache_bytes
 from .rope import rope_angles, rotary_embedding
@@ -49,6 +50,7 @@ __all__ = [
     "repeat_kv",
     "rope_angles",
     "rotary_embedding",
+    "DesignedExample",
     "MHAParams",
     "MHAResult",
     "RunningExample",
@@ -58,6 +60,7 @@ __all__ = [
     "causal_mask",
     "concat_heads",
     "divisors",
+    "designed_example",
     "embed_tokens",
     "init_params",
     "load_running_example",
@@ -77,5 +80,7 @@ __all__ = [
     "softmax_jacobian",
     "split_heads",
     "tokenize",
+    "two_heads_demo",
+    "TwoHeadsDemo",
     "weighted_sum",
 ]

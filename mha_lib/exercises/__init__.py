@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Exercise", "check", "question"]
+__all__ = ["Exercise", "check", "check_function", "question", "solution"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class Exercise:
     kind: str = "number"
     rtol: float = 1e-2
     atol: float = 1e-3
+    solution: str = ""  # the worked answer that solution() prints; empty: see exercises/solutions.py
 
 
 def _lookup(exercise_id):
@@ -88,3 +89,8 @@ def check(exercise_id, answer):
         return True
     print(f"❌ Not yet. Hint: {ex.hint}")
     return False
+
+
+# The function exercises ("Your turn" cells) and the solutions: imported last, they use Exercise above.
+from .functions import check_function  # noqa: E402
+from .solutions import solution  # noqa: E402

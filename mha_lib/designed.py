@@ -1,0 +1,344 @@
+"""Heads with a meaning, built by hand, and why several heads beat one.
+
+Random parameters (the running example) make heads whose patterns mean
+nothing. Here the parameters are *chosen*, so that each head does one job a
+student can name and check:
+
+    head 1  previous token   each token looks at the token just before it
+    head 2  same word        a word looks at every occurrence of itself
+    head 3  first token      every token looks at the first token
+    head 4  next token       each token looks at the token just after it
+
+The trick is always the same: a score is a dot product ``q . k``, large
+exactly when the query and the key point the same way. So W^Q turns each
+token into "what I am looking for" and W^K into "what I am", written in the
+same coordinates; where they match, the score is large and the softmax puts
+almost all the weight there.
+
+:func:`two_heads_demo` is the paper's argument for several heads, on numbers:
+one head can only *average* the values it attends to, two heads can each
+fetch one of them exactly.
+
+Shape letters: n tokens, d_model embedding size, h heads, d_k query/key
+size, d_v value size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .attention import output_projection, scaled_dot_product_attention
+from .data import embed_tokens, tokenize
+from .params import MHAParams
+
+__all__ = [
+    "DesignedExample",
+    "designed_example",
+    "TwoHeadsDemo",
+    "two_heads_demo",
+    "DESIGNED_SENTENCE",
+    "DESIGNED_ROLES",
+    "MAX_DESIGNED_TOKENS",
+]
+
+DESIGNED_SENTENCE = "the cat saw the dog"
+D_WORD = 16  # columns 0..15 of X: what the word is
+MAX_DESIGNED_TOKENS = 16  # columns 16..31 of X: where it is, one column per position
+D_MODEL = D_WORD + MAX_DESIGNED_TOKENS
+D_HEAD = 16  # d_k = d_v = 16 (chosen, not d_model / h: the paper allows any d_k)
+
+POSITION_STRENGTH = 7.0  # previous/next/first-token heads: a match scores 7*7/sqrt(16) = 12.25
+SELF_STRENGTH = 3.5  # previous/next heads: a weaker pull to the token itself (7*3.5/4 = 6.125)
+WORD_STRENGTH = 10.0  # same-word head: identical words score 10*10/4 = 25, other words 25 cos(angle)
+
+DESIGNED_ROLES = ["previous token", "same word", "first token", "next token"]
+_EXPLANATIONS = [
+    "Previous token: the query of the token at position p is 'position p-1' (strongly) plus 'position p' "
+    "(weakly); every key is its own position. So each token puts almost all its weight on the token before "
+    "it, and the first token, which has nobody before it, on itself.",
+    "Same word: query and key are both the word's own features. Two occurrences of one word have identical "
+    "features, so they match each other (and themselves) perfectly; different words match only a little.",
+    "First token: every token's query is 'position 1', and only the first token's key is 'position 1'. "
+    "So every token looks at the first token (real models have such heads; they park their attention "
+    "there when nothing else is relevant).",
+    "Next token: like the previous-token head, shifted the other way: the query is 'position p+1' (strongly) "
+    "plus 'position p' (weakly). The last token, with nobody after it, looks at itself.",
+]
+
+
+@dataclass(frozen=True)
+class DesignedExample:
+    """A sentence, its input X and a 4-head layer whose heads have named jobs.
+
+    Attributes
+    ----------
+    tokens : tuple of str
+        The lower-cased words.
+    X : ndarray, shape (n, 32)
+        Columns 0-15: the word's features (a fixed unit vector per word, the
+        same wherever the word appears). Columns 16-31: the position, a 1 in
+        column 16 + p for the token at position p (counting from 0).
+    params : MHAParams
+        h = 4 heads, d_model = 32, d_k = d_v = 16, no biases. Accepted by
+        :func:`mha_lib.multi_head_attention`.
+    roles : list of str
+        One short name per head: ``DESIGNED_ROLES``.
+    explanations : list of str
+        One paragraph per head: how its W^Q and W^K make it do its job.
+    """
+
+    tokens: tuple
+    X: np.ndarray
+    params: MHAParams
+    roles: list
+    explanations: list
+
+
+def _word_features(tokens):
+    """(n, 16): each word's first 16 stand-in embedding numbers, scaled to length 1."""
+    E = embed_tokens(tokens, D_WORD)  # (n, 16), deterministic per word
+    return E / np.linalg.norm(E, axis=1, keepdims=True)
+
+
+def _designed_params():
+    """The four heads' parameters; they do not depend on the sentence."""
+    w, p = slice(0, D_WORD), D_WORD  # word columns; position p lives in column D_WORD + p
+    W_q = np.zeros((4, D_MODEL, D_HEAD))
+    W_k = np.zeros((4, D_MODEL, D_HEAD))
+    W_v = np.zeros((4, D_MODEL, D_HEAD))
+    for pos in range(MAX_DESIGNED_TOKENS):
+        # Keys of the position heads: "I am position pos" (coordinate pos of the head's 16).
+        for head in (0, 2, 3):
+            W_k[head, p + pos, pos] = POSITION_STRENGTH if head != 2 or pos == 0 else 0.0
+        # Head 0, previous token: "I look for position pos-1, and a little for myself".
+        if pos >= 1:
+            W_q[0, p + pos, pos - 1] = POSITION_STRENGTH
+        W_q[0, p + pos, pos] = SELF_STRENGTH
+        # Head 2, first token: every position asks for position 0.
+        W_q[2, p + pos, 0] = POSITION_STRENGTH
+        # Head 3, next token: "I look for position pos+1, and a little for myself".
+        if pos + 1 < MAX_DESIGNED_TOKENS:
+            W_q[3, p + pos, pos + 1] = POSITION_STRENGTH
+        W_q[3, p + pos, pos] = SELF_STRENGTH
+    # Head 1, same word: query and key are the word features themselves (times a strength).
+    W_q[1, w, :] = WORD_STRENGTH * np.eye(D_WORD)
+    W_k[1, w, :] = WORD_STRENGTH * np.eye(D_WORD)
+    # Every head's value is the word it looks at: V_i = the word features.
+    W_v[:, w, :] = np.eye(D_WORD)
+    # W^O: each head's 16 columns are added, times 1/4, into the 16 word columns of the output.
+    W_o = np.zeros((4 * D_HEAD, D_MODEL))
+    for head in range(4):
+        W_o[head * D_HEAD:(head + 1) * D_HEAD, w] = np.eye(D_WORD) / 4
+    return MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o)
+
+
+def designed_example(sentence=None):
+    """Tokens, an input X and a 4-head layer whose heads have a named, explained job.
+
+    X has two parts, side by side. The **word features** (columns 0-15) say
+    which word a token is: a fixed unit-length vector per word (the word's
+    deterministic stand-in embedding, see :func:`mha_lib.embed_tokens`), so
+    a repeated word gets the same features and any word is accepted. The
+    **position features** (columns 16-31) say where it is: a single 1 in
+    column 16 + p at position p.
+
+    The heads (``.roles``) and how W^Q and W^K make them (``.explanations``):
+
+    1. previous token: query "position p-1" (and weakly "p"), key "position j";
+    2. same word: query and key are the word features;
+    3. first token: every query is "position 0", only token 0's key matches;
+    4. next token: query "position p+1" (and weakly "p").
+
+    Every head's value is the word features, so a head's output row is the
+    (weighted) word it found. W^O adds the four heads' outputs, each times
+    1/4, into the word columns.
+
+    Notebook steps: 03 scores, 04 softmax, 05 value aggregation.
+
+    Parameters
+    ----------
+    sentence : str, optional
+        Words separated by spaces, at most 16 of them. Default
+        ``"the cat saw the dog"`` (the word "the" appears twice).
+
+    Returns
+    -------
+    DesignedExample
+        ``.tokens``, ``.X`` (n, 32), ``.params`` (h=4, d_k=d_v=16),
+        ``.roles`` (4 names) and ``.explanations``.
+
+    Examples
+    --------
+    >>> from mha_lib import multi_head_attention
+    >>> ex = designed_example()
+    >>> ex.tokens, ex.roles[0]
+    (('the', 'cat', 'saw', 'the', 'dog'), 'previous token')
+    >>> w = multi_head_attention(ex.X, ex.params).weights  # (4, 5, 5)
+    >>> int(w[0, 2].argmax())  # "saw" looks at "cat" in the previous-token head
+    1
+    """
+    if sentence is None:
+        sentence = DESIGNED_SENTENCE
+    if not isinstance(sentence, str):
+        raise TypeError(
+            f"designed_example: sentence must be a string of words, got {type(sentence).__name__}; "
+            "e.g. designed_example('the cat saw the dog')"
+        )
+    if not sentence.strip():
+        raise ValueError("designed_example: the sentence is empty; type at least one word")
+    tokens = tokenize(sentence)
+    if len(tokens) > MAX_DESIGNED_TOKENS:
+        raise ValueError(
+            f"designed_example: the sentence has {len(tokens)} words, but X has position columns for at most "
+            f"{MAX_DESIGNED_TOKENS}; use a shorter sentence"
+        )
+    n = len(tokens)
+    X = np.zeros((n, D_MODEL))
+    X[:, :D_WORD] = _word_features(tokens)  # (n, 16) word features
+    X[np.arange(n), D_WORD + np.arange(n)] = 1.0  # (n, 16) one-hot positions
+    return DesignedExample(
+        tokens=tuple(tokens),
+        X=X,
+        params=_designed_params(),
+        roles=list(DESIGNED_ROLES),
+        explanations=list(_EXPLANATIONS),
+    )
+
+
+# --------------------------------------------------------------------------- why several heads
+
+
+@dataclass(frozen=True)
+class TwoHeadsDemo:
+    """One head against two on "cat chased mouse": the verb needs both who and whom.
+
+    The values are 2-D so they can be drawn: v(cat) = (1, 0), v(mouse) =
+    (0, 1), v(chased) = (0, 0). Everything is about the row of "chased".
+
+    Attributes
+    ----------
+    tokens : tuple of str
+    values : ndarray, shape (2, 2)
+        v(cat) and v(mouse), the two values the verb needs.
+    one_head_weights : ndarray, shape (3,)
+        The single head's weights for "chased" (about 0.5, 0, 0.5).
+    one_head_output : ndarray, shape (2,)
+        Its output: the blur of the two values (about (0.5, 0.5)).
+    one_head_distances : ndarray, shape (2,)
+        Distance of that output from v(cat) and from v(mouse) (both about 0.71).
+    two_heads_weights : ndarray, shape (2, 3)
+        Head "who" puts its weight on cat, head "whom" on mouse.
+    two_heads_outputs : ndarray, shape (2, 2)
+        Row i: head i's output for "chased".
+    two_heads_distances : ndarray, shape (2, 2)
+        ``[i, j]``: distance of head i's output from value j (about 0 on the diagonal).
+    W_o : ndarray, shape (4, 4)
+        The output projection that keeps both heads' findings: the identity,
+        so columns 1-2 of the output say who and columns 3-4 say whom.
+    output : ndarray, shape (4,)
+        The two-head layer's output for "chased": Concat(head_1, head_2) W^O.
+    swapped_one_head_output : ndarray, shape (2,)
+        The single head's output for "mouse chased cat": the same blur.
+    swapped_output : ndarray, shape (4,)
+        The two-head layer's output for "mouse chased cat": who and whom swapped.
+    """
+
+    tokens: tuple
+    values: np.ndarray
+    one_head_weights: np.ndarray
+    one_head_output: np.ndarray
+    one_head_distances: np.ndarray
+    two_heads_weights: np.ndarray
+    two_heads_outputs: np.ndarray
+    two_heads_distances: np.ndarray
+    W_o: np.ndarray
+    output: np.ndarray
+    swapped_one_head_output: np.ndarray
+    swapped_output: np.ndarray
+
+
+def two_heads_demo(strength=5.0):
+    """Why several heads: one head averages, two heads fetch.
+
+    In "cat chased mouse" the verb needs two things: who chased (cat) and
+    whom (mouse). Queries, keys and values are built by hand (d_k = 3): each
+    key says "I am position j"; the values are v(cat) = (1, 0), v(chased) =
+    (0, 0), v(mouse) = (0, 1).
+
+    - **One head** whose query for "chased" asks for positions 1 and 3 gives
+      them equal scores, so weights 0.5 / 0.5 and the output
+      0.5 v(cat) + 0.5 v(mouse) = (0.5, 0.5): a blur that is neither, at
+      distance 0.71 from both, and the same for "mouse chased cat".
+    - **Two heads**, "who" asking for the token before and "whom" for the
+      token after, each put weight about 1 on one token and return its value
+      exactly. W^O (here the identity on the 4 concatenated columns) keeps
+      both, so "mouse chased cat" gives a different output.
+
+    The original paper: "with a single attention head, averaging inhibits
+    this" (jointly attending to information from different places).
+
+    Notebook step: 07 output projection.
+
+    Parameters
+    ----------
+    strength : float, default 5.0
+        Length of the query and key vectors. A match scores
+        strength**2 / sqrt(3) (14.4 by default); larger is sharper.
+
+    Returns
+    -------
+    TwoHeadsDemo
+
+    Examples
+    --------
+    >>> demo = two_heads_demo()
+    >>> demo.one_head_output.round(3), demo.one_head_distances.round(3)
+    (array([0.5, 0.5]), array([0.707, 0.707]))
+    >>> demo.two_heads_distances.round(4)
+    array([[0.    , 1.4142],
+           [1.4142, 0.    ]])
+    """
+    if isinstance(strength, bool) or not isinstance(strength, (int, float, np.integer, np.floating)):
+        raise TypeError(f"two_heads_demo: strength must be a number, got {strength!r}")
+    if not np.isfinite(strength) or not 1.0 <= strength <= 20.0:
+        raise ValueError(f"two_heads_demo: strength={strength} must be between 1 and 20 (default 5)")
+    s = float(strength)
+    tokens = ("cat", "chased", "mouse")
+    V = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])  # (3, d_v=2)
+    K = s * np.eye(3)  # (3, d_k=3): key j says "I am position j"
+    # One head: cat and mouse look at themselves; chased asks for positions 0 AND 2.
+    Q_one = s * np.array([[1.0, 0, 0], [1, 0, 1], [0, 0, 1]])  # (3, 3)
+    # Two heads: "who" asks for the token before (the first token: itself), "whom" for the token after.
+    Q_who = s * np.array([[1.0, 0, 0], [1, 0, 0], [0, 1, 0]])
+    Q_whom = s * np.array([[0.0, 1, 0], [0, 0, 1], [0, 0, 1]])
+    Q_two = np.stack([Q_who, Q_whom])  # (2, 3, 3)
+    K_two = np.stack([K, K])  # (2, 3, 3)
+    W_o = np.eye(4)  # (h*d_v, d_model) = (4, 4)
+
+    def run(V):
+        out1, w1 = scaled_dot_product_attention(Q_one, K, V)  # (3, 2), (3, 3)
+        heads, w2 = scaled_dot_product_attention(Q_two, K_two, np.stack([V, V]))  # (2, 3, 2), (2, 3, 3)
+        concat = np.concatenate([heads[0], heads[1]], axis=-1)  # (3, 4)
+        return out1, w1, heads, w2, output_projection(concat, W_o)  # (3, 4) @ (4, 4) -> (3, 4)
+
+    out1, w1, heads, w2, out = run(V)
+    values = V[[0, 2]]  # (2, 2): v(cat), v(mouse)
+    one = out1[1]  # the row of "chased"
+    two = heads[:, 1]  # (2, 2): each head's row of "chased"
+    swapped = run(V[::-1])  # "mouse chased cat": the values trade places
+    return TwoHeadsDemo(
+        tokens=tokens,
+        values=values,
+        one_head_weights=w1[1],
+        one_head_output=one,
+        one_head_distances=np.linalg.norm(values - one, axis=1),
+        two_heads_weights=w2[:, 1],
+        two_heads_outputs=two,
+        two_heads_distances=np.linalg.norm(two[:, None, :] - values[None, :, :], axis=-1),
+        W_o=W_o,
+        output=out[1],
+        swapped_one_head_output=swapped[0][1],
+        swapped_output=swapped[4][1],
+    )

@@ -1,0 +1,749 @@
+"""Function exercises: the student writes a step in numpy, ``check_function`` tests it.
+
+A notebook cell holds the student's function, then
+
+    from mha_lib.exercises import check_function
+    check_function("05.weighted_sum", my_weighted_sum)
+
+runs it on several small random inputs (with leading batch/head dimensions
+and d_k != d_v where the signature allows) and compares it with ``mha_lib``.
+It prints one line, "right" or what is wrong with a hint, and returns True or
+False. The classic mistakes are recognised by *behaviour*: the checker
+computes what each mistake would return on the same inputs and compares,
+it never reads the student's code.
+
+What the checker does with a misbehaving function:
+
+- it raises: the exception's type and first line of its message, no traceback;
+- it returns None (the stored scaffold), a list, a tuple, a wrong shape, NaN
+  or inf: one line saying so;
+- it changes its input in place (``scores -= ...``): that counts as wrong,
+  because the caller's array changes under it (the library never does it);
+- it prints: its printout is hidden during the check (it would be printed
+  once per test input); the verdict says how many lines were hidden;
+- warnings (overflow in exp, ...) are hidden too; what they cause (inf, NaN)
+  is reported.
+
+The inputs are small (at most 6 tokens and 12 columns) so that a slow or
+wasteful function still finishes at once.
+
+Shape letters: n tokens, d_model embedding size, h heads, d_k query/key size,
+d_v value size, ``...`` optional leading dimensions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .. import MHAParams, attention_scores, concat_heads, init_params, multi_head_attention, softmax, split_heads
+from .. import weighted_sum as lib_weighted_sum
+from . import worked
+
+__all__ = ["check_function", "FUNCTION_EXERCISES", "function_exercise_ids"]
+
+RTOL = 1e-5
+ATOL = 1e-7
+SEED = 20240611  # the test inputs are the same at every call
+
+
+# --------------------------------------------------------------------------- data structures
+
+
+@dataclass(frozen=True)
+class _Case:
+    """One test input: the arguments, what mha_lib returns, whether it has leading dimensions."""
+
+    args: tuple
+    expected: np.ndarray
+    batched: bool
+    shapes: str  # e.g. "Q, K of shape (2, 3, 4, 2)"
+
+
+@dataclass(frozen=True)
+class _Mistake:
+    """A classic mistake: what it returns on given arguments, and the hint for it."""
+
+    name: str
+    compute: Callable
+    hint: str
+
+
+@dataclass(frozen=True)
+class FunctionExercise:
+    """A "write the function" exercise: signature, test inputs, reference, known mistakes."""
+
+    signature: str  # how the student's function is called, e.g. "my_scores(Q, K)"
+    returns: str  # what it returns, e.g. "the scaled scores, shape (..., n, n)"
+    library: str  # the mha_lib function it is compared with
+    make_cases: Callable  # rng -> list of _Case
+    mistakes: tuple
+    reference: Callable  # the solution in worked.py
+    batch_hint: str = ""  # shown when 2-D inputs pass and leading dimensions fail
+    diagnose: Callable | None = None  # (case, got) -> hint or None, for mistakes a formula cannot list
+
+
+def _shape(x):
+    return tuple(np.shape(x))
+
+
+# --------------------------------------------------------------------------- 02.split_heads
+
+
+def _cases_split(rng):
+    cases = []
+    for n, d_model, h in [(5, 12, 3), (4, 8, 2), (3, 8, 4), (6, 6, 1)]:
+        P = rng.normal(size=(n, d_model))
+        cases.append(_Case((P, h), split_heads(P, h), False, f"P of shape {(n, d_model)} and h={h}"))
+    return cases
+
+
+def _split_reshape_only(P, h):
+    n, d_model = P.shape
+    return P.reshape(h, n, d_model // h)
+
+
+def _split_no_transpose(P, h):
+    n, d_model = P.shape
+    return P.reshape(n, h, d_model // h)
+
+
+def _split_strided(P, h):
+    n, d_model = P.shape
+    return P.reshape(n, d_model // h, h).transpose(2, 0, 1)
+
+
+_MISTAKES_SPLIT = (
+    _Mistake(
+        "reshape without transpose",
+        _split_reshape_only,
+        "a reshape straight to (h, n, d) cuts P in reading order, so head 1 gets the whole rows of the first "
+        "tokens instead of its own columns of every token. Reshape to (n, h, d) first, then bring the head "
+        "axis to the front: P.reshape(n, h, d).transpose(1, 0, 2).",
+    ),
+    _Mistake(
+        "head axis in the middle",
+        _split_no_transpose,
+        "your result is (n, h, d): the head axis is in the middle. Move it to the front with .transpose(1, 0, 2).",
+    ),
+    _Mistake(
+        "strided columns",
+        _split_strided,
+        "head i must own a block of neighbouring columns, i*d to (i+1)*d; your heads take every h-th column. "
+        "Reshape to (n, h, d), not (n, d, h).",
+    ),
+    _Mistake(
+        "each head transposed",
+        lambda P, h: np.swapaxes(split_heads(P, h), -1, -2),
+        "each head should be (n, d), one row per token like P; yours are (d, n). Use .transpose(1, 0, 2), "
+        "not a full .T.",
+    ),
+)
+
+
+# --------------------------------------------------------------------------- 03.scores
+
+
+def _cases_scores(rng):
+    cases = []
+    # The first input is square (n == d_k), so that Q @ K runs and its wrong values can be recognised.
+    for shape in [(4, 4), (5, 3), (3, 6), (2, 3, 4, 2)]:
+        Q, K = rng.normal(size=shape), rng.normal(size=shape)
+        cases.append(_Case((Q, K), attention_scores(Q, K), len(shape) > 2, f"Q, K of shape {shape}"))
+    return cases
+
+
+def _raw(Q, K):
+    return Q @ np.swapaxes(K, -1, -2)  # (..., n, d_k) @ (..., d_k, n) -> (..., n, n)
+
+
+_MISTAKES_SCORES = (
+    _Mistake(
+        "Q @ K",
+        lambda Q, K: (Q @ K) / math.sqrt(Q.shape[-1]),
+        "Q @ K multiplies query rows by the COLUMNS of K, but a score is a query row dotted with a key ROW. "
+        "Transpose K first: Q @ K.swapaxes(-1, -2).",
+    ),
+    _Mistake(
+        "Q @ K unscaled",
+        lambda Q, K: Q @ K,
+        "Q @ K multiplies query rows by the COLUMNS of K, but a score is a query row dotted with a key ROW. "
+        "Transpose K first: Q @ K.swapaxes(-1, -2), then divide by sqrt(d_k).",
+    ),
+    _Mistake(
+        "K Q^T",
+        lambda Q, K: attention_scores(K, Q),
+        "your matrix is the transpose of the right one: rows must be queries and columns keys, Q K^T, not K Q^T.",
+    ),
+    _Mistake(
+        "softmax applied",
+        lambda Q, K: softmax(attention_scores(Q, K)),
+        "your rows sum to 1: you applied the softmax. Return the scaled scores only; the softmax is the next step.",
+    ),
+)
+
+
+def _diagnose_scores(case, got):
+    """Recognise a wrong scale: got = Q K^T / c for one constant c."""
+    Q, K = case.args
+    raw = _raw(Q, K)
+    if got.shape != raw.shape or not np.isfinite(got).all():
+        return None
+    big = np.abs(raw) > 1e-3
+    if not big.any() or (np.abs(got[big]) < 1e-12).any():
+        return None
+    ratios = raw[big] / got[big]
+    c = float(np.median(ratios))
+    if not np.allclose(ratios, c, rtol=1e-4):
+        return None
+    d_k = Q.shape[-1]
+    if abs(c - 1) < 1e-4:
+        return (f"your scores are not scaled: divide Q K^T by sqrt(d_k), with d_k = Q.shape[-1] "
+                f"(here {d_k}).")
+    if abs(c - d_k) < 1e-4 * d_k:
+        return f"you divided by d_k = {d_k}; divide by its square root, np.sqrt(d_k)."
+    if abs(c * math.sqrt(d_k) - 1) < 1e-4:
+        return "you multiplied by sqrt(d_k); divide by it instead."
+    m = round(c * c)
+    if m >= 2 and abs(c * c - m) < 1e-3 * m:
+        return (f"you divided by sqrt({m}) (sqrt(d_model)?). The scale is sqrt(d_k), the size of ONE query: "
+                f"d_k = Q.shape[-1], {d_k} here.")
+    return f"your scores are Q K^T divided by {c:.4g}; divide by sqrt(d_k) = {math.sqrt(d_k):.4g} (d_k = Q.shape[-1])."
+
+
+# --------------------------------------------------------------------------- 04.softmax
+
+
+def _large_scores():
+    """Scores of size 1e4: without subtracting each row's maximum, exp overflows or underflows to 0/0."""
+    return np.array([
+        [1e4, -1e4, 0.0, 5.0],
+        [-1e4, -1e4 + 1.0, -1e4 + 2.0, -1e4 + 3.0],  # far below the matrix's maximum
+        [0.1, 0.2, -0.3, 0.0],
+        [-1e4, 1e4, 1e4 - 1.0, 3.0],
+    ])
+
+
+def _cases_softmax(rng):
+    cases = []
+    for shape in [(4, 4), (3, 5), (2, 3, 5, 5)]:
+        S = rng.normal(scale=2.0, size=shape)
+        cases.append(_Case((S,), softmax(S), len(shape) > 2, f"scores of shape {shape}"))
+    S = _large_scores()
+    cases.append(_Case((S,), softmax(S), False, "scores as large as +-1e4"))
+    return cases
+
+
+def _naive_softmax(S, axis=-1):
+    e = np.exp(S)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _softmax_no_keepdims(S):
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1)  # (..., n) broadcasts along the wrong axis
+
+
+def _softmax_max_no_keepdims(S):
+    e = np.exp(S - S.max(axis=-1))  # (..., n) broadcasts along the wrong axis
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _softmax_global_max(S):
+    e = np.exp(S - S.max())
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _softmax_whole(S):
+    e = np.exp(S - S.max())
+    return e / e.sum()
+
+
+def _softmax_whole_matrix(S):
+    e = np.exp(S - S.max(axis=(-2, -1), keepdims=True))
+    return e / e.sum(axis=(-2, -1), keepdims=True)
+
+
+_MISTAKES_SOFTMAX = (
+    _Mistake(
+        "wrong axis",
+        lambda S: softmax(S, axis=-2),
+        "your COLUMNS sum to 1, but each ROW must (one row = one query's weights): "
+        "sum over the last axis, axis=-1.",
+    ),
+    _Mistake(
+        "wrong axis, no max",
+        lambda S: _naive_softmax(S, axis=-2),
+        "your COLUMNS sum to 1, but each ROW must (one row = one query's weights): "
+        "sum over the last axis, axis=-1.",
+    ),
+    _Mistake(
+        "whole matrix",
+        _softmax_whole,
+        "your whole array sums to 1, but each ROW must: sum with axis=-1, keepdims=True.",
+    ),
+    _Mistake(
+        "whole matrix per head",
+        _softmax_whole_matrix,
+        "each matrix sums to 1 as a whole, but each ROW must: sum with axis=-1, keepdims=True.",
+    ),
+    _Mistake(
+        "no keepdims",
+        _softmax_no_keepdims,
+        "without keepdims=True the row sums (shape (..., n)) line up with the COLUMNS when you divide: "
+        "write e / e.sum(axis=-1, keepdims=True).",
+    ),
+    _Mistake(
+        "max without keepdims",
+        _softmax_max_no_keepdims,
+        "x.max(axis=-1) without keepdims=True has shape (..., n) and is subtracted from the COLUMNS: "
+        "write x - x.max(axis=-1, keepdims=True).",
+    ),
+    _Mistake(
+        "no max subtraction",
+        _naive_softmax,
+        "exp(1e4) overflows to inf, and inf / inf is NaN. Subtract each row's maximum before exp, "
+        "x - x.max(axis=-1, keepdims=True): it does not change the result and keeps every exp at most 1.",
+    ),
+    _Mistake(
+        "global max",
+        _softmax_global_max,
+        "you subtracted the maximum of the WHOLE array, so a row far below it becomes exp(-2e4) = 0 everywhere "
+        "and then 0 / 0. Subtract each row's own maximum: x.max(axis=-1, keepdims=True).",
+    ),
+)
+
+
+def _diagnose_softmax(case, got):
+    """Recognise rows that are right up to a factor: exp without the division by the row sum."""
+    if got.shape != case.expected.shape or not np.isfinite(got).all() or (got <= 0).any():
+        return None
+    if np.allclose(got / got.sum(axis=-1, keepdims=True), case.expected, rtol=RTOL, atol=ATOL):
+        return "each row is right up to a factor: divide each row by its sum, so that it sums to 1."
+    return None
+
+
+# --------------------------------------------------------------------------- 05.weighted_sum
+
+
+def _cases_weighted_sum(rng):
+    cases = []
+    # The first input is square (n == d_v), so that V @ weights and weights * V run and can be recognised.
+    for lead, n, d_v in [((), 4, 4), ((), 5, 3), ((), 3, 6), ((2, 3), 4, 2)]:
+        A = softmax(rng.normal(scale=1.5, size=lead + (n, n)))
+        V = rng.normal(size=lead + (n, d_v))
+        cases.append(_Case((A, V), lib_weighted_sum(A, V), bool(lead),
+                           f"weights of shape {A.shape} and V of shape {V.shape}"))
+    return cases
+
+
+_MISTAKES_WEIGHTED_SUM = (
+    _Mistake(
+        "V @ weights",
+        lambda A, V: V @ A,
+        "V @ weights multiplies in the wrong order. Output row m = sum over j of weights[m, j] * V[j], "
+        "which is weights @ V.",
+    ),
+    _Mistake(
+        "weights transposed",
+        lambda A, V: np.swapaxes(A, -1, -2) @ V,
+        "use the weights as they are: row m of weights belongs to query m, so weights @ V, not weights.T @ V.",
+    ),
+    _Mistake(
+        "element-wise",
+        lambda A, V: A * V,
+        "weights * V multiplies entry by entry; the weighted sum is a matrix product: weights @ V.",
+    ),
+)
+
+
+# --------------------------------------------------------------------------- 06.concat
+
+
+def _cases_concat(rng):
+    cases = []
+    for h, n, d_v in [(3, 4, 2), (2, 5, 3), (4, 2, 3), (1, 3, 2)]:
+        H = rng.normal(size=(h, n, d_v))
+        cases.append(_Case((H,), concat_heads(H), False, f"heads of shape {(h, n, d_v)}"))
+    return cases
+
+
+_MISTAKES_CONCAT = (
+    _Mistake(
+        "stacked as rows",
+        lambda H: np.concatenate(list(H), axis=0),
+        "you put the heads on top of each other (h*n rows). Put them side by side, one row per token: "
+        "np.concatenate(list(heads), axis=-1).",
+    ),
+    _Mistake(
+        "reshape without transpose",
+        lambda H: H.reshape(H.shape[1], H.shape[0] * H.shape[2]),
+        "a plain reshape mixes tokens: your row 1 holds head 1's first rows, not every head's row for token 1. "
+        "Bring the token axis to the front first: heads.transpose(1, 0, 2).reshape(n, h * d_v).",
+    ),
+    _Mistake(
+        "interleaved columns",
+        lambda H: H.transpose(1, 2, 0).reshape(H.shape[1], H.shape[0] * H.shape[2]),
+        "head i must own a block of d_v neighbouring columns (i*d_v to (i+1)*d_v); your columns interleave "
+        "the heads. Use transpose(1, 0, 2), not (1, 2, 0).",
+    ),
+    _Mistake(
+        "missing reshape",
+        lambda H: H.transpose(1, 0, 2),
+        "your result is (n, h, d_v): one step more, reshape it to (n, h * d_v).",
+    ),
+    _Mistake(
+        "transposed",
+        lambda H: concat_heads(H).T,
+        "one row per token: the result is (n, h*d_v), yours is its transpose.",
+    ),
+)
+
+
+# --------------------------------------------------------------------------- 07.multi_head_attention
+
+
+def _cases_mha(rng):
+    cases = []
+    # The first input has n == d_k (so Q @ K runs) and h*d_v == d_model (so forgetting W^O keeps the shape).
+    for n, d_model, h, d_k, d_v in [(4, 8, 2, 4, 4), (5, 6, 2, 3, 4), (3, 8, 4, 2, 3), (6, 6, 3, 2, 2)]:
+        X = rng.normal(size=(n, d_model))
+        p = init_params(d_model, h, d_k=d_k, d_v=d_v, seed=rng)
+        out = multi_head_attention(X, MHAParams(W_q=p.W_q, W_k=p.W_k, W_v=p.W_v, W_o=p.W_o)).output
+        cases.append(_Case((X, p.W_q, p.W_k, p.W_v, p.W_o), out, False,
+                           f"n={n}, d_model={d_model}, h={h}, d_k={d_k}, d_v={d_v}"))
+    return cases
+
+
+def _mha_variant(X, W_q, W_k, W_v, W_o, transpose_k=True, divisor="d_k", weights="row", concat="right",
+                 use_wo="yes"):
+    """The layer with one classic mistake switched on (the defaults give the right answer)."""
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (h, n, d_k), (h, n, d_k), (h, n, d_v)
+    raw = Q @ (np.swapaxes(K, -1, -2) if transpose_k else K)  # (h, n, n)
+    d_k, d_v, d_model = W_q.shape[-1], W_v.shape[-1], X.shape[-1]
+    scale = {"d_k": math.sqrt(d_k), "none": 1.0, "d_model": math.sqrt(d_model), "d_v": math.sqrt(d_v),
+             "d_k_no_sqrt": float(d_k)}[divisor]
+    S = raw / scale
+    if weights == "row":
+        A = softmax(S)
+    elif weights == "column":
+        A = softmax(S, axis=-2)
+    else:  # each head's whole matrix
+        A = _softmax_whole_matrix(S)
+    H = A @ V  # (h, n, d_v)
+    h, n, _ = H.shape
+    if concat == "right":
+        C = concat_heads(H)  # (n, h*d_v)
+    else:
+        C = H.reshape(n, h * d_v)  # reshape without transpose
+    if use_wo == "no":
+        return C
+    if use_wo == "transposed":
+        return C @ W_o.T
+    return C @ W_o
+
+
+_MISTAKES_MHA = (
+    _Mistake(
+        "W^O forgotten",
+        lambda *a: _mha_variant(*a, use_wo="no"),
+        "you returned Concat(head_1, ..., head_h). The last step multiplies it by W_o, which mixes the heads "
+        "and brings the width back to d_model: return concat @ W_o.",
+    ),
+    _Mistake(
+        "W^O transposed",
+        lambda *a: _mha_variant(*a, use_wo="transposed"),
+        "W_o has shape (h*d_v, d_model) and is used as it is: concat @ W_o, not concat @ W_o.T.",
+    ),
+    _Mistake(
+        "Q @ K",
+        lambda *a: _mha_variant(*a, transpose_k=False),
+        "the scores need each query row dotted with each key ROW: Q @ K.swapaxes(-1, -2), not Q @ K.",
+    ),
+    _Mistake(
+        "unscaled",
+        lambda *a: _mha_variant(*a, divisor="none"),
+        "your scores are not scaled: divide Q K^T by sqrt(d_k), with d_k = W_q.shape[-1].",
+    ),
+    _Mistake(
+        "sqrt(d_model)",
+        lambda *a: _mha_variant(*a, divisor="d_model"),
+        "you divided the scores by sqrt(d_model); the scale is sqrt(d_k), the size of ONE head's query: "
+        "d_k = W_q.shape[-1].",
+    ),
+    _Mistake(
+        "sqrt(d_v)",
+        lambda *a: _mha_variant(*a, divisor="d_v"),
+        "you divided the scores by sqrt(d_v); the scale comes from the queries and keys, d_k = W_q.shape[-1] "
+        "(d_k and d_v differ in these inputs).",
+    ),
+    _Mistake(
+        "d_k without sqrt",
+        lambda *a: _mha_variant(*a, divisor="d_k_no_sqrt"),
+        "you divided the scores by d_k; divide by its square root, np.sqrt(d_k).",
+    ),
+    _Mistake(
+        "softmax over columns",
+        lambda *a: _mha_variant(*a, weights="column"),
+        "your softmax normalises the COLUMNS; each query's ROW of weights must sum to 1: axis=-1.",
+    ),
+    _Mistake(
+        "softmax over the whole matrix",
+        lambda *a: _mha_variant(*a, weights="whole"),
+        "your softmax normalises each head's whole matrix; each query's ROW of weights must sum to 1: "
+        "axis=-1, keepdims=True.",
+    ),
+    _Mistake(
+        "concat by reshape",
+        lambda *a: _mha_variant(*a, concat="reshape"),
+        "your concatenation mixes tokens: heads.reshape(n, h * d_v) without a transpose puts head 1's rows "
+        "side by side. Use heads.transpose(1, 0, 2).reshape(n, h * d_v).",
+    ),
+)
+
+
+# --------------------------------------------------------------------------- the registry
+
+
+FUNCTION_EXERCISES = {
+    "02.split_heads": FunctionExercise(
+        signature="my_split_heads(P, h)",
+        returns="P of shape (n, d_model) split into h heads: shape (h, n, d_model/h)",
+        library="mha_lib.split_heads",
+        make_cases=_cases_split,
+        mistakes=_MISTAKES_SPLIT,
+        reference=worked.my_split_heads,
+    ),
+    "03.scores": FunctionExercise(
+        signature="my_scores(Q, K)",
+        returns="the scaled scores Q K^T / sqrt(d_k), shape (..., n, n)",
+        library="mha_lib.attention_scores",
+        make_cases=_cases_scores,
+        mistakes=_MISTAKES_SCORES,
+        reference=worked.my_scores,
+        batch_hint="K.T reverses ALL the axes of a batched K; swap only the last two: K.swapaxes(-1, -2).",
+        diagnose=_diagnose_scores,
+    ),
+    "04.softmax": FunctionExercise(
+        signature="my_softmax(scores)",
+        returns="the softmax of each row, shape (..., n, n), finite even for scores of +-1e4",
+        library="mha_lib.softmax",
+        make_cases=_cases_softmax,
+        mistakes=_MISTAKES_SOFTMAX,
+        reference=worked.my_softmax,
+        diagnose=_diagnose_softmax,
+        batch_hint="with leading dimensions the rows are along the LAST axis: use axis=-1 (not axis=1) "
+                   "and keepdims=True.",
+    ),
+    "05.weighted_sum": FunctionExercise(
+        signature="my_weighted_sum(weights, V)",
+        returns="weights @ V, shape (..., n, d_v)",
+        library="mha_lib.weighted_sum",
+        make_cases=_cases_weighted_sum,
+        mistakes=_MISTAKES_WEIGHTED_SUM,
+        reference=worked.my_weighted_sum,
+        batch_hint="with leading dimensions use @ (np.matmul), which treats them as a batch; np.dot and .T "
+                   "do something else with more than two axes.",
+    ),
+    "06.concat": FunctionExercise(
+        signature="my_concat(heads)",
+        returns="the heads of shape (h, n, d_v) side by side: shape (n, h*d_v)",
+        library="mha_lib.concat_heads",
+        make_cases=_cases_concat,
+        mistakes=_MISTAKES_CONCAT,
+        reference=worked.my_concat,
+    ),
+    "07.multi_head_attention": FunctionExercise(
+        signature="my_multi_head_attention(X, W_q, W_k, W_v, W_o)",
+        returns="the layer's output Concat(head_1, ..., head_h) W_o, shape (n, d_model)",
+        library="mha_lib.multi_head_attention(X, params).output",
+        make_cases=_cases_mha,
+        mistakes=_MISTAKES_MHA,
+        reference=worked.my_multi_head_attention,
+    ),
+}
+
+
+def function_exercise_ids():
+    """The ids of the function exercises, in notebook order."""
+    return list(FUNCTION_EXERCISES)
+
+
+def _lookup(exercise_id):
+    if exercise_id not in FUNCTION_EXERCISES:
+        raise ValueError(
+            f"check_function: there is no function exercise {exercise_id!r}; the ids are {function_exercise_ids()}"
+        )
+    return FUNCTION_EXERCISES[exercise_id]
+
+
+# --------------------------------------------------------------------------- the checker
+
+
+def _a(word):
+    if word == "ndarray":
+        return "a numpy array"
+    return f"an {word}" if word[:1].lower() in "aeiou" else f"a {word}"
+
+
+def _first_line(exc):
+    text = str(exc).strip().splitlines()
+    msg = text[0] if text else ""
+    if len(msg) > 160:
+        msg = msg[:157] + "..."
+    return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+
+
+def _matches(got, candidate):
+    return (candidate is not None and got.shape == np.shape(candidate)
+            and bool(np.allclose(got, candidate, rtol=RTOL, atol=ATOL, equal_nan=True)))
+
+
+def _known_mistake(ex, case, got):
+    """The hint of the first classic mistake whose output equals ``got``, or None."""
+    for mistake in ex.mistakes:
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                wrong = np.asarray(mistake.compute(*(np.copy(a) if isinstance(a, np.ndarray) else a
+                                                     for a in case.args)), dtype=float)
+        except Exception:  # this mistake cannot even run on these inputs
+            continue
+        if _matches(wrong, case.expected):
+            continue  # the mistake gives the right answer on these inputs: it cannot be told apart here
+        if _matches(got, wrong):
+            return mistake.hint
+    if ex.diagnose is not None:
+        return ex.diagnose(case, got)
+    return None
+
+
+def _run(fn, args):
+    """Call fn on copies of args with printing and warnings hidden: (result, exception, printed lines, copies)."""
+    copies = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in args)
+    out = io.StringIO()
+    result = exc = None
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), np.errstate(all="ignore"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            result = fn(*copies)
+        except Exception as e:  # the student's error becomes one line, never a traceback
+            exc = e
+    return result, exc, len(out.getvalue().splitlines()), copies
+
+
+def _judge(ex, name, case, result, exc, copies, passed_2d):
+    """None if this case is right, else the one-line verdict."""
+    batch = ex.batch_hint if (case.batched and passed_2d and ex.batch_hint) else ""
+    if exc is not None:
+        what = f"{name} raised {_first_line(exc)} (on {case.shapes})."
+        if batch:
+            return f"{what} It works without leading dimensions; {batch}"
+        return what
+    if result is None:
+        return (f"{name} returns None: write its body and end it with `return ...` "
+                f"({ex.returns}).")
+    if isinstance(result, (list, tuple)):
+        kind = type(result).__name__
+        extra = (" If you return several things, return only the output array." if isinstance(result, tuple)
+                 else " Return a numpy array: numpy operations (@, np.exp, ...) give one.")
+        return f"{name} returned a {kind} of {len(result)} items, not an array.{extra}"
+    if not isinstance(result, np.ndarray):
+        return f"{name} returned {_a(type(result).__name__)}, not a numpy array ({ex.returns})."
+    if result.dtype == bool or not np.issubdtype(result.dtype, np.number) or np.iscomplexobj(result):
+        return f"{name} returned an array of dtype {result.dtype}; it should hold real numbers."
+    got = result.astype(float)
+    for arg, original in zip(copies, case.args):
+        if isinstance(arg, np.ndarray) and not np.array_equal(arg, original, equal_nan=True):
+            return (f"{name} changed its input in place (on {case.shapes}); the caller's array must stay as it "
+                    f"was. Work on new arrays: x = x - ... instead of x -= ..., no out= into an input.")
+    if _matches(got, case.expected):
+        return None
+    hint = _known_mistake(ex, case, got)
+    if got.shape != case.expected.shape:
+        what = f"{name} returned shape {got.shape}, expected {case.expected.shape} (on {case.shapes})."
+    elif not np.isfinite(got).all():
+        bad = "NaN" if np.isnan(got).any() else "inf"
+        what = f"{name} returned {bad} (on {case.shapes})."
+    else:
+        diff = float(np.max(np.abs(got - case.expected)))
+        what = f"{name} gives other numbers than {ex.library} (on {case.shapes}; largest difference {diff:.3g})."
+    if hint:
+        return f"{what} Hint: {hint}"
+    if batch:
+        return f"{what} It works without leading dimensions; {batch}"
+    return f"{what} Compare with the formula step by step on the smallest input."
+
+
+def check_function(exercise_id, fn):
+    """Test the student's function against ``mha_lib``; print right or a hint; return True/False.
+
+    The function runs on several small random inputs (and, for the softmax,
+    scores of +-1e4). Classic mistakes are recognised by comparing its output
+    with what each mistake would return on the same inputs. Whatever the
+    function does (raise, return None, a list, NaN, the wrong shape, change
+    its input in place) becomes a one-line verdict, never a traceback.
+
+    Notebook steps: the "Your turn" cells of 02-07.
+
+    Parameters
+    ----------
+    exercise_id : str
+        One of ``"02.split_heads"``, ``"03.scores"``, ``"04.softmax"``,
+        ``"05.weighted_sum"``, ``"06.concat"``, ``"07.multi_head_attention"``.
+    fn : callable
+        The student's function, e.g. ``my_scores`` (without brackets).
+
+    Returns
+    -------
+    bool
+        True when the function agrees with ``mha_lib`` on every input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def my_weighted_sum(weights, V):
+    ...     return weights @ V
+    >>> check_function("05.weighted_sum", my_weighted_sum)
+    ✅ Right: my_weighted_sum agrees with mha_lib.weighted_sum on 4 random inputs.
+    True
+    """
+    ex = _lookup(exercise_id)
+    if fn is None or fn is ...:
+        print(f"⏳ Not yet: write {ex.signature} and pass it (without brackets) to check_function.")
+        return False
+    if not callable(fn):
+        print(f"❌ Not yet: check_function needs your function itself, e.g. {ex.signature.split('(')[0]} "
+              f"without brackets; got {_a(type(fn).__name__)}.")
+        return False
+    name = getattr(fn, "__name__", "your function")
+    if name == "<lambda>":
+        name = "your function"
+    cases = ex.make_cases(np.random.default_rng(SEED))
+    printed = 0
+    passed_2d = False  # has an input without leading dimensions passed yet?
+    for case in cases:
+        result, exc, lines, copies = _run(fn, case.args)
+        printed += lines
+        verdict = _judge(ex, name, case, result, exc, copies, passed_2d)
+        if verdict is not None:
+            mark = "⏳" if result is None and exc is None else "❌"
+            print(f"{mark} Not yet: {verdict}")
+            return False
+        passed_2d = passed_2d or not case.batched
+    hidden = f" (it printed {printed} lines during the check; they were hidden)" if printed else ""
+    print(f"✅ Right: {name} agrees with {ex.library} on {len(cases)} random inputs{hidden}.")
+    return True
+
+
+def function_solution(exercise_id):
+    """The source of the reference solution of a function exercise."""
+    return inspect.getsource(_lookup(exercise_id).reference)

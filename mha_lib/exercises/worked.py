@@ -1,0 +1,64 @@
+"""Reference solutions of the function exercises ("Your turn" cells of 02-07).
+
+Each function here is what a student writes in the notebook, under the same
+``my_...`` name, in plain numpy. :func:`mha_lib.exercises.solution` prints
+their source, and the tests check that each one passes
+:func:`mha_lib.exercises.check_function`, so the printed code is always code
+that works.
+
+Shape letters: n tokens, d_model embedding size, h heads, d_k query/key size,
+d_v value size, ``...`` optional leading batch or head dimensions.
+"""
+
+import numpy as np
+
+__all__ = [
+    "my_split_heads",
+    "my_scores",
+    "my_softmax",
+    "my_weighted_sum",
+    "my_concat",
+    "my_multi_head_attention",
+]
+
+
+def my_split_heads(P, h):
+    n, d_model = P.shape
+    d = d_model // h
+    P = P.reshape(n, h, d)  # (n, d_model) -> (n, h, d): token m's row cut into h pieces
+    return P.transpose(1, 0, 2)  # (n, h, d) -> (h, n, d): head i gets piece i of every token
+
+
+def my_scores(Q, K):
+    d_k = Q.shape[-1]
+    return Q @ K.swapaxes(-1, -2) / np.sqrt(d_k)  # (..., n, d_k) @ (..., d_k, n) -> (..., n, n)
+
+
+def my_softmax(scores):
+    shifted = scores - scores.max(axis=-1, keepdims=True)  # each row's largest entry becomes 0, so exp <= 1
+    e = np.exp(shifted)
+    return e / e.sum(axis=-1, keepdims=True)  # each row (one query) sums to 1
+
+
+def my_weighted_sum(weights, V):
+    return weights @ V  # (..., n, n) @ (..., n, d_v) -> (..., n, d_v)
+
+
+def my_concat(heads):
+    h, n, d_v = heads.shape
+    heads = heads.transpose(1, 0, 2)  # (h, n, d_v) -> (n, h, d_v): token first
+    return heads.reshape(n, h * d_v)  # (n, h, d_v) -> (n, h*d_v): head i in columns i*d_v .. (i+1)*d_v
+
+
+def my_multi_head_attention(X, W_q, W_k, W_v, W_o):
+    Q = X @ W_q  # (n, d_model) @ (h, d_model, d_k) -> (h, n, d_k)
+    K = X @ W_k  # (h, n, d_k)
+    V = X @ W_v  # (h, n, d_v)
+    d_k = Q.shape[-1]
+    scores = Q @ K.swapaxes(-1, -2) / np.sqrt(d_k)  # (h, n, d_k) @ (h, d_k, n) -> (h, n, n)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = e / e.sum(axis=-1, keepdims=True)  # (h, n, n), each row sums to 1
+    heads = weights @ V  # (h, n, n) @ (h, n, d_v) -> (h, n, d_v)
+    h, n, d_v = heads.shape
+    concat = heads.transpose(1, 0, 2).reshape(n, h * d_v)  # (h, n, d_v) -> (n, h*d_v)
+    return concat @ W_o  # (n, h*d_v) @ (h*d_v, d_model) -> (n, d_model)

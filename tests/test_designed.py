@@ -1,0 +1,144 @@
+"""Hand-built heads meet their thresholds; the two-heads demonstration gives the numbers it promises."""
+
+import numpy as np
+import pytest
+
+from mha_lib import MHAParams, designed_example, multi_head_attention, multi_head_attention_loop, two_heads_demo
+from mha_lib.designed import DESIGNED_ROLES, MAX_DESIGNED_TOKENS
+
+SENTENCES = [
+    None,
+    "the cat saw the dog",
+    "a rose is a rose is a rose",
+    "humpty dumpty sat on a wall humpty dumpty had a great fall",
+    "Bonjour le monde",
+    "one",
+    "x " * MAX_DESIGNED_TOKENS,
+    "Zebras éclair 123 !? zebras",
+]
+
+
+def weights_of(ex):
+    return multi_head_attention(ex.X, ex.params).weights  # (4, n, n)
+
+
+def test_default_sentence_repeats_a_word():
+    ex = designed_example()
+    assert ex.tokens == ("the", "cat", "saw", "the", "dog")
+    assert len(set(ex.tokens)) < len(ex.tokens)
+
+
+def test_attributes():
+    ex = designed_example()
+    assert isinstance(ex.params, MHAParams)
+    assert ex.X.shape == (5, ex.params.d_model)
+    assert ex.roles == DESIGNED_ROLES and len(ex.roles) == ex.params.h == 4
+    assert len(ex.explanations) == 4 and all(len(e) > 50 for e in ex.explanations)
+    # the loop version agrees: the parameters are an ordinary layer
+    r = multi_head_attention(ex.X, ex.params)
+    np.testing.assert_allclose(multi_head_attention_loop(ex.X, ex.params)[0], r.output, atol=1e-12)
+
+
+@pytest.mark.parametrize("sentence", SENTENCES)
+def test_previous_token_head(sentence):
+    ex = designed_example(sentence)
+    w = weights_of(ex)[DESIGNED_ROLES.index("previous token")]
+    n = len(ex.tokens)
+    for m in range(n):
+        assert w[m, max(m - 1, 0)] >= 0.9, (m, w[m])
+
+
+@pytest.mark.parametrize("sentence", SENTENCES)
+def test_next_token_head(sentence):
+    ex = designed_example(sentence)
+    w = weights_of(ex)[DESIGNED_ROLES.index("next token")]
+    n = len(ex.tokens)
+    for m in range(n):
+        assert w[m, min(m + 1, n - 1)] >= 0.9, (m, w[m])
+
+
+@pytest.mark.parametrize("sentence", SENTENCES)
+def test_first_token_head(sentence):
+    ex = designed_example(sentence)
+    w = weights_of(ex)[DESIGNED_ROLES.index("first token")]
+    assert (w[:, 0] >= 0.9).all()
+
+
+@pytest.mark.parametrize("sentence", SENTENCES)
+def test_same_word_head(sentence):
+    ex = designed_example(sentence)
+    w = weights_of(ex)[DESIGNED_ROLES.index("same word")]
+    tokens = ex.tokens
+    repeated = 0
+    for m, t in enumerate(tokens):
+        same = [j for j, u in enumerate(tokens) if u == t]
+        assert w[m, same].sum() >= 0.9, (t, w[m])
+        if len(same) > 1:
+            repeated += 1
+            assert all(w[m, j] >= 0.9 / len(same) * 0.9 for j in same)  # shared, not all on itself
+    if sentence is None:
+        assert repeated == 2  # both "the"s
+
+
+def test_same_word_head_of_default_in_numbers():
+    w = weights_of(designed_example())[1]
+    assert w[0, 0] + w[0, 3] >= 0.9 and w[3, 0] + w[3, 3] >= 0.9
+    assert abs(w[0, 0] - w[0, 3]) < 1e-9  # identical features: an even split
+
+
+def test_unknown_words_get_deterministic_features():
+    a = designed_example("blorf snarg blorf").X
+    b = designed_example("blorf snarg blorf").X
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a[0, :16], a[2, :16])
+    np.testing.assert_allclose(np.linalg.norm(a[:, :16], axis=1), 1.0)
+    np.testing.assert_array_equal(a[:, 16:], np.eye(3, 16))
+
+
+def test_case_does_not_matter():
+    np.testing.assert_array_equal(designed_example("The cat").X, designed_example("the CAT").X)
+
+
+@pytest.mark.parametrize("bad, error, words", [
+    ("", ValueError, "empty"),
+    ("   ", ValueError, "empty"),
+    (42, TypeError, "must be a string"),
+    (["the", "cat"], TypeError, "must be a string"),
+    ("w " * (MAX_DESIGNED_TOKENS + 1), ValueError, f"has {MAX_DESIGNED_TOKENS + 1} words"),
+])
+def test_bad_sentences_are_refused_at_the_door(bad, error, words):
+    with pytest.raises(error, match=words):
+        designed_example(bad)
+
+
+# ----------------------------------------------------------------------------- one head vs two
+
+
+def test_one_head_can_only_blur():
+    d = two_heads_demo()
+    np.testing.assert_allclose(d.one_head_weights[[0, 2]], 0.5, atol=1e-5)
+    np.testing.assert_allclose(d.one_head_output, d.values.mean(axis=0), atol=1e-5)
+    np.testing.assert_allclose(d.one_head_distances, np.sqrt(0.5), atol=1e-5)
+    # the output lies between the values: on the segment, away from both ends
+    assert (d.one_head_distances > 0.7).all()
+
+
+def test_two_heads_fetch_each_value():
+    d = two_heads_demo()
+    assert (d.two_heads_weights[0, 0] > 0.999) and (d.two_heads_weights[1, 2] > 0.999)
+    assert (np.diag(d.two_heads_distances) < 1e-5).all()
+    np.testing.assert_allclose(d.two_heads_distances[[0, 1], [1, 0]], np.sqrt(2), atol=1e-5)
+    np.testing.assert_allclose(d.output, np.concatenate(d.two_heads_outputs) @ d.W_o)
+    np.testing.assert_allclose(d.output, [1, 0, 0, 1], atol=1e-5)
+
+
+def test_swapping_subject_and_object():
+    d = two_heads_demo()
+    np.testing.assert_allclose(d.swapped_one_head_output, d.one_head_output, atol=1e-12)  # one head cannot tell
+    np.testing.assert_allclose(d.swapped_output, [0, 1, 1, 0], atol=1e-5)  # two heads can
+
+
+@pytest.mark.parametrize("bad, error", [(0.5, ValueError), (np.inf, ValueError), ("5", TypeError), (True, TypeError)])
+def test_two_heads_demo_strength_checked(bad, error):
+    with pytest.raises(error):
+        two_heads_demo(bad)

@@ -1,0 +1,290 @@
+"""The function exercises: the reference passes, each classic mistake gets its own hint, bad returns one line."""
+
+import numpy as np
+import pytest
+
+import mha_lib
+from mha_lib.exercises import check, check_function, question, solution
+from mha_lib.exercises.functions import FUNCTION_EXERCISES, function_exercise_ids
+from mha_lib.exercises.solutions import solution_text
+from mha_lib.exercises import worked
+
+IDS = ["02.split_heads", "03.scores", "04.softmax", "05.weighted_sum", "06.concat", "07.multi_head_attention"]
+
+
+def run(capsys, exercise_id, fn):
+    ok = check_function(exercise_id, fn)
+    out = capsys.readouterr().out
+    return ok, out
+
+
+def test_the_six_ids_are_fixed():
+    assert function_exercise_ids() == IDS
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_reference_solution_passes(capsys, exercise_id):
+    ok, out = run(capsys, exercise_id, FUNCTION_EXERCISES[exercise_id].reference)
+    assert ok is True
+    assert out.startswith("✅ Right") and out.count("\n") == 1
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_library_itself_passes(capsys, exercise_id):
+    lib = {
+        "02.split_heads": mha_lib.split_heads,
+        "03.scores": mha_lib.attention_scores,
+        "04.softmax": mha_lib.softmax,
+        "05.weighted_sum": mha_lib.weighted_sum,
+        "06.concat": mha_lib.concat_heads,
+        "07.multi_head_attention": lambda X, W_q, W_k, W_v, W_o: mha_lib.multi_head_attention(
+            X, mha_lib.MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o)).output,
+    }[exercise_id]
+    assert run(capsys, exercise_id, lib)[0] is True
+
+
+# ----------------------------------------------------------------------------- the classic mistakes
+
+
+def _exp_rows(S):
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _mha(X, W_q, W_k, W_v, W_o, transpose=True, divide=None, axis=-1, concat="right", wo=True):
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    S = Q @ (K.swapaxes(-1, -2) if transpose else K)
+    S = S / (np.sqrt(Q.shape[-1]) if divide is None else divide(X, W_q, W_v))
+    e = np.exp(S - S.max(axis=axis, keepdims=True))
+    A = e / e.sum(axis=axis, keepdims=True)
+    H = A @ V
+    h, n, d_v = H.shape
+    C = H.transpose(1, 0, 2).reshape(n, h * d_v) if concat == "right" else H.reshape(n, h * d_v)
+    return C @ W_o if wo else C
+
+
+MISTAKES = [
+    # (exercise, student function, words the hint must contain)
+    ("02.split_heads", lambda P, h: P.reshape(h, P.shape[0], P.shape[1] // h), "Reshape to (n, h, d) first"),
+    ("02.split_heads", lambda P, h: P.reshape(P.shape[0], h, P.shape[1] // h), "head axis is in the middle"),
+    ("02.split_heads", lambda P, h: P.reshape(P.shape[0], P.shape[1] // h, h).transpose(2, 0, 1), "every h-th column"),
+    ("02.split_heads", lambda P, h: P.reshape(P.shape[0], h, -1).transpose(1, 2, 0), "yours are (d, n)"),
+    ("03.scores", lambda Q, K: Q @ K / np.sqrt(Q.shape[-1]), "Q @ K.swapaxes(-1, -2)"),
+    ("03.scores", lambda Q, K: Q @ K, "Q @ K.swapaxes(-1, -2)"),
+    ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2), "not scaled"),
+    ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2) / np.sqrt(512), "sqrt(d_model)"),
+    ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2) / Q.shape[-1], "divide by its square root"),
+    ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2) * np.sqrt(Q.shape[-1]), "multiplied by sqrt(d_k)"),
+    ("03.scores", lambda Q, K: K @ Q.swapaxes(-1, -2) / np.sqrt(Q.shape[-1]), "not K Q^T"),
+    ("03.scores", lambda Q, K: _exp_rows(Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1])), "applied the softmax"),
+    ("03.scores", lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]), "K.T reverses ALL the axes"),
+    ("04.softmax", lambda S: np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True), "overflows to inf"),
+    ("04.softmax", lambda S: np.exp(S - S.max()) / np.exp(S - S.max()).sum(axis=-1, keepdims=True),
+     "maximum of the WHOLE array"),
+    ("04.softmax", lambda S: np.exp(S - S.max(axis=-2, keepdims=True))
+     / np.exp(S - S.max(axis=-2, keepdims=True)).sum(axis=-2, keepdims=True), "COLUMNS sum to 1"),
+    ("04.softmax", lambda S: np.exp(S) / np.exp(S).sum(axis=0, keepdims=True), "COLUMNS sum to 1"),
+    ("04.softmax", lambda S: np.exp(S - S.max()) / np.exp(S - S.max()).sum(), "whole array sums to 1"),
+    ("04.softmax", lambda S: np.exp(S - S.max(axis=-1, keepdims=True))
+     / np.exp(S - S.max(axis=-1, keepdims=True)).sum(axis=-1), "keepdims=True the row sums"),
+    ("04.softmax", lambda S: np.exp(S - S.max(axis=-1)) / np.exp(S - S.max(axis=-1)).sum(axis=-1, keepdims=True),
+     "x.max(axis=-1) without keepdims"),
+    ("04.softmax", lambda S: np.exp(S - S.max(axis=-1, keepdims=True)), "divide each row by its sum"),
+    ("04.softmax", lambda S: np.exp(S - S.max(axis=1, keepdims=True))
+     / np.exp(S - S.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True), "axis=-1 (not axis=1)"),
+    ("05.weighted_sum", lambda A, V: V @ A, "which is weights @ V"),
+    ("05.weighted_sum", lambda A, V: A.swapaxes(-1, -2) @ V, "not weights.T @ V"),
+    ("05.weighted_sum", lambda A, V: A * V, "entry by entry"),
+    ("05.weighted_sum", lambda A, V: np.dot(A, V), "np.matmul"),
+    ("06.concat", lambda H: np.concatenate(list(H), axis=0), "on top of each other"),
+    ("06.concat", lambda H: np.vstack(H), "on top of each other"),
+    ("06.concat", lambda H: H.reshape(H.shape[1], -1), "plain reshape mixes tokens"),
+    ("06.concat", lambda H: H.transpose(1, 2, 0).reshape(H.shape[1], -1), "interleave"),
+    ("06.concat", lambda H: np.stack(list(H), axis=1), "reshape it to (n, h * d_v)"),
+    ("06.concat", lambda H: np.hstack(H).T, "its transpose"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, wo=False), "multiplies it by W_o"),
+    ("07.multi_head_attention", lambda X, Wq, Wk, Wv, Wo: _mha(X, Wq, Wk, Wv, Wo.T), "not concat @ W_o.T"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, transpose=False), "not Q @ K"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, divide=lambda X, Wq, Wv: 1.0), "not scaled"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, divide=lambda X, Wq, Wv: np.sqrt(X.shape[-1])),
+     "sqrt(d_model)"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, divide=lambda X, Wq, Wv: np.sqrt(Wv.shape[-1])), "sqrt(d_v)"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, divide=lambda X, Wq, Wv: Wq.shape[-1]), "its square root"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, axis=-2), "normalises the COLUMNS"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, concat="reshape"), "concatenation mixes tokens"),
+]
+
+
+@pytest.mark.parametrize("exercise_id, fn, words", MISTAKES,
+                         ids=[f"{m[0]}-{i}" for i, m in enumerate(MISTAKES)])
+def test_classic_mistake_gets_its_hint(capsys, exercise_id, fn, words):
+    ok, out = run(capsys, exercise_id, fn)
+    assert ok is False
+    assert out.startswith("❌ Not yet") and out.count("\n") == 1, out
+    assert words in out, out
+
+
+def test_each_mistake_has_its_own_hint():
+    for ex in FUNCTION_EXERCISES.values():
+        hints = [m.hint for m in ex.mistakes]
+        # two mistake formulas may share a hint only when they are the same mistake with and without max shift
+        assert len(set(hints)) >= len(hints) - 1
+
+
+# ----------------------------------------------------------------------------- bad functions, bad returns
+
+
+def scaffold(*args):
+    ...
+
+
+def raises(*args):
+    raise RuntimeError("something went wrong\nsecond line")
+
+
+def returns_list(*args):
+    return [1.0, 2.0]
+
+
+def returns_tuple(*args):
+    return np.zeros((2, 2)), np.zeros((2, 2))
+
+
+def returns_nan(*args):
+    return np.full(np.shape(args[0]), np.nan)
+
+
+def returns_scalar(*args):
+    return 3.0
+
+
+def returns_strings(*args):
+    return np.array(["a", "b"])
+
+
+def chatty(weights, V):
+    print("debug", weights.shape)
+    print("more debug")
+    return weights @ V
+
+
+def in_place(weights, V):
+    weights *= 1.0
+    weights[..., 0, 0] = 0.5
+    return weights @ V
+
+
+def wrong_shape(weights, V):
+    return (weights @ V)[..., :1]
+
+
+@pytest.mark.parametrize("fn, words, mark", [
+    (scaffold, "returns None", "⏳"),
+    (raises, "raised RuntimeError: something went wrong", "❌"),
+    (returns_list, "returned a list of 2 items", "❌"),
+    (returns_tuple, "return only the output array", "❌"),
+    (returns_nan, "returned NaN", "❌"),
+    (returns_scalar, "returned a float, not a numpy array", "❌"),
+    (returns_strings, "dtype <U1", "❌"),
+    (in_place, "changed its input in place", "❌"),
+    (wrong_shape, "returned shape (4, 1), expected (4, 4)", "❌"),
+])
+def test_bad_function_gets_one_line(capsys, fn, words, mark):
+    ok, out = run(capsys, "05.weighted_sum", fn)
+    assert ok is False
+    assert out.count("\n") == 1, out
+    assert out.startswith(f"{mark} Not yet") and words in out, out
+    assert "Traceback" not in out and "second line" not in out
+
+
+def test_printing_function_is_hidden_and_counted(capsys):
+    ok, out = run(capsys, "05.weighted_sum", chatty)
+    assert ok is True
+    assert "debug" not in out and "printed 8 lines" in out
+
+
+@pytest.mark.parametrize("fn, words", [
+    (None, "write my_scores(Q, K)"),
+    (..., "write my_scores(Q, K)"),
+    (np.zeros((4, 4)), "without brackets; got a numpy array"),
+    ("my_scores", "got a str"),
+])
+def test_not_a_function(capsys, fn, words):
+    ok, out = run(capsys, "03.scores", fn)
+    assert ok is False and words in out and out.count("\n") == 1
+
+
+def test_unknown_id_is_a_clear_error():
+    with pytest.raises(ValueError, match="the ids are"):
+        check_function("03.score", worked.my_scores)
+
+
+def test_softmax_check_includes_huge_scores(capsys):
+    # a softmax that is right except for large inputs must fail: the check has scores of +-1e4
+    def clipped(S):
+        return _exp_rows(np.clip(S, -50, 50))
+    ok, out = run(capsys, "04.softmax", clipped)
+    assert ok is False and "+-1e4" in out
+
+
+def test_inputs_include_batch_dims_and_dk_ne_dv():
+    rng = np.random.default_rng(0)
+    for exercise_id in ["03.scores", "04.softmax", "05.weighted_sum"]:
+        assert any(c.batched for c in FUNCTION_EXERCISES[exercise_id].make_cases(rng))
+    cases = FUNCTION_EXERCISES["07.multi_head_attention"].make_cases(rng)
+    assert any(c.args[1].shape[-1] != c.args[3].shape[-1] for c in cases)  # d_k != d_v
+    assert any(c.args[4].shape[0] != c.args[0].shape[1] for c in cases)  # h*d_v != d_model
+
+
+def test_inputs_are_small():
+    rng = np.random.default_rng(0)
+    for ex in FUNCTION_EXERCISES.values():
+        for case in ex.make_cases(rng):
+            assert all(np.size(a) <= 200 for a in case.args)
+
+
+# ----------------------------------------------------------------------------- solution()
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_solution_prints_the_reference_code(capsys, exercise_id):
+    solution(exercise_id)
+    out = capsys.readouterr().out
+    name = FUNCTION_EXERCISES[exercise_id].signature.split("(")[0]
+    assert f"def {name}(" in out and "return" in out
+    # the printed code runs and passes the check
+    namespace = {}
+    exec(out, namespace)
+    assert check_function(exercise_id, namespace[name]) is True
+
+
+def _answer_ids():
+    import importlib
+    import pkgutil
+
+    import mha_lib.exercises as pkg
+
+    ids = []
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name.startswith("nb"):
+            module = importlib.import_module(f"mha_lib.exercises.{info.name}")
+            ids += [f"{info.name[2:]}.{name}" for name in module.EXERCISES]
+    return ids
+
+
+def test_every_answer_exercise_has_a_solution(capsys):
+    ids = _answer_ids()
+    assert len(ids) > 30
+    for exercise_id in ids:
+        text = solution_text(exercise_id)
+        assert question(exercise_id) in text
+        assert len(text) > len(question(exercise_id)) + 10, exercise_id
+
+
+def test_solution_of_unknown_id_is_a_clear_error():
+    with pytest.raises(ValueError):
+        solution("05.nothing")
+
+
+def test_check_still_works():
+    assert check("05.by_hand", [0.75, 2.5]) is True
