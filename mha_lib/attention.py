@@ -64,6 +64,11 @@ __all__ = [
     "causal_mask",
     "padding_mask",
     "sinusoidal_positions",
+    "divisors",
+    "make_mask",
+    "row_entropy",
+    "wo_blocks",
+    "head_contributions",
 ]
 
 
@@ -869,6 +874,114 @@ def sinusoidal_positions(n, d_model):
 def divisors(m):
     """The divisors of m, in increasing order: the valid head counts for d_model=m."""
     return [k for k in range(1, m + 1) if m % k == 0]
+
+
+MASK_KINDS = ("none", "causal", "padding")
+
+
+def make_mask(kind, tokens, pad_token="PAD"):
+    """The (n, n) mask called ``kind`` for these tokens (True = may attend), or None for "none".
+
+    Notebook step: 04 softmax (masks).
+
+    Parameters
+    ----------
+    kind : {"none", "causal", "padding"}
+    tokens : sequence of str, length n
+    pad_token : str
+        The padding token of a padding mask.
+
+    Returns
+    -------
+    ndarray of bool, shape (n, n), or None
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind, or a padding mask on tokens without ``pad_token``.
+
+    Examples
+    --------
+    >>> make_mask("causal", ["a", "b"]).tolist()
+    [[True, False], [True, True]]
+    """
+    if kind == "none":
+        return None
+    if kind == "causal":
+        return causal_mask(len(tokens))
+    if kind == "padding":
+        if pad_token not in tokens:
+            raise ValueError(f"the sentence {' '.join(tokens)!r} has no {pad_token} token, so a padding mask "
+                             f"would hide nothing: add {pad_token} at the end (e.g. 'You are welcome {pad_token}')")
+        return padding_mask(list(tokens), pad_token=pad_token)
+    raise ValueError(f"mask={kind!r} is not one of {MASK_KINDS}")
+
+
+def row_entropy(weights):
+    """Entropy of every row of attention weights, in bits.
+
+    0 bits: all the weight on one key (one-hot). ``log2(n)`` bits: spread
+    evenly over n keys. Zero weights contribute 0.
+
+    Notebook step: 04 softmax.
+
+    Parameters
+    ----------
+    weights : ndarray, shape (..., n)
+        Rows that sum to 1 (or are all 0, for a fully masked row: entropy 0).
+
+    Returns
+    -------
+    ndarray, shape (...)
+
+    Examples
+    --------
+    >>> row_entropy(np.array([[1.0, 0.0], [0.5, 0.5]])).tolist()
+    [0.0, 1.0]
+    """
+    w = np.asarray(weights, dtype=float)
+    logs = np.log2(np.where(w > 0, w, 1.0))  # log2(1) = 0 where w = 0, so 0*log 0 counts as 0
+    return -(w * logs).sum(axis=-1) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def wo_blocks(W_o, h):
+    """Cut W^O (h*d_v, d_model) into h row blocks W^O_i of shape (d_v, d_model).
+
+    Block i is the part of W^O that head i's columns of the concatenation are multiplied by.
+    Notebook step: 07 output projection.
+
+    Parameters
+    ----------
+    W_o : ndarray, shape (h*d_v, d_model)
+    h : int
+
+    Returns
+    -------
+    ndarray, shape (h, d_v, d_model)
+    """
+    W_o = np.asarray(W_o, dtype=float)
+    if W_o.ndim != 2 or W_o.shape[0] % h:
+        raise ValueError(f"wo_blocks: W_o must be (h*d_v, d_model) with h={h} dividing its rows, got {W_o.shape}")
+    return W_o.reshape(h, W_o.shape[0] // h, W_o.shape[1])  # (h*d_v, d_model) -> (h, d_v, d_model)
+
+
+def head_contributions(heads, W_o):
+    """Each head's share of the output, ``Head_i W^O_i``: their sum over heads is ``Concat W^O``.
+
+    Notebook step: 07 output projection.
+
+    Parameters
+    ----------
+    heads : ndarray, shape (h, n, d_v)
+    W_o : ndarray, shape (h*d_v, d_model)
+
+    Returns
+    -------
+    ndarray, shape (h, n, d_model)
+    """
+    heads = np.asarray(heads, dtype=float)
+    blocks = wo_blocks(W_o, heads.shape[-3])  # (h, d_v, d_model)
+    return np.einsum("hnv,hvd->hnd", heads, blocks)  # (h, n, d_v) @ (h, d_v, d_model) -> (h, n, d_model)
 
 
 def _check_h(h):
