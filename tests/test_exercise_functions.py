@@ -288,3 +288,19 @@ def test_solution_of_unknown_id_is_a_clear_error():
 
 def test_check_still_works():
     assert check("05.by_hand", [0.75, 2.5]) is True
+
+
+def test_worked_answers_match_the_computed_answers():
+    """A worked text that names a number must name the right one (it would go stale if a question changed)."""
+    from mha_lib.exercises import _lookup
+    from mha_lib.exercises.solutions import WORKED
+
+    ids = set(_answer_ids())
+    for exercise_id, text in WORKED.items():
+        assert exercise_id in ids, f"WORKED has a solution for {exercise_id}, which no longer exists"
+        ex = _lookup(exercise_id)
+        if ex.kind != "number":
+            continue
+        x = float(ex.answer())
+        renderings = {f"{x:,.0f}", f"{x:.0f}", f"{x:.2f}", f"{x:.4f}", f"{x:g}"}
+        assert any(r in text() for r in renderings), (exercise_id, x, text())

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .. import load_running_example, multi_head_attention, scaled_dot_product_attention, weighted_sum
+from .. import designed_example, load_running_example, multi_head_attention, scaled_dot_product_attention, weighted_sum
 from . import Exercise
 
 # Doc 002's 2-token example (its Q, K, V).
@@ -21,6 +21,15 @@ def _dominant_token():
     return ex.tokens[int(np.argmax(res.weights[0, 0]))]
 
 
+def _previous_head_output_word():
+    """The word whose value row is nearest to the output of 'saw' in the designed previous-token head."""
+    ex = designed_example()
+    res = multi_head_attention(ex.X, ex.params)
+    out = res.heads[0, 2]  # head 1 (previous token), query 'saw': (d_v,)
+    nearest = np.argmin(np.linalg.norm(res.V[0] - out, axis=1))  # the closest value row
+    return ex.tokens[int(nearest)]
+
+
 EXERCISES = {
     "by_hand": Exercise(
         question="A query gives weight 0.25 to the value row (0, 4) and 0.75 to the value row (1, 2). "
@@ -28,6 +37,8 @@ EXERCISES = {
         answer=lambda: weighted_sum(np.array([[0.25, 0.75]]), DOC002_V)[0],
         hint="0.25 * (0, 4) + 0.75 * (1, 2): multiply each value row by its weight, then add component by component.",
         kind="array",
+        solution="0.25 * (0, 4) + 0.75 * (1, 2) = (0 + 0.75, 1 + 1.5) = (0.75, 2.5). "
+                 "In numpy: np.array([[0.25, 0.75]]) @ np.array([[0, 4], [1, 2]]).",
     ),
     "doc002_output": Exercise(
         question="Doc 002's example, done right (scores Q K^T, not Q K): what is the output row "
@@ -35,12 +46,16 @@ EXERCISES = {
         answer=lambda: scaled_dot_product_attention(DOC002_Q, DOC002_K, DOC002_V)[0][0],
         hint="Scores row 1 = (6.5, 10) / sqrt(2); softmax it; then weight the value rows (0, 4) and (1, 2).",
         kind="array",
+        solution="Scores of token 1: q_1 . k_1 = 1*0.5 + 3*2 = 6.5 and q_1 . k_2 = 1*1 + 3*3 = 10; divided by "
+                 "sqrt(2): 4.596 and 7.071. Softmax: the gap 2.475 gives weights 1 / (1 + e^2.475) = 0.0776 and "
+                 "0.9224. Output: 0.0776 * (0, 4) + 0.9224 * (1, 2) = (0.9224, 2.1553).",
     ),
     "head_shape": Exercise(
         question="In the running example, what is the shape of Head_1 = weights_1 V_1? Give a tuple.",
         answer=lambda: _running()[1].heads[0].shape,
         hint="(n, n) @ (n, d_v): the rows come from the weights, the columns from V.",
         kind="shape",
+        solution="weights_1 is (4, 4) and V_1 is (4, 64): (4, 4) @ (4, 64) -> (4, 64), one row per token.",
     ),
     "dominant": Exercise(
         question="In head 1 of the running example, whose value row dominates the output of 'humpty'? "
@@ -48,5 +63,18 @@ EXERCISES = {
         answer=_dominant_token,
         hint="Look for the largest bar in humpty's row of weights_1: that key's value gets the biggest share.",
         kind="choice",
+        solution="Humpty's weights in head 1 are 0.249, 0.263, 0.030, 0.458 (humpty, dumpty, sat, on): the "
+                 "largest, 0.458, belongs to 'on', so v(on) has the biggest share of the output.",
+    ),
+    "predict_prev_output": Exercise(
+        question="Predict before you run the cell: in the designed previous-token head (sentence 'the cat saw "
+                 "the dog'), the output row of 'saw' is almost exactly one token's value row. Which word's? "
+                 "Give the word as a string.",
+        answer=_previous_head_output_word,
+        hint="The previous-token head puts about 0.998 of the weight of 'saw' on the token just before it.",
+        kind="choice",
+        solution="The previous-token head gives 'saw' a weight of about 0.998 on 'cat', the token before it, so "
+                 "its output is 0.998 v(cat) + (a little of the others): almost exactly v(cat). A head that "
+                 "attends to one token copies that token's value.",
     ),
 }

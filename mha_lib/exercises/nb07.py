@@ -1,6 +1,6 @@
 """Self-check questions for notebook 07 (output projection)."""
 
-from .. import load_running_example, parameter_count
+from .. import load_running_example, parameter_count, two_heads_demo
 from . import Exercise
 
 
@@ -10,27 +10,42 @@ def _wo_block_shape():
 
 
 EXERCISES = {
+    "predict_blur": Exercise(
+        question="Predict before you run the cell: one head gives 'chased' the weight 0.5 on 'cat' and 0.5 on "
+                 "'mouse', with v(cat) = (1, 0) and v(mouse) = (0, 1). How far (straight-line distance) is its "
+                 "output from v(cat)? Two decimals.",
+        answer=lambda: two_heads_demo().one_head_distances[0],
+        hint="The output is 0.5 * (1, 0) + 0.5 * (0, 1). Then Pythagoras.",
+        solution="The output is 0.5 (1, 0) + 0.5 (0, 1) = (0.5, 0.5). Its distance from (1, 0) is "
+                 "sqrt(0.5^2 + 0.5^2) = sqrt(0.5) = 0.71, and the same from (0, 1): halfway, neither one.",
+    ),
     "wo_block_shape": Exercise(
         question="W^O of the running example is 512 x 512 and h = 8. Cut it into one block of rows per head: "
                  "what is the shape of W^O_1, the block that head 1's columns are multiplied by? Give a tuple.",
         answer=_wo_block_shape,
         hint="Head 1 owns d_v = 64 columns of Concat, so it meets 64 rows of W^O; each row is d_model long.",
         kind="shape",
+        solution="Head 1 fills columns 1-64 of Concat; in Concat @ W^O those columns meet rows 1-64 of W^O, "
+                 "each 512 long: W^O_1 is (64, 512).",
     ),
     "count_h16": Exercise(
-        question="d_model = 512 and d_k = d_v = d_model / h. How many weights (no biases) does the layer have "
+        question="d_model = 512 and d_k = d_v = d_model / h. How many parameters (no biases) does the layer have "
                  "with h = 16 heads?",
         answer=lambda: parameter_count(512, 16)["total"],
         hint="More heads means smaller heads: the total is 4 * d_model^2 for every h.",
         rtol=0.0,
         atol=0.5,
+        solution="d_k = d_v = 512 / 16 = 32. W^Q, W^K, W^V: 16 * 512 * 32 = 262,144 each; W^O: (16 * 32) x 512 = "
+                 "262,144. Total 4 * 512^2 = 1,048,576, exactly as for 8 heads.",
     ),
     "count_bert": Exercise(
         question="BERT-Base: d_model = 768, h = 12, d_k = 64, WITH biases. How many parameters does one "
                  "attention layer have?",
         answer=lambda: parameter_count(768, 12, bias=True)["total"],
-        hint="4 * 768^2 weights plus 4 * 768 biases (b^Q, b^K, b^V for all heads together, and b^O).",
+        hint="4 * 768^2 matrix entries plus 4 * 768 biases (b^Q, b^K, b^V for all heads together, and b^O).",
         rtol=0.0,
         atol=0.5,
+        solution="Matrices: 4 * 768^2 = 2,359,296. Biases: b^Q, b^K, b^V have 12 * 64 = 768 each and b^O has 768, "
+                 "so 4 * 768 = 3,072. Total 2,362,368.",
     ),
 }

@@ -42,18 +42,74 @@ def _count(d_model, h, bias=False):
 # Worked answers of the answer exercises of notebooks whose modules do not carry a ``solution`` text.
 # Each entry is a function returning the text, so the numbers come from mha_lib when it is printed.
 WORKED = {
+    "00.predict_equal_scores": lambda: (
+        "softmax([s, s]) = [e^s, e^s] / (2 e^s) = [0.5, 0.5]: equal scores always share the weight equally, "
+        "whatever s is."),
+    "00.output_shape": lambda: (
+        "Every step keeps one row per token, and W^O (512 x 512) brings the width back to d_model: "
+        "(4, 512) @ ... -> (4, 512), the shape of X, so the output can be added to X."),
+    "00.weights_shape": lambda: "One n x n = 4 x 4 matrix of weights per head, h = 4 heads: (4, 4, 4).",
     "00.d_k_bert": lambda: "d_k = d_model / h = 768 / 12 = 64.",
-    "02.params_bert": lambda: (
-        f"Each of W^Q, W^K, W^V, W^O holds d_model x d_model = 768 * 768 = {768 * 768:,} parameters "
-        f"(all heads together), so 4 * 768^2 = {_count(768, 12):,}; with the biases (4 * 768 = 3,072 more) "
-        f"{_count(768, 12, bias=True):,}."),
-    "03.scale_factor": lambda: f"d_k = 768 / 12 = 64, and sqrt(64) = {math.sqrt(64):.2f}.",
+    "01.X_shape": lambda: "6 words (the repeated 'the' counts twice) and 16 columns: (6, 16).",
+    "01.distinct_rows": lambda: "'the' appears twice and gets the same row both times: 6 rows, 5 different.",
+    "01.numbers_in_X": lambda: "4 rows x 512 columns = 2,048 numbers.",
+    "02.predict_shared_heads": lambda: (
+        "Every head computes softmax(X W^Q (X W^K)^T / sqrt(d_k)) with the same X and the same matrices, so "
+        "all 8 panels show the same pattern: 1. Heads differ only because their parameters differ."),
+    "02.tiny_q": lambda: "q = (2, 1) [[1, 1], [0, 1]] = (2*1 + 1*0, 2*1 + 1*1) = (2, 3).",
+    "02.Q_shape_h4": lambda: "d_k = 512 / 4 = 128; Q_i = X W_i^Q is (4, 512) @ (512, 128) = (4, 128).",
+    "02.selection_head2": lambda: (
+        "selection_matrix(4, 2, 1) has the 2 x 2 identity in rows 3-4 (counting from 1), so Q @ it = "
+        "[[3, 4]]: the first entry is 3."),
+    "03.scores_shape": lambda: "(4, 64) @ (64, 4) -> (4, 4): one score per (query token, key token) pair.",
+    "03.scale_factor": lambda: f"d_k = 4096 / 32 = 128, and sqrt(128) = {math.sqrt(128):.2f}.",
+    "03.doc002_entry": lambda: (
+        "Row 2 of Q, (2, 0.5), dotted with row 1 of K, (0.5, 2): 2*0.5 + 0.5*2 = 2; divided by sqrt(2): "
+        f"{2 / math.sqrt(2):.2f}."),
     "03.spread_unscaled": lambda: (
-        "q.k is a sum of d_k products of independent standard normals, each of variance 1, so the variance is "
-        "d_k = 256 and the standard deviation sqrt(256) = 16."),
-    "07.count_h16": lambda: (
-        f"d_k = d_v = 512 / 16 = 32. W^Q, W^K, W^V: 16 heads * 512 * 32 = {16 * 512 * 32:,} each; "
-        f"W^O: (16 * 32) x 512 = {512 * 512:,}. Total 4 * 512^2 = {_count(512, 16):,}, the same as for 8 heads."),
+        "q.k is a sum of d_k = 256 products of independent standard normals, each with variance 1, so its "
+        "variance is 256 and its standard deviation sqrt(256) = 16."),
+    "04.predict_dropout_row": lambda: (
+        "The dropped weights become 0; the kept ones are divided by 1 - p = 0.5: 0.3 -> 0.6, 0.4 -> 0.8. "
+        "Row [0, 0, 0.6, 0.8] (it adds up to 1.4; only on average over many draws is it 1)."),
+    "04.row_sum": lambda: "Each of the 4 rows adds up to 1, so the whole matrix adds up to 4.",
+    "04.two_scores": lambda: "exp(0) = 1 and exp(ln 3) = 3; divided by their sum 4: [0.25, 0.75].",
+    "04.shift": lambda: (
+        f"Subtract the maximum 1001: softmax([-1, 0]) = [1, e] / (1 + e), second weight e / (1 + e) = "
+        f"{math.e / (1 + math.e):.4f}."),
+    "04.causal_first_row": lambda: (
+        "The causal mask lets the first token see only itself; its row still sums to 1, so the weight is 1 "
+        "in every head."),
+    "04.cold_limit": lambda: (
+        "Dividing by a tiny T blows the gaps between scores up, so the largest score (1.5, the second entry) "
+        "takes everything: [0, 1, 0, 0]."),
+    "06.split_numbers": lambda: (
+        "Y = [[0..5], [6..11]]; with h = 3 each head owns 2 neighbouring columns of every token. Head 2 gets "
+        "columns 3-4 (counting from 1): [[2, 3], [8, 9]]."),
+    "08.bert_params": lambda: (
+        f"4 matrices of 768 x 768 (W^Q, W^K, W^V for all heads together, and W^O): 4 * 768^2 = {_count(768, 12):,}."),
+    "08.llama_head_q": lambda: "One row per token, d_k columns: (16, 128).",
+    "08.llama_weights": lambda: f"Each head has a 16 x 16 weight matrix, 32 heads: 32 * 16 * 16 = {32 * 256:,}.",
+    "08.causal_zeros": lambda: "The cells above the diagonal of a 4 x 4 matrix are masked: 3 + 2 + 1 = 6 zeros.",
+    "09.weights_count": lambda: f"16 x 16 weights per head, 6 layers x 12 heads: 72 * 256 = {72 * 256:,}.",
+    "10.swapped_row": lambda: (
+        "Without positions, attention is permutation-equivariant: swapping tokens 2 and 3 swaps output rows 2 "
+        "and 3. Row 2 of the swapped sentence is the old third token's output: row 3."),
+    "10.pe_first_entry": lambda: f"PE[1, 0] = sin(1 / 10000^0) = sin(1) = {math.sin(1):.4f} (radians).",
+    "10.pe_self_dot": lambda: (
+        "The 512 columns form 256 pairs sin(a), cos(a), and each pair adds sin^2(a) + cos^2(a) = 1: 256."),
+    "10.torch_sentences": lambda: (
+        "batch_first=False reads (1, 3, 2) as (sequence length 1, batch 3, embedding 2): 3 sentences of one "
+        "token each, not one sentence of 3 tokens."),
+    "11.scores_flops": lambda: (
+        f"One head: (4 x 64) @ (64 x 4) = 16 dot products of length 64 = 2 * 4 * 4 * 64 = {2 * 4 * 4 * 64:,} "
+        f"operations; 8 heads: {8 * 2 * 4 * 4 * 64:,}."),
+    "11.crossover": lambda: "4 n^2 d_model = 8 n d_model^2  ->  n = 2 d_model = 2 * 768 = 1,536.",
+    "11.gpt2_weights_mib": lambda: (
+        f"12 * 1024 * 1024 numbers * 4 bytes = {12 * 1024 * 1024 * 4:,} bytes = 12 * 4 MiB = 48 MiB."),
+    "11.online_rescale": lambda: (
+        f"The running sum held exp(score - 2); with the new maximum 4 each term must be exp(score - 4), so it "
+        f"is multiplied by exp(2 - 4) = exp(-2) = {math.exp(-2):.4f}."),
 }
 
 
@@ -67,9 +123,9 @@ def solution_text(exercise_id):
     from . import _lookup  # the answer exercises; raises a clear ValueError for an unknown id
 
     ex = _lookup(exercise_id)
-    if ex.solution:
-        return f"{ex.question}\n\n{ex.solution}"
     answer = _fmt(ex.answer())
+    if ex.solution:
+        return f"{ex.question}\n\nAnswer: {answer}\n{ex.solution}"
     if exercise_id in WORKED:
         return f"{ex.question}\n\nAnswer: {answer}\n{WORKED[exercise_id]()}"
     return f"{ex.question}\n\nAnswer: {answer}\nHow: {ex.hint}"
