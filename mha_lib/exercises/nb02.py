@@ -2,13 +2,32 @@
 
 import numpy as np
 
-from .. import init_params, load_running_example, parameter_count, project, selection_matrix
+from .. import MHAParams, init_params, load_running_example, multi_head_attention, project, selection_matrix
 from . import Exercise
 
 # Doc 003's tiny numbers: a1 = (1, 1), a2 = (1, 0), W^Q = [[1, 1], [0, 1]].
 _W_TINY = np.array([[[1.0, 1.0], [0.0, 1.0]]])  # (h=1, d_model=2, d_k=2)
 
+def _distinct_shared_patterns():
+    """How many different weight matrices the 8 heads give when all use head 1's matrices."""
+    ex = load_running_example()
+    p = ex.params
+    shared = MHAParams(W_q=np.repeat(p.W_q[:1], 8, axis=0), W_k=np.repeat(p.W_k[:1], 8, axis=0),
+                       W_v=np.repeat(p.W_v[:1], 8, axis=0), W_o=p.W_o)
+    w = multi_head_attention(ex.X, shared).weights  # (8, 4, 4)
+    return len(np.unique(w.reshape(8, -1), axis=0))
+
+
 EXERCISES = {
+    "predict_shared_heads": Exercise(
+        question="Predict before you run the cell: all 8 heads get head 1's W^Q, W^K and W^V. How many DIFFERENT "
+                 "attention-weight patterns will the 8 panels show?",
+        answer=_distinct_shared_patterns,
+        hint="Same X, same three matrices: every head computes exactly the same numbers.",
+        kind="number",
+        rtol=0.0,
+        atol=0.0,
+    ),
     "tiny_q": Exercise(
         question="With W^Q = [[1, 1], [0, 1]], what is the query q = a W^Q of the token a = (2, 1)? "
                  "Answer with a list of 2 numbers.",
@@ -22,15 +41,6 @@ EXERCISES = {
         answer=lambda: project(load_running_example().X, init_params(512, 4).W_q)[0].shape,
         hint="d_k = 512 / 4; Q_i has one row per token and d_k columns.",
         kind="shape",
-    ),
-    "params_bert": Exercise(
-        question="How many weights (no biases) does one attention layer with d_model = 768, h = 12, "
-                 "d_k = d_model / h have, W^Q, W^K, W^V and W^O together?",
-        answer=lambda: parameter_count(768, 12)["total"],
-        hint="With d_k = d_model / h the answer does not depend on h: 4 * d_model^2.",
-        kind="number",
-        rtol=0.0,
-        atol=0.0,
     ),
     "selection_head2": Exercise(
         question="d_model = 4, h = 2, and one token's fused query is Q = [[1, 2, 3, 4]]. Head 2's part is "

@@ -4,8 +4,16 @@ import math
 
 import numpy as np
 
-from .. import attention_scores, load_running_example, multi_head_attention
+from .. import attention_scores, designed_example, load_running_example, multi_head_attention, softmax
 from . import Exercise
+
+
+def _peak_unscaled(d_k=64, sentences=2000, seed=0):
+    """Average largest weight of a softmax row of unscaled scores of random queries and keys."""
+    rng = np.random.default_rng(seed)
+    Q = rng.standard_normal((sentences, 4, d_k))
+    K = rng.standard_normal((sentences, 4, d_k))
+    return float(softmax(attention_scores(Q, K, scale=1.0)).max(axis=-1).mean())
 
 
 def _doc002_scores():
@@ -19,7 +27,30 @@ def _running_scores():
     return multi_head_attention(ex.X, ex.params).scores  # (8, 4, 4)
 
 
+def _previous_token_of_saw():
+    ex = designed_example()
+    scores = multi_head_attention(ex.X, ex.params).scores  # (4, 5, 5)
+    return ex.tokens[int(scores[0, ex.tokens.index("saw")].argmax())]
+
+
 EXERCISES = {
+    "predict_previous_token": Exercise(
+        question="Predict before you run the cell: in the designed previous-token head (sentence 'the cat saw the "
+                 "dog'), the query of 'saw' gets its largest score with the key of which token? Answer with the word.",
+        answer=_previous_token_of_saw,
+        hint="The query of the token at position p asks for position p - 1: which word comes just before 'saw'?",
+        kind="choice",
+    ),
+    "predict_peak_unscaled": Exercise(
+        question="Predict before you run the cell: random standard-normal queries and keys, 4 tokens, d_k = 64, "
+                 "NO division by sqrt(d_k). On average, how large is the largest softmax weight of a row? "
+                 "A guess within 0.1 counts.",
+        answer=_peak_unscaled,
+        hint="Scores spread by about 8 = sqrt(64), and exp(8) is about 3000: the largest score usually takes "
+             "almost everything. Think 'close to one-hot'.",
+        rtol=0.0,
+        atol=0.1,
+    ),
     "scores_shape": Exercise(
         question="What is the shape of scores_i for ONE head of the running example (4 tokens, d_k = 64)? "
                  "Answer with a tuple like (a, b).",
@@ -28,9 +59,9 @@ EXERCISES = {
         kind="shape",
     ),
     "scale_factor": Exercise(
-        question="With d_model = 768 and h = 12 (BERT-Base), what number are the dot products divided by? "
+        question="With d_model = 4096 and h = 32 (LLaMA-7B), what number are the dot products divided by? "
                  "Give it with two decimals.",
-        answer=lambda: math.sqrt(768 // 12),
+        answer=lambda: math.sqrt(4096 // 32),
         hint="First d_k = d_model / h, then take its square root.",
     ),
     "doc002_entry": Exercise(

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .. import causal_mask, load_running_example, multi_head_attention, softmax
+from .. import attention_dropout, causal_mask, load_running_example, multi_head_attention, softmax
 from . import Exercise
 
 
@@ -17,6 +17,14 @@ def _causal_weights():
 
 
 EXERCISES = {
+    "predict_dropout_row": Exercise(
+        question="Predict before you run the cell: dropout with p = 0.5 drops the first two weights of the row "
+                 "[0.1, 0.2, 0.3, 0.4] and keeps the last two. What is the row after dropout? A list of 4 numbers.",
+        answer=lambda: attention_dropout(np.array([0.1, 0.2, 0.3, 0.4]), 0.5,
+                                         keep=np.array([False, False, True, True])),
+        hint="Dropped weights become 0; kept weights are divided by 1 - p = 0.5. The row need not add up to 1.",
+        kind="array",
+    ),
     "row_sum": Exercise(
         question="After the row-by-row softmax of the running example, what does the WHOLE 4 x 4 weight matrix "
                  "of one head add up to?",
