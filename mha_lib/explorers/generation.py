@@ -1,0 +1,307 @@
+"""Explorers of notebook 12: generation with a KV cache, and grouped-query heads.
+
+* :func:`make_generation_explorer`: a slider adds one token at a time. Every
+  head's causal weights so far (the new query row framed), the cached keys of
+  one head growing by a row, and what this step computes with and without the
+  cache.
+* :func:`make_gqa_explorer`: a slider over the valid numbers of key/value
+  heads (the divisors of h). Which query heads share which key/value head, the
+  weights of every head, and the KV-cache size of a published model at a
+  chosen context length.
+
+Both are built on the shared heatmap grid (:mod:`mha_lib.explorers.grid`) and
+the toolkit (:mod:`mha_lib.explorers.toolkit`); the math is
+:func:`mha_lib.decode_step`, :func:`mha_lib.multi_head_attention` and
+:func:`mha_lib.kv_cache_bytes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.patches import Rectangle
+
+from ..attention import causal_mask, divisors, multi_head_attention
+from ..data import embed_tokens, tokenize
+from ..generation import PUBLISHED_CONFIGS, KVCache, decode_step
+from ..params import init_params
+from ..plotting import SIGNED_CMAP
+from .grid import HeadGrid, plot_heatmap
+from .toolkit import LayoutDrawer, build_explorer, checkbox, dropdown, inch_box, int_slider, literal, text_family
+
+__all__ = ["GENERATION_SENTENCE", "generation_state", "make_generation_explorer", "gqa_state", "make_gqa_explorer"]
+
+GENERATION_SENTENCE = "humpty dumpty sat on a wall"
+_NEW = "#D55E00"  # Okabe-Ito vermilion: what this step computes
+_GROUP_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+
+
+# --------------------------------------------------------------------------- generation, step by step
+
+
+@dataclass(frozen=True)
+class GenerationState:
+    """What :func:`generation_state` computed for one step (t = number of tokens so far)."""
+
+    tokens: tuple
+    t: int
+    use_cache: bool
+    weights: np.ndarray  # (h, n, n): row i = the weights decode_step gave token i; rows >= t are zero
+    shown: np.ndarray  # (n, n) bool: cells computed so far (causal, rows < t)
+    keys: np.ndarray  # (n, d_k): head 1's cached keys, rows >= t zero
+    key_limits: tuple
+    cache_rows: int
+    counts: dict
+
+
+def _generation_layer(tokens, d_model, h):
+    X = embed_tokens(list(tokens), d_model)  # (n, d_model)
+    return X, init_params(d_model, h, seed=0)
+
+
+def generation_state(t=1, use_cache=True, sentence=GENERATION_SENTENCE, d_model=32, h=4):
+    """Feed the first t tokens of ``sentence`` to :func:`mha_lib.decode_step` one at a time.
+
+    Returns a :class:`GenerationState`: the weights of every step (row i is step i's one new
+    query row), head 1's cached keys, and how many rows and scores the last step computes with the
+    cache and without it (recomputing the whole prefix).
+    """
+    tokens = tuple(tokenize(sentence)) if isinstance(sentence, str) else tuple(sentence)
+    n = len(tokens)
+    if not 1 <= t <= n:
+        raise ValueError(f"step t={t} must be between 1 and the number of tokens, {n}")
+    X, params = _generation_layer(tokens, d_model, h)
+    cache = KVCache(params)
+    weights = np.zeros((h, n, n))
+    for i in range(t):
+        step = decode_step(X[i], params, cache)  # one new query row; the cache grows by one key and value row
+        weights[:, i, : i + 1] = step.weights  # (h, i+1)
+    keys = np.zeros((n, params.d_k))
+    keys[:t] = cache.K[0]  # head 1's cached keys, (t, d_k)
+    all_keys = X @ params.W_k[0]  # (n, d_model) @ (d_model, d_k) -> (n, d_k): fixed colour limits for every step
+    m = float(np.abs(all_keys).max())
+    shown = causal_mask(n) & (np.arange(n) < t)[:, None]  # (n, n)
+    counts = {
+        "cache": {"query rows": 1, "key/value rows": 1, "scores": t},
+        "recompute": {"query rows": t, "key/value rows": t, "scores": t * t},
+    }
+    return GenerationState(tokens=tokens, t=t, use_cache=bool(use_cache), weights=weights, shown=shown, keys=keys,
+                           key_limits=(-m, m), cache_rows=len(cache), counts=counts)
+
+
+class _GenerationDrawer(LayoutDrawer):
+    size = (10.0, 3.6)
+
+    def key(self, res):
+        return (res.tokens, res.weights.shape[0], res.keys.shape[1])
+
+    def build(self, fig, res):
+        h, n, _ = res.weights.shape
+        W, H = self.size
+        grid = HeadGrid(fig, h, res.tokens, region=(0.05, 0.05, 7.5, 2.95), annotate=True, ncols=4,
+                        cbar_label="attention weight", caption="", panel_cap=1.6)
+        frames = []
+        for heat in grid.panels:
+            frame = Rectangle((-0.5, -0.5), n, 1, fill=False, edgecolor=_NEW, linewidth=2.0, zorder=5)
+            heat.ax.add_patch(frame)
+            frames.append(frame)
+        box = inch_box(W, H)
+        ax_k = fig.add_axes(box(8.45, 0.55, 1.3, 2.0))
+        keys = plot_heatmap(ax_k, res.keys, res.tokens, None, cmap=SIGNED_CMAP, vmin=res.key_limits[0],
+                            vmax=res.key_limits[1], numbers=False, fontsize=8)
+        ax_k.set_title("head 1's cached keys K\n(a row per token)", fontsize=8, pad=3)
+        ax_k.set_xlabel("d_k", fontsize=8, labelpad=2)
+        key_frame = Rectangle((-0.5, -0.5), res.keys.shape[1], 1, fill=False, edgecolor=_NEW, linewidth=2.0,
+                              zorder=5)
+        ax_k.add_patch(key_frame)
+        text = fig.text(0.15 / W, 0.3 / H, "", ha="left", va="bottom", fontsize=9, fontfamily=text_family())
+        return grid, frames, keys, key_frame, text
+
+    def update(self, layout, res):
+        grid, frames, keys, key_frame, text = layout
+        t, n = res.t, len(res.tokens)
+        first = t - 1 if res.use_cache else 0  # the rows this step computes
+        rows = t - first
+        for frame in frames:
+            frame.set_y(first - 0.5)
+            frame.set_height(rows)
+        key_frame.set_y(first - 0.5)
+        key_frame.set_height(rows)
+        word = res.tokens[t - 1]
+        caption = f"step {t} of {n}: the new token is '{word}' (framed: what this step computes)"
+        changed = grid.update(res.weights, mask=res.shown, caption=caption)
+        changed += keys.set_data(res.keys, mask=np.broadcast_to((np.arange(n) < t)[:, None], res.keys.shape))
+        c, r = res.counts["cache"], res.counts["recompute"]
+        if res.use_cache:
+            line = (f"with the KV cache: this step computes 1 query row, 1 key row and 1 value row per head and "
+                    f"{c['scores']} scores per head;\nthe {t - 1} earlier keys and values are read from the cache, "
+                    f"which now holds {res.cache_rows} rows per head")
+        else:
+            line = (f"without a cache: this step recomputes all {r['query rows']} query, key and value rows and "
+                    f"{r['scores']} scores per head\n({t * (t - 1) // 2} of them masked), only to keep the last row")
+        text.set_text(literal(line))
+        return changed + frames + [key_frame, text]
+
+
+def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=3, use_cache=True):
+    """A slider that generates ``sentence`` one token at a time through :func:`mha_lib.decode_step`.
+
+    Controls: ``t`` (how many tokens so far) and ``use_cache``. The picture: every head's causal
+    weights so far, the framed rows being what this step computes (one new query row with the
+    cache; every row without it), head 1's cached keys growing by one row per step, and the counts.
+
+    Returns
+    -------
+    ExplorerBox
+    """
+    tokens = tuple(tokenize(sentence))
+    if not 2 <= len(tokens) <= 10:
+        raise ValueError(f"make_generation_explorer: give a sentence of 2 to 10 words, got {len(tokens)}")
+    controls = {
+        "t": int_slider("tokens so far", t, 1, len(tokens)),
+        "use_cache": checkbox("use the KV cache", use_cache),
+    }
+    drawer = _GenerationDrawer()
+
+    def compute(t, use_cache):
+        return generation_state(t, use_cache, tokens, d_model, h)
+
+    return build_explorer(controls, compute, drawer, figsize=drawer.size, dpi=90)
+
+
+# --------------------------------------------------------------------------- grouped-query heads
+
+
+@dataclass(frozen=True)
+class GQAState:
+    """What :func:`gqa_state` computed: the toy layer's heads and a published model's cache."""
+
+    tokens: tuple
+    h: int
+    h_kv: int
+    weights: np.ndarray  # (h, n, n)
+    kv_of: tuple  # kv head of each query head
+    model: str
+    n_tokens: int
+    cache_gib: dict  # label -> GiB for this model at n_tokens (float16)
+
+
+def gqa_state(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8, d_model=64):
+    """A toy layer with h query heads sharing h_kv key/value heads on the running example's words,
+    and the float16 KV cache of ``model`` at 2**log2_tokens tokens, grouped as published and not."""
+    tokens = ("humpty", "dumpty", "sat", "on")
+    if h % h_kv:
+        raise ValueError(f"h_kv={h_kv} must divide h={h}; choose one of {divisors(h)}")
+    if model not in PUBLISHED_CONFIGS:
+        raise ValueError(f"model {model!r} unknown; choose one of {list(PUBLISHED_CONFIGS)}")
+    params = init_params(d_model, h, h_kv=h_kv, seed=1)
+    X = embed_tokens(list(tokens), d_model)  # (4, d_model)
+    weights = multi_head_attention(X, params, mask=causal_mask(len(tokens))).weights  # (h, 4, 4)
+    cfg = PUBLISHED_CONFIGS[model]
+    n_tokens = 2**log2_tokens
+    gib = {
+        f"one per query\nhead (h_kv = {cfg.h})": kv_gib(cfg, cfg.h, n_tokens),
+        f"as published\n(h_kv = {cfg.h_kv})": kv_gib(cfg, cfg.h_kv, n_tokens),
+        "multi-query\n(h_kv = 1)": kv_gib(cfg, 1, n_tokens),
+    }
+    kv_of = tuple(i // (h // h_kv) for i in range(h))
+    return GQAState(tokens=tokens, h=h, h_kv=h_kv, weights=weights, kv_of=kv_of, model=model, n_tokens=n_tokens,
+                    cache_gib=gib)
+
+
+def kv_gib(cfg, h_kv, n_tokens):
+    """GiB of float16 keys and values for one sequence of a model shaped like ``cfg`` with h_kv kv heads."""
+    from ..generation import kv_cache_bytes
+
+    return kv_cache_bytes(cfg.n_layers, h_kv, cfg.d_k, n_tokens, 2) / 2**30
+
+
+def plot_sharing(ax, h, h_kv):
+    """Draw h query heads (top row) joined to the h_kv key/value heads they share (bottom row)."""
+    ax.set_xlim(-0.5, h - 0.5)
+    ax.set_ylim(-0.2, 1.35)
+    ax.set_axis_off()
+    group = h // h_kv
+    artists = []
+    for j in range(h_kv):
+        colour = _GROUP_COLOURS[j % len(_GROUP_COLOURS)]
+        x_kv = j * group + (group - 1) / 2  # under the middle of its group
+        artists.append(ax.add_patch(Rectangle((x_kv - 0.4, 0.0), 0.8, 0.3, facecolor=colour, edgecolor="black",
+                                              alpha=0.85)))
+        artists.append(ax.text(x_kv, 0.15, f"K,V {j + 1}", ha="center", va="center", fontsize=7, color="white",
+                               fontweight="bold"))
+        for i in range(j * group, (j + 1) * group):
+            artists += ax.plot([i, x_kv], [0.9, 0.3], color=colour, lw=1.2)
+            artists.append(ax.add_patch(Rectangle((i - 0.4, 0.9), 0.8, 0.3, facecolor="white", edgecolor=colour,
+                                                  linewidth=2)))
+            artists.append(ax.text(i, 1.05, f"Q {i + 1}", ha="center", va="center", fontsize=7))
+    return artists
+
+
+class _GQADrawer(LayoutDrawer):
+    size = (10.0, 5.6)
+
+    def key(self, res):
+        return (res.h, res.h_kv)
+
+    def build(self, fig, res):
+        W, H = self.size
+        box = inch_box(W, H)
+        ax_share = fig.add_axes(box(0.3, 0.5, 5.6, 1.3))
+        plot_sharing(ax_share, res.h, res.h_kv)
+        ax_share.set_title(f"h = {res.h} query heads (top) share h_kv = {res.h_kv} key/value heads (bottom, what "
+                           f"the cache stores):\n{res.h // res.h_kv} query heads per key/value head", fontsize=9,
+                           pad=4)
+        titles = [f"head {i + 1} (K,V {j + 1})" for i, j in enumerate(res.kv_of)]
+        grid = HeadGrid(fig, res.h, res.tokens, region=(0.05, 2.05, 6.4, 3.45), titles=titles, caption=None,
+                        cbar_label="attention weight", panel_cap=1.3)
+        ax_bar = fig.add_axes(box(7.3, 0.6, 2.5, 3.9))
+        bars = ax_bar.bar(range(3), [1.0, 1.0, 1.0], color=["#999999", "#0072B2", "#009E73"])
+        ax_bar.set_xticks(range(3), labels=list(res.cache_gib), fontsize=7)
+        ax_bar.tick_params(axis="y", labelsize=7)
+        ax_bar.set_ylabel("KV cache, GiB (float16, one sequence)", fontsize=8)
+        labels = [ax_bar.text(k, 0, "", ha="center", va="bottom", fontsize=8) for k in range(3)]
+        title = ax_bar.set_title("", fontsize=8, pad=4)
+        return grid, ax_bar, bars, labels, title
+
+    def update(self, layout, res):
+        grid, ax_bar, bars, labels, title = layout
+        changed = grid.update(res.weights, mask=causal_mask(len(res.tokens)))
+        values = list(res.cache_gib.values())
+        top = max(values) * 1.2
+        ax_bar.set_ylim(0, top)
+        for bar, label, v, name in zip(bars, labels, values, res.cache_gib):
+            bar.set_height(v)
+            label.set_position((bar.get_x() + bar.get_width() / 2, v + top * 0.01))
+            label.set_text(f"{v:,.2f}")
+        ax_bar.set_xticks(range(3), labels=list(res.cache_gib), fontsize=7)
+        title.set_text(literal(f"{res.model} at {res.n_tokens:,} tokens"))
+        return changed + [ax_bar]
+
+
+def make_gqa_explorer(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8):
+    """A slider over the valid h_kv (divisors of h), a published model and a context length.
+
+    Shows which query heads share which key/value head, the toy layer's weights for every head
+    (heads that share keys and values differ only through their queries), and the model's KV cache
+    at 2**log2_tokens tokens with h_kv as published, with one key/value head per query head, and
+    with a single one (multi-query).
+
+    Returns
+    -------
+    ExplorerBox
+    """
+    controls = {
+        "h_kv": widgets.SelectionSlider(options=divisors(h), value=h_kv, description="h_kv (key/value heads)",
+                                        continuous_update=False, style={"description_width": "initial"}),
+        "model": dropdown("model", list(PUBLISHED_CONFIGS), model),
+        "log2_tokens": int_slider("context = 2^", log2_tokens, 8, 17),
+    }
+    drawer = _GQADrawer()
+
+    def compute(h_kv, model, log2_tokens):
+        return gqa_state(h_kv, model, log2_tokens, h=h)
+
+    return build_explorer(controls, compute, drawer, figsize=drawer.size, dpi=90)
