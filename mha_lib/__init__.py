@@ -35,6 +35,7 @@ from .designed import DesignedExample, TwoHeadsDemo, designed_example, two_heads
 from .flash import blockwise_attention
 from .generation import PUBLISHED_CONFIGS, DecodeResult, KVCache, ModelConfig, decode_step, kv_cache_bytes
 from .rope import rope_angles, rotary_embedding
+from .translation import TranslationExample, translation_example
 from .params import MHAParams, init_params, parameter_count, params_from_fused, params_to_fused, selection_matrix
 
 __version__ = "0.1.0"
@@ -50,6 +51,8 @@ __all__ = [
     "repeat_kv",
     "rope_angles",
     "rotary_embedding",
+    "TranslationExample",
+    "translation_example",
     "DesignedExample",
     "MHAParams",
     "MHAResult",

@@ -108,3 +108,21 @@ def test_cross_attention_matches_pytorch_live(seed, n, m, d_model, h, bias, mask
     r = mha_lib.multi_head_attention(X, mha_lib.params_from_fused(*fused, h), mask=mask, memory=memory)
     np.testing.assert_allclose(r.output, y.numpy(), rtol=0, atol=TOL)
     np.testing.assert_allclose(r.weights, w.numpy(), rtol=0, atol=TOL)
+
+
+def test_translation_example_heads_do_what_their_roles_say():
+    ex = mha_lib.translation_example()
+    r = mha_lib.multi_head_attention(ex.X, ex.params, memory=ex.memory)
+    assert r.weights.shape == (2, 4, 5)
+    meaning, position = r.weights
+    targets = {"le": ["the"], "chat": ["cat"], "noir": ["black"], "dort": ["is", "sleeping"]}
+    for i, word in enumerate(ex.tokens):
+        cols = [ex.memory_tokens.index(w) for w in targets[word]]
+        assert meaning[i, cols].sum() > 0.99, word  # the meaning head finds the translation
+        assert min(meaning[i, cols]) > 0.45
+        assert position[i, i] > 0.99  # the position head looks at the same place
+    # the output's first half is the fetched meaning: "chat" carries the concept CAT
+    cat = ex.meaning[2]
+    assert r.output[1, :8] @ cat > 0.99
+    assert len(ex.roles) == ex.params.h == 2
+    np.testing.assert_allclose(ex.meaning @ ex.meaning.T, np.eye(5), atol=1e-12)
