@@ -544,7 +544,7 @@ FUNCTION_EXERCISES = {
     ),
     "05.weighted_sum": FunctionExercise(
         signature="my_weighted_sum(weights, V)",
-        returns="weights @ V, shape (..., n, d_v)",
+        returns="each query's weighted sum of the value rows, shape (..., n, d_v)",
         library="mha_lib.weighted_sum",
         make_cases=_cases_weighted_sum,
         mistakes=_MISTAKES_WEIGHTED_SUM,
