@@ -10,13 +10,15 @@ dict ``EXERCISES`` of name -> :class:`Exercise`; a notebook calls
 Kinds of answers:
     "number"  a float, compared with a relative and absolute tolerance
     "array"   an array, compared element-wise with the same tolerance
-    "shape"   a tuple of ints, compared exactly
-    "choice"  a string or int, compared exactly (strings case-insensitively)
+    "shape"   a tuple of whole numbers, compared exactly; also typed as text, "4, 128" or "(4, 128)"
+    "choice"  a string or a number, compared exactly (strings case-insensitively; "129" counts as 129)
 """
 
 from __future__ import annotations
 
 import importlib
+import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -56,38 +58,98 @@ def question(exercise_id):
     return _lookup(exercise_id).question
 
 
-def _is_right(ex, answer):
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?)"
+_SHAPE_FORMAT = "Type a shape as a tuple of whole numbers, like (4, 128) (or the text \"4, 128\")"
+
+
+def _shape_from_text(text):
+    """'(4, 128)', '4, 128', '4 x 128', '[4,128]' -> the list of their number strings, or None if not such text."""
+    inner = text.strip()
+    if inner[:1] in "([" and inner[-1:] in ")]":
+        inner = inner[1:-1]
+    parts = [p for p in re.split(r"\s*[,x×*]\s*|\s+", inner.strip(), flags=re.IGNORECASE) if p]
+    if not parts or not all(re.fullmatch(_NUMBER, p, flags=re.IGNORECASE) for p in parts):
+        return None
+    return [float(p) for p in parts]
+
+
+def _judge_shape(expected, answer):
+    """(right, note): note says what is malformed about the answer, None when it could be judged."""
+    if isinstance(answer, str):
+        entries = _shape_from_text(answer)
+        if entries is None:
+            return False, f"{_SHAPE_FORMAT}; {answer!r} is not that."
+    elif isinstance(answer, (tuple, list)) or (isinstance(answer, np.ndarray) and answer.ndim == 1):
+        entries = list(answer)
+    else:
+        return False, f"{_SHAPE_FORMAT}, not a {type(answer).__name__}."
+    whole = []
+    for a in entries:
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, float, np.integer, np.floating)):
+            return False, f"{_SHAPE_FORMAT}: each entry must be one of the whole numbers, and {a!r} is not."
+        if not (math.isfinite(a) and float(a).is_integer()):
+            return False, f"{_SHAPE_FORMAT}: each entry must be one of the whole numbers, and {a!r} is not."
+        whole.append(int(a))
+    return tuple(whole) == tuple(expected), None
+
+
+def _judge_choice(expected, answer):
+    if isinstance(answer, np.ndarray) or isinstance(answer, (list, tuple, set, dict)):
+        if np.ndim(answer) == 0 and isinstance(answer, np.ndarray):
+            answer = answer.item()
+        else:
+            return False, f"Give one answer, not a {type(answer).__name__} of several values."
+    if isinstance(expected, str):
+        return isinstance(answer, str) and answer.strip().lower() == expected.strip().lower(), None
+    if isinstance(answer, str):  # "129" for the number 129
+        text = answer.strip()
+        if not re.fullmatch(_NUMBER, text, flags=re.IGNORECASE):
+            return False, f"The answer is a number; {answer!r} is not one."
+        answer = float(text)
+    if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, float, np.integer, np.floating)):
+        return False, f"The answer is a number, not a {type(answer).__name__}."
+    return bool(answer == expected), None
+
+
+def _judge(ex, answer):
+    """(right, note): whether ``answer`` is right, and a note on its form when it could not be judged."""
     expected = ex.answer()
     if ex.kind == "shape":
-        try:
-            return tuple(int(a) for a in answer) == tuple(expected)
-        except TypeError:
-            return False
+        return _judge_shape(expected, answer)
     if ex.kind == "choice":
-        if isinstance(expected, str):
-            return isinstance(answer, str) and answer.strip().lower() == expected.lower()
-        return answer == expected
+        return _judge_choice(expected, answer)
+    if isinstance(answer, (bool, np.bool_)):
+        return False, "The answer is a number (or numbers), not True or False."
     try:
         got = np.asarray(answer, dtype=float)
-    except (TypeError, ValueError):
-        return False
+    except Exception:  # strings that are not numbers, ragged lists, dicts, complex numbers, ...
+        return False, f"The answer is a number (or a list of numbers); {answer!r:.60} could not be read as one."
     expected = np.asarray(expected, dtype=float)
-    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=ex.rtol, atol=ex.atol))
+    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=ex.rtol, atol=ex.atol)), None
+
+
+def _is_right(ex, answer):
+    """Whether ``answer`` is right (a malformed answer is simply not right)."""
+    return _judge(ex, answer)[0]
 
 
 def check(exercise_id, answer):
     """Print whether ``answer`` is right, with a hint when it is not; return True/False.
 
-    ``None`` (the placeholder in the notebooks) prints the question again.
+    ``None`` (the placeholder in the notebooks) prints the question again. An
+    answer of the wrong form (a shape given as a dict, a shape with 4.4 in it,
+    several values for a single choice) is not right, and the message says
+    which form is expected. Shapes may be typed as text: ``"4, 128"``.
     """
     ex = _lookup(exercise_id)
     if answer is None or answer is ...:
         print(f"Replace None with your answer. The question: {ex.question}")
         return False
-    if _is_right(ex, answer):
+    right, note = _judge(ex, answer)
+    if right:
         print("✅ Right.")
         return True
-    print(f"❌ Not yet. Hint: {ex.hint}")
+    print(f"❌ Not yet. {note}" if note else f"❌ Not yet. Hint: {ex.hint}")
     return False
 
 
