@@ -84,7 +84,7 @@ def test_scaling_explorer_controls(boxes):
                                  range=(-np.abs(box.result.scores).max(), np.abs(box.result.scores).max()))
     np.testing.assert_array_equal(box.drawer.stairs.get_data().values, counts)
     assert "d_k = 1024" in hist.get_title()
-    np.testing.assert_array_equal(box.drawer.rows_panel[1].get_array(), box.result.weights[:6, 0, :])
+    np.testing.assert_array_equal(box.drawer.rows_panel.image.get_array(), box.result.weights[:6, 0, :])
 
 
 # --------------------------------------------------------------------------- 03 scores explorer
@@ -136,7 +136,7 @@ def test_scores_explorer_reuses_layouts_and_updates_numbers(boxes, ex):
     assert first[0].images[0].get_clim()[1] == pytest.approx(np.abs(r.scores).max())
     assert first[0].images[0].get_clim()[1] > 5 * lo_scaled
     assert box.drawer.cell_texts(0) == [format(v, ".2f") for v in r.scores[0].ravel()]
-    assert "NOT scaled" in box.figure._suptitle.get_text()
+    assert "NOT scaled" in box.drawer.layout.caption.get_text()
     box.controls["h"].value = 4
     assert len(_head_panels(box)) == 4
     box.controls["h"].value = 8  # back to a layout built before: its axes are shown again
@@ -166,18 +166,37 @@ def test_scores_explorer_scaling_off_and_free_dk(boxes, ex):
     np.testing.assert_allclose(box.result.scores, r.scores, rtol=1e-12)
 
 
-def test_scores_explorer_impossible_h_shows_message(boxes):
+def test_scores_explorer_h_offers_only_valid_values(boxes):
     box = make_scores_explorer()
     boxes.append(box)
-    box.controls["h"].value = 3  # 512 / 3 is not whole
-    assert "not divisible by h=3" in box.message.value
-    assert box.result is None
-    assert box.image.layout.display == "none"
-    box.controls["h"].value = 4
-    assert box.message.value == ""
-    assert box.image.layout.display is None
+    assert list(box.controls["h"].options) == [1, 2, 4, 8, 16]  # tied: the divisors of 512 up to 16
+    box.controls["tie"].value = False
+    assert list(box.controls["h"].options) == list(range(1, 17))  # free d_k: any h
+    box.controls["h"].value = 3
+    assert box.message.value == "" and box.result.h == 3
+    box.controls["tie"].value = True  # h = 3 is impossible when tied: the slider moves to the nearest valid h
+    assert box.controls["h"].value in (2, 4) and box.message.value == ""
+    assert box.result.d_k == 512 // box.controls["h"].value
     with pytest.raises(ValueError, match="not divisible"):
         scores_setting(h=7)
+
+
+def test_scores_explorer_rejects_tokens_and_x_of_different_lengths():
+    with pytest.raises(ValueError, match="one token per row"):
+        make_scores_explorer(X=np.zeros((3, 8)), tokens=["a", "b"])
+    with pytest.raises(ValueError, match="one token per row"):
+        scores_setting(X=np.zeros((3, 8)), tokens=["a", "b"], h=2)
+
+
+def test_scores_explorer_same_setting_same_png(boxes):
+    box = make_scores_explorer()
+    boxes.append(box)
+    first = bytes(box.image.value)
+    box.controls["scaled"].value = False
+    box.controls["h"].value = 4
+    box.controls["h"].value = 8
+    box.controls["scaled"].value = True
+    assert bytes(box.image.value) == first
 
 
 # --------------------------------------------------------------------------- 04 softmax explorer
@@ -234,7 +253,7 @@ def test_softmax_explorer_temperature(softmax_box, ex, log10_T):
     for i, ax in enumerate(panels):
         np.testing.assert_allclose(ax.images[0].get_array(), w[i], rtol=1e-10, atol=1e-12)
         assert box.drawer.cell_texts(i) == [format(v, ".2f") for v in w[i].ravel()]
-    assert f"T = {T:.3g}," in box.figure._suptitle.get_text()
+    assert f"T = {T:.3g}," in box.drawer.layout.caption.get_text()
     if log10_T == 2.0:  # hot: nearly uniform
         np.testing.assert_allclose(box.result.weights, 0.25, atol=0.01)
     if log10_T == -2.0:  # cold: nearly one-hot on the largest score
@@ -261,7 +280,8 @@ def test_softmax_explorer_padding_needs_pad_and_then_blocks_it(boxes):
     assert "no PAD token" in box.message.value
     assert box.result is None
     box.controls["sentence"].value = "You are welcome PAD"
-    assert "d_model=6 is not divisible by h=8" in box.message.value  # still 8 heads: impossible for d_model 6
+    assert list(box.controls["h"].options) == [1, 2, 3, 6]  # d_model = 6: only its divisors
+    assert box.controls["h"].value == 6 and box.message.value == ""  # 8 heads moved to the nearest valid h
     box.controls["h"].value = 2
     assert box.message.value == ""
     assert box.result.d_k == 3
@@ -296,9 +316,9 @@ def test_make_mask_and_bad_settings():
     with pytest.raises(ValueError, match="not one of"):
         softmax_setting(sentence="hello world")
     for bad_h in (0, -2, 2.5):
-        with pytest.raises(ValueError, match="impossible"):
+        with pytest.raises((ValueError, TypeError), match=f"h={bad_h} is impossible|h must be a whole number"):
             softmax_setting(h=bad_h)
-        with pytest.raises(ValueError, match="impossible"):
+        with pytest.raises((ValueError, TypeError), match=f"h={bad_h} is impossible|h must be a whole number"):
             scores_setting(h=bad_h)
 
 

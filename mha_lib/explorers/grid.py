@@ -32,11 +32,11 @@ from matplotlib.patches import Patch
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, head_grid, symmetric_limits
 from .toolkit import inch_box, literal, render_png, short, text_family
 
-__all__ = ["MASKED_COLOR", "CellNumbers", "Heatmap", "plot_heatmap", "HeadGrid", "heads_picture", "render_png",
+__all__ = ["MASKED_COLOR", "CellNumbers", "Heatmap", "plot_heatmap", "HeadGrid", "heads_picture", "matrix_panel", "render_png",
            "token_labels"]
 
 MASKED_COLOR = "#C8C8C8"  # masked cells: light grey, hatched
-_CHAR = 0.6 / 72  # inches per character per point of font size, roughly (DejaVu Sans)
+_CHAR = 0.56 / 72  # inches per character per point of font size, roughly (DejaVu Sans, lower case)
 
 
 def token_labels(tokens, max_chars=14):
@@ -122,10 +122,10 @@ def _cell_squares(masked):
 class Heatmap:
     """One heatmap drawn by :func:`plot_heatmap`: ``ax``, ``image``, ``numbers``, ``hatch``."""
 
-    __slots__ = ("ax", "image", "numbers", "hatch")
+    __slots__ = ("ax", "image", "numbers", "hatch", "cbar")
 
     def __init__(self, ax, image, numbers, hatch):
-        self.ax, self.image, self.numbers, self.hatch = ax, image, numbers, hatch
+        self.ax, self.image, self.numbers, self.hatch, self.cbar = ax, image, numbers, hatch, None
 
     def set_data(self, M, mask=None, clim=None):
         """Show matrix M; ``mask`` (True = may attend) greys out the other cells; ``clim`` = (lo, hi)."""
@@ -215,6 +215,31 @@ def plot_heatmap(ax, M, row_labels=None, col_labels=None, *, mask=None, cmap=WEI
     return heat
 
 
+def matrix_panel(fig, rect, shape, row_labels, col_labels, *, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0, title="",
+                 xlabel="", ylabel="", cbar_label="", numbers=True, fs=7):
+    """One heatmap with its own colour bar at a fixed place; returns its :class:`Heatmap` (``.cbar`` added).
+
+    ``rect`` = (left, top, width, height) in inches from the figure's top-left corner.
+    """
+    W, H = fig.get_size_inches()
+    box = inch_box(W, H)
+    x0, top, w, h = rect
+    rows, cols = shape
+    ax = fig.add_axes(box(x0, top, w, h))
+    afs = min(fs, 0.75 * h * 72 / rows, w * 72 / cols / 2.6)
+    heat = plot_heatmap(ax, np.zeros(shape), row_labels, col_labels, cmap=cmap, vmin=vmin, vmax=vmax,
+                        numbers=numbers and afs >= 5.0, fontsize=min(fs, max(4.5, 0.8 * h * 72 / rows)),
+                        number_size=afs, rotate=False)
+    ax.set_title(title, fontsize=fs + 1, pad=3)
+    ax.set_xlabel(xlabel, fontsize=fs, labelpad=2)
+    ax.set_ylabel(ylabel, fontsize=fs, labelpad=2)
+    cax = fig.add_axes(box(x0 + w + 0.08, top, 0.1, h))
+    heat.cbar = fig.colorbar(heat.image, cax=cax)
+    heat.cbar.set_label(cbar_label, fontsize=fs)
+    cax.tick_params(labelsize=fs - 1)
+    return heat
+
+
 class HeadGrid:
     """h heatmaps (one per head) in a region of a figure, one shared colour scale and colour bar.
 
@@ -287,7 +312,10 @@ class HeadGrid:
             panel_h_max = (height - cap_h - title_h - bottom_labels - gap_y * (rows - 1)) / rows
             # cells stay square: a panel is m cells wide and n cells tall
             cell = min(panel_w / m, panel_h_max / n, panel_cap / max(n, m))
-            if rotate or col_long * tfs * _CHAR <= 0.9 * cell:
+            if rotate or col_long * tfs * _CHAR <= 0.95 * cell:
+                break
+            if 0.95 * cell / (col_long * _CHAR) >= 6.5:  # a slightly smaller font fits: no need to turn them
+                tfs = 0.95 * cell / (col_long * _CHAR)
                 break
             rotate = True
         panel_w, panel_h = cell * m, cell * n
@@ -300,7 +328,7 @@ class HeadGrid:
             fig.set_size_inches(W, H)
             spare = 0.0
         box = inch_box(W, H)
-        gy = top + cap_h + title_h + spare / 2
+        gy = top + cap_h + title_h + (spare / 2 if caption is None else 0.0)  # under its caption
         signed = cmap == SIGNED_CMAP if signed is None else signed
         afs = min(fs - 1, cell * 72 / (3.0 if signed else 2.6))
         self.annotate = bool(annotate) and afs >= 5.0

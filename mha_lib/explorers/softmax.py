@@ -20,22 +20,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import numpy as np
 
-from .. import (causal_mask, divisors, embed_tokens, load_running_example, multi_head_attention,
-                padding_mask, sinusoidal_positions)
-from ..plotting import WEIGHTS_CMAP
-from ._base import Frame, build_explorer, checkbox, dropdown, int_slider
-from .scores import HeadGrid, _cached_params, _LayoutPool, _check_heads, _link_dk_to_h, row_entropy
+from .. import embed_tokens, load_running_example, multi_head_attention, sinusoidal_positions
+from ..attention import MASK_KINDS as MASKS, make_mask, row_entropy
+from .grid import HeadGrid
+from .toolkit import (TIE_LABEL, LayoutDrawer, build_explorer, checkbox, dropdown, explorer_params, heads_control,
+                      int_slider, link_heads)
 
 __all__ = ["PAD_TOKENS", "pad_example", "make_mask", "SoftmaxSetting", "softmax_setting", "SoftmaxDrawer",
            "make_softmax_explorer"]
 
 PAD_TOKENS = ("You", "are", "welcome", "PAD")
 SENTENCES = ("humpty dumpty sat on", "You are welcome PAD")
-MASKS = ("none", "causal", "padding")
 
 
 def pad_example(d_model=6):
@@ -51,31 +49,6 @@ def pad_example(d_model=6):
     """
     X = embed_tokens(PAD_TOKENS, d_model) + sinusoidal_positions(len(PAD_TOKENS), d_model)  # (4, d_model)
     return PAD_TOKENS, X
-
-
-def make_mask(kind, tokens):
-    """The (n, n) boolean mask (True = may attend) called ``kind`` for these tokens, or None.
-
-    Parameters
-    ----------
-    kind : {"none", "causal", "padding"}
-    tokens : sequence of str
-
-    Raises
-    ------
-    ValueError
-        For an unknown kind, or a padding mask on a sentence without "PAD".
-    """
-    if kind == "none":
-        return None
-    if kind == "causal":
-        return causal_mask(len(tokens))
-    if kind == "padding":
-        if "PAD" not in tokens:
-            raise ValueError(f"the sentence {' '.join(tokens)!r} has no PAD token, so a padding mask would hide "
-                             "nothing: choose the sentence 'You are welcome PAD'")
-        return padding_mask(list(tokens))
-    raise ValueError(f"mask={kind!r} is not one of {MASKS}")
 
 
 @dataclass(frozen=True)
@@ -131,15 +104,9 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
         raise ValueError(f"sentence={sentence!r} is not one of {SENTENCES}")
     if not (isinstance(temperature, (int, float, np.floating)) and math.isfinite(temperature) and temperature > 0):
         raise ValueError(f"temperature T={temperature!r} must be a positive number")
-    d_model = X.shape[-1]
-    _check_heads(h)
-    if tie:
-        if d_model % h:
-            raise ValueError(f"d_model={d_model} is not divisible by h={h}, so d_k = d_model/h is not a whole "
-                             f"number: choose h in {divisors(d_model)}, or untick 'd_k = d_model / h'")
-        d_k = d_model // h
     m = make_mask(mask, tokens)
-    params = _cached_params(d_model, h, d_k, seed)
+    params = explorer_params(X.shape[-1], h, None if tie else d_k, seed)  # the library's d_k = d_model / h rule
+    d_k = params.d_k
     r = multi_head_attention(X, params, mask=m, scale=1.0 / (temperature * math.sqrt(d_k)))
     return SoftmaxSetting(sentence=sentence, h=h, d_k=d_k, temperature=float(temperature), mask_kind=mask,
                           tokens=tuple(tokens), mask=m, weights=r.weights)
@@ -150,29 +117,32 @@ def _softmax_title(res):
             f"  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)")
 
 
-class SoftmaxDrawer(_LayoutPool):
-    """Draws a :class:`SoftmaxSetting`: every head's weights on the shared scale [0, 1].
+class SoftmaxDrawer(LayoutDrawer):
+    """Draws a :class:`SoftmaxSetting`: every head's weights on the shared scale [0, 1], masked cells hatched.
 
-    Call it as ``drawer(fig, res)``; it returns a :class:`~mha_lib.explorers._base.Frame`. The axes
-    are placed by hand (no layout engine) and built once per layout (h, tokens); a setting with the
-    same layout (another temperature, mask or d_k) only changes the images, the numbers in the cells
-    and the title, painted over a cached picture of the rest.
+    Built once per layout (h, tokens); another temperature, mask or d_k only changes the images,
+    the numbers in the cells and the caption.
     """
 
     WIDTH, HEIGHT = 10.0, 5.2  # inches
+    size = (WIDTH, HEIGHT)
 
-    def _build(self, fig, res):
-        lay = SimpleNamespace()
-        lay.grid = HeadGrid(fig, res.h, res.tokens, (0.05, 0.4, self.WIDTH - 0.1, self.HEIGHT - 0.45),
-                            cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0, cbar_label="attention weight (shared scale)",
-                            annotate=res.h <= 8, signed=False, panel_cap=2.2, shrink=True)
-        return lay
+    def key(self, res):
+        return res.h, res.tokens
 
-    def __call__(self, fig, res):
-        new_layout = self._switch(fig, (res.h, res.tokens), res)
-        self.layout.grid.update(res.weights)  # every row sums to 1 (or 0): the colour scale stays [0, 1]
-        self.title.set_text(_softmax_title(res))
-        return Frame(self.layout.grid.dynamic() + [self.title], new_layout)
+    def build(self, fig, res):
+        return HeadGrid(fig, res.h, res.tokens, annotate=res.h <= 8, panel_cap=2.2, shrink=True, caption="")
+
+    def update(self, grid, res):
+        return grid.update(res.weights, mask=res.mask, caption=_softmax_title(res))
+
+    def head_panels(self):
+        """The axes of the head panels now shown."""
+        return [heat.ax for heat in self.layout.panels]
+
+    def cell_texts(self, i):
+        """The numbers written in head i's cells (0-based), row by row ([] when none are written)."""
+        return self.layout.cell_texts(i)
 
 
 def make_softmax_explorer(seed=0):
@@ -190,9 +160,9 @@ def make_softmax_explorer(seed=0):
 
     controls = {
         "sentence": dropdown("sentence", list(SENTENCES), SENTENCES[0]),
-        "h": int_slider("heads h", 8, 1, 16),
+        "h": heads_control(512, 8),
         "d_k": int_slider("d_k", 64, 1, 512, disabled=True),
-        "tie": checkbox("d_k = d_model / h", True),
+        "tie": checkbox(TIE_LABEL, True),
         "T": widgets.FloatLogSlider(value=1.0, base=10, min=-2.0, max=2.0, step=0.25, description="temperature T",
                                     continuous_update=False, readout_format=".3g",
                                     style={"description_width": "initial"}),
@@ -203,8 +173,7 @@ def make_softmax_explorer(seed=0):
         return softmax_setting(sentence=sentence, h=h, d_k=d_k, tie=tie, temperature=float(T), mask=mask, seed=seed)
 
     drawer = SoftmaxDrawer()
-    box = build_explorer(controls, compute, drawer, figsize=(SoftmaxDrawer.WIDTH, SoftmaxDrawer.HEIGHT),
-                         layout=None, title="Attention weights of every head")
+    box = build_explorer(controls, compute, drawer, figsize=drawer.size, title="Attention weights of every head")
     box.drawer = drawer
-    _link_dk_to_h(box, lambda: 512 if controls["sentence"].value == SENTENCES[0] else 6)
+    link_heads(box, lambda: 512 if controls["sentence"].value == SENTENCES[0] else 6)
     return box

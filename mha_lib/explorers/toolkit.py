@@ -49,11 +49,12 @@ from matplotlib.figure import Figure
 from ..attention import divisors
 
 __all__ = ["build_explorer", "render_png", "Frame", "ExplorerBox", "LayoutDrawer", "int_slider", "dropdown",
-           "checkbox", "heads_control", "link_heads", "TIE_LABEL", "literal", "short", "text_family",
-           "MEMORY_BUDGET", "check_budget", "single_blas_thread", "inch_box"]
+           "checkbox", "heads_control", "link_heads", "TIE_LABEL", "SCALE_LABEL", "literal", "short", "text_family",
+           "MEMORY_BUDGET", "check_budget", "explorer_params", "running_inputs", "single_blas_thread", "inch_box"]
 
 _PNG_COMPRESS_LEVEL = 1
 TIE_LABEL = "d_k = d_model / h"  # the one wording of the tie control, in every explorer
+SCALE_LABEL = "divide by √d_k"  # the one wording of the scaling control
 MEMORY_BUDGET = 200 * 2**20  # bytes an explorer setting may need (parameters + intermediates)
 
 
@@ -97,6 +98,56 @@ def check_budget(numbers, what, budget=MEMORY_BUDGET):
         raise ValueError(f"{what} would need about {need / 2**20:,.0f} MB of memory; this explorer stays "
                          f"under {budget / 2**20:.0f} MB: choose smaller sizes")
     return need
+
+
+_PARAMS: dict = {}
+_PARAMS_KEPT = 12_000_000  # numbers of parameters kept between settings (about 100 MB)
+
+
+def explorer_params(d_model, h, d_k=None, seed=0):
+    """``mha_lib.init_params(d_model, h, d_k, seed=seed)``, budget-checked and kept for the last settings.
+
+    The rule d_k = d_model / h (d_k None) and its message come from the library; a setting whose
+    parameters would exceed :data:`MEMORY_BUDGET` is refused before anything is allocated. With
+    d_model=512, h=8 and seed=0 these are the running example's parameters.
+    """
+    from ..params import init_params, parameter_count
+
+    try:
+        count = parameter_count(d_model, h, d_k=d_k)["total"]  # the library says when h does not divide d_model
+    except ValueError as exc:
+        raise ValueError(str(exc).removeprefix("parameter_count: ")) from None
+    key = (d_model, h, d_k, seed)
+    if key not in _PARAMS:
+        check_budget(count, f"W^Q, W^K, W^V and W^O for d_model={d_model}, h={h}, d_k={d_k or d_model // h}")
+        _PARAMS[key] = init_params(d_model, h, d_k=d_k, seed=seed)
+        while len(_PARAMS) > 1 and sum(p.count()["total"] for p in _PARAMS.values()) > _PARAMS_KEPT:
+            del _PARAMS[next(iter(_PARAMS))]  # the oldest
+    _PARAMS[key] = _PARAMS.pop(key)  # most recently used last
+    return _PARAMS[key]
+
+
+def running_inputs(X=None, tokens=None):
+    """X and tokens to explore: the running example ("humpty dumpty sat on") unless given.
+
+    Raises
+    ------
+    ValueError
+        When X is not (n, d_model) with one token per row.
+    """
+    import numpy as np
+
+    from ..data import load_running_example
+
+    if X is None:
+        ex = load_running_example()
+        return ex.X, tuple(ex.tokens)
+    X = np.asarray(X, dtype=float)
+    tokens = tuple(tokens) if tokens is not None else tuple(f"t{m + 1}" for m in range(len(X)))
+    if X.ndim != 2 or X.shape[0] != len(tokens):
+        raise ValueError(f"X must have shape (n, d_model) with n = len(tokens) = {len(tokens)}, got shape "
+                         f"{X.shape}: give one token per row of X")
+    return X, tokens
 
 
 @contextlib.contextmanager
