@@ -35,8 +35,12 @@ def check_array(x, name, ndim=None, min_ndim=None):
     return arr
 
 
-def check_mask(mask, shape):
-    """Check a boolean mask (True = may attend) and broadcast it to ``shape``."""
+def check_mask(mask, shape, heads=None):
+    """Check a boolean mask (True = may attend) and broadcast it to ``shape``.
+
+    ``heads``: the number of heads that share this mask (the head dimension is
+    not part of ``shape``); named in the message when the shape is wrong.
+    """
     mask = np.asarray(mask)
     if mask.dtype != bool:
         raise TypeError(
@@ -47,7 +51,52 @@ def check_mask(mask, shape):
     try:
         return np.broadcast_to(mask, shape)
     except ValueError:
+        if heads is not None:
+            scores = tuple(shape[:-2]) + (heads,) + tuple(shape[-2:])
+            target = f"{tuple(shape[-2:])}" + (f" or broadcast to {tuple(shape)}" if len(shape) > 2 else "")
+            raise ValueError(
+                f"mask has shape {mask.shape} but it must be {target}: "
+                f"one mask shared by all {heads} heads (the scores have shape {scores}); a mask with a head "
+                "dimension is not accepted"
+            ) from None
         raise ValueError(
             f"mask has shape {mask.shape} but the scores have shape {tuple(shape)}; "
             f"the mask must be (n, n) = {tuple(shape[-2:])} or broadcast to it"
         ) from None
+
+
+def divisors(m):
+    """The divisors of m, in increasing order: the valid head counts for d_model=m.
+
+    Trial division up to sqrt(m), so even m = 10**9 + 7 answers at once.
+
+    Examples
+    --------
+    >>> divisors(12)
+    [1, 2, 3, 4, 6, 12]
+    """
+    m = int(m)
+    small, large = [], []
+    k = 1
+    while k * k <= m:
+        if m % k == 0:
+            small.append(k)
+            if k * k != m:
+                large.append(m // k)
+        k += 1
+    return small + large[::-1]
+
+
+def valid_h_text(d_model, h=None, most=12):
+    """The valid h for d_model as text for a message: all of them, or the ``most`` nearest to h.
+
+    Examples
+    --------
+    >>> valid_h_text(8)
+    '[1, 2, 4, 8]'
+    """
+    choices = divisors(d_model)
+    if len(choices) <= most:
+        return str(choices)
+    near = sorted(sorted(choices, key=lambda k: abs(k - (h or 1)))[:most])
+    return f"{near} (the {most} nearest of its {len(choices)} divisors)"

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_array, check_mask
+from ._checks import check_array, check_mask, divisors, valid_h_text
 from .params import MHAParams
 
 __all__ = [
@@ -110,12 +110,18 @@ def softmax(x, axis=-1):
     array([[0.25, 0.75]])
     """
     x = np.asarray(x)
-    if x.dtype == bool or not np.issubdtype(x.dtype, np.number):
-        raise TypeError(f"softmax: x must hold numbers, got dtype {x.dtype}")
+    if x.dtype == bool or not np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.complexfloating):
+        raise TypeError(f"softmax: x must hold real numbers, got dtype {x.dtype}"
+                        + (" (complex numbers have no order, so no maximum)" if x.dtype.kind == "c" else ""))
     if not np.issubdtype(x.dtype, np.floating):
         x = x.astype(np.float64)  # integers -> float64; float32 stays float32
     if x.ndim == 0:
         raise ValueError("softmax: x is a single number; pass at least a 1-D array of scores")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"softmax: axis={axis} does not exist for x of shape {x.shape}; use axis=-1 (the rows)")
+    if x.shape[axis] == 0:
+        raise ValueError(f"softmax: x has shape {x.shape}, so its rows (along axis {axis}) have no entries: "
+                         "there is nothing to normalise (no tokens, n=0?)")
     row_max = np.max(x, axis=axis, keepdims=True)  # a NaN or +inf anywhere in a row shows up in its maximum
     if np.isnan(row_max).any():
         raise ValueError("softmax: x contains NaN; find where the NaN came from (a 0/0 or inf-inf upstream)")
@@ -247,7 +253,7 @@ def split_heads(Y, h):
     if width % h:
         raise ValueError(
             f"split_heads: the last dimension ({width}) is not divisible by h={h}; "
-            f"choose h in {divisors(width)}"
+            f"choose h in {valid_h_text(width, h)}"
         )
     d = width // h
     Y = Y.reshape(*Y.shape[:-1], h, d)  # (..., n, h*d) -> (..., n, h, d)
@@ -324,7 +330,14 @@ def attention_scores(Q, K, scale=None):
         )
     d_k = Q.shape[-1]
     scale = _check_scale(scale, d_k)
-    return (Q @ np.swapaxes(K, -1, -2)) * scale  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported just below, clearly
+        scores = (Q @ np.swapaxes(K, -1, -2)) * scale  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)
+    if not np.isfinite(scores).all():
+        raise ValueError(
+            f"attention_scores: the scores overflow to inf or NaN in {scores.dtype} (the largest |Q| entry is "
+            f"{float(np.abs(Q).max()):.3g}, |K| {float(np.abs(K).max()):.3g}); scale the inputs down or compute in float64"
+        )
+    return scores
 
 
 def apply_mask(scores, mask):
@@ -593,6 +606,8 @@ def multi_head_attention(X, params, mask=None, scale=None, *, memory=None, dropo
             f"d_model={params.d_model}; X must have shape (n, {params.d_model})"
         )
     n = X.shape[-2]
+    if n == 0:
+        raise ValueError(f"multi_head_attention: X has no tokens (n=0): its shape is {X.shape}; give at least one row")
     if memory is None:
         source = X  # self-attention: keys and values come from X too
     else:
@@ -610,10 +625,12 @@ def multi_head_attention(X, params, mask=None, scale=None, *, memory=None, dropo
                 "do not match; give one memory per sentence of X (or one memory for all)"
             ) from None
     m = source.shape[-2]
+    if m == 0:
+        raise ValueError(f"multi_head_attention: memory has no tokens (m=0): its shape is {source.shape}; give at least one row")
     dropout = _check_dropout(dropout, rng, "multi_head_attention")
     if mask is not None:
         batch = np.broadcast_shapes(X.shape[:-2], source.shape[:-2])
-        mask = check_mask(mask, batch + (n, m))  # (..., n, m), the same for every head
+        mask = check_mask(mask, batch + (n, m), heads=params.h)  # (..., n, m), the same for every head
     Q = project(X, params.W_q, params.b_q)  # (..., n, d_model) -> (..., h, n, d_k)
     K = project(source, params.W_k, params.b_k)  # (..., m, d_model) -> (..., h_kv, m, d_k)
     V = project(source, params.W_v, params.b_v)  # (..., m, d_model) -> (..., h_kv, m, d_v)
@@ -738,9 +755,18 @@ def multi_head_attention_loop(X, params, mask=None, scale=None):
     output : ndarray, shape (n, d_model)
     weights : ndarray, shape (h, n, n)
     """
+    if not isinstance(params, MHAParams):
+        raise TypeError(
+            f"multi_head_attention_loop: params must be an MHAParams (from init_params or params_from_fused), "
+            f"got {type(params).__name__}"
+        )
     X = check_array(X, "X", ndim=2)
     if X.shape[1] != params.d_model:
         raise ValueError(f"multi_head_attention_loop: X must have shape (n, {params.d_model}), got {X.shape}")
+    if X.shape[0] == 0:
+        raise ValueError(f"multi_head_attention_loop: X has no tokens (n=0): its shape is {X.shape}; give at least one row")
+    if mask is not None:
+        mask = check_mask(mask, (X.shape[0], X.shape[0]), heads=params.h)  # (n, n), the same for every head
     head_outputs, head_weights = [], []
     group = params.h // params.h_kv  # query heads per key/value head (1 unless grouped-query)
     for i in range(params.h):
@@ -819,6 +845,15 @@ def padding_mask(tokens, pad_token="PAD"):
         raise TypeError(
             "padding_mask: tokens is a single string; pass a list of tokens, e.g. \"You are welcome PAD\".split()"
         )
+    rows = list(tokens) if isinstance(tokens, (list, tuple)) else None
+    if rows and any(isinstance(r, (list, tuple, np.ndarray)) for r in rows):  # a batch of sentences
+        lengths = [len(r) if isinstance(r, (list, tuple, np.ndarray)) else None for r in rows]
+        if None in lengths or len(set(lengths)) > 1:
+            shown = [("a string" if isinstance(r, str) else length) for r, length in zip(rows, lengths)]
+            raise ValueError(
+                f"padding_mask: a batch needs sentences of equal length, got lengths {shown}; "
+                f"pad the short ones explicitly with {pad_token!r} first, e.g. sentence + [{pad_token!r}] * (n - len(sentence))"
+            )
     toks = np.asarray(tokens, dtype=object)
     if toks.ndim not in (1, 2) or toks.size == 0:
         raise ValueError(
@@ -869,11 +904,6 @@ def sinusoidal_positions(n, d_model):
 
 
 # --------------------------------------------------------------------------- small helpers
-
-
-def divisors(m):
-    """The divisors of m, in increasing order: the valid head counts for d_model=m."""
-    return [k for k in range(1, m + 1) if m % k == 0]
 
 
 MASK_KINDS = ("none", "causal", "padding")

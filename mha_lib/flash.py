@@ -91,6 +91,9 @@ def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=Fa
             f"blockwise_attention: K has {K.shape[-2]} keys but V has {V.shape[-2]} values; "
             "every key needs exactly one value"
         )
+    if K.shape[-2] == 0:
+        raise ValueError(f"blockwise_attention: K has no keys (no tokens, n_k=0, shape {K.shape}); "
+                         "give at least one key")
     block_size = _check_positive_int(block_size, "block_size", "blockwise_attention")
     scale = _check_scale(scale, Q.shape[-1])
     n_q, n_k, d_v = Q.shape[-2], K.shape[-2], V.shape[-1]
@@ -106,7 +109,14 @@ def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=Fa
     rows = np.arange(n_q)[:, None]  # (n_q, 1) query positions, for causal=True
     for start in range(0, n_k, block_size):
         stop = min(start + block_size, n_k)
-        s = (Q @ Kt[..., start:stop]) * dtype.type(scale)  # (..., n_q, d_k) @ (..., d_k, b) -> (..., n_q, b)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported just below, clearly
+            s = (Q @ Kt[..., start:stop]) * dtype.type(scale)  # (..., n_q, d_k) @ (..., d_k, b) -> (..., n_q, b)
+        if not np.isfinite(s).all():  # the same rule as scaled_dot_product_attention's softmax
+            raise ValueError(
+                f"blockwise_attention: the scores of keys {start}..{stop - 1} overflow to inf or NaN in {dtype} "
+                f"(the largest |Q| entry is {float(np.abs(Q).max()):.3g}, |K| {float(np.abs(K).max()):.3g}); "
+                "scale the inputs down or compute in float64"
+            )
         allowed = None
         if mask is not None:
             allowed = mask[..., start:stop]  # (..., n_q, b)

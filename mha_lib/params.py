@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_array
+from ._checks import check_array, valid_h_text
 
 __all__ = ["MHAParams", "init_params", "params_from_fused", "params_to_fused", "parameter_count", "selection_matrix"]
 
@@ -60,7 +60,7 @@ class MHAParams:
         if h_kv < 1 or h % h_kv:
             raise ValueError(
                 f"MHAParams: W_v has {h_kv} key/value heads, which does not divide the h={h} query heads of W_q; "
-                f"h_kv must be one of {[k for k in range(1, h + 1) if h % k == 0]}"
+                f"h_kv must be one of {valid_h_text(h, h_kv)}"
             )
         expected = {"W_k": (h_kv, d_model, d_k), "W_v": (h_kv, d_model, d_v), "W_o": (h * d_v, d_model)}
         for name, shape in expected.items():
@@ -124,7 +124,7 @@ def _resolve_sizes(d_model, h, d_k, d_v, where):
         raise ValueError(f"{where}: h={h} is impossible: the number of heads must be at least 1")
     if d_k is None:
         if d_model % h:
-            choices = [k for k in range(1, d_model + 1) if d_model % k == 0]
+            choices = valid_h_text(d_model, h)  # divisors up to sqrt(d_model): quick for any size
             raise ValueError(
                 f"{where}: d_model={d_model} is not divisible by h={h}, so d_k = d_model/h is not a whole number; "
                 f"choose h in {choices}, or give d_k explicitly"

@@ -66,7 +66,7 @@ def test_mismatched_parameter_shapes():
 
 
 def test_mask_of_the_wrong_shape():
-    with pytest.raises(ValueError, match=r"mask has shape \(3, 3\) but the scores have shape \(4, 4\)"):
+    with pytest.raises(ValueError, match=r"mask has shape \(3, 3\) but it must be \(4, 4\)"):
         mha_lib.multi_head_attention(X, P, mask=mha_lib.causal_mask(3))
 
 
