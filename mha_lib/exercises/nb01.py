@@ -22,6 +22,7 @@ EXERCISES = {
         kind="number",
         rtol=0.0,
         atol=0.1,
+        solution="The rows are random numbers seeded by the word, so 'cat' and 'dog' are two unrelated random directions in 512 dimensions; their cosine is typically about 1/sqrt(512) = 0.044 in size (here -0.043). Trained embeddings would give clearly more.",
     ),
     "X_shape": Exercise(
         question=f"What shape is X for the sentence '{_SENTENCE}' with d_model = 16? Answer with a tuple.",

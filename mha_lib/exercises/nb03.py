@@ -40,6 +40,7 @@ EXERCISES = {
         answer=_previous_token_of_saw,
         hint="The query of the token at position p asks for position p - 1: which word comes just before 'saw'?",
         kind="choice",
+        solution="W^Q of the previous-token head turns position p into 'I look for position p - 1' and W^K turns position j into 'I am position j', so the query of 'saw' (position 2) matches the key at position 1: 'cat' (score 7 * 7 / 4 = 12.25; itself 6.125; the others 0).",
     ),
     "predict_peak_unscaled": Exercise(
         question="Predict before you run the cell: random standard-normal queries and keys, 4 tokens, d_k = 64, "
@@ -50,6 +51,7 @@ EXERCISES = {
              "almost everything. Think 'close to one-hot'.",
         rtol=0.0,
         atol=0.1,
+        solution="Unscaled scores of d_k = 64 standard-normal numbers spread by sqrt(64) = 8, so the largest of a row's 4 scores is usually several units above the next one, and exp of that gap is hundreds or thousands: the row is almost one-hot. Measured: about 0.91 on average.",
     ),
     "scores_shape": Exercise(
         question="What is the shape of scores_i for ONE head of the running example (4 tokens, d_k = 64)? "
