@@ -1,0 +1,327 @@
+"""One head, step by step: X, Q_i, K_i, V_i, the scores, the scaled scores, the weights, Head_i.
+
+A large view of a single head for a lecture: a "next step" button reveals the
+computation one matrix at a time, each with its formula, its shape and the
+token labels. It runs on three sets of weights:
+
+* ``"random"``: the running example ("humpty dumpty sat on", d_model = 512, 8 heads of d_k = 64);
+* ``"designed"``: :func:`mha_lib.designed_example`, 4 heads with a job (previous token, same word,
+  first token, next token) on "the cat saw the dog";
+* ``"trained"``: layer 1 of all-MiniLM-L6-v2 (notebook 09) on a short sentence; its head 3 looks at
+  the previous token.
+
+The pieces, as in every explorer:
+
+* :func:`compute_steps` is pure: settings in, a :class:`StepResult` out. Every number comes from
+  ``mha_lib`` (``multi_head_attention`` for Q_i, K_i, V_i and the scores, ``softmax`` and
+  ``weighted_sum`` for the temperature).
+* :class:`StepDrawer` draws a result: the eight panels are built once per set of weights, and a step
+  only changes their data, which panels are shown and which title is highlighted.
+* :func:`make_step_explorer` wires the controls (weights, head, step, temperature) and the
+  "previous step" / "next step" buttons; :func:`step_figure` is the still picture.
+
+Shape letters: n tokens, d_model, h heads, d_k, d_v.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+
+from .. import attention
+from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, symmetric_limits
+from .grid import plot_heatmap
+from .toolkit import build_explorer, dropdown, inch_box, int_slider, literal
+
+__all__ = ["SOURCES", "STEPS", "StepResult", "compute_steps", "StepDrawer", "make_step_explorer", "step_figure"]
+
+SOURCES = ("random", "designed", "trained")
+TRAINED_SENTENCE = "the cat sat on the mat"
+DEFAULT_HEAD = {"random": 1, "designed": 1, "trained": 3}
+
+# (short name for the step control, panel title, formula of the step, is the matrix (n, n)?)
+STEPS = (
+    ("X", "X", r"$X$: one row per token, $d_{model}$ numbers each", False),
+    ("Q_i", r"$Q_i = X\,W_i^Q$", r"$Q_i = X\,W_i^Q$: what each token looks for", False),
+    ("K_i", r"$K_i = X\,W_i^K$", r"$K_i = X\,W_i^K$: what each token offers to be found by", False),
+    ("V_i", r"$V_i = X\,W_i^V$", r"$V_i = X\,W_i^V$: what each token hands over when it is found", False),
+    ("scores", r"$Q_i K_i^T$", r"$Q_i K_i^T$: query of row $\cdot$ key of column, for every pair", True),
+    ("scaled", r"$Q_i K_i^T / \sqrt{d_k}$", r"$\mathrm{scores}_i = Q_i K_i^T / \sqrt{d_k}$: the spread no longer grows with $d_k$", True),
+    ("weights", r"$\mathrm{weights}_i$", r"$\mathrm{weights}_i = \mathrm{softmax}(\mathrm{scores}_i)$, row by row: each row sums to 1", True),
+    ("Head_i", r"$\mathrm{Head}_i = \mathrm{weights}_i\,V_i$", r"$\mathrm{Head}_i = \mathrm{weights}_i\,V_i$: each row is a weighted average of the rows of $V_i$", False),
+)
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One head of one layer, every intermediate, and how far the view has got.
+
+    Attributes
+    ----------
+    source : str
+        "random", "designed" or "trained".
+    tokens : tuple of str, length n
+    head : int
+        Head number, counted from 1.
+    h, d_model, d_k, d_v : int
+    step : int
+        0 (only X shown) ... 7 (Head_i shown).
+    temperature : float
+        The scaled scores are divided by it before the softmax (1: the layer as it is).
+    role : str
+        What the head does ("" for random weights).
+    matrices : tuple of ndarray
+        X (n, d_model), Q_i (n, d_k), K_i (n, d_k), V_i (n, d_v), Q_i K_i^T (n, n),
+        scaled scores (n, n), weights (n, n), Head_i (n, d_v), in the order of :data:`STEPS`.
+    """
+
+    source: str
+    tokens: tuple
+    head: int
+    h: int
+    d_model: int
+    d_k: int
+    d_v: int
+    step: int
+    temperature: float
+    role: str
+    matrices: tuple
+
+    @property
+    def n(self):
+        return len(self.tokens)
+
+    def shape(self, k):
+        """The shape of step k's matrix."""
+        return self.matrices[k].shape
+
+
+@functools.lru_cache(maxsize=4)
+def _layer(source):
+    """(tokens, X, MHAResult of the whole layer, roles) for one set of weights (kept: they never change)."""
+    if source == "random":
+        from ..data import load_running_example
+
+        ex = load_running_example()
+        X, params, tokens, roles = ex.X, ex.params, tuple(ex.tokens), ()
+    elif source == "designed":
+        from .. import designed_example
+
+        ex = designed_example()
+        X, params, tokens, roles = ex.X, ex.params, tuple(ex.tokens), tuple(ex.roles)
+    else:
+        from .. import minilm
+
+        try:
+            model = minilm.load_minilm()
+        except minilm.ModelNotInstalledError as exc:
+            raise ValueError(f"the trained model is not installed: {exc}") from None
+        out = minilm.run_minilm(TRAINED_SENTENCE, model)
+        X, params, tokens = out.hidden_states[0], model.layers[0].attention, tuple(out.tokens)
+        roles = tuple("previous token" if i == 2 else "" for i in range(params.h))  # measured in notebook 09
+    return tokens, X, attention.multi_head_attention(X, params), roles, params
+
+
+def compute_steps(source="random", head=None, step=7, temperature=1.0):
+    """Every intermediate of one head (pure: no drawing).
+
+    Parameters
+    ----------
+    source : {"random", "designed", "trained"}
+    head : int, optional
+        Counted from 1; default: the head worth showing (1, 1, and 3 for the trained layer).
+    step : int
+        0 ... 7: how many steps are revealed after X.
+    temperature : float
+        Positive; the scaled scores are divided by it before the softmax.
+
+    Raises
+    ------
+    ValueError
+        For an unknown source, a head the layer does not have, a step outside 0..7, a temperature
+        that is not positive (each with the values that work), or a missing trained model.
+    """
+    if source not in SOURCES:
+        raise ValueError(f"weights={source!r}: choose one of {SOURCES}")
+    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or not 0 <= step < len(STEPS):
+        raise ValueError(f"step={step!r}: choose a whole number from 0 (X) to {len(STEPS) - 1} (Head_i)")
+    if not isinstance(temperature, (int, float, np.floating)) or not np.isfinite(temperature) or temperature <= 0:
+        raise ValueError(f"temperature={temperature!r}: choose a positive number (1 leaves the head as it is)")
+    tokens, X, res, roles, params = _layer(source)
+    h = res.weights.shape[0]
+    head = DEFAULT_HEAD[source] if head is None else head
+    if isinstance(head, bool) or not isinstance(head, (int, np.integer)) or not 1 <= head <= h:
+        raise ValueError(f"head={head!r}: this layer has heads 1 to {h}")
+    i = head - 1
+    d_k = res.Q.shape[-1]
+    scaled = res.scores[i]  # (n, n): Q_i K_i^T / sqrt(d_k), from multi_head_attention
+    raw = scaled * np.sqrt(d_k)  # (n, n): Q_i K_i^T
+    weights = attention.softmax(scaled / temperature)  # (n, n), rows sum to 1; = res.weights[i] at T = 1
+    head_out = attention.weighted_sum(weights, res.V[i])  # (n, n) @ (n, d_v) -> (n, d_v)
+    matrices = (X, res.Q[i], res.K[i], res.V[i], raw, scaled, weights, head_out)
+    return StepResult(source=source, tokens=tokens, head=int(head), h=h, d_model=X.shape[-1], d_k=d_k,
+                      d_v=res.V.shape[-1], step=int(step), temperature=float(temperature),
+                      role=roles[i] if roles else "", matrices=matrices)
+
+
+class StepDrawer:
+    """Draws a :class:`StepResult`: eight panels built once per set of weights, then only updated.
+
+    Top row: X, Q_i, K_i, V_i (wide matrices, no numbers); bottom row: Q_i K_i^T, the scaled scores,
+    the weights (numbers in the cells) and Head_i. Panels of later steps are hidden; the current
+    step's title is highlighted and its formula is written under the panels. Called as
+    ``drawer(fig, res)``; the whole figure is redrawn (a step changes which axes are visible).
+    """
+
+    WIDTH, HEIGHT = 13.33, 7.5  # inches: 16:9
+    FS = 13
+    HIGHLIGHT = "#C0392B"
+
+    def __init__(self):
+        self.key = None
+        self.fig = None
+
+    def _build(self, fig, res):
+        fig.clear()
+        fig.set_layout_engine("none")
+        fig.set_size_inches(self.WIDTH, self.HEIGHT)
+        W, H, fs = self.WIDTH, self.HEIGHT, self.FS
+        box = inch_box(W, H)
+        n = res.n
+        longest = max(len(t) for t in res.tokens)
+        left = 0.35 + min(longest, 14) * fs * 0.6 / 72
+        gap = 0.45
+        col_w = (W - left - 0.25 - 3 * gap) / 4
+        top_h = min(1.7, 0.4 * n + 0.3)
+        sq = min(2.4, col_w)
+        cell_pt = sq * 72 / n
+        tfs = min(fs - 1, max(7.0, 0.8 * cell_pt))
+        rotate = longest * tfs * 0.55 / 72 > sq / n  # key labels turned when they would touch
+        self.caption = fig.text(0.25 / W, 1 - 0.1 / H, "", ha="left", va="top", fontsize=fs + 1, parse_math=False,
+                                linespacing=1.4)
+        self.formula = fig.text(0.25 / W, 0.25 / H, "", ha="left", va="bottom", fontsize=fs + 4)
+        self.heat, self.titles, self.shapes = [], [], []
+        y_top, y_bottom = 1.05, 1.05 + top_h + 0.8
+        for k, (_, title, _, square) in enumerate(STEPS):
+            r, c = divmod(k, 4)
+            M = res.matrices[k]
+            w = sq if square else col_w
+            h_in = sq if r else top_h
+            ax = fig.add_axes(box(left + c * (col_w + gap), y_top if r == 0 else y_bottom, w, h_in))
+            rows = res.tokens if c == 0 else None  # the rows of a row of panels line up
+            cols = res.tokens if square else None
+            signed = k != 6
+            numbers = square and cell_pt >= (20 if signed else 16)
+            heat = plot_heatmap(ax, M, rows, cols, cmap=SIGNED_CMAP if signed else WEIGHTS_CMAP,
+                                vmin=-1.0 if signed else 0.0, vmax=1.0, numbers=numbers, fontsize=tfs,
+                                fmt=".1f" if signed else ".2f", number_size=min(fs - 1, cell_pt / 3.0),
+                                signed=signed, rotate=rotate)
+            if not square:
+                ax.set_xlabel(f"{M.shape[1]} columns", fontsize=fs - 2, labelpad=2)
+            self.titles.append(ax.set_title(title, fontsize=fs, pad=4, loc="left"))
+            self.shapes.append(ax.text(1.0, 1.0, "", transform=ax.transAxes, ha="right", va="bottom",
+                                       fontsize=fs - 1, color="0.3"))
+            self.heat.append(heat)
+        self.fig = fig
+
+    def __call__(self, fig, res):
+        key = (res.source, res.tokens)
+        if key != self.key or self.fig is not fig or not fig.axes:
+            self._build(fig, res)
+            self.key = key
+        for k, (heat, M) in enumerate(zip(self.heat, res.matrices)):
+            clim = (0.0, 1.0) if k == 6 else symmetric_limits(M)
+            heat.set_data(M, clim=clim)
+            heat.ax.set_visible(k <= res.step)
+            current = k == res.step
+            self.titles[k].set_color(self.HIGHLIGHT if current else "black")
+            self.titles[k].set_fontweight("bold" if current else "normal")
+            self.shapes[k].set_text(str(M.shape))
+        if res.temperature != 1.0:
+            self.titles[6].set_text(rf"$\mathrm{{weights}}_i$, $T = {res.temperature:.2g}$")
+        else:
+            self.titles[6].set_text(STEPS[6][1])
+        role = f"  ({res.role})" if res.role else ""
+        names = {"random": "random weights (the running example)", "designed": "designed weights",
+                 "trained": "trained weights (all-MiniLM-L6-v2, layer 1)"}
+        self.caption.set_text(
+            f"“{' '.join(res.tokens)}”  ·  {names[res.source]}\n"
+            f"head {res.head} of {res.h}{role}  ·  d_model = {res.d_model}, d_k = {res.d_k}, d_v = {res.d_v}  ·  "
+            f"step {res.step + 1} of {len(STEPS)}")
+        formula = STEPS[res.step][2]
+        if res.step == 6 and res.temperature != 1.0:
+            formula = (r"$\mathrm{weights}_i = \mathrm{softmax}(\mathrm{scores}_i\,/\,T)$"
+                       f", T = {res.temperature:.2g}: " + ("sharper" if res.temperature < 1 else "flatter")
+                       + " than the layer's own")
+        self.formula.set_text(formula + f"   →   shape {res.shape(res.step)}")
+        return None
+
+
+def step_figure(source="random", head=None, step=7, temperature=1.0, dpi=90):
+    """The still picture of one setting (every step up to ``step``)."""
+    fig = Figure(dpi=dpi)
+    StepDrawer()(fig, compute_steps(source, head, step, temperature))
+    return fig
+
+
+_STEP_CSS = """<style>
+.mha-steps .widget-button { font-size: 1.1em; height: auto; min-height: 36px; }
+</style>"""
+
+
+def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=90):
+    """The one-head view: weights, head, step and temperature controls, and previous/next step buttons.
+
+    Returns
+    -------
+    ExplorerBox
+        ``box.controls``: source, head, step, temperature; ``box.next_step`` and ``box.previous_step``
+        (Buttons); ``box.result``: a :class:`StepResult`.
+    """
+    first = compute_steps(source, head, step, temperature)  # refuses a bad start value with its message
+    controls = {
+        "source": dropdown("weights", list(SOURCES), value=source),
+        "head": int_slider("head", first.head, 1, first.h),
+        "step": widgets.SelectionSlider(options=[(name, k) for k, (name, *_rest) in enumerate(STEPS)], value=step,
+                                        description="step", continuous_update=False,
+                                        style={"description_width": "initial"}),
+        "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=-1, max=1, step=0.05,
+                                              description="temperature T", continuous_update=False,
+                                              readout_format=".2f", style={"description_width": "initial"}),
+    }
+    holder = {}
+
+    def new_source(change):
+        if "box" not in holder:
+            return
+        tokens, X, res, roles, params = _layer(change["new"]) if change["new"] in SOURCES else (None,) * 5
+        if res is None:
+            return
+        with holder["box"].hold():
+            controls["head"].max = res.weights.shape[0]
+            controls["head"].value = DEFAULT_HEAD[change["new"]]
+
+    controls["source"].observe(new_source, names="value")  # before the explorer's own observer
+    box = build_explorer(controls, compute_steps, StepDrawer(), figsize=(StepDrawer.WIDTH, StepDrawer.HEIGHT),
+                         dpi=dpi, title=None)
+    holder["box"] = box
+    previous_step = widgets.Button(description="◀ previous step", layout=widgets.Layout(width="auto"))
+    next_step = widgets.Button(description="next step ▶", button_style="primary", layout=widgets.Layout(width="auto"))
+
+    def move(by):
+        def click(_button):
+            controls["step"].value = int(np.clip(controls["step"].value + by, 0, len(STEPS) - 1))
+        return click
+
+    previous_step.on_click(move(-1))
+    next_step.on_click(move(+1))
+    row = widgets.HBox([previous_step, next_step, *controls.values()],
+                       layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
+    box.children = (row, box.message, box.image, widgets.HTML(_STEP_CSS))
+    box.add_class("mha-steps")
+    box.next_step, box.previous_step = next_step, previous_step
+    return box
