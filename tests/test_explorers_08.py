@@ -54,14 +54,46 @@ def test_h_changes_the_number_of_panels_and_the_weights(box, h):
     assert box.controls["d_k"].value == 512 // h
 
 
-def test_impossible_h_shows_a_message_and_raises_nothing(box):
-    before = box.image.value
-    box.controls["h"].value = 7
-    assert "not divisible by h=7" in box.message.value
-    assert box.result is None
+def test_h_offers_only_valid_values_and_a_typed_impossible_setting_shows_a_message(box):
+    assert list(box.controls["h"].options) == [1, 2, 4, 8, 16, 32]  # tied: divisors of 512 up to 32
+    box.controls["d_model"].value = 768
+    assert list(box.controls["h"].options) == [1, 2, 3, 4, 6, 8, 12, 16, 24, 32]
+    box.controls["tie"].value = False
+    assert list(box.controls["h"].options) == list(range(1, 33))
+    with pytest.raises(ValueError, match="not divisible by h=7"):
+        compute_lecture(h=7)  # what a typed setting gets; the explorer shows it as its message
+
+
+def test_memory_budget_refuses_before_allocating(box):
+    import tracemalloc
+
+    box.controls["tie"].value = False
+    tracemalloc.start()
+    try:
+        box.controls["d_model"].value = 4096
+        box.controls["h"].value = 32
+        box.controls["d_k"].value = box.controls["d_k"].max
+        box.image  # finish the redraw
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "would need about 512 MB" in box.message.value and box.result is None
     assert box.image.layout.display == "none"
-    box.controls["h"].value = 4
-    assert box.message.value == "" and box.image.value != before
+    assert peak < 300 * 2**20  # the process did not grow by 300 MB on the way
+
+
+def test_large_settings_draw_head_by_head_reproducibly():
+    from mha_lib.explorers import lecture
+
+    a = compute_lecture(sentence="a b c", d_model=4096, h=8, mask="causal")  # 4 x 4096 x 4096 weights: > 200 MB
+    lecture._STREAMED.clear()
+    b = compute_lecture(sentence="a b c", d_model=4096, h=8, mask="causal")
+    np.testing.assert_array_equal(a.result.output, b.result.output)
+    r = a.result
+    np.testing.assert_allclose(r.weights.sum(-1), 1.0)
+    assert np.all(r.weights[:, ~causal_mask(3)] == 0)
+    np.testing.assert_allclose(r.heads, r.weights @ r.V, atol=1e-12)
+    assert r.output.shape == (3, 4096) and r.concat.shape == (3, 4096)
 
 
 def test_free_d_k(box):
@@ -73,6 +105,8 @@ def test_free_d_k(box):
                                expected("humpty dumpty sat on", 512, 8, d_k=10).weights, atol=1e-12)
     box.controls["h"].value = 7  # allowed when d_k is free
     assert box.message.value == "" and len(visible_head_axes(box)) == 7
+    box.controls["tie"].value = True  # 7 is not a divisor of 512: h moves to the nearest one
+    assert box.controls["h"].value == 8 and box.message.value == ""
 
 
 def test_same_layout_reuses_the_artists(box):
@@ -83,7 +117,7 @@ def test_same_layout_reuses_the_artists(box):
     assert box.drawer.last_layout_built is False
     assert box.figure.axes == axes_before
     assert box.image.value != first
-    drawn = np.stack([p.im.get_array() for p in box.drawer.panels[:8]])
+    drawn = np.stack([p.image.get_array() for p in box.drawer.panels[:8]])
     np.testing.assert_allclose(drawn, box.result.result.weights)
 
 
@@ -125,7 +159,7 @@ def test_scaling_off(box):
 def test_sentence_and_too_many_words(box):
     box.controls["sentence"].value = "the cat sat on the mat"
     assert box.result.tokens == ("the", "cat", "sat", "on", "the", "mat")
-    assert box.drawer.panels[0].im.get_array().shape == (6, 6)
+    assert box.drawer.panels[0].image.get_array().shape == (6, 6)
     # the same word gets the same embedding, so the two "the" rows attend alike
     np.testing.assert_allclose(box.result.result.weights[:, 0], box.result.result.weights[:, 4])
     box.controls["sentence"].value = " ".join(["w"] * 17)
@@ -189,9 +223,9 @@ def test_no_numbers_in_cells_that_are_too_small():
     fig = lecture_figure(sentence=" ".join(f"w{i}" for i in range(12)), h=16)
     drawer_panels = [a for a in fig.axes]
     assert len(drawer_panels) >= 16
-    from mha_lib.explorers.lecture import CellLabels
+    from mha_lib.explorers.grid import CellNumbers
 
-    labels = [c for ax in fig.axes for c in ax.artists if isinstance(c, CellLabels)]
+    labels = [c for ax in fig.axes for c in ax.artists if isinstance(c, CellNumbers)]
     assert labels and not any(c.get_visible() for c in labels)
 
 

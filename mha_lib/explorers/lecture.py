@@ -23,19 +23,19 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
-from matplotlib.artist import Artist
-from matplotlib.backends.backend_agg import get_hinting_flag
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
-from matplotlib.font_manager import FontProperties
 
 from .. import attention, params as _params
-from ..data import embed_tokens, tokenize
-from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP
-from ._base import Frame, build_explorer, checkbox, dropdown, int_slider
+from ..data import embed_tokens
+from ..plotting import SIGNED_CMAP
+from .grid import HeadGrid, token_labels
+from .toolkit import (MEMORY_BUDGET, SCALE_LABEL, TIE_LABEL, LayoutDrawer, build_explorer, check_budget, checkbox,
+                      dropdown, explorer_params, heads_control, inch_box, int_slider, link_heads, literal, short,
+                      text_family)
 
 __all__ = ["PRESETS", "LectureResult", "compute_lecture", "LectureDrawer", "shapes_table_html",
-           "make_lecture_explorer", "lecture_figure"]
+           "make_lecture_explorer", "lecture_figure", "RANDOM_NUMBERS_BUDGET"]
 
 # name -> (d_model, h, d_k); the real configurations of doc 001's table.
 PRESETS = {
@@ -47,22 +47,58 @@ PRESETS = {
 CUSTOM = "custom"
 D_MODEL_CHOICES = (8, 16, 32, 64, 128, 256, 512, 768, 1024, 4096)
 DEFAULT_SENTENCE = "humpty dumpty sat on"
-MASKS = ("none", "causal", "padding")
-
-# Parameters are random but deterministic (init_params(d_model, h, d_k, seed=0)); drawing them is
-# the slow part for big models (LLaMA-7B: 4 x 4096 x 4096 = 67 million numbers), so keep a few.
-_PARAM_CACHE: dict = {}
-_PARAM_CACHE_NUMBERS = 80_000_000
+MASKS = attention.MASK_KINDS
+RANDOM_NUMBERS_BUDGET = 80_000_000  # random weights drawn for one setting at most (about a second)
+_STREAMED: dict = {}  # the last large setting's per-head Q, K, V and V_i W^O_i (small: n rows each)
 
 
-def _cached_params(d_model, h, d_k):
-    key = (d_model, h, d_k)
-    if key not in _PARAM_CACHE:
-        p = _params.init_params(d_model, h, d_k=d_k, seed=0)
-        _PARAM_CACHE[key] = p
-        while sum(4 * k[0] * k[1] * k[2] for k in _PARAM_CACHE) > _PARAM_CACHE_NUMBERS and len(_PARAM_CACHE) > 1:
-            del _PARAM_CACHE[next(iter(_PARAM_CACHE))]  # the oldest
-    return _PARAM_CACHE[key]
+def _per_head(X, d_model, h, d_k, seed):
+    """Q, K, V (h, n, d_k) and V_i W^O_i (h, n, d_model) with every head's weights drawn from its own seed.
+
+    For settings whose weights would not fit in :data:`MEMORY_BUDGET` at once (LLaMA-7B: 4 x 4096 x 4096
+    numbers): head i's W_i^Q, W_i^K, W_i^V (d_model, d_k) and W^O_i (d_k, d_model) come from
+    ``default_rng([seed, d_model, h, d_k, i])`` with the standard deviations of :func:`mha_lib.init_params`,
+    are used and dropped, so memory holds one head's weights at a time; the same setting always gives
+    the same numbers.
+    """
+    n = len(X)
+    one_head = 4 * d_model * d_k
+    check_budget(one_head, f"one head's weights (4 x {d_model} x {d_k}, d_model={d_model}, d_k={d_k})")
+    if h * one_head > RANDOM_NUMBERS_BUDGET:
+        raise ValueError(f"d_model={d_model}, h={h}, d_k={d_k} has {h * one_head / 1e6:,.0f} million random weights "
+                         f"to draw (about {h * one_head / 6e7:.0f} s); this explorer draws at most "
+                         f"{RANDOM_NUMBERS_BUDGET / 1e6:.0f} million: choose a smaller d_k or h")
+    Q, K, V = (np.empty((h, n, d_k)) for _ in range(3))
+    VW = np.empty((h, n, d_model))
+    for i in range(h):
+        rng = np.random.default_rng([seed, d_model, h, d_k, i])
+        W = rng.standard_normal((3, d_model, d_k), dtype=np.float32) * np.float32(d_model**-0.5)
+        Q[i], K[i], V[i] = X @ W[0], X @ W[1], X @ W[2]  # (n, d_model) @ (d_model, d_k) -> (n, d_k)
+        W_o = rng.standard_normal((d_k, d_model), dtype=np.float32) * np.float32((h * d_k) ** -0.5)
+        VW[i] = V[i] @ W_o  # (n, d_k) @ (d_k, d_model) -> (n, d_model)
+    return Q, K, V, VW
+
+
+def _attention(X, tokens, d_model, h, d_k, tie, m, scale, seed=0):
+    """The MHAResult of one setting, with init_params when the weights fit in the budget, else head by head."""
+    full = _params.parameter_count(d_model, h, d_k=None if tie else d_k)["total"]  # the library's rule for tie
+    d_k = d_model // h if tie else d_k
+    check_budget(h * len(X) * (3 * d_k + d_model) + 2 * h * len(X) ** 2,
+                 f"the intermediates of d_model={d_model}, h={h}, d_k={d_k}")
+    if 8 * full <= MEMORY_BUDGET:
+        params = explorer_params(d_model, h, None if tie else d_k, seed)
+        return attention.multi_head_attention(X, params, mask=m, scale=scale)
+    key = (tokens, d_model, h, d_k, seed)
+    if key not in _STREAMED:
+        _STREAMED.clear()
+        _STREAMED[key] = _per_head(X, d_model, h, d_k, seed)
+    Q, K, V, VW = _STREAMED[key]
+    scores = attention.attention_scores(Q, K, scale=scale)  # (h, n, d_k) @ (h, d_k, n) -> (h, n, n)
+    weights = attention.softmax(scores if m is None else attention.apply_mask(scores, m))  # (h, n, n)
+    heads = attention.weighted_sum(weights, V)  # (h, n, n) @ (h, n, d_k) -> (h, n, d_k)
+    output = np.einsum("hnm,hmd->nd", weights, VW)  # sum_i weights_i (V_i W^O_i) = Concat(heads) W^O
+    return attention.MHAResult(Q=Q, K=K, V=V, scores=scores, mask=m, weights=weights, heads=heads,
+                               concat=attention.concat_heads(heads), output=output)
 
 
 @dataclass(frozen=True)
@@ -89,13 +125,16 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
     """Run Multi-Head Attention for one setting of the explorer (pure: no drawing).
 
     X = embed_tokens(tokens, d_model); params = init_params(d_model, h, d_k, seed=0), so the
-    default setting is exactly :func:`mha_lib.load_running_example`.
+    default setting is exactly :func:`mha_lib.load_running_example`. Settings whose weights exceed
+    the memory budget (200 MB) draw them head by head from per-head seeds (see :func:`_per_head`);
+    a setting that would need more than the budget even so is refused before anything is allocated.
 
     Raises
     ------
     ValueError
         For an impossible setting (h does not divide d_model while d_k is tied, a padding mask
-        without a "PAD" token, no real token, too many tokens), with a one-line explanation.
+        without a "PAD" token, no real token, too many tokens, over the memory budget), with a
+        one-line explanation.
     """
     if not isinstance(sentence, str) or not sentence.split():
         raise ValueError("type a sentence: at least one word")
@@ -105,83 +144,14 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
         raise ValueError(f"the sentence has {len(tokens)} words; this picture holds at most {max_tokens}")
     if mask not in MASKS:
         raise ValueError(f"mask={mask!r}: choose one of {MASKS}")
-    if tie:
-        if d_model % h:
-            raise ValueError(f"d_model={d_model} is not divisible by h={h}, so d_k = d_model/h is not a whole "
-                             f"number; choose h in {attention.divisors(d_model)}, or untie d_k")
-        d_k = d_model // h
-    params = _cached_params(d_model, h, d_k)
+    m = attention.make_mask(mask, tokens)
+    if m is not None and not m.any(axis=-1).all():
+        raise ValueError("every token is PAD: there is nothing real to attend to")
     X = embed_tokens(tokens, d_model)  # (n, d_model)
-    n = len(tokens)
-    if mask == "causal":
-        m = attention.causal_mask(n)
-    elif mask == "padding":
-        if "PAD" not in tokens:
-            raise ValueError('the padding mask needs padding: add one or more "PAD" tokens (in capitals) '
-                             'at the end, e.g. "you are welcome PAD"')
-        if all(t == "PAD" for t in tokens):
-            raise ValueError("every token is PAD: there is nothing real to attend to")
-        m = attention.padding_mask(list(tokens))
-    else:
-        m = None
-    result = attention.multi_head_attention(X, params, mask=m, scale=None if scaled else 1.0)
+    result = _attention(X, tokens, d_model, h, d_k, tie, m, None if scaled else 1.0)
+    d_k = result.Q.shape[-1]
     return LectureResult(tokens=tokens, d_model=d_model, h=h, d_k=d_k, mask_kind=mask, scaled=bool(scaled),
                          lecture=bool(lecture), result=result, heads_shown=min(h, max_heads))
-
-
-class CellLabels(Artist):
-    """The numbers written in the cells of one heatmap, drawn fast.
-
-    Writing 128 numbers as 128 matplotlib Text artists costs about as much as
-    the rest of the picture together (each is laid out and rasterised on every
-    draw). The labels here are always "0.00" ... "1.00", so each string is
-    rasterised once (with the same FreeType font matplotlib uses) and then
-    pasted into the Agg buffer with numpy at the centre of its cell.
-    """
-
-    _sprites: dict = {}
-
-    def __init__(self, ax, fontsize):
-        super().__init__()
-        self.ax = ax
-        self.fontsize = fontsize
-        self.values = None
-        self.set_figure(ax.figure)
-        self.set_transform(ax.transData)
-
-    def set_values(self, values):
-        self.values = np.asarray(values, dtype=float)
-        self.stale = True
-
-    def _sprite(self, renderer, text):
-        key = (text, self.fontsize, renderer.dpi)
-        sprite = self._sprites.get(key)
-        if sprite is None:
-            font = renderer._prepare_font(FontProperties(size=self.fontsize))
-            font.set_text(text, 0, flags=get_hinting_flag())
-            font.draw_glyphs_to_bitmap(antialiased=True)
-            sprite = np.asarray(font.get_image(), dtype=np.float32)[..., None] / 255.0  # (rows, cols, 1) alpha
-            self._sprites[key] = sprite
-        return sprite
-
-    def draw(self, renderer):
-        if self.values is None or not self.get_visible() or not hasattr(renderer, "buffer_rgba"):
-            return
-        buf = np.asarray(renderer.buffer_rgba())  # (H, W, 4) uint8, the canvas itself
-        height, width = buf.shape[:2]
-        rows, cols = self.values.shape
-        rr, cc = np.mgrid[0:rows, 0:cols]
-        centres = self.ax.transData.transform(np.column_stack([cc.ravel(), rr.ravel()]))  # pixels, y up
-        for (x, y), value in zip(centres, self.values.ravel()):
-            sprite = self._sprite(renderer, f"{value:.2f}")
-            sh, sw = sprite.shape[:2]
-            x0, y0 = int(round(x - sw / 2)), int(round(height - y - sh / 2))
-            if x0 < 0 or y0 < 0 or x0 + sw > width or y0 + sh > height:
-                continue
-            color = 255.0 if value < 0.6 else 0.0  # white on dark viridis, black on light
-            region = buf[y0:y0 + sh, x0:x0 + sw, :3]
-            region[...] = (region * (1.0 - sprite) + color * sprite).astype(np.uint8)
-        self.stale = False
 
 
 def _fmt_count(x):
@@ -217,190 +187,105 @@ def _caption(res):
     return "   ·   ".join(parts)
 
 
-class _Panel:
-    """One head's heatmap: its axes, image, cell numbers, and what its ticks currently show."""
+class LectureDrawer(LayoutDrawer):
+    """Draws a :class:`LectureResult`: every drawn head (a :class:`HeadGrid`) and the output strip.
 
-    __slots__ = ("ax", "im", "labels", "ticks")
-
-    def __init__(self, fig):
-        self.ax = fig.add_axes([0, 0, 0.1, 0.1])
-        self.im = self.ax.imshow(np.zeros((1, 1)), cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0,
-                                 interpolation="nearest", aspect="auto")
-        self.labels = CellLabels(self.ax, 8)
-        self.ax.add_artist(self.labels)
-        self.ticks = None
-
-
-class LectureDrawer:
-    """Draws a :class:`LectureResult`; reuses its artists from one setting to the next.
-
-    Call it as ``drawer(fig, res)``; it returns a :class:`Frame`. Positions are
-    computed by hand in inches (no layout engine). The axes are made once and
-    kept in a pool: a new layout (another h, other tokens) moves, shows or
-    hides existing axes and only creates the ones it lacks; a new setting with
-    the same layout only changes the data of the images and texts.
+    Built once per layout (heads drawn, tokens, d_model, lecture mode) at positions computed by hand;
+    a new setting with the same layout only changes the data of the images and texts.
     """
 
     ANNOTATE_MAX_TOKENS = 6  # write the numbers in the cells only up to this many tokens
     WIDTH = 11.0  # inches
+    size = (WIDTH, 6.0)
 
     def __init__(self):
-        self.key = None
-        self.fig = None
-        self.panels = []
-        self.shown = 0
+        super().__init__()
         self.last_layout_built = False
 
-    def _build(self, fig):
-        fig.clear()
-        fig.set_layout_engine("none")
-        self.fig = fig
-        self.panels = []
-        self.caption = fig.text(0, 1, "", ha="left", va="top", linespacing=1.5)
-        self.cax = fig.add_axes([0, 0, 0.1, 0.1])
-        mappable = ScalarMappable(norm=Normalize(0.0, 1.0), cmap=WEIGHTS_CMAP)
-        self.cbar = fig.colorbar(mappable, cax=self.cax)
-        self.oax = fig.add_axes([0, 0, 0.1, 0.1])
-        self.out_image = self.oax.imshow(np.zeros((1, 1)), cmap=SIGNED_CMAP, vmin=-1, vmax=1,
-                                         interpolation="nearest", aspect="auto")
-        self.out_title = self.oax.set_title("", loc="left", pad=3)
-        # The output's colour bar: the bar itself is static (-1..1 of the current largest |value|);
-        # its three numbers change with every setting, so they are texts drawn each time.
-        self.ocax = fig.add_axes([0, 0, 0.1, 0.1])
-        self.ocbar = fig.colorbar(ScalarMappable(norm=Normalize(-1.0, 1.0), cmap=SIGNED_CMAP), cax=self.ocax)
-        self.ocbar.set_ticks([-1.0, 0.0, 1.0], labels=["", "", ""])
-        self.ocax.tick_params(length=2)
-        self.out_scale = [fig.text(0, 0, "", ha="left", va="center") for _ in range(3)]
-        self.out_ticks = None
+    def key(self, res):
+        return res.heads_shown, res.tokens, res.d_model, res.lecture
 
-    def _layout(self, fig, res):
-        if self.fig is not fig or not fig.axes:
-            self._build(fig)
-        lecture = res.lecture
-        fs = 13 if lecture else 9
+    def build(self, fig, res):
+        fs = 13 if res.lecture else 9
         n, shown, tokens = res.n, res.heads_shown, list(res.tokens)
         # 4 columns keep 8+ tokens readable; 8 columns only for many heads of few tokens.
-        cols = shown if shown <= 4 else (4 if shown <= 8 or lecture or (n > 8 and shown <= 16) else 8)
+        cols = shown if shown <= 4 else (4 if shown <= 8 or res.lecture or (n > 8 and shown <= 16) else 8)
         rows = -(-shown // cols)
-        right, gap_x = 1.1, 0.12
-        panel_cap = 2.6 if lecture else 2.1
-        panel = min(panel_cap, (self.WIDTH - 1.5 - right - gap_x * (cols - 1)) / cols)
-        tfs = min(fs - 1, max(5.0, 0.75 * panel * 72 / n))  # token labels: as large as the cells allow
-        longest = max(len(t) for t in tokens)
-        char = tfs * 0.62 / 72  # inches per character, roughly
-        left = 0.4 + fs / 72 + longest * char
-        panel = min(panel_cap, (self.WIDTH - left - right - gap_x * (cols - 1)) / cols)
-        rotate = n * (longest + 1) * char > panel
-        bottom_labels = (longest * char if rotate else tfs / 72 * 1.4) + 0.1
-        afs = min(fs - 1, panel * 72 / n / 2.9)  # "0.00" is about 2.4 font sizes wide
-        annotate = n <= self.ANNOTATE_MAX_TOKENS and afs >= 6
-        gap_y = 0.3 + fs / 72
-        top = 0.35 + 3.2 * fs / 72
+        cap = 2.6 if res.lecture else 2.1
+        panel = min(cap, (self.WIDTH - 2.6 - 0.12 * (cols - 1)) / cols)
+        longest = min(14, max(len(t) for t in tokens))
+        top = 0.3 + 3.0 * fs / 72
+        grid_h = rows * panel + (rows - 1) * (0.3 + fs / 72) + fs / 72 * 1.6 + 0.1 + longest * 0.085 + 0.4
         out_rows_h = min(2.2, max(0.8, 0.14 * n))
         out_h = out_rows_h + 0.45 + 2.6 * fs / 72
-        grid_w = cols * panel + (cols - 1) * gap_x
-        grid_h = rows * panel + (rows - 1) * gap_y
-        height = top + grid_h + bottom_labels + out_h + 0.15
-        fig.set_size_inches(self.WIDTH, height)
-        W, H = self.WIDTH, height
-
-        def box(x0, y_top, w, h):  # inches from the top-left corner -> figure fractions
-            return [x0 / W, 1 - (y_top + h) / H, w / W, h / H]
-
-        self.caption.set_position((0.3 / W, 1 - 0.15 / H))
-        self.caption.set_fontsize(fs)
-        extent = (-0.5, n - 0.5, n - 0.5, -0.5)
-        for i in range(max(shown, len(self.panels))):
-            if i >= shown:
-                self.panels[i].ax.set_visible(False)
-                continue
-            if i == len(self.panels):
-                self.panels.append(_Panel(fig))
-            p = self.panels[i]
-            r, c = divmod(i, cols)
-            ax = p.ax
-            ax.set_visible(True)
-            ax.set_position(box(left + c * (panel + gap_x), top + r * (panel + gap_y), panel, panel))
-            bottom = i + cols >= shown
-            ticks = (tuple(tokens), c == 0, bottom, tfs, rotate, fs)
-            if p.ticks != ticks:  # only touch the ticks when what they show changed
-                p.im.set_data(np.zeros((n, n)))
-                p.im.set_extent(extent)
-                ax.set_title(f"head {i + 1}", fontsize=fs, pad=3)
-                if bottom:
-                    ax.set_xticks(range(n), labels=tokens, fontsize=tfs, rotation=90 if rotate else 0)
-                else:
-                    ax.set_xticks([])
-                if c == 0:
-                    ax.set_yticks(range(n), labels=tokens, fontsize=tfs)
-                    ax.set_ylabel("query", fontsize=fs - 1)
-                else:
-                    ax.set_yticks([])
-                    ax.set_ylabel("")
-                ax.tick_params(length=2, pad=1)
-                p.ticks = ticks
-            p.labels.fontsize = afs
-            p.labels.set_visible(annotate)
-        self.shown = shown
-        self.cax.set_position(box(left + grid_w + 0.2, top, 0.15, grid_h))
-        self.cbar.set_label("attention weight (shared scale)", fontsize=fs - 1)
-        self.cax.tick_params(labelsize=fs - 2)
-        y_out = top + grid_h + bottom_labels + 0.2 + 1.6 * fs / 72
-        out_w = self.WIDTH - left - right
-        self.oax.set_position(box(left, y_out, out_w, out_rows_h))
-        self.ocax.set_position(box(left + out_w + 0.2, y_out, 0.15, out_rows_h))
-        for k, t in enumerate(self.out_scale):  # +max at the top, 0 in the middle, -max at the bottom
-            t.set_position(((left + out_w + 0.4) / W, 1 - (y_out + out_rows_h * k / 2) / H))
-            t.set_fontsize(fs - 2)
-        out_ticks = (tuple(tokens), res.d_model, fs, out_rows_h)
-        if self.out_ticks != out_ticks:
-            self.out_image.set_data(np.zeros((n, res.d_model)))
-            # columns counted from 1, as in notebooks 01 and 06: column j spans j-0.5 .. j+0.5
-            self.out_image.set_extent((0.5, res.d_model + 0.5, n - 0.5, -0.5))
-            step = max(1, res.d_model // 8)
-            xt = sorted({1, *range(step, res.d_model + 1, step), res.d_model})
-            if len(xt) > 2 and xt[-1] - xt[-2] < step / 2:
-                xt.pop(-2)  # keep the last column's label clear of its neighbour
-            if len(xt) > 2 and xt[1] - xt[0] < step / 2:
-                xt.pop(1)
-            self.oax.set_xticks(xt)
-            self.oax.set_yticks(range(n), labels=tokens, fontsize=min(fs - 1, max(5.0, 0.8 * out_rows_h * 72 / n)))
-            self.oax.tick_params(axis="x", labelsize=fs - 2)
-            self.oax.tick_params(length=2, pad=1)
-            self.oax.set_xlabel(f"output column (1 … {res.d_model})", fontsize=fs - 1)
-            self.out_title.set_fontsize(fs)
-            self.out_ticks = out_ticks
+        W, H = self.WIDTH, top + grid_h + out_h + 0.15
+        fig.set_size_inches(W, H)
+        box = inch_box(W, H)
+        lay = type("LectureLayout", (), {})()
+        lay.caption = fig.text(0.3 / W, 1 - 0.15 / H, "", ha="left", va="top", linespacing=1.5, fontsize=fs,
+                               fontfamily=text_family())
+        lay.grid = HeadGrid(fig, shown, tokens, None, (0.1, top, W - 0.2, grid_h), annotate=n <= self.ANNOTATE_MAX_TOKENS,
+                            caption=None, fs=fs - 1, panel_cap=cap, ncols=cols)
+        left, right = 1.3, 1.1
+        y_out = top + grid_h + 0.2 + 1.6 * fs / 72
+        out_w = W - left - right
+        lay.oax = fig.add_axes(box(left, y_out, out_w, out_rows_h))
+        lay.out_image = lay.oax.imshow(np.zeros((n, res.d_model)), cmap=SIGNED_CMAP, vmin=-1, vmax=1,
+                                       interpolation="nearest", aspect="auto",
+                                       extent=(0.5, res.d_model + 0.5, n - 0.5, -0.5))  # columns counted from 1
+        lay.out_title = lay.oax.set_title("", loc="left", pad=3, fontsize=fs)
+        step = max(1, res.d_model // 8)
+        xt = sorted({1, *range(step, res.d_model + 1, step), res.d_model})
+        if len(xt) > 2 and xt[-1] - xt[-2] < step / 2:
+            xt.pop(-2)  # keep the last column's label clear of its neighbour
+        if len(xt) > 2 and xt[1] - xt[0] < step / 2:
+            xt.pop(1)
+        lay.oax.set_xticks(xt)
+        lay.oax.set_yticks(range(n), labels=token_labels(tokens), fontfamily=text_family(),
+                           fontsize=min(fs - 1, max(5.0, 0.8 * out_rows_h * 72 / n)))
+        lay.oax.tick_params(axis="x", labelsize=fs - 2)
+        lay.oax.tick_params(length=2, pad=1)
+        lay.oax.set_xlabel(f"output column (1 … {res.d_model})", fontsize=fs - 1)
+        # The output's colour bar: the bar is static (-1..1 of the current largest |value|); its three
+        # numbers change with every setting, so they are texts drawn each time.
+        ocax = fig.add_axes(box(left + out_w + 0.2, y_out, 0.15, out_rows_h))
+        ocbar = fig.colorbar(ScalarMappable(norm=Normalize(-1.0, 1.0), cmap=SIGNED_CMAP), cax=ocax)
+        ocbar.set_ticks([-1.0, 0.0, 1.0], labels=["", "", ""])
+        ocax.tick_params(length=2)
+        lay.out_scale = [fig.text((left + out_w + 0.4) / W, 1 - (y_out + out_rows_h * k / 2) / H, "", ha="left",
+                                  va="center", fontsize=fs - 2) for k in range(3)]
+        return lay
 
     def __call__(self, fig, res):
-        key = (res.heads_shown, res.tokens, res.d_model, res.lecture)
-        new_layout = key != self.key or self.fig is not fig or not fig.axes
-        if new_layout:
-            self._layout(fig, res)
-            self.key = key
-        self.last_layout_built = new_layout
-        weights = res.result.weights  # (h, n, n)
-        panels = self.panels[: self.shown]
-        for i, p in enumerate(panels):
-            p.im.set_data(weights[i])
-            p.labels.set_values(weights[i])
+        frame = super().__call__(fig, res)
+        self.last_layout_built = frame.new_layout
+        return frame
+
+    def update(self, lay, res):
+        changed = lay.grid.update(res.result.weights[: res.heads_shown], mask=res.result.mask)
         out = res.result.output  # (n, d_model)
         m = float(np.max(np.abs(out))) or 1.0
-        self.out_image.set_data(out)
-        self.out_image.set_clim(-m, m)
-        self.out_title.set_text(f"MultiHead(X): output, shape {out.shape}: blue negative, red positive")
-        for t, v in zip(self.out_scale, (f"+{m:.2f}", "0", f"−{m:.2f}")):
+        lay.out_image.set_data(out)
+        lay.out_image.set_clim(-m, m)
+        lay.out_title.set_text(f"MultiHead(X): output, shape {out.shape}: blue negative, red positive")
+        for t, v in zip(lay.out_scale, (f"+{m:.2f}", "0", f"−{m:.2f}")):
             t.set_text(v)
-        self.caption.set_text("“" + " ".join(res.tokens) + "”\n" + _caption(res))
-        dynamic = [p.im for p in panels] + [p.labels for p in panels if p.labels.get_visible()]
-        dynamic += [self.out_image, self.out_title, self.caption, *self.out_scale]
-        # The frames are drawn after the images (as in a full draw), or the images would cover them.
-        dynamic += [spine for p in panels for spine in p.ax.spines.values()]
-        dynamic += list(self.oax.spines.values())
-        return Frame(dynamic, new_layout, key=self.key)
+        lay.caption.set_text(literal("“" + " ".join(short(t) for t in res.tokens) + "”\n" + _caption(res)))
+        return changed + [lay.out_image, lay.out_title, lay.caption, *lay.out_scale, *lay.oax.spines.values()]
+
+    @property
+    def caption(self):
+        """The caption text of the layout now shown."""
+        return self.layout.caption
+
+    @property
+    def panels(self):
+        """The head panels (:class:`~mha_lib.explorers.grid.Heatmap`) of the layout now shown."""
+        return self.layout.grid.panels
 
     def heads_drawn(self):
         """How many head panels are on the figure now."""
-        return self.shown
+        return len(self.layout.grid.panels)
 
 
 def lecture_figure(**settings):
@@ -450,11 +335,11 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
                                  style={"description_width": "initial"}, layout=widgets.Layout(width="420px")),
         "preset": dropdown("preset", [CUSTOM, *PRESETS], value=CUSTOM),
         "d_model": dropdown("d_model", list(D_MODEL_CHOICES), value=d_model),
-        "h": int_slider("h (heads)", h, 1, 32),
-        "tie": checkbox("d_k = d_model / h", True),
-        "d_k": int_slider("d_k", d_model // h if d_model % h == 0 else 64, 1, 256, disabled=True),
+        "h": heads_control(d_model, h, max_h=32),
+        "tie": checkbox(TIE_LABEL, True),
+        "d_k": int_slider("d_k", d_model // h if d_model % h == 0 else 64, 1, max(256, d_model), disabled=True),
         "mask": dropdown("mask", list(MASKS), value="none"),
-        "scaled": checkbox("scale by 1/√d_k", True),
+        "scaled": checkbox(SCALE_LABEL, True),
         "lecture": checkbox("lecture mode", lecture),
     }
     shapes = widgets.HTML()
@@ -482,10 +367,7 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
             holder["applying"] = False
 
     def sync(change=None):
-        controls["d_k"].disabled = controls["tie"].value
         controls["d_k"].max = max(256, controls["d_model"].value)  # room for d_k = d_model when h = 1
-        if controls["tie"].value and controls["d_model"].value % controls["h"].value == 0:
-            controls["d_k"].value = controls["d_model"].value // controls["h"].value
         preset = controls["preset"].value
         if preset != CUSTOM and not holder.get("applying"):
             dm, hh, dk = PRESETS[preset]
@@ -504,12 +386,14 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
 
     # These observers run before the explorer's own (registered first), so one redraw sees all changes.
     controls["preset"].observe(apply_preset, names="value")
-    for name in ("tie", "d_model", "h", "d_k"):
-        controls[name].observe(sync, names="value")
+    controls["d_model"].observe(sync, names="value")
     controls["lecture"].observe(lecture_mode, names="value")
-    box = build_explorer(controls, compute, drawer, figsize=(11, 6), dpi=dpi, layout=None,
+    box = build_explorer(controls, compute, drawer, figsize=drawer.size, dpi=dpi,
                          title="Multi-Head Attention, all on one screen", extra=[shapes, css])
     holder["box"] = box
+    link_heads(box, lambda: controls["d_model"].value, max_h=32)
+    for name in ("tie", "h", "d_k"):  # after link_heads: the preset check sees the synchronised d_k
+        controls[name].observe(sync, names="value")
     box.shapes = shapes
     box.drawer = drawer
     if lecture:
