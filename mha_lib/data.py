@@ -159,6 +159,9 @@ def load_running_example(path=None):
     ValueError
         The file is damaged or was changed (checksum or contents).
     """
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"load_running_example: path must be a str or Path of an .npz file (or None for the "
+                        f"project's own), got {type(path).__name__} {path!r:.40}")
     path = Path(path) if path is not None else data_dir() / RUNNING_EXAMPLE_FILE
     fix = "regenerate it with `python data/make_data.py` (or restore it with `git checkout data/`)"
     if not path.is_file():

