@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 import mha_lib
-from mha_lib.explorers.concat import (make_concat_explorer, plot_cells, reshape_bug_figure, reshape_steps_figure,
-                                      concat_figure)
+from mha_lib.explorers.concat import (compute_concat, make_concat_explorer, plot_cells, reshape_bug_figure,
+                                      reshape_steps_figure, concat_figure)
 from mha_lib.explorers.output import (head_contributions, make_output_explorer, output_figure, spread_columns,
                                       wo_blocks)
-from mha_lib.explorers.values import convex_hull, make_values_explorer, resolve_d_k, values_figure
+from mha_lib.explorers.toolkit import running_inputs
+from mha_lib.explorers.values import compute_values, convex_hull, make_values_explorer, resolve_d_k, values_figure
 
 PNG_MAGIC = b"\x89PNG"
 
@@ -111,8 +112,8 @@ def test_values_explorer_follows_every_control(ex, boxes, h, d_k, head, query):
     box = make_values_explorer()
     boxes.append(box)
     with box.hold():  # one redraw for the four changes
+        box.controls["d_k"].value = d_k  # d_k first: it decides which h are possible
         box.controls["h"].value = h
-        box.controls["d_k"].value = d_k
         box.controls["head"].value = head
         box.controls["query"].value = query
     assert box.message.value == ""
@@ -129,20 +130,23 @@ def test_values_explorer_follows_every_control(ex, boxes, h, d_k, head, query):
     assert np.all(box.result.output_row <= V.max(axis=0) + 1e-12)
 
 
-def test_values_explorer_impossible_combinations_show_a_message(boxes):
+def test_values_explorer_offers_only_possible_heads(boxes):
     box = make_values_explorer()
     boxes.append(box)
-    box.controls["head"].value = 10  # h is 8
-    assert _is_error(box)
-    assert "no head 10" in box.message.value
-    box.controls["h"].value = 16  # now head 10 exists
+    assert list(box.controls["h"].options) == [1, 2, 4, 8, 16] and box.controls["head"].max == 8
+    box.controls["h"].value = 16
+    box.controls["head"].value = 10
     assert box.message.value == "" and box.result.head == 10
-    box.controls["h"].value = 5  # 512 / 5 is not whole and head 10 > 5
-    assert _is_error(box)
-    box.controls["head"].value = 2
-    assert _is_error(box) and "not a whole number" in box.message.value
-    box.controls["d_k"].value = 16  # a fixed d_k makes h = 5 possible
+    box.controls["h"].value = 4  # the head slider shrinks with h: head 10 cannot be left over
+    assert box.controls["head"].max == 4 and box.controls["head"].value == 4 and box.result.head == 4
+    box.controls["d_k"].value = 16  # a fixed d_k makes every h possible
+    assert list(box.controls["h"].options) == list(range(1, 17))
+    box.controls["h"].value = 5
     assert box.message.value == "" and box.result.V.shape == (4, 16)
+    with pytest.raises(ValueError, match="no head 10"):
+        compute_values(*running_inputs(), head=10, h=8)
+    with pytest.raises(ValueError, match="not divisible by h=5"):
+        compute_values(*running_inputs(), head=1, h=5)
 
 
 def test_values_figure_draws_three_panels():
@@ -171,8 +175,8 @@ def test_concat_explorer_follows_h_and_d_k(ex, boxes, h, d_k):
     box = make_concat_explorer()
     boxes.append(box)
     with box.hold():
+        box.controls["d_k"].value = d_k  # d_k first: it decides which h are possible
         box.controls["h"].value = h
-        box.controls["d_k"].value = d_k
     assert box.message.value == ""
     d = d_k or 512 // h
     ref = _reference(ex, h, d)
@@ -186,13 +190,17 @@ def test_concat_explorer_follows_h_and_d_k(ex, boxes, h, d_k):
     assert ("≠ d_model" in layout_ax.get_title()) == (h * d != 512)
 
 
-def test_concat_explorer_impossible_h_shows_a_message(boxes):
+def test_concat_explorer_h_follows_the_d_k_choice(boxes):
     box = make_concat_explorer()
     boxes.append(box)
+    assert 7 not in box.controls["h"].options
+    box.controls["d_k"].value = 64
     box.controls["h"].value = 7
-    assert _is_error(box) and "512/7" in box.message.value
-    box.controls["h"].value = 8
-    assert box.message.value == "" and box.result.h == 8
+    assert box.message.value == "" and box.result.concat.shape == (4, 7 * 64)
+    box.controls["d_k"].value = 0  # back to d_model / h: h moves to the nearest divisor of 512
+    assert box.controls["h"].value == 8 and box.message.value == "" and box.result.h == 8
+    with pytest.raises(ValueError, match="not divisible by h=7"):
+        compute_concat(*running_inputs(), h=7)
 
 
 def test_reshape_figures_show_the_numbers():
@@ -244,8 +252,8 @@ def test_output_explorer_follows_controls(ex, boxes, h, d_k, wo):
     box = make_output_explorer()
     boxes.append(box)
     with box.hold():
+        box.controls["d_k"].value = d_k  # d_k first: it decides which h are possible
         box.controls["h"].value = h
-        box.controls["d_k"].value = d_k
         box.controls["wo"].value = wo
         box.controls["token"].value = 2
     assert box.message.value == ""

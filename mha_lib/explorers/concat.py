@@ -24,8 +24,8 @@ from matplotlib.patches import Rectangle
 
 from ..attention import concat_heads, merge_heads, multi_head_attention, split_heads
 from ..plotting import SIGNED_CMAP, symmetric_limits
-from ._base import Frame, build_explorer, dropdown, int_slider
-from .values import D_K_OPTIONS, cached_params, resolve_d_k, running_inputs
+from .toolkit import (D_K_OPTIONS, HEAD_COLORS, Frame, build_explorer, dropdown, explorer_params, heads_control,
+                      link_heads, running_inputs)
 
 # Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
 # renders (the constrained-layout engine would measure every text again at each move).
@@ -47,7 +47,6 @@ __all__ = [
 ]
 
 # Okabe-Ito colours (colour-blind safe): one per head, repeating after 8.
-HEAD_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
 # Light fills for tokens (cell backgrounds that keep black numbers readable).
 TOKEN_FILLS = ("#A6CEE3", "#FDBF6F", "#B2DF8A", "#FB9A99", "#CAB2D6", "#FFFF99")
 
@@ -242,10 +241,9 @@ class ConcatView:
 def compute_concat(X, tokens, h=8, d_k=0, seed=0):
     """Every head's output and their concatenation for h heads of size d_k (0: d_model / h)."""
     d_model = X.shape[1]
-    if h < 1:
-        raise ValueError(f"h={h}: there must be at least one head")
-    d_k = resolve_d_k(d_model, h, d_k)
-    res = multi_head_attention(X, cached_params(d_model, h, d_k, seed))
+    params = explorer_params(d_model, h, d_k or None, seed)  # d_k = 0: d_model / h, the library's rule
+    res = multi_head_attention(X, params)
+    d_k = params.d_k
     return ConcatView(tokens=tuple(tokens), h=h, d_k=d_k, d_model=d_model, heads=res.heads,
                       concat=concat_heads(res.heads))
 
@@ -253,7 +251,7 @@ def compute_concat(X, tokens, h=8, d_k=0, seed=0):
 class ConcatDrawer:
     """Draws a :class:`ConcatView`; builds the axes once and moves a pool of artists afterwards.
 
-    Call it as ``drawer(fig, view)``; it returns a :class:`~mha_lib.explorers._base.Frame`. The axes,
+    Call it as ``drawer(fig, view)``; it returns a :class:`~mha_lib.explorers.toolkit.Frame`. The axes,
     their ticks, the colour bar (one fixed scale for every setting, so settings compare) and the
     d_model marker form the static picture. A new h or d_k only moves the heads' blocks, rewrites their
     labels and the title, and replaces the image: nothing is laid out again, unless the concatenation
@@ -367,11 +365,11 @@ def make_concat_explorer(X=None, tokens=None, seed=0):
     Returns
     -------
     ipywidgets.VBox
-        Controls ``h`` and ``d_k`` (see :func:`mha_lib.explorers._base.build_explorer`).
+        Controls ``h`` and ``d_k`` (see :func:`mha_lib.explorers.toolkit.build_explorer`).
     """
     X, tokens = running_inputs(X, tokens)
     controls = {
-        "h": int_slider("h (heads)", 8, 1, 16),
+        "h": heads_control(X.shape[1], 8),
         "d_k": dropdown("d_k = d_v", list(D_K_OPTIONS), value=0),
     }
 
@@ -383,4 +381,6 @@ def make_concat_explorer(X=None, tokens=None, seed=0):
 
     peak = float(np.max(np.abs(first(8 if X.shape[1] % 8 == 0 else 1, 0))))
     drawer = ConcatDrawer(vmax=float(np.ceil(peak * 1.25 * 10) / 10))
-    return build_explorer(controls, compute, drawer, figsize=(12, 4.6), layout=None, title="Concatenating the heads")
+    box = build_explorer(controls, compute, drawer, figsize=(12, 4.6), title="Concatenating the heads")
+    link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0)
+    return box

@@ -21,12 +21,12 @@ import numpy as np
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from ..attention import multi_head_attention, output_projection
+from ..attention import head_contributions, multi_head_attention, wo_blocks
 from ..params import MHAParams
 from ..plotting import SIGNED_CMAP, plot_matrix, symmetric_limits
-from ._base import Frame, build_explorer, dropdown, int_slider
-from .concat import HEAD_COLORS
-from .values import D_K_OPTIONS, CellNumbers, cached_params, resolve_d_k, running_inputs
+from .grid import CellNumbers
+from .toolkit import (D_K_OPTIONS, HEAD_COLORS, Frame, build_explorer, dropdown, explorer_params, heads_control,
+                      link_heads, running_inputs)
 
 # Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
 # renders (the constrained-layout engine would measure every text again at each move).
@@ -45,28 +45,6 @@ __all__ = [
     "output_figure",
     "make_output_explorer",
 ]
-
-
-def wo_blocks(W_o, h):
-    """Cut W^O (h*d_v, d_model) into h row blocks W^O_i of shape (d_v, d_model).
-
-    Block i is the part of W^O that head i's columns of the concatenation are multiplied by.
-    """
-    W_o = np.asarray(W_o, dtype=float)
-    if W_o.ndim != 2 or W_o.shape[0] % h:
-        raise ValueError(f"wo_blocks: W_o must be (h*d_v, d_model) with h={h} dividing its rows, got {W_o.shape}")
-    d_v = W_o.shape[0] // h
-    return W_o.reshape(h, d_v, W_o.shape[1])  # (h*d_v, d_model) -> (h, d_v, d_model): rows i*d_v..(i+1)*d_v-1
-
-
-def head_contributions(heads, W_o):
-    """Each head's share of the output: ``Head_i W^O_i``, shape (h, n, d_model).
-
-    Their sum over heads is ``Concat W^O`` (without the bias b^O).
-    """
-    heads = np.asarray(heads, dtype=float)
-    blocks = wo_blocks(W_o, heads.shape[-3])
-    return np.stack([output_projection(heads[i], blocks[i]) for i in range(len(blocks))])  # h x (n, d_model)
 
 
 def plot_wo_blocks(ax, W_o, h, *, fontsize=9, title="$W^O$: one block of rows per head"):
@@ -164,10 +142,8 @@ def compute_output(X, tokens, h=8, d_k=0, wo="random", seed=0):
         ``wo="identity"`` when h·d_k is not d_model (an identity matrix is square), or d_model / h not whole.
     """
     d_model = X.shape[1]
-    if h < 1:
-        raise ValueError(f"h={h}: there must be at least one head")
-    d_k = resolve_d_k(d_model, h, d_k)
-    params = cached_params(d_model, h, d_k, seed)
+    params = explorer_params(d_model, h, d_k or None, seed)  # d_k = 0: d_model / h, the library's rule
+    d_k = params.d_k
     if wo == "identity":
         if h * d_k != d_model:
             raise ValueError(
@@ -192,11 +168,11 @@ def spread_columns(d_model, h):
 class OutputDrawer:
     """Draws an :class:`OutputView` and one token; makes its axes once and updates them afterwards.
 
-    Call it as ``drawer(fig, (token, view))``; it returns a :class:`~mha_lib.explorers._base.Frame`.
+    Call it as ``drawer(fig, (token, view))``; it returns a :class:`~mha_lib.explorers.toolkit.Frame`.
     Choosing another token only changes the middle panel's image, numbers and title (the rest is a
     cached picture). Another h, d_k or W^O updates the images, ticks and texts of the same axes (fixed
     positions, no layout engine) and renders the picture once. The numbers in the cells are cached
-    sprites (:class:`~mha_lib.explorers.values.CellNumbers`).
+    sprites (:class:`~mha_lib.explorers.grid.CellNumbers`).
     """
 
     def __init__(self, columns=None):
@@ -219,10 +195,10 @@ class OutputDrawer:
         self.con_im = self.ax_con.imshow(np.zeros((2, 2)), cmap=SIGNED_CMAP, vmin=-1, vmax=1, aspect="auto",
                                          interpolation="nearest")
         self.con_sep = self.ax_con.axhline(0, color="black", linewidth=2.5)
-        self.con_numbers = CellNumbers(self.ax_con, 7)
+        self.con_numbers = CellNumbers(self.ax_con, 7, self.con_im, signed=True)
         self.ax_con.add_artist(self.con_numbers)
         self.norm_im = self.ax_norm.imshow(np.zeros((2, 2)), cmap="viridis", aspect="auto", interpolation="nearest")
-        self.norm_numbers = CellNumbers(self.ax_norm, 7, signed=False)
+        self.norm_numbers = CellNumbers(self.ax_norm, 7, self.norm_im, signed=False)
         self.ax_norm.add_artist(self.norm_numbers)
         self.ax_norm.set_yticks(range(len(view.tokens)), labels=list(view.tokens), fontsize=8)
         self.ax_norm.set_xlabel("head", fontsize=8)
@@ -273,7 +249,7 @@ class OutputDrawer:
         self.ax_norm.set_xlim(-0.5, h - 0.5)
         self.ax_norm.set_ylim(n - 0.5, -0.5)
         self.ax_norm.set_xticks(range(h), labels=[str(i + 1) for i in range(h)], fontsize=8)
-        self.norm_numbers.set_values(norms, (0.0, float(norms.max())))
+        self.norm_numbers.set_values(norms)
         self.norm_numbers.set_visible(norms.size <= 40)
         s = view.shapes()
         self.suptitle.set_text(f"Concat {s['Concat']} @ $W^O$ {s['W^O']} = MultiHead(X) {s['output']}, the shape of X "
@@ -295,7 +271,7 @@ class OutputDrawer:
         lo, hi = symmetric_limits(M)
         self.con_im.set_data(M)
         self.con_im.set_clim(lo, hi)
-        self.con_numbers.set_values(M, (lo, hi))
+        self.con_numbers.set_values(M)
         first = list(columns) == list(range(len(columns)))
         self.ax_con.set_title(f"'{view.tokens[token]}': what each head adds to its output row "
                               + (f"(first {len(columns)} columns)" if first else f"({len(columns)} of the columns)"),
@@ -323,11 +299,11 @@ def make_output_explorer(X=None, tokens=None, seed=0):
     Returns
     -------
     ipywidgets.VBox
-        Controls ``h``, ``d_k``, ``wo`` and ``token`` (see :func:`mha_lib.explorers._base.build_explorer`).
+        Controls ``h``, ``d_k``, ``wo`` and ``token`` (see :func:`mha_lib.explorers.toolkit.build_explorer`).
     """
     X, tokens = running_inputs(X, tokens)
     controls = {
-        "h": int_slider("h (heads)", 8, 1, 16),
+        "h": heads_control(X.shape[1], 8),
         "d_k": dropdown("d_k = d_v", list(D_K_OPTIONS), value=0),
         "wo": dropdown("W^O", [("random", "random"), ("identity I", "identity")], value="random"),
         "token": dropdown("token", [(t, m) for m, t in enumerate(tokens)], value=0),
@@ -336,5 +312,6 @@ def make_output_explorer(X=None, tokens=None, seed=0):
     def compute(h, d_k, wo, token):
         return token, compute_output(X, tokens, h, d_k, wo, seed)
 
-    box = build_explorer(controls, compute, OutputDrawer(), figsize=(14, 4.2), layout=None, title="The output projection W^O")
+    box = build_explorer(controls, compute, OutputDrawer(), figsize=(14, 4.2), title="The output projection W^O")
+    link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0)
     return box

@@ -49,11 +49,16 @@ from matplotlib.figure import Figure
 from ..attention import divisors
 
 __all__ = ["build_explorer", "render_png", "Frame", "ExplorerBox", "LayoutDrawer", "int_slider", "dropdown",
-           "checkbox", "heads_control", "link_heads", "TIE_LABEL", "SCALE_LABEL", "literal", "short", "text_family",
+           "checkbox", "heads_control", "link_heads", "TIE_LABEL", "SCALE_LABEL", "D_K_OPTIONS", "TOKEN_COLORS", "HEAD_COLORS", "literal", "short", "text_family",
            "MEMORY_BUDGET", "check_budget", "explorer_params", "running_inputs", "single_blas_thread", "inch_box"]
 
 _PNG_COMPRESS_LEVEL = 1
 TIE_LABEL = "d_k = d_model / h"  # the one wording of the tie control, in every explorer
+# Choices of a d_k dropdown: "d_model / h" (tied, the usual choice) or a fixed size.
+D_K_OPTIONS = ((TIE_LABEL, 0), ("8", 8), ("16", 16), ("32", 32), ("64", 64), ("128", 128))
+# Okabe-Ito colours (colour-blind safe): one per token, one per head.
+TOKEN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+HEAD_COLORS = TOKEN_COLORS[:-1] + ("#999999",)
 SCALE_LABEL = "divide by √d_k"  # the one wording of the scaling control
 MEMORY_BUDGET = 200 * 2**20  # bytes an explorer setting may need (parameters + intermediates)
 
@@ -359,29 +364,33 @@ def heads_control(d_model=512, value=8, tied=True, max_h=16):
                                    style={"description_width": "initial"})
 
 
-def link_heads(box, d_model_of, max_h=16, tie="tie", h="h", d_k="d_k"):
-    """Keep the h control on valid values and the (disabled) d_k control showing d_model/h while tied.
+def link_heads(box, d_model_of, max_h=16, tie="tie", h="h", d_k="d_k", head=None):
+    """Keep the h control on valid values, and the (disabled) d_k control showing d_model/h while tied.
 
-    ``d_model_of()`` gives the current d_model (it may depend on another control). The options
-    change inside ``box.hold()``, so the picture is redrawn once, for the nearest valid h.
+    ``d_model_of()`` gives the current d_model (it may depend on another control). ``tie`` is the
+    name of the tie checkbox, or a function of the controls saying whether d_k is tied (e.g. a d_k
+    dropdown whose "d_model / h" entry is 0). ``head``, the name of a "which head" slider, keeps its
+    maximum at h. The options change inside ``box.hold()``: one redraw, for the nearest valid h.
     """
     controls = box.controls
+    tied_of = tie if callable(tie) else (lambda c: c[tie].value if tie in c else True)
 
     def sync(change=None):
-        tied = controls[tie].value if tie in controls else True
-        d_model = d_model_of()
+        tied, d_model = tied_of(controls), d_model_of()
         options = _h_options(d_model, tied, max_h)
         with box.hold():
             if list(controls[h].options) != options:
                 old = controls[h].value
                 controls[h].options = options
                 controls[h].value = min(options, key=lambda k: abs(k - old))
-            if d_k in controls:
+            if d_k in controls and isinstance(controls[d_k], widgets.IntSlider):
                 controls[d_k].disabled = tied
                 if tied:
                     controls[d_k].value = d_model // controls[h].value
+            if head is not None:
+                controls[head].max = controls[h].value
 
-    for name in (tie, h, "d_model", "sentence"):
+    for name in {tie if isinstance(tie, str) else None, h, d_k, "d_model", "sentence"} - {None}:
         if name in controls:
             controls[name].observe(sync, names="value")
     sync()

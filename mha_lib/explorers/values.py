@@ -14,17 +14,15 @@ for an impossible setting; the explorer shows that message instead of a picture.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import data
-from ..attention import divisors, multi_head_attention
-from ..params import init_params
+from ..attention import multi_head_attention
 from ..plotting import SIGNED_CMAP, symmetric_limits
-from ._base import Frame, build_explorer, dropdown, int_slider
-from .lecture import CellLabels
+from .grid import CellNumbers
+from .toolkit import (D_K_OPTIONS, TOKEN_COLORS, Frame, build_explorer, dropdown, explorer_params, heads_control,
+                      int_slider, link_heads, running_inputs)
 
 # Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
 # renders (the constrained-layout engine would measure every text again at each move).
@@ -49,44 +47,14 @@ __all__ = [
     "D_K_OPTIONS",
 ]
 
-# Okabe-Ito colours (colour-blind safe), one per token.
-TOKEN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
-
-# Choices of the d_k control: "d_model / h" (the usual choice) or a fixed size.
-D_K_OPTIONS = (("d_model / h", 0), ("8", 8), ("16", 16), ("32", 32), ("64", 64), ("128", 128))
-
-
-def running_inputs(X=None, tokens=None):
-    """X and tokens to explore: the running example ("humpty dumpty sat on") unless given."""
-    if X is None:
-        ex = data.load_running_example()
-        return ex.X, list(ex.tokens)
-    X = np.asarray(X, dtype=float)
-    tokens = list(tokens) if tokens is not None else [f"t{m + 1}" for m in range(X.shape[0])]
-    if X.ndim != 2 or X.shape[0] != len(tokens):
-        raise ValueError(f"X must have shape (n, d_model) with n = len(tokens) = {len(tokens)}, got {X.shape}")
-    return X, tokens
-
-
 def resolve_d_k(d_model, h, d_k):
-    """The head size for a control setting: ``d_k = 0`` means d_model / h (which must be whole)."""
-    if d_k:
-        return int(d_k)
-    if d_model % h:
-        raise ValueError(
-            f"d_k = d_model/h = {d_model}/{h} is not a whole number; choose h in "
-            f"{', '.join(str(k) for k in divisors(d_model) if k <= 16)}, or pick a fixed d_k"
-        )
-    return d_model // h
+    """The head size for a control setting: ``d_k = 0`` means d_model / h (the library's rule and message)."""
+    return explorer_params(d_model, h, d_k or None).d_k
 
 
-@lru_cache(maxsize=32)
 def cached_params(d_model, h, d_k, seed=0):
-    """``init_params(d_model, h, d_k, seed=seed)``, remembered so that moving a slider back is instant.
-
-    With d_model=512, h=8, d_k=64 and seed=0 these are exactly the running example's parameters.
-    """
-    return init_params(d_model, h, d_k=d_k, seed=seed)
+    """``init_params(d_model, h, d_k, seed=seed)``, kept for the last settings (see ``toolkit.explorer_params``)."""
+    return explorer_params(d_model, h, d_k, seed)
 
 
 # --------------------------------------------------------------------------- pictures
@@ -304,62 +272,21 @@ def compute_values(X, tokens, query=0, head=1, h=8, d_k=0, seed=0):
         When head > h, or d_model / h is not whole.
     """
     d_model = X.shape[1]
-    if h < 1:
-        raise ValueError(f"h={h}: there must be at least one head")
     if not 1 <= head <= h:
         raise ValueError(f"there is no head {head} when h={h}; pick a head from 1 to {h}")
     if not 0 <= query < len(tokens):
         raise ValueError(f"query={query} is not a token index; pick 0 .. {len(tokens) - 1}")
-    d_k = resolve_d_k(d_model, h, d_k)
-    res = multi_head_attention(X, cached_params(d_model, h, d_k, seed))
+    params = explorer_params(d_model, h, d_k or None, seed)  # d_k = 0: d_model / h, the library's rule
+    res = multi_head_attention(X, params)
+    d_k = params.d_k
     return ValuesView(tokens=tuple(tokens), query=query, head=head, h=h, d_k=d_k, weights=res.weights,
                       V=res.V[head - 1], heads=res.heads[head - 1])
-
-
-class CellNumbers(CellLabels):
-    """Numbers written in the cells of a signed heatmap, drawn as cached sprites (fast to redraw).
-
-    Like :class:`mha_lib.explorers.lecture.CellLabels` (each distinct string is rasterised once, then
-    pasted into the Agg buffer), with any format and the text colour chosen for a signed colour map:
-    white on the dark ends of RdBu_r, black in its light middle, as :func:`mha_lib.plotting.plot_matrix`.
-    """
-
-    def __init__(self, ax, fontsize, fmt="{:.2f}", signed=True):
-        super().__init__(ax, fontsize)
-        self.fmt, self.signed, self.clim = fmt, signed, (-1.0, 1.0)
-
-    def set_values(self, values, clim=None):
-        super().set_values(values)
-        if clim is not None:
-            self.clim = (float(clim[0]), float(clim[1]))
-
-    def draw(self, renderer):
-        if self.values is None or not self.get_visible() or not hasattr(renderer, "buffer_rgba"):
-            return
-        buf = np.asarray(renderer.buffer_rgba())  # (H, W, 4) uint8, the canvas itself
-        height, width = buf.shape[:2]
-        rows, cols = self.values.shape
-        rr, cc = np.mgrid[0:rows, 0:cols]
-        centres = self.ax.transData.transform(np.column_stack([cc.ravel(), rr.ravel()]))  # pixels, y up
-        lo, hi = self.clim
-        for (x, y), value in zip(centres, self.values.ravel()):
-            sprite = self._sprite(renderer, self.fmt.format(value))
-            sh, sw = sprite.shape[:2]
-            x0, y0 = int(round(x - sw / 2)), int(round(height - y - sh / 2))
-            if x0 < 0 or y0 < 0 or x0 + sw > width or y0 + sh > height:
-                continue
-            frac = (value - lo) / (hi - lo) if hi > lo else 0.5
-            dark = abs(frac - 0.5) > 0.3 if self.signed else frac < 0.6
-            color = 255.0 if dark else 0.0
-            region = buf[y0:y0 + sh, x0:x0 + sw, :3]
-            region[...] = (region * (1.0 - sprite) + color * sprite).astype(np.uint8)
-        self.stale = False
 
 
 class ValuesDrawer:
     """Draws a :class:`ValuesView`; builds the axes once, then only updates what changed.
 
-    Call it as ``drawer(fig, view)``; it returns a :class:`~mha_lib.explorers._base.Frame`. The axes sit
+    Call it as ``drawer(fig, view)``; it returns a :class:`~mha_lib.explorers.toolkit.Frame`. The axes sit
     at fixed positions (no layout engine). While the tokens and the number of columns shown stay the same
     (every setting of the explorer), a new setting only changes the bars' heights, the texts, the matrix
     image and its numbers, and redraws the 2-D panel (its limits follow the data).
@@ -386,7 +313,7 @@ class ValuesDrawer:
         ax.set_xlabel("component (counting from 1)", fontsize=8)
         ax.set_title(" ", fontsize=9)
         self.sep = ax.axhline(n - 0.5, color="black", lw=2)
-        self.numbers = CellNumbers(ax, 7)
+        self.numbers = CellNumbers(ax, 7, self.im, signed=True)
         ax.add_artist(self.numbers)
         self.suptitle = fig.suptitle(" ", fontsize=10)
         # The 2-D panel: artists made once and moved. Its limits follow the data, so it has no numbered
@@ -455,7 +382,7 @@ class ValuesDrawer:
         lo, hi = symmetric_limits(M)
         self.im.set_data(M)
         self.im.set_clim(lo, hi)
-        self.numbers.set_values(M, (lo, hi))
+        self.numbers.set_values(M)
         self.ax_mat.set_title(f"$V_{{{i}}}$ rows, and the output row of '{tok}' (first {cols} columns)", fontsize=9)
         self.suptitle.set_text(f"h = {view.h}, d_k = d_v = {view.d_k}: output of '{tok}' = "
                                + " + ".join(f"{x:.2f}·v({t})" for x, t in zip(w, view.tokens)))
@@ -484,19 +411,20 @@ def make_values_explorer(X=None, tokens=None, seed=0):
     Returns
     -------
     ipywidgets.VBox
-        Controls ``query``, ``head``, ``h``, ``d_k`` (see :func:`mha_lib.explorers._base.build_explorer`).
+        Controls ``query``, ``head``, ``h``, ``d_k`` (see :func:`mha_lib.explorers.toolkit.build_explorer`).
     """
     X, tokens = running_inputs(X, tokens)
     controls = {
         "query": dropdown("query token", [(t, m) for m, t in enumerate(tokens)], value=0),
-        "head": int_slider("head", 1, 1, 16),
-        "h": int_slider("h (heads)", 8, 1, 16),
+        "head": int_slider("head", 1, 1, 8),
+        "h": heads_control(X.shape[1], 8),
         "d_k": dropdown("d_k = d_v", list(D_K_OPTIONS), value=0),
     }
 
     def compute(query, head, h, d_k):
         return compute_values(X, tokens, query, head, h, d_k, seed)
 
-    box = build_explorer(controls, compute, ValuesDrawer(), figsize=(13, 4), layout=None,
+    box = build_explorer(controls, compute, ValuesDrawer(), figsize=(13, 4),
                          title="Value aggregation: one query, one head")
+    link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0, head="head")
     return box
