@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .. import init_params, multi_head_attention, sinusoidal_positions
+from .. import init_params, multi_head_attention, rope_angles, rotary_embedding, sinusoidal_positions
 from . import Exercise
 
 # Doc 003's three tokens (its PyTorch experiment).
@@ -14,6 +14,17 @@ def _which_row():
     r_swapped = multi_head_attention(_X_TINY[[0, 2, 1]], init_params(2, 1, seed=0))
     # output row 2 of the swapped sentence (index 1) equals which original row? numbered from 1
     return int(np.argmin(np.abs(r.output - r_swapped.output[1]).sum(axis=1))) + 1
+
+
+def _rope_shift():
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(2, 1, 64))
+
+    def score(m, n):
+        return float(rotary_embedding(q, [m])[0] @ rotary_embedding(k, [n])[0])
+
+    a, b = score(7, 5), score(102, 100)
+    return "same" if abs(a - b) < 1e-9 else ("larger" if b > a else "smaller")
 
 
 EXERCISES = {
@@ -49,5 +60,26 @@ EXERCISES = {
         answer=lambda: 3,
         hint="With batch_first=False the shape means (sequence length, batch, embedding).",
         kind="choice",
+    ),
+    "predict_rope_shift": Exercise(
+        question="With rotary embeddings, a query at position 7 and a key at position 5 (d_k = 64) have the score s. "
+                 "Is their score at positions 102 and 100 the same, larger or smaller? Answer 'same', 'larger' or "
+                 "'smaller'.",
+        answer=_rope_shift,
+        hint="Both vectors are turned by 95 more radians in every pair (times that pair's speed). Does turning both "
+             "by the same angle change the angle between them?",
+        kind="choice",
+        solution="The same: RoPE turns the query by m theta_f and the key by n theta_f in every pair, and a dot "
+                 "product depends only on the angle between them, (n - m) theta_f. Here n - m = -2 in both cases.",
+    ),
+    "rope_pair_speed": Exercise(
+        question="RoPE with d_k = 64 and base 10000: by how many radians per position does pair f = 1 (the second "
+                 "pair) turn? Four decimals.",
+        answer=lambda: float(rope_angles([1], 64)[0, 1]),
+        hint="theta_f = base^(-2f / d_k); pair 0 turns by exactly 1 radian per position.",
+        kind="number",
+        rtol=0.0,
+        atol=1e-4,
+        solution="theta_1 = 10000^(-2/64) = 10000^(-1/32) = 0.7499 radians per position.",
     ),
 }
