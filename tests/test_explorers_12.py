@@ -1,0 +1,100 @@
+"""Explorers of notebook 12: generation step by step, and grouped-query heads.
+
+Each test builds an explorer, moves its controls and checks what it shows against mha_lib
+computed independently of the explorer code.
+"""
+
+import numpy as np
+import pytest
+
+import mha_lib
+from mha_lib.explorers.generation import (GENERATION_SENTENCE, generation_state, gqa_state, make_generation_explorer,
+                                          make_gqa_explorer)
+
+PNG_MAGIC = b"\x89PNG"
+
+
+@pytest.fixture
+def boxes():
+    made = []
+    yield made
+    for box in made:
+        box.figure.clear()
+
+
+def test_generation_state_is_the_causal_layer_row_by_row():
+    tokens = mha_lib.tokenize(GENERATION_SENTENCE)
+    params = mha_lib.init_params(32, 4, seed=0)
+    X = mha_lib.embed_tokens(tokens, 32)
+    full = mha_lib.multi_head_attention(X, params, mask=mha_lib.causal_mask(len(tokens)))
+    for t in range(1, len(tokens) + 1):
+        s = generation_state(t)
+        np.testing.assert_allclose(s.weights[:, :t], full.weights[:, :t], rtol=0, atol=1e-12)
+        assert not s.weights[:, t:].any()  # tokens not generated yet
+        assert s.cache_rows == t
+        np.testing.assert_allclose(s.keys[:t], full.K[0, :t], rtol=0, atol=1e-12)
+        assert s.counts["cache"]["scores"] == t and s.counts["recompute"]["scores"] == t * t
+        assert s.shown.sum() == t * (t + 1) // 2
+
+
+def test_generation_explorer_moves(boxes):
+    box = make_generation_explorer()
+    boxes.append(box)
+    assert box.message.value == "" and bytes(box.image.value).startswith(PNG_MAGIC)
+    assert box.result.t == 3
+    first = bytes(box.image.value)
+    slider = box.controls["t"]
+    for t in range(slider.min, slider.max + 1):  # every position is valid
+        slider.value = t
+        assert box.message.value == "", t
+        assert box.result.t == t and box.result.cache_rows == t
+    assert bytes(box.image.value) != first
+    with_cache = bytes(box.image.value)
+    box.controls["use_cache"].value = False
+    assert box.result.use_cache is False
+    assert bytes(box.image.value) != with_cache  # the frame covers every row, the counts change
+    text = [t.get_text() for t in box.figure.texts if "without a cache" in t.get_text()]
+    assert text and "36 scores per head" in text[0]
+
+
+def test_generation_explorer_refuses_bad_sentences():
+    with pytest.raises(ValueError, match="2 to 10 words"):
+        make_generation_explorer("hello")
+    with pytest.raises(ValueError, match="between 1 and"):
+        generation_state(7)
+
+
+def test_gqa_state_matches_the_library():
+    for h_kv in (1, 2, 4, 8):
+        s = gqa_state(h_kv)
+        params = mha_lib.init_params(64, 8, h_kv=h_kv, seed=1)
+        X = mha_lib.embed_tokens(["humpty", "dumpty", "sat", "on"], 64)
+        expected = mha_lib.multi_head_attention(X, params, mask=mha_lib.causal_mask(4)).weights
+        np.testing.assert_allclose(s.weights, expected, rtol=0, atol=1e-12)
+        assert s.kv_of == tuple(i // (8 // h_kv) for i in range(8))
+    s = gqa_state(2, "Llama 2 70B", 12)
+    assert list(s.cache_gib.values()) == [10.0, 1.25, 10.0 / 64]
+    with pytest.raises(ValueError, match="must divide h=8"):
+        gqa_state(3)
+    with pytest.raises(ValueError, match="unknown"):
+        gqa_state(2, "GPT-5")
+
+
+def test_gqa_explorer_offers_only_divisors_and_every_setting_draws(boxes):
+    box = make_gqa_explorer()
+    boxes.append(box)
+    assert tuple(box.controls["h_kv"].options) == (1, 2, 4, 8)
+    assert box.message.value == "" and bytes(box.image.value).startswith(PNG_MAGIC)
+    seen = set()
+    for h_kv in (1, 2, 4, 8):
+        box.controls["h_kv"].value = h_kv
+        for model in mha_lib.PUBLISHED_CONFIGS:
+            box.controls["model"].value = model
+            assert box.message.value == "", (h_kv, model)
+            assert box.result.h_kv == h_kv and box.result.model == model
+            seen.add(bytes(box.image.value))
+    assert len(seen) == 16  # every setting shows its own picture
+    slider = box.controls["log2_tokens"]
+    before = bytes(box.image.value)
+    slider.value = slider.max
+    assert box.result.n_tokens == 2**17 and bytes(box.image.value) != before
