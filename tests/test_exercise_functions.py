@@ -304,3 +304,32 @@ def test_worked_answers_match_the_computed_answers():
         x = float(ex.answer())
         renderings = {f"{x:,.0f}", f"{x:.0f}", f"{x:.2f}", f"{x:.4f}", f"{x:g}"}
         assert any(r in text() for r in renderings), (exercise_id, x, text())
+
+
+# ----------------------------------------------------------------------------- the notebooks' "Your turn" cells
+
+
+def _your_turn_cells():
+    import json
+    import re
+    from pathlib import Path
+
+    found = []
+    for path in sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            source = "".join(cell["source"])
+            for exercise_id, name in re.findall(r'check_function\("([^"]+)", (\w+)\)', source):
+                found.append((path.name, exercise_id, name, source, cell))
+    return found
+
+
+def test_notebook_exercises_store_the_scaffold():
+    """Each "Your turn" cell defines my_..., leaves the body to the student, and its stored output says "Not yet"."""
+    cells = _your_turn_cells()
+    ids = {exercise_id for _, exercise_id, _, _, _ in cells}
+    assert {"05.weighted_sum", "06.concat", "07.multi_head_attention"} <= ids
+    for notebook, exercise_id, name, source, cell in cells:
+        assert exercise_id in IDS, (notebook, exercise_id)
+        assert name.startswith("my_") and f"def {name}(" in source, (notebook, name)
+        text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", []))
+        assert "Not yet" in text and "Right" not in text, (notebook, exercise_id, text)
