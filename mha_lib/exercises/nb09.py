@@ -6,6 +6,7 @@ from .. import minilm
 from . import Exercise
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
+WIDE = ANIMAL.replace("tired", "wide")
 
 
 def _animal():
@@ -16,6 +17,13 @@ def _cls_heads_layer5():
     out = _animal()
     cls = minilm.head_patterns(out.attentions, out.tokens)["[CLS]"]  # (L, h)
     return int((cls[4] > 0.5).sum())
+
+
+def _wide_layer4_head2():
+    """Where layer 4, head 2 sends more of "it"'s attention in the 'wide' sentence: 'animal' or 'street'."""
+    out = minilm.run_minilm(WIDE)
+    row = out.attentions[3, 1, out.tokens.index("it")]  # layer 4, head 2: (n,)
+    return "animal" if row[out.tokens.index("animal")] > row[out.tokens.index("street")] else "street"
 
 
 def _wide_street_head():
@@ -42,6 +50,17 @@ EXERCISES = {
         hint="out = minilm.run_minilm(ANIMAL); take minilm.head_patterns(out.attentions, out.tokens)['[CLS]'], "
              "row 4 (layer 5 counted from 1), and count the values above 0.5. The four-sentence average of "
              "section 4 gives another count: this question is about the one sentence.",
+    ),
+    "predict_wide": Exercise(
+        question="Predict before you run the cell: in 'The animal didn't cross the street because it was too tired.', "
+                 "layer 4, head 2 sends 0.68 of the attention of 'it' to 'animal' and 0.05 to 'street'. Change 'tired' "
+                 "to 'wide' (now 'it' is the street). In that head, will 'it' give more weight to 'animal' or to "
+                 "'street'? Answer 'animal' or 'street'.",
+        answer=_wide_layer4_head2,
+        hint="Run the next cell and compare the two numbers on the line 'layer 4, head  2, 'wide''.",
+        kind="choice",
+        solution="The 'wide' line of layer 4, head 2 reads it -> animal 0.28, it -> street 0.12: still 'animal'. "
+                 "The head links 'it' to the subject noun before it; it does not work out what 'it' means.",
     ),
     "wide_street_head": Exercise(
         question="In 'The animal didn't cross the street because it was too wide.', which head gives the largest "
