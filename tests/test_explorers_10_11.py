@@ -14,7 +14,7 @@ PNG_MAGIC = b"\x89PNG"
 
 
 def _heatmap_axes(box):
-    return [ax for ax in box.figure.axes if ax.images and ax.get_label() != "<colorbar>"]
+    return [ax for ax in box.figure.axes if ax.images and ax.get_label() != "<colorbar>" and ax.get_visible()]
 
 
 @pytest.fixture
@@ -141,7 +141,7 @@ def test_starting_values(boxes):
 # --------------------------------------------------------------------------- 11 cost of attention
 
 from mha_lib.cost import attention_cost  # noqa: E402
-from mha_lib.explorers.cost import make_cost_explorer  # noqa: E402
+from mha_lib.explorers.cost import cost_setting, make_cost_explorer  # noqa: E402
 
 
 def test_cost_default_is_bert_base_at_512(boxes):
@@ -171,17 +171,21 @@ def test_cost_controls(boxes):
     res = box.result
     assert res.memory["one block of scores per head"] == 4 * 32 * 32768 * 64
     assert res.total_flops == attention_cost(32768, 4096, 32)["total"]["flops"]  # same arithmetic
-    widths = [b.get_width() for b in box.figure.axes[1].patches]
+    shown = [ax for ax in box.figure.axes if ax.get_visible()]  # the standard layout is kept, hidden
+    widths = [b.get_width() for b in shown[1].patches]
     assert widths[2] == res.memory["one block of scores per head"]
 
 
-def test_cost_impossible_heads(boxes):
+def test_cost_h_offers_only_divisors(boxes):
     box = make_cost_explorer()
     boxes.append(box)
-    box.controls["h"].value = 7  # 768 is not divisible by 7
-    assert "not divisible" in box.message.value and box.result is None
-    box.controls["h"].value = 8
-    assert box.message.value == "" and box.result.h == 8
+    assert list(box.controls["h"].options) == [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]  # divisors of 768
+    box.controls["h"].value = 48
+    box.controls["d_model"].value = 512  # 48 does not divide 512: h moves to the nearest divisor
+    assert box.controls["h"].value in (32, 64) and box.message.value == ""
+    assert box.result.h == box.controls["h"].value and box.result.d_model == 512
+    with pytest.raises(ValueError, match="not divisible"):
+        cost_setting(d_model=768, h=7)
 
 
 # --------------------------------------------------------------------------- self-checks of 10 and 11

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cost import attention_cost, format_bytes
-from ._base import build_explorer, checkbox, dropdown, int_slider
+from .toolkit import LayoutDrawer, build_explorer, checkbox, dropdown, heads_control, int_slider, link_heads
 
-__all__ = ["CostSetting", "cost_setting", "draw_cost", "make_cost_explorer"]
+__all__ = ["CostSetting", "cost_setting", "CostDrawer", "draw_cost", "make_cost_explorer"]
 
 # The widget's figure has no layout engine (the constrained layout would measure every text on each redraw).
 MARGINS = dict(left=0.13, right=0.975, bottom=0.16, top=0.9, wspace=0.5)
@@ -82,68 +82,58 @@ def _memory_title(res):
     return f"memory held at once: {kind}"
 
 
-def draw_cost(fig, res):
+class CostDrawer(LayoutDrawer):
     """Left: share of the FLOPs per step. Right: bytes of what is held at once (log scale).
 
-    On the widget's figure (no layout engine) the axes are built once; later
-    settings only move the bars, numbers and titles (returns a :class:`Frame`).
+    Built once per kind of attention (standard or blockwise: other memory labels); a new setting
+    only moves the bars, numbers and titles.
     """
-    from ._base import Frame
 
-    names = list(STEP_LABELS)
-    share = np.array([res.flops[k] for k in names], dtype=float) / res.total_flops
-    labels = list(res.memory)
-    values = np.array([res.memory[k] for k in labels], dtype=float)
-    weights_color = "#009E73" if res.blockwise else "#D55E00"
-    widget = fig.get_layout_engine() is None
-    state = getattr(fig, "_mha_cost", None)
-    if widget and state is not None and fig.axes == state["axes"]:
-        ax_f, ax_m = state["axes"]
-        for bar, text, s in zip(state["bars_f"], state["texts_f"], share):
-            bar.set_width(100 * s)
-            text.set_x(100 * s + 1)
-            text.set_text(f"{100 * s:.1f}%")
-        for bar, text, v in zip(state["bars_m"], state["texts_m"], values):
+    size = (10.0, 3.2)
+
+    def key(self, res):
+        return res.blockwise
+
+    def build(self, fig, res):
+        names, labels = list(STEP_LABELS), list(res.memory)
+        ax_f, ax_m = fig.subplots(1, 2, gridspec_kw=MARGINS)
+        quadratic = {"scores", "softmax", "weighted_sum"}
+        y, ym = np.arange(len(names)), np.arange(len(labels))
+        self.bars_f = list(ax_f.barh(y, np.zeros(len(names)),
+                                     color=["#D55E00" if k in quadratic else "#0072B2" for k in names]))
+        ax_f.set_yticks(y, labels=[STEP_LABELS[k] for k in names], fontsize=8)
+        ax_f.invert_yaxis()
+        ax_f.set_xlim(0, 110)
+        ax_f.set_xlabel("% of the FLOPs (orange: grows with n²)", fontsize=8)
+        self.texts_f = [ax_f.text(0, yi, "", va="center", fontsize=8) for yi in y]
+        weights_color = "#009E73" if res.blockwise else "#D55E00"
+        self.bars_m = list(ax_m.barh(ym, np.ones(len(labels)), color=["#999999", "#0072B2", weights_color]))
+        ax_m.set_xscale("log")
+        ax_m.set_xlim(1e3, 1e12)
+        ax_m.set_yticks(ym, labels=labels, fontsize=8)
+        ax_m.invert_yaxis()
+        self.texts_m = [ax_m.text(1, yi, "", va="center", fontsize=8) for yi in ym]
+        ax_m.set_xlabel("bytes in float32, one layer, one sentence (log scale)", fontsize=8)
+        self.titles = [ax_f.set_title("", fontsize=9), ax_m.set_title("", fontsize=9)]
+
+    def update(self, layout, res):
+        share = np.array([res.flops[k] for k in STEP_LABELS], dtype=float) / res.total_flops
+        for bar, text, v in zip(self.bars_f, self.texts_f, share):
+            bar.set_width(100 * v)
+            text.set_x(100 * v + 1)
+            text.set_text(f"{100 * v:.1f}%")
+        for bar, text, v in zip(self.bars_m, self.texts_m, res.memory.values()):
             bar.set_width(v)
             text.set_x(v * 1.3)
             text.set_text(format_bytes(v))
-        state["bars_m"][-1].set_color(weights_color)
-        ax_f.set_title(_flops_title(res), fontsize=9)
-        ax_m.set_title(_memory_title(res), fontsize=9)
-        ax_m.set_yticks(np.arange(len(labels)), labels=labels, fontsize=8)  # static: changes with blockwise only
-        new_layout = res.blockwise != state["blockwise"]
-        state["blockwise"] = res.blockwise
-        dynamic = [*state["bars_f"], *state["texts_f"], *state["bars_m"], *state["texts_m"], ax_f.title, ax_m.title]
-        return Frame(dynamic, new_layout=new_layout, key=("cost", res.blockwise))
+        self.titles[0].set_text(_flops_title(res))
+        self.titles[1].set_text(_memory_title(res))
+        return [*self.bars_f, *self.texts_f, *self.bars_m, *self.texts_m, *self.titles]
 
-    fig.clear()
-    margins = {} if not widget else MARGINS  # the widget: fixed margins, no layout engine
-    ax_f, ax_m = fig.subplots(1, 2, gridspec_kw=margins)
-    quadratic = {"scores", "softmax", "weighted_sum"}
-    colors = ["#D55E00" if k in quadratic else "#0072B2" for k in names]
-    y = np.arange(len(names))
-    bars_f = ax_f.barh(y, 100 * share, color=colors)
-    ax_f.set_yticks(y, labels=[STEP_LABELS[k] for k in names], fontsize=8)
-    ax_f.invert_yaxis()
-    ax_f.set_xlim(0, 110)
-    ax_f.set_xlabel("% of the FLOPs (orange: grows with n²)", fontsize=8)
-    texts_f = [ax_f.text(100 * s + 1, yi, f"{100 * s:.1f}%", va="center", fontsize=8) for yi, s in zip(y, share)]
-    ax_f.set_title(_flops_title(res), fontsize=9)
-    ym = np.arange(len(labels))
-    bars_m = ax_m.barh(ym, values, color=["#999999", "#0072B2", weights_color])
-    ax_m.set_xscale("log")
-    ax_m.set_xlim(1e3, 1e12)
-    ax_m.set_yticks(ym, labels=labels, fontsize=8)
-    ax_m.invert_yaxis()
-    texts_m = [ax_m.text(v * 1.3, yi, format_bytes(v), va="center", fontsize=8) for yi, v in zip(ym, values)]
-    ax_m.set_xlabel("bytes in float32, one layer, one sentence (log scale)", fontsize=8)
-    ax_m.set_title(_memory_title(res), fontsize=9)
-    if not widget:
-        return None
-    fig._mha_cost = {"axes": list(fig.axes), "bars_f": list(bars_f), "texts_f": texts_f, "bars_m": list(bars_m),
-                     "texts_m": texts_m, "blockwise": res.blockwise}
-    dynamic = [*bars_f, *texts_f, *bars_m, *texts_m, ax_f.title, ax_m.title]
-    return Frame(dynamic, new_layout=True, key=None)
+
+def draw_cost(fig, res):
+    """Draw a :class:`CostSetting` on ``fig`` (a still picture, as the explorer draws it)."""
+    return CostDrawer()(fig, res)
 
 
 MODELS = [("512 (running example)", 512), ("768 (BERT-Base, GPT-2)", 768), ("4096 (LLaMA-7B)", 4096)]
@@ -155,14 +145,16 @@ def make_cost_explorer(d_model=768, h=12, log2_n=9, blockwise=False):
     Returns
     -------
     ipywidgets.VBox
-        See :func:`mha_lib.explorers._base.build_explorer`; controls
+        See :func:`mha_lib.explorers.toolkit.build_explorer`; controls
         ``d_model``, ``h``, ``log2_n`` and ``blockwise``.
     """
     controls = {
         "d_model": dropdown("d_model", MODELS, value=d_model),
-        "h": int_slider("h", h, 1, 64),
+        "h": heads_control(d_model, h, max_h=64),
         "log2_n": int_slider("log₂ n", log2_n, 2, 17),
         "blockwise": checkbox("blockwise (flash) attention", blockwise),
     }
-    return build_explorer(controls, cost_setting, draw_cost, figsize=(10, 3.2), layout=None,
-                          title="What one attention layer costs: n = 2 ** slider tokens")
+    box = build_explorer(controls, cost_setting, CostDrawer(), figsize=CostDrawer.size,
+                         title="What one attention layer costs: n = 2 ** slider tokens")
+    link_heads(box, lambda: controls["d_model"].value, max_h=64)
+    return box

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import embed_tokens, init_params, multi_head_attention, sinusoidal_positions, tokenize
-from ..plotting import plot_attention
-from ._base import build_explorer, checkbox, int_slider
+from .. import embed_tokens, multi_head_attention, sinusoidal_positions, tokenize
+from .grid import plot_heatmap, token_labels
+from .toolkit import LayoutDrawer, build_explorer, checkbox, explorer_params, int_slider
 
 __all__ = ["parse_order", "PermutationExperiment", "permutation_experiment", "draw_permutation",
-           "permutation_figure", "make_positions_explorer"]
+           "permutation_figure", "make_positions_explorer", "PositionsDrawer"]
 
 DEFAULT_SENTENCE = "humpty dumpty sat on"
 DEFAULT_ORDER = "1 3 2 4"
@@ -121,7 +121,7 @@ def permutation_experiment(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posit
     perm = parse_order(order, n)
     if isinstance(head, bool) or not isinstance(head, (int, np.integer)) or not 1 <= head <= h:
         raise ValueError(f"head={head!r} must be one of 1..{h}")
-    params = init_params(d_model, h, seed=seed)
+    params = explorer_params(d_model, h, None, seed)
     X = embed_tokens(tokens, d_model)  # (n, d_model)
     X_perm = X[perm]  # (n, d_model): row k is word perm[k]
     if positions:
@@ -141,74 +141,60 @@ def _verdict(res):
     return f"no positions: same outputs,\nonly reordered (largest move {moved.max():.0e})"
 
 
-def _update_heatmap(im, weights):
-    """Put one head's weights into an existing heatmap and its annotations (as plot_attention drew them)."""
-    im.set_data(weights)
-    texts = im.axes.texts
-    if len(texts) == weights.size:
-        for text, value in zip(texts, weights.ravel()):
-            text.set_text(format(value, ".2f"))
-            text.set_color("white" if value < 0.6 else "black")  # plot_attention's rule for the [0, 1] scale
-    return list(texts)
-
-
-def draw_permutation(fig, res):
+class PositionsDrawer(LayoutDrawer):
     """Weights of one head before and after reordering, and how far each word's output moved.
 
-    On the widget's figure (no layout engine) the axes are built once per
-    sentence and order; a new head or the positions checkbox only updates the
+    Built once per sentence and order; a new head or the positions checkbox only updates the
     pictures, numbers and bars in place.
     """
 
-    i = res.head
-    moved = res.moved
-    color = "#D55E00" if res.positions else "#0072B2"
-    xlim = (0, max(1.0, 1.15 * float(moved.max())))
-    state = getattr(fig, "_mha_positions", None)
-    widget = fig.get_layout_engine() is None
-    if widget and state is not None and state["structure"] == (res.tokens, res.order) and fig.axes == state["axes"]:
-        ax_a, ax_b, ax_c = state["axes"]
-        _update_heatmap(state["im_a"], res.weights[i])
-        _update_heatmap(state["im_b"], res.weights_perm[i])
-        ax_a.set_title(f"head {i + 1}: as written", fontsize=9)
-        ax_b.set_title(f"head {i + 1}: reordered", fontsize=9)
-        for bar, text, value in zip(state["bars"], state["values"], moved):
+    size = (10.0, 3.3)
+
+    def key(self, res):
+        return res.tokens, res.order
+
+    def build(self, fig, res):
+        ax_a, ax_b, self.ax_c = fig.subplots(1, 3, width_ratios=[1, 1, 1.15], gridspec_kw=MARGINS)
+        n = len(res.tokens)
+        self.heat = [plot_heatmap(ax, np.zeros((n, n)), toks, toks, numbers=n <= 6)
+                     for ax, toks in ((ax_a, res.tokens), (ax_b, res.tokens_perm))]
+        ax_a.set_ylabel("query (looks)", fontsize=8)
+        for ax in (ax_a, ax_b):
+            ax.set_xlabel("key (is looked at)", fontsize=8)
+        ypos = np.arange(n)
+        self.bars = list(self.ax_c.barh(ypos, np.zeros(n)))
+        self.ax_c.set_yticks(ypos, labels=token_labels(res.tokens_perm), fontsize=8)
+        self.ax_c.invert_yaxis()
+        self.ax_c.set_xlabel("|output now − output before|", fontsize=8)
+        self.ax_c.tick_params(axis="x", labelsize=8)
+        self.values = [self.ax_c.text(0, y, "", va="center", fontsize=8) for y in ypos]
+        self.titles = [ax.set_title("", fontsize=9) for ax in (ax_a, ax_b, self.ax_c)]
+
+    def update(self, layout, res):
+        i, moved = res.head, res.moved
+        color = "#D55E00" if res.positions else "#0072B2"
+        changed = self.heat[0].set_data(res.weights[i]) + self.heat[1].set_data(res.weights_perm[i])
+        for bar, text, value in zip(self.bars, self.values, moved):
             bar.set_width(value)
             bar.set_color(color)
             text.set_x(value)
             text.set_text(f" {value:.2f}")
-        ax_c.set_xlim(*xlim)
-        ax_c.set_title(_verdict(res), fontsize=9)
-        return None  # the figure is rendered whole, but nothing had to be rebuilt
+        self.ax_c.set_xlim(0, max(1.0, 1.15 * float(moved.max())))
+        for t, s in zip(self.titles, (f"head {i + 1}: as written", f"head {i + 1}: reordered", _verdict(res))):
+            t.set_text(s)
+        return changed + self.titles[:2] + [self.ax_c]  # the bars' axes change their ticks: repainted whole
 
-    fig.clear()
-    margins = {} if not widget else MARGINS  # the widget: fixed margins, no layout engine
-    ax_a, ax_b, ax_c = fig.subplots(1, 3, width_ratios=[1, 1, 1.15], gridspec_kw=margins)
-    im_a = plot_attention(ax_a, res.weights[i], res.tokens, title=f"head {i + 1}: as written")
-    im_b = plot_attention(ax_b, res.weights_perm[i], res.tokens_perm, title=f"head {i + 1}: reordered")
-    ax_b.set_ylabel("")  # the same as on the left; its tick labels need the room
-    labels = list(res.tokens_perm)
-    ypos = np.arange(len(labels))
-    bars = ax_c.barh(ypos, moved, color=color)
-    ax_c.set_yticks(ypos, labels=labels, fontsize=8)
-    ax_c.invert_yaxis()
-    ax_c.set_xlim(*xlim)
-    ax_c.set_xlabel("|output now − output before|", fontsize=8)
-    ax_c.tick_params(axis="x", labelsize=8)
-    ax_c.set_title(_verdict(res), fontsize=9)
-    values = [ax_c.text(value, y, f" {value:.2f}", va="center", fontsize=8) for y, value in zip(ypos, moved)]
-    if not widget:
-        return None
-    fig._mha_positions = {"structure": (res.tokens, res.order), "axes": list(fig.axes), "im_a": im_a, "im_b": im_b,
-                          "bars": list(bars), "values": values}
-    return None
+
+def draw_permutation(fig, res):
+    """Draw a :class:`PermutationExperiment` on ``fig`` (a still picture, as the explorer draws it)."""
+    return PositionsDrawer()(fig, res)
 
 
 def permutation_figure(**kwargs):
     """A static figure of :func:`permutation_experiment` (for the picture before the widget)."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(10, 3.3), layout="constrained")
+    fig = Figure(figsize=PositionsDrawer.size)
     draw_permutation(fig, permutation_experiment(**kwargs))
     return fig
 
@@ -221,7 +207,7 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posi
     Returns
     -------
     ipywidgets.VBox
-        See :func:`mha_lib.explorers._base.build_explorer`; controls
+        See :func:`mha_lib.explorers.toolkit.build_explorer`; controls
         ``sentence`` and ``order`` (Text), ``positions`` (Checkbox), ``head`` (1..8).
     """
     import ipywidgets as widgets
@@ -234,5 +220,5 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posi
         "positions": checkbox("add positional encodings", positions),
         "head": int_slider("head", head, 1, 8),
     }
-    return build_explorer(controls, permutation_experiment, draw_permutation, figsize=(10, 3.3), layout=None,
+    return build_explorer(controls, permutation_experiment, PositionsDrawer(), figsize=PositionsDrawer.size,
                           title="Reorder the words: does attention notice?")

@@ -262,6 +262,7 @@ def render_png(fig, dpi=None, frame=None, state=None, _state=None):
     for artist in frame.dynamic:
         if artist.get_visible():
             artist.draw(renderer)
+        artist.set_animated(False)  # so that fig.savefig (a still picture of the explorer) draws them too
     return _encode(canvas)
 
 
