@@ -142,3 +142,12 @@ def test_swapping_subject_and_object():
 def test_two_heads_demo_strength_checked(bad, error):
     with pytest.raises(error):
         two_heads_demo(bad)
+
+
+def test_docstring_examples():
+    import doctest
+
+    from mha_lib import designed
+
+    result = doctest.testmod(designed, extraglobs={"np": np})
+    assert result.attempted > 0 and result.failed == 0

@@ -333,3 +333,20 @@ def test_notebook_exercises_store_the_scaffold():
         assert name.startswith("my_") and f"def {name}(" in source, (notebook, name)
         text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", []))
         assert "Not yet" in text and "Right" not in text, (notebook, exercise_id, text)
+
+
+def test_wrong_parameters_are_explained(capsys):
+    def my_scores(Q):
+        return Q
+    ok, out = run(capsys, "03.scores", my_scores)
+    assert ok is False and "calls it as my_scores(Q, K)" in out and out.count("\n") == 1
+
+
+def test_docstring_examples():
+    import doctest
+
+    from mha_lib.exercises import functions, solutions
+
+    for module in (functions, solutions):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.attempted > 0 and result.failed == 0, module.__name__

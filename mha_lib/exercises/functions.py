@@ -645,6 +645,8 @@ def _judge(ex, name, case, result, exc, copies, passed_2d):
     batch = ex.batch_hint if (case.batched and passed_2d and ex.batch_hint) else ""
     if exc is not None:
         what = f"{name} raised {_first_line(exc)} (on {case.shapes})."
+        if isinstance(exc, TypeError) and "argument" in str(exc):
+            return f"{what} check_function calls it as {ex.signature}: give it exactly these parameters."
         if batch:
             return f"{what} It works without leading dimensions; {batch}"
         return what

@@ -146,7 +146,9 @@ def solution(exercise_id):
     Examples
     --------
     >>> solution("05.weighted_sum")  # doctest: +ELLIPSIS
-    # 05.weighted_sum: my_weighted_sum(weights, V) returns weights @ V, shape (..., n, d_v).
-    ...
+    # 05.weighted_sum: my_weighted_sum(weights, V) returns ...
+    def my_weighted_sum(weights, V):
+        return weights @ V  # (..., n, n) @ (..., n, d_v) -> (..., n, d_v)
+    <BLANKLINE>
     """
     print(solution_text(exercise_id))
