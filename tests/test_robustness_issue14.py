@@ -21,6 +21,24 @@ from mha_lib.exercises import check, question
 X = np.random.default_rng(0).standard_normal((4, 8))
 P = mha_lib.init_params(8, 2)
 
+# Exercises of each kind, made here so that the tests do not depend on the notebooks' questions.
+TEST_EXERCISES = {
+    "t.shape": exercises.Exercise(question="shape?", answer=lambda: (4, 128), hint="d_k = 512 / 4", kind="shape"),
+    "t.choice": exercises.Exercise(question="column?", answer=lambda: 2 * 64 + 1, hint="heads 1 and 2 first",
+                                   kind="choice"),
+    "t.word": exercises.Exercise(question="word?", answer=lambda: "animal", hint="look again", kind="choice"),
+    "t.array": exercises.Exercise(question="q?", answer=lambda: np.array([2.0, 3.0]), hint="row times matrix",
+                                  kind="array"),
+    "t.number": exercises.Exercise(question="count?", answer=lambda: 4 * 768**2, hint="4 d_model^2", rtol=0.0,
+                                   atol=0.0),
+}
+
+
+@pytest.fixture(autouse=True)
+def _test_exercises(monkeypatch):
+    real = exercises._lookup
+    monkeypatch.setattr(exercises, "_lookup", lambda i: TEST_EXERCISES[i] if isinstance(i, str) and i in TEST_EXERCISES else real(i))
+
 
 # --------------------------------------------------------------------------- the self-checks
 
@@ -28,13 +46,13 @@ P = mha_lib.init_params(8, 2)
 @pytest.mark.parametrize("answer", ["4, 128", "(4, 128)", " (4,128) ", "[4, 128]", "4 x 128", "4x128", "4 128",
                                     "(4.0, 128.0)", (np.int64(4), 128), np.array([4, 128]), [4.0, 128.0]])
 def test_shape_answer_typed_as_text_or_array_is_judged_right(answer, capsys):
-    assert check("02.Q_shape_h4", answer) is True  # the shape is (4, 128)
+    assert check("t.shape", answer) is True  # the shape is (4, 128)
     assert "Right" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("answer", ["4, 129", "(128, 4)", "(4, 128, 1)", "4"])
 def test_shape_answer_typed_as_text_but_wrong_gets_the_hint(answer, capsys):
-    assert check("02.Q_shape_h4", answer) is False
+    assert check("t.shape", answer) is False
     assert "Hint: d_k = 512 / 4" in capsys.readouterr().out
 
 
@@ -46,7 +64,7 @@ def test_shape_answer_typed_as_text_but_wrong_gets_the_hint(answer, capsys):
     (np.array([[4, 128]]), "tuple"), (b"4, 128", "tuple"),
 ])
 def test_malformed_shape_answer_is_wrong_with_a_format_hint(answer, words, capsys):
-    assert check("02.Q_shape_h4", answer) is False
+    assert check("t.shape", answer) is False
     printed = capsys.readouterr().out
     assert "Not yet" in printed and words in printed
 
@@ -56,7 +74,7 @@ def test_malformed_shape_answer_is_wrong_with_a_format_hint(answer, words, capsy
                                           (np.array([129, 1]), False), ([129], False), ("one", False),
                                           (None, False), (np.nan, False), ({129: 1}, False)])
 def test_choice_answers_as_arrays_and_digit_strings(answer, right, capsys):
-    assert check("06.first_column", answer) is right  # the answer is the number 129
+    assert check("t.choice", answer) is right  # the answer is the number 129
     printed = capsys.readouterr().out
     if answer is not None and not right and np.ndim(answer) == 1:
         assert "one answer" in printed  # an array of several values is told so
@@ -215,3 +233,22 @@ def test_minilm_docstring_tells_the_truth_about_precision():
     model = minilm.load_minilm()
     assert model.layers[0].W_1.dtype == np.float32 and model.word_embeddings.dtype == np.float32
     assert minilm.run_minilm("the cat sat", model).hidden_states.dtype == np.float64
+
+
+@pytest.mark.parametrize("answer,right", [("[2, 3]", True), ("2, 3", True), ("(2.0, 3.0)", True), ([2, 3], True),
+                                          ("[2, 4]", False), ("2", False), ("two, three", False), (True, False)])
+def test_array_answers_typed_as_text(answer, right):
+    assert check("t.array", answer) is right  # q = (2, 3)
+
+
+@pytest.mark.parametrize("answer,right", [("2,359,296", True), ("2359296", True), (" 2359296 ", True),
+                                          (2359296.0, True), ("2.359296e6", True), ("lots", False),
+                                          ("2,359,297", False), ("2,35,9296", False), ("", False)])
+def test_number_answers_typed_as_text(answer, right):
+    assert check("t.number", answer) is right  # 4 * 768^2
+
+
+@pytest.mark.parametrize("answer,right", [("Animal", True), (" animal ", True), (np.str_("animal"), True),
+                                          ("street", False), (np.array(["animal"]), False), (5, False)])
+def test_word_choice_answers(answer, right):
+    assert check("t.word", answer) is right

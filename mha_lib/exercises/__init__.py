@@ -63,7 +63,7 @@ _SHAPE_FORMAT = "Type a shape as a tuple of whole numbers, like (4, 128) (or the
 
 
 def _shape_from_text(text):
-    """'(4, 128)', '4, 128', '4 x 128', '[4,128]' -> the list of their number strings, or None if not such text."""
+    """'(4, 128)', '4, 128', '4 x 128', '[4,128]' -> the list of their numbers (floats), or None if not such text."""
     inner = text.strip()
     if inner[:1] in "([" and inner[-1:] in ")]":
         inner = inner[1:-1]
@@ -120,6 +120,11 @@ def _judge(ex, answer):
         return _judge_choice(expected, answer)
     if isinstance(answer, (bool, np.bool_)):
         return False, "The answer is a number (or numbers), not True or False."
+    if isinstance(answer, str) and np.ndim(expected) == 0 and re.fullmatch(r"\s*\d{1,3}(,\d{3})+\s*", answer):
+        answer = answer.replace(",", "")  # "2,359,296": thousands separators in a single number
+    if isinstance(answer, str) and _shape_from_text(answer) is not None:  # "3.5", "[3, 2]", "3, 2"
+        numbers = _shape_from_text(answer)
+        answer = numbers[0] if len(numbers) == 1 and np.ndim(expected) == 0 else numbers
     try:
         got = np.asarray(answer, dtype=float)
     except Exception:  # strings that are not numbers, ragged lists, dicts, complex numbers, ...
