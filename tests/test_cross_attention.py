@@ -126,3 +126,12 @@ def test_translation_example_heads_do_what_their_roles_say():
     assert r.output[1, :8] @ cat > 0.99
     assert len(ex.roles) == ex.params.h == 2
     np.testing.assert_allclose(ex.meaning @ ex.meaning.T, np.eye(5), atol=1e-12)
+
+
+def test_translation_docstring_examples():
+    import doctest
+
+    from mha_lib import translation
+
+    result = doctest.testmod(translation, extraglobs={"np": np}, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
