@@ -17,7 +17,7 @@ PNG_MAGIC = b"\x89PNG"
 
 def _image_axes(box):
     """Axes of the explorer's figure that hold a heatmap (colour bars excluded)."""
-    return [ax for ax in box.figure.axes if ax.images and ax.get_label() != "<colorbar>"]
+    return [ax for ax in box.figure.axes if ax.images and ax.get_label() != "<colorbar>" and ax.get_visible()]
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_overview_sentence_changes_tokens(close_figures):
     assert labels == ["the", "cat", "sat"]
 
 
-@pytest.mark.parametrize("control, value, words", [("h", 7, "not divisible by h=7"), ("sentence", "   ", "empty"),
+@pytest.mark.parametrize("control, value, words", [("sentence", "   ", "empty"),
                                                    ("sentence", "a b c d e f g h i", "at most 8")])
 def test_overview_impossible_settings_show_a_message(close_figures, control, value, words):
     box = make_overview_explorer()
@@ -81,6 +81,14 @@ def test_overview_impossible_settings_show_a_message(close_figures, control, val
     box.controls[control].value = 8 if control == "h" else "humpty dumpty"  # recovers
     assert box.message.value == ""
     assert box.image.layout.display is None
+
+
+def test_overview_h_offers_only_divisors_of_512(close_figures):
+    box = make_overview_explorer()
+    close_figures.append(box)
+    assert list(box.controls["h"].options) == [1, 2, 4, 8, 16]
+    with pytest.raises(ValueError, match="not divisible by h=7"):
+        compute_overview("humpty dumpty", 7)  # what a typed h would get
 
 
 # --------------------------------------------------------------------------- 01 embeddings
@@ -158,17 +166,16 @@ def test_projections_tied_h(close_figures, h):
     assert box.result["W_q"].shape == (h, 512, 512 // h)
     assert box.result["Q"].shape == (h, 4, 512 // h)
     assert box.result["count"]["total"] == 4 * 512**2  # independent of h when d_k = d_model / h
-    assert f"is 4 x {512 // h}" in box.figure.get_suptitle()
+    assert f"is 4 x {512 // h}" in box.drawer.caption.get_text()
 
 
-def test_projections_h7_tied_is_impossible_then_free_d_k_works(close_figures):
+def test_projections_h_follows_the_tie_and_free_d_k_works(close_figures):
     box = make_projections_explorer()
     close_figures.append(box)
-    box.controls["h"].value = 7
-    assert "not divisible by h=7" in box.message.value
-    assert box.result is None
+    assert list(box.controls["h"].options) == [1, 2, 4, 8, 16]  # tied: only the divisors of 512
     box.controls["tie_d_k"].value = False
-    assert not box.controls["d_k"].disabled
+    assert not box.controls["d_k"].disabled and 7 in box.controls["h"].options
+    box.controls["h"].value = 7
     assert box.message.value == ""
     assert box.result["Q"].shape == (7, 4, 64)
     assert len(_image_axes(box)) == 7
@@ -178,6 +185,10 @@ def test_projections_h7_tied_is_impossible_then_free_d_k_works(close_figures):
     np.testing.assert_allclose(box.result["Q"], expected, rtol=1e-12, atol=1e-12)
     assert box.result["count"] == mha_lib.parameter_count(512, 7, d_k=10)
     assert box.result["count"]["total"] != 4 * 512**2
+    box.controls["tie_d_k"].value = True  # 7 is impossible when tied: h moves to 8, d_k shows 64
+    assert box.controls["h"].value == 8 and box.controls["d_k"].value == 64 and box.controls["d_k"].disabled
+    with pytest.raises(ValueError, match="not divisible by h=7"):
+        compute_projections(7, True, 64)
 
 
 def test_compute_projections_small_input():

@@ -10,17 +10,31 @@ raises ``ValueError`` and the explorer shows that one line instead of a picture.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import ipywidgets as widgets
 import numpy as np
 
 from ..data import embed_tokens, tokenize
-from ..plotting import plot_matrix, symmetric_limits
-from ._base import build_explorer, int_slider
+from ..plotting import SIGNED_CMAP, symmetric_limits
+from .grid import plot_heatmap
+from .toolkit import LayoutDrawer, Result, build_explorer, check_budget, int_slider
 
-__all__ = ["MAX_TOKENS", "MAX_COLUMNS", "compute_embeddings", "draw_embeddings", "make_embeddings_explorer"]
+__all__ = ["MAX_TOKENS", "MAX_COLUMNS", "Embeddings", "compute_embeddings", "EmbeddingsDrawer", "draw_embeddings",
+           "make_embeddings_explorer"]
 
 MAX_TOKENS = 12  # more rows than this make the labels unreadable
 MAX_COLUMNS = 24  # columns of X drawn at most (the rest exist, they are just not drawn)
+
+
+@dataclass(frozen=True)
+class Embeddings(Result):
+    """Tokens, X and the cosine similarity of its rows (also readable as ``res["X"]``)."""
+
+    tokens: list
+    X: np.ndarray  # (n, d_model)
+    shown: int
+    cosine: np.ndarray  # (n, n)
 
 
 def compute_embeddings(sentence, d_model):
@@ -35,7 +49,7 @@ def compute_embeddings(sentence, d_model):
 
     Returns
     -------
-    dict
+    Embeddings
         ``tokens`` (list of str), ``X`` (n, d_model), ``shown`` (how many
         columns are drawn), ``cosine`` (n, n): ``cos`` of the angle between
         rows m and j (1 for the same word).
@@ -49,29 +63,47 @@ def compute_embeddings(sentence, d_model):
     if len(tokens) > MAX_TOKENS:
         raise ValueError(f"{len(tokens)} words is more than this picture can label readably; "
                          f"type at most {MAX_TOKENS}")
+    check_budget(len(tokens) * d_model, f"X for d_model={d_model}")
     X = embed_tokens(tokens, d_model)  # (n, d_model)
     norms = np.linalg.norm(X, axis=1, keepdims=True)  # (n, 1)
     unit = X / norms  # (n, d_model), every row of length 1
     cosine = unit @ unit.T  # (n, d_model) @ (d_model, n) -> (n, n)
-    return {"tokens": tokens, "X": X, "shown": min(d_model, MAX_COLUMNS), "cosine": cosine}
+    return Embeddings(tokens=tokens, X=X, shown=min(d_model, MAX_COLUMNS), cosine=cosine)
+
+
+class EmbeddingsDrawer(LayoutDrawer):
+    """Left: the first columns of X as a heatmap. Right: cosine similarity of the rows (one layout per sentence)."""
+
+    size = (10.0, 3.4)
+
+    def key(self, res):
+        return tuple(res.tokens), res.shown
+
+    def build(self, fig, res):
+        n = len(res.tokens)
+        ax_x, ax_c = fig.subplots(1, 2, width_ratios=[2.2, 1],
+                                  gridspec_kw=dict(left=0.1, right=0.97, bottom=0.14, top=0.88, wspace=0.45))
+        self.x = plot_heatmap(ax_x, np.zeros((n, res.shown)), res.tokens, [str(j + 1) for j in range(res.shown)],
+                              cmap=SIGNED_CMAP, vmin=-1, vmax=1, numbers=False, rotate=False)
+        ax_x.set_xlabel("embedding dimension", fontsize=8)
+        self.x.cbar = fig.colorbar(self.x.image, ax=ax_x, shrink=0.8)
+        self.cos = plot_heatmap(ax_c, np.zeros((n, n)), res.tokens, res.tokens, cmap=SIGNED_CMAP, vmin=-1.0,
+                                vmax=1.0, numbers=n <= 8, fontsize=8)
+        ax_c.set_title("cosine similarity of rows", fontsize=9)
+        self.title = ax_x.set_title("", fontsize=9)
+
+    def update(self, layout, res):
+        n, d_model = res.X.shape
+        part = res.X[:, : res.shown]
+        more = f" (columns 1-{res.shown} of {d_model} drawn)" if res.shown < d_model else ""
+        self.title.set_text(f"X: {n} x {d_model}, one row per token{more}")
+        return (self.x.set_data(part, clim=symmetric_limits(part)) + self.cos.set_data(res.cosine)
+                + [self.title, self.x.cbar.ax])
 
 
 def draw_embeddings(fig, result):
-    """Left: the first columns of X as a heatmap. Right: cosine similarity of the rows."""
-    fig.clear()
-    ax_x, ax_c = fig.subplots(1, 2, width_ratios=[2.2, 1])
-    tokens, X, shown = result["tokens"], result["X"], result["shown"]
-    n, d_model = X.shape
-    part = X[:, :shown]
-    lo, hi = symmetric_limits(part)
-    im = plot_matrix(ax_x, part, tokens, [str(j + 1) for j in range(shown)], cmap="RdBu_r", vmin=lo, vmax=hi,
-                     annotate=False)
-    more = f" (columns 1-{shown} of {d_model} drawn)" if shown < d_model else ""
-    ax_x.set_title(f"X: {n} x {d_model}, one row per token{more}", fontsize=9)
-    ax_x.set_xlabel("embedding dimension", fontsize=8)
-    fig.colorbar(im, ax=ax_x, shrink=0.8)
-    plot_matrix(ax_c, result["cosine"], tokens, tokens, cmap="RdBu_r", vmin=-1.0, vmax=1.0, annotate=n <= 8, fmt=".2f")
-    ax_c.set_title("cosine similarity of rows", fontsize=9)
+    """Left: the first columns of X as a heatmap. Right: cosine similarity of the rows (a still picture)."""
+    return EmbeddingsDrawer()(fig, result)
 
 
 def make_embeddings_explorer(sentence="humpty dumpty sat on", d_model=16):
@@ -89,5 +121,5 @@ def make_embeddings_explorer(sentence="humpty dumpty sat on", d_model=16):
                                  layout=widgets.Layout(width="360px")),
         "d_model": int_slider("d_model", d_model, 1, 512),
     }
-    return build_explorer(controls, compute_embeddings, draw_embeddings, figsize=(10, 3.4),
+    return build_explorer(controls, compute_embeddings, EmbeddingsDrawer(), figsize=EmbeddingsDrawer.size,
                           title="From words to X (press Enter after typing)")

@@ -10,17 +10,28 @@ not divide 512 (h = 7, say) is impossible and shows a one-line message.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import ipywidgets as widgets
 
-from ..attention import multi_head_attention
+from ..attention import MHAResult, multi_head_attention
 from ..data import embed_tokens, tokenize
-from ..params import init_params
-from ..plotting import plot_heads
-from ._base import build_explorer, int_slider
+from .grid import HeadGrid
+from .toolkit import LayoutDrawer, Result, build_explorer, explorer_params, heads_control, link_heads
 
-__all__ = ["MAX_TOKENS", "compute_overview", "draw_overview", "make_overview_explorer"]
+__all__ = ["MAX_TOKENS", "Overview", "compute_overview", "OverviewDrawer", "draw_overview", "make_overview_explorer"]
 
 MAX_TOKENS = 8  # an 8 x 8 grid of weights is the most a small panel shows readably
+
+
+@dataclass(frozen=True)
+class Overview(Result):
+    """One setting of the overview explorer (also readable as ``res["tokens"]``, as it once was a dict)."""
+
+    tokens: list
+    h: int
+    d_k: int
+    result: MHAResult
 
 
 def compute_overview(sentence, h, d_model=512, seed=0):
@@ -37,7 +48,7 @@ def compute_overview(sentence, h, d_model=512, seed=0):
 
     Returns
     -------
-    dict
+    Overview
         ``tokens``, ``h``, ``d_k`` and ``result`` (the :class:`mha_lib.MHAResult`).
 
     Raises
@@ -48,36 +59,47 @@ def compute_overview(sentence, h, d_model=512, seed=0):
     tokens = tokenize(sentence)
     if len(tokens) > MAX_TOKENS:
         raise ValueError(f"{len(tokens)} words is more than the small panels can label; type at most {MAX_TOKENS}")
-    params = init_params(d_model, h, seed=seed)  # raises when d_model % h != 0
+    params = explorer_params(d_model, h, None, seed)  # raises when d_model % h != 0
     X = embed_tokens(tokens, d_model)  # (n, d_model)
-    return {"tokens": tokens, "h": params.h, "d_k": params.d_k, "result": multi_head_attention(X, params)}
+    return Overview(tokens=tokens, h=params.h, d_k=params.d_k, result=multi_head_attention(X, params))
+
+
+class OverviewDrawer(LayoutDrawer):
+    """Every head's weights on one shared [0, 1] scale (built once per h and tokens)."""
+
+    size = (10.0, 5.2)
+
+    def key(self, res):
+        return res.h, tuple(res.tokens)
+
+    def build(self, fig, res):
+        return HeadGrid(fig, res.h, res.tokens, annotate=len(res.tokens) <= 4 and res.h <= 8, caption="",
+                        cbar_label="attention weight")
+
+    def update(self, grid, res):
+        return grid.update(res.result.weights, caption=f"h = {res.h} heads, d_k = d_model / h = {res.d_k}: "
+                           "row = query token, column = key token, each row sums to 1")
 
 
 def draw_overview(fig, result):
-    """Every head's weights on one shared [0, 1] scale."""
-    h, n = result["h"], len(result["tokens"])
-    images = plot_heads(fig, result["result"].weights, result["tokens"], title="head", annotate=n <= 4 and h <= 8,
-                        cbar_label="attention weight")  # numbers in the cells only while they fit
-    if h > 8 or n > 4:  # narrow panels: turn the key labels so that they do not run into each other
-        for im in images:
-            for label in im.axes.get_xticklabels():
-                label.set(rotation=90, ha="center", fontsize=7)
-    fig.suptitle(f"h = {result['h']} heads, d_k = d_model / h = {result['d_k']}: "
-                 "row = query token, column = key token, each row sums to 1", fontsize=9)
+    """Every head's weights on one shared [0, 1] scale (a still picture, as the explorer draws it)."""
+    return OverviewDrawer()(fig, result)
 
 
 def make_overview_explorer(sentence="humpty dumpty sat on", h=8):
-    """A sentence box and an h slider; every head's attention weights.
+    """A sentence box and an h control (the divisors of d_model = 512); every head's attention weights.
 
     Returns
     -------
-    ipywidgets.VBox
-        ``controls`` are ``sentence`` and ``h``; see :mod:`mha_lib.explorers._base`.
+    ExplorerBox
+        ``controls`` are ``sentence`` and ``h``; see :mod:`mha_lib.explorers.toolkit`.
     """
     controls = {
         "sentence": widgets.Text(value=sentence, description="sentence", continuous_update=False,
                                  style={"description_width": "initial"}, layout=widgets.Layout(width="360px")),
-        "h": int_slider("heads h", h, 1, 16),
+        "h": heads_control(512, h),
     }
-    return build_explorer(controls, compute_overview, draw_overview, figsize=(10, 5.2),
-                          title="Multi-Head Attention at a glance (press Enter after typing)")
+    box = build_explorer(controls, compute_overview, OverviewDrawer(), figsize=OverviewDrawer.size,
+                         title="Multi-Head Attention at a glance (press Enter after typing)")
+    link_heads(box, lambda: 512)
+    return box

@@ -11,15 +11,32 @@ Untick it to choose d_k freely, as the original paper allows.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..attention import project
 from ..data import load_running_example
-from ..params import init_params, parameter_count
-from ..plotting import head_grid, plot_matrix, symmetric_limits
-from ._base import build_explorer, checkbox, int_slider
+from ..params import parameter_count
+from ..plotting import SIGNED_CMAP, head_grid, symmetric_limits
+from .grid import plot_heatmap
+from .toolkit import (TIE_LABEL, LayoutDrawer, Result, build_explorer, checkbox, explorer_params, heads_control,
+                      int_slider, link_heads, running_inputs)
 
-__all__ = ["compute_projections", "draw_projections", "make_projections_explorer"]
+__all__ = ["Projections", "compute_projections", "ProjectionsDrawer", "draw_projections", "make_projections_explorer"]
+
+
+@dataclass(frozen=True)
+class Projections(Result):
+    """The query projections of every head for one setting (also readable as ``res["Q"]``)."""
+
+    tokens: list
+    h: int
+    d_model: int
+    d_k: int
+    W_q: np.ndarray  # (h, d_model, d_k)
+    Q: np.ndarray  # (h, n, d_k)
+    count: dict
 
 
 def compute_projections(h, tie_d_k, d_k, X=None, tokens=None, seed=0):
@@ -42,7 +59,7 @@ def compute_projections(h, tie_d_k, d_k, X=None, tokens=None, seed=0):
 
     Returns
     -------
-    dict
+    Projections
         ``tokens``, ``h``, ``d_model``, ``d_k``, ``W_q`` (h, d_model, d_k),
         ``Q`` (h, n, d_k) and ``count`` (from :func:`mha_lib.parameter_count`).
 
@@ -51,51 +68,55 @@ def compute_projections(h, tie_d_k, d_k, X=None, tokens=None, seed=0):
     ValueError
         d_model not divisible by h while d_k is tied (the message names the fix).
     """
-    if X is None:
-        example = load_running_example()
-        X, tokens = example.X, example.tokens
+    X, tokens = running_inputs(X, tokens if X is not None else None)
     d_model = X.shape[-1]
-    params = init_params(d_model, h, d_k=None if tie_d_k else d_k, seed=seed)  # raises for h=7, tied
+    params = explorer_params(d_model, h, None if tie_d_k else d_k, seed)  # raises for h=7, tied
     Q = project(X, params.W_q)  # (n, d_model) @ (h, d_model, d_k) -> (h, n, d_k)
-    return {
-        "tokens": list(tokens) if tokens is not None else [str(m + 1) for m in range(X.shape[0])],
-        "h": params.h,
-        "d_model": d_model,
-        "d_k": params.d_k,
-        "W_q": params.W_q,
-        "Q": Q,
-        "count": parameter_count(d_model, params.h, d_k=params.d_k),
-    }
+    return Projections(tokens=list(tokens), h=params.h, d_model=d_model, d_k=params.d_k, W_q=params.W_q, Q=Q,
+                       count=parameter_count(d_model, params.h, d_k=params.d_k))
+
+
+class ProjectionsDrawer(LayoutDrawer):
+    """Every head's Q_i as a heatmap (rows = tokens), one shared signed colour scale; one layout per (h, d_k)."""
+
+    size = (10.0, 4.6)
+
+    def key(self, res):
+        return res.h, res.d_k, tuple(res.tokens)
+
+    def build(self, fig, res):
+        h, d_k, n = res.h, res.d_k, len(res.tokens)
+        rows, cols = head_grid(h)
+        axes = fig.subplots(rows, cols, squeeze=False, gridspec_kw=dict(left=0.1, right=0.9, bottom=0.13,
+                                                                         top=0.84, wspace=0.12, hspace=0.5))
+        self.panels = []
+        for i, ax in enumerate(axes.flat):
+            if i >= h:
+                ax.set_axis_off()
+                continue
+            heat = plot_heatmap(ax, np.zeros((n, d_k)), res.tokens if i % cols == 0 else None, None,
+                                cmap=SIGNED_CMAP, vmin=-1, vmax=1, numbers=False)
+            ticks = sorted({0, d_k - 1})
+            ax.set_xticks(ticks, labels=[str(t + 1) for t in ticks], fontsize=7)
+            ax.set_title(f"$Q_{{{i + 1}}}$  ({n} x {d_k})", fontsize=8)
+            self.panels.append(heat)
+        self.cax = fig.add_axes([0.92, 0.13, 0.015, 0.71])
+        fig.colorbar(self.panels[0].image, cax=self.cax)
+        fig.text(0.5, 0.02, f"dimension within the head (1 ... d_k = {d_k}); rows: tokens", ha="center", fontsize=8)
+        c = res.count
+        self.caption = fig.text(0.5, 0.97, f"h={h}, d_k={d_k}:  each $W_i^Q$ is {res.d_model} x {d_k},  each "
+                                f"$Q_i = X W_i^Q$ is {n} x {d_k};  parameters ($W^Q, W^K, W^V, W^O$ together) = "
+                                f"{c['total']:,}", ha="center", va="top", fontsize=9)
+        return self
+
+    def update(self, layout, res):
+        clim = symmetric_limits(res.Q)
+        return [a for heat, Q in zip(self.panels, res.Q) for a in heat.set_data(Q, clim=clim)] + [self.cax]
 
 
 def draw_projections(fig, result):
-    """Every head's Q_i as a heatmap (rows = tokens), one shared signed colour scale."""
-    fig.clear()
-    h, d_model, d_k, Q = result["h"], result["d_model"], result["d_k"], result["Q"]
-    n = Q.shape[1]
-    rows, cols = head_grid(h)
-    axes = fig.subplots(rows, cols, squeeze=False)
-    lo, hi = symmetric_limits(Q)
-    count = result["count"]
-    fig.suptitle(
-        f"h={h}, d_k={d_k}:  each $W_i^Q$ is {d_model} x {d_k},  each $Q_i = X W_i^Q$ is {n} x {d_k};  "
-        f"parameters ($W^Q, W^K, W^V, W^O$ together) = {count['total']:,}",
-        fontsize=9,
-    )
-    image = None
-    for i, ax in enumerate(axes.flat):
-        if i >= h:
-            ax.set_axis_off()
-            continue
-        image = plot_matrix(ax, Q[i], result["tokens"] if i % cols == 0 else None, None, cmap="RdBu_r",
-                            vmin=lo, vmax=hi, annotate=False)
-        ax.set_title(f"$Q_{{{i + 1}}}$  ({n} x {d_k})", fontsize=8)
-        if i % cols:
-            ax.set_yticks(range(n), labels=[])
-        ticks = sorted({0, d_k - 1})
-        ax.set_xticks(ticks, labels=[str(t + 1) for t in ticks], fontsize=7)
-    fig.supxlabel(f"dimension within the head (1 ... d_k = {d_k}); rows: tokens", fontsize=8)
-    fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8)
+    """Every head's Q_i as a heatmap (a still picture, as the explorer draws it)."""
+    return ProjectionsDrawer()(fig, result)
 
 
 def make_projections_explorer(h=8, tie_d_k=True, d_k=64):
@@ -103,25 +124,20 @@ def make_projections_explorer(h=8, tie_d_k=True, d_k=64):
 
     Returns
     -------
-    ipywidgets.VBox
-        ``controls`` are ``h``, ``tie_d_k`` and ``d_k``; see :mod:`mha_lib.explorers._base`.
+    ExplorerBox
+        ``controls`` are ``h``, ``tie_d_k`` and ``d_k``; see :mod:`mha_lib.explorers.toolkit`.
     """
     example = load_running_example()
     controls = {
-        "h": int_slider("heads h", h, 1, 16),
-        "tie_d_k": checkbox("tie d_k to d_model/h", tie_d_k),
-        "d_k": int_slider("d_k (when not tied)", d_k, 1, 128),
+        "h": heads_control(512, h, tied=tie_d_k),
+        "tie_d_k": checkbox(TIE_LABEL, tie_d_k),
+        "d_k": int_slider("d_k", d_k, 1, 512, disabled=tie_d_k),
     }
-    controls["d_k"].disabled = tie_d_k
 
     def compute(h, tie_d_k, d_k):
         return compute_projections(h, tie_d_k, d_k, X=example.X, tokens=example.tokens)
 
-    box = build_explorer(controls, compute, draw_projections, figsize=(10, 4.6),
+    box = build_explorer(controls, compute, ProjectionsDrawer(), figsize=ProjectionsDrawer.size,
                          title="Queries of every head for 'humpty dumpty sat on' (d_model = 512)")
-
-    def follow_tie(change):
-        controls["d_k"].disabled = bool(change["new"])
-
-    controls["tie_d_k"].observe(follow_tie, names="value")
+    link_heads(box, lambda: 512, tie="tie_d_k")
     return box

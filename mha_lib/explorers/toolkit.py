@@ -10,6 +10,7 @@ A test, or a curious student, can reach everything through attributes of the
 returned container:
 
     box.controls   dict name -> widget (move one: box.controls["h"].value = 4)
+    box.drawer     the drawing function (a LayoutDrawer: its current layout is box.drawer.layout)
     box.message    HTML widget: empty, or the explanation of an impossible setting
     box.image      Image widget with the PNG of the current picture
     box.figure     the matplotlib Figure
@@ -48,7 +49,7 @@ from matplotlib.figure import Figure
 
 from ..attention import divisors
 
-__all__ = ["build_explorer", "render_png", "Frame", "ExplorerBox", "LayoutDrawer", "int_slider", "dropdown",
+__all__ = ["Result", "build_explorer", "render_png", "Frame", "ExplorerBox", "LayoutDrawer", "int_slider", "dropdown",
            "checkbox", "heads_control", "link_heads", "TIE_LABEL", "SCALE_LABEL", "D_K_OPTIONS", "TOKEN_COLORS", "HEAD_COLORS", "literal", "short", "text_family",
            "MEMORY_BUDGET", "check_budget", "explorer_params", "running_inputs", "single_blas_thread", "inch_box"]
 
@@ -61,6 +62,13 @@ TOKEN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00"
 HEAD_COLORS = TOKEN_COLORS[:-1] + ("#999999",)
 SCALE_LABEL = "divide by √d_k"  # the one wording of the scaling control
 MEMORY_BUDGET = 200 * 2**20  # bytes an explorer setting may need (parameters + intermediates)
+
+
+class Result:
+    """Base of the explorers' frozen result dataclasses: fields also readable as ``res["name"]``."""
+
+    def __getitem__(self, name):
+        return getattr(self, name)
 
 
 # --------------------------------------------------------------------------- text
@@ -481,7 +489,7 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
     rows.append(widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")))
     rows += [message, image] + list(extra or [])
     box = ExplorerBox(rows)
-    box.controls, box.message = controls, message
+    box.controls, box.message, box.drawer = controls, message, draw
     box.__dict__.update(_figure=fig, _image=image, _result=None, _pending=False)
     state = {"held": 0, "scheduled": False, "drawn": None}
     cache = {}
