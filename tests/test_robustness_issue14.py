@@ -252,3 +252,8 @@ def test_number_answers_typed_as_text(answer, right):
                                           ("street", False), (np.array(["animal"]), False), (5, False)])
 def test_word_choice_answers(answer, right):
     assert check("t.word", answer) is right
+
+
+def test_check_on_a_function_exercise_points_to_check_function():
+    with pytest.raises(ValueError, match=r"asks for a function.*check_function\('03.scores', my_scores\)"):
+        check("03.scores", 1)

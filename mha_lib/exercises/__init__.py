@@ -49,6 +49,12 @@ def _lookup(exercise_id):
     except ModuleNotFoundError:
         raise ValueError(f"check: there are no exercises for notebook {nb!r}") from None
     if name not in module.EXERCISES:
+        from .functions import FUNCTION_EXERCISES
+
+        if exercise_id in FUNCTION_EXERCISES:
+            signature = FUNCTION_EXERCISES[exercise_id].signature
+            raise ValueError(f"check: {exercise_id!r} asks for a function, not an answer: write {signature} and "
+                             f"run check_function({exercise_id!r}, {signature.split('(')[0]})")
         raise ValueError(f"check: notebook {nb} has no exercise {name!r}; it has {sorted(module.EXERCISES)}")
     return module.EXERCISES[name]
 
