@@ -177,7 +177,7 @@ class StepDrawer:
     ``drawer(fig, res)``; the whole figure is redrawn (a step changes which axes are visible).
     """
 
-    WIDTH, HEIGHT = 13.33, 7.5  # inches: 16:9
+    WIDTH, HEIGHT = 11.0, 6.6  # inches: 5:3, text large for the screen it fills
     FS = 13
     HIGHLIGHT = "#C0392B"
 

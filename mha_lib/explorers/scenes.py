@@ -1,0 +1,315 @@
+"""The lecture screen: named scenes that follow a 50-minute lecture, on the lecture explorer and the step view.
+
+A scene is a named, ordered setting of the controls of one of two explorers:
+the lecture explorer (every head at once, :mod:`mha_lib.explorers.lecture`) or
+the one-head step view (:mod:`mha_lib.explorers.stepview`). The screen shows a
+scene menu, previous/next buttons and a high-contrast switch above the
+explorer; every control of the explorer stays live inside a scene.
+
+This module does not import the explorers: :func:`make_lecture_screen` is
+given two factories, ``lecture(dpi)`` and ``steps(dpi)``, that build them
+(``notebooks/lecture.ipynb`` passes ``make_lecture_explorer`` and
+``make_step_explorer``), and it drives them only through ``box.controls``,
+``box.message``, ``box.image``, ``box.figure`` and ``box.hold()``.
+
+In a browser (Voila or JupyterLab), :data:`KEYS_JS` adds the left and right
+arrow keys (previous and next scene) and tells the kernel the window's size
+and device pixel ratio, so the picture is rendered with as many pixels as
+the screen shows (sharp on a high-resolution projector). A URL parameter
+opens a scene: ``?scene=4`` (its number) or ``?scene=masks-causal`` (its
+slug); Voila gives the kernel the query string in ``$QUERY_STRING``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import parse_qs
+
+import ipywidgets as widgets
+
+__all__ = ["Scene", "SCENES", "scene_index", "make_lecture_screen", "KEYS_JS", "SCREEN_CSS", "dpi_for"]
+
+
+@dataclass(frozen=True)
+class Scene:
+    """One scene: its name, which explorer it shows, the control values it sets, and its minutes."""
+
+    name: str
+    view: str  # "lecture" or "steps"
+    settings: dict = field(default_factory=dict)
+    minutes: int = 5
+
+    @property
+    def slug(self):
+        """The name in the URL: ``?scene=masks-causal``."""
+        return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
+
+
+# Control values are applied in this order (d_model before h, tie before d_k). Names a given explorer
+# does not have are skipped, so a scene never fails on an explorer without, e.g., a "weights" control.
+_RUNNING = {"preset": "custom", "sentence": "humpty dumpty sat on", "d_model": 512, "tie": True, "h": 8,
+            "mask": "none", "scaled": True, "weights": "random", "lecture": True}
+SCENES = (
+    Scene("One head by hand", "steps", {"source": "random", "head": 1, "step": 0, "temperature": 1.0}, 8),
+    Scene("Why divide by sqrt(d_k)", "lecture", {**_RUNNING, "tie": False, "d_k": 256, "scaled": False}, 6),
+    Scene("Softmax and temperature", "steps", {"source": "designed", "head": 1, "step": 6, "temperature": 1.0}, 5),
+    Scene("Masks: causal", "lecture", {**_RUNNING, "mask": "causal"}, 4),
+    Scene("Masks: you are welcome PAD", "lecture",
+          {**_RUNNING, "sentence": "you are welcome PAD", "mask": "padding"}, 4),
+    Scene("The weighted sum", "steps", {"source": "designed", "head": 2, "step": 7, "temperature": 1.0}, 5),
+    Scene("Several heads", "lecture", {**_RUNNING, "weights": "designed"}, 7),
+    Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 6, "temperature": 1.0}, 6),
+    Scene("Positions", "lecture", {**_RUNNING, "sentence": "the cat saw the dog"}, 5),
+)
+
+
+def scene_index(value, scenes=SCENES):
+    """The 0-based index of a scene given as a number from 1, a slug or a name; ``None`` if none matches."""
+    if value is None:
+        return None
+    text = str(value).strip().lower()
+    if text.isdigit():
+        k = int(text) - 1
+        return k if 0 <= k < len(scenes) else None
+    for k, s in enumerate(scenes):
+        if text in (s.slug, s.name.lower()):
+            return k
+    return None
+
+
+def scene_from_query(query_string, scenes=SCENES):
+    """The scene asked for by ``scene=...`` in a URL query string (Voila's ``$QUERY_STRING``)."""
+    values = parse_qs(query_string or "").get("scene", [])
+    return scene_index(values[0], scenes) if values else None
+
+
+def dpi_for(fig_inches, viewport, reserved=(375, 60), lowest=60, highest=300):
+    """The resolution at which a figure fills the free part of a window, for its device pixel ratio.
+
+    Parameters
+    ----------
+    fig_inches : (float, float)
+        The figure's size.
+    viewport : (float, float, float)
+        The window's inner width and height in CSS pixels and its device pixel ratio.
+    reserved : (float, float)
+        CSS pixels taken by the controls column and by the scene bar (and margins).
+
+    Returns
+    -------
+    int
+        Dots per inch, between ``lowest`` and ``highest``.
+    """
+    w, h = fig_inches
+    vw, vh, ratio = viewport
+    css = min(max(vw - reserved[0], 200) / w, max(vh - reserved[1], 150) / h)  # CSS pixels per inch
+    return int(min(highest, max(lowest, round(css * ratio))))
+
+
+SCREEN_CSS = """<style>
+.mha-screen { font-size: 20px; }
+.mha-screen .widget-label, .mha-screen .widget-readout, .mha-screen input, .mha-screen select,
+.mha-screen .widget-html-content, .mha-screen label, .mha-screen button, .mha-screen .widget-label-basic span
+  { font-size: 20px !important; }
+.mha-screen input[type=checkbox] { transform: scale(1.6); margin: 0 12px 0 6px; }
+.mha-screen input[type=text], .mha-screen select { height: 38px !important; }
+.mha-screen button { height: 42px !important; padding: 0 16px; }
+.mha-screen .noUi-handle, .mha-screen .noUi-horizontal .noUi-handle { width: 26px !important; height: 26px !important;
+  top: -9px !important; border-radius: 13px !important; }
+.mha-screen .widget-slider, .mha-screen .widget-inline-hbox { min-height: 40px; }
+.mha-screen .mha-controls { width: 360px; flex: 0 0 360px; overflow: hidden; }
+.mha-screen .mha-controls .widget-text, .mha-screen .mha-controls .widget-dropdown,
+.mha-screen .mha-controls .widget-slider { width: 350px !important; }
+.mha-screen .mha-controls .widget-button { width: auto !important; }
+.mha-screen .mha-picture .widget-html { min-height: 0; margin: 0; }
+.mha-screen .mha-picture .widget-html-content:empty { display: none; }
+.mha-screen .mha-picture img { width: 100%; object-fit: contain; object-position: left top; }
+.mha-screen:not(.mha-fullscreen) .mha-picture img { max-height: 80vh; }
+.mha-screen.mha-fullscreen { position: fixed !important; top: 0; left: 0; right: 0; bottom: 0; margin: 0;
+  padding: 6px 10px; box-sizing: border-box; background: #fff; z-index: 100; overflow: hidden; }
+.mha-screen.mha-fullscreen > .mha-stage { flex: 1 1 0 !important; min-height: 0; }
+.mha-screen.mha-fullscreen .mha-picture { height: 100%; }
+.mha-screen.mha-fullscreen .mha-picture img { flex: 1 1 0; min-height: 0; height: 100%; }
+.mha-screen.mha-contrast, .mha-screen.mha-contrast * { color: #000 !important; font-weight: 600; }
+.mha-screen.mha-contrast img { filter: contrast(1.45) saturate(1.35); }
+.mha-screen .mha-scene-counter { min-width: 70px; text-align: center; }
+</style>"""
+
+# Arrow keys -> the scene buttons; window size and device pixel ratio -> the hidden "viewport" text box.
+KEYS_JS = r"""
+(function () {
+  if (window.__mhaLectureKeys) { return; }
+  window.__mhaLectureKeys = true;
+  const inLab = !!document.querySelector('.jp-LabShell');
+  document.addEventListener('keydown', function (e) {
+    if (inLab || e.altKey || e.ctrlKey || e.metaKey) { return; }
+    if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') { return; }
+    const t = e.target;
+    if (t && (t.closest('input, textarea, select, [contenteditable=true], .noUi-handle, [role=slider]'))) { return; }
+    const button = document.querySelector(e.key === 'ArrowRight' ? 'button.mha-scene-next' : 'button.mha-scene-prev');
+    if (button) { e.preventDefault(); button.click(); }
+  });
+  function report() {
+    const box = document.querySelector('.mha-viewport input');
+    if (!box) { setTimeout(report, 300); return; }
+    box.value = window.innerWidth + 'x' + window.innerHeight + '@' + window.devicePixelRatio;
+    box.dispatchEvent(new Event('input', { bubbles: true }));
+    box.dispatchEvent(new Event('change', { bubbles: true }));
+  }
+  let timer = null;
+  window.addEventListener('resize', function () { clearTimeout(timer); timer = setTimeout(report, 400); });
+  report();
+})();
+"""
+
+
+def _parse_viewport(text):
+    m = re.fullmatch(r"\s*(\d+)x(\d+)@([\d.]+)\s*", text or "")
+    return (float(m.group(1)), float(m.group(2)), float(m.group(3))) if m else None
+
+
+def _apply(box, settings):
+    """Set the controls of an explorer to a scene's values (unknown names skipped), redrawing once."""
+    controls = box.controls
+    with box.hold():
+        for name, value in settings.items():
+            if name not in controls:
+                continue
+            widget = controls[name]
+            options = getattr(widget, "options", None)
+            if options is not None:
+                values = [o[1] if isinstance(o, tuple) else o for o in options]
+                if value not in values:
+                    continue  # e.g. an h the current d_model does not allow: leave it
+            if widget.value != value:
+                widget.value = value
+
+
+def _copy_values(old, new):
+    with new.hold():
+        for name, widget in old.controls.items():
+            if name in new.controls and new.controls[name].value != widget.value:
+                try:
+                    new.controls[name].value = widget.value
+                except Exception:  # an option the new widget does not have yet: keep its own
+                    pass
+
+
+def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SCENES, dpi=90, fullscreen=None):
+    """The lecture screen: scene bar (menu, previous/next, high contrast) above the explorer of the scene.
+
+    Parameters
+    ----------
+    lecture, steps : callable(dpi) -> ExplorerBox
+        Build the lecture explorer and the one-head step view at a given resolution.
+    scene : int or str, optional
+        The first scene: a number from 1, a slug or a name. Default: the URL's ``scene=``, else 1.
+    query_string : str, optional
+        The page's query string (``os.environ.get("QUERY_STRING")`` under Voila).
+    scenes : sequence of Scene
+    dpi : int
+        Resolution until the browser reports its window (see :data:`KEYS_JS`).
+    fullscreen : bool, optional
+        Cover the whole browser window (a dashboard). Default: when a query string is given (Voila
+        sets ``$QUERY_STRING``; inside JupyterLab there is none and the screen stays in its cell).
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With ``.scene_menu`` (Dropdown of scene numbers), ``.next_button``, ``.previous_button``,
+        ``.contrast`` (Checkbox), ``.viewport`` (Text), ``.go(k)``, and ``.explorers``
+        (dict "lecture"/"steps" -> the current ExplorerBox).
+    """
+    start = scene_index(scene, scenes) if scene is not None else scene_from_query(query_string, scenes)
+    start = 0 if start is None else start
+    state = {"dpi": {"lecture": dpi, "steps": dpi}, "explorers": {"lecture": lecture(dpi), "steps": steps(dpi)}}
+
+    menu = widgets.Dropdown(options=[(f"{k + 1}. {s.name}", k) for k, s in enumerate(scenes)], value=start,
+                            layout=widgets.Layout(width="430px"))
+    menu.add_class("mha-scene-menu")
+    prev_button = widgets.Button(description="◀", tooltip="previous scene (left arrow)",
+                                 layout=widgets.Layout(width="64px"))
+    next_button = widgets.Button(description="▶", tooltip="next scene (right arrow)",
+                                 layout=widgets.Layout(width="64px"))
+    prev_button.add_class("mha-scene-prev")
+    next_button.add_class("mha-scene-next")
+    counter = widgets.HTML()
+    counter.add_class("mha-scene-counter")
+    contrast = widgets.Checkbox(value=False, description="high contrast", indent=False,
+                                layout=widgets.Layout(width="auto"))
+    viewport = widgets.Text(value="", continuous_update=True, layout=widgets.Layout(display="none"))
+    viewport.add_class("mha-viewport")
+    bar = widgets.HBox([prev_button, menu, next_button, counter, contrast, viewport],
+                       layout=widgets.Layout(align_items="center", gap="10px"))
+    lecture_stage = widgets.HBox(layout=widgets.Layout(width="100%", align_items="stretch"))
+    steps_stage = widgets.HBox(layout=widgets.Layout(width="100%", align_items="stretch"))
+    lecture_stage.add_class("mha-stage")
+    steps_stage.add_class("mha-stage")
+    css = widgets.HTML(SCREEN_CSS, layout=widgets.Layout(display="none"))  # a <style> applies while hidden
+    screen = widgets.VBox([css, bar, lecture_stage, steps_stage],
+                          layout=widgets.Layout(width="100%"))
+    screen.add_class("mha-screen")
+    if fullscreen if fullscreen is not None else query_string is not None:
+        screen.add_class("mha-fullscreen")  # a dashboard: the screen covers the whole window
+
+    def column(box, extra=()):
+        """Controls in a column on the left, the picture on the right (a 16:9 screen is wider than tall)."""
+        controls = widgets.VBox([*extra, *(c for name, c in box.controls.items() if name != "lecture")])
+        controls.add_class("mha-controls")
+        picture = widgets.VBox([box.message, box.image], layout=widgets.Layout(flex="1 1 auto", min_width="0"))
+        picture.add_class("mha-picture")
+        return controls, picture
+
+    def arrange():
+        lecture_stage.children = column(state["explorers"]["lecture"])
+        steps = state["explorers"]["steps"]
+        buttons = [b for b in (getattr(steps, "next_step", None), getattr(steps, "previous_step", None)) if b]
+        steps_stage.children = column(steps, [widgets.HBox(buttons[::-1])] if buttons else [])
+
+    def show(k):
+        s = scenes[k]
+        counter.value = f"{k + 1} / {len(scenes)}"
+        box = state["explorers"][s.view]
+        _apply(box, s.settings)
+        lecture_stage.layout.display = None if s.view == "lecture" else "none"
+        steps_stage.layout.display = None if s.view == "steps" else "none"
+        prev_button.disabled = k == 0
+        next_button.disabled = k == len(scenes) - 1
+
+    def go(k):
+        menu.value = max(0, min(len(scenes) - 1, int(k)))
+
+    def on_menu(change):
+        show(change["new"])
+
+    def on_contrast(change):
+        (screen.add_class if change["new"] else screen.remove_class)("mha-contrast")
+
+    def on_viewport(change):
+        vp = _parse_viewport(change["new"])
+        if vp is None:
+            return
+        factories = {"lecture": lecture, "steps": steps}
+        for name, box in list(state["explorers"].items()):
+            wanted = dpi_for(tuple(box.figure.get_size_inches()), vp)
+            if abs(wanted - state["dpi"][name]) / state["dpi"][name] < 0.15:
+                continue
+            state["dpi"][name] = wanted
+            new = factories[name](wanted)
+            _copy_values(box, new)
+            state["explorers"][name] = new
+        arrange()
+
+    menu.observe(on_menu, names="value")
+    prev_button.on_click(lambda _b: go(menu.value - 1))
+    next_button.on_click(lambda _b: go(menu.value + 1))
+    contrast.observe(on_contrast, names="value")
+    viewport.observe(on_viewport, names="value")
+    arrange()
+    show(start)
+    screen.scene_menu, screen.next_button, screen.previous_button = menu, next_button, prev_button
+    screen.contrast, screen.viewport, screen.go = contrast, viewport, go
+    screen.scenes = scenes
+    screen.explorers = state["explorers"]  # the dict itself: rebuilt explorers replace its entries
+    return screen

@@ -1,0 +1,137 @@
+"""The lecture screen (notebooks/lecture.ipynb) as a Voila dashboard in headless Chromium.
+
+At 1280x720 and 1920x1080: every scene renders (a picture, no error), fits the window without
+scrolling, and the right/left arrow keys move between scenes; ``?scene=N`` opens scene N; the page
+shows no prose, no code and no printed output. Screenshots: ``screenshots/lecture_<size>_<k>.png``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import labdriver as ld  # noqa: E402
+from conftest import free_port, server_env, stop, wait_for_port  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from mha_lib.explorers.scenes import SCENES  # noqa: E402
+
+SIZES = [(1280, 720), (1920, 1080)]
+
+_STATE = """() => {
+  const screen = document.querySelector('.mha-screen');
+  if (!screen) return null;
+  const counter = screen.querySelector('.mha-scene-counter');
+  const imgs = [...screen.querySelectorAll('img')].filter(i => i.offsetParent !== null);
+  const img = imgs[0];
+  const r = img ? img.getBoundingClientRect() : null;
+  return {
+    counter: counter ? counter.innerText.trim() : '',
+    src: img ? img.src : '',
+    loaded: !!img && img.complete && img.naturalWidth > 0,
+    imgBottom: r ? r.bottom : 0, imgRight: r ? r.right : 0, imgWidth: r ? r.width : 0, imgHeight: r ? r.height : 0,
+    naturalWidth: img ? img.naturalWidth : 0,
+    scrollH: document.scrollingElement.scrollHeight, scrollW: document.scrollingElement.scrollWidth,
+    message: [...screen.querySelectorAll('.widget-html-content')].map(e => e.innerText).join(' ').includes('\u26a0'),
+  };
+}"""
+
+_TEXT_OUTSIDE = """() => {
+  const clone = document.body.cloneNode(true);
+  clone.querySelectorAll('.mha-screen, script, style, noscript').forEach(e => e.remove());
+  return clone.innerText.trim();
+}"""
+
+
+@pytest.fixture(scope="module")
+def lecture_url(work_dir):
+    """Voila serving notebooks/lecture.ipynb on 127.0.0.1 with a token; yields its URL."""
+    notebook = work_dir / "work" / "notebooks" / "lecture.ipynb"
+    if not notebook.exists():
+        pytest.skip("notebooks/lecture.ipynb does not exist")
+    env = server_env(work_dir / "voila-lecture")
+    port, token = free_port(), secrets.token_hex(16)
+    log = work_dir / "voila-lecture.log"
+    cmd = [sys.executable, "-m", "voila", str(notebook), "--no-browser", f"--port={port}",
+           "--Voila.ip=127.0.0.1", f"--token={token}", "--show_tracebacks=True"]
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, cwd=notebook.parent, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_for_port(port, proc, log)
+        yield f"http://127.0.0.1:{port}/?token={token}"
+    finally:
+        stop(proc)
+
+
+def wait_for_scene(page, k, previous_src=None, timeout=60.0):
+    """Wait until the counter shows scene k (1-based) and its picture is loaded (and new, if asked)."""
+    want = f"{k} / {len(SCENES)}"
+
+    def ready():
+        s = page.evaluate(_STATE)
+        return bool(s) and s["counter"] == want and s["loaded"] and (previous_src is None or s["src"] != previous_src)
+
+    assert ld.wait_until(ready, timeout=timeout), f"scene {k} did not render: {page.evaluate(_STATE)}"
+    page.wait_for_timeout(600)  # a re-render for the window's pixel ratio may follow the first picture
+    ld.wait_until(lambda: page.evaluate(_STATE)["loaded"], timeout=timeout)
+    return page.evaluate(_STATE)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size):
+    width, height = size
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(lecture_url + "&scene=1")
+        page.locator(".mha-screen img:visible").first.wait_for(state="visible", timeout=180_000)
+        state = wait_for_scene(page, 1)
+        report = []
+        for k in range(1, len(SCENES) + 1):
+            if k > 1:
+                page.locator("body").click(position={"x": width - 5, "y": height - 5})  # focus: the page
+                page.keyboard.press("ArrowRight")
+                state = wait_for_scene(page, k, previous_src=state["src"])
+            page.screenshot(path=str(screenshots / f"lecture_{width}x{height}_{k}.png"))
+            report.append((k, SCENES[k - 1].name, state))
+            assert not state["message"], f"scene {k} shows a warning instead of its picture"
+            assert state["scrollH"] <= height + 1 and state["scrollW"] <= width + 1, \
+                f"scene {k} ({SCENES[k - 1].name}) scrolls at {width}x{height}: {state}"
+            assert state["imgBottom"] <= height + 1 and state["imgRight"] <= width + 1, state
+            assert state["imgWidth"] > width * 0.4, f"scene {k}: the picture is small: {state}"
+        page.keyboard.press("ArrowLeft")
+        wait_for_scene(page, len(SCENES) - 1)
+        print("\n".join(f"{k}. {name}: picture {s['imgWidth']:.0f}x{s['imgHeight']:.0f} CSS px, "
+                        f"{s['naturalWidth']} px wide" for k, name, s in report))
+        assert not page.evaluate(_TEXT_OUTSIDE), "text outside the lecture screen: " + page.evaluate(_TEXT_OUTSIDE)
+        assert page.locator(".jp-InputArea, .jp-RenderedMarkdown, .jp-CodeMirrorEditor").count() == 0
+        assert page.locator(f"{ld.ERROR_OUTPUT}, {ld.STDERR_OUTPUT}, "
+                            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stdout"]').count() == 0
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+def test_url_opens_a_scene(browser, lecture_url, screenshots):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    try:
+        slug = SCENES[4].slug
+        page.goto(f"{lecture_url}&scene={slug}")
+        page.locator(".mha-screen img:visible").first.wait_for(state="visible", timeout=180_000)
+        wait_for_scene(page, 5)
+        page.goto(f"{lecture_url}&scene=8")
+        page.locator(".mha-screen img:visible").first.wait_for(state="visible", timeout=180_000)
+        wait_for_scene(page, 8)
+    finally:
+        context.close()
