@@ -24,7 +24,7 @@ def box():
 
 
 def _panels(box):
-    return [ax for ax in box.figure.get_axes() if ax.images and " head " in ax.get_title()]
+    return [ax for ax in box.figure.get_axes() if ax.images and " head " in ax.get_title() and ax.get_visible()]
 
 
 def _expected(sentence, layer):
@@ -126,7 +126,7 @@ def test_layer_slider_reuses_the_forward_pass_and_the_panels(box, monkeypatch):
         for i, ax in enumerate(panels):
             np.testing.assert_allclose(ax.images[0].get_array(), weights[i], rtol=0, atol=1e-12)
         assert panels[0].get_title().startswith(f"L{layer} head 1: ")
-        assert box.figure.get_suptitle().startswith(f"Layer {layer}:")
+        assert box.drawer.layout.caption.get_text().startswith(f"Layer {layer}:")
     with pytest.raises(ValueError):
         box.result["weights"][0, 0, 0] = 2.0  # the cached forward pass cannot be changed by accident
 

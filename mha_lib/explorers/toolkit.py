@@ -301,6 +301,10 @@ class LayoutDrawer:
     def key(self, res):
         return None
 
+    def static(self, res):
+        """What else fixes the static picture without needing new axes (default: nothing)."""
+        return None
+
     def build(self, fig, res):
         raise NotImplementedError
 
@@ -335,7 +339,10 @@ class LayoutDrawer:
                 self.layouts[key] = (layout, artists, tuple(fig.get_size_inches()))
             self.current = key
         self.layout = self.layouts[key][0]
-        return Frame(self.update(self.layout, res), new_layout, key=(type(self).__name__, key))
+        static = self.static(res)  # e.g. tick labels that update() rewrites without building axes
+        new_layout = new_layout or static != self.__dict__.get("_static")
+        self._static = static
+        return Frame(self.update(self.layout, res), new_layout, key=(type(self).__name__, key, static))
 
 
 # --------------------------------------------------------------------------- controls

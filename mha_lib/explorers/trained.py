@@ -16,7 +16,7 @@ cache keyed by the sentence), so moving the layer slider only picks another
 layer. The drawing (:class:`TrainedDrawer`) builds the 12 panels once per
 number of tokens; afterwards it replaces the images' data and the titles in
 place (and the tick labels, for a new sentence of the same length) and returns
-a :class:`~mha_lib.explorers._base.Frame`, so only those artists are painted
+a :class:`~mha_lib.explorers.toolkit.Frame`, so only those artists are painted
 again on top of a cached picture of the rest.
 
 The other ``draw_*`` functions make the notebook's static figures; each
@@ -26,17 +26,20 @@ draws on a figure it is given.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
 
 from .. import minilm
-from ..plotting import WEIGHTS_CMAP, plot_attention, plot_heads, plot_matrix
-from ._base import Frame, build_explorer, int_slider
+from ..plotting import WEIGHTS_CMAP, plot_attention, plot_matrix
+from .grid import HeadGrid, token_labels
+from .toolkit import LayoutDrawer, Result, build_explorer, int_slider
 
 __all__ = [
     "MAX_SHOWN",
     "DEFAULT_SENTENCE",
+    "Trained",
     "compute_trained",
     "draw_trained",
     "TrainedDrawer",
@@ -87,6 +90,16 @@ def _forward(sentence, model):
     return tuple(out.tokens), out.attentions, patterns
 
 
+@dataclass(frozen=True)
+class Trained(Result):
+    """One layer of the trained model on a sentence (also readable as ``res["weights"]``)."""
+
+    tokens: list
+    layer: int
+    weights: np.ndarray  # (h, n, n), read-only
+    patterns: dict  # name -> (h,)
+
+
 def compute_trained(sentence, layer):
     """One layer's 12 heads on the sentence (the model runs once per sentence; see :func:`_forward`).
 
@@ -98,7 +111,7 @@ def compute_trained(sentence, layer):
 
     Returns
     -------
-    dict
+    Trained
         ``tokens`` (list of str, n), ``layer`` (int), ``weights`` (h, n, n),
         ``patterns`` (dict name -> (h,) measures of :func:`mha_lib.minilm.head_patterns`).
 
@@ -117,8 +130,8 @@ def compute_trained(sentence, layer):
     if not isinstance(sentence, str):
         raise TypeError(f"sentence must be a string, got {type(sentence).__name__}")
     tokens, attentions, patterns = _forward(sentence, model)
-    return {"tokens": list(tokens), "layer": int(layer), "weights": attentions[layer - 1],  # (h, n, n)
-            "patterns": {name: table[layer - 1] for name, table in patterns.items()}}  # name -> (h,)
+    return Trained(tokens=list(tokens), layer=int(layer), weights=attentions[layer - 1],  # (h, n, n)
+                   patterns={name: table[layer - 1] for name, table in patterns.items()})  # name -> (h,)
 
 
 def _head_title(result, i):
@@ -131,92 +144,45 @@ def _suptitle(layer):
     return f"Layer {layer}: row = query token (looks), column = key token (is looked at)"
 
 
-def draw_trained(fig, result):
-    """All heads of one layer, one shared [0, 1] scale, each titled with its clearest pattern.
+class TrainedDrawer(LayoutDrawer):
+    """All heads of one layer on one shared [0, 1] scale, each titled with its clearest pattern.
 
     A head's title names its largest measure (see :func:`mha_lib.minilm.head_patterns`) when that is at
-    least ``CLEAR`` = 0.4, and says "no clear pattern" otherwise. Builds the figure from scratch; the
-    explorer uses :class:`TrainedDrawer`, which builds it once and then updates it in place.
-    """
-    tokens, weights, layer = result["tokens"], result["weights"], result["layer"]
-    n = len(tokens)
-    fontsize = 8 if n <= 16 else 6
-    images = plot_heads(fig, weights, tokens, title=f"layer {layer}, head", ncols=NCOLS, annotate=False,
-                        fontsize=fontsize, cbar_label="attention weight")
-    _fixed_layout(fig, images)
-    h = len(images)
-    for i, im in enumerate(images):
-        im.axes.set_title(_head_title(result, i), fontsize=8)
-        if i + NCOLS < h:  # not the bottom row: like the y labels (first column only), x labels on the bottom row only
-            im.axes.set_xticks(range(n), labels=[])
-    fig.suptitle(_suptitle(layer), fontsize=10)
-    return images
-
-
-class TrainedDrawer:
-    """Draws the explorer's picture; builds the 12 panels once per number of tokens, then updates them in place.
-
-    Call it as ``drawer(fig, result)`` with a result of :func:`compute_trained`; it returns a
-    :class:`~mha_lib.explorers._base.Frame`. The axes, ticks, labels and colour bar are the static picture.
-    Another layer of the same sentence only replaces the 12 images' data, the panel titles and the
-    figure title. Another sentence with the same number of tokens also rewrites the tick labels (the
-    static picture is then rendered again, but nothing is rebuilt). A different number of tokens builds
-    the figure again with :func:`draw_trained`.
+    least ``CLEAR`` = 0.4, and "no clear pattern" otherwise. The 12 panels are built once per number of
+    tokens; another layer only replaces the images, titles and caption, and another sentence of the
+    same length also rewrites the tick labels.
     """
 
-    def __init__(self):
-        self.fig = None
-        self.images = []
-        self.tokens = None
+    size = (11.0, 9.2)
 
-    def __call__(self, fig, result):
-        tokens, weights = list(result["tokens"]), result["weights"]
-        n = len(tokens)
-        same_grid = (self.fig is fig and bool(fig.axes) and len(self.images) == len(weights)
-                     and self.tokens is not None and len(self.tokens) == n)
-        if not same_grid:
-            self.images = draw_trained(fig, result)
-            self.fig, self.tokens = fig, tokens
-            new_layout = True
-        else:
-            new_layout = tokens != self.tokens
-            if new_layout:  # same grid, other words: relabel the first column and the bottom row
-                fontsize = 8 if n <= 16 else 6
-                for i, im in enumerate(self.images):
-                    if i % NCOLS == 0:
-                        im.axes.set_yticks(range(n), labels=tokens, fontsize=fontsize)
-                    if i + NCOLS >= len(self.images):
-                        im.axes.set_xticks(range(n), labels=tokens, fontsize=fontsize, rotation=45 if n > 4 else 0,
-                                          ha="right" if n > 4 else "center")  # as plot_matrix labels them
-                self.tokens = tokens
-            for i, (im, w) in enumerate(zip(self.images, weights)):
-                im.set_data(w)
-                im.axes.title.set_text(_head_title(result, i))
-        suptitle = fig.suptitle(_suptitle(result["layer"]), fontsize=10)  # the same Text, new words
-        dynamic = []
-        for im in self.images:
-            dynamic += [im, im.axes.title, *im.axes.spines.values()]  # the spines are painted over the image
-        dynamic.append(suptitle)
-        return Frame(dynamic, new_layout)
+    def key(self, res):
+        return len(res.weights), len(res.tokens)
+
+    def static(self, res):
+        return tuple(res.tokens)
+
+    def build(self, fig, res):
+        grid = HeadGrid(fig, len(res.weights), res.tokens, ncols=NCOLS, annotate=False, caption="",
+                        fs=8 if len(res.tokens) <= 16 else 7, panel_cap=2.6, cbar_label="attention weight", shrink=True)
+        grid.tokens = list(res.tokens)
+        return grid
+
+    def update(self, grid, res):
+        if grid.tokens != list(res.tokens):  # same length, other words: relabel the first column and bottom row
+            labels = token_labels(res.tokens)
+            for heat in grid.panels:
+                if heat.ax.get_yticklabels():
+                    heat.ax.set_yticklabels(labels)
+                if heat.ax.get_xticklabels():
+                    heat.ax.set_xticklabels(labels)
+            grid.tokens = list(res.tokens)
+        return grid.update(res.weights, titles=[_head_title(res, i) for i in range(len(res.weights))],
+                           caption=_suptitle(res.layer))
 
 
-def _fixed_layout(fig, images):
-    """Place the head panels and the colour bar by hand instead of with the figure's constrained layout.
-
-    With 12 panels of token labels, working the layout out took longer than drawing; a slider should
-    answer quickly.
-    """
-    from matplotlib.gridspec import GridSpec
-
-    fig.set_layout_engine("none")
-    panels = fig.axes[: len(images)]  # plot_heads made these first, row by row
-    rows, cols = images[0].axes.get_subplotspec().get_gridspec().get_geometry()
-    grid = GridSpec(rows, cols, figure=fig, left=0.07, right=0.88, bottom=0.08, top=0.93, wspace=0.06, hspace=0.2)
-    for k, ax in enumerate(panels):
-        ax.set_position(grid[k].get_position(fig))
-    bar = images[0].colorbar
-    if bar is not None:
-        bar.ax.set_position([0.91, 0.25, 0.015, 0.5])
+def draw_trained(fig, result):
+    """All heads of one layer (a still picture, as the explorer draws it)."""
+    return TrainedDrawer()(fig, result)
 
 
 def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
@@ -234,7 +200,7 @@ def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
                                  layout=widgets.Layout(width="34em"), style={"description_width": "initial"}),
         "layer": int_slider("layer", layer, 1, minilm.LAYERS),
     }
-    return build_explorer(controls, compute_trained, TrainedDrawer(), figsize=(11, 9.2), dpi=80, layout=None,
+    return build_explorer(controls, compute_trained, TrainedDrawer(), figsize=TrainedDrawer.size, dpi=80,
                           title="all-MiniLM-L6-v2: the 12 heads of one layer")
 
 
