@@ -339,7 +339,7 @@ def test_wrong_parameters_are_explained(capsys):
     def my_scores(Q):
         return Q
     ok, out = run(capsys, "03.scores", my_scores)
-    assert ok is False and "calls it as my_scores(Q, K)" in out and out.count("\n") == 1
+    assert ok is False and "calls your function as my_scores(Q, K)" in out and out.count("\n") == 1
 
 
 def test_docstring_examples():
