@@ -105,3 +105,22 @@ def test_published_configs_match_transformers_defaults():
 def test_docstring_examples():
     result = doctest.testmod(generation, extraglobs={"np": np}, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("h_kv", [8, 2])
+def test_a_later_token_never_changes_an_earlier_output_under_the_causal_mask(h_kv):
+    """The check that catches an inverted mask (notebook 12, section 2)."""
+    params = mha_lib.init_params(32, 8, h_kv=h_kv, bias=True, seed=0)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(2, 7, 32))
+    for t in range(7):
+        X2 = X.copy()
+        X2[:, t] = rng.normal(size=(2, 32))  # change token t
+        for mask, earlier_fixed in ((mha_lib.causal_mask(7), True), (None, False), (mha_lib.causal_mask(7).T, False)):
+            a = mha_lib.multi_head_attention(X, params, mask=mask).output
+            b = mha_lib.multi_head_attention(X2, params, mask=mask).output
+            if earlier_fixed:
+                assert np.array_equal(a[:, :t], b[:, :t])  # exactly, not just to rounding
+                assert not np.allclose(a[:, t], b[:, t])
+            elif t > 0:  # (nothing comes before token 1)
+                assert not np.allclose(a[:, :t], b[:, :t])
