@@ -350,3 +350,30 @@ def test_softmax_explorer_dk_follows_sentence(boxes):
     box.controls["h"].value = 2
     box.controls["sentence"].value = "You are welcome PAD"
     assert box.controls["d_k"].value == 3 and box.result.d_k == 3
+
+
+# --------------------------------------------------------------------------- the weight choice
+
+
+@pytest.mark.parametrize("make", [make_scores_explorer, make_softmax_explorer])
+def test_weight_choice_designed_and_trained(boxes, make):
+    from mha_lib import minilm
+
+    box = make()
+    boxes.append(box)
+    box.controls["weights"].value = "designed"
+    d = mha_lib.designed_example(None if make is make_scores_explorer else "humpty dumpty sat on")
+    ref = mha_lib.multi_head_attention(d.X, d.params)
+    assert list(box.controls["h"].options) == [4] and box.controls["h"].disabled and box.controls["tie"].disabled
+    assert box.controls["d_k"].value == d.params.d_k and box.controls["d_k"].disabled
+    np.testing.assert_allclose(box.result.weights, ref.weights, atol=1e-12)
+    assert box.result.tokens == tuple(d.tokens)
+    assert [ax.get_title() for ax in _head_panels(box)] == [f"head {i + 1}: {r}" for i, r in enumerate(d.roles)]
+    box.controls["weights"].value = "trained"
+    out = minilm.run_minilm("humpty dumpty sat on")
+    assert list(box.controls["h"].options) == [12] and box.result.tokens == tuple(out.tokens)
+    np.testing.assert_allclose(box.result.weights, out.attentions[0], atol=1e-6)
+    box.controls["weights"].value = "random"  # back: the controls are free again, the running example
+    assert not box.controls["h"].disabled and list(box.controls["h"].options) == [1, 2, 4, 8, 16]
+    ex = mha_lib.load_running_example()
+    np.testing.assert_allclose(box.result.weights, mha_lib.multi_head_attention(ex.X, ex.params).weights, atol=1e-12)

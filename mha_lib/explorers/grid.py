@@ -32,11 +32,16 @@ from matplotlib.patches import Patch
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, head_grid, symmetric_limits
 from .toolkit import inch_box, literal, render_png, short, text_family
 
-__all__ = ["MASKED_COLOR", "CellNumbers", "Heatmap", "plot_heatmap", "HeadGrid", "heads_picture", "matrix_panel", "render_png",
+__all__ = ["MASKED_COLOR", "CellNumbers", "Heatmap", "plot_heatmap", "HeadGrid", "heads_picture", "matrix_panel", "render_png", "head_titles",
            "token_labels"]
 
 MASKED_COLOR = "#C8C8C8"  # masked cells: light grey, hatched
 _CHAR = 0.56 / 72  # inches per character per point of font size, roughly (DejaVu Sans, lower case)
+
+
+def head_titles(h, roles=None):
+    """Panel titles: "head 1", "head 2", ... or "head 1: previous token", ... when the heads have roles."""
+    return [f"head {i + 1}" + (f": {roles[i]}" if roles else "") for i in range(h)]
 
 
 def token_labels(tokens, max_chars=14):
@@ -229,7 +234,7 @@ def matrix_panel(fig, rect, shape, row_labels, col_labels, *, cmap=WEIGHTS_CMAP,
     afs = min(fs, 0.75 * h * 72 / rows, w * 72 / cols / 2.6)
     heat = plot_heatmap(ax, np.zeros(shape), row_labels, col_labels, cmap=cmap, vmin=vmin, vmax=vmax,
                         numbers=numbers and afs >= 5.0, fontsize=min(fs, max(4.5, 0.8 * h * 72 / rows)),
-                        number_size=afs, rotate=False)
+                        number_size=afs)
     ax.set_title(title, fontsize=fs + 1, pad=3)
     ax.set_xlabel(xlabel, fontsize=fs, labelpad=2)
     ax.set_ylabel(ylabel, fontsize=fs, labelpad=2)
@@ -292,6 +297,13 @@ class HeadGrid:
         col_tokens = row_tokens if col_tokens is None else col_tokens
         x0, top, width, height = region if region is not None else (0.05, 0.05, W - 0.1, H - 0.1)
         n, m = len(row_tokens), len(col_tokens)
+        if ncols is None:  # the number of columns that gives the largest cells in this region
+            def cell_of(c):
+                r = -(-h // c)
+                w = (width - 1.3 - (c - 1) * 0.1) / c
+                hh = (height - 1.0 - r * 0.3) / r
+                return min(w / len(col_tokens), hh / len(row_tokens), panel_cap / max(len(row_tokens), len(col_tokens)))
+            ncols = max(range(1, h + 1), key=lambda c: (round(cell_of(c), 2), c))
         rows, cols = head_grid(h, ncols)
         rlab, clab = token_labels(row_tokens), token_labels(col_tokens)
         row_long, col_long = max(map(len, rlab)), max(map(len, clab))

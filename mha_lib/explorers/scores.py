@@ -25,9 +25,10 @@ import numpy as np
 from .. import attention_scores, multi_head_attention, softmax
 from ..attention import row_entropy
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, symmetric_limits
-from .grid import HeadGrid, heads_picture, matrix_panel
-from .toolkit import (SCALE_LABEL, TIE_LABEL, LayoutDrawer, build_explorer, checkbox, explorer_params, heads_control, inch_box,
-                      int_slider, link_heads, running_inputs)
+from .grid import HeadGrid, head_titles, heads_picture, matrix_panel
+from .toolkit import (SCALE_LABEL, TIE_LABEL, LayoutDrawer, build_explorer, checkbox, explorer_params, heads_control,
+                      inch_box,
+                      fixed_layer, int_slider, link_heads, running_inputs, weights_control)
 
 __all__ = [
     "row_entropy",
@@ -154,7 +155,7 @@ def make_scaling_explorer(seed=0, n=4, trials=500):
     Returns
     -------
     ipywidgets.VBox
-        See :func:`mha_lib.explorers._base.build_explorer`; controls ``d_k``
+        See :func:`mha_lib.explorers.toolkit.build_explorer`; controls ``d_k``
         (1, 2, 4, ..., 1024) and ``scaled``.
     """
     import ipywidgets as widgets
@@ -187,6 +188,8 @@ class ScoresSetting:
     tokens: tuple
     scores: np.ndarray  # (h, n, n)
     weights: np.ndarray  # (h, n, n)
+    roles: tuple = None  # what each head does (designed weights), else None
+    kind: str = "random"  # the weights: "random", "designed" or "trained"
 
     @property
     def max_weight(self):
@@ -199,7 +202,7 @@ class ScoresSetting:
         return row_entropy(self.weights)
 
 
-def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed=0):
+def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed=0, weights="random"):
     """Scores and weights of every head for the running example (or X) with h heads of size d_k.
 
     Parameters
@@ -219,23 +222,30 @@ def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed
     seed : int
         Seed of :func:`mha_lib.init_params` (0 gives the running example's
         parameters for h=8).
+    weights : {"random", "designed", "trained"}
+        "designed" and "trained" use their own sentence, X and layer
+        (:func:`~mha_lib.explorers.toolkit.fixed_layer`); h, d_k, tie, X and tokens are then ignored.
 
     Raises
     ------
     ValueError
         With a one-line explanation when h does not divide d_model and ``tie`` is on.
     """
-    X, tokens = running_inputs(X, tokens)  # checks one token per row of X
-    d_model = X.shape[-1]
-    params = explorer_params(d_model, h, None if tie else d_k, seed)  # the library's d_k = d_model / h rule
+    roles = None
+    if weights == "random":
+        X, tokens = running_inputs(X, tokens)  # checks one token per row of X
+        params = explorer_params(X.shape[-1], h, None if tie else d_k, seed)  # the library's d_k = d_model / h rule
+    else:
+        tokens, X, params, roles = fixed_layer(weights)
     r = multi_head_attention(X, params, scale=None if scaled else 1.0)
-    return ScoresSetting(h=h, d_k=params.d_k, scaled=bool(scaled), tokens=tokens, scores=r.scores, weights=r.weights)
+    return ScoresSetting(h=params.h, d_k=params.d_k, scaled=bool(scaled), tokens=tokens, scores=r.scores,
+                         weights=r.weights, roles=roles, kind=weights)
 
 
 class ScoresDrawer(LayoutDrawer):
     """Draws a :class:`ScoresSetting`: every head's scores (left) and two row statistics (right).
 
-    Call it as ``drawer(fig, res)``; it returns a :class:`~mha_lib.explorers._base.Frame`. The axes
+    Call it as ``drawer(fig, res)``; it returns a :class:`~mha_lib.explorers.toolkit.Frame`. The axes
     are placed by hand (no layout engine) and built once per layout (h, tokens); a setting with the
     same layout only changes the data of the images, the numbers in the cells, the colour scale and
     the title, and only those are painted again over a cached picture of the rest.
@@ -247,7 +257,7 @@ class ScoresDrawer(LayoutDrawer):
     size = (WIDTH, HEIGHT)
 
     def key(self, res):
-        return res.h, res.tokens
+        return res.h, res.tokens, res.roles
 
     def build(self, fig, res):
         W, H = self.size
@@ -255,7 +265,7 @@ class ScoresDrawer(LayoutDrawer):
         annotate = res.h <= 8
         grid = HeadGrid(fig, res.h, res.tokens, None, (0.05, 0.05, W - self.RIGHT - 0.1, H - 0.1),
                         cmap=SIGNED_CMAP, vmin=-1.0, vmax=1.0, cbar_label="score (shared scale)", annotate=annotate,
-                        caption="")
+                        caption="", titles=head_titles(res.h, res.roles))
         heads = [str(i + 1) for i in range(res.h)]
         x0, w = W - self.RIGHT + 0.45, self.RIGHT - 0.45 - 0.65
         block = (H - 0.4) / 2
@@ -274,7 +284,7 @@ class ScoresDrawer(LayoutDrawer):
 
     def update(self, grid, res):
         how = "scaled by 1/√d_k" if res.scaled else "NOT scaled"
-        caption = (f"scores of h = {res.h} heads, d_k = {res.d_k}, {how}  "
+        caption = (f"scores of h = {res.h} heads ({res.kind} weights), d_k = {res.d_k}, {how}  "
                    "(rows: query token, columns: key token)")
         changed = grid.update(res.scores, clim=symmetric_limits(res.scores), caption=caption)
         return changed + grid.max_panel.set_data(res.max_weight) + grid.ent_panel.set_data(res.entropy)
@@ -297,19 +307,20 @@ def make_scores_explorer(X=None, tokens=None, seed=0):
     Returns
     -------
     ipywidgets.VBox
-        See :func:`mha_lib.explorers._base.build_explorer`.
+        See :func:`mha_lib.explorers.toolkit.build_explorer`.
     """
     X, tokens = running_inputs(X, tokens)
     d_model = X.shape[-1]
     controls = {
+        "weights": weights_control(),
         "h": heads_control(d_model, 8),
         "d_k": int_slider("d_k", d_model // 8 if d_model % 8 == 0 else 64, 1, max(512, d_model), disabled=True),
         "tie": checkbox(TIE_LABEL, True),
         "scaled": checkbox(SCALE_LABEL, True),
     }
 
-    def compute(h, d_k, tie, scaled):
-        return scores_setting(h=h, d_k=d_k, tie=tie, scaled=scaled, X=X, tokens=tokens, seed=seed)
+    def compute(weights, h, d_k, tie, scaled):
+        return scores_setting(h=h, d_k=d_k, tie=tie, scaled=scaled, X=X, tokens=tokens, seed=seed, weights=weights)
 
     drawer = ScoresDrawer()
     box = build_explorer(controls, compute, drawer, figsize=drawer.size, title="Scores of every head (running example)")

@@ -25,9 +25,9 @@ import numpy as np
 
 from .. import embed_tokens, load_running_example, multi_head_attention, sinusoidal_positions
 from ..attention import MASK_KINDS as MASKS, make_mask, row_entropy
-from .grid import HeadGrid
-from .toolkit import (TIE_LABEL, LayoutDrawer, build_explorer, checkbox, dropdown, explorer_params, heads_control,
-                      int_slider, link_heads)
+from .grid import HeadGrid, head_titles
+from .toolkit import (TIE_LABEL, LayoutDrawer, build_explorer, checkbox, dropdown, explorer_params, fixed_layer,
+                      heads_control, int_slider, link_heads, weights_control)
 
 __all__ = ["PAD_TOKENS", "pad_example", "make_mask", "SoftmaxSetting", "softmax_setting", "SoftmaxDrawer",
            "make_softmax_explorer"]
@@ -63,6 +63,8 @@ class SoftmaxSetting:
     tokens: tuple
     mask: np.ndarray | None  # (n, n), True = may attend
     weights: np.ndarray  # (h, n, n)
+    roles: tuple = None  # what each head does (designed weights), else None
+    kind: str = "random"  # the weights: "random", "designed" or "trained"
 
     @property
     def entropy(self):
@@ -70,7 +72,8 @@ class SoftmaxSetting:
         return row_entropy(self.weights)
 
 
-def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.0, mask="none", seed=0):
+def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.0, mask="none", seed=0,
+                    weights="random"):
     """Every head's weights ``softmax(mask(Q_i K_i^T / (T sqrt(d_k))))`` for one setting.
 
     Parameters
@@ -95,7 +98,12 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
         One line for an impossible combination (h not dividing d_model while
         tied, a padding mask on a sentence without PAD, T <= 0).
     """
-    if sentence == SENTENCES[0]:
+    if sentence not in SENTENCES:
+        raise ValueError(f"sentence={sentence!r} is not one of {SENTENCES}")
+    roles = None
+    if weights != "random":  # designed or trained: their own X and layer for this sentence (h, d_k fixed)
+        tokens, X, params, roles = fixed_layer(weights, sentence)
+    elif sentence == SENTENCES[0]:
         ex = load_running_example()
         tokens, X = ex.tokens, ex.X  # (4, 512)
     elif sentence == SENTENCES[1]:
@@ -104,16 +112,17 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
         raise ValueError(f"sentence={sentence!r} is not one of {SENTENCES}")
     if not (isinstance(temperature, (int, float, np.floating)) and math.isfinite(temperature) and temperature > 0):
         raise ValueError(f"temperature T={temperature!r} must be a positive number")
-    m = make_mask(mask, tokens)
-    params = explorer_params(X.shape[-1], h, None if tie else d_k, seed)  # the library's d_k = d_model / h rule
-    d_k = params.d_k
+    m = make_mask(mask, tokens, pad_token="pad" if weights != "random" else "PAD")  # designed and trained lower-case
+    if weights == "random":
+        params = explorer_params(X.shape[-1], h, None if tie else d_k, seed)  # the library's d_k = d_model / h rule
+    h, d_k = params.h, params.d_k
     r = multi_head_attention(X, params, mask=m, scale=1.0 / (temperature * math.sqrt(d_k)))
     return SoftmaxSetting(sentence=sentence, h=h, d_k=d_k, temperature=float(temperature), mask_kind=mask,
-                          tokens=tuple(tokens), mask=m, weights=r.weights)
+                          tokens=tuple(tokens), mask=m, weights=r.weights, roles=roles, kind=weights)
 
 
 def _softmax_title(res):
-    return (f"weights of h = {res.h} heads, d_k = {res.d_k}, T = {res.temperature:.3g}, mask: {res.mask_kind}"
+    return (f"weights of h = {res.h} heads ({res.kind}), d_k = {res.d_k}, T = {res.temperature:.3g}, mask: {res.mask_kind}"
             f"  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)")
 
 
@@ -128,10 +137,11 @@ class SoftmaxDrawer(LayoutDrawer):
     size = (WIDTH, HEIGHT)
 
     def key(self, res):
-        return res.h, res.tokens
+        return res.h, res.tokens, res.roles
 
     def build(self, fig, res):
-        return HeadGrid(fig, res.h, res.tokens, annotate=res.h <= 8, panel_cap=2.2, shrink=True, caption="")
+        return HeadGrid(fig, res.h, res.tokens, annotate=res.h <= 8, panel_cap=2.2, shrink=True, caption="",
+                        titles=head_titles(res.h, res.roles))
 
     def update(self, grid, res):
         return grid.update(res.weights, mask=res.mask, caption=_softmax_title(res))
@@ -154,11 +164,12 @@ def make_softmax_explorer(seed=0):
     Returns
     -------
     ipywidgets.VBox
-        See :func:`mha_lib.explorers._base.build_explorer`.
+        See :func:`mha_lib.explorers.toolkit.build_explorer`.
     """
     import ipywidgets as widgets
 
     controls = {
+        "weights": weights_control(),
         "sentence": dropdown("sentence", list(SENTENCES), SENTENCES[0]),
         "h": heads_control(512, 8),
         "d_k": int_slider("d_k", 64, 1, 512, disabled=True),
@@ -169,8 +180,9 @@ def make_softmax_explorer(seed=0):
         "mask": dropdown("mask", list(MASKS), "none"),
     }
 
-    def compute(sentence, h, d_k, tie, T, mask):
-        return softmax_setting(sentence=sentence, h=h, d_k=d_k, tie=tie, temperature=float(T), mask=mask, seed=seed)
+    def compute(weights, sentence, h, d_k, tie, T, mask):
+        return softmax_setting(sentence=sentence, h=h, d_k=d_k, tie=tie, temperature=float(T), mask=mask, seed=seed,
+                               weights=weights)
 
     drawer = SoftmaxDrawer()
     box = build_explorer(controls, compute, drawer, figsize=drawer.size, title="Attention weights of every head")

@@ -51,7 +51,7 @@ from ..attention import divisors
 
 __all__ = ["Result", "build_explorer", "render_png", "Frame", "ExplorerBox", "LayoutDrawer", "int_slider", "dropdown",
            "checkbox", "heads_control", "link_heads", "TIE_LABEL", "SCALE_LABEL", "D_K_OPTIONS", "TOKEN_COLORS", "HEAD_COLORS", "literal", "short", "text_family",
-           "MEMORY_BUDGET", "check_budget", "explorer_params", "running_inputs", "single_blas_thread", "inch_box"]
+           "MEMORY_BUDGET", "check_budget", "explorer_params", "running_inputs", "WEIGHT_KINDS", "weights_control", "fixed_layer", "single_blas_thread", "inch_box"]
 
 _PNG_COMPRESS_LEVEL = 1
 TIE_LABEL = "d_k = d_model / h"  # the one wording of the tie control, in every explorer
@@ -138,6 +138,47 @@ def explorer_params(d_model, h, d_k=None, seed=0):
             del _PARAMS[next(iter(_PARAMS))]  # the oldest
     _PARAMS[key] = _PARAMS.pop(key)  # most recently used last
     return _PARAMS[key]
+
+
+WEIGHT_KINDS = (("random (running example)", "random"), ("designed (4 heads with a job)", "designed"),
+                ("trained (MiniLM, layer 1)", "trained"))
+
+
+def weights_control(value="random"):
+    """The weight choice of the explorers of notebooks 03, 04, 05 and 08."""
+    return dropdown("weights", list(WEIGHT_KINDS), value)
+
+
+@functools.lru_cache(maxsize=8)
+def fixed_layer(kind, sentence=None):
+    """``(tokens, X, params, roles)`` of a layer whose weights are not random.
+
+    ``"designed"``: :func:`mha_lib.designed_example` (4 heads, each with a named job; ``roles``
+    names them). ``"trained"``: layer 1 of the trained all-MiniLM-L6-v2 of notebook 09, run
+    through mha_lib (X = its input on the sentence, WordPiece tokens; ``roles`` is None).
+    ``sentence`` None: the designed example's own sentence, or the running example's for the
+    trained model. The arrays are shared between calls: read them, do not change them.
+
+    Raises
+    ------
+    ValueError
+        For another kind, a sentence the layer cannot take, or the model not installed.
+    """
+    if kind == "designed":
+        from ..designed import designed_example
+
+        d = designed_example(sentence)
+        return tuple(d.tokens), d.X, d.params, tuple(d.roles)
+    if kind == "trained":
+        from .. import minilm
+
+        try:
+            model = minilm.load_minilm()
+        except minilm.ModelNotInstalledError as exc:
+            raise ValueError(str(exc)) from None
+        out = minilm.run_minilm(sentence or "humpty dumpty sat on", model)
+        return tuple(out.tokens), out.hidden_states[0], model.layers[0].attention, None  # input of layer 1
+    raise ValueError(f"weights={kind!r}: choose one of {[k for _, k in WEIGHT_KINDS]}")
 
 
 def running_inputs(X=None, tokens=None):
@@ -393,20 +434,33 @@ def link_heads(box, d_model_of, max_h=16, tie="tie", h="h", d_k="d_k", head=None
 
     def sync(change=None):
         tied, d_model = tied_of(controls), d_model_of()
-        options = _h_options(d_model, tied, max_h)
+        fixed = None  # designed or trained weights fix h and d_k: the controls show them, disabled
+        if "weights" in controls and controls["weights"].value != "random":
+            params = fixed_layer(controls["weights"].value)[2]
+            fixed = params.h, params.d_k
+        options = [fixed[0]] if fixed else _h_options(d_model, tied, max_h)
         with box.hold():
             if list(controls[h].options) != options:
                 old = controls[h].value
                 controls[h].options = options
                 controls[h].value = min(options, key=lambda k: abs(k - old))
+            controls[h].disabled = fixed is not None
+            for name in (tie, "d_model", "preset"):
+                if isinstance(name, str) and name in controls:
+                    controls[name].disabled = fixed is not None
             if d_k in controls and isinstance(controls[d_k], widgets.IntSlider):
-                controls[d_k].disabled = tied
-                if tied:
+                controls[d_k].disabled = tied or fixed is not None
+                if fixed:
+                    controls[d_k].max = max(controls[d_k].max, fixed[1])
+                    controls[d_k].value = fixed[1]
+                elif tied:
                     controls[d_k].value = d_model // controls[h].value
+            elif d_k in controls:
+                controls[d_k].disabled = fixed is not None
             if head is not None:
                 controls[head].max = controls[h].value
 
-    for name in {tie if isinstance(tie, str) else None, h, d_k, "d_model", "sentence"} - {None}:
+    for name in {tie if isinstance(tie, str) else None, h, d_k, "d_model", "sentence", "weights"} - {None}:
         if name in controls:
             controls[name].observe(sync, names="value")
     sync()
