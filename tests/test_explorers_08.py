@@ -280,3 +280,24 @@ def test_output_strip_counts_columns_from_1_and_has_a_colour_bar():
     assert f"+{m:.2f}" in texts and f"−{m:.2f}" in texts  # the output colour bar's scale
     import matplotlib.pyplot as plt
     plt.close(fig)
+
+
+def test_weight_choice(box):
+    from mha_lib import minilm
+
+    box.controls["mask"].value = "causal"
+    box.controls["weights"].value = "designed"
+    d = mha_lib.designed_example("humpty dumpty sat on")
+    ref = multi_head_attention(d.X, d.params, mask=causal_mask(4))
+    assert (box.result.d_model, box.result.h, box.result.d_k) == (d.params.d_model, 4, d.params.d_k)
+    assert box.controls["h"].disabled and box.controls["d_model"].disabled and box.controls["preset"].disabled
+    np.testing.assert_allclose(box.result.result.output, ref.output, atol=1e-12)
+    assert [p.ax.get_title() for p in box.drawer.panels] == [f"head {i + 1}: {r}" for i, r in enumerate(d.roles)]
+    box.controls["weights"].value = "trained"
+    out = minilm.run_minilm("humpty dumpty sat on")
+    model = minilm.load_minilm()
+    ref = multi_head_attention(out.hidden_states[0], model.layers[0].attention, mask=causal_mask(len(out.tokens)))
+    assert box.result.tokens == tuple(out.tokens) and box.result.h == 12
+    np.testing.assert_allclose(box.result.result.weights, ref.weights, atol=1e-12)
+    box.controls["weights"].value = "random"
+    assert not box.controls["h"].disabled and box.result.h == 8 and box.result.d_model == 512

@@ -12,7 +12,7 @@ The pieces are separate so they can be tested and reused:
 * :class:`LectureDrawer` draws a result on a figure. It builds the axes once
   per layout (heads drawn, tokens, d_model, lecture mode) at fixed positions
   computed by hand (no layout engine), and afterwards only updates the data
-  of its images and texts, returning a :class:`~mha_lib.explorers._base.Frame`
+  of its images and texts, returning a :class:`~mha_lib.explorers.toolkit.Frame`
   so that the static part is rendered once and reused.
 """
 
@@ -29,10 +29,10 @@ from matplotlib.colors import Normalize
 from .. import attention, params as _params
 from ..data import embed_tokens
 from ..plotting import SIGNED_CMAP
-from .grid import HeadGrid, token_labels
+from .grid import HeadGrid, head_titles, token_labels
 from .toolkit import (MEMORY_BUDGET, SCALE_LABEL, TIE_LABEL, LayoutDrawer, build_explorer, check_budget, checkbox,
-                      dropdown, explorer_params, heads_control, inch_box, int_slider, link_heads, literal, short,
-                      text_family)
+                      dropdown, explorer_params, fixed_layer, heads_control, inch_box, int_slider, link_heads,
+                      literal, short, text_family, weights_control)
 
 __all__ = ["PRESETS", "LectureResult", "compute_lecture", "LectureDrawer", "shapes_table_html",
            "make_lecture_explorer", "lecture_figure", "RANDOM_NUMBERS_BUDGET"]
@@ -114,6 +114,8 @@ class LectureResult:
     lecture: bool
     result: attention.MHAResult
     heads_shown: int
+    roles: tuple = None  # what each head does (designed weights), else None
+    kind: str = "random"  # the weights: "random", "designed" or "trained"
 
     @property
     def n(self):
@@ -121,13 +123,16 @@ class LectureResult:
 
 
 def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=64, mask="none", scaled=True,
-                    lecture=False, preset=CUSTOM, max_heads=16, max_tokens=16):
+                    lecture=False, preset=CUSTOM, max_heads=16, max_tokens=16, weights="random"):
     """Run Multi-Head Attention for one setting of the explorer (pure: no drawing).
 
     X = embed_tokens(tokens, d_model); params = init_params(d_model, h, d_k, seed=0), so the
     default setting is exactly :func:`mha_lib.load_running_example`. Settings whose weights exceed
     the memory budget (200 MB) draw them head by head from per-head seeds (see :func:`_per_head`);
     a setting that would need more than the budget even so is refused before anything is allocated.
+
+    ``weights`` "designed" or "trained" runs that layer (:func:`~mha_lib.explorers.toolkit.fixed_layer`)
+    on the sentence instead; its d_model, h and d_k are its own (the size arguments are ignored).
 
     Raises
     ------
@@ -144,14 +149,24 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
         raise ValueError(f"the sentence has {len(tokens)} words; this picture holds at most {max_tokens}")
     if mask not in MASKS:
         raise ValueError(f"mask={mask!r}: choose one of {MASKS}")
-    m = attention.make_mask(mask, tokens)
+    roles = None
+    if weights != "random":
+        tokens, X, params, roles = fixed_layer(weights, " ".join(tokens))
+        if len(tokens) > max_tokens:
+            raise ValueError(f"the sentence has {len(tokens)} tokens; this picture holds at most {max_tokens}")
+    m = attention.make_mask(mask, tokens, pad_token="PAD" if weights == "random" else "pad")
     if m is not None and not m.any(axis=-1).all():
         raise ValueError("every token is PAD: there is nothing real to attend to")
-    X = embed_tokens(tokens, d_model)  # (n, d_model)
-    result = _attention(X, tokens, d_model, h, d_k, tie, m, None if scaled else 1.0)
+    if weights == "random":
+        X = embed_tokens(tokens, d_model)  # (n, d_model)
+        result = _attention(X, tokens, d_model, h, d_k, tie, m, None if scaled else 1.0)
+    else:
+        result = attention.multi_head_attention(X, params, mask=m, scale=None if scaled else 1.0)
+        d_model, h = params.d_model, params.h
     d_k = result.Q.shape[-1]
     return LectureResult(tokens=tokens, d_model=d_model, h=h, d_k=d_k, mask_kind=mask, scaled=bool(scaled),
-                         lecture=bool(lecture), result=result, heads_shown=min(h, max_heads))
+                         lecture=bool(lecture), result=result, heads_shown=min(h, max_heads), roles=roles,
+                         kind=weights)
 
 
 def _fmt_count(x):
@@ -179,7 +194,7 @@ def shapes_table_html(res, lecture=False):
 
 
 def _caption(res):
-    parts = [f"d_model={res.d_model}, h={res.h}, d_k={res.d_k}",
+    parts = [f"{res.kind} weights: d_model={res.d_model}, h={res.h}, d_k={res.d_k}",
              f"mask: {res.mask_kind}", "scaled by 1/√d_k" if res.scaled else "NOT scaled",
              "rows: query, columns: key"]
     if res.heads_shown < res.h:
@@ -203,7 +218,7 @@ class LectureDrawer(LayoutDrawer):
         self.last_layout_built = False
 
     def key(self, res):
-        return res.heads_shown, res.tokens, res.d_model, res.lecture
+        return res.heads_shown, res.tokens, res.d_model, res.lecture, res.roles
 
     def build(self, fig, res):
         fs = 13 if res.lecture else 9
@@ -225,7 +240,8 @@ class LectureDrawer(LayoutDrawer):
         lay.caption = fig.text(0.3 / W, 1 - 0.15 / H, "", ha="left", va="top", linespacing=1.5, fontsize=fs,
                                fontfamily=text_family())
         lay.grid = HeadGrid(fig, shown, tokens, None, (0.1, top, W - 0.2, grid_h), annotate=n <= self.ANNOTATE_MAX_TOKENS,
-                            caption=None, fs=fs - 1, panel_cap=cap, ncols=cols)
+                            caption=None, fs=fs - 1, panel_cap=cap, ncols=cols,
+                            titles=head_titles(shown, res.roles))
         left, right = 1.3, 1.1
         y_out = top + grid_h + 0.2 + 1.6 * fs / 72
         out_w = W - left - right
@@ -333,6 +349,7 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
     controls = {
         "sentence": widgets.Text(value=sentence, description="sentence", continuous_update=False,
                                  style={"description_width": "initial"}, layout=widgets.Layout(width="420px")),
+        "weights": weights_control(),
         "preset": dropdown("preset", [CUSTOM, *PRESETS], value=CUSTOM),
         "d_model": dropdown("d_model", list(D_MODEL_CHOICES), value=d_model),
         "h": heads_control(d_model, h, max_h=32),
