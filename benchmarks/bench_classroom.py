@@ -23,11 +23,12 @@ What it does, all on 127.0.0.1:
    dragged). Every --shut-every'th student shuts each kernel when done with its
    notebook; the others leave their kernels running, and the hub's kernel culler
    shuts them after --cull-idle seconds of idleness;
-4. records the server start time, each kernel's peak memory (VmHWM, per
-   notebook), each student's peak memory (server plus kernels, sampled twice a
-   second) and largest number of kernels alive, the hub's and proxy's peak
-   memory, the time each notebook takes under contention, slider latency, and
-   every failure (a failed login, start, pull, cell or slider move);
+4. records the server start time; each kernel's peak memory (VmHWM) and CPU
+   time (its start, every cell, any slider moves), per notebook; each student's
+   peak memory (server plus kernels, sampled twice a second) and largest number
+   of kernels alive; the hub's and proxy's peak memory; the time each notebook
+   takes under contention; slider latency; and every failure (a failed login,
+   start, pull, cell or slider move);
 5. stops every server through the hub's API, stops the hub, then checks every
    process it started (hub, proxy, servers, kernels) by its PID and ends any
    that is left.
@@ -88,6 +89,7 @@ class Student:
     server_pid: int | None = None
     notebook_s: dict = field(default_factory=dict)      # notebook -> seconds to run every cell
     kernel_peak_mb: dict = field(default_factory=dict)  # notebook -> VmHWM of its kernel
+    kernel_cpu_s: dict = field(default_factory=dict)    # notebook -> CPU time of its kernel (start, all cells)
     slider_ms: list = field(default_factory=list)
     peak_mb: float = 0.0                                # server + kernels, sampled
     server_peak_mb: float = 0.0                         # the Jupyter server process alone, sampled
@@ -417,6 +419,11 @@ async def run_notebook(st, hub, nb, args):
             peak = vm_hwm_mb(proc.pid) if proc else None
             if peak is not None:
                 st.kernel_peak_mb[nb] = peak
+                try:
+                    cpu = proc.cpu_times()
+                    st.kernel_cpu_s[nb] = cpu.user + cpu.system
+                except psutil.Error:
+                    pass
     finally:
         kernel.close()
     if st.shuts_kernels:
@@ -599,9 +606,11 @@ def summary(result):
               f"| slider move through the widget comm (kernel side) | "
               f"{describe([m for s in st for m in s['slider_ms']], 'ms')} |",
               f"| processes left running at the end | {len(result['left_running'])} |", ""]
-    lines += ["| notebook | time under contention | kernel peak memory (VmHWM) |", "| --- | --- | --- |"]
+    lines += ["| notebook | time under contention | kernel CPU time | kernel peak memory (VmHWM) |",
+              "| --- | --- | --- | --- |"]
     for nb in result["notebooks"]:
         lines.append(f"| {nb} | {describe([s['notebook_s'].get(nb, float('nan')) for s in st], 's', 1)} | "
+                     f"{describe([s['kernel_cpu_s'].get(nb, float('nan')) for s in st], 's', 1)} | "
                      f"{describe([s['kernel_peak_mb'].get(nb, float('nan')) for s in st], 'MB')} |")
     if result["failures"]:
         lines += ["", "Failures:"] + [f"- {f}" for f in result["failures"]]
