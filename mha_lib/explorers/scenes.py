@@ -48,8 +48,9 @@ class Scene:
 
 # Control values are applied in this order (d_model before h, tie before d_k). Names a given explorer
 # does not have are skipped, so a scene never fails on an explorer without, e.g., a "weights" control.
-_RUNNING = {"preset": "custom", "sentence": "humpty dumpty sat on", "d_model": 512, "tie": True, "h": 8,
-            "mask": "none", "scaled": True, "weights": "random", "lecture": True}
+# "weights" goes first: designed or trained weights fix d_model and h, random ones free them again.
+_RUNNING = {"weights": "random", "preset": "custom", "sentence": "humpty dumpty sat on", "d_model": 512, "tie": True,
+            "h": 8, "mask": "none", "scaled": True, "lecture": True}
 SCENES = (
     Scene("One head by hand", "steps", {"source": "random", "head": 1, "step": 0, "temperature": 1.0}, 8),
     Scene("Why divide by sqrt(d_k)", "lecture", {**_RUNNING, "tie": False, "d_k": 256, "scaled": False}, 6),
@@ -58,7 +59,7 @@ SCENES = (
     Scene("Masks: you are welcome PAD", "lecture",
           {**_RUNNING, "sentence": "you are welcome PAD", "mask": "padding"}, 4),
     Scene("The weighted sum", "steps", {"source": "designed", "head": 2, "step": 7, "temperature": 1.0}, 5),
-    Scene("Several heads", "lecture", {**_RUNNING, "weights": "designed"}, 7),
+    Scene("Several heads", "lecture", {**_RUNNING, "weights": "designed", "sentence": "the cat saw the dog"}, 7),
     Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 6, "temperature": 1.0}, 6),
     Scene("Positions", "lecture", {**_RUNNING, "sentence": "the cat saw the dog"}, 5),
 )
@@ -141,9 +142,9 @@ KEYS_JS = r"""
 (function () {
   if (window.__mhaLectureKeys) { return; }
   window.__mhaLectureKeys = true;
-  const inLab = !!document.querySelector('.jp-LabShell');
   document.addEventListener('keydown', function (e) {
-    if (inLab || e.altKey || e.ctrlKey || e.metaKey) { return; }
+    // only on the full-window screen (Voila): inside JupyterLab the arrows move between cells
+    if (!document.querySelector('.mha-screen.mha-fullscreen') || e.altKey || e.ctrlKey || e.metaKey) { return; }
     if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') { return; }
     const t = e.target;
     if (t && (t.closest('input, textarea, select, [contenteditable=true], .noUi-handle, [role=slider]'))) { return; }
@@ -241,7 +242,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     viewport = widgets.Text(value="", continuous_update=True, layout=widgets.Layout(display="none"))
     viewport.add_class("mha-viewport")
     bar = widgets.HBox([prev_button, menu, next_button, counter, contrast, viewport],
-                       layout=widgets.Layout(align_items="center", gap="10px"))
+                       layout=widgets.Layout(align_items="center", grid_gap="10px"))
     lecture_stage = widgets.HBox(layout=widgets.Layout(width="100%", align_items="stretch"))
     steps_stage = widgets.HBox(layout=widgets.Layout(width="100%", align_items="stretch"))
     lecture_stage.add_class("mha-stage")

@@ -1,0 +1,163 @@
+"""The lecture screen's scenes and the one-head step view, without a browser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mha_lib
+from mha_lib.explorers import scenes, stepview
+from mha_lib.explorers.lecture import make_lecture_explorer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def screen():
+    return scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, dpi=dpi),
+                                      lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="")
+
+
+# ------------------------------------------------------------------ the step view
+
+
+@pytest.mark.parametrize("source", ["random", "designed"])
+def test_steps_are_the_library_numbers(source):
+    res = stepview.compute_steps(source, head=2, step=7)
+    if source == "random":
+        ex = mha_lib.load_running_example()
+        X, params = ex.X, ex.params
+    else:
+        ex = mha_lib.designed_example()
+        X, params = ex.X, ex.params
+    full = mha_lib.multi_head_attention(X, params)
+    Xs, Q, K, V, raw, scaled, weights, head = res.matrices
+    d_k = params.d_k
+    np.testing.assert_allclose(Q, X @ params.W_q[1], atol=1e-12)  # (n, d_model) @ (d_model, d_k)
+    np.testing.assert_allclose(K, X @ params.W_k[1], atol=1e-12)
+    np.testing.assert_allclose(V, X @ params.W_v[1], atol=1e-12)
+    np.testing.assert_allclose(raw, Q @ K.T, atol=1e-9)
+    np.testing.assert_allclose(scaled, Q @ K.T / np.sqrt(d_k), atol=1e-9)
+    np.testing.assert_allclose(weights, full.weights[1], atol=1e-12)
+    np.testing.assert_allclose(head, full.heads[1], atol=1e-12)
+    assert [m.shape for m in res.matrices] == [X.shape, (len(X), d_k), (len(X), d_k), (len(X), params.d_v),
+                                               (len(X), len(X)), (len(X), len(X)), (len(X), len(X)),
+                                               (len(X), params.d_v)]
+
+
+def test_temperature_sharpens_and_flattens():
+    base = stepview.compute_steps("random", head=1, step=6).matrices[6]
+    cold = stepview.compute_steps("random", head=1, step=6, temperature=0.2).matrices[6]
+    hot = stepview.compute_steps("random", head=1, step=6, temperature=5.0).matrices[6]
+    assert (cold.max(axis=1) > base.max(axis=1)).all() and (hot.max(axis=1) < base.max(axis=1)).all()
+    np.testing.assert_allclose(cold.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"source": "learned"}, "choose one of"), ({"head": 9}, "heads 1 to 8"), ({"step": 8}, "from 0"),
+    ({"temperature": 0.0}, "positive"), ({"head": True}, "heads 1 to 8"),
+])
+def test_step_view_refuses_impossible_settings(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        stepview.compute_steps(**kwargs)
+
+
+def test_next_step_reveals_one_panel_at_a_time():
+    box = stepview.make_step_explorer()
+    visible = [sum(ax.get_visible() for ax in box.figure.axes)]
+    for k in range(1, len(stepview.STEPS)):
+        box.next_step.click()
+        assert box.result.step == k
+        visible.append(sum(ax.get_visible() for ax in box.figure.axes))
+    assert visible == list(range(1, len(stepview.STEPS) + 1))
+    box.next_step.click()  # stays on the last step
+    assert box.result.step == len(stepview.STEPS) - 1
+    box.previous_step.click()
+    assert box.result.step == len(stepview.STEPS) - 2
+
+
+def test_switching_weights_keeps_a_valid_head():
+    box = stepview.make_step_explorer()
+    box.controls["head"].value = 8
+    box.controls["source"].value = "designed"
+    assert box.controls["head"].max == 4 and box.result.head == 1 and box.result.h == 4
+    assert box.message.value == ""
+
+
+# ------------------------------------------------------------------ scenes
+
+
+def test_scene_names_slugs_and_query_strings():
+    assert len(scenes.SCENES) >= 8
+    assert len({s.slug for s in scenes.SCENES}) == len(scenes.SCENES)
+    assert sum(s.minutes for s in scenes.SCENES) <= 50
+    assert scenes.scene_from_query("token=abc&scene=4") == 3
+    assert scenes.scene_from_query(f"scene={scenes.SCENES[1].slug}") == 1
+    assert scenes.scene_from_query("scene=99") is None and scenes.scene_from_query("") is None
+    assert scenes.scene_index("Masks: causal") == 3
+
+
+def test_every_scene_renders_and_sets_its_controls(screen):
+    for k, scene in enumerate(scenes.SCENES):
+        screen.go(k)
+        box = screen.explorers[scene.view]
+        assert box.message.value == "", f"scene {k + 1} ({scene.name}): {box.message.value}"
+        assert box.image.value[:4] == b"\x89PNG"
+        for name, value in scene.settings.items():
+            if name in box.controls and name != "preset" and not box.controls[name].disabled:
+                assert box.controls[name].value == value, (scene.name, name)
+    assert screen.next_button.disabled and not screen.previous_button.disabled
+
+
+def test_controls_stay_live_inside_a_scene(screen):
+    screen.go(3)  # masks: causal
+    box = screen.explorers["lecture"]
+    before = box.image.value
+    box.controls["mask"].value = "none"
+    assert box.image.value != before and screen.scene_menu.value == 3
+
+
+def test_buttons_and_url_open_scenes(screen):
+    screen.go(0)
+    screen.next_button.click()
+    assert screen.scene_menu.value == 1
+    screen.previous_button.click()
+    assert screen.scene_menu.value == 0
+    other = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, dpi=dpi),
+                                       lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="scene=5")
+    assert other.scene_menu.value == 4
+
+
+def test_window_report_renders_for_the_pixel_ratio(screen):
+    screen.go(1)
+    size = tuple(screen.explorers["lecture"].figure.get_size_inches())
+    screen.viewport.value = "1920x1080@2"
+    box = screen.explorers["lecture"]
+    expected = scenes.dpi_for(size, (1920, 1080, 2))
+    assert box.figure.dpi == pytest.approx(expected, rel=0.2)
+    assert abs(scenes.dpi_for((11, 6), (1920, 1080, 2)) - 2 * scenes.dpi_for((11, 6), (1920, 1080, 1))) <= 1
+    assert box.controls["d_k"].value == 256, "the scene's settings survive the re-render"
+
+
+def test_high_contrast_is_a_class(screen):
+    screen.contrast.value = True
+    assert "mha-contrast" in screen._dom_classes
+    screen.contrast.value = False
+    assert "mha-contrast" not in screen._dom_classes
+
+
+def test_lecture_notebook_holds_only_the_screen():
+    import nbformat
+
+    nb = nbformat.read(ROOT / "notebooks" / "lecture.ipynb", as_version=4)
+    assert [c.cell_type for c in nb.cells] == ["code"], "no prose on the lecture screen"
+    assert "print(" not in nb.cells[0].source
+    assert all(o.output_type != "stream" for o in nb.cells[0].outputs)
+
+
+def test_teaching_guide_names_every_scene():
+    guide = (ROOT / "docs" / "teaching.md").read_text()
+    missing = [s.name for s in scenes.SCENES if s.name not in guide]
+    assert not missing, f"docs/teaching.md does not plan these scenes: {missing}"
