@@ -408,3 +408,19 @@ def test_output_explorer_token_change_only_repaints_the_middle_panel(ex, boxes):
         shown = box.figure.get_axes()[1].images[0].get_array()
         np.testing.assert_allclose(shown[-1], res.output[token, cols], atol=1e-12)
         assert ex.tokens[token] in box.figure.get_axes()[1].get_title()
+
+
+def test_values_explorer_weight_choice(boxes):
+    box = make_values_explorer()
+    boxes.append(box)
+    box.controls["weights"].value = "designed"
+    d = mha_lib.designed_example()
+    ref = mha_lib.multi_head_attention(d.X, d.params)
+    assert [label for label, _ in box.controls["query"].options] == list(d.tokens)
+    assert list(box.controls["h"].options) == [4] and box.controls["h"].disabled and box.controls["d_k"].disabled
+    box.controls["head"].value = 2  # "same word": the second "the" (query 3) looks at both "the"s
+    box.controls["query"].value = 3
+    np.testing.assert_allclose(box.result.weights_row, ref.weights[1, 3], atol=1e-12)
+    np.testing.assert_allclose(box.result.output_row, ref.heads[1, 3], atol=1e-12)
+    box.controls["weights"].value = "random"
+    assert box.result.tokens == ("humpty", "dumpty", "sat", "on") and not box.controls["h"].disabled

@@ -21,8 +21,8 @@ from matplotlib.figure import Figure
 from ..attention import multi_head_attention
 from ..plotting import SIGNED_CMAP, symmetric_limits
 from .grid import CellNumbers
-from .toolkit import (D_K_OPTIONS, TOKEN_COLORS, Frame, build_explorer, dropdown, explorer_params, heads_control,
-                      int_slider, link_heads, running_inputs)
+from .toolkit import (D_K_OPTIONS, TOKEN_COLORS, Frame, build_explorer, dropdown, explorer_params, fixed_layer,
+                      heads_control, int_slider, link_heads, running_inputs, weights_control)
 
 # Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
 # renders (the constrained-layout engine would measure every text again at each move).
@@ -250,7 +250,7 @@ class ValuesView:
         return self.heads[self.query]
 
 
-def compute_values(X, tokens, query=0, head=1, h=8, d_k=0, seed=0):
+def compute_values(X, tokens, query=0, head=1, h=8, d_k=0, seed=0, weights="random"):
     """The weights, values and output of one query in one head (pure; no drawing).
 
     Parameters
@@ -265,18 +265,24 @@ def compute_values(X, tokens, query=0, head=1, h=8, d_k=0, seed=0):
         Number of heads.
     d_k : int
         Head size; 0 means d_model / h.
+    weights : {"random", "designed", "trained"}
+        "designed" / "trained": that layer on its own sentence (X, tokens, h and d_k are then its own).
 
     Raises
     ------
     ValueError
         When head > h, or d_model / h is not whole.
     """
+    if weights != "random":
+        tokens, X, params, _ = fixed_layer(weights)
+        h = params.h
     d_model = X.shape[1]
     if not 1 <= head <= h:
         raise ValueError(f"there is no head {head} when h={h}; pick a head from 1 to {h}")
     if not 0 <= query < len(tokens):
         raise ValueError(f"query={query} is not a token index; pick 0 .. {len(tokens) - 1}")
-    params = explorer_params(d_model, h, d_k or None, seed)  # d_k = 0: d_model / h, the library's rule
+    if weights == "random":
+        params = explorer_params(d_model, h, d_k or None, seed)  # d_k = 0: d_model / h, the library's rule
     res = multi_head_attention(X, params)
     d_k = params.d_k
     return ValuesView(tokens=tuple(tokens), query=query, head=head, h=h, d_k=d_k, weights=res.weights,
@@ -415,15 +421,22 @@ def make_values_explorer(X=None, tokens=None, seed=0):
     """
     X, tokens = running_inputs(X, tokens)
     controls = {
+        "weights": weights_control(),
         "query": dropdown("query token", [(t, m) for m, t in enumerate(tokens)], value=0),
         "head": int_slider("head", 1, 1, 8),
         "h": heads_control(X.shape[1], 8),
         "d_k": dropdown("d_k = d_v", list(D_K_OPTIONS), value=0),
     }
 
-    def compute(query, head, h, d_k):
-        return compute_values(X, tokens, query, head, h, d_k, seed)
+    def compute(weights, query, head, h, d_k):
+        return compute_values(X, tokens, query, head, h, d_k, seed, weights=weights)
 
+    def query_tokens(change):  # runs before the redraw (registered first): the query list follows the sentence
+        toks = tokens if change["new"] == "random" else fixed_layer(change["new"])[0]
+        controls["query"].options = [(t, m) for m, t in enumerate(toks)]
+        controls["query"].value = 0
+
+    controls["weights"].observe(query_tokens, names="value")
     box = build_explorer(controls, compute, ValuesDrawer(), figsize=(13, 4),
                          title="Value aggregation: one query, one head")
     link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0, head="head")
