@@ -249,7 +249,7 @@ def layer_norm(x, gamma, beta, eps=LAYER_NORM_EPS):
 
 @dataclass(frozen=True)
 class EncoderLayer:
-    """The weights of one encoder layer, in this project's layout (x @ W, not x @ W^T).
+    """The parameters of one encoder layer, in this project's layout (x @ W, not x @ W^T).
 
     attention : MHAParams, W_q/W_k/W_v (h, d_model, d_k), W_o (d_model, d_model), with biases
     ln_attention : (gamma, beta), each (d_model,): the LayerNorm after the attention's residual
@@ -327,7 +327,7 @@ def model_dir():
 
 @dataclass(frozen=True, eq=False)
 class MiniLM:
-    """all-MiniLM-L6-v2's weights (float32, as stored) and its tokenizer.
+    """all-MiniLM-L6-v2's parameters (float32, as stored, mapped onto the file) and its tokenizer.
 
     Build it with :func:`load_minilm` (cached: the file is read once per process).
 
