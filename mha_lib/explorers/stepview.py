@@ -251,7 +251,7 @@ class StepDrawer:
         self.caption.set_text(
             f"“{' '.join(res.tokens)}”  ·  {names[res.source]}\n"
             f"head {res.head} of {res.h}{role}  ·  d_model = {res.d_model}, d_k = {res.d_k}, d_v = {res.d_v}  ·  "
-            f"step {res.step + 1} of {len(STEPS)}")
+            f"T = {res.temperature:.2f}  ·  step {res.step + 1} of {len(STEPS)}")
         formula = STEPS[res.step][2]
         if res.step == 6 and res.temperature != 1.0:
             formula = (r"$\mathrm{weights}_i = \mathrm{softmax}(\mathrm{scores}_i\,/\,T)$"
