@@ -257,3 +257,29 @@ def test_word_choice_answers(answer, right):
 def test_check_on_a_function_exercise_points_to_check_function():
     with pytest.raises(ValueError, match=r"asks for a function.*check_function\('03.scores', my_scores\)"):
         check("03.scores", 1)
+
+
+def _every_answer_exercise():
+    import importlib
+    import pkgutil
+
+    for module in sorted(pkgutil.iter_modules(exercises.__path__), key=lambda m: m.name):
+        if module.name.startswith("nb"):
+            for name in importlib.import_module(f"mha_lib.exercises.{module.name}").EXERCISES:
+                yield f"{module.name[2:]}.{name}"
+
+
+@pytest.mark.parametrize("exercise_id", list(_every_answer_exercise()))
+def test_every_exercise_accepts_its_own_answer_as_typed(exercise_id, capsys):
+    """The computed answer is right as a value, as a numpy array and typed as text ("4, 128", "129", "animal")."""
+    ex = exercises._lookup(exercise_id)
+    expected = ex.answer()
+    assert check(exercise_id, expected) is True
+    if ex.kind == "shape":
+        assert check(exercise_id, ", ".join(str(k) for k in expected)) is True
+        assert check(exercise_id, str(tuple(expected))) is True
+    if ex.kind in ("choice", "number"):
+        assert check(exercise_id, f" {expected} ") is True
+    if not isinstance(expected, str):
+        assert check(exercise_id, np.asarray(expected)) is True
+    assert "Not yet" not in capsys.readouterr().out
