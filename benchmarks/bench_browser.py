@@ -1,18 +1,17 @@
 #!/usr/bin/env python3
 """Browser side of the explorer latency: key press on a slider -> new picture shown, in a real JupyterLab.
 
-    .venv/bin/python benchmarks/bench_browser.py             # prints a markdown table
-    .venv/bin/python benchmarks/bench_browser.py --moves 20
+    .venv/bin/python benchmarks/bench_browser.py             # every explorer, every slider: a markdown table
+    .venv/bin/python benchmarks/bench_browser.py --only lecture --shots /tmp/shots
 
 Starts JupyterLab (127.0.0.1, token, temporary settings; stopped by its PID at the end), opens a
-scratch notebook in headless Chromium (/usr/bin/chromium via Playwright), builds an explorer, then
-focuses a slider and presses an arrow key. The time is measured inside the browser, from the keydown
-event to the ``load`` event of the new <img>: the whole round trip (widget message to the kernel,
-compute, draw, PNG, message back, decode). Moves are spaced so they do not queue up.
-
-"before" is a naive ``ipywidgets.interact`` that redraws eight annotated heatmaps in a new figure
-with the constrained layout engine each time (the picture goes through an Output widget);
-"after" is the notebook 08 explorer.
+scratch notebook in headless Chromium (/usr/bin/chromium via Playwright), builds every explorer of
+the series, then focuses each of its sliders and presses arrow keys as a lecturer would: the h
+sliders walk through every value they offer (each visited for the first time, so a new layout is
+built), then back. The time is measured inside the browser, from the keydown event to the ``load``
+event of the new <img>: the whole round trip (widget message to the kernel, compute, draw, PNG,
+message back, decode). Every move counts (no warm-up). With ``--shots`` a screenshot of each explorer
+is saved after its moves.
 """
 
 from __future__ import annotations
@@ -33,57 +32,47 @@ import conftest as servers  # noqa: E402  (server start/stop shared with the bro
 import labdriver as ld  # noqa: E402
 
 SETUP = r'''
-import io
-import numpy as np, ipywidgets as widgets, mha_lib
-from IPython.display import Image, display
-from matplotlib.figure import Figure
-from mha_lib.plotting import head_grid, plot_heads
+from mha_lib.explorers.overview import make_overview_explorer
+from mha_lib.explorers.embeddings import make_embeddings_explorer
+from mha_lib.explorers.projections import make_projections_explorer
+from mha_lib.explorers.scores import make_scaling_explorer, make_scores_explorer
+from mha_lib.explorers.softmax import make_softmax_explorer
+from mha_lib.explorers.values import make_values_explorer
+from mha_lib.explorers.concat import make_concat_explorer
+from mha_lib.explorers.output import make_output_explorer
 from mha_lib.explorers.lecture import make_lecture_explorer
+from mha_lib.explorers.trained import make_trained_explorer
+from mha_lib.explorers.positions import make_positions_explorer
+from mha_lib.explorers.cost import make_cost_explorer
 
-def naive(tokens, d_model, h):
-    out = widgets.Output()
-    d_k = widgets.IntSlider(value=d_model // h, min=1, max=128, continuous_update=False, description="d_k")
-    def show(change=None):
-        X = mha_lib.embed_tokens(tokens, d_model)
-        r = mha_lib.multi_head_attention(X, mha_lib.init_params(d_model, h, d_k=d_k.value, seed=0))
-        rows, cols = head_grid(h)
-        fig = Figure(figsize=(2.3 * cols + 1.2, 2.3 * rows + 0.4), layout="constrained")
-        plot_heads(fig, r.weights, tokens, annotate=len(tokens) <= 6)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=100)  # what the inline backend does for a displayed figure
-        out.clear_output(wait=True)
-        with out:
-            display(Image(data=buf.getvalue(), format="png"))
-    d_k.observe(show, names="value")
-    show()
-    return widgets.VBox([d_k, out])
-
-def lecture(tokens, h, max_heads=16):
-    box = make_lecture_explorer(max_heads=max_heads)
-    with box.hold():
-        box.controls["sentence"].value = " ".join(tokens)
-        box.controls["tie"].value = False
-        box.controls["h"].value = h
-        box.controls["d_k"].value = 512 // h
+def untied(box, name="tie"):
+    box.controls[name].value = False  # d_k becomes a free slider
     return box
-
-four = ["humpty", "dumpty", "sat", "on"]
-sixteen = [f"w{i}" for i in range(16)]
 '''
 
-CASES = [
-    # (setting, case, cell, slider label, keys)
-    ("8 heads x 4 tokens", "before: naive interact", "naive(four, 512, 8)", "d_k", ("ArrowRight", "ArrowLeft")),
-    ("8 heads x 4 tokens", "after: d_k slider (same layout)", "lecture(four, 8)", "d_k", ("ArrowRight", "ArrowLeft")),
-    ("8 <-> 9 heads x 4 tokens", "after: h slider (new layout)", "lecture(four, 8)", "h (heads)",
-     ("ArrowRight", "ArrowLeft")),
-    ("32 heads x 16 tokens", "before: naive interact", "naive(sixteen, 512, 32)", "d_k", ("ArrowRight", "ArrowLeft")),
-    ("32 heads x 16 tokens", "after: d_k slider (16 of 32 drawn, default)", "lecture(sixteen, 32)", "d_k",
-     ("ArrowRight", "ArrowLeft")),
-    ("32 heads x 16 tokens", "after: d_k slider (all 32 drawn)", "lecture(sixteen, 32, max_heads=32)", "d_k",
-     ("ArrowRight", "ArrowLeft")),
-    ("31 <-> 32 heads x 16 tokens", "after: h slider (all drawn, new layout)", "lecture(sixteen, 32, max_heads=32)",
-     "h (heads)", ("ArrowLeft", "ArrowRight")),
+R, L = "ArrowRight", "ArrowLeft"
+# (explorer, cell, [(slider label, keys)]): keys walk every value an h slider offers, then back.
+EXPLORERS = [
+    ("00 overview", "make_overview_explorer()", [("heads h", [L, L, L, R, R, R, R, L])]),
+    ("01 embeddings", "make_embeddings_explorer()", [("d_model", [R, L] * 4)]),
+    ("02 projections", "untied(make_projections_explorer(), 'tie_d_k')",
+     [("heads h", [R] * 8 + [L] * 8), ("d_k", [R, L] * 4)]),
+    ("03 scaling", "make_scaling_explorer()", [("d_k", [R, R, L, L, L, L, R, R])]),
+    ("03 scores", "make_scores_explorer()", [("heads h", [L, L, L, R, R, R, R, L])]),
+    ("03 scores, d_k free", "untied(make_scores_explorer())", [("heads h", [R] * 8 + [L] * 8), ("d_k", [R, L] * 4)]),
+    ("04 softmax", "make_softmax_explorer()", [("heads h", [L, L, L, R, R, R, R, L]),
+                                               ("temperature T", [R, R, L, L, L, L, R, R])]),
+    ("04 softmax, d_k free", "untied(make_softmax_explorer())", [("d_k", [R, L] * 4)]),
+    ("05 values", "make_values_explorer()", [("head", [R, L] * 4), ("heads h", [L, L, L, R, R, R, R, L])]),
+    ("06 concat", "make_concat_explorer()", [("heads h", [L, L, L, R, R, R, R, L])]),
+    ("07 output", "make_output_explorer()", [("heads h", [L, L, L, R, R, R, R, L])]),
+    ("08 lecture", "make_lecture_explorer()", [("heads h", [L, L, L, R, R, R, R, R, L, L])]),
+    ("08 lecture, d_k free", "untied(make_lecture_explorer())", [("heads h", [R] * 8 + [L] * 8),
+                                                                ("d_k", [R, L] * 4)]),
+    ("09 trained", "make_trained_explorer()", [("layer", [R, R, R, R, R, L, L, L])]),
+    ("10 positions", "make_positions_explorer(positions=True)", [("head", [R, R, R, L, L, L])]),
+    ("11 cost", "make_cost_explorer()", [("heads h", [R, R, R, R, L, L, L, L, L, L, L, L]),
+                                         ("log₂ n", [R, L] * 4)]),
 ]
 
 
@@ -143,18 +132,20 @@ def press_and_time_picture(page, box, handle, key, timeout=60_000):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--moves", type=int, default=10, help="key presses per case")
-    parser.add_argument("--only", default="", help="run only the cases whose name contains this text")
+    parser.add_argument("--only", default="", help="run only the explorers whose name contains this text")
+    parser.add_argument("--shots", default="", help="folder for a screenshot of each explorer after its moves")
     args = parser.parse_args()
     if not servers.CHROMIUM.exists():
         sys.exit(f"Chromium not found at {servers.CHROMIUM}")
     from playwright.sync_api import sync_playwright
 
     tmp = Path(tempfile.mkdtemp(prefix="mha-bench-"))
+    shots = Path(args.shots) if args.shots else tmp
+    shots.mkdir(parents=True, exist_ok=True)
     (tmp / "work").mkdir()
     nb = nbformat.v4.new_notebook()
-    cases = [c for c in CASES if not args.only or args.only in c[1] or args.only in c[0]]
-    nb.cells = [nbformat.v4.new_code_cell(SETUP)] + [nbformat.v4.new_code_cell(c[2]) for c in cases]
+    cases = [c for c in EXPLORERS if args.only in c[0]]
+    nb.cells = [nbformat.v4.new_code_cell(SETUP)] + [nbformat.v4.new_code_cell(c[1]) for c in cases]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp / "work" / "bench.ipynb")
     rows = []
@@ -164,7 +155,7 @@ def main():
         page.set_default_timeout(120_000)
         ld.open_notebook(page, base, token, "bench.ipynb", workspace="bench")
         run_all_from_menu(page, tmp)
-        for i, (setting, case, cell, slider, keys) in enumerate(cases):
+        for i, (name, _cell, sliders) in enumerate(cases):
             cell_el = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell").nth(i + 1)
             cell_el.scroll_into_view_if_needed()  # JupyterLab 4 may not render the outputs of cells out of view
             box = cell_el.locator(".jp-Cell-outputArea").first
@@ -172,29 +163,27 @@ def main():
                 box.locator("img").first.wait_for(state="visible")
             except Exception:
                 page.screenshot(path=str(tmp / f"no_picture_{i + 1}.png"))
-                raise RuntimeError(f"{case}: no picture in its cell; screenshot in {tmp}") from None
+                raise RuntimeError(f"{name}: no picture in its cell; screenshot in {tmp}") from None
             page.wait_for_timeout(500)
-            handle = None
-            for hnd in ld.enabled_slider_handles(box):
-                if ld.slider_name(hnd) == slider:
-                    handle = hnd
-            assert handle is not None, f"no slider {slider!r}"
-            times = []
-            for m in range(args.moves + 1):
-                ms = press_and_time_picture(page, box, handle, keys[m % len(keys)])
-                if m:  # the first move warms caches (parameters, glyphs, layouts)
-                    times.append(ms)
-                page.wait_for_timeout(150)
-            rows.append((setting, case, np.median(times), np.percentile(times, 90), len(times)))
-            print(f"  {setting}, {case}: median {np.median(times):.0f} ms", file=sys.stderr, flush=True)
+            for slider, keys in sliders:
+                handle = next((h for h in ld.enabled_slider_handles(box) if ld.slider_name(h) == slider), None)
+                assert handle is not None, f"{name}: no enabled slider {slider!r}"
+                times = []
+                for key in keys:
+                    times.append(press_and_time_picture(page, box, handle, key))
+                    page.wait_for_timeout(150)
+                rows.append((name, slider, np.median(times), np.percentile(times, 90), max(times), len(times)))
+                print(f"  {name}, {slider}: median {np.median(times):.0f} ms, max {max(times):.0f}",
+                      file=sys.stderr, flush=True)
+            cell_el.screenshot(path=str(shots / f"{name.replace(' ', '_').replace(',', '')}.png"))
         browser.close()
     print(f"Browser side (JupyterLab + headless Chromium), {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f}")
     print()
-    print("| setting | case | median ms | p90 ms | moves |")
-    print("| --- | --- | ---: | ---: | ---: |")
-    for setting, case, med, p90, n in rows:
-        print(f"| {setting} | {case} | {med:.0f} | {p90:.0f} | {n} |")
+    print("| explorer | slider | median ms | p90 ms | max ms | moves |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    for name, slider, med, p90, worst, n in rows:
+        print(f"| {name} | {slider} | {med:.0f} | {p90:.0f} | {worst:.0f} | {n} |")
 
 
 if __name__ == "__main__":

@@ -196,9 +196,12 @@ class OutputDrawer:
                                          interpolation="nearest")
         self.con_sep = self.ax_con.axhline(0, color="black", linewidth=2.5)
         self.con_numbers = CellNumbers(self.ax_con, 7, self.con_im, signed=True)
+        self.con_cbar = fig.colorbar(self.con_im, ax=self.ax_con, fraction=0.05, pad=0.02)
+        self.con_cbar.ax.tick_params(labelsize=7)
         self.ax_con.add_artist(self.con_numbers)
         self.norm_im = self.ax_norm.imshow(np.zeros((2, 2)), cmap="viridis", aspect="auto", interpolation="nearest")
         self.norm_numbers = CellNumbers(self.ax_norm, 7, self.norm_im, signed=False)
+        fig.colorbar(self.norm_im, ax=self.ax_norm, fraction=0.08, pad=0.03).ax.tick_params(labelsize=7)
         self.ax_norm.add_artist(self.norm_numbers)
         self.ax_norm.set_yticks(range(len(view.tokens)), labels=list(view.tokens), fontsize=8)
         self.ax_norm.set_xlabel("head", fontsize=8)
@@ -276,7 +279,8 @@ class OutputDrawer:
         self.ax_con.set_title(f"'{view.tokens[token]}': what each head adds to its output row "
                               + (f"(first {len(columns)} columns)" if first else f"({len(columns)} of the columns)"),
                               fontsize=8 if view.h <= 8 else 7)
-        dynamic = [self.con_im, self.con_sep, self.con_numbers, self.ax_con.title, *self.ax_con.spines.values()]
+        dynamic = [self.con_im, self.con_sep, self.con_numbers, self.ax_con.title, *self.ax_con.spines.values(),
+                   self.con_cbar.ax]
         return Frame(dynamic, new_layout)
 
 

@@ -77,41 +77,53 @@ def compute_projections(h, tie_d_k, d_k, X=None, tokens=None, seed=0):
 
 
 class ProjectionsDrawer(LayoutDrawer):
-    """Every head's Q_i as a heatmap (rows = tokens), one shared signed colour scale; one layout per (h, d_k)."""
+    """Every head's Q_i as a heatmap (rows = tokens), one shared signed colour scale.
+
+    Built once per h; another d_k only changes the images, their titles, the "1 ... d_k" ends of
+    each panel's axis and the caption.
+    """
 
     size = (10.0, 4.6)
 
     def key(self, res):
-        return res.h, res.d_k, tuple(res.tokens)
+        return res.h, tuple(res.tokens)
 
     def build(self, fig, res):
-        h, d_k, n = res.h, res.d_k, len(res.tokens)
+        h, n = res.h, len(res.tokens)
         rows, cols = head_grid(h)
         axes = fig.subplots(rows, cols, squeeze=False, gridspec_kw=dict(left=0.1, right=0.9, bottom=0.13,
                                                                          top=0.84, wspace=0.12, hspace=0.5))
-        self.panels = []
+        self.panels, self.titles, self.ends = [], [], []
         for i, ax in enumerate(axes.flat):
             if i >= h:
                 ax.set_axis_off()
                 continue
-            heat = plot_heatmap(ax, np.zeros((n, d_k)), res.tokens if i % cols == 0 else None, None,
-                                cmap=SIGNED_CMAP, vmin=-1, vmax=1, numbers=False)
-            ticks = sorted({0, d_k - 1})
-            ax.set_xticks(ticks, labels=[str(t + 1) for t in ticks], fontsize=7)
-            ax.set_title(f"$Q_{{{i + 1}}}$  ({n} x {d_k})", fontsize=8)
-            self.panels.append(heat)
+            self.panels.append(plot_heatmap(ax, np.zeros((n, 1)), res.tokens if i % cols == 0 else None, None,
+                                            cmap=SIGNED_CMAP, vmin=-1, vmax=1, numbers=False))
+            self.titles.append(ax.set_title("", fontsize=8))
+            self.ends += [ax.text(x, -0.04, "", transform=ax.transAxes, ha=ha, va="top", fontsize=7)
+                          for x, ha in ((0.0, "left"), (1.0, "right"))]  # "1" and "d_k" under the panel
         self.cax = fig.add_axes([0.92, 0.13, 0.015, 0.71])
         fig.colorbar(self.panels[0].image, cax=self.cax)
-        fig.text(0.5, 0.02, f"dimension within the head (1 ... d_k = {d_k}); rows: tokens", ha="center", fontsize=8)
-        c = res.count
-        self.caption = fig.text(0.5, 0.97, f"h={h}, d_k={d_k}:  each $W_i^Q$ is {res.d_model} x {d_k},  each "
-                                f"$Q_i = X W_i^Q$ is {n} x {d_k};  parameters ($W^Q, W^K, W^V, W^O$ together) = "
-                                f"{c['total']:,}", ha="center", va="top", fontsize=9)
-        return self
+        self.xlabel = fig.text(0.5, 0.02, "", ha="center", fontsize=8)
+        self.caption = fig.text(0.5, 0.97, "", ha="center", va="top", fontsize=9)
 
     def update(self, layout, res):
+        h, d_k, n, c = res.h, res.d_k, len(res.tokens), res.count
         clim = symmetric_limits(res.Q)
-        return [a for heat, Q in zip(self.panels, res.Q) for a in heat.set_data(Q, clim=clim)] + [self.cax]
+        changed = []
+        for i, (heat, Q) in enumerate(zip(self.panels, res.Q)):
+            heat.image.set_extent((-0.5, d_k - 0.5, n - 0.5, -0.5))
+            heat.ax.set_xlim(-0.5, d_k - 0.5)
+            changed += heat.set_data(Q, clim=clim)
+            self.titles[i].set_text(f"$Q_{{{i + 1}}}$  ({n} x {d_k})")
+        for k, t in enumerate(self.ends):
+            t.set_text("1" if k % 2 == 0 else str(d_k))
+        self.xlabel.set_text(f"dimension within the head (1 ... d_k = {d_k}); rows: tokens")
+        self.caption.set_text(f"h={h}, d_k={d_k}:  each $W_i^Q$ is {res.d_model} x {d_k},  each "
+                              f"$Q_i = X W_i^Q$ is {n} x {d_k};  parameters ($W^Q, W^K, W^V, W^O$ together) = "
+                              f"{c['total']:,}")
+        return changed + self.titles + self.ends + [self.xlabel, self.caption, self.cax]
 
 
 def draw_projections(fig, result):

@@ -17,6 +17,7 @@ and are what the tests and the notebook call; the widgets only draw them.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -166,6 +167,7 @@ def make_scaling_explorer(seed=0, n=4, trials=500):
         "scaled": checkbox(SCALE_LABEL, True),
     }
 
+    @functools.lru_cache(maxsize=32)  # the same random vectors for a d_k: compute them once
     def compute(d_k, scaled):
         return random_scores(d_k, scaled=scaled, n=n, trials=trials, rng=seed)
 
