@@ -283,3 +283,11 @@ def test_every_exercise_accepts_its_own_answer_as_typed(exercise_id, capsys):
     if not isinstance(expected, str):
         assert check(exercise_id, np.asarray(expected)) is True
     assert "Not yet" not in capsys.readouterr().out
+
+
+def test_fractions_and_numpy_scalars_are_numbers():
+    from fractions import Fraction
+
+    assert check("t.choice", Fraction(258, 2)) is True
+    assert check("t.shape", (Fraction(4), np.uint16(128))) is True
+    assert check("t.shape", (Fraction(9, 2), 128)) is False

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -91,7 +92,7 @@ def _judge_shape(expected, answer):
         return False, f"{_SHAPE_FORMAT}, not a {type(answer).__name__}."
     whole = []
     for a in entries:
-        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, float, np.integer, np.floating)):
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Real):
             return False, f"{_SHAPE_FORMAT}: each entry must be one of the whole numbers, and {a!r} is not."
         if not (math.isfinite(a) and float(a).is_integer()):
             return False, f"{_SHAPE_FORMAT}: each entry must be one of the whole numbers, and {a!r} is not."
@@ -112,7 +113,7 @@ def _judge_choice(expected, answer):
         if not re.fullmatch(_NUMBER, text, flags=re.IGNORECASE):
             return False, f"The answer is a number; {answer!r} is not one."
         answer = float(text)
-    if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, float, np.integer, np.floating)):
+    if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, numbers.Real):
         return False, f"The answer is a number, not a {type(answer).__name__}."
     return bool(answer == expected), None
 
