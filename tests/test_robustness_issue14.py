@@ -291,3 +291,28 @@ def test_fractions_and_numpy_scalars_are_numbers():
     assert check("t.choice", Fraction(258, 2)) is True
     assert check("t.shape", (Fraction(4), np.uint16(128))) is True
     assert check("t.shape", (Fraction(9, 2), 128)) is False
+
+
+class _Hostile(str):
+    def strip(self, *args):
+        raise RuntimeError("strip")
+
+
+_LOOP = []
+_LOOP.append(_LOOP)
+
+
+@pytest.mark.parametrize("answer", [(10**400, 128), [10**400], 10**400, "1e400", _LOOP, _Hostile("129")])
+@pytest.mark.parametrize("exercise_id", ["t.shape", "t.choice", "t.word", "t.array", "t.number"])
+def test_no_answer_makes_check_raise(exercise_id, answer, capsys):
+    assert check(exercise_id, answer) is False
+    assert "Not yet" in capsys.readouterr().out
+
+
+def test_an_error_computing_the_expected_answer_is_not_hidden(monkeypatch):
+    def broken():
+        raise minilm.ModelNotInstalledError("the model is not installed")
+
+    monkeypatch.setitem(TEST_EXERCISES, "t.model", exercises.Exercise(question="q", answer=broken, hint="h"))
+    with pytest.raises(minilm.ModelNotInstalledError):
+        check("t.model", 5)

@@ -119,8 +119,20 @@ def _judge_choice(expected, answer):
 
 
 def _judge(ex, answer):
-    """(right, note): whether ``answer`` is right, and a note on its form when it could not be judged."""
+    """(right, note): whether ``answer`` is right, and a note on its form when it could not be judged.
+
+    The expected answer is computed first, outside the guard: an error there (the model not installed,
+    say) is the notebook's to show. Whatever the answer itself does while it is read (an integer too
+    large for a float, a list that contains itself, an object whose methods raise) makes it not right.
+    """
     expected = ex.answer()
+    try:
+        return _judge_against(ex, expected, answer)
+    except Exception as exc:  # noqa: BLE001 - a student's answer must never end in a traceback
+        return False, f"This answer could not be read ({type(exc).__name__}); type a plain number, text or tuple."
+
+
+def _judge_against(ex, expected, answer):
     if ex.kind == "shape":
         return _judge_shape(expected, answer)
     if ex.kind == "choice":
