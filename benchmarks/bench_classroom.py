@@ -487,6 +487,7 @@ def git(*cmd, cwd=None):
 
 
 async def play_class(args, work):
+    AsyncHTTPClient.configure(None, max_clients=10 * args.students + 10)  # tornado queues beyond 10 by default
     notebooks = pick_notebooks(args.notebooks)
     port = free_ports(3)
     hub = f"http://127.0.0.1:{port}"
