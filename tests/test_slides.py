@@ -63,4 +63,7 @@ def test_rerender_writes_svg_and_png_for_every_figure(tmp_path):
         assert svg.is_file(), f"{svg.name} missing"
         assert ET.parse(svg).getroot().tag.endswith("svg")
         assert slide.min_text_pt and slide.min_text_pt > 5
+    # the heatmap of all 8 heads: its cell numbers (painted as bitmaps on screen) are text in the SVG
+    svgs = "".join((tmp_path / "figures" / f"{s.name}.svg").read_text() for s in slides)
+    assert len(re.findall(r"<!-- 0\.\d\d -->", svgs)) >= 8 * 16
     assert not (tmp_path / "tmp").exists(), "the working folder is removed"

@@ -20,7 +20,8 @@ Two sources of figures:
   (never saved anywhere) that sets a talk style for lines (``lines.linewidth`` 3, thicker axes) and
   saves, as SVG and as a PNG at 200 dpi, every matplotlib Figure a cell shows: a Figure that is a
   cell's value, and a Figure turned into a still PNG with ``mha_lib.explorers.toolkit.render_png``.
-  A figure the hook cannot match keeps its stored PNG (and the tool says so).
+  A figure the hook cannot match keeps its stored PNG (and the tool says so). The numbers the
+  explorers paint into heatmap cells as bitmaps (fast, but Agg-only) are added to the SVG as text.
 
 Text sizes, said honestly: the figures are drawn by the notebooks' own plot functions, whose font
 sizes are chosen for a notebook page, so they are not re-laid out for a talk. On a slide each figure is
@@ -61,13 +62,39 @@ def _slides_min_text(fig):
              and hasattr(a, "get_text")) if t.get_visible() and str(t.get_text()).strip()]
     return min(sizes) if sizes else 0.0
 
+def _slides_cell_texts(fig):
+    """Cell numbers drawn as bitmaps into the Agg canvas (fast, but invisible in SVG): as Text artists."""
+    import numpy as _np
+    added = []
+    for art in fig.findobj(lambda a: type(a).__name__ in ("CellNumbers", "CellLabels")):
+        values = getattr(art, "values", None)
+        if values is None or not art.get_visible() or not art.get_figure() or not art.axes.get_visible():
+            continue
+        image = getattr(art, "image", None)
+        lo, hi = image.get_clim() if image is not None else (0.0, 1.0)
+        signed = getattr(art, "signed", False)
+        for (r, c), v in _np.ndenumerate(_np.asarray(values, dtype=float)):
+            if _np.isnan(v):
+                continue
+            frac = (v - lo) / (hi - lo) if hi > lo else 0.5
+            dark = abs(frac - 0.5) > 0.3 if signed else frac < 0.6
+            added.append(art.axes.text(c, r, format(v, getattr(art, "fmt", ".2f")), ha="center", va="center",
+                                        fontsize=art.fontsize, color="white" if dark else "black"))
+    return added
+
 def _slides_save(fig):
     _slides_index[0] += 1
     stem = _SLIDES_OUT / ("%%02d" %% _slides_index[0])
-    fig.savefig(str(stem) + ".svg")
     fig.savefig(str(stem) + ".png", dpi=200)
+    added = _slides_cell_texts(fig)
+    try:
+        fig.savefig(str(stem) + ".svg")
+        min_text = _slides_min_text(fig)
+    finally:
+        for t in added:
+            t.remove()
     w, h = fig.get_size_inches()
-    (_SLIDES_OUT / ("%%02d.txt" %% _slides_index[0])).write_text("%%r %%r %%r" %% (float(w), float(h), float(_slides_min_text(fig))))
+    (_SLIDES_OUT / ("%%02d.txt" %% _slides_index[0])).write_text("%%r %%r %%r" %% (float(w), float(h), float(min_text)))
 
 try:
     from mha_lib.explorers import toolkit as _toolkit
