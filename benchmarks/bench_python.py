@@ -8,8 +8,8 @@
 constrained layout engine, draw every head with ``plot_heads`` (numbers written in the cells), and
 ``savefig`` a PNG. "after" moves a control of the notebook 08 explorer (``make_lecture_explorer``),
 which reuses its figure, axes and images; "same layout" keeps (h, n), "new layout" changes h.
-Also measured: the machinery's generic path (a drawing function that rebuilds its figure with
-``plot_heads`` on every move, as several explorers do), with the layout cache of ``_base``.
+Also measured: the toolkit's generic path for a drawing function that rebuilds its figure with
+``plot_heads`` on every move (no explorer does that any more: they all draw with a ``LayoutDrawer``).
 
 Each case is run ``--repeat`` times; the table shows the median and the 90th percentile of the wall
 time, and the median CPU time of this process (less affected by other programs on a shared machine).
@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 import mha_lib
-from mha_lib.explorers import _base
+from mha_lib.explorers import toolkit
 from mha_lib.explorers.lecture import make_lecture_explorer
 
 
@@ -71,7 +71,7 @@ def cases(repeat):
     rows.append(("32 heads x 16 tokens", "before: naive interact (new figure, constrained layout)",
                  timed(lambda: naive_move(sixteen, 512, 32, 16, next(flip)), max(3, repeat // 3))))
 
-    # ---- generic machinery: a draw function that rebuilds with plot_heads each time (layout cache on)
+    # ---- generic machinery: a draw function that rebuilds with plot_heads each time
     import ipywidgets as widgets
 
     from mha_lib.plotting import plot_heads
@@ -82,13 +82,13 @@ def cases(repeat):
     def compute(scaled):
         return mha_lib.multi_head_attention(ex.X, ex.params, scale=None if scaled else 1.0)
 
-    box = _base.build_explorer({"scaled": scaled}, compute, lambda fig, r: plot_heads(fig, r.weights, ex.tokens),
-                               figsize=(10.4, 5))
+    box = toolkit.build_explorer({"scaled": scaled}, compute, lambda fig, r: plot_heads(fig, r.weights, ex.tokens),
+                                 figsize=(10.4, 5), layout="constrained")
 
     def toggle():
         scaled.value = not scaled.value
 
-    rows.append(("8 heads x 4 tokens", "_base, draw rebuilds with plot_heads (layout cache, fast PNG)",
+    rows.append(("8 heads x 4 tokens", "toolkit, draw rebuilds with plot_heads (constrained layout, fast PNG)",
                  timed(toggle, repeat)))
     box.close()
 

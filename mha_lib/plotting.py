@@ -205,69 +205,64 @@ def plot_heads(fig, matrices, tokens, *, title="head", shared_scale=True, signed
                annotate=None, fontsize=8, cbar_label=None):
     """Draw every head's (n, n) matrix on one figure, with one shared colour bar.
 
+    The grid is the explorers' component (:class:`mha_lib.explorers.grid.HeadGrid`): the still
+    pictures of the notebooks and the explorers are drawn by the same code.
+
     Parameters
     ----------
     fig : matplotlib Figure
-        Drawn into (its existing axes are removed).
+        Drawn into (its existing axes are removed; its layout engine is switched off: the grid
+        places its axes itself).
     matrices : ndarray, shape (h, n, n)
         Weights or scores of every head.
     tokens : sequence of str, length n
     title : str
-        Panel titles are ``f"{title} {i + 1}"`` (heads are numbered from 1, as
-        in the formulas).
+        Panel titles are ``f"{title} {i + 1}"`` (heads are numbered from 1, as in the formulas).
     shared_scale : bool
         One colour scale for all heads (the point when comparing them).
     signed : bool, optional
-        Use the diverging map with symmetric limits. Default: True when any
-        value is negative.
+        Use the diverging map with symmetric limits. Default: True when any value is negative.
+    ncols : int, optional
+        Columns of the grid (default: the number that gives the largest panels).
+    annotate : bool, optional
+        Numbers in the cells (default: up to 8 heads of up to 8 tokens).
 
     Returns
     -------
     list of AxesImage, one per head
     """
+    from .explorers.grid import HeadGrid
+
     matrices = np.asarray(matrices, dtype=float)
     if matrices.ndim != 3:
         raise ValueError(f"plot_heads: matrices must have shape (h, n, n), got {matrices.shape}")
     h = matrices.shape[0]
     fig.clear()
-    rows, cols = head_grid(h, ncols)
-    axes = fig.subplots(rows, cols, squeeze=False)
+    fig.set_layout_engine("none")
     if signed is None:
         signed = bool((matrices < 0).any())
     if signed:
-        cmap = SIGNED_CMAP
-        vmin, vmax = symmetric_limits(matrices)
+        cmap, (vmin, vmax) = SIGNED_CMAP, symmetric_limits(matrices)
     else:
-        cmap = WEIGHTS_CMAP
-        vmin, vmax = (0.0, 1.0) if _are_weights(matrices) else (0.0, max(1e-12, float(matrices.max())))
+        cmap, vmin = WEIGHTS_CMAP, 0.0
+        vmax = 1.0 if _are_weights(matrices) else max(1e-12, float(matrices.max()))
     if annotate is None:  # numbers in the cells only while they stay readable
         annotate = h <= 8 and matrices.shape[-1] <= 8
-    images = []
-    for i, ax in enumerate(axes.flat):
-        if i >= h:
-            ax.set_axis_off()
-            continue
-        lo, hi = (vmin, vmax) if shared_scale else (None, None)
-        im = plot_matrix(ax, matrices[i], tokens if i % cols == 0 else None, tokens, title=f"{title} {i + 1}",
-                         cmap=cmap, vmin=lo, vmax=hi, annotate=annotate, fontsize=fontsize)
-        if i % cols:
-            ax.set_yticks(range(len(tokens)), labels=[])
-        else:
-            ax.set_ylabel("query", fontsize=fontsize)
-        if i + cols >= h:  # bottom panel of its column
-            ax.set_xlabel("key", fontsize=fontsize)
-        images.append(im)
-    if shared_scale and images:
-        cbar = fig.colorbar(images[0], ax=axes.ravel().tolist(), shrink=0.8)
-        if cbar_label:
-            cbar.set_label(cbar_label)
-    return images
+    grid = HeadGrid(fig, h, tokens, cmap=cmap, vmin=vmin, vmax=vmax, cbar_label=cbar_label or "",
+                    annotate=annotate, titles=[f"{title} {i + 1}" for i in range(h)], caption=None, fs=fontsize,
+                    ncols=ncols, signed=signed)
+    grid.update(matrices)
+    if not shared_scale:
+        for heat, M in zip(grid.panels, matrices):
+            heat.set_data(M, clim=symmetric_limits(M) if signed else (float(M.min()), float(M.max())))
+        grid.cax.set_visible(False)
+    return [heat.image for heat in grid.panels]
 
 
 def heads_figure(matrices, tokens, *, title="head", panel_size=2.3, **kwargs):
     """A figure with every head drawn by :func:`plot_heads`."""
     h = np.asarray(matrices).shape[0]
     rows, cols = head_grid(h, kwargs.get("ncols"))
-    fig = Figure(figsize=(panel_size * cols + 1.2, panel_size * rows + 0.4), layout="constrained")
+    fig = Figure(figsize=(panel_size * cols + 1.6, panel_size * rows + 0.6))
     plot_heads(fig, matrices, tokens, title=title, **kwargs)
     return fig

@@ -216,12 +216,12 @@ def test_compute_overview_matches_multi_head_attention(h):
 RIGHT_ANSWERS = {
     "00.output_shape": (4, 512), "00.weights_shape": (4, 4, 4), "00.d_k_bert": 64,
     "01.X_shape": (6, 16), "01.distinct_rows": 5, "01.numbers_in_X": 2048,
-    "02.tiny_q": [2.0, 3.0], "02.Q_shape_h4": (4, 128), "02.params_bert": 4 * 768**2, "02.selection_head2": 3.0,
+    "02.tiny_q": [2.0, 3.0], "02.Q_shape_h4": (4, 128), "02.selection_head2": 3.0,
 }
 WRONG_ANSWERS = {
     "00.output_shape": (4, 64), "00.weights_shape": (8, 4, 4), "00.d_k_bert": 96,
     "01.X_shape": (5, 16), "01.distinct_rows": 6, "01.numbers_in_X": 516,
-    "02.tiny_q": [1.0, 2.0], "02.Q_shape_h4": (4, 64), "02.params_bert": 3 * 768**2, "02.selection_head2": 1.0,
+    "02.tiny_q": [1.0, 2.0], "02.Q_shape_h4": (4, 64), "02.selection_head2": 1.0,
 }
 
 

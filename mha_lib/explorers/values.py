@@ -358,16 +358,29 @@ class ValuesDrawer:
         self.stars.set_alpha([1.0 if m == q else 0.55 for m in range(n)])
         lo, hi = np.vstack([V2, out2]).min(axis=0), np.vstack([V2, out2]).max(axis=0)
         spans = np.where(hi - lo > 0, hi - lo, 1.0)
+        xlim = (lo[0] - 0.45 * spans[0], hi[0] + 0.45 * spans[0])
+        ylim = (lo[1] - 0.25 * spans[1], hi[1] + 0.25 * spans[1])
+        box = self.ax_2d.get_position()
+        w_in, h_in = box.width * self.fig.get_figwidth(), box.height * self.fig.get_figheight()
         for j, label in enumerate(self.value_labels):
-            offset, ha, va = _outward(V2, j, spans)
+            (dx, dy), ha, va = _outward(V2, j, spans)
+            # a label that would cross the frame is turned inwards (its size estimated from its characters)
+            fx = (V2[j, 0] - xlim[0]) / (xlim[1] - xlim[0])
+            fy = (V2[j, 1] - ylim[0]) / (ylim[1] - ylim[0])
+            need_x = (len(label.get_text()) * 9 * 0.62 + 8) / 72 / w_in
+            need_y = (9 * 1.3 + 8) / 72 / h_in
+            if (ha == "right" and fx < need_x) or (ha == "left" and fx + need_x > 1):
+                dx, ha = -dx, "left" if ha == "right" else "right"
+            if (va == "top" and fy < need_y) or (va == "bottom" and fy + need_y > 1):
+                dy, va = -dy, "bottom" if va == "top" else "top"
             label.xy = V2[j]
-            label.set_position(offset)
+            label.set_position((dx, dy))
             label.set_ha(ha)
             label.set_va(va)
         self.out_label.xy = out2[q]
         self.out_label.set_text(f"out({view.tokens[q]})")
-        self.ax_2d.set_xlim(lo[0] - 0.45 * spans[0], hi[0] + 0.45 * spans[0])
-        self.ax_2d.set_ylim(lo[1] - 0.2 * spans[1], hi[1] + 0.2 * spans[1])
+        self.ax_2d.set_xlim(*xlim)
+        self.ax_2d.set_ylim(*ylim)
         self.ax_2d.set_title(f"head {view.head}: first 2 of d_v={view.V.shape[1]} components", fontsize=10)
 
     def __call__(self, fig, view):
