@@ -561,7 +561,7 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
     box.controls, box.message, box.drawer = controls, message, draw
     box.__dict__.update(_figure=fig, _image=image, _result=None, _pending=False)
     state = {"held": 0, "scheduled": False, "drawn": None}
-    cache = {}
+    cache, warmed = {}, set()
 
     def render(force=False):
         values = {name: w.value for name, w in controls.items()}
@@ -599,10 +599,15 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
         if current is None or box.__dict__.get("_pending") or state["held"]:
             return
         for name, w in controls.items():
-            if w.disabled or not isinstance(w, (widgets.SelectionSlider, widgets.IntSlider)):
+            if name != "h" or w.disabled:  # the number of heads is what changes the layout
                 continue
             for value in _neighbours(w):
                 values = dict(current, **{name: value})
+                if repr(values) in warmed:
+                    continue
+                if len(warmed) > 1000:
+                    warmed.clear()
+                warmed.add(repr(values))
                 try:
                     with single_blas_thread():
                         res = compute(**values)
