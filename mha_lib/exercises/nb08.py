@@ -3,7 +3,25 @@
 from .. import causal_mask, parameter_count
 from . import Exercise
 
+def _designed_previous_of_saw():
+    from .. import designed_example, multi_head_attention
+
+    ex = designed_example()  # "the cat saw the dog"
+    weights = multi_head_attention(ex.X, ex.params).weights[0]  # head 1, the previous-token head: (n, n)
+    return ex.tokens[int(weights[ex.tokens.index("saw")].argmax())]
+
+
 EXERCISES = {
+    "predict_previous": Exercise(
+        question='Predict before you run the step view: with the designed weights on "the cat saw the dog", '
+                 'head 1 is the previous-token head. At the weights step, which token does the row of "saw" '
+                 "put almost all of its weight on?",
+        answer=_designed_previous_of_saw,
+        hint="The previous-token head's query for position p matches the key of position p - 1.",
+        kind="choice",
+        solution='"cat": the query of "saw" (position 3) asks for position 2, and only the key of "cat" says '
+                 '"I am at position 2"; the softmax of that one large score puts about 1.00 on "cat".',
+    ),
     "bert_params": Exercise(
         question="How many learnable numbers does one BERT-Base attention layer have without biases "
                  "(d_model=768, h=12, d_k=64)?",
