@@ -59,7 +59,7 @@ def test_shape_answer_typed_as_text_but_wrong_gets_the_hint(answer, capsys):
 @pytest.mark.parametrize("answer,words", [
     ((np.nan, 128), "whole numbers"), ((np.inf, 128), "whole numbers"), ("(nan, 128)", "whole numbers"),
     ((4.4, 128.4), "whole numbers"), ("4.4, 128", "whole numbers"),
-    ({4: 1, 128: 1}, "tuple"), ({4, 128}, "tuple"), ("four, 128", "like (4, 128)"), ("", "like (4, 128)"),
+    ({4: 1, 128: 1}, "tuple"), ({4, 128}, "tuple"), ("four, 128", "like (3, 5)"), ("", "like (3, 5)"),
     (4, "tuple"), (True, "tuple"), ((True, 128), "whole numbers"), (("4", "128"), "whole numbers"),
     (np.array([[4, 128]]), "tuple"), (b"4, 128", "tuple"),
 ])
@@ -316,3 +316,11 @@ def test_an_error_computing_the_expected_answer_is_not_hidden(monkeypatch):
     monkeypatch.setitem(TEST_EXERCISES, "t.model", exercises.Exercise(question="q", answer=broken, hint="h"))
     with pytest.raises(minilm.ModelNotInstalledError):
         check("t.model", 5)
+
+
+def test_the_format_note_does_not_give_away_an_answer(capsys):
+    shapes = {tuple(exercises._lookup(i).answer()) for i in _every_answer_exercise()
+              if exercises._lookup(i).kind == "shape"}
+    check("t.shape", {4: 1})
+    printed = capsys.readouterr().out
+    assert not any(f"({', '.join(map(str, s))})" in printed for s in shapes)

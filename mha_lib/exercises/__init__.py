@@ -66,7 +66,7 @@ def question(exercise_id):
 
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?)"
-_SHAPE_FORMAT = "Type a shape as a tuple of whole numbers, like (4, 128) (or the text \"4, 128\")"
+_SHAPE_FORMAT = "Type a shape as a tuple of whole numbers, like (3, 5) (or the text \"3, 5\")"  # not a real answer
 
 
 def _shape_from_text(text):
