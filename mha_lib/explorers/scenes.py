@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
 import ipywidgets as widgets
+from traitlets import TraitError
 
 __all__ = ["Scene", "SCENES", "scene_index", "make_lecture_screen", "KEYS_JS", "SCREEN_CSS", "dpi_for"]
 
@@ -193,7 +194,7 @@ def _copy_values(old, new):
             if name in new.controls and new.controls[name].value != widget.value:
                 try:
                     new.controls[name].value = widget.value
-                except Exception:  # an option the new widget does not have yet: keep its own
+                except (TraitError, ValueError, TypeError):  # a value the new widget does not offer: keep its own
                     pass
 
 

@@ -159,7 +159,7 @@ def compute_steps(source="random", head=None, step=7, temperature=1.0):
     i = head - 1
     d_k = res.Q.shape[-1]
     scaled = res.scores[i]  # (n, n): Q_i K_i^T / sqrt(d_k), from multi_head_attention
-    raw = scaled * np.sqrt(d_k)  # (n, n): Q_i K_i^T
+    raw = attention.attention_scores(res.Q[i], res.K[i], scale=1.0)  # (n, d_k) @ (d_k, n) -> (n, n): Q_i K_i^T
     weights = attention.softmax(scaled / temperature)  # (n, n), rows sum to 1; = res.weights[i] at T = 1
     head_out = attention.weighted_sum(weights, res.V[i])  # (n, n) @ (n, d_v) -> (n, d_v)
     matrices = (X, res.Q[i], res.K[i], res.V[i], raw, scaled, weights, head_out)
