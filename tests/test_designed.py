@@ -151,3 +151,15 @@ def test_docstring_examples():
 
     result = doctest.testmod(designed, extraglobs={"np": np})
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_each_designed_output_is_one_words_value():
+    """Notebook 05 says: every output row of the designed heads is one word's value row, to within 0.01."""
+    ex = designed_example()
+    r = multi_head_attention(ex.X, ex.params)
+    words = r.V[0]  # (n, 16): the value rows (the same in every head)
+    for i in range(ex.params.h):
+        dist = np.linalg.norm(r.heads[i][:, None, :] - words[None], axis=-1)  # (n, n)
+        assert dist.min(axis=1).max() < 0.01
+    # the previous-token head hands 'saw' the word 'cat'
+    assert ex.tokens[int(np.linalg.norm(r.heads[0, 2] - words, axis=1).argmin())] == "cat"
