@@ -32,8 +32,8 @@ import ipywidgets as widgets
 import numpy as np
 
 from .. import minilm
-from ..plotting import WEIGHTS_CMAP, plot_attention, plot_matrix
-from .grid import HeadGrid, token_labels
+from ..plotting import WEIGHTS_CMAP, plot_matrix
+from .grid import HeadGrid, plot_heatmap, token_labels
 from .toolkit import LayoutDrawer, Result, build_explorer, int_slider
 
 __all__ = [
@@ -264,11 +264,13 @@ def draw_gallery(fig, entries, tokens):
                         hspace=0.0)
     im = None
     for k, (ax, (name, layer, head, value, weights)) in enumerate(zip(axes.flat, entries)):
-        im = plot_attention(ax, weights, tokens, title=f"{name}: layer {layer}, head {head} ({value:.2f})",
-                            fontsize=6)
-        if k:  # token labels on the rows of the first panel only, as in the head grids
-            ax.set_yticks(range(len(tokens)), labels=[])
-            ax.set_ylabel("")
+        # token labels on the rows of the first panel only, as in the head grids
+        im = plot_heatmap(ax, weights, tokens if k == 0 else None, tokens, numbers=False, fontsize=7,
+                          rotate=True).image
+        ax.set_title(f"{name}: layer {layer}, head {head} ({value:.2f})", fontsize=8)
+        ax.set_xlabel("key (is looked at)", fontsize=7)
+        if k == 0:
+            ax.set_ylabel("query (looks)", fontsize=7)
     if im is not None:
         fig.colorbar(im, cax=cax, label="attention weight")
     return im
@@ -295,13 +297,9 @@ def draw_word_attention(fig, attentions, tokens, query, *, mark=()):
         if l >= L:
             ax.set_axis_off()
             continue
-        im = plot_matrix(ax, A[l], [f"head {i + 1}" for i in range(h)] if l % cols == 0 else None,
-                         tokens if l >= cols else None, title=f"layer {l + 1}", cmap=WEIGHTS_CMAP, vmin=0.0,
-                         vmax=1.0, annotate=False, fontsize=7)
-        if l % cols:
-            ax.set_yticks(range(h), labels=[])
-        if l < cols:
-            ax.set_xticks(range(n), labels=[])
+        im = plot_heatmap(ax, A[l], [f"head {i + 1}" for i in range(h)] if l % cols == 0 else None,
+                          tokens if l >= cols else None, numbers=False, fontsize=7, rotate=True).image
+        ax.set_title(f"layer {l + 1}", fontsize=8)
         for j in mark:
             ax.add_patch(_outline(j, h))
     fig.suptitle(f'Where "{tokens[query]}" looks (row = head, column = key token)', fontsize=10)
