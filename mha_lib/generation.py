@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import check_array
-from .attention import softmax
+from .attention import attention_scores, softmax
 from .params import MHAParams
 
 __all__ = ["KVCache", "DecodeResult", "decode_step", "kv_cache_bytes", "ModelConfig", "PUBLISHED_CONFIGS"]
@@ -85,8 +85,9 @@ class KVCache:
         view.flags.writeable = False
         return view
 
+    @property
     def nbytes(self):
-        """Bytes held by the cached keys and values (not the spare capacity)."""
+        """Bytes held by the cached keys and values (not the spare capacity), like numpy's ``.nbytes``."""
         return self.K.nbytes + self.V.nbytes
 
     def append(self, k, v):
@@ -221,7 +222,7 @@ def decode_step(x, params, cache):
     cache.append(k, v)
     K, V = cache.K, cache.V  # (..., h_kv, t, d_k), (..., h_kv, t, d_v)
     q_g = q.reshape(*q.shape[:-2], h_kv, group, params.d_k)  # (..., h, d_k) -> (..., h_kv, group, d_k)
-    scores = q_g @ np.swapaxes(K, -1, -2) / math.sqrt(params.d_k)  # (..., h_kv, g, d_k) @ (..., h_kv, d_k, t) -> (..., h_kv, g, t)
+    scores = attention_scores(q_g, K)  # (..., h_kv, g, d_k) @ (..., h_kv, d_k, t) -> (..., h_kv, g, t); reports an overflow clearly
     weights = softmax(scores, axis=-1)  # (..., h_kv, g, t); no mask: the cache holds only the past and itself
     heads = weights @ V  # (..., h_kv, g, t) @ (..., h_kv, t, d_v) -> (..., h_kv, g, d_v)
     concat = heads.reshape(*heads.shape[:-3], h * params.d_v)  # (..., h_kv, g, d_v) -> (..., h*d_v), head order kept

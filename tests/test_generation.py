@@ -43,7 +43,7 @@ def test_cache_grows_by_one_row_per_kv_head():
         assert cache.K.shape == (2, t + 1, 2) and cache.V.shape == (2, t + 1, 2)
         assert r.weights.shape == (8, t + 1) and r.output.shape == (16,)
         assert np.array_equal(cache.K[:, t], r.k)
-    assert cache.nbytes() == 2 * 2 * 40 * 2 * 8
+    assert cache.nbytes == 2 * 2 * 40 * 2 * 8
     with pytest.raises(ValueError):
         cache.K[0, 0, 0] = 1.0  # the views are read-only
 
@@ -124,3 +124,9 @@ def test_a_later_token_never_changes_an_earlier_output_under_the_causal_mask(h_k
                 assert not np.allclose(a[:, t], b[:, t])
             elif t > 0:  # (nothing comes before token 1)
                 assert not np.allclose(a[:, :t], b[:, :t])
+
+
+def test_decode_step_reports_an_overflow_clearly():
+    params = mha_lib.init_params(d_model=8, h=2, seed=0)
+    with pytest.raises(ValueError, match="overflow"):
+        mha_lib.decode_step(np.full(8, 1e200), params, mha_lib.KVCache(params))

@@ -68,6 +68,7 @@ def test_rope_angles():
     ((np.ones((3, 5)), np.arange(3)), {}, "d=5, which is odd"),
     ((np.ones((3, 4)), np.arange(4)), {}, r"positions must have shape \(n,\) = \(3,\)"),
     ((np.ones((3, 4)), np.arange(3)), {"base": 1.0}, "base=1.0"),
+    ((np.ones((3, 4)), np.arange(3)), {"base": np.inf}, "base=inf must be a finite number"),
     ((np.ones((3, 4)), np.arange(3)), {"pairing": "pairs"}, "pairing='pairs'"),
     ((np.ones(4), np.arange(1)), {}, "x must have at least 2 dimensions"),
 ])
