@@ -8,8 +8,9 @@
 requirements.txt (the series) for `lab`, requirements-dev.txt (the series plus
 the test tools) for `test`, again only when those files changed; then the
 pretrained model of notebook 09 without its dependencies (as postBuild does for
-Binder). Needs only Python 3.10+; nothing is downloaded while the notebooks or
-the tests run, and nothing is written into the project folder but .venv.
+Binder); for `test`, also the hub's proxy from npm (deploy/jupyterhub/node_modules).
+Needs only Python 3.10+; nothing is downloaded while the notebooks or the tests
+run, and set-up writes nothing into the project folder but those two folders.
 """
 
 from __future__ import annotations
