@@ -10,8 +10,9 @@ the series, then focuses each of its sliders and presses arrow keys as a lecture
 sliders walk through every value they offer (each visited for the first time, so a new layout is
 built), then back. The time is measured inside the browser, from the keydown event to the ``load``
 event of the new <img>: the whole round trip (widget message to the kernel, compute, draw, PNG,
-message back, decode). Every move counts (no warm-up). With ``--shots`` a screenshot of each explorer
-is saved after its moves.
+message back, decode). Every move counts (no warm-up); moves are ``--pause`` seconds apart (default 1 s,
+a lecturer looking at the picture; the explorers use such pauses to build the next h's layout ahead).
+With ``--shots`` a screenshot of each explorer is saved after its moves.
 """
 
 from __future__ import annotations
@@ -134,6 +135,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default="", help="run only the explorers whose name contains this text")
     parser.add_argument("--shots", default="", help="folder for a screenshot of each explorer after its moves")
+    parser.add_argument("--pause", type=float, default=1.0,
+                        help="seconds between two key presses (a lecturer looks at the picture before moving on)")
     args = parser.parse_args()
     if not servers.CHROMIUM.exists():
         sys.exit(f"Chromium not found at {servers.CHROMIUM}")
@@ -171,14 +174,14 @@ def main():
                 times = []
                 for key in keys:
                     times.append(press_and_time_picture(page, box, handle, key))
-                    page.wait_for_timeout(150)
+                    page.wait_for_timeout(int(1000 * args.pause))
                 rows.append((name, slider, np.median(times), np.percentile(times, 90), max(times), len(times)))
                 print(f"  {name}, {slider}: median {np.median(times):.0f} ms, max {max(times):.0f}",
                       file=sys.stderr, flush=True)
             cell_el.screenshot(path=str(shots / f"{name.replace(' ', '_').replace(',', '')}.png"))
         browser.close()
-    print(f"Browser side (JupyterLab + headless Chromium), {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"Browser side (JupyterLab + headless Chromium), {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.1f} at the end, {args.pause:g} s between moves")
     print()
     print("| explorer | slider | median ms | p90 ms | max ms | moves |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")

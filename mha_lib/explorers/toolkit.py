@@ -583,6 +583,9 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
         image.value = render_png(fig, dpi=dpi, frame=frame if isinstance(frame, Frame) else None, state=cache)
         image.layout.display = None
         state["drawn"] = values
+        previous, state["shown"] = state.get("shown"), values
+        if previous is not None and "h" in values and values["h"] != previous.get("h"):
+            state["h_dir"] = 1 if values["h"] > previous["h"] else -1  # warm up that way first
         loop = _running_loop()
         if loop is not None and isinstance(draw, LayoutDrawer) and not state.get("warming"):
             state["warming"] = True
@@ -601,7 +604,7 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
         for name, w in controls.items():
             if name != "h" or w.disabled:  # the number of heads is what changes the layout
                 continue
-            for value in _neighbours(w):
+            for value in _neighbours(w)[:: state.get("h_dir", 1)]:
                 values = dict(current, **{name: value})
                 if repr(values) in warmed:
                     continue
