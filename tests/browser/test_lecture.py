@@ -2,7 +2,8 @@
 
 At 1280x720 and 1920x1080: every scene renders (a picture, no error), fits the window without
 scrolling, and the right/left arrow keys move between scenes; ``?scene=N`` opens scene N; the page
-shows no prose, no code and no printed output. Screenshots: ``screenshots/lecture_<size>_<k>.png``.
+shows no prose, no code and no printed output; at pixel ratio 2 the picture has twice the pixels.
+Screenshots: ``screenshots/lecture_<size>_<k>.png``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ _STATE = """() => {
     loaded: !!img && img.complete && img.naturalWidth > 0,
     imgBottom: r ? r.bottom : 0, imgRight: r ? r.right : 0, imgWidth: r ? r.width : 0, imgHeight: r ? r.height : 0,
     naturalWidth: img ? img.naturalWidth : 0,
+    naturalHeight: img ? img.naturalHeight : 0,
+    dpr: window.devicePixelRatio,
     scrollH: document.scrollingElement.scrollHeight, scrollW: document.scrollingElement.scrollWidth,
     message: [...screen.querySelectorAll('.widget-html-content')].map(e => e.innerText).join(' ').includes('\u26a0'),
   };
@@ -78,9 +81,22 @@ def wait_for_scene(page, k, previous_src=None, timeout=60.0):
         return bool(s) and s["counter"] == want and s["loaded"] and (previous_src is None or s["src"] != previous_src)
 
     assert ld.wait_until(ready, timeout=timeout), f"scene {k} did not render: {page.evaluate(_STATE)}"
-    page.wait_for_timeout(600)  # a re-render for the window's pixel ratio may follow the first picture
-    ld.wait_until(lambda: page.evaluate(_STATE)["loaded"], timeout=timeout)
+    # the first picture of a page is drawn before the browser has reported its window: wait for the one
+    # rendered for the window, with at least as many pixels as it is painted with (times the pixel ratio)
+    assert ld.wait_until(lambda: sharp(page.evaluate(_STATE)), timeout=timeout), \
+        f"scene {k}: the picture has fewer pixels than the screen shows: {page.evaluate(_STATE)}"
     return page.evaluate(_STATE)
+
+
+def painted_width(s):
+    """CSS pixels the picture is painted with (object-fit: contain inside the img box)."""
+    if not s["naturalWidth"] or not s["naturalHeight"]:
+        return 0.0
+    return min(s["imgWidth"], s["imgHeight"] * s["naturalWidth"] / s["naturalHeight"])
+
+
+def sharp(s):
+    return s["loaded"] and s["naturalWidth"] >= 0.9 * painted_width(s) * s["dpr"]
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
@@ -110,7 +126,7 @@ def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size
             assert state["imgWidth"] > width * 0.4, f"scene {k}: the picture is small: {state}"
         page.keyboard.press("ArrowLeft")
         wait_for_scene(page, len(SCENES) - 1)
-        print("\n".join(f"{k}. {name}: picture {s['imgWidth']:.0f}x{s['imgHeight']:.0f} CSS px, "
+        print("\n".join(f"{k}. {name}: painted {painted_width(s):.0f} CSS px wide, rendered "
                         f"{s['naturalWidth']} px wide" for k, name, s in report))
         assert not page.evaluate(_TEXT_OUTSIDE), "text outside the lecture screen: " + page.evaluate(_TEXT_OUTSIDE)
         assert page.locator(".jp-InputArea, .jp-RenderedMarkdown, .jp-CodeMirrorEditor").count() == 0
@@ -133,5 +149,21 @@ def test_url_opens_a_scene(browser, lecture_url, screenshots):
         page.goto(f"{lecture_url}&scene=8")
         page.locator(".mha-screen img:visible").first.wait_for(state="visible", timeout=180_000)
         wait_for_scene(page, 8)
+    finally:
+        context.close()
+
+
+def test_picture_is_rendered_for_the_pixel_ratio(browser, lecture_url, screenshots):
+    """On a screen of pixel ratio 2 (a 4K projector at 200 %), the picture has twice the pixels it is painted with."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, device_scale_factor=2)
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    try:
+        page.goto(f"{lecture_url}&scene=2")
+        page.locator(".mha-screen img:visible").first.wait_for(state="visible", timeout=180_000)
+        state = wait_for_scene(page, 2)
+        page.screenshot(path=str(screenshots / "lecture_1280x720_dpr2.png"))
+        print(f"\npixel ratio 2: painted {painted_width(state):.0f} CSS px wide, rendered {state['naturalWidth']} px")
+        assert state["dpr"] == 2 and state["naturalWidth"] >= 1.8 * painted_width(state)
     finally:
         context.close()
