@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from importlib import metadata
 from pathlib import Path
 
@@ -82,9 +83,11 @@ def test_postbuild_and_run_py_install_the_same_model():
 def can_mount_read_only():
     if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
         return False
-    probe = "mount --bind / /mnt 2>/dev/null; true"
+    # A read-only bind mount of a scratch folder, then a write that must fail.
+    probe = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && ! touch "$0/x" 2>/dev/null'
     flags = ["-m"] if os.geteuid() == 0 else ["-rm"]
-    return subprocess.run(["unshare", *flags, "sh", "-c", probe], capture_output=True).returncode == 0
+    with tempfile.TemporaryDirectory() as scratch:
+        return subprocess.run(["unshare", *flags, "sh", "-c", probe, scratch], capture_output=True).returncode == 0
 
 
 def snapshot(root):
