@@ -335,7 +335,8 @@ def attention_scores(Q, K, scale=None):
     if not np.isfinite(scores).all():
         raise ValueError(
             f"attention_scores: the scores overflow to inf or NaN in {scores.dtype} (the largest |Q| entry is "
-            f"{float(np.abs(Q).max()):.3g}, |K| {float(np.abs(K).max()):.3g}); scale the inputs down or compute in float64"
+            f"{float(np.abs(Q).max()):.3g}, |K| {float(np.abs(K).max()):.3g}); scale the inputs down"
+            + ("" if scores.dtype == np.float64 else " or compute in float64")
         )
     return scores
 
@@ -929,12 +930,19 @@ def make_mask(kind, tokens, pad_token="PAD"):
     ------
     ValueError
         For an unknown kind, or a padding mask on tokens without ``pad_token``.
+    TypeError
+        When tokens is not a list of tokens (a whole sentence as one string, say).
 
     Examples
     --------
     >>> make_mask("causal", ["a", "b"]).tolist()
     [[True, False], [True, True]]
     """
+    if isinstance(tokens, str) or not isinstance(tokens, (list, tuple, np.ndarray)):
+        raise TypeError(
+            f"make_mask: tokens must be a list of tokens, got {type(tokens).__name__}; "
+            "pass a list of tokens, e.g. \"You are welcome PAD\".split()"
+        )
     if kind == "none":
         return None
     if kind == "causal":
@@ -964,12 +972,36 @@ def row_entropy(weights):
     -------
     ndarray, shape (...)
 
+    Raises
+    ------
+    ValueError
+        For entries outside [0, 1], NaN or inf, rows that neither sum to 1
+        nor are all 0, or rows with no keys.
+
     Examples
     --------
     >>> row_entropy(np.array([[1.0, 0.0], [0.5, 0.5]])).tolist()
     [0.0, 1.0]
     """
-    w = np.asarray(weights, dtype=float)
+    w = check_array(weights, "weights", min_ndim=1)
+    if w.shape[-1] == 0:
+        raise ValueError(f"row_entropy: weights of shape {w.shape} have no keys (n=0); pass attention weights, shape (..., n)")
+    tol = max(1e-9, 8 * float(np.finfo(w.dtype).eps))  # rounding of a softmax row in w's precision
+    if (w < -tol).any() or (w > 1 + tol).any():
+        where = tuple(int(i) for i in np.argwhere((w < -tol) | (w > 1 + tol))[0])
+        raise ValueError(
+            f"row_entropy: weights[{where}] = {float(w[where]):.4g} is not between 0 and 1; "
+            "pass attention weights (softmax output), not scores"
+        )
+    sums = w.sum(axis=-1)  # (...)
+    bad = (np.abs(sums - 1) > tol * w.shape[-1] + tol) & (np.abs(sums) > tol)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"row_entropy: row {where} of weights sums to {float(sums[where]):.4g}; each row must sum to 1 "
+            "(or be all 0, a fully masked row): pass softmax output"
+        )
+    w = w.astype(float)
     logs = np.log2(np.where(w > 0, w, 1.0))  # log2(1) = 0 where w = 0, so 0*log 0 counts as 0
     return -(w * logs).sum(axis=-1) + 0.0  # + 0.0 turns -0.0 into 0.0
 
@@ -989,8 +1021,9 @@ def wo_blocks(W_o, h):
     -------
     ndarray, shape (h, d_v, d_model)
     """
-    W_o = np.asarray(W_o, dtype=float)
-    if W_o.ndim != 2 or W_o.shape[0] % h:
+    h = _check_h(h)
+    W_o = check_array(W_o, "W_o", ndim=2)
+    if W_o.shape[0] % h:
         raise ValueError(f"wo_blocks: W_o must be (h*d_v, d_model) with h={h} dividing its rows, got {W_o.shape}")
     return W_o.reshape(h, W_o.shape[0] // h, W_o.shape[1])  # (h*d_v, d_model) -> (h, d_v, d_model)
 
@@ -1009,8 +1042,15 @@ def head_contributions(heads, W_o):
     -------
     ndarray, shape (h, n, d_model)
     """
-    heads = np.asarray(heads, dtype=float)
-    blocks = wo_blocks(W_o, heads.shape[-3])  # (h, d_v, d_model)
+    heads = check_array(heads, "heads")
+    if heads.ndim != 3:
+        raise ValueError(f"head_contributions: heads must have shape (h, n, d_v), got shape {heads.shape}")
+    blocks = wo_blocks(W_o, heads.shape[0])  # (h, d_v, d_model)
+    if blocks.shape[1] != heads.shape[2]:
+        raise ValueError(
+            f"head_contributions: the heads have d_v={heads.shape[2]}, but W_o of shape {np.shape(W_o)} cut into "
+            f"h={heads.shape[0]} blocks gives d_v={blocks.shape[1]}; W_o must have h*d_v = {heads.shape[0] * heads.shape[2]} rows"
+        )
     return np.einsum("hnv,hvd->hnd", heads, blocks)  # (h, n, d_v) @ (h, d_v, d_model) -> (h, n, d_model)
 
 
