@@ -115,7 +115,7 @@ WORKED = {
 
 def solution_text(exercise_id):
     """The text :func:`solution` prints."""
-    if exercise_id in FUNCTION_EXERCISES:
+    if isinstance(exercise_id, str) and exercise_id in FUNCTION_EXERCISES:  # a list or dict is unhashable
         ex = FUNCTION_EXERCISES[exercise_id]
         return (f"# {exercise_id}: {ex.signature} returns {ex.returns}.\n"
                 f"# The library's version: {ex.library}.\n"
