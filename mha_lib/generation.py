@@ -66,6 +66,7 @@ class KVCache:
         self._K = np.zeros((self.h_kv, 0, self.d_k))
         self._V = np.zeros((self.h_kv, 0, self.d_v))
         self._t = 0
+        self._layer = None  # the key/value weights of the layer whose keys it holds, set by decode_step
 
     def __len__(self):
         return self._t
@@ -206,12 +207,21 @@ def decode_step(x, params, cache):
             f"decode_step: the cache was made for (h_kv, d_k, d_v, d_model) = {theirs} but params have {mine}; "
             "make the cache from the same layer: cache = KVCache(params)"
         )
+    layer = (params.W_k, params.W_v, params.b_k, params.b_v)
+    if len(cache) and not all(a is b or (a is not None and b is not None and np.array_equal(a, b))
+                              for a, b in zip(cache._layer, layer)):
+        raise ValueError(
+            "decode_step: the cache holds keys and values computed by another layer (other W_k, W_v); "
+            "use one cache per layer: cache = KVCache(params), filled only by decode_step(x, params, cache)"
+        )
     x = check_array(x, "x", min_ndim=1)
     if x.shape[-1] != params.d_model:
         raise ValueError(
             f"decode_step: x has {x.shape[-1]} entries but params were made for d_model={params.d_model}; "
             f"pass one token's row, shape ({params.d_model},)"
         )
+    if x.size == 0:
+        raise ValueError(f"decode_step: x has no tokens (its shape is {x.shape}); pass one token's row, shape ({params.d_model},)")
     h, h_kv = params.h, params.h_kv
     group = h // h_kv  # query heads per key/value head
     q = np.einsum("...d,hdk->...hk", x, params.W_q)  # (..., d_model) x (h, d_model, d_k) -> (..., h, d_k)
@@ -220,9 +230,14 @@ def decode_step(x, params, cache):
     if params.has_bias:
         q, k, v = q + params.b_q, k + params.b_k, v + params.b_v
     cache.append(k, v)
+    cache._layer = layer
     K, V = cache.K, cache.V  # (..., h_kv, t, d_k), (..., h_kv, t, d_v)
     q_g = q.reshape(*q.shape[:-2], h_kv, group, params.d_k)  # (..., h, d_k) -> (..., h_kv, group, d_k)
-    scores = attention_scores(q_g, K)  # (..., h_kv, g, d_k) @ (..., h_kv, d_k, t) -> (..., h_kv, g, t); reports an overflow clearly
+    try:
+        scores = attention_scores(q_g, K)  # (..., h_kv, g, d_k) @ (..., h_kv, d_k, t) -> (..., h_kv, g, t); reports an overflow clearly
+    except ValueError:
+        cache._t -= 1  # the refused token leaves no key or value behind
+        raise
     weights = softmax(scores, axis=-1)  # (..., h_kv, g, t); no mask: the cache holds only the past and itself
     heads = weights @ V  # (..., h_kv, g, t) @ (..., h_kv, t, d_v) -> (..., h_kv, g, d_v)
     concat = heads.reshape(*heads.shape[:-3], h * params.d_v)  # (..., h_kv, g, d_v) -> (..., h*d_v), head order kept

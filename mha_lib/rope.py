@@ -54,7 +54,12 @@ def rope_angles(positions, d, base=10000.0):
     positions = check_array(positions, "positions")
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2 or d % 2:
         raise ValueError(f"rope_angles: d={d!r} must be an even whole number >= 2 (RoPE rotates pairs of dimensions)")
-    if isinstance(base, bool) or not isinstance(base, (int, float, np.integer, np.floating)) or not (math.isfinite(base) and base > 1):
+    try:
+        good_base = (not isinstance(base, bool) and isinstance(base, (int, float, np.integer, np.floating))
+                     and math.isfinite(base) and base > 1)
+    except OverflowError:  # an int too large for a float, 10**400
+        good_base = False
+    if not good_base:
         raise ValueError(f"rope_angles: base={base!r} must be a finite number larger than 1 (10000.0 in most models)")
     theta = float(base) ** (-np.arange(0, d, 2) / d)  # (d/2,): theta_i = base^(-2i/d)
     return positions[..., None] * theta  # (..., 1) * (d/2,) -> (..., d/2)
