@@ -6,10 +6,12 @@
 
 What is measured:
 
-    load            load_minilm() with an empty cache: read model.safetensors (90 MB), check its
-                    sha256, parse it with safetensors, convert the layer weights to float64, read
-                    tokenizer.json. Best of --loads runs (the file is in the OS page cache after
-                    the first; the first run of a fresh machine also waits for the disk).
+    load            load_minilm() with an empty cache: read model.safetensors (90 MB) and
+                    tokenizer.json to check their pinned sha256, map the parameters onto the file
+                    (float32, read-only, no copy; only each layer's Q, K, V parameters are stacked
+                    into new float32 arrays for MHAParams), build the tokenizer. Best of --loads
+                    runs (the file is in the OS page cache after the first; the first run of a
+                    fresh machine also waits for the disk).
     forward         run_minilm() on one sentence of exactly --tokens tokens ([CLS] and [SEP]
                     included): tokenizing, embeddings, all 6 layers with every head's weights
                     kept, mean pooling. Median and best of --repeats runs after one warm-up, and
