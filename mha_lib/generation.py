@@ -66,7 +66,7 @@ class KVCache:
         self._K = np.zeros((self.h_kv, 0, self.d_k))
         self._V = np.zeros((self.h_kv, 0, self.d_v))
         self._t = 0
-        self._layer = None  # the key/value weights of the layer whose keys it holds, set by decode_step
+        self._layer = None  # the key/value weights of the layer whose keys it holds (set by decode_step; None: unknown)
 
     def __len__(self):
         return self._t
@@ -208,8 +208,9 @@ def decode_step(x, params, cache):
             "make the cache from the same layer: cache = KVCache(params)"
         )
     layer = (params.W_k, params.W_v, params.b_k, params.b_v)
-    if len(cache) and not all(a is b or (a is not None and b is not None and np.array_equal(a, b))
-                              for a, b in zip(cache._layer, layer)):
+    same = cache._layer is None or all(a is b or (a is not None and b is not None and np.array_equal(a, b))
+                                       for a, b in zip(cache._layer, layer))  # None: rows appended by hand
+    if len(cache) and not same:
         raise ValueError(
             "decode_step: the cache holds keys and values computed by another layer (other W_k, W_v); "
             "use one cache per layer: cache = KVCache(params), filled only by decode_step(x, params, cache)"

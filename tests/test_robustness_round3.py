@@ -200,3 +200,10 @@ def test_a_signature_that_cannot_be_read_does_not_stop_the_check():
 
     assert _verdict("04.softmax", RaisingSignature())[0]  # before: RuntimeError out of check_function
     assert _verdict("04.softmax", OddSignature())[0]  # before: "does not take these parameters"
+
+
+def test_decode_step_after_rows_appended_by_hand():
+    params = mha_lib.init_params(d_model=8, h=2, seed=0)
+    cache = mha_lib.KVCache(params)
+    cache.append(np.ones((2, 4)), np.ones((2, 4)))  # keys and values of unknown origin: accepted as they are
+    assert mha_lib.decode_step(np.ones(8), params, cache).weights.shape == (2, 2)
