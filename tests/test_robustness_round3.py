@@ -207,3 +207,20 @@ def test_decode_step_after_rows_appended_by_hand():
     cache = mha_lib.KVCache(params)
     cache.append(np.ones((2, 4)), np.ones((2, 4)))  # keys and values of unknown origin: accepted as they are
     assert mha_lib.decode_step(np.ones(8), params, cache).weights.shape == (2, 2)
+
+
+def test_negated_scores_are_not_called_a_wrong_scale():
+    def my_scores(Q, K):
+        return -mha_lib.attention_scores(Q, K)
+
+    ok, text = _verdict("03.scores", my_scores)
+    # before: "you divided by sqrt(4) (sqrt(d_model)?) ... d_k = Q.shape[-1], 4 here": wrong and self-contradicting
+    assert not ok and "sqrt(d_model)" not in text and "sign" in text
+
+
+def test_the_float16_hint_only_when_float16_rounding_is_all_that_is_wrong():
+    def my_scores(Q, K):
+        return (Q @ np.swapaxes(K, -1, -2)).astype(np.float16)  # unscaled: a real mistake, not precision
+
+    ok, text = _verdict("03.scores", my_scores)
+    assert not ok and "float16" not in text

@@ -204,6 +204,10 @@ def _diagnose_scores(case, got):
     if not np.allclose(ratios, c, rtol=1e-4):
         return None
     d_k = Q.shape[-1]
+    if c < 0:  # a minus sign somewhere: not a matter of scale
+        if abs(-c - math.sqrt(d_k)) < 1e-4 * math.sqrt(d_k):
+            return "your scores have the right size but the opposite sign: remove the minus."
+        return f"your scores are Q K^T divided by {c:.4g}: the sign is wrong, and the scale is sqrt(d_k) = {math.sqrt(d_k):.4g}."
     if abs(c - 1) < 1e-4:
         return (f"your scores are not scaled: divide Q K^T by sqrt(d_k), with d_k = Q.shape[-1] "
                 f"(here {d_k}).")
@@ -685,7 +689,8 @@ def _judge(ex, name, case, result, exc, copies, passed_2d):
         what = f"{name} gives other numbers than {ex.library} (on {case.shapes}; largest difference {diff:.3g})."
     if hint:
         return f"{what} Hint: {hint}"
-    if result.dtype == np.float16 and got.shape == case.expected.shape:
+    if (result.dtype == np.float16 and got.shape == case.expected.shape
+            and np.allclose(got, case.expected, rtol=5e-3, atol=5e-3)):  # right but for float16's rounding
         return (f"{what} Your result is float16, which keeps only about 3 digits: compute in float64 "
                 f"(numpy's default) or float32.")
     if batch:
