@@ -1079,13 +1079,13 @@ def _check_dropout(p, rng, where, need_rng=True):
             f"{where}: dropout={p} must be in [0, 1): it is the probability of zeroing a weight "
             "(typical values 0.1 or 0.0; 1 would zero everything)"
         )
-    if p > 0 and need_rng:
-        if rng is None:
+    if need_rng:
+        if p > 0 and rng is None:
             raise ValueError(
                 f"{where}: dropout={p} needs an explicit random generator: pass rng=np.random.default_rng(seed) "
                 "(or dropout=0.0, as at inference)"
             )
-        if not isinstance(rng, np.random.Generator):
+        if rng is not None and not isinstance(rng, np.random.Generator):  # even unused: a seed passed as rng is a mistake
             raise TypeError(f"{where}: rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {rng!r}")
     return p
 

@@ -224,3 +224,12 @@ def test_the_float16_hint_only_when_float16_rounding_is_all_that_is_wrong():
 
     ok, text = _verdict("03.scores", my_scores)
     assert not ok and "float16" not in text
+
+
+@pytest.mark.parametrize("rng", [0, "rng", np.random.RandomState(0)], ids=["int", "str", "RandomState"])
+def test_multi_head_attention_refuses_a_wrong_rng_even_without_dropout(rng):
+    # before: ignored silently at dropout=0.0, refused only once dropout > 0
+    params = mha_lib.init_params(d_model=8, h=2, seed=0)
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        mha_lib.multi_head_attention(np.ones((3, 8)), params, rng=rng)
+    assert mha_lib.multi_head_attention(np.ones((3, 8)), params, rng=np.random.default_rng(0)).output.shape == (3, 8)
