@@ -233,3 +233,9 @@ def test_multi_head_attention_refuses_a_wrong_rng_even_without_dropout(rng):
     with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
         mha_lib.multi_head_attention(np.ones((3, 8)), params, rng=rng)
     assert mha_lib.multi_head_attention(np.ones((3, 8)), params, rng=np.random.default_rng(0)).output.shape == (3, 8)
+
+
+def test_rope_angles_refuses_a_size_it_cannot_allocate():
+    # before: numpy's "ValueError: Maximum allowed size exceeded" from np.arange, naming no parameter
+    with pytest.raises(ValueError, match=r"d=100000000000000000000.*too large"):
+        rope_angles([0, 1], 10**20)
