@@ -328,6 +328,7 @@ def attention_scores(Q, K, scale=None):
             f"attention_scores: queries have d_k={Q.shape[-1]} but keys have d_k={K.shape[-1]}; "
             "a query can only be compared with a key of the same size"
         )
+    _check_leading(Q, K, "attention_scores", "Q", "K")
     d_k = Q.shape[-1]
     scale = _check_scale(scale, d_k)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported just below, clearly
@@ -392,6 +393,7 @@ def weighted_sum(weights, V):
             f"weighted_sum: weights have {weights.shape[-1]} columns (keys) but V has "
             f"{V.shape[-2]} rows (values); there must be one value row per key"
         )
+    _check_leading(weights, V, "weighted_sum", "weights", "V")
     return weights @ V  # (..., n_q, n_k) @ (..., n_k, d_v) -> (..., n_q, d_v)
 
 
@@ -1052,6 +1054,18 @@ def head_contributions(heads, W_o):
             f"h={heads.shape[0]} blocks gives d_v={blocks.shape[1]}; W_o must have h*d_v = {heads.shape[0] * heads.shape[2]} rows"
         )
     return np.einsum("hnv,hvd->hnd", heads, blocks)  # (h, n, d_v) @ (h, d_v, d_model) -> (h, n, d_model)
+
+
+def _check_leading(A, B, where, a, b):
+    """Refuse leading (batch, head) dimensions of A and B that do not broadcast, naming both."""
+    try:
+        np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"{where}: {a} has leading dimensions {A.shape[:-2]} and {b} has {B.shape[:-2]}; they must be equal "
+            "(or broadcast). With fewer key/value heads than query heads (grouped-query), repeat them first: "
+            f"repeat_kv({b}, h)"
+        ) from None
 
 
 def _check_h(h):

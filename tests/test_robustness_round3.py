@@ -239,3 +239,15 @@ def test_rope_angles_refuses_a_size_it_cannot_allocate():
     # before: numpy's "ValueError: Maximum allowed size exceeded" from np.arange, naming no parameter
     with pytest.raises(ValueError, match=r"d=100000000000000000000.*too large"):
         rope_angles([0, 1], 10**20)
+
+
+def test_leading_dimensions_that_do_not_match_are_named():
+    # before: numpy's "operands could not be broadcast together with remapped shapes [original->remapped] ..."
+    Q, K = np.ones((4, 3, 2)), np.ones((2, 3, 2))  # 4 query heads, 2 key heads (grouped-query shapes)
+    with pytest.raises(ValueError, match=r"leading dimensions \(4,\).*\(2,\).*repeat_kv"):
+        attention_scores(Q, K)
+    with pytest.raises(ValueError, match=r"leading dimensions \(4,\).*\(2,\)"):
+        mha_lib.scaled_dot_product_attention(Q, K, K)
+    with pytest.raises(ValueError, match=r"leading dimensions \(4,\).*\(2,\)"):
+        mha_lib.weighted_sum(np.full((4, 3, 3), 1 / 3), np.ones((2, 3, 2)))
+    assert attention_scores(np.ones((2, 5, 3, 2)), np.ones((5, 3, 2))).shape == (2, 5, 3, 3)  # broadcasting is fine
