@@ -138,11 +138,18 @@ def rotary_embedding(x, positions, base=10000.0, *, pairing="half"):
         a, b = x[..., : d // 2], x[..., d // 2 :]  # pair i = columns i and i + d/2
     else:
         a, b = x[..., 0::2], x[..., 1::2]  # pair i = columns 2i and 2i+1
-    a_rot = a * cos - b * sin  # (..., n, d/2)
-    b_rot = a * sin + b * cos  # (..., n, d/2)
-    out = np.empty_like(x)
-    if pairing == "half":
-        out[..., : d // 2], out[..., d // 2 :] = a_rot, b_rot
-    else:
-        out[..., 0::2], out[..., 1::2] = a_rot, b_rot
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported just below, clearly
+        a_rot = a * cos - b * sin  # (..., n, d/2)
+        b_rot = a * sin + b * cos  # (..., n, d/2)
+        out = np.empty_like(x)
+        if pairing == "half":
+            out[..., : d // 2], out[..., d // 2 :] = a_rot, b_rot
+        else:
+            out[..., 0::2], out[..., 1::2] = a_rot, b_rot
+    if not np.isfinite(out).all():
+        raise ValueError(
+            f"rotary_embedding: the rotated x overflows to inf in {out.dtype} (the largest |x| entry is "
+            f"{float(np.abs(x).max()):.3g}, the largest {out.dtype} number {float(np.finfo(out.dtype).max):.3g}); "
+            "scale x down" + ("" if out.dtype == np.float64 else " or compute in float64")
+        )
     return out

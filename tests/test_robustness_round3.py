@@ -251,3 +251,10 @@ def test_leading_dimensions_that_do_not_match_are_named():
     with pytest.raises(ValueError, match=r"leading dimensions \(4,\).*\(2,\)"):
         mha_lib.weighted_sum(np.full((4, 3, 3), 1 / 3), np.ones((2, 3, 2)))
     assert attention_scores(np.ones((2, 5, 3, 2)), np.ones((5, 3, 2))).shape == (2, 5, 3, 3)  # broadcasting is fine
+
+
+@pytest.mark.parametrize("x", [np.full((2, 4), 1.5e308), np.full((2, 4), 6e4, np.float16)], ids=["float64", "float16"])
+def test_rotary_embedding_reports_an_overflow(x):
+    # before: RuntimeWarning "overflow encountered in add" (or "in cast") and inf in the result
+    with pytest.raises(ValueError, match="overflow"):
+        mha_lib.rotary_embedding(x, np.arange(2))
