@@ -258,3 +258,14 @@ def test_rotary_embedding_reports_an_overflow(x):
     # before: RuntimeWarning "overflow encountered in add" (or "in cast") and inf in the result
     with pytest.raises(ValueError, match="overflow"):
         mha_lib.rotary_embedding(x, np.arange(2))
+
+
+def test_none_on_batched_inputs_only_is_not_called_an_empty_body():
+    def my_weighted_sum(weights, V):
+        if weights.ndim > 2:
+            return None
+        return weights @ V
+
+    ok, text = _verdict("05.weighted_sum", my_weighted_sum)
+    # before: "returns None: write its body and end it with `return ...`", though it returned arrays for 2-D inputs
+    assert not ok and "write its body" not in text and "leading dimensions" in text

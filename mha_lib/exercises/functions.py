@@ -659,6 +659,9 @@ def _judge(ex, name, case, result, exc, copies, passed_2d):
         if batch:
             return f"{what} It works without leading dimensions; {batch}"
         return what
+    if result is None and passed_2d:  # it returned arrays before: a branch for leading dimensions returns nothing
+        return (f"{name} returned None on {case.shapes}, an input with leading dimensions, though it returned an "
+                f"array without them: every path through it must end with `return ...`.")
     if result is None:
         return (f"{name} returns None: write its body and end it with `return ...` "
                 f"({ex.returns}).")
@@ -761,7 +764,7 @@ def check_function(exercise_id, fn):
         printed += lines
         verdict = _judge(ex, name, case, result, exc, copies, passed_2d)
         if verdict is not None:
-            mark = "⏳" if result is None and exc is None else "❌"
+            mark = "⏳" if result is None and exc is None and not passed_2d else "❌"
             print(f"{mark} Not yet: {verdict}")
             return False
         passed_2d = passed_2d or not case.batched
