@@ -123,6 +123,8 @@ def press_and_time_picture(page, box, handle, key, timeout=60_000):
     box.evaluate(_ARM)
     before = ld.image_sources(box)
     handle.focus()
+    # A key press sent before the handle really has the focus goes nowhere: wait for it first.
+    page.wait_for_function("(el) => document.activeElement === el", arg=handle.element_handle(), timeout=timeout)
     page.keyboard.press(key)
     page.wait_for_function(
         """([el, src]) => [...el.querySelectorAll('img')].map(i => i.src).join(' ') !== src
