@@ -127,10 +127,12 @@ def _designed_params():
     W_k[1, w, :] = WORD_STRENGTH * np.eye(D_WORD)
     # Every head's value is the word it looks at: V_i = the word features.
     W_v[:, w, :] = np.eye(D_WORD)
-    # W^O: each head's 16 columns are added, times 1/4, into the 16 word columns of the output.
+    # W^O: each head writes into its own 8 output columns (head i: columns 8i..8i+7) the first 8 of
+    # its 16 numbers, so the output row keeps what every head found side by side (not an average).
     W_o = np.zeros((4 * D_HEAD, D_MODEL))
+    per_head = D_MODEL // 4
     for head in range(4):
-        W_o[head * D_HEAD:(head + 1) * D_HEAD, w] = np.eye(D_WORD) / 4
+        W_o[head * D_HEAD:head * D_HEAD + per_head, head * per_head:(head + 1) * per_head] = np.eye(per_head)
     return MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o)
 
 
@@ -152,8 +154,10 @@ def designed_example(sentence=None):
     4. next token: query "position p+1" (and weakly "p").
 
     Every head's value is the word features, so a head's output row is the
-    (weighted) word it found. W^O adds the four heads' outputs, each times
-    1/4, into the word columns.
+    (weighted) word it found. W^O puts each head's finding in its own
+    output columns (head i: columns 8i+1 to 8i+8, counting from 1; the first
+    8 of its 16 numbers), so the output row holds all four findings side by
+    side instead of their average.
 
     Notebook steps: 03 scores, 04 softmax, 05 value aggregation.
 

@@ -292,6 +292,9 @@ class HeadGrid:
         Make the figure exactly as tall as the grid needs.
     ncols : int, optional
         Columns of the grid (default :func:`mha_lib.plotting.head_grid`).
+    min_label_fs : float
+        The key labels are made smaller to stay level down to this size, then turned (the lecture
+        screen asks for large labels: turned rather than small).
 
     Attributes
     ----------
@@ -303,7 +306,8 @@ class HeadGrid:
 
     def __init__(self, fig, h, row_tokens, col_tokens=None, region=None, *, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0,
                  cbar_label="attention weight (shared scale)", annotate=True, titles=None, caption="",
-                 row_label="query", col_label="key", fs=8, panel_cap=2.3, shrink=False, ncols=None, signed=None):
+                 row_label="query", col_label="key", fs=8, panel_cap=2.3, shrink=False, ncols=None, signed=None,
+                 min_label_fs=6.5):
         W, H = fig.get_size_inches()
         col_tokens = row_tokens if col_tokens is None else col_tokens
         x0, top, width, height = region if region is not None else (0.05, 0.05, W - 0.1, H - 0.1)
@@ -337,7 +341,7 @@ class HeadGrid:
             cell = min(panel_w / m, panel_h_max / n, panel_cap / max(n, m))
             if rotate or col_long * tfs * _CHAR <= 0.95 * cell:
                 break
-            if 0.95 * cell / (col_long * _CHAR) >= 6.5:  # a slightly smaller font fits: no need to turn them
+            if 0.95 * cell / (col_long * _CHAR) >= min_label_fs:  # a smaller font fits: no need to turn them
                 tfs = 0.95 * cell / (col_long * _CHAR)
                 break
             rotate = True

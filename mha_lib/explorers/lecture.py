@@ -194,6 +194,10 @@ def shapes_table_html(res, lecture=False):
 
 
 def _caption(res):
+    if res.lecture:  # two short lines that fit the figure's width at the lecture font
+        shown = f" · showing heads 1–{res.heads_shown} of {res.h} (all computed)" if res.heads_shown < res.h else ""
+        return (f"{res.kind} weights: d_model={res.d_model}, h={res.h}, d_k={res.d_k} · mask: {res.mask_kind}\n"
+                + ("scaled by 1/√d_k" if res.scaled else "NOT scaled") + shown)
     parts = [f"{res.kind} weights: d_model={res.d_model}, h={res.h}, d_k={res.d_k}",
              f"mask: {res.mask_kind}", "scaled by 1/√d_k" if res.scaled else "NOT scaled",
              "rows: query, columns: key"]
@@ -212,6 +216,7 @@ class LectureDrawer(LayoutDrawer):
     ANNOTATE_MAX_TOKENS = 6  # write the numbers in the cells only up to this many tokens
     WIDTH = 11.0  # inches
     size = (WIDTH, 6.0)
+    FS, LECTURE_FS = 9, 23  # font sizes (points); the lecture screen raises LECTURE_FS for a hall
 
     def __init__(self):
         super().__init__()
@@ -221,7 +226,7 @@ class LectureDrawer(LayoutDrawer):
         return res.heads_shown, res.tokens, res.d_model, res.lecture, res.roles
 
     def build(self, fig, res):
-        fs = 13 if res.lecture else 9
+        fs = self.LECTURE_FS if res.lecture else self.FS
         n, shown, tokens = res.n, res.heads_shown, list(res.tokens)
         # 4 columns keep 8+ tokens readable; 8 columns only for many heads of few tokens.
         cols = shown if shown <= 4 else (4 if shown <= 8 or res.lecture or (n > 8 and shown <= 16) else 8)
@@ -229,9 +234,10 @@ class LectureDrawer(LayoutDrawer):
         cap = 2.6 if res.lecture else 2.1
         panel = min(cap, (self.WIDTH - 2.6 - 0.12 * (cols - 1)) / cols)
         longest = min(14, max(len(t) for t in tokens))
-        top = 0.3 + 3.0 * fs / 72
-        grid_h = rows * panel + (rows - 1) * (0.3 + fs / 72) + fs / 72 * 1.6 + 0.1 + longest * 0.085 + 0.4
-        out_rows_h = min(2.2, max(0.8, 0.14 * n))
+        top = 0.3 + (4.5 if res.lecture else 3.0) * fs / 72  # the sentence and one or two caption lines
+        labels = longest * fs * 0.64 / 72 if res.lecture else longest * 0.085  # lecture: key labels turned
+        grid_h = rows * panel + (rows - 1) * (0.3 + fs / 72) + fs / 72 * 1.6 + 0.1 + labels + 0.4
+        out_rows_h = min(2.2, max(0.8, 0.14 * n, 1.15 * n * fs / 72 if res.lecture else 0.0))  # lecture: labels at fs-1
         out_h = out_rows_h + 0.45 + 2.6 * fs / 72
         W, H = self.WIDTH, top + grid_h + out_h + 0.15
         fig.set_size_inches(W, H)
@@ -241,8 +247,8 @@ class LectureDrawer(LayoutDrawer):
                                fontfamily=text_family())
         lay.grid = HeadGrid(fig, shown, tokens, None, (0.1, top, W - 0.2, grid_h), annotate=n <= self.ANNOTATE_MAX_TOKENS,
                             caption=None, fs=fs - 1, panel_cap=cap, ncols=cols,
-                            titles=head_titles(shown, res.roles))
-        left, right = 1.3, 1.1
+                            titles=head_titles(shown, res.roles), min_label_fs=fs - 4 if res.lecture else 6.5)
+        left, right = 1.3, (1.1 + 0.5 * fs / 72 if res.lecture else 1.1)  # room for the colour bar's numbers
         y_out = top + grid_h + 0.2 + 1.6 * fs / 72
         out_w = W - left - right
         lay.oax = fig.add_axes(box(left, y_out, out_w, out_rows_h))
