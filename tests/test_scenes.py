@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def screen():
-    return scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, dpi=dpi),
+    return scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
                                       lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="")
 
 
@@ -92,7 +92,7 @@ def test_switching_weights_keeps_a_valid_head():
 def test_scene_names_slugs_and_query_strings():
     assert len(scenes.SCENES) >= 8
     assert len({s.slug for s in scenes.SCENES}) == len(scenes.SCENES)
-    assert sum(s.minutes for s in scenes.SCENES) <= 50
+    assert sum(s.minutes for s in scenes.SCENES) <= 40  # 5 minutes of intro and 5 of wrap-up around them
     assert scenes.scene_from_query("token=abc&scene=4") == 3
     assert scenes.scene_from_query(f"scene={scenes.SCENES[1].slug}") == 1
     assert scenes.scene_from_query("scene=99") is None and scenes.scene_from_query("") is None
@@ -141,11 +141,60 @@ def test_window_report_renders_for_the_pixel_ratio(screen):
     assert box.controls["d_k"].value == 256, "the scene's settings survive the re-render"
 
 
-def test_high_contrast_is_a_class(screen):
+def test_high_contrast_redraws_the_pictures_bold(screen):
+    import matplotlib
+
+    screen.go(3)
+    before = screen.explorers["lecture"]
+    weight = matplotlib.rcParams["font.weight"]
     screen.contrast.value = True
-    assert "mha-contrast" in screen._dom_classes
-    screen.contrast.value = False
+    try:
+        assert "mha-contrast" in screen._dom_classes
+        box = screen.explorers["lecture"]
+        assert box is not before, "the picture is drawn again, not only filtered"
+        assert box.controls["mask"].value == "causal", "the scene's settings survive the re-render"
+        assert box.drawer.panels[0].ax.title.get_fontweight() == "bold"
+    finally:
+        screen.contrast.value = False
     assert "mha-contrast" not in screen._dom_classes
+    assert matplotlib.rcParams["font.weight"] == weight
+    assert screen.explorers["lecture"].drawer.panels[0].ax.title.get_fontweight() != "bold"
+
+
+def test_at_most_eight_heads_on_the_lecture_screen(screen):
+    screen.go(1)
+    box = screen.explorers["lecture"]
+    box.controls["h"].value = 32
+    assert box.drawer.heads_drawn() == 8
+    assert "showing heads 1–8 of 32" in box.drawer.caption.get_text()
+    screen.go(1)
+
+
+def test_temperature_scene_changes_the_rows(screen):
+    """Scene 3 uses random weights: T = 0.1 makes the rows almost one-hot, T = 10 almost uniform."""
+    k = scenes.scene_index("softmax-and-temperature")
+    screen.go(k)
+    box = screen.explorers["steps"]
+    assert box.controls["source"].value == "random"
+    at = {}
+    for T in (0.1, 1.0, 10.0):
+        box.controls["temperature"].value = T
+        at[T] = box.result.matrices[6]
+    assert at[0.1].max(axis=1).min() >= 0.8
+    assert 0.2 <= at[10.0].min() and at[10.0].max() <= 0.3
+    assert at[1.0].max(axis=1).min() < 0.6, "at T = 1 the rows are mixed, so both ends show a change"
+    box.controls["temperature"].value = 1.0
+
+
+def test_several_heads_scene_shows_the_designed_sizes_and_separate_columns(screen):
+    k = scenes.scene_index("several-heads")
+    screen.go(k)
+    c = screen.explorers["lecture"].controls
+    assert (c["d_model"].value, c["h"].value, c["d_k"].value, c["tie"].value) == (32, 4, 16, False)
+    ex = mha_lib.designed_example()
+    r = mha_lib.multi_head_attention(ex.X, ex.params)
+    for i in range(4):  # head i's finding, in its own 8 output columns
+        np.testing.assert_allclose(r.output[:, 8 * i:8 * i + 8], r.heads[i][:, :8], atol=1e-12)
 
 
 def test_lecture_notebook_holds_only_the_screen():

@@ -1,4 +1,6 @@
-"""The lecture screen: named scenes that follow a 50-minute lecture, on the lecture explorer and the step view.
+"""The lecture screen: named scenes on the lecture explorer and the step view.
+
+The scenes fill the 40 minutes of a 50-minute lecture between a 5-minute intro and a 5-minute wrap-up.
 
 A scene is a named, ordered setting of the controls of one of two explorers:
 the lecture explorer (every head at once, :mod:`mha_lib.explorers.lecture`) or
@@ -53,16 +55,20 @@ class Scene:
 _RUNNING = {"weights": "random", "preset": "custom", "sentence": "humpty dumpty sat on", "d_model": 512, "tie": True,
             "h": 8, "mask": "none", "scaled": True, "lecture": True}
 SCENES = (
-    Scene("One head by hand", "steps", {"source": "random", "head": 1, "step": 0, "temperature": 1.0}, 8),
-    Scene("Why divide by sqrt(d_k)", "lecture", {**_RUNNING, "tie": False, "d_k": 256, "scaled": False}, 6),
-    Scene("Softmax and temperature", "steps", {"source": "designed", "head": 1, "step": 6, "temperature": 1.0}, 5),
+    Scene("One head by hand", "steps", {"source": "random", "head": 1, "step": 0, "temperature": 1.0}, 6),
+    Scene("Why divide by sqrt(d_k)", "lecture", {**_RUNNING, "tie": False, "d_k": 256, "scaled": False}, 5),
+    # random weights: at T = 1 head 1's rows are mixed (0.25/0.26/0.03/0.46), so T = 0.1 sharpens them to
+    # almost one-hot and T = 10 flattens them to 0.21-0.28 (a designed head is one-hot already at T = 1)
+    Scene("Softmax and temperature", "steps", {"source": "random", "head": 1, "step": 6, "temperature": 1.0}, 5),
     Scene("Masks: causal", "lecture", {**_RUNNING, "mask": "causal"}, 4),
     Scene("Masks: you are welcome PAD", "lecture",
-          {**_RUNNING, "sentence": "you are welcome PAD", "mask": "padding"}, 4),
-    Scene("The weighted sum", "steps", {"source": "designed", "head": 2, "step": 7, "temperature": 1.0}, 5),
-    Scene("Several heads", "lecture", {**_RUNNING, "weights": "designed", "sentence": "the cat saw the dog"}, 7),
-    Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 6, "temperature": 1.0}, 6),
-    Scene("Positions", "lecture", {**_RUNNING, "sentence": "the cat saw the dog"}, 5),
+          {**_RUNNING, "sentence": "you are welcome PAD", "mask": "padding"}, 3),
+    Scene("The weighted sum", "steps", {"source": "designed", "head": 2, "step": 7, "temperature": 1.0}, 4),
+    # the designed layer's own sizes (d_model 32, h 4, d_k 16 not tied): the greyed controls show them
+    Scene("Several heads", "lecture", {**_RUNNING, "weights": "designed", "sentence": "the cat saw the dog",
+                                       "d_model": 32, "tie": False, "h": 4, "d_k": 16}, 5),
+    Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 6, "temperature": 1.0}, 4),
+    Scene("Positions", "lecture", {**_RUNNING, "sentence": "the cat saw the dog"}, 4),
 )
 
 
@@ -134,8 +140,10 @@ SCREEN_CSS = """<style>
 .mha-screen.mha-fullscreen .mha-picture { height: 100%; }
 .mha-screen.mha-fullscreen .mha-picture img { flex: 1 1 0; min-height: 0; height: 100%; }
 .mha-screen.mha-contrast, .mha-screen.mha-contrast * { color: #000 !important; font-weight: 600; }
-.mha-screen.mha-contrast img { filter: contrast(1.45) saturate(1.35); }
+.mha-screen.mha-contrast img { filter: contrast(1.2); }
 .mha-screen .mha-scene-counter { min-width: 70px; text-align: center; }
+.mha-screen.mha-drawing .mha-scene-counter::after { content: " drawing…"; color: #777; }
+.mha-screen.mha-drawing .mha-scene-counter { min-width: 170px; }
 </style>"""
 
 # Arrow keys -> the scene buttons; window size and device pixel ratio -> the hidden "viewport" text box.
@@ -150,8 +158,40 @@ KEYS_JS = r"""
     const t = e.target;
     if (t && (t.closest('input, textarea, select, [contenteditable=true], .noUi-handle, [role=slider]'))) { return; }
     const button = document.querySelector(e.key === 'ArrowRight' ? 'button.mha-scene-next' : 'button.mha-scene-prev');
-    if (button) { e.preventDefault(); button.click(); }
+    e.preventDefault();
+    if (button) { button.click(); }
   });
+  // One scene change at a time: after a press on previous/next (key or mouse), further presses are
+  // ignored until the kernel has shown the new scene (the counter changed) and its picture has stopped
+  // changing for 300 ms, at most 6 s. A double press on a slow machine can no longer skip a scene.
+  let pending = null, lastChange = 0;
+  new MutationObserver(function () { lastChange = Date.now(); })
+    .observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true,
+                              attributeFilter: ['src'] });
+  function counterText() {
+    const c = document.querySelector('.mha-scene-counter');
+    return c ? c.innerText.trim() : '';
+  }
+  function busy() {
+    if (!pending) { return false; }
+    const now = Date.now();
+    if (now - pending.t > 6000 || (counterText() !== pending.counter && now - lastChange > 300)) {
+      pending = null;
+      const screen = document.querySelector('.mha-screen');
+      if (screen) { screen.classList.remove('mha-drawing'); }
+      return false;
+    }
+    return true;
+  }
+  document.addEventListener('click', function (e) {
+    const b = e.target && e.target.closest && e.target.closest('button.mha-scene-next, button.mha-scene-prev');
+    if (!b || b.disabled) { return; }
+    if (busy()) { e.preventDefault(); e.stopImmediatePropagation(); return; }
+    pending = { t: Date.now(), counter: counterText() };
+    const screen = document.querySelector('.mha-screen');
+    if (screen) { screen.classList.add('mha-drawing'); }
+    (function poll() { if (busy()) { setTimeout(poll, 100); } })();
+  }, true);
   function report() {
     const box = document.querySelector('.mha-viewport input');
     if (!box) { setTimeout(report, 300); return; }
@@ -164,6 +204,14 @@ KEYS_JS = r"""
   report();
 })();
 """
+
+
+# High contrast: the pictures are drawn again with these matplotlib settings (bold black text, thick lines).
+# They are set for the whole kernel while the switch is on (the lecture screen has a kernel of its own).
+CONTRAST_RC = {"font.weight": "bold", "axes.titleweight": "bold", "axes.labelweight": "bold",
+               "text.color": "black", "axes.labelcolor": "black", "xtick.color": "black", "ytick.color": "black",
+               "axes.edgecolor": "black", "axes.linewidth": 2.0, "xtick.major.width": 2.0,
+               "ytick.major.width": 2.0, "lines.linewidth": 3.0, "patch.linewidth": 1.5}
 
 
 def _parse_viewport(text):
@@ -285,22 +333,38 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     def on_menu(change):
         show(change["new"])
 
+    factories = {"lecture": lecture, "steps": steps}
+
+    def rebuild(name, dpi):
+        """Build explorer ``name`` again (at ``dpi``, with the current matplotlib settings), same control values."""
+        old = state["explorers"][name]
+        state["dpi"][name] = dpi
+        new = factories[name](dpi)
+        _copy_values(old, new)
+        state["explorers"][name] = new
+
     def on_contrast(change):
+        import matplotlib
+
         (screen.add_class if change["new"] else screen.remove_class)("mha-contrast")
+        if change["new"]:
+            state["saved_rc"] = {k: matplotlib.rcParams[k] for k in CONTRAST_RC}
+            matplotlib.rcParams.update(CONTRAST_RC)
+        elif "saved_rc" in state:
+            matplotlib.rcParams.update(state.pop("saved_rc"))
+        for name in list(state["explorers"]):
+            rebuild(name, state["dpi"][name])
+        arrange()
 
     def on_viewport(change):
         vp = _parse_viewport(change["new"])
         if vp is None:
             return
-        factories = {"lecture": lecture, "steps": steps}
         for name, box in list(state["explorers"].items()):
             wanted = dpi_for(tuple(box.figure.get_size_inches()), vp)
             if abs(wanted - state["dpi"][name]) / state["dpi"][name] < 0.15:
                 continue
-            state["dpi"][name] = wanted
-            new = factories[name](wanted)
-            _copy_values(box, new)
-            state["explorers"][name] = new
+            rebuild(name, wanted)
         arrange()
 
     menu.observe(on_menu, names="value")

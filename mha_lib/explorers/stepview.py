@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.transforms import offset_copy
 
 from .. import attention
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, symmetric_limits
@@ -177,8 +178,8 @@ class StepDrawer:
     ``drawer(fig, res)``; the whole figure is redrawn (a step changes which axes are visible).
     """
 
-    WIDTH, HEIGHT = 11.0, 6.6  # inches: 5:3, text large for the screen it fills
-    FS = 13
+    WIDTH = 11.0  # inches; the height follows from the layout (about 7.5: a 3:2 picture for a 16:9 stage)
+    FS = 17  # points: at 1280x720 the picture is drawn at about 80 dpi, so text is about 19 px
     HIGHLIGHT = "#C0392B"
 
     def __init__(self):
@@ -188,24 +189,31 @@ class StepDrawer:
     def _build(self, fig, res):
         fig.clear()
         fig.set_layout_engine("none")
-        fig.set_size_inches(self.WIDTH, self.HEIGHT)
-        W, H, fs = self.WIDTH, self.HEIGHT, self.FS
-        box = inch_box(W, H)
+        W, fs = self.WIDTH, self.FS
         n = res.n
-        longest = max(len(t) for t in res.tokens)
-        left = 0.35 + min(longest, 14) * fs * 0.6 / 72
+        longest = min(max(len(t) for t in res.tokens), 14)
+        left = 0.45 + fs / 72 + longest * fs * 0.62 / 72  # the y label and the row labels
         gap = 0.45
         col_w = (W - left - 0.25 - 3 * gap) / 4
         top_h = min(1.7, 0.4 * n + 0.3)
         sq = min(2.4, col_w)
         cell_pt = sq * 72 / n
-        tfs = min(fs - 1, max(7.0, 0.8 * cell_pt))
-        rotate = longest * tfs * 0.55 / 72 > sq / n  # key labels turned when they would touch
+        tfs = min(fs - 1, max(9.0, 0.8 * cell_pt))
+        rotate = longest * tfs * 0.62 / 72 > 0.95 * sq / n  # key labels turned when they would touch
+        head_room = 0.15 + 2.7 * fs / 72  # above a panel: its title line and its shape line
+        caption_h = 0.15 + 3 * 1.4 * (fs + 1) / 72  # three lines
+        below_top = 0.2 + 1.5 * fs / 72  # the "512 columns" label
+        below_sq = 0.15 + (longest * tfs * 0.62 / 72 if rotate else 1.4 * tfs / 72)
+        formula_h = 0.3 + 1.5 * (fs + 1) / 72
+        y_top = caption_h + head_room
+        y_bottom = y_top + top_h + below_top + head_room
+        H = y_bottom + sq + below_sq + formula_h
+        fig.set_size_inches(W, H)
+        box = inch_box(W, H)
         self.caption = fig.text(0.25 / W, 1 - 0.1 / H, "", ha="left", va="top", fontsize=fs + 1, parse_math=False,
                                 linespacing=1.4)
-        self.formula = fig.text(0.25 / W, 0.25 / H, "", ha="left", va="bottom", fontsize=fs + 4)
+        self.formula = fig.text(0.25 / W, 0.2 / H, "", ha="left", va="bottom", fontsize=fs + 1)
         self.heat, self.titles, self.shapes = [], [], []
-        y_top, y_bottom = 1.05, 1.05 + top_h + 0.8
         for k, (_, title, _, square) in enumerate(STEPS):
             r, c = divmod(k, 4)
             M = res.matrices[k]
@@ -215,16 +223,17 @@ class StepDrawer:
             rows = res.tokens if c == 0 else None  # the rows of a row of panels line up
             cols = res.tokens if square else None
             signed = k != 6
-            numbers = square and cell_pt >= (20 if signed else 16)
+            numbers = square and cell_pt / 2.7 >= 12  # numbers only where they are large enough to read
             heat = plot_heatmap(ax, M, rows, cols, cmap=SIGNED_CMAP if signed else WEIGHTS_CMAP,
                                 vmin=-1.0 if signed else 0.0, vmax=1.0, numbers=numbers, fontsize=tfs,
-                                fmt=".1f" if signed else ".2f", number_size=min(fs - 1, cell_pt / 3.0),
+                                fmt=".1f" if signed else ".2f", number_size=min(fs, cell_pt / 2.7),
                                 signed=signed, rotate=rotate)
             if not square:
                 ax.set_xlabel(f"{M.shape[1]} columns", fontsize=fs - 2, labelpad=2)
-            self.titles.append(ax.set_title(title, fontsize=fs, pad=4, loc="left"))
-            self.shapes.append(ax.text(1.0, 1.0, "", transform=ax.transAxes, ha="right", va="bottom",
-                                       fontsize=fs - 1, color="0.3"))
+            # the shape on the line just above the panel, the title on the line above it: they never overlap
+            self.shapes.append(ax.text(0.0, 1.0, "", transform=offset_copy(ax.transAxes, fig, y=3, units="points"),
+                                       ha="left", va="bottom", fontsize=fs - 2, color="0.3"))
+            self.titles.append(ax.set_title(title, fontsize=fs, pad=3 + 1.35 * (fs - 2), loc="left"))
             self.heat.append(heat)
         self.fig = fig
 
@@ -240,7 +249,7 @@ class StepDrawer:
             current = k == res.step
             self.titles[k].set_color(self.HIGHLIGHT if current else "black")
             self.titles[k].set_fontweight("bold" if current else "normal")
-            self.shapes[k].set_text(str(M.shape))
+            self.shapes[k].set_text(f"shape {M.shape}")
         if res.temperature != 1.0:
             self.titles[6].set_text(rf"$\mathrm{{weights}}_i$, $T = {res.temperature:.2g}$")
         else:
@@ -250,14 +259,14 @@ class StepDrawer:
                  "trained": "trained weights (all-MiniLM-L6-v2, layer 1)"}
         self.caption.set_text(
             f"“{' '.join(res.tokens)}”  ·  {names[res.source]}\n"
-            f"head {res.head} of {res.h}{role}  ·  d_model = {res.d_model}, d_k = {res.d_k}, d_v = {res.d_v}  ·  "
-            f"T = {res.temperature:.2f}  ·  step {res.step + 1} of {len(STEPS)}")
+            f"head {res.head} of {res.h}{role}  ·  d_model = {res.d_model}, d_k = {res.d_k}, d_v = {res.d_v}\n"
+            f"step {res.step + 1} of {len(STEPS)}: {STEPS[res.step][0]}  ·  temperature T = {res.temperature:.2f}")
         formula = STEPS[res.step][2]
         if res.step == 6 and res.temperature != 1.0:
             formula = (r"$\mathrm{weights}_i = \mathrm{softmax}(\mathrm{scores}_i\,/\,T)$"
                        f", T = {res.temperature:.2g}: " + ("sharper" if res.temperature < 1 else "flatter")
                        + " than the layer's own")
-        self.formula.set_text(formula + f"   →   shape {res.shape(res.step)}")
+        self.formula.set_text(formula)  # the shape is written above each panel
         return None
 
 
@@ -306,7 +315,7 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
             controls["head"].value = DEFAULT_HEAD[change["new"]]
 
     controls["source"].observe(new_source, names="value")  # before the explorer's own observer
-    box = build_explorer(controls, compute_steps, StepDrawer(), figsize=(StepDrawer.WIDTH, StepDrawer.HEIGHT),
+    box = build_explorer(controls, compute_steps, StepDrawer(), figsize=(StepDrawer.WIDTH, 7.5),
                          dpi=dpi, title=None)
     holder["box"] = box
     previous_step = widgets.Button(description="◀ previous step", layout=widgets.Layout(width="auto"))
