@@ -6,7 +6,9 @@ generate_assignment`` makes the student version, then ``nbgrader autograde`` gra
 * the solution (the student version with the source's solution regions filled in): full marks;
 * the student version as handed out: it runs without errors outside the test cells, and scores 0;
 * the solution with the classic mistake of part 1 (``Q @ K`` with the transpose forgotten): it loses
-  exactly the points of part 1, because each later part is graded on its own.
+  exactly the points of part 1, because each later part is graded on its own;
+* part 5.2 answered with a remembered number (``return 3``): it loses that point (the hidden test
+  shuffles the heads); part 5.1 wrong: it loses that point only.
 
 Skipped when nbgrader is not installed (it is a dev/test requirement, not a student one).
 """
@@ -33,6 +35,8 @@ TOTAL = 10
 TRANSPOSE = "np.swapaxes(K, -1, -2)"
 SOLUTION_REGION = re.compile(r"[ \t]*### BEGIN SOLUTION\n(.*?)[ \t]*### END SOLUTION\n?", re.S)
 STUB = "raise NotImplementedError()"
+GUESSED = "return int(np.argmax(my_previous_share(out.attentions[0]))) + 1"
+SHARE = "weights[:, rows, rows - 1]"
 
 
 def nbgrader_meta(cell):
@@ -90,6 +94,10 @@ def graded(tmp_path_factory):
         "solution": fill_in(release, source),
         "student": release,
         "transpose": fill_in(release, source, patch=lambda code: code.replace(TRANSPOSE, "K")),
+        # part 5.2 answered from memory (head 3 is named in notebooks 04 and 09 and in the lecture)
+        "guess": fill_in(release, source, patch=lambda code: code.replace(GUESSED, "return 3")),
+        # part 5.1 wrong (the next token's share): part 5.2 is still graded with the library's 5.1
+        "share": fill_in(release, source, patch=lambda code: code.replace(SHARE, "weights[:, rows, rows + 1]")),
     }
     for student, nb in submissions.items():
         folder = course / "submitted" / student / ASSIGNMENT
@@ -161,3 +169,9 @@ def test_forgotten_transpose_loses_exactly_part_1(graded):
     _, results, _ = graded
     assert results["transpose"]["lost"] == ["test_my_scores"]
     assert results["transpose"]["score"] == TOTAL - 2
+
+
+def test_a_remembered_answer_or_a_wrong_share_loses_one_point(graded):
+    _, results, _ = graded
+    assert results["guess"]["lost"] == ["test_my_previous_token_head"]
+    assert results["share"]["lost"] == ["test_my_previous_share"], "part 5.2 is graded on its own"

@@ -92,7 +92,7 @@ def scene_from_query(query_string, scenes=SCENES):
     return scene_index(values[0], scenes) if values else None
 
 
-def dpi_for(fig_inches, viewport, reserved=(375, 60), lowest=60, highest=300):
+def dpi_for(fig_inches, viewport, reserved=(375, 60), lowest=40, highest=300):
     """The resolution at which a figure fills the free part of a window, for its device pixel ratio.
 
     Parameters
