@@ -36,6 +36,10 @@ def test_deck_has_one_1920x1080_page_per_stored_figure(tmp_path):
     notebooks = [ROOT / "notebooks" / "03_scores.ipynb", ROOT / "notebooks" / "08_explorer.ipynb"]
     slides = export_slides.export(notebooks, tmp_path, log=lambda *_: None)
     expected = [png for nb in notebooks for png in stored_pngs(nb)]
+    roadmaps = [c.source for nb in notebooks for c in nbformat.read(nb, as_version=4).cells
+                if c.cell_type == "code" and export_slides.is_roadmap(c.source)]
+    assert len(roadmaps) == 2, "each notebook opens with the roadmap"
+    expected.remove(stored_pngs(notebooks[1])[0])  # the second roadmap: one is enough in a deck
     assert len(slides) == len(expected) > 0
     pages = pdf_pages(tmp_path / "mha_slides.pdf")
     assert len(pages) == len(expected)
@@ -45,6 +49,12 @@ def test_deck_has_one_1920x1080_page_per_stored_figure(tmp_path):
     assert [f.read_bytes() for f in files] == expected  # the stored pictures, unchanged
     assert all(s.notebook.startswith(("03 ·", "08 ·")) for s in slides)
     assert not list((tmp_path / "figures").glob("*.svg")), "a stored PNG is a bitmap: no SVG pretends otherwise"
+
+
+def test_all_roadmaps_on_request(tmp_path):
+    notebooks = [ROOT / "notebooks" / "03_scores.ipynb", ROOT / "notebooks" / "08_explorer.ipynb"]
+    slides = export_slides.export(notebooks, tmp_path, log=lambda *_: None, all_roadmaps=True)
+    assert len(slides) == sum(len(stored_pngs(nb)) for nb in notebooks)
 
 
 def test_footer_is_one_readable_line():

@@ -51,8 +51,12 @@ _HOOK = r'''
 import io as _io, pathlib as _pathlib
 import matplotlib as _mpl
 from matplotlib.figure import Figure as _Figure
+# A talk style: thicker lines, and larger sizes for every text whose size the plot code leaves to
+# matplotlib (explicit sizes in the series' plot helpers are kept: they are laid out by hand).
 _mpl.rcParams.update({"lines.linewidth": 3.0, "axes.linewidth": 1.5, "patch.linewidth": 1.5,
-                      "xtick.major.width": 1.5, "ytick.major.width": 1.5})
+                      "xtick.major.width": 1.5, "ytick.major.width": 1.5, "lines.markersize": 9,
+                      "font.size": 15, "axes.titlesize": 17, "axes.labelsize": 15, "xtick.labelsize": 14,
+                      "ytick.labelsize": 14, "legend.fontsize": 14, "figure.titlesize": 18})
 _SLIDES_OUT = _pathlib.Path(%(out)r)
 _slides_seen = []       # (png bytes, figure) rendered with render_png during the current cell
 _slides_index = [0]
@@ -163,7 +167,7 @@ def footer_text(notebook, section):
 
 
 def stored_figures(path):
-    """(section heading, PNG bytes) for every PNG output stored in a notebook, in order."""
+    """(section heading, PNG bytes, cell source) for every PNG output stored in a notebook, in order."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
@@ -179,7 +183,7 @@ def stored_figures(path):
                 if "image/png" in data:
                     png = data["image/png"]
                     png = "".join(png) if isinstance(png, list) else png
-                    found.append((section, base64.b64decode(png)))
+                    found.append((section, base64.b64decode(png), cell.source))
     return notebook_title(nb, path), found
 
 
@@ -239,15 +243,29 @@ def draw_page(slide, number, total):
     return fig
 
 
-def collect(paths, out, rerender_figures=False, log=print):
-    slides = []
+def is_roadmap(source):
+    """The pipeline ("where are we") picture every notebook opens with: the same diagram, one step marked."""
+    lines = [line.strip() for line in source.strip().splitlines()]
+    return bool(lines) and lines[-1].startswith("pipeline_figure(")  # the cell's value is the picture
+
+
+def collect(paths, out, rerender_figures=False, log=print, all_roadmaps=False):
+    slides, seen, roadmap_kept = [], set(), False
     for path in paths:
         title, figures = stored_figures(path)
         prefix = path.stem[:2]
         fresh = rerender(path, out / "tmp" / prefix) if rerender_figures else {}
         if rerender_figures and len(fresh) != len(figures):
             log(f"  {path.name}: re-rendered {len(fresh)} of {len(figures)} figures; the rest keep their stored PNG")
-        for k, (section, png) in enumerate(figures, start=1):
+        for k, (section, png, source) in enumerate(figures, start=1):
+            if png in seen:
+                log(f"  {path.name}: figure {k} is the same picture as an earlier page: left out")
+                continue
+            seen.add(png)
+            if is_roadmap(source) and not all_roadmaps:
+                if roadmap_kept:
+                    continue  # one roadmap in the deck (each notebook repeats it with its own step marked)
+                roadmap_kept = True
             slide = Slide(notebook=title, section=section, png=png, name=f"{prefix}_{k:02d}")
             if k in fresh:
                 slide.svg, slide.png, (w, h, min_pt) = fresh[k]
@@ -256,14 +274,18 @@ def collect(paths, out, rerender_figures=False, log=print):
     return slides
 
 
-def export(paths, out, rerender_figures=False, log=print):
-    """Write the deck and the per-figure files into ``out``; return the list of slides."""
+def export(paths, out, rerender_figures=False, log=print, all_roadmaps=False):
+    """Write the deck and the per-figure files into ``out``; return the list of slides.
+
+    A picture identical to an earlier one is left out, and so is every roadmap ("where are we") picture
+    after the first, unless ``all_roadmaps``.
+    """
     from matplotlib.backends.backend_pdf import PdfPages
 
     out = Path(out).expanduser().resolve()
     figures = out / "figures"
     figures.mkdir(parents=True, exist_ok=True)
-    slides = collect(paths, out, rerender_figures, log)
+    slides = collect(paths, out, rerender_figures, log, all_roadmaps)
     pdf_path = out / "mha_slides.pdf"
     with PdfPages(pdf_path) as pdf:
         for i, slide in enumerate(slides, start=1):
@@ -284,13 +306,16 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, default=Path("~/mha-slides"),
                         help="output folder (default ~/mha-slides, outside the project)")
     parser.add_argument("--rerender", action="store_true",
-                        help="execute the notebooks again to write SVG files and use thicker lines")
+                        help="execute the notebooks again in a talk style (larger default fonts, thicker "
+                             "lines) and write SVG files")
+    parser.add_argument("--all-roadmaps", action="store_true",
+                        help="keep every notebook's roadmap picture (default: only the first)")
     args = parser.parse_args(argv)
     paths = [p.resolve() for p in args.notebooks] or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         parser.error(f"no such notebook: {', '.join(missing)}")
-    export(paths, args.out, args.rerender)
+    export(paths, args.out, args.rerender, all_roadmaps=args.all_roadmaps)
 
 
 if __name__ == "__main__":

@@ -235,6 +235,9 @@ class LectureDrawer(LayoutDrawer):
         panel = min(cap, (self.WIDTH - 2.6 - 0.12 * (cols - 1)) / cols)
         longest = min(14, max(len(t) for t in tokens))
         top = 0.3 + (4.5 if res.lecture else 3.0) * fs / 72  # the sentence and one or two caption lines
+        two_line_titles = res.lecture and bool(res.roles)  # lecture: "head 1" above its role, not beside it
+        if two_line_titles:
+            top += 1.3 * (fs - 1) / 72
         labels = longest * fs * 0.64 / 72 if res.lecture else longest * 0.085  # lecture: key labels turned
         grid_h = rows * panel + (rows - 1) * (0.3 + fs / 72) + fs / 72 * 1.6 + 0.1 + labels + 0.4
         out_rows_h = min(2.2, max(0.8, 0.14 * n, 1.15 * n * fs / 72 if res.lecture else 0.0))  # lecture: labels at fs-1
@@ -247,8 +250,9 @@ class LectureDrawer(LayoutDrawer):
                                fontfamily=text_family())
         lay.grid = HeadGrid(fig, shown, tokens, None, (0.1, top, W - 0.2, grid_h), annotate=n <= self.ANNOTATE_MAX_TOKENS,
                             caption=None, fs=fs - 1, panel_cap=cap, ncols=cols,
-                            titles=head_titles(shown, res.roles), min_label_fs=fs - 4 if res.lecture else 6.5)
-        left, right = 1.3, (1.1 + 0.5 * fs / 72 if res.lecture else 1.1)  # room for the colour bar's numbers
+                            titles=[f"head {i + 1}\n{r}" for i, r in enumerate(res.roles[:shown])] if two_line_titles
+                            else head_titles(shown, res.roles), min_label_fs=fs - 4 if res.lecture else 6.5)
+        left, right = 1.3, (1.1 + 0.9 * fs / 72 if res.lecture else 1.1)  # room for the colour bar's numbers
         y_out = top + grid_h + 0.2 + 1.6 * fs / 72
         out_w = W - left - right
         lay.oax = fig.add_axes(box(left, y_out, out_w, out_rows_h))
@@ -263,11 +267,18 @@ class LectureDrawer(LayoutDrawer):
         if len(xt) > 2 and xt[1] - xt[0] < step / 2:
             xt.pop(1)
         lay.oax.set_xticks(xt)
+        per_head = res.d_model // res.h
+        if res.kind == "designed" and res.h * per_head == res.d_model:  # its W^O: each head its own columns
+            lay.oax.set_xticks([per_head * (i + 0.5) + 0.5 for i in range(res.h)],
+                               labels=[f"head {i + 1}" for i in range(res.h)])
+            for i in range(1, res.h):
+                lay.oax.axvline(per_head * i + 0.5, color="black", linewidth=2)
         lay.oax.set_yticks(range(n), labels=token_labels(tokens), fontfamily=text_family(),
                            fontsize=min(fs - 1, max(5.0, 0.8 * out_rows_h * 72 / n)))
         lay.oax.tick_params(axis="x", labelsize=fs - 2)
         lay.oax.tick_params(length=2, pad=1)
-        lay.oax.set_xlabel(f"output column (1 … {res.d_model})", fontsize=fs - 1)
+        lay.oax.set_xlabel(f"output column (1 … {res.d_model})" if res.kind != "designed" else
+                           f"output columns 1 … {res.d_model}: {per_head} written by each head", fontsize=fs - 1)
         # The output's colour bar: the bar is static (-1..1 of the current largest |value|); its three
         # numbers change with every setting, so they are texts drawn each time.
         ocax = fig.add_axes(box(left + out_w + 0.2, y_out, 0.15, out_rows_h))
@@ -289,7 +300,8 @@ class LectureDrawer(LayoutDrawer):
         m = float(np.max(np.abs(out))) or 1.0
         lay.out_image.set_data(out)
         lay.out_image.set_clim(-m, m)
-        lay.out_title.set_text(f"MultiHead(X): output, shape {out.shape}: blue negative, red positive")
+        lay.out_title.set_text(f"output MultiHead(X), shape {out.shape}" if res.lecture else
+                               f"MultiHead(X): output, shape {out.shape}: blue negative, red positive")
         for t, v in zip(lay.out_scale, (f"+{m:.2f}", "0", f"−{m:.2f}")):
             t.set_text(v)
         lay.caption.set_text(literal("“" + " ".join(short(t) for t in res.tokens) + "”\n" + _caption(res)))
