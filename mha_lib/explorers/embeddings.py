@@ -82,14 +82,20 @@ class EmbeddingsDrawer(LayoutDrawer):
     def build(self, fig, res):
         n = len(res.tokens)
         ax_x, ax_c = fig.subplots(1, 2, width_ratios=[2.2, 1],
-                                  gridspec_kw=dict(left=0.1, right=0.97, bottom=0.14, top=0.88, wspace=0.45))
+                                  gridspec_kw=dict(left=0.1, right=0.95, bottom=0.14, top=0.88, wspace=0.5))
         self.x = plot_heatmap(ax_x, np.zeros((n, res.shown)), res.tokens, [str(j + 1) for j in range(res.shown)],
                               cmap=SIGNED_CMAP, vmin=-1, vmax=1, numbers=False, rotate=False)
         ax_x.set_xlabel("embedding dimension", fontsize=8)
         self.x.cbar = fig.colorbar(self.x.image, ax=ax_x, shrink=0.8)
+        self.x.cbar.set_label("value of X", fontsize=8)
+        self.x.cbar.ax.tick_params(labelsize=7)
         self.cos = plot_heatmap(ax_c, np.zeros((n, n)), res.tokens, res.tokens, cmap=SIGNED_CMAP, vmin=-1.0,
                                 vmax=1.0, numbers=n <= 8, fontsize=8)
         ax_c.set_title("cosine similarity of rows", fontsize=9)
+        # fixed scale: -1 (opposite) .. 0 (unrelated) .. 1 (same direction, e.g. the same word)
+        self.cos.cbar = fig.colorbar(self.cos.image, ax=ax_c, shrink=0.8, ticks=[-1, -0.5, 0, 0.5, 1])
+        self.cos.cbar.set_label("cosine similarity", fontsize=8)
+        self.cos.cbar.ax.tick_params(labelsize=7)
         self.title = ax_x.set_title("", fontsize=9)
 
     def update(self, layout, res):
