@@ -190,8 +190,8 @@ class ScoresSetting:
     tokens: tuple
     scores: np.ndarray  # (h, n, n)
     weights: np.ndarray  # (h, n, n)
-    roles: tuple = None  # what each head does (designed weights), else None
-    kind: str = "random"  # the weights: "random", "designed" or "trained"
+    roles: tuple = None  # what each head does (designed parameters), else None
+    kind: str = "random"  # the parameters W: "random", "designed" or "trained"
 
     @property
     def max_weight(self):
@@ -225,6 +225,7 @@ def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed
         Seed of :func:`mha_lib.init_params` (0 gives the running example's
         parameters for h=8).
     weights : {"random", "designed", "trained"}
+        Where the parameters (the W matrices, not the attention weights) come from.
         "designed" and "trained" use their own sentence, X and layer
         (:func:`~mha_lib.explorers.toolkit.fixed_layer`); h, d_k, tie, X and tokens are then ignored.
 
@@ -286,7 +287,7 @@ class ScoresDrawer(LayoutDrawer):
 
     def update(self, grid, res):
         how = "scaled by 1/√d_k" if res.scaled else "NOT scaled"
-        caption = (f"scores of h = {res.h} heads ({res.kind} weights), d_k = {res.d_k}, {how}  "
+        caption = (f"scores of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, {how}  "
                    "(rows: query token, columns: key token)")
         changed = grid.update(res.scores, clim=symmetric_limits(res.scores), caption=caption)
         return changed + grid.max_panel.set_data(res.max_weight) + grid.ent_panel.set_data(res.entropy)

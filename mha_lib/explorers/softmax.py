@@ -63,8 +63,8 @@ class SoftmaxSetting:
     tokens: tuple
     mask: np.ndarray | None  # (n, n), True = may attend
     weights: np.ndarray  # (h, n, n)
-    roles: tuple = None  # what each head does (designed weights), else None
-    kind: str = "random"  # the weights: "random", "designed" or "trained"
+    roles: tuple = None  # what each head does (designed parameters), else None
+    kind: str = "random"  # the parameters W: "random", "designed" or "trained"
 
     @property
     def entropy(self):
@@ -91,6 +91,9 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
     mask : {"none", "causal", "padding"}
     seed : int
         Seed of :func:`mha_lib.init_params`.
+    weights : {"random", "designed", "trained"}
+        Where the parameters (the W matrices, not the attention weights) come from;
+        "designed" and "trained" use their own X and layer for the sentence (h and d_k are then fixed).
 
     Raises
     ------
@@ -122,7 +125,7 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
 
 
 def _softmax_title(res):
-    return (f"weights of h = {res.h} heads ({res.kind}), d_k = {res.d_k}, T = {res.temperature:.3g}, mask: {res.mask_kind}"
+    return (f"weights of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, T = {res.temperature:.3g}, mask: {res.mask_kind}"
             f"  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)")
 
 

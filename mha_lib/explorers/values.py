@@ -266,6 +266,7 @@ def compute_values(X, tokens, query=0, head=1, h=8, d_k=0, seed=0, weights="rand
     d_k : int
         Head size; 0 means d_model / h.
     weights : {"random", "designed", "trained"}
+        Where the parameters (the W matrices, not the attention weights) come from.
         "designed" / "trained": that layer on its own sentence (X, tokens, h and d_k are then its own).
 
     Raises
