@@ -8,25 +8,28 @@ from . import Exercise
 # Doc 003's tiny numbers: a1 = (1, 1), a2 = (1, 0), W^Q = [[1, 1], [0, 1]].
 _W_TINY = np.array([[[1.0, 1.0], [0.0, 1.0]]])  # (h=1, d_model=2, d_k=2)
 
-def _distinct_shared_patterns():
-    """How many different weight matrices the 8 heads give when all use head 1's matrices."""
+def _distinct_shared_queries():
+    """How many different query matrices Q_i the 8 heads get when all use head 1's matrices."""
     ex = load_running_example()
     p = ex.params
     shared = MHAParams(W_q=np.repeat(p.W_q[:1], 8, axis=0), W_k=np.repeat(p.W_k[:1], 8, axis=0),
                        W_v=np.repeat(p.W_v[:1], 8, axis=0), W_o=p.W_o)
-    w = multi_head_attention(ex.X, shared).weights  # (8, 4, 4)
-    return len(np.unique(w.reshape(8, -1), axis=0))
+    Q = multi_head_attention(ex.X, shared).Q  # (8, 4, 64)
+    return len(np.unique(Q.reshape(8, -1), axis=0))
 
 
 EXERCISES = {
     "predict_shared_heads": Exercise(
         question="Predict before you run the cell: all 8 heads get head 1's W^Q, W^K and W^V. How many DIFFERENT "
-                 "attention-weight patterns will the 8 panels show?",
-        answer=_distinct_shared_patterns,
-        hint="Same X, same three matrices: every head computes exactly the same numbers.",
+                 "query matrices Q_i = X W_i^Q will the 8 heads compute?",
+        answer=_distinct_shared_queries,
+        hint="Same X, same matrix W_i^Q in every head: every head computes exactly the same numbers.",
         kind="number",
         rtol=0.0,
         atol=0.0,
+        solution="Every head computes Q_i = X W_1^Q with the same X and the same matrix, so all 8 are one matrix: 1. "
+                 "Everything computed from them (scores, attention weights, Head_i) is then identical too, as the 8 "
+                 "equal panels show. Heads differ only because their parameters differ.",
     ),
     "tiny_q": Exercise(
         question="With W^Q = [[1, 1], [0, 1]], what is the query q = a W^Q of the token a = (2, 1)? "
