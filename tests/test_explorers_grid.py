@@ -8,7 +8,7 @@ import mha_lib
 from mha_lib.explorers.grid import HeadGrid, heads_picture, plot_heatmap
 from mha_lib.explorers.toolkit import (LayoutDrawer, build_explorer, check_budget, heads_control, int_slider,
                                        literal, render_png, short, text_family)
-from conftest import PNG_MAGIC, png_pixels
+from pictures import PNG_MAGIC, png_pixels
 
 
 def _weights(h, n, m, seed=0):

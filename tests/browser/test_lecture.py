@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import labdriver as ld  # noqa: E402
-from conftest import free_port, server_env, stop, wait_for_port  # noqa: E402
+from servers import free_port, server_env, stop, wait_for_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))

@@ -1,0 +1,24 @@
+"""Plain helpers for the tests that look at explorer pictures.
+
+A module of its own (not conftest.py) so that test files can import them by name: with two
+conftest.py files in the tree (tests/ and tests/browser/), ``from conftest import ...`` picks
+whichever pytest loaded first.
+"""
+
+import io
+
+import numpy as np
+
+PNG_MAGIC = b"\x89PNG"
+
+
+def png_pixels(png):
+    """(H, W, 4) uint8 array of a PNG's pixels (to compare pictures)."""
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
+
+
+def picture_hidden(box):
+    """True when the explorer shows a message in place of its picture (and no blank gap)."""
+    return box.result is None and "&#9888;" in box.message.value and box.image.layout.display == "none"
