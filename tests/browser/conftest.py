@@ -17,7 +17,6 @@ import secrets
 import shutil
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
 import pytest
