@@ -48,10 +48,19 @@ _STEP_KEYS = [key for key, _, _ in PIPELINE_STEPS]
 _HIGHLIGHT = "#E69F00"  # Okabe-Ito orange: the current step
 _PLAIN = "#E8EEF4"
 _EDGE = "#34495E"
+_V_COLOUR = "#0072B2"  # Okabe-Ito blue: the value branch, which goes round the softmax
 
 
 def plot_pipeline(ax, current=None):
-    """Draw the seven steps of Multi-Head Attention as boxes joined by arrows.
+    """Draw the seven steps of Multi-Head Attention as a compact data-flow strip.
+
+    The strip follows the data as the formula does (the full-size picture is
+    :func:`mha_lib.diagrams.plot_mha_diagram`): X branches into the
+    projections; Q_i and K_i meet in the scores, the softmax makes the
+    weights, and the value branch V_i runs *below* them and joins only at the
+    weighted sum, so V never passes through the softmax. The steps of one head
+    sit in a stack of frames: the h heads run side by side, each with its own
+    parameters, and their outputs are concatenated and multiplied by W^O.
 
     Parameters
     ----------
@@ -59,42 +68,86 @@ def plot_pipeline(ax, current=None):
     current : str, optional
         Key of the step to highlight: one of ``embeddings``, ``projections``,
         ``scores``, ``softmax``, ``values``, ``concat``, ``output``; None
-        highlights nothing (the overview).
+        highlights nothing (the overview). ``projections`` highlights both
+        the Q/K box and the V box.
 
     Returns
     -------
     list of Artist
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> artists = plot_pipeline(Figure().add_subplot(), "softmax")
+    >>> any("skips the softmax" in a.get_text() for a in artists if hasattr(a, "get_text"))
+    True
     """
     if current is not None and current not in _STEP_KEYS:
         raise ValueError(f"plot_pipeline: current={current!r} is not a step; choose one of {_STEP_KEYS} or None")
     ax.set_xlim(0, len(PIPELINE_STEPS))
-    ax.set_ylim(0, 1)
+    ax.set_ylim(-0.12, 1.72)
     ax.set_axis_off()
     artists = []
-    width, height = 0.8, 0.62
-    for i, (key, label, nb) in enumerate(PIPELINE_STEPS):
-        is_current = key == current
-        box = FancyBboxPatch(
-            (i + 0.1, 0.25), width, height, boxstyle="round,pad=0.02,rounding_size=0.08",
-            facecolor=_HIGHLIGHT if is_current else _PLAIN, edgecolor=_EDGE,
-            linewidth=2.2 if is_current else 1.0,
-        )
-        ax.add_patch(box)
-        artists.append(box)
-        artists.append(ax.text(i + 0.5, 0.25 + height / 2, label, ha="center", va="center", fontsize=9,
-                               fontweight="bold" if is_current else "normal", color="black"))
-        artists.append(ax.text(i + 0.5, 0.1, f"nb {nb}", ha="center", va="center", fontsize=7, color="#555555"))
-        if i:
-            arrow = FancyArrowPatch((i - 0.1 + 0.0, 0.56), (i + 0.1, 0.56), arrowstyle="-|>", mutation_scale=10,
-                                    color=_EDGE, linewidth=1.0)
-            ax.add_patch(arrow)
-            artists.append(arrow)
+    labels = {key: label for key, label, _ in PIPELINE_STEPS}
+    column = {key: i for i, key in enumerate(_STEP_KEYS)}
+    upper, middle, lower = 1.02, 0.72, 0.40  # lanes: queries/keys, the main line, values
+    width = 0.8
+
+    def box(key, y, height, label):
+        on = key == current
+        patch = FancyBboxPatch((column[key] + 0.1, y - height / 2), width, height,
+                               boxstyle="round,pad=0.02,rounding_size=0.08", facecolor=_HIGHLIGHT if on else _PLAIN,
+                               edgecolor=_EDGE, linewidth=2.2 if on else 1.0, zorder=3)
+        ax.add_patch(patch)
+        text = ax.text(column[key] + 0.5, y, label, ha="center", va="center", fontsize=9, zorder=4,
+                       fontweight="bold" if on else "normal", color="black")
+        artists.extend([patch, text])
+
+    def arrow(start, end, color=_EDGE, lw=1.0):
+        patch = FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=10, color=color, linewidth=lw,
+                                shrinkA=0, shrinkB=0, zorder=2)
+        ax.add_patch(patch)
+        artists.append(patch)
+
+    # The stack of heads behind the steps of one head (projections .. values).
+    x0, y0, w, hgt = 0.96, 0.1, 4.08, 1.44
+    for k in (2, 1, 0):
+        frame = FancyBboxPatch((x0 + 0.05 * k, y0 + 0.05 * k), w, hgt, boxstyle="round,pad=0.01,rounding_size=0.1",
+                               facecolor="#F7F9FB" if k == 0 else "#EDF1F5", edgecolor="#8A9BAD", linewidth=0.8,
+                               zorder=1 - 0.1 * k)
+        ax.add_patch(frame)
+        artists.append(frame)
+    artists.append(ax.text(x0 + 0.06, y0 + hgt - 0.03, "head $i$ (all $h$ heads run side by side, each with its own "
+                           "$W_i^Q, W_i^K, W_i^V$)", ha="left", va="top", fontsize=7, color="#555555", zorder=4))
+
+    box("embeddings", middle, 0.6, labels["embeddings"])
+    box("projections", upper, 0.44, "$Q_i$, $K_i$\nprojections")
+    box("projections", lower, 0.44, "$V_i$\nprojection")
+    box("scores", upper, 0.44, labels["scores"])
+    box("softmax", upper, 0.44, labels["softmax"])
+    box("values", middle, 1.06, "$\\mathrm{Head}_i$\nweights $\\cdot V_i$")
+    box("concat", middle, 0.6, labels["concat"])
+    box("output", middle, 0.6, labels["output"])
+
+    arrow((0.9, middle + 0.1), (1.1, upper))  # X -> Q_i, K_i
+    arrow((0.9, middle - 0.1), (1.1, lower), color=_V_COLOUR)  # X -> V_i
+    arrow((1.9, upper), (2.1, upper))  # Q_i, K_i -> scores
+    arrow((2.9, upper), (3.1, upper))  # scores -> softmax
+    arrow((3.9, upper), (4.1, upper))  # the weights -> Head_i
+    arrow((1.9, lower), (4.1, lower), color=_V_COLOUR, lw=1.4)  # V_i goes round the scores and the softmax
+    artists.append(ax.text(3.0, lower + 0.03, "$V_i$ skips the softmax", ha="center", va="bottom", fontsize=7.5,
+                           color=_V_COLOUR, style="italic", zorder=4))
+    arrow((4.9, middle), (5.1, middle))  # every Head_i -> concat
+    arrow((5.9, middle), (6.1, middle))  # concat -> output
+
+    for i, (_, _, nb) in enumerate(PIPELINE_STEPS):
+        artists.append(ax.text(i + 0.5, -0.05, f"nb {nb}", ha="center", va="center", fontsize=7, color="#555555"))
     return artists
 
 
 def pipeline_figure(current=None):
     """A small figure of the pipeline with ``current`` highlighted (see :func:`plot_pipeline`)."""
-    fig = Figure(figsize=(10, 1.3), layout="constrained")
+    fig = Figure(figsize=(10, 1.9), layout="constrained")
     plot_pipeline(fig.add_subplot(), current)
     return fig
 

@@ -233,3 +233,36 @@ def test_self_checks_accept_the_right_answer_only(exercise_id, capsys):
     assert check(exercise_id, WRONG_ANSWERS[exercise_id]) is False
     assert check(exercise_id, None) is False
     assert "Replace None" in capsys.readouterr().out
+
+
+
+# --------------------------------------------------------------------------- the per-notebook pipeline strip
+
+
+def test_pipeline_strip_v_joins_after_the_softmax():
+    """The value branch goes round the scores and the softmax and ends at the Head_i box (issue 10)."""
+    import doctest
+
+    from matplotlib.colors import to_rgba
+    from matplotlib.figure import Figure
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    from mha_lib import plotting
+
+    assert doctest.testmod(plotting).failed == 0
+    ax = Figure().add_subplot()
+    artists = plotting.plot_pipeline(ax, "projections")
+    boxes = {t.get_text(): b for b, t in zip(artists, artists[1:])
+             if isinstance(b, FancyBboxPatch) and hasattr(t, "get_text")}
+    head = next(b for t, b in boxes.items() if "Head" in t)
+    softmax = next(b for t, b in boxes.items() if "softmax" in t)
+    blue = [a for a in artists if isinstance(a, FancyArrowPatch) and np.allclose(a.get_edgecolor(), to_rgba("#0072B2"))]
+    assert len(blue) == 2  # X -> V_i, V_i -> Head_i
+    tip_x = max(float(a.get_path().vertices[:, 0].max()) for a in blue)
+    assert head.get_x() - 0.1 <= tip_x <= head.get_x() + head.get_width()  # V_i ends at Head_i ...
+    assert tip_x > softmax.get_x() + softmax.get_width()  # ... after the softmax, whose box it never enters
+    assert any("skips the softmax" in a.get_text() for a in artists if hasattr(a, "get_text"))
+    orange = [b for b in artists if isinstance(b, FancyBboxPatch) and np.allclose(b.get_facecolor(), to_rgba("#E69F00"))]
+    assert len(orange) == 2  # the projections step: the Q_i, K_i box and the V_i box
+    with pytest.raises(ValueError, match="plot_pipeline"):
+        plotting.plot_pipeline(ax, "attention")
