@@ -262,7 +262,8 @@ def test_pipeline_strip_v_joins_after_the_softmax():
     assert head.get_x() - 0.1 <= tip_x <= head.get_x() + head.get_width()  # V_i ends at Head_i ...
     assert tip_x > softmax.get_x() + softmax.get_width()  # ... after the softmax, whose box it never enters
     assert any("skips the softmax" in a.get_text() for a in artists if hasattr(a, "get_text"))
-    orange = [b for b in artists if isinstance(b, FancyBboxPatch) and np.allclose(b.get_facecolor(), to_rgba("#E69F00"))]
+    orange = [b for b in artists
+              if isinstance(b, FancyBboxPatch) and np.allclose(b.get_facecolor(), to_rgba("#E69F00"))]
     assert len(orange) == 2  # the projections step: the Q_i, K_i box and the V_i box
     with pytest.raises(ValueError, match="plot_pipeline"):
         plotting.plot_pipeline(ax, "attention")
