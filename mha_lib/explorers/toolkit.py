@@ -145,8 +145,11 @@ WEIGHT_KINDS = (("random (running example)", "random"), ("designed (4 heads with
 
 
 def weights_control(value="random"):
-    """The weight choice of the explorers of notebooks 03, 04, 05 and 08."""
-    return dropdown("weights", list(WEIGHT_KINDS), value)
+    """The choice of parameters (random, designed or trained W matrices) of the explorers of 03, 04, 05 and 08.
+
+    Labelled "parameters": in this series "weights" means the attention weights (the softmax output).
+    """
+    return dropdown("parameters", list(WEIGHT_KINDS), value)
 
 
 @functools.lru_cache(maxsize=8)
