@@ -141,6 +141,17 @@ def test_window_report_renders_for_the_pixel_ratio(screen):
     assert box.controls["d_k"].value == 256, "the scene's settings survive the re-render"
 
 
+def test_a_scene_with_another_layout_is_rendered_for_its_size(screen):
+    """Scene 7's figure (4 heads) is shorter than scene 2's (8 heads): it gets the resolution it needs."""
+    screen.viewport.value = "1920x1080@1"
+    screen.go(1)
+    screen.go(scenes.scene_index("several-heads"))
+    box = screen.explorers["lecture"]
+    expected = scenes.dpi_for(tuple(box.figure.get_size_inches()), (1920, 1080, 1))
+    assert box.figure.dpi == pytest.approx(expected, rel=0.16)
+    screen.go(1)
+
+
 def test_high_contrast_redraws_the_pictures_bold(screen):
     import matplotlib
 

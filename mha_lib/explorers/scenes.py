@@ -162,20 +162,20 @@ KEYS_JS = r"""
     if (button) { button.click(); }
   });
   // One scene change at a time: after a press on previous/next (key or mouse), further presses are
-  // ignored until the kernel has shown the new scene (the counter changed) and its picture has stopped
-  // changing for 300 ms, at most 6 s. A double press on a slow machine can no longer skip a scene.
-  let pending = null, lastChange = 0;
-  new MutationObserver(function () { lastChange = Date.now(); })
-    .observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true,
-                              attributeFilter: ['src'] });
+  // ignored until the kernel has shown the new scene: the counter changed and the picture on screen is
+  // a new one (at most 6 s). A double press on a slow machine can no longer skip a scene.
+  let pending = null;
   function counterText() {
     const c = document.querySelector('.mha-scene-counter');
     return c ? c.innerText.trim() : '';
   }
+  function pictureSrc() {
+    const img = [...document.querySelectorAll('.mha-screen img')].find(function (i) { return i.offsetParent !== null; });
+    return img ? img.src : '';
+  }
   function busy() {
     if (!pending) { return false; }
-    const now = Date.now();
-    if (now - pending.t > 6000 || (counterText() !== pending.counter && now - lastChange > 300)) {
+    if (Date.now() - pending.t > 6000 || (counterText() !== pending.counter && pictureSrc() !== pending.src)) {
       pending = null;
       const screen = document.querySelector('.mha-screen');
       if (screen) { screen.classList.remove('mha-drawing'); }
@@ -187,7 +187,7 @@ KEYS_JS = r"""
     const b = e.target && e.target.closest && e.target.closest('button.mha-scene-next, button.mha-scene-prev');
     if (!b || b.disabled) { return; }
     if (busy()) { e.preventDefault(); e.stopImmediatePropagation(); return; }
-    pending = { t: Date.now(), counter: counterText() };
+    pending = { t: Date.now(), counter: counterText(), src: pictureSrc() };
     const screen = document.querySelector('.mha-screen');
     if (screen) { screen.classList.add('mha-drawing'); }
     (function poll() { if (busy()) { setTimeout(poll, 100); } })();
@@ -342,6 +342,27 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         new = factories[name](dpi)
         _copy_values(old, new)
         state["explorers"][name] = new
+        watch(name, new)
+
+    def refit(name):
+        """After a new picture: when its figure changed size (another layout), render at the resolution it needs."""
+        vp, box = state.get("viewport"), state["explorers"][name]
+        if vp is None:
+            return
+        wanted = dpi_for(tuple(box.figure.get_size_inches()), vp)
+        if abs(wanted - state["dpi"][name]) / state["dpi"][name] >= 0.15:
+            rebuild(name, wanted)
+            arrange()
+
+    def watch(name, box):
+        def later(_change):
+            try:
+                import asyncio
+
+                asyncio.get_running_loop().call_soon(refit, name)  # after the render that showed it
+            except RuntimeError:  # no event loop (a script, a test): now
+                refit(name)
+        box.image.observe(later, names="value")
 
     def on_contrast(change):
         import matplotlib
@@ -360,6 +381,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         vp = _parse_viewport(change["new"])
         if vp is None:
             return
+        state["viewport"] = vp
         for name, box in list(state["explorers"].items()):
             wanted = dpi_for(tuple(box.figure.get_size_inches()), vp)
             if abs(wanted - state["dpi"][name]) / state["dpi"][name] < 0.15:
@@ -372,6 +394,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     next_button.on_click(lambda _b: go(menu.value + 1))
     contrast.observe(on_contrast, names="value")
     viewport.observe(on_viewport, names="value")
+    for name, box in state["explorers"].items():
+        watch(name, box)
     arrange()
     show(start)
     screen.scene_menu, screen.next_button, screen.previous_button = menu, next_button, prev_button

@@ -1,7 +1,7 @@
 """The lecture screen (notebooks/lecture.ipynb) as a Voila dashboard in headless Chromium.
 
 At 1280x720 and 1920x1080: every scene renders (a picture, no error), fits the window without
-scrolling, and the right/left arrow keys move between scenes; ``?scene=N`` opens scene N; the page
+scrolling, and the right/left arrow keys move between scenes (a double press moves one scene); ``?scene=N`` opens scene N; the page
 shows no prose, no code and no printed output; at pixel ratio 2 the picture has twice the pixels.
 Screenshots: ``screenshots/lecture_<size>_<k>.png``.
 """
@@ -125,7 +125,13 @@ def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size
             assert state["imgBottom"] <= height + 1 and state["imgRight"] <= width + 1, state
             assert state["imgWidth"] > width * 0.4, f"scene {k}: the picture is small: {state}"
         page.keyboard.press("ArrowLeft")
-        wait_for_scene(page, len(SCENES) - 1)
+        state = wait_for_scene(page, len(SCENES) - 1)
+        # a double press while the next scene is drawn moves one scene, not two
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("ArrowLeft")
+        wait_for_scene(page, len(SCENES) - 2, previous_src=state["src"])
+        page.wait_for_timeout(4000)
+        assert page.evaluate(_STATE)["counter"] == f"{len(SCENES) - 2} / {len(SCENES)}", "a double press skipped a scene"
         print("\n".join(f"{k}. {name}: painted {painted_width(s):.0f} CSS px wide, rendered "
                         f"{s['naturalWidth']} px wide" for k, name, s in report))
         assert not page.evaluate(_TEXT_OUTSIDE), "text outside the lecture screen: " + page.evaluate(_TEXT_OUTSIDE)
