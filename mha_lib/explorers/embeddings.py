@@ -81,8 +81,8 @@ class EmbeddingsDrawer(LayoutDrawer):
 
     def build(self, fig, res):
         n = len(res.tokens)
-        ax_x, ax_c = fig.subplots(1, 2, width_ratios=[2.2, 1],
-                                  gridspec_kw=dict(left=0.1, right=0.95, bottom=0.14, top=0.88, wspace=0.5))
+        ax_x, ax_c = fig.subplots(1, 2, width_ratios=[1.7, 1.2],
+                                  gridspec_kw=dict(left=0.09, right=0.96, bottom=0.14, top=0.88, wspace=0.35))
         self.x = plot_heatmap(ax_x, np.zeros((n, res.shown)), res.tokens, [str(j + 1) for j in range(res.shown)],
                               cmap=SIGNED_CMAP, vmin=-1, vmax=1, numbers=False, rotate=False)
         ax_x.set_xlabel("embedding dimension", fontsize=8)
