@@ -163,7 +163,7 @@ KEYS_JS = r"""
   });
   // One scene change at a time: after a press on previous/next (key or mouse), further presses are
   // ignored until the kernel has shown the new scene: the counter changed and the picture on screen is
-  // a new one (at most 6 s). A double press on a slow machine can no longer skip a scene.
+  // one drawn after the press (at most 6 s). A double press on a slow machine can no longer skip a scene.
   let pending = null;
   function counterText() {
     const c = document.querySelector('.mha-scene-counter');
@@ -173,9 +173,16 @@ KEYS_JS = r"""
     const img = [...document.querySelectorAll('.mha-screen img')].find(function (i) { return i.offsetParent !== null; });
     return img ? img.src : '';
   }
+  function allSrcs() {  // the pictures of both views: a view shown again still has its old picture at first
+    return [...document.querySelectorAll('.mha-screen img')].map(function (i) { return i.src; });
+  }
   function busy() {
     if (!pending) { return false; }
-    if (Date.now() - pending.t > 6000 || (counterText() !== pending.counter && pictureSrc() !== pending.src)) {
+    const now = Date.now();
+    const moved = counterText() !== pending.counter;
+    if (moved && !pending.movedAt) { pending.movedAt = now; }
+    // a scene whose picture is already on screen (nothing to draw) frees the keys 1.5 s after the counter moved
+    if (now - pending.t > 6000 || (moved && (!pending.srcs.includes(pictureSrc()) || now - pending.movedAt > 1500))) {
       pending = null;
       const screen = document.querySelector('.mha-screen');
       if (screen) { screen.classList.remove('mha-drawing'); }
@@ -187,7 +194,7 @@ KEYS_JS = r"""
     const b = e.target && e.target.closest && e.target.closest('button.mha-scene-next, button.mha-scene-prev');
     if (!b || b.disabled) { return; }
     if (busy()) { e.preventDefault(); e.stopImmediatePropagation(); return; }
-    pending = { t: Date.now(), counter: counterText(), src: pictureSrc() };
+    pending = { t: Date.now(), counter: counterText(), srcs: allSrcs() };
     const screen = document.querySelector('.mha-screen');
     if (screen) { screen.classList.add('mha-drawing'); }
     (function poll() { if (busy()) { setTimeout(poll, 100); } })();

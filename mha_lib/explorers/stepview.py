@@ -293,7 +293,7 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
     """
     first = compute_steps(source, head, step, temperature)  # refuses a bad start value with its message
     controls = {
-        "source": dropdown("weights", list(SOURCES), value=source),
+        "source": dropdown("parameters", list(SOURCES), value=source),
         "head": int_slider("head", first.head, 1, first.h),
         "step": widgets.SelectionSlider(options=[(name, k) for k, (name, *_rest) in enumerate(STEPS)], value=step,
                                         description="step", continuous_update=False,
