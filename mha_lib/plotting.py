@@ -25,7 +25,6 @@ __all__ = [
     "plot_matrix",
     "plot_attention",
     "plot_heads",
-    "heads_figure",
     "head_grid",
     "symmetric_limits",
 ]
@@ -311,11 +310,3 @@ def plot_heads(fig, matrices, tokens, *, title="head", shared_scale=True, signed
         grid.cax.set_visible(False)
     return [heat.image for heat in grid.panels]
 
-
-def heads_figure(matrices, tokens, *, title="head", panel_size=2.3, **kwargs):
-    """A figure with every head drawn by :func:`plot_heads`."""
-    h = np.asarray(matrices).shape[0]
-    rows, cols = head_grid(h, kwargs.get("ncols"))
-    fig = Figure(figsize=(panel_size * cols + 1.6, panel_size * rows + 0.6))
-    plot_heads(fig, matrices, tokens, title=title, **kwargs)
-    return fig
