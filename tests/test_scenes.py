@@ -221,3 +221,20 @@ def test_teaching_guide_names_every_scene():
     guide = (ROOT / "docs" / "teaching.md").read_text()
     missing = [s.name for s in scenes.SCENES if s.name not in guide]
     assert not missing, f"docs/teaching.md does not plan these scenes: {missing}"
+
+
+def test_a_refit_outside_a_kernel_happens_at_once_even_under_an_event_loop(screen):
+    """Outside a kernel the resolution follows at once, even when asyncio reports a running loop (as it
+    does while Playwright's sync API is active in the same process: the browser tests)."""
+    import asyncio
+
+    async def inside_a_loop():
+        screen.viewport.value = "1920x1080@1"
+        screen.go(1)
+        screen.go(scenes.scene_index("several-heads"))
+        box = screen.explorers["lecture"]
+        expected = scenes.dpi_for(tuple(box.figure.get_size_inches()), (1920, 1080, 1))
+        assert box.figure.dpi == pytest.approx(expected, rel=0.16)
+        screen.go(1)
+
+    asyncio.run(inside_a_loop())

@@ -31,6 +31,8 @@ from urllib.parse import parse_qs
 import ipywidgets as widgets
 from traitlets import TraitError
 
+from .toolkit import kernel_loop
+
 __all__ = ["Scene", "SCENES", "scene_index", "make_lecture_screen", "KEYS_JS", "SCREEN_CSS", "dpi_for"]
 
 
@@ -363,11 +365,10 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
 
     def watch(name, box):
         def later(_change):
-            try:
-                import asyncio
-
-                asyncio.get_running_loop().call_soon(refit, name)  # after the render that showed it
-            except RuntimeError:  # no event loop (a script, a test): now
+            loop = kernel_loop()
+            if loop is not None:
+                loop.call_soon(refit, name)  # after the render that showed it
+            else:  # not in a kernel (a script, a test): now
                 refit(name)
         box.image.observe(later, names="value")
 

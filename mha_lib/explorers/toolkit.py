@@ -51,7 +51,7 @@ from ..attention import divisors
 
 __all__ = ["Result", "build_explorer", "render_png", "Frame", "ExplorerBox", "LayoutDrawer", "int_slider", "dropdown",
            "checkbox", "heads_control", "link_heads", "TIE_LABEL", "SCALE_LABEL", "D_K_OPTIONS", "TOKEN_COLORS", "HEAD_COLORS", "literal", "short", "text_family",
-           "MEMORY_BUDGET", "check_budget", "explorer_params", "running_inputs", "WEIGHT_KINDS", "weights_control", "fixed_layer", "single_blas_thread", "inch_box"]
+           "MEMORY_BUDGET", "check_budget", "explorer_params", "running_inputs", "WEIGHT_KINDS", "weights_control", "fixed_layer", "single_blas_thread", "inch_box", "kernel_loop"]
 
 _PNG_COMPRESS_LEVEL = 1
 TIE_LABEL = "d_k = d_model / h"  # the one wording of the tie control, in every explorer
@@ -473,8 +473,12 @@ def link_heads(box, d_model_of, max_h=16, tie="tie", h="h", d_k="d_k", head=None
 # --------------------------------------------------------------------------- the explorer
 
 
-def _running_loop():
-    """The asyncio loop of a Jupyter kernel, when we are inside one (else None)."""
+def kernel_loop():
+    """The asyncio loop of a Jupyter kernel, when we are inside one (else None).
+
+    Only a kernel counts: outside one (a script, a test), ``asyncio.get_running_loop()`` can still
+    answer, e.g. while Playwright's sync API is active, and work scheduled there would never run.
+    """
     try:
         from IPython import get_ipython
     except ImportError:
@@ -589,7 +593,7 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
         previous, state["shown"] = state.get("shown"), values
         if previous is not None and "h" in values and values["h"] != previous.get("h"):
             state["h_dir"] = 1 if values["h"] > previous["h"] else -1  # warm up that way first
-        loop = _running_loop()
+        loop = kernel_loop()
         if loop is not None and isinstance(draw, LayoutDrawer) and not state.get("warming"):
             state["warming"] = True
             loop.call_later(0.15, warm)
@@ -627,7 +631,7 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
                     draw(fig, box.__dict__["_result"])  # back to the setting on screen
                 cache["background"] = background
                 state["warming"] = True
-                _running_loop().call_later(0.05, warm)
+                kernel_loop().call_later(0.05, warm)
                 return
 
     def deferred():
@@ -645,7 +649,7 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
         box.__dict__["_pending"] = True
         if state["held"]:
             return
-        loop = _running_loop() if change is not None else None
+        loop = kernel_loop() if change is not None else None
         if loop is None:
             box._flush()
         elif not state["scheduled"]:
