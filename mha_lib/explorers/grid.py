@@ -295,6 +295,8 @@ class HeadGrid:
     min_label_fs : float
         The key labels are made smaller to stay level down to this size, then turned (the lecture
         screen asks for large labels: turned rather than small).
+    number_fs : float, optional
+        Largest font size of the cell numbers (default fs - 1); they also stay inside their cells.
 
     Attributes
     ----------
@@ -307,7 +309,7 @@ class HeadGrid:
     def __init__(self, fig, h, row_tokens, col_tokens=None, region=None, *, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0,
                  cbar_label="attention weight (shared scale)", annotate=True, titles=None, caption="",
                  row_label="query", col_label="key", fs=8, panel_cap=2.3, shrink=False, ncols=None, signed=None,
-                 min_label_fs=6.5):
+                 min_label_fs=6.5, number_fs=None):
         W, H = fig.get_size_inches()
         col_tokens = row_tokens if col_tokens is None else col_tokens
         x0, top, width, height = region if region is not None else (0.05, 0.05, W - 0.1, H - 0.1)
@@ -325,7 +327,8 @@ class HeadGrid:
         cap_h = (fs / 72 * 1.6 + 0.05) if caption is not None else 0.0
         cbar_w = 0.12 + 0.8
         gap_x = 0.1
-        ylab = fs / 72 + 0.12
+        ylab = fs / 72 + 0.12 if row_label else 0.0  # room for the axis names, when there are any
+        xlab = fs / 72 * 1.4 if col_label else 0.0
         title_h = fs / 72 * 1.5 + 0.05
         tfs0 = fs
         left_labels = row_long * tfs0 * _CHAR + 0.08
@@ -335,7 +338,7 @@ class HeadGrid:
         gap_y = title_h + 0.06
         rotate = False
         for _ in range(2):  # the cell size decides whether the key labels must be rotated, and back
-            bottom_labels = (col_long * tfs * _CHAR if rotate else tfs / 72 * 1.4) + 0.08 + fs / 72 * 1.4
+            bottom_labels = (col_long * tfs * _CHAR if rotate else tfs / 72 * 1.4) + 0.08 + xlab
             panel_h_max = (height - cap_h - title_h - bottom_labels - gap_y * (rows - 1)) / rows
             # cells stay square: a panel is m cells wide and n cells tall
             cell = min(panel_w / m, panel_h_max / n, panel_cap / max(n, m))
@@ -357,7 +360,7 @@ class HeadGrid:
         box = inch_box(W, H)
         gy = top + cap_h + title_h + (spare / 2 if caption is None else 0.0)  # under its caption
         signed = cmap == SIGNED_CMAP if signed is None else signed
-        afs = min(fs - 1, cell * 72 / (3.0 if signed else 2.6))
+        afs = min(number_fs or fs - 1, cell * 72 / (3.0 if signed else 2.6))
         self.annotate = bool(annotate) and afs >= 5.0
         self.caption = fig.text(box(gx, top, 0, 0)[0], 1 - (top + 0.02) / H, literal(caption or ""), ha="left",
                                 va="top", fontsize=fs + 1, fontfamily=text_family())
