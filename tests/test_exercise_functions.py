@@ -4,12 +4,21 @@ import numpy as np
 import pytest
 
 import mha_lib
+from mha_lib import exercises
 from mha_lib.exercises import check, check_function, question, solution
 from mha_lib.exercises.functions import FUNCTION_EXERCISES, function_exercise_ids
 from mha_lib.exercises.solutions import solution_text
 from mha_lib.exercises import worked
 
 IDS = ["02.split_heads", "03.scores", "04.softmax", "05.weighted_sum", "06.concat", "07.multi_head_attention"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_attempts():
+    """Each test starts with no wrong attempts counted (the hints are tiered per exercise and session)."""
+    exercises._attempts.clear()
+    yield
+    exercises._attempts.clear()
 
 
 def run(capsys, exercise_id, fn):
@@ -118,6 +127,8 @@ MISTAKES = [
 @pytest.mark.parametrize("exercise_id, fn, words", MISTAKES,
                          ids=[f"{m[0]}-{i}" for i, m in enumerate(MISTAKES)])
 def test_classic_mistake_gets_its_hint(capsys, exercise_id, fn, words):
+    # The concrete hint comes with the second wrong attempt (the first names the idea; see tests/test_hints.py).
+    run(capsys, exercise_id, fn)
     ok, out = run(capsys, exercise_id, fn)
     assert ok is False
     assert out.startswith("❌ Not yet") and out.count("\n") == 1, out

@@ -12,12 +12,20 @@ Kinds of answers:
     "array"   an array, compared element-wise with the same tolerance
     "shape"   a tuple of whole numbers, compared exactly; also typed as text, "4, 128" or "(4, 128)"
     "choice"  a string or a number, compared exactly (strings case-insensitively; "129" counts as 129)
+
+Hints come in tiers, as a student working alone wants them: the first wrong
+answer to an exercise gets the idea to use (no numbers, no code), the second
+the computation to do, and from the third on the message also says that
+``solution(id)`` prints the worked answer. The wrong attempts are counted per
+exercise id for the session (the kernel); ``None`` and an answer of the wrong
+form do not count.
 """
 
 from __future__ import annotations
 
 import importlib
 import math
+from collections import Counter
 import numbers
 import re
 from dataclasses import dataclass
@@ -30,15 +38,26 @@ __all__ = ["Exercise", "check", "check_function", "question", "solution"]
 
 @dataclass(frozen=True)
 class Exercise:
-    """One question: its text, how to compute the answer, and a hint for a wrong one."""
+    """One question: its text, how to compute the answer, and a hint for a wrong one.
+
+    ``hint`` is a pair ``(concept, concrete)``: the idea to use, shown after the
+    first wrong answer, and the computation to do, shown from the second on.
+    A single string serves both tiers (for a hint that gives nothing away).
+    """
 
     question: str
     answer: Callable[[], Any]
-    hint: str
+    hint: str | tuple[str, str]
     kind: str = "number"
     rtol: float = 1e-2
     atol: float = 1e-3
     solution: str = ""  # the worked answer that solution() prints; empty: see exercises/solutions.py
+
+    def __post_init__(self):
+        hint = self.hint
+        if not (isinstance(hint, str) or (isinstance(hint, tuple) and len(hint) == 2
+                                          and all(isinstance(h, str) for h in hint))):
+            raise TypeError(f"Exercise: hint must be a string or a pair (concept, concrete) of strings, got {hint!r}")
 
 
 def _lookup(exercise_id):
@@ -152,6 +171,39 @@ def _judge_against(ex, expected, answer):
     return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=ex.rtol, atol=ex.atol)), None
 
 
+# Wrong attempts so far, per exercise id (answers and functions alike), for the session.
+_attempts = Counter()
+
+
+def _hint_tiers(hint):
+    """(concept, concrete) of a hint given as a pair or as one string (then both tiers are that string)."""
+    if isinstance(hint, str):
+        return hint, hint
+    concept, concrete = hint
+    return concept, concrete
+
+
+def _tiered_hint(exercise_id, hint):
+    """Count a wrong attempt at ``exercise_id`` and return the hint for this attempt.
+
+    1st attempt: the concept; 2nd: the concrete hint; 3rd and later: the
+    concrete hint and where to find the worked answer. ``hint`` may be None
+    (nothing to add): from the 3rd attempt on, the pointer to the solution
+    is still returned.
+    """
+    _attempts[exercise_id] += 1
+    tries = _attempts[exercise_id]
+    if hint is None:
+        text = ""
+    else:
+        concept, concrete = _hint_tiers(hint)
+        text = concept if tries == 1 else concrete
+    if tries >= 3:
+        pointer = f'Still stuck? mha_lib.exercises.solution("{exercise_id}") shows the worked answer.'
+        text = f"{text} {pointer}" if text else pointer
+    return text
+
+
 def _is_right(ex, answer):
     """Whether ``answer`` is right (a malformed answer is simply not right)."""
     return _judge(ex, answer)[0]
@@ -159,6 +211,10 @@ def _is_right(ex, answer):
 
 def check(exercise_id, answer):
     """Print whether ``answer`` is right, with a hint when it is not; return True/False.
+
+    The hints are tiered: the first wrong answer to an exercise gets the
+    idea to use, the second the computation, the third and later also the
+    way to the worked answer, ``solution(exercise_id)``.
 
     ``None`` (the placeholder in the notebooks) prints the question again. An
     answer of the wrong form (a shape given as a dict, a shape with 4.4 in it,
@@ -173,7 +229,10 @@ def check(exercise_id, answer):
     if right:
         print("✅ Right.")
         return True
-    print(f"❌ Not yet. {note}" if note else f"❌ Not yet. Hint: {ex.hint}")
+    if note:  # the answer could not be read: say which form is expected (not an attempt at the exercise)
+        print(f"❌ Not yet. {note}")
+    else:
+        print(f"❌ Not yet. Hint: {_tiered_hint(exercise_id, ex.hint)}")
     return False
 
 

@@ -34,6 +34,7 @@ d_v value size, ``...`` optional leading dimensions.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import io
 import math
@@ -45,7 +46,7 @@ import numpy as np
 
 from .. import MHAParams, attention_scores, concat_heads, init_params, multi_head_attention, softmax, split_heads
 from .. import weighted_sum as lib_weighted_sum
-from . import worked
+from . import _tiered_hint, worked
 
 __all__ = ["check_function", "FUNCTION_EXERCISES", "function_exercise_ids"]
 
@@ -69,11 +70,11 @@ class _Case:
 
 @dataclass(frozen=True)
 class _Mistake:
-    """A classic mistake: what it returns on given arguments, and the hint for it."""
+    """A classic mistake: what it returns on given arguments, and the hint for it: (concept, concrete)."""
 
     name: str
     compute: Callable
-    hint: str
+    hint: tuple
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,26 @@ class FunctionExercise:
 
 def _shape(x):
     return tuple(np.shape(x))
+
+
+def _mistakes(*rows):
+    """The _Mistake entries of one exercise from rows (name, compute, concept, concrete)."""
+    return tuple(_Mistake(name, compute, (concept, concrete)) for name, compute, concept, concrete in rows)
+
+
+# The ideas behind the mistakes (the first hint a wrong function gets; the second is the concrete fix).
+# Several mistakes, in several exercises, miss the same idea: one text each.
+_OWN_COLUMNS = "head i must get its own block of columns from EVERY token's row, not whole rows of some tokens."
+_ROW_DOT_ROW = "a score compares one query with one key: a query ROW dotted with a key ROW."
+_SCALE = "the scores are divided by the square root of d_k, the size of ONE head's queries and keys."
+_ROWS_SUM_TO_1 = "one row of weights belongs to one query, and each row must sum to 1 by itself."
+_HINT_COLUMNS = ("your COLUMNS sum to 1, but each ROW must (one row = one query's weights): "
+                 "sum over the last axis, axis=-1.")
+_KEEPDIMS = ("a number computed per row (its maximum, its sum) must keep its row's place, as a column of "
+             "shape (..., n, 1), to meet every entry of its own row.")
+_MIX_VALUE_ROWS = "output row m mixes the value ROWS, each weighted by the entry of row m of the weights."
+_SIDE_BY_SIDE = "Concat keeps one row per token and puts the heads side by side: shape (n, h * d_v)."
+_TOKEN_ROWS = "row m of Concat must hold token m's row of EVERY head."
 
 
 # --------------------------------------------------------------------------- 02.split_heads
@@ -120,31 +141,21 @@ def _split_strided(P, h):
     return P.reshape(n, d_model // h, h).transpose(2, 0, 1)
 
 
-_MISTAKES_SPLIT = (
-    _Mistake(
-        "reshape without transpose",
-        _split_reshape_only,
-        "a reshape straight to (h, n, d) cuts P in reading order, so head 1 gets the whole rows of the first "
-        "tokens instead of its own columns of every token. Reshape to (n, h, d) first, then bring the head "
-        "axis to the front: P.reshape(n, h, d).transpose(1, 0, 2).",
-    ),
-    _Mistake(
-        "head axis in the middle",
-        _split_no_transpose,
-        "your result is (n, h, d): the head axis is in the middle. Move it to the front with .transpose(1, 0, 2).",
-    ),
-    _Mistake(
-        "strided columns",
-        _split_strided,
-        "head i must own a block of neighbouring columns, i*d to (i+1)*d; your heads take every h-th column. "
-        "Reshape to (n, h, d), not (n, d, h).",
-    ),
-    _Mistake(
-        "each head transposed",
-        lambda P, h: np.swapaxes(split_heads(P, h), -1, -2),
-        "each head should be (n, d), one row per token like P; yours are (d, n). Use .transpose(1, 0, 2), "
-        "not a full .T.",
-    ),
+_MISTAKES_SPLIT = _mistakes(
+    ("reshape without transpose", _split_reshape_only, _OWN_COLUMNS,
+     "a reshape straight to (h, n, d) cuts P in reading order, so head 1 gets the whole rows of the first "
+     "tokens instead of its own columns of every token. Reshape to (n, h, d) first, then bring the head "
+     "axis to the front: P.reshape(n, h, d).transpose(1, 0, 2)."),
+    ("head axis in the middle", _split_no_transpose,
+     "the result is indexed [head, token, column]: the head axis comes first.",
+     "your result is (n, h, d): the head axis is in the middle. Move it to the front with .transpose(1, 0, 2)."),
+    ("strided columns", _split_strided, _OWN_COLUMNS,
+     "head i must own a block of neighbouring columns, i*d to (i+1)*d; your heads take every h-th column. "
+     "Reshape to (n, h, d), not (n, d, h)."),
+    ("each head transposed", lambda P, h: np.swapaxes(split_heads(P, h), -1, -2),
+     "each head's part keeps the layout of P: one row per token.",
+     "each head should be (n, d), one row per token like P; yours are (d, n). Use .transpose(1, 0, 2), "
+     "not a full .T."),
 )
 
 
@@ -164,29 +175,19 @@ def _raw(Q, K):
     return Q @ np.swapaxes(K, -1, -2)  # (..., n, d_k) @ (..., d_k, n) -> (..., n, n)
 
 
-_MISTAKES_SCORES = (
-    _Mistake(
-        "Q @ K",
-        lambda Q, K: (Q @ K) / math.sqrt(Q.shape[-1]),
-        "Q @ K multiplies query rows by the COLUMNS of K, but a score is a query row dotted with a key ROW. "
-        "Transpose K first: Q @ K.swapaxes(-1, -2).",
-    ),
-    _Mistake(
-        "Q @ K unscaled",
-        lambda Q, K: Q @ K,
-        "Q @ K multiplies query rows by the COLUMNS of K, but a score is a query row dotted with a key ROW. "
-        "Transpose K first: Q @ K.swapaxes(-1, -2), then divide by sqrt(d_k).",
-    ),
-    _Mistake(
-        "K Q^T",
-        lambda Q, K: attention_scores(K, Q),
-        "your matrix is the transpose of the right one: rows must be queries and columns keys, Q K^T, not K Q^T.",
-    ),
-    _Mistake(
-        "softmax applied",
-        lambda Q, K: softmax(attention_scores(Q, K)),
-        "your rows sum to 1: you applied the softmax. Return the scaled scores only; the softmax is the next step.",
-    ),
+_MISTAKES_SCORES = _mistakes(
+    ("Q @ K", lambda Q, K: (Q @ K) / math.sqrt(Q.shape[-1]), _ROW_DOT_ROW,
+     "Q @ K multiplies query rows by the COLUMNS of K, but a score is a query row dotted with a key ROW. "
+     "Transpose K first: Q @ K.swapaxes(-1, -2)."),
+    ("Q @ K unscaled", lambda Q, K: Q @ K, _ROW_DOT_ROW,
+     "Q @ K multiplies query rows by the COLUMNS of K, but a score is a query row dotted with a key ROW. "
+     "Transpose K first: Q @ K.swapaxes(-1, -2), then divide by sqrt(d_k)."),
+    ("K Q^T", lambda Q, K: attention_scores(K, Q),
+     "row m of the scores belongs to query m, and column j to key j.",
+     "your matrix is the transpose of the right one: rows must be queries and columns keys, Q K^T, not K Q^T."),
+    ("softmax applied", lambda Q, K: softmax(attention_scores(Q, K)),
+     "this step stops at the scaled scores; the next step of the pipeline turns them into weights.",
+     "your rows sum to 1: you applied the softmax. Return the scaled scores only; the softmax is the next step."),
 )
 
 
@@ -275,53 +276,28 @@ def _softmax_whole_matrix(S):
     return e / e.sum(axis=(-2, -1), keepdims=True)
 
 
-_MISTAKES_SOFTMAX = (
-    _Mistake(
-        "wrong axis",
-        lambda S: softmax(S, axis=-2),
-        "your COLUMNS sum to 1, but each ROW must (one row = one query's weights): "
-        "sum over the last axis, axis=-1.",
-    ),
-    _Mistake(
-        "wrong axis, no max",
-        lambda S: _naive_softmax(S, axis=-2),
-        "your COLUMNS sum to 1, but each ROW must (one row = one query's weights): "
-        "sum over the last axis, axis=-1.",
-    ),
-    _Mistake(
-        "whole matrix",
-        _softmax_whole,
-        "your whole array sums to 1, but each ROW must: sum with axis=-1, keepdims=True.",
-    ),
-    _Mistake(
-        "whole matrix per head",
-        _softmax_whole_matrix,
-        "each matrix sums to 1 as a whole, but each ROW must: sum with axis=-1, keepdims=True.",
-    ),
-    _Mistake(
-        "no keepdims",
-        _softmax_no_keepdims,
-        "without keepdims=True the row sums (shape (..., n)) line up with the COLUMNS when you divide: "
-        "write e / e.sum(axis=-1, keepdims=True).",
-    ),
-    _Mistake(
-        "max without keepdims",
-        _softmax_max_no_keepdims,
-        "x.max(axis=-1) without keepdims=True has shape (..., n) and is subtracted from the COLUMNS: "
-        "write x - x.max(axis=-1, keepdims=True).",
-    ),
-    _Mistake(
-        "no max subtraction",
-        _naive_softmax,
-        "exp(1e4) overflows to inf, and inf / inf is NaN. Subtract each row's maximum before exp, "
-        "x - x.max(axis=-1, keepdims=True): it does not change the result and keeps every exp at most 1.",
-    ),
-    _Mistake(
-        "global max",
-        _softmax_global_max,
-        "you subtracted the maximum of the WHOLE array, so a row far below it becomes exp(-2e4) = 0 everywhere "
-        "and then 0 / 0. Subtract each row's own maximum: x.max(axis=-1, keepdims=True).",
-    ),
+_MISTAKES_SOFTMAX = _mistakes(
+    ("wrong axis", lambda S: softmax(S, axis=-2), _ROWS_SUM_TO_1, _HINT_COLUMNS),
+    ("wrong axis, no max", lambda S: _naive_softmax(S, axis=-2), _ROWS_SUM_TO_1, _HINT_COLUMNS),
+    ("whole matrix", _softmax_whole, _ROWS_SUM_TO_1,
+     "your whole array sums to 1, but each ROW must: sum with axis=-1, keepdims=True."),
+    ("whole matrix per head", _softmax_whole_matrix, _ROWS_SUM_TO_1,
+     "each matrix sums to 1 as a whole, but each ROW must: sum with axis=-1, keepdims=True."),
+    ("no keepdims", _softmax_no_keepdims, _KEEPDIMS,
+     "without keepdims=True the row sums (shape (..., n)) line up with the COLUMNS when you divide: "
+     "write e / e.sum(axis=-1, keepdims=True)."),
+    ("max without keepdims", _softmax_max_no_keepdims, _KEEPDIMS,
+     "x.max(axis=-1) without keepdims=True has shape (..., n) and is subtracted from the COLUMNS: "
+     "write x - x.max(axis=-1, keepdims=True)."),
+    ("no max subtraction", _naive_softmax,
+     "exp of a large score overflows; the softmax of a row does not change when one number is subtracted from "
+     "all of its scores.",
+     "exp(1e4) overflows to inf, and inf / inf is NaN. Subtract each row's maximum before exp, "
+     "x - x.max(axis=-1, keepdims=True): it does not change the result and keeps every exp at most 1."),
+    ("global max", _softmax_global_max,
+     "the number subtracted before exp must be chosen row by row: each row's own largest exp must stay 1.",
+     "you subtracted the maximum of the WHOLE array, so a row far below it becomes exp(-2e4) = 0 everywhere "
+     "and then 0 / 0. Subtract each row's own maximum: x.max(axis=-1, keepdims=True)."),
 )
 
 
@@ -348,23 +324,15 @@ def _cases_weighted_sum(rng):
     return cases
 
 
-_MISTAKES_WEIGHTED_SUM = (
-    _Mistake(
-        "V @ weights",
-        lambda A, V: V @ A,
-        "V @ weights multiplies in the wrong order. Output row m = sum over j of weights[m, j] * V[j], "
-        "which is weights @ V.",
-    ),
-    _Mistake(
-        "weights transposed",
-        lambda A, V: np.swapaxes(A, -1, -2) @ V,
-        "use the weights as they are: row m of weights belongs to query m, so weights @ V, not weights.T @ V.",
-    ),
-    _Mistake(
-        "element-wise",
-        lambda A, V: A * V,
-        "weights * V multiplies entry by entry; the weighted sum is a matrix product: weights @ V.",
-    ),
+_MISTAKES_WEIGHTED_SUM = _mistakes(
+    ("V @ weights", lambda A, V: V @ A, _MIX_VALUE_ROWS,
+     "V @ weights multiplies in the wrong order. Output row m = sum over j of weights[m, j] * V[j], "
+     "which is weights @ V."),
+    ("weights transposed", lambda A, V: np.swapaxes(A, -1, -2) @ V, _MIX_VALUE_ROWS,
+     "use the weights as they are: row m of weights belongs to query m, so weights @ V, not weights.T @ V."),
+    ("element-wise", lambda A, V: A * V,
+     "a weighted sum of rows is a matrix product, not an entry-by-entry product.",
+     "weights * V multiplies entry by entry; the weighted sum is a matrix product: weights @ V."),
 )
 
 
@@ -379,35 +347,21 @@ def _cases_concat(rng):
     return cases
 
 
-_MISTAKES_CONCAT = (
-    _Mistake(
-        "stacked as rows",
-        lambda H: np.concatenate(list(H), axis=0),
-        "you put the heads on top of each other (h*n rows). Put them side by side, one row per token: "
-        "np.concatenate(list(heads), axis=-1).",
-    ),
-    _Mistake(
-        "reshape without transpose",
-        lambda H: H.reshape(H.shape[1], H.shape[0] * H.shape[2]),
-        "a plain reshape mixes tokens: your row 1 holds head 1's first rows, not every head's row for token 1. "
-        "Bring the token axis to the front first: heads.transpose(1, 0, 2).reshape(n, h * d_v).",
-    ),
-    _Mistake(
-        "interleaved columns",
-        lambda H: H.transpose(1, 2, 0).reshape(H.shape[1], H.shape[0] * H.shape[2]),
-        "head i must own a block of d_v neighbouring columns (i*d_v to (i+1)*d_v); your columns interleave "
-        "the heads. Use transpose(1, 0, 2), not (1, 2, 0).",
-    ),
-    _Mistake(
-        "missing reshape",
-        lambda H: H.transpose(1, 0, 2),
-        "your result is (n, h, d_v): one step more, reshape it to (n, h * d_v).",
-    ),
-    _Mistake(
-        "transposed",
-        lambda H: concat_heads(H).T,
-        "one row per token: the result is (n, h*d_v), yours is its transpose.",
-    ),
+_MISTAKES_CONCAT = _mistakes(
+    ("stacked as rows", lambda H: np.concatenate(list(H), axis=0), _SIDE_BY_SIDE,
+     "you put the heads on top of each other (h*n rows). Put them side by side, one row per token: "
+     "np.concatenate(list(heads), axis=-1)."),
+    ("reshape without transpose", lambda H: H.reshape(H.shape[1], H.shape[0] * H.shape[2]), _TOKEN_ROWS,
+     "a plain reshape mixes tokens: your row 1 holds head 1's first rows, not every head's row for token 1. "
+     "Bring the token axis to the front first: heads.transpose(1, 0, 2).reshape(n, h * d_v)."),
+    ("interleaved columns", lambda H: H.transpose(1, 2, 0).reshape(H.shape[1], H.shape[0] * H.shape[2]),
+     "each head fills a block of d_v neighbouring columns, in head order.",
+     "head i must own a block of d_v neighbouring columns (i*d_v to (i+1)*d_v); your columns interleave "
+     "the heads. Use transpose(1, 0, 2), not (1, 2, 0)."),
+    ("missing reshape", lambda H: H.transpose(1, 0, 2), _SIDE_BY_SIDE,
+     "your result is (n, h, d_v): one step more, reshape it to (n, h * d_v)."),
+    ("transposed", lambda H: concat_heads(H).T, _SIDE_BY_SIDE,
+     "one row per token: the result is (n, h*d_v), yours is its transpose."),
 )
 
 
@@ -454,63 +408,38 @@ def _mha_variant(X, W_q, W_k, W_v, W_o, transpose_k=True, divisor="d_k", weights
     return C @ W_o
 
 
-_MISTAKES_MHA = (
-    _Mistake(
-        "W^O forgotten",
-        lambda *a: _mha_variant(*a, use_wo="no"),
-        "you returned Concat(head_1, ..., head_h). The last step multiplies it by W_o, which mixes the heads "
-        "and brings the width back to d_model: return concat @ W_o.",
-    ),
-    _Mistake(
-        "W^O transposed",
-        lambda *a: _mha_variant(*a, use_wo="transposed"),
-        "W_o has shape (h*d_v, d_model) and is used as it is: concat @ W_o, not concat @ W_o.T.",
-    ),
-    _Mistake(
-        "Q @ K",
-        lambda *a: _mha_variant(*a, transpose_k=False),
-        "the scores need each query row dotted with each key ROW: Q @ K.swapaxes(-1, -2), not Q @ K.",
-    ),
-    _Mistake(
-        "unscaled",
-        lambda *a: _mha_variant(*a, divisor="none"),
-        "your scores are not scaled: divide Q K^T by sqrt(d_k), with d_k = W_q.shape[-1].",
-    ),
-    _Mistake(
-        "sqrt(d_model)",
-        lambda *a: _mha_variant(*a, divisor="d_model"),
-        "you divided the scores by sqrt(d_model); the scale is sqrt(d_k), the size of ONE head's query: "
-        "d_k = W_q.shape[-1].",
-    ),
-    _Mistake(
-        "sqrt(d_v)",
-        lambda *a: _mha_variant(*a, divisor="d_v"),
-        "you divided the scores by sqrt(d_v); the scale comes from the queries and keys, d_k = W_q.shape[-1] "
-        "(d_k and d_v differ in these inputs).",
-    ),
-    _Mistake(
-        "d_k without sqrt",
-        lambda *a: _mha_variant(*a, divisor="d_k_no_sqrt"),
-        "you divided the scores by d_k; divide by its square root, np.sqrt(d_k).",
-    ),
-    _Mistake(
-        "softmax over columns",
-        lambda *a: _mha_variant(*a, weights="column"),
-        "your softmax normalises the COLUMNS; each query's ROW of weights must sum to 1: axis=-1.",
-    ),
-    _Mistake(
-        "softmax over the whole matrix",
-        lambda *a: _mha_variant(*a, weights="whole"),
-        "your softmax normalises each head's whole matrix; each query's ROW of weights must sum to 1: "
-        "axis=-1, keepdims=True.",
-    ),
-    _Mistake(
-        "concat by reshape",
-        lambda *a: _mha_variant(*a, concat="reshape"),
-        "your concatenation mixes tokens: heads.reshape(n, h * d_v) without a transpose puts head 1's rows "
-        "side by side. Use heads.transpose(1, 0, 2).reshape(n, h * d_v).",
-    ),
-)
+_MISTAKES_MHA = _mistakes(*(
+    (name, functools.partial(_mha_variant, **switch), concept, concrete)  # the layer with one mistake switched on
+    for name, switch, concept, concrete in (
+        ("W^O forgotten", {"use_wo": "no"},
+         "the layer does one more thing after the concatenation: the output projection mixes the heads.",
+         "you returned Concat(head_1, ..., head_h). The last step multiplies it by W_o, which mixes the heads "
+         "and brings the width back to d_model: return concat @ W_o."),
+        ("W^O transposed", {"use_wo": "transposed"},
+         "W_o already has the shape the last product needs, (h*d_v, d_model).",
+         "W_o has shape (h*d_v, d_model) and is used as it is: concat @ W_o, not concat @ W_o.T."),
+        ("Q @ K", {"transpose_k": False}, _ROW_DOT_ROW,
+         "the scores need each query row dotted with each key ROW: Q @ K.swapaxes(-1, -2), not Q @ K."),
+        ("unscaled", {"divisor": "none"}, _SCALE,
+         "your scores are not scaled: divide Q K^T by sqrt(d_k), with d_k = W_q.shape[-1]."),
+        ("sqrt(d_model)", {"divisor": "d_model"}, _SCALE,
+         "you divided the scores by sqrt(d_model); the scale is sqrt(d_k), the size of ONE head's query: "
+         "d_k = W_q.shape[-1]."),
+        ("sqrt(d_v)", {"divisor": "d_v"}, _SCALE,
+         "you divided the scores by sqrt(d_v); the scale comes from the queries and keys, d_k = W_q.shape[-1] "
+         "(d_k and d_v differ in these inputs)."),
+        ("d_k without sqrt", {"divisor": "d_k_no_sqrt"}, _SCALE,
+         "you divided the scores by d_k; divide by its square root, np.sqrt(d_k)."),
+        ("softmax over columns", {"weights": "column"}, _ROWS_SUM_TO_1,
+         "your softmax normalises the COLUMNS; each query's ROW of weights must sum to 1: axis=-1."),
+        ("softmax over the whole matrix", {"weights": "whole"}, _ROWS_SUM_TO_1,
+         "your softmax normalises each head's whole matrix; each query's ROW of weights must sum to 1: "
+         "axis=-1, keepdims=True."),
+        ("concat by reshape", {"concat": "reshape"}, _TOKEN_ROWS,
+         "your concatenation mixes tokens: heads.reshape(n, h * d_v) without a transpose puts head 1's rows "
+         "side by side. Use heads.transpose(1, 0, 2).reshape(n, h * d_v)."),
+    )
+))
 
 
 # --------------------------------------------------------------------------- the registry
@@ -614,7 +543,8 @@ def _matches(got, candidate):
 
 
 def _known_mistake(ex, case, got):
-    """The hint of the first classic mistake whose output equals ``got``, or None."""
+    """The hint of the first classic mistake whose output equals ``got`` (a (concept, concrete) pair, or the
+    string a diagnosis measured), or None."""
     for mistake in ex.mistakes:
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -652,7 +582,19 @@ def _run(fn, args):
 
 
 def _judge(ex, name, case, result, exc, copies, passed_2d):
-    """None if this case is right, else the one-line verdict."""
+    """None if this case is right, else (what is wrong, hint).
+
+    The hint is None (the verdict says it all), a string a diagnosis measured, or the recognised mistake's
+    (concept, concrete) pair, which check_function shows one tier at a time.
+    """
+    verdict = _what_is_wrong(ex, name, case, result, exc, copies, passed_2d)
+    if verdict is None or isinstance(verdict, tuple):  # right, or (what, hint) for a recognised mistake
+        return verdict
+    return verdict, None
+
+
+def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
+    """None if this case is right, the one-line verdict, or (verdict, hint) for a recognised mistake."""
     batch = ex.batch_hint if (case.batched and passed_2d and ex.batch_hint) else ""
     if exc is not None:
         what = f"{name} raised {_first_line(exc)} (on {case.shapes})."
@@ -691,7 +633,7 @@ def _judge(ex, name, case, result, exc, copies, passed_2d):
         diff = float(np.max(np.abs(got - case.expected)))
         what = f"{name} gives other numbers than {ex.library} (on {case.shapes}; largest difference {diff:.3g})."
     if hint:
-        return f"{what} Hint: {hint}"
+        return what, hint
     if (result.dtype == np.float16 and got.shape == case.expected.shape
             and np.allclose(got, case.expected, rtol=5e-3, atol=5e-3)):  # right but for float16's rounding
         return (f"{what} Your result is float16, which keeps only about 3 digits: compute in float64 "
@@ -764,8 +706,13 @@ def check_function(exercise_id, fn):
         printed += lines
         verdict = _judge(ex, name, case, result, exc, copies, passed_2d)
         if verdict is not None:
-            mark = "⏳" if result is None and exc is None and not passed_2d else "❌"
-            print(f"{mark} Not yet: {verdict}")
+            what, hint = verdict
+            if result is None and exc is None and not passed_2d:  # the scaffold, not written yet: no attempt
+                print(f"⏳ Not yet: {what}")
+                return False
+            more = _tiered_hint(exercise_id, hint)  # the hint for this attempt (concept first, then concrete)
+            print(f"❌ Not yet: {what} Hint: {more}" if hint is not None else
+                  f"❌ Not yet: {what} {more}".rstrip())
             return False
         passed_2d = passed_2d or not case.batched
     hidden = f" (it printed {printed} lines during the check; they were hidden)" if printed else ""

@@ -19,27 +19,42 @@ EXERCISES = {
         question="Predict before you run the cell: token a_2's two scores are equal (0.71 and 0.71). What are its "
                  "two weights after the softmax? Answer with a list of 2 numbers.",
         answer=_tiny_row2,
-        hint="Equal scores give equal weights, and the weights of a row add up to 1.",
+        hint=(
+            "The softmax depends only on how the scores differ from each other, and a row of weights always adds "
+            "up to 1.",
+            "softmax([s, s]) = [e^s, e^s] / (e^s + e^s): the two weights are the same number, and together they "
+            "make 1.",
+        ),
         kind="array",
     ),
     "output_shape": Exercise(
         question="MultiHead(X) for 'humpty dumpty sat on' (X is 4 x 512, h = 8): what shape is the output? "
                  "Answer with a tuple, e.g. (4, 64).",
         answer=lambda: multi_head_attention(load_running_example().X, load_running_example().params).output.shape,
-        hint="The output has one row per token and is the same size as X, so it can be added back to X.",
+        hint=(
+            "Attention keeps one row per token, and the layer's output is added back to its input X.",
+            "W^O brings every row back to d_model columns, so the output has the shape of X: (n tokens, d_model).",
+        ),
         kind="shape",
     ),
     "weights_shape": Exercise(
         question="With h = 4 heads instead of 8 (same X), what shape is the stack of all heads' attention "
                  "weights? Answer with a tuple (h, n, n).",
         answer=lambda: multi_head_attention(load_running_example().X, init_params(512, 4)).weights.shape,
-        hint="Each head has one weight for every (query token, key token) pair: n x n per head.",
+        hint=(
+            "A weight says how much one token looks at another, and every head has its own weights.",
+            "Each head has an n x n matrix (one row per query token, one column per key token); stack h = 4 of "
+            "them, with n = 4 tokens: (h, n, n).",
+        ),
         kind="shape",
     ),
     "d_k_bert": Exercise(
         question="BERT-Base has d_model = 768 and h = 12 heads. What is d_k = d_model / h?",
         answer=lambda: init_params(768, 12).d_k,
-        hint="Divide 768 by 12.",
+        hint=(
+            "The heads share the model's width d_model equally.",
+            "d_k = d_model / h = 768 / 12.",
+        ),
         kind="number",
     ),
 }

@@ -17,8 +17,11 @@ EXERCISES = {
         question="Predict before you run the cell: in this series' embeddings (d_model = 512, random numbers seeded "
                  "by the word), what is the cosine similarity of 'cat' and 'dog'? A guess within 0.1 counts.",
         answer=lambda: _cosine("cat", "dog"),
-        hint="These rows carry no meaning: 'cat' is no closer to 'dog' than to any other word. Two random "
-             "directions in 512 dimensions are almost perpendicular.",
+        hint=(
+            "These rows carry no meaning: 'cat' is no closer to 'dog' than to any other word.",
+            "Two random directions in 512 dimensions are almost perpendicular: their cosine is a small number "
+            "near 0, about 1/sqrt(512) in size.",
+        ),
         kind="number",
         rtol=0.0,
         atol=0.1,
@@ -27,7 +30,11 @@ EXERCISES = {
     "X_shape": Exercise(
         question=f"What shape is X for the sentence '{_SENTENCE}' with d_model = 16? Answer with a tuple.",
         answer=lambda: embed_tokens(tokenize(_SENTENCE), 16).shape,
-        hint="One row per token (count the words, repeats included), one column per embedding dimension.",
+        hint=(
+            "X has one row per token of the sentence and one column per number of a token's embedding.",
+            "Count the words of the sentence, repeats included (the rows), and take d_model = 16 (the columns): "
+            "(n, 16).",
+        ),
         kind="shape",
     ),
     "distinct_rows": Exercise(
@@ -41,7 +48,10 @@ EXERCISES = {
     "numbers_in_X": Exercise(
         question="How many numbers does the running example's X hold (4 tokens, d_model = 512)?",
         answer=lambda: embed_tokens(tokenize("humpty dumpty sat on"), 512).size,
-        hint="Rows times columns.",
+        hint=(
+            "A matrix holds one number in each of its cells.",
+            "4 rows times 512 columns.",
+        ),
         kind="number",
         rtol=0.0,
         atol=0.0,

@@ -35,7 +35,11 @@ EXERCISES = {
         question="A query gives weight 0.25 to the value row (0, 4) and 0.75 to the value row (1, 2). "
                  "What is its output row? Give a list [a, b].",
         answer=lambda: weighted_sum(np.array([[0.25, 0.75]]), DOC002_V)[0],
-        hint="0.25 * (0, 4) + 0.75 * (1, 2): multiply each value row by its weight, then add component by component.",
+        hint=(
+            "The output is a weighted average of the value rows: each row counts as much as its weight.",
+            "0.25 * (0, 4) + 0.75 * (1, 2): multiply each value row by its weight, then add component by "
+            "component.",
+        ),
         kind="array",
         solution="0.25 * (0, 4) + 0.75 * (1, 2) = (0 + 0.75, 1 + 1.5) = (0.75, 2.5). "
                  "In numpy: np.array([[0.25, 0.75]]) @ np.array([[0, 4], [1, 2]]).",
@@ -44,7 +48,11 @@ EXERCISES = {
         question="Doc 002's example, done right (scores Q K^T, not Q K): what is the output row "
                  "of the FIRST token? Give a list [a, b] (to 2 decimals or better).",
         answer=lambda: scaled_dot_product_attention(DOC002_Q, DOC002_K, DOC002_V)[0][0],
-        hint="Scores row 1 = (6.5, 10) / sqrt(2); softmax it; then weight the value rows (0, 4) and (1, 2).",
+        hint=(
+            "Do the three steps for token 1 only, in order: its scores, their softmax, the weighted sum of the "
+            "value rows.",
+            "Scores row 1 = (6.5, 10) / sqrt(2); softmax it; then weight the value rows (0, 4) and (1, 2).",
+        ),
         kind="array",
         solution="Scores of token 1: q_1 . k_1 = 1*0.5 + 3*2 = 6.5 and q_1 . k_2 = 1*1 + 3*3 = 10; divided by "
                  "sqrt(2): 4.596 and 7.071. Softmax: the gap 2.475 gives weights 1 / (1 + e^2.475) = 0.0776 and "
@@ -53,7 +61,11 @@ EXERCISES = {
     "head_shape": Exercise(
         question="In the running example, what is the shape of Head_1 = weights_1 V_1? Give a tuple.",
         answer=lambda: _running()[1].heads[0].shape,
-        hint="(n, n) @ (n, d_v): the rows come from the weights, the columns from V.",
+        hint=(
+            "Head_1 has one output row per query token, and each row is a mix of value rows.",
+            "(n, n) @ (n, d_v) -> (n, d_v): the rows come from the weights (n = 4), the columns from V (d_v = "
+            "64).",
+        ),
         kind="shape",
         solution="weights_1 is (4, 4) and V_1 is (4, 64): (4, 4) @ (4, 64) -> (4, 64), one row per token.",
     ),
@@ -61,7 +73,10 @@ EXERCISES = {
         question="In head 1 of the running example, whose value row dominates the output of 'humpty'? "
                  "Give the token as a string.",
         answer=_dominant_token,
-        hint="Look for the largest bar in humpty's row of weights_1: that key's value gets the biggest share.",
+        hint=(
+            "The value row with the largest weight contributes most to the output.",
+            "Look for the largest bar in humpty's row of weights_1: that key's value gets the biggest share.",
+        ),
         kind="choice",
         solution="Humpty's weights in head 1 are 0.249, 0.263, 0.030, 0.458 (humpty, dumpty, sat, on): the "
                  "largest, 0.458, belongs to 'on', so v(on) has the biggest share of the output.",
@@ -71,7 +86,10 @@ EXERCISES = {
                  "the dog'), the output row of 'saw' is almost exactly one token's value row. Which word's? "
                  "Give the word as a string.",
         answer=_previous_head_output_word,
-        hint="The previous-token head puts about 0.998 of the weight of 'saw' on the token just before it.",
+        hint=(
+            "When one weight of a row is almost 1, the output is almost exactly that token's value row.",
+            "The previous-token head puts about 0.998 of the weight of 'saw' on the token just before it.",
+        ),
         kind="choice",
         solution="The previous-token head gives 'saw' a weight of about 0.998 on 'cat', the token before it, so "
                  "its output is 0.998 v(cat) + (a little of the others): almost exactly v(cat). A head that "

@@ -17,8 +17,11 @@ EXERCISES = {
                  "Y.reshape(3, 2, 2) (no transpose) gives 'head 1' a 2 x 2 block. What is that block's SECOND "
                  "row, the one it calls token 2? A list of 2 numbers.",
         answer=lambda: np.arange(12.0).reshape(3, 2, 2)[0, 1],
-        hint="A reshape reads the numbers 0, 1, 2, ... in order and cuts them into blocks of 2 x 2: "
-             "the first block takes the first four numbers.",
+        hint=(
+            "A reshape never moves numbers: it reads them in order and cuts them into the new shape.",
+            "A reshape reads the numbers 0, 1, 2, ... in order and cuts them into blocks of 2 x 2: the first "
+            "block takes the first four numbers.",
+        ),
         kind="array",
         solution="The reshape fills the first 2 x 2 block with the first four numbers, 0, 1, 2, 3, all of them "
                  "token 1's. Its second row is [2, 3]: token 1's numbers for head 2, not token 2's for head 1 "
@@ -28,7 +31,10 @@ EXERCISES = {
         question="In the running example (n=4, h=8, d_v=64), what is the shape of Concat(Head_1, ..., Head_8)? "
                  "Give a tuple.",
         answer=_concat_shape,
-        hint="The heads go side by side: the rows stay n, the columns add up to h * d_v.",
+        hint=(
+            "Concat puts the heads side by side: one row per token, the heads' columns one after the other.",
+            "The heads go side by side: the rows stay n = 4, the columns add up to h * d_v = 8 * 64.",
+        ),
         kind="shape",
         solution="Eight blocks of (4, 64) side by side: 4 rows, 8 * 64 = 512 columns, (4, 512).",
     ),
@@ -36,7 +42,10 @@ EXERCISES = {
         question="In the running example's Concat, head 3 fills a block of 64 columns. Counting columns from 1, "
                  "which column is the first one of head 3?",
         answer=lambda: 2 * 64 + 1,
-        hint="Heads 1 and 2 come first, 64 columns each.",
+        hint=(
+            "Each head fills a block of d_v neighbouring columns, in head order.",
+            "Heads 1 and 2 come first, 64 columns each; head 3 starts at the next column.",
+        ),
         kind="choice",
         solution="Heads 1 and 2 take columns 1-64 and 65-128, so head 3 starts at column 2 * 64 + 1 = 129.",
     ),
@@ -44,8 +53,11 @@ EXERCISES = {
         question="Y = np.arange(12).reshape(2, 6) and h = 3. What does head 2 receive, i.e. split_heads(Y, 3)[1]? "
                  "Give a 2 x 2 list of lists.",
         answer=lambda: split_heads(np.arange(12.0).reshape(2, 6), 3)[1],
-        hint="Head 2 owns columns 3 and 4 (counting from 1) of EVERY token: its row 1 comes from token 1, "
-             "its row 2 from token 2.",
+        hint=(
+            "split_heads gives each head a block of neighbouring columns of EVERY token's row.",
+            "Head 2 owns columns 3 and 4 (counting from 1) of EVERY token: its row 1 comes from token 1, its row "
+            "2 from token 2.",
+        ),
         kind="array",
         solution="Y's rows are 0..5 and 6..11. Head 2 owns columns 3-4 of each: [[2, 3], [8, 9]] "
                  "(Y.reshape(2, 3, 2).transpose(1, 0, 2)[1]).",

@@ -15,7 +15,11 @@ EXERCISES = {
                  "'mouse', with v(cat) = (1, 0) and v(mouse) = (0, 1). How far (straight-line distance) is its "
                  "output from v(cat)? Two decimals.",
         answer=lambda: two_heads_demo().one_head_distances[0],
-        hint="The output is 0.5 * (1, 0) + 0.5 * (0, 1). Then Pythagoras.",
+        hint=(
+            "The output is the weighted average of the two value rows; then measure the distance between two "
+            "points.",
+            "The output is 0.5 * (1, 0) + 0.5 * (0, 1). Then Pythagoras.",
+        ),
         solution="The output is 0.5 (1, 0) + 0.5 (0, 1) = (0.5, 0.5). Its distance from (1, 0) is "
                  "sqrt(0.5^2 + 0.5^2) = sqrt(0.5) = 0.71, and the same from (0, 1): halfway, neither one.",
     ),
@@ -23,7 +27,10 @@ EXERCISES = {
         question="W^O of the running example is 512 x 512 and h = 8. Cut it into one block of rows per head: "
                  "what is the shape of W^O_1, the block that head 1's columns are multiplied by? Give a tuple.",
         answer=_wo_block_shape,
-        hint="Head 1 owns d_v = 64 columns of Concat, so it meets 64 rows of W^O; each row is d_model long.",
+        hint=(
+            "In Concat @ W^O, each column of Concat meets one row of W^O.",
+            "Head 1 owns d_v = 64 columns of Concat, so it meets 64 rows of W^O; each row is d_model long.",
+        ),
         kind="shape",
         solution="Head 1 fills columns 1-64 of Concat; in Concat @ W^O those columns meet rows 1-64 of W^O, "
                  "each 512 long: W^O_1 is (64, 512).",
@@ -32,7 +39,11 @@ EXERCISES = {
         question="d_model = 512 and d_k = d_v = d_model / h. How many parameters (no biases) does the layer have "
                  "with h = 16 heads?",
         answer=lambda: parameter_count(512, 16)["total"],
-        hint="More heads means smaller heads: the total is 4 * d_model^2 for every h.",
+        hint=(
+            "Count W^Q, W^K, W^V (all heads together) and W^O; see what happens to d_k when h doubles.",
+            "d_k = d_v = 512 / 16 = 32: W^Q, W^K and W^V hold 16 * 512 * 32 numbers each, W^O (16 * 32) * 512. "
+            "More heads means smaller heads: the total is 4 * d_model^2 for every h.",
+        ),
         rtol=0.0,
         atol=0.5,
         solution="d_k = d_v = 512 / 16 = 32. W^Q, W^K, W^V: 16 * 512 * 32 = 262,144 each; W^O: (16 * 32) x 512 = "
@@ -42,7 +53,11 @@ EXERCISES = {
         question="BERT-Base: d_model = 768, h = 12, d_k = 64, WITH biases. How many parameters does one "
                  "attention layer have?",
         answer=lambda: parameter_count(768, 12, bias=True)["total"],
-        hint="4 * 768^2 matrix entries plus 4 * 768 biases (b^Q, b^K, b^V for all heads together, and b^O).",
+        hint=(
+            "Count the four matrices (all heads together) and one bias number per output column of each "
+            "projection.",
+            "4 * 768^2 matrix entries plus 4 * 768 biases (b^Q, b^K, b^V for all heads together, and b^O).",
+        ),
         rtol=0.0,
         atol=0.5,
         solution="Matrices: 4 * 768^2 = 2,359,296. Biases: b^Q, b^K, b^V have 12 * 64 = 768 each and b^O has 768, "

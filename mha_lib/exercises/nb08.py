@@ -17,7 +17,10 @@ EXERCISES = {
                  'head 1 is the previous-token head. At the weights step, which token does the row of "saw" '
                  "put almost all of its weight on?",
         answer=_designed_previous_of_saw,
-        hint="The previous-token head's query for position p matches the key of position p - 1.",
+        hint=(
+            "Head 1's name says what its queries look for.",
+            "The previous-token head's query for position p matches the key of position p - 1.",
+        ),
         kind="choice",
         solution='"cat": the query of "saw" (position 3) asks for position 2, and only the key of "cat" says '
                  '"I am at position 2"; the softmax of that one large score puts about 1.00 on "cat".',
@@ -26,8 +29,11 @@ EXERCISES = {
         question="How many learnable numbers does one BERT-Base attention layer have without biases "
                  "(d_model=768, h=12, d_k=64)?",
         answer=lambda: parameter_count(768, 12)["total"],
-        hint="W^Q, W^K, W^V together are three d_model x (h*d_k) matrices, and W^O is (h*d_k) x d_model. "
-             "With h*d_k = d_model that is 4 * d_model^2.",
+        hint=(
+            "Count the numbers in the layer's four matrices, W^Q, W^K, W^V (all heads together) and W^O.",
+            "W^Q, W^K, W^V together are three d_model x (h*d_k) matrices, and W^O is (h*d_k) x d_model. With "
+            "h*d_k = d_model that is 4 * d_model^2.",
+        ),
         kind="number",
         rtol=0.0,
         atol=0.5,
@@ -36,13 +42,19 @@ EXERCISES = {
         question="In the LLaMA-7B preset (d_model=4096, h=32, d_k=128) with a sentence of 16 tokens, "
                  "what is the shape of one head's Q_i?",
         answer=lambda: (16, 128),
-        hint="One row per token, one column per query dimension of a head: (n, d_k).",
+        hint=(
+            "Q_i = X W_i^Q has one row per token of the sentence.",
+            "One row per token, one column per query dimension of a head: (n, d_k), with n = 16 and d_k = 128.",
+        ),
         kind="shape",
     ),
     "llama_weights": Exercise(
         question="Same setting: how many attention weights does the layer compute (all heads together)?",
         answer=lambda: 32 * 16 * 16,
-        hint="Each head has an (n, n) weight matrix, and there are h heads.",
+        hint=(
+            "Every head weighs every (query token, key token) pair.",
+            "Each head has an (n, n) = (16, 16) weight matrix, and there are h = 32 heads.",
+        ),
         kind="number",
         rtol=0.0,
         atol=0.5,
@@ -51,7 +63,10 @@ EXERCISES = {
         question="With the causal mask on the running example (4 tokens), how many of one head's 16 weights "
                  "are exactly zero?",
         answer=lambda: int((~causal_mask(4)).sum()),
-        hint="Token m may look at tokens 1..m only: count the cells above the diagonal.",
+        hint=(
+            "The causal mask forbids a token to look at the tokens after it, and a forbidden weight is exactly 0.",
+            "Token m may look at tokens 1..m only: count the cells above the diagonal.",
+        ),
         kind="number",
         rtol=0.0,
         atol=0.5,

@@ -39,7 +39,10 @@ EXERCISES = {
                  "because it was too tired.' becomes 16 tokens. How many attention weights (single numbers) does "
                  "one run of the model compute, over all layers and heads?",
         answer=lambda: int(np.prod(_animal().attentions.shape)),
-        hint="Each head makes an n x n matrix; there are 6 x 12 heads.",
+        hint=(
+            "Each head makes one weight for each (query, key) pair of word pieces, in every layer.",
+            "Each head makes an n x n matrix with n = 16; there are 6 x 12 heads.",
+        ),
     ),
     "cls_heads_layer5": Exercise(
         question="Take the classic sentence alone, 'The animal didn't cross the street because it was too tired.' "
@@ -47,9 +50,13 @@ EXERCISES = {
                  "its word pieces put more than half of their attention on [CLS], on average over the word pieces? "
                  "(Run minilm.run_minilm on it; minilm.head_patterns gives the measures.)",
         answer=_cls_heads_layer5,
-        hint="out = minilm.run_minilm(ANIMAL); take minilm.head_patterns(out.attentions, out.tokens)['[CLS]'], "
-             "row 4 (layer 5 counted from 1), and count the values above 0.5. The four-sentence average of "
-             "section 4 gives another count: this question is about the one sentence.",
+        hint=(
+            "minilm.head_patterns measures, for each layer and head, how much attention the word pieces put on "
+            "[CLS] on average; count the heads of layer 5 where that is more than half.",
+            "out = minilm.run_minilm(ANIMAL); take minilm.head_patterns(out.attentions, out.tokens)['[CLS]'], row"
+            " 4 (layer 5 counted from 1), and count the values above 0.5. The four-sentence average of section 4 "
+            "gives another count: this question is about the one sentence.",
+        ),
     ),
     "predict_wide": Exercise(
         question="Predict before you run the cell: in 'The animal didn't cross the street because it was too tired.', "
@@ -66,8 +73,12 @@ EXERCISES = {
         question="In 'The animal didn't cross the street because it was too wide.', which head gives the largest "
                  "weight from 'it' to 'street'? Answer (layer, head), both numbered from 1.",
         answer=_wide_street_head,
-        hint="Run the model on the 'wide' sentence, take attentions[:, :, i_it, i_street] (a 6 x 12 table) and "
-             "find its largest entry; add 1 to both indices.",
+        hint=(
+            "The model returns one n x n weight matrix per layer and head; you want the head in which one cell, "
+            "'it' -> 'street', is largest.",
+            "Run the model on the 'wide' sentence, take attentions[:, :, i_it, i_street] (a 6 x 12 table) and "
+            "find its largest entry; add 1 to both indices.",
+        ),
         kind="shape",
     ),
 }

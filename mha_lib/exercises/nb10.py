@@ -32,7 +32,12 @@ EXERCISES = {
         question="In the tiny example, tokens 2 and 3 are swapped. Output row 2 of the swapped sentence equals "
                  "which output row of the original sentence: 1, 2 or 3?",
         answer=_which_row,
-        hint="Row 2 of the swapped sentence is the token that used to be third; without positions it keeps its output.",
+        hint=(
+            "Without positions, attention treats the sentence as a set: a token's output depends on which tokens "
+            "are there, not on where they stand.",
+            "Row 2 of the swapped sentence is the token that used to be third; without positions it keeps its "
+            "output.",
+        ),
         kind="choice",
     ),
     "pe_first_entry": Exercise(
@@ -40,7 +45,10 @@ EXERCISES = {
                  "from 0), whatever d_model is? "
                  "Four decimals are enough.",
         answer=lambda: sinusoidal_positions(2, 512)[1, 0],
-        hint="Column 0 is sin(p / 10000^0) = sin(p), with p in radians.",
+        hint=(
+            "Column 0 of the sinusoidal encoding is a sine of the position, the fastest of all its waves.",
+            "Column 0 is sin(p / 10000^0) = sin(p), with p in radians.",
+        ),
         kind="number",
         rtol=0.0,
         atol=1e-4,
@@ -49,7 +57,10 @@ EXERCISES = {
         question="For d_model = 512, what is the dot product PE[p] · PE[p] of a position's encoding with itself "
                  "(the same for every p)?",
         answer=lambda: float(sinusoidal_positions(7, 512)[6] @ sinusoidal_positions(7, 512)[6]),
-        hint="The columns come in pairs sin(a), cos(a), and sin²(a) + cos²(a) = 1. How many pairs are there?",
+        hint=(
+            "The columns of the encoding come in pairs, a sine and a cosine of the same angle.",
+            "The columns come in pairs sin(a), cos(a), and sin²(a) + cos²(a) = 1. How many pairs are there?",
+        ),
         kind="number",
         rtol=0.0,
         atol=1e-9,
@@ -58,7 +69,10 @@ EXERCISES = {
         question="Doc 003 gives nn.MultiheadAttention (batch_first=False) a tensor of shape (1, 3, 2). "
                  "How many separate sentences does PyTorch see?",
         answer=lambda: 3,
-        hint="With batch_first=False the shape means (sequence length, batch, embedding).",
+        hint=(
+            "PyTorch reads the axes of the tensor in an order that batch_first decides.",
+            "With batch_first=False the shape means (sequence length, batch, embedding).",
+        ),
         kind="choice",
     ),
     "predict_rope_shift": Exercise(
@@ -66,8 +80,12 @@ EXERCISES = {
                  "Is their score at positions 102 and 100 the same, larger or smaller? Answer 'same', 'larger' or "
                  "'smaller'.",
         answer=_rope_shift,
-        hint="Both vectors are turned by 95 more radians in every pair (times that pair's speed). Does turning both "
-             "by the same angle change the angle between them?",
+        hint=(
+            "RoPE turns each query and key by an angle that grows with its position, and a dot product depends "
+            "only on the angle between the two vectors.",
+            "Both vectors are turned by 95 more radians in every pair (times that pair's speed). Does turning "
+            "both by the same angle change the angle between them?",
+        ),
         kind="choice",
         solution="The same: RoPE turns the query by m theta_f and the key by n theta_f in every pair, and a dot "
                  "product depends only on the angle between them, (n - m) theta_f. Here n - m = -2 in both cases.",
@@ -76,7 +94,10 @@ EXERCISES = {
         question="RoPE with d_k = 64 and base 10000: by how many radians per position does pair f = 1 (the second "
                  "pair) turn? Four decimals.",
         answer=lambda: float(rope_angles([1], 64)[0, 1]),
-        hint="theta_f = base^(-2f / d_k); pair 0 turns by exactly 1 radian per position.",
+        hint=(
+            "Each pair turns at its own speed, slower for the later pairs; the speeds are powers of the base.",
+            "theta_f = base^(-2f / d_k); pair 0 turns by exactly 1 radian per position.",
+        ),
         kind="number",
         rtol=0.0,
         atol=1e-4,

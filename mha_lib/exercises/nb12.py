@@ -27,7 +27,11 @@ EXERCISES = {
         question="A decoder's cross-attention with 8 heads: the French sentence so far has 5 tokens, the English "
                  "source sentence 7. What is the shape of the attention weights (h, n, m)?",
         answer=lambda: multi_head_attention(np.ones((5, 16)), init_params(16, 8), memory=np.ones((7, 16))).weights.shape,
-        hint="One row per query (the French tokens), one column per key (the English tokens), one matrix per head.",
+        hint=(
+            "Queries come from the sentence being written, keys from the sentence being read, one matrix per "
+            "head.",
+            "One row per query (the French tokens), one column per key (the English tokens), one matrix per head.",
+        ),
         kind="shape",
         solution="Queries come from the 5 French tokens, keys from the 7 English ones: each head has a 5 x 7 "
                  "matrix of weights, so (8, 5, 7).",
@@ -44,7 +48,10 @@ EXERCISES = {
     "decode_scores": Exercise(
         question="Generating with a KV cache, how many scores does ONE head compute for the 100th token?",
         answer=lambda: 100,
-        hint="The new token's one query row is compared with every key in the cache, its own included.",
+        hint=(
+            "With a KV cache, only the new token's query is computed; the keys of the earlier tokens are kept.",
+            "The new token's one query row is compared with every key in the cache, its own included.",
+        ),
         kind="number",
         rtol=0.0,
         atol=0.0,
@@ -55,7 +62,10 @@ EXERCISES = {
         question="Llama 3 8B has h = 32 query heads and h_kv = 8 key/value heads. Numbering heads from 1, which "
                  "key/value head does query head 10 use?",
         answer=_kv_head_of_query_head_10,
-        hint="Each key/value head serves h / h_kv = 4 query heads in a row: query heads 1-4 use key/value head 1.",
+        hint=(
+            "Grouped-query attention shares each key/value head among a block of neighbouring query heads.",
+            "Each key/value head serves h / h_kv = 4 query heads in a row: query heads 1-4 use key/value head 1.",
+        ),
         kind="choice",
         solution="32 / 8 = 4 query heads per key/value head: heads 1-4 -> 1, 5-8 -> 2, 9-12 -> 3. So 3 "
                  "(in code, 0-based: 9 // 4 = 2).",
@@ -64,7 +74,10 @@ EXERCISES = {
         question="Llama 3 8B: 32 layers, 8 key/value heads of d_k = 128, float16 (2 bytes). How many GiB does "
                  "its KV cache take for one sequence of 8192 tokens (1 GiB = 2^30 bytes)?",
         answer=lambda: kv_cache_bytes(PUBLISHED_CONFIGS["Llama 3 8B"].n_layers, 8, 128, 8192, 2) / 2**30,
-        hint="2 (keys and values) x layers x h_kv x d_k x tokens x bytes per number.",
+        hint=(
+            "The cache keeps a key vector and a value vector per token, per key/value head, per layer.",
+            "2 (keys and values) x layers x h_kv x d_k x tokens x bytes per number.",
+        ),
         kind="number",
         rtol=0.0,
         atol=0.01,

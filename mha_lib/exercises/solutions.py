@@ -6,7 +6,7 @@
   exercise's own ``solution`` text when the notebook's module gives one, else
   from :data:`WORKED` below (a function that computes the numbers with
   ``mha_lib`` and explains them), else it is put together from the question,
-  the computed answer and the hint.
+  the computed answer and the concrete hint.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def solution_text(exercise_id):
         return (f"# {exercise_id}: {ex.signature} returns {ex.returns}.\n"
                 f"# The library's version: {ex.library}.\n"
                 f"import numpy as np\n\n{function_solution(exercise_id)}")
-    from . import _lookup  # the answer exercises; raises a clear ValueError for an unknown id
+    from . import _hint_tiers, _lookup  # the answer exercises; _lookup raises a clear ValueError for an unknown id
 
     ex = _lookup(exercise_id)
     answer = _fmt(ex.answer())
@@ -128,7 +128,7 @@ def solution_text(exercise_id):
         return f"{ex.question}\n\nAnswer: {answer}\n{ex.solution}"
     if exercise_id in WORKED:
         return f"{ex.question}\n\nAnswer: {answer}\n{WORKED[exercise_id]()}"
-    return f"{ex.question}\n\nAnswer: {answer}\nHow: {ex.hint}"
+    return f"{ex.question}\n\nAnswer: {answer}\nHow: {_hint_tiers(ex.hint)[1]}"
 
 
 def solution(exercise_id):

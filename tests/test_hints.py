@@ -1,0 +1,202 @@
+"""Tiered hints: the first wrong answer gets the idea, the second the computation, the third the way to the solution.
+
+The wrong attempts are counted per exercise id for the session; ``None`` (the notebooks' placeholder), an answer
+of the wrong form and the unwritten scaffold of a function exercise are not attempts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+
+import numpy as np
+import pytest
+
+from mha_lib import exercises
+from mha_lib.exercises import check, check_function
+from mha_lib.exercises.solutions import _fmt, solution_text
+
+CONCEPT = "Each head gets an equal share of the model's width."
+CONCRETE = "d_k = 512 / 4, and Q_i has one row per token."
+
+TEST_EXERCISES = {
+    "t.tiered": exercises.Exercise(question="shape?", answer=lambda: (4, 128), hint=(CONCEPT, CONCRETE), kind="shape"),
+    "t.other": exercises.Exercise(question="number?", answer=lambda: 64, hint=("idea of t.other", "sum of t.other")),
+    "t.plain": exercises.Exercise(question="word?", answer=lambda: "cat", hint="look at the word before", kind="choice"),
+}
+
+
+@pytest.fixture(autouse=True)
+def _test_exercises(monkeypatch):
+    real = exercises._lookup
+    monkeypatch.setattr(exercises, "_lookup",
+                        lambda i: TEST_EXERCISES[i] if isinstance(i, str) and i in TEST_EXERCISES else real(i))
+    exercises._attempts.clear()
+    yield
+    exercises._attempts.clear()
+
+
+def said(capsys, exercise_id, answer):
+    ok = check(exercise_id, answer)
+    return ok, capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- answers (check)
+
+
+def test_first_wrong_answer_gets_the_concept_only(capsys):
+    ok, out = said(capsys, "t.tiered", (4, 64))
+    assert ok is False
+    assert out == f"❌ Not yet. Hint: {CONCEPT}\n"
+
+
+def test_second_wrong_answer_gets_the_concrete_hint(capsys):
+    said(capsys, "t.tiered", (4, 64))
+    ok, out = said(capsys, "t.tiered", (4, 256))
+    assert ok is False
+    assert out == f"❌ Not yet. Hint: {CONCRETE}\n"
+
+
+@pytest.mark.parametrize("attempt", [3, 4, 7])
+def test_third_and_later_wrong_answers_point_to_the_solution(capsys, attempt):
+    for _ in range(attempt - 1):
+        said(capsys, "t.tiered", (4, 64))
+    ok, out = said(capsys, "t.tiered", (4, 64))
+    assert ok is False
+    assert CONCRETE in out and CONCEPT not in out
+    assert 'mha_lib.exercises.solution("t.tiered")' in out
+    assert out.count("\n") == 1
+
+
+def test_the_right_answer_is_still_right_after_wrong_ones(capsys):
+    for _ in range(3):
+        said(capsys, "t.tiered", (4, 64))
+    ok, out = said(capsys, "t.tiered", (4, 128))
+    assert ok is True and out == "✅ Right.\n"
+
+
+def test_the_count_is_per_exercise(capsys):
+    said(capsys, "t.tiered", (4, 64))
+    said(capsys, "t.tiered", (4, 64))
+    ok, out = said(capsys, "t.other", 63)  # a first wrong answer elsewhere: the concept, not t.tiered's tier
+    assert ok is False and out == "❌ Not yet. Hint: idea of t.other\n"
+    assert said(capsys, "t.tiered", (4, 64))[1].count("solution(") == 1
+
+
+def test_none_and_malformed_answers_are_not_attempts(capsys):
+    assert "Replace None" in said(capsys, "t.tiered", None)[1]
+    assert "tuple of whole numbers" in said(capsys, "t.tiered", {4: 128})[1]
+    assert "tuple of whole numbers" in said(capsys, "t.tiered", "four by 128")[1]
+    assert said(capsys, "t.tiered", (4, 64))[1] == f"❌ Not yet. Hint: {CONCEPT}\n"
+
+
+def test_a_single_string_hint_serves_both_tiers(capsys):
+    assert said(capsys, "t.plain", "dog")[1] == "❌ Not yet. Hint: look at the word before\n"
+    assert said(capsys, "t.plain", "saw")[1] == "❌ Not yet. Hint: look at the word before\n"
+    third = said(capsys, "t.plain", "the")[1]
+    assert third.startswith("❌ Not yet. Hint: look at the word before ") and 'solution("t.plain")' in third
+
+
+@pytest.mark.parametrize("hint", [("only one",), ("a", "b", "c"), ("a", 2), None, 3])
+def test_a_malformed_hint_is_refused_when_the_exercise_is_made(hint):
+    with pytest.raises(TypeError, match="concept, concrete"):
+        exercises.Exercise(question="q", answer=lambda: 1, hint=hint)
+
+
+def test_the_solution_text_falls_back_on_the_concrete_hint():
+    text = solution_text("t.tiered")
+    assert CONCRETE in text and CONCEPT not in text
+
+
+# --------------------------------------------------------------------------- the notebooks' exercises
+
+
+def _answer_exercises():
+    found = []
+    for info in pkgutil.iter_modules(exercises.__path__):
+        if info.name.startswith("nb"):
+            module = importlib.import_module(f"mha_lib.exercises.{info.name}")
+            found += [(f"{info.name[2:]}.{name}", ex) for name, ex in module.EXERCISES.items()]
+    return found
+
+
+def _mentions(text, answer):
+    """Whether ``text`` names the rendered answer as a whole word or number."""
+    rendered = {_fmt(answer)}
+    value = answer
+    if not isinstance(value, (str, tuple)) and np.ndim(value) == 0:
+        x = float(value)
+        rendered |= {f"{x:g}", f"{x:.2f}", f"{x:.4f}"} | ({f"{int(x)}"} if x == int(x) else set())
+    return any(re.search(rf"(?<![\w.]){re.escape(r)}(?![\w]|\.\d)", text, flags=re.IGNORECASE) for r in rendered)
+
+
+def test_most_notebook_exercises_have_two_tiers():
+    tiered = [i for i, ex in _answer_exercises() if isinstance(ex.hint, tuple)]
+    assert len(tiered) >= 50
+
+
+@pytest.mark.parametrize("exercise_id, ex", [(i, ex) for i, ex in _answer_exercises() if isinstance(ex.hint, tuple)],
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_a_concept_hint_does_not_give_the_answer_away(exercise_id, ex):
+    concept, concrete = ex.hint
+    assert concept != concrete and concept.strip() and concrete.strip()
+    assert not _mentions(concept, ex.answer()), (exercise_id, concept)
+
+
+# --------------------------------------------------------------------------- functions (check_function)
+
+
+def _q_at_k(Q, K):
+    return Q @ K / np.sqrt(Q.shape[-1])  # the transpose forgotten
+
+
+def ran(capsys, exercise_id, fn):
+    ok = check_function(exercise_id, fn)
+    return ok, capsys.readouterr().out
+
+
+def test_a_classic_mistake_gets_the_idea_first_then_the_fix_then_the_solution(capsys):
+    ok, first = ran(capsys, "03.scores", _q_at_k)
+    assert not ok and "a query ROW dotted with a key ROW" in first and "swapaxes" not in first
+    second = ran(capsys, "03.scores", _q_at_k)[1]
+    assert "Q @ K.swapaxes(-1, -2)" in second and "solution(" not in second
+    third = ran(capsys, "03.scores", _q_at_k)[1]
+    assert "Q @ K.swapaxes(-1, -2)" in third and 'mha_lib.exercises.solution("03.scores")' in third
+    for out in (first, second, third):
+        assert out.startswith("❌ Not yet: _q_at_k gives other numbers") and out.count("\n") == 1
+
+
+def test_the_function_count_is_per_exercise_and_the_right_function_passes(capsys):
+    ran(capsys, "03.scores", _q_at_k)
+    ran(capsys, "03.scores", _q_at_k)
+    first_softmax = ran(capsys, "04.softmax", lambda S: np.exp(S) / np.exp(S).sum(axis=0, keepdims=True))[1]
+    assert "each row must sum to 1 by itself" in first_softmax and "axis=-1" not in first_softmax
+    ok, out = ran(capsys, "03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1]))
+    assert ok and out.startswith("✅ Right")
+
+
+def test_the_unwritten_scaffold_is_not_an_attempt(capsys):
+    for _ in range(3):
+        ok, out = ran(capsys, "04.softmax", lambda S: None)
+        assert not ok and out.startswith("⏳ Not yet") and "solution(" not in out
+    assert "axis=-1" not in ran(capsys, "04.softmax", lambda S: np.exp(S) / np.exp(S).sum(axis=0, keepdims=True))[1]
+
+
+def test_a_verdict_without_a_hint_points_to_the_solution_from_the_third_attempt(capsys):
+    def my_weighted_sum(weights, V):
+        raise RuntimeError("not done")
+
+    outs = [ran(capsys, "05.weighted_sum", my_weighted_sum)[1] for _ in range(3)]
+    assert all("raised RuntimeError: not done" in out for out in outs)
+    assert "solution(" not in outs[0] + outs[1]
+    assert 'mha_lib.exercises.solution("05.weighted_sum")' in outs[2]
+
+
+def test_every_classic_mistake_has_a_concept_and_a_concrete_hint():
+    from mha_lib.exercises.functions import FUNCTION_EXERCISES
+
+    for exercise_id, ex in FUNCTION_EXERCISES.items():
+        for mistake in ex.mistakes:
+            concept, concrete = mistake.hint
+            assert concept and concrete and concept != concrete, (exercise_id, mistake.name)
