@@ -321,14 +321,7 @@ def attention_scores(Q, K, scale=None):
     array([[0.71, 1.41],
            [0.71, 0.71]])
     """
-    Q = check_array(Q, "Q", min_ndim=2)
-    K = check_array(K, "K", min_ndim=2)
-    if Q.shape[-1] != K.shape[-1]:
-        raise ValueError(
-            f"attention_scores: queries have d_k={Q.shape[-1]} but keys have d_k={K.shape[-1]}; "
-            "a query can only be compared with a key of the same size"
-        )
-    _check_leading(Q, K, "attention_scores", "Q", "K")
+    Q, K = _check_queries_keys(Q, K, "attention_scores")
     d_k = Q.shape[-1]
     scale = _check_scale(scale, d_k)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported just below, clearly
@@ -1054,6 +1047,19 @@ def head_contributions(heads, W_o):
             f"h={heads.shape[0]} blocks gives d_v={blocks.shape[1]}; W_o must have h*d_v = {heads.shape[0] * heads.shape[2]} rows"
         )
     return np.einsum("hnv,hvd->hnd", heads, blocks)  # (h, n, d_v) @ (h, d_v, d_model) -> (h, n, d_model)
+
+
+def _check_queries_keys(Q, K, where):
+    """Q (..., n_q, d_k) and K (..., n_k, d_k) as float arrays, or a message naming what does not fit."""
+    Q = check_array(Q, "Q", min_ndim=2)
+    K = check_array(K, "K", min_ndim=2)
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(
+            f"{where}: queries have d_k={Q.shape[-1]} but keys have d_k={K.shape[-1]}; "
+            "a query can only be compared with a key of the same size"
+        )
+    _check_leading(Q, K, where, "Q", "K")
+    return Q, K
 
 
 def _check_leading(A, B, where, a, b):

@@ -25,6 +25,7 @@ size, d_v value size.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -136,6 +137,18 @@ def _designed_params():
     return MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o)
 
 
+def _as_seen(sentence):
+    """The sentence as it looks on screen: composed accents (NFC), invisible characters removed.
+
+    A zero-width space, joiner or byte-order mark (Unicode "format" characters) and control characters other
+    than white space are not seen, so a word typed or pasted with one must be the word the student sees:
+    "the\u200b cat" is "the cat", and its "the" is the same word as any other "the" (the same-word head
+    depends on it). "cafe" with a combining accent is the same word as "café" typed with one key.
+    """
+    text = unicodedata.normalize("NFC", sentence)
+    return "".join(ch for ch in text if ch.isspace() or unicodedata.category(ch) not in ("Cf", "Cc"))
+
+
 def designed_example(sentence=None):
     """Tokens, an input X and a 4-head layer whose heads have a named, explained job.
 
@@ -165,7 +178,9 @@ def designed_example(sentence=None):
     ----------
     sentence : str, optional
         Words separated by spaces, at most 16 of them. Default
-        ``"the cat saw the dog"`` (the word "the" appears twice).
+        ``"the cat saw the dog"`` (the word "the" appears twice). Invisible
+        characters (zero-width spaces and the like) are dropped, so each word
+        is the word as it is seen.
 
     Returns
     -------
@@ -190,9 +205,11 @@ def designed_example(sentence=None):
             f"designed_example: sentence must be a string of words, got {type(sentence).__name__}; "
             "e.g. designed_example('the cat saw the dog')"
         )
-    if not sentence.strip():
-        raise ValueError("designed_example: the sentence is empty; type at least one word")
-    tokens = tokenize(sentence)
+    visible = _as_seen(sentence)
+    if not visible.strip():
+        invisible = " (it holds only invisible characters, such as zero-width spaces)" if sentence.strip() else ""
+        raise ValueError(f"designed_example: the sentence is empty{invisible}; type at least one word")
+    tokens = tokenize(visible)
     if len(tokens) > MAX_DESIGNED_TOKENS:
         raise ValueError(
             f"designed_example: the sentence has {len(tokens)} words, but X has position columns for at most "

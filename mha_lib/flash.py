@@ -31,7 +31,7 @@ import tracemalloc
 import numpy as np
 
 from ._checks import check_array, check_mask
-from .attention import _check_positive_int, _check_scale
+from .attention import _check_leading, _check_positive_int, _check_queries_keys, _check_scale
 
 __all__ = ["blockwise_attention", "online_softmax_steps", "peak_memory"]
 
@@ -78,14 +78,8 @@ def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=Fa
     >>> bool(np.allclose(blockwise_attention(Q, K, V, block_size=3), standard, rtol=0, atol=1e-12))
     True
     """
-    Q = check_array(Q, "Q", min_ndim=2)
-    K = check_array(K, "K", min_ndim=2)
+    Q, K = _check_queries_keys(Q, K, "blockwise_attention")  # grouped-query K: refused, with the repeat_kv fix
     V = check_array(V, "V", min_ndim=2)
-    if Q.shape[-1] != K.shape[-1]:
-        raise ValueError(
-            f"blockwise_attention: queries have d_k={Q.shape[-1]} but keys have d_k={K.shape[-1]}; "
-            "a query can only be compared with a key of the same size"
-        )
     if K.shape[-2] != V.shape[-2]:
         raise ValueError(
             f"blockwise_attention: K has {K.shape[-2]} keys but V has {V.shape[-2]} values; "
@@ -99,7 +93,14 @@ def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=Fa
         raise TypeError(f"blockwise_attention: causal must be True or False, got {causal!r}")
     scale = _check_scale(scale, Q.shape[-1])
     n_q, n_k, d_v = Q.shape[-2], K.shape[-2], V.shape[-1]
-    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    _check_leading(Q, V, "blockwise_attention", "Q", "V")
+    try:
+        lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError:  # each pair broadcasts, the three together do not
+        raise ValueError(
+            f"blockwise_attention: the leading dimensions of Q {Q.shape[:-2]}, K {K.shape[:-2]} and V "
+            f"{V.shape[:-2]} do not broadcast together; give K and V the leading dimensions of Q"
+        ) from None
     if mask is not None:
         mask = check_mask(mask, lead + (n_q, n_k))  # a broadcast view: no copy
     dtype = np.result_type(Q.dtype, K.dtype, V.dtype)

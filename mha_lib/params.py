@@ -154,6 +154,32 @@ def _resolve_h_kv(h, h_kv, where):
     return int(h_kv)
 
 
+def _rng_from_seed(seed, where):
+    """The generator a ``seed`` argument stands for: a Generator as it is, a whole number >= 0 seeds a new one.
+
+    Anything else is refused with the fix: numpy's own errors ("expected non-negative integer", "SeedSequence
+    expects int or sequence of ints") do not say which argument is wrong, and None would draw other numbers at
+    every run.
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None:
+        raise TypeError(f"{where}: seed=None would draw different numbers at every run; give a whole number "
+                        "such as seed=0 (or a numpy.random.Generator)")
+    if isinstance(seed, np.random.RandomState):
+        raise TypeError(f"{where}: seed is a legacy numpy.random.RandomState; pass a whole number or "
+                        "np.random.default_rng(seed)")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        whole = isinstance(seed, (float, np.floating)) and float(seed).is_integer()
+        fix = f"seed={int(seed)}" if whole else "a whole number such as seed=0"
+        raise TypeError(f"{where}: seed must be a whole number (or a numpy.random.Generator), got {seed!r}; "
+                        f"use {fix}")
+    if seed < 0:
+        raise ValueError(f"{where}: seed={seed} is negative; numpy's generators take seeds of 0 or more, "
+                         f"e.g. seed={-int(seed)}")
+    return np.random.default_rng(int(seed))
+
+
 def init_params(d_model, h, d_k=None, d_v=None, bias=False, seed=0, h_kv=None):
     """Random parameters for one Multi-Head Attention layer.
 
@@ -179,6 +205,7 @@ def init_params(d_model, h, d_k=None, d_v=None, bias=False, seed=0, h_kv=None):
         Also draw biases (standard deviation 0.1).
     seed : int or numpy.random.Generator, default 0
         Where the randomness comes from; the same seed gives the same numbers.
+        A whole number of 0 or more, or a generator (which is advanced).
     h_kv : int, optional
         Number of key/value heads for grouped-query attention; must divide h.
         Default h (every query head has its own keys and values); 1 is
@@ -201,7 +228,7 @@ def init_params(d_model, h, d_k=None, d_v=None, bias=False, seed=0, h_kv=None):
     """
     d_model, h, d_k, d_v = _resolve_sizes(d_model, h, d_k, d_v, "init_params")
     h_kv = _resolve_h_kv(h, h_kv, "init_params")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = _rng_from_seed(seed, "init_params")
     W_q = rng.normal(0.0, d_model**-0.5, size=(h, d_model, d_k))
     W_k = rng.normal(0.0, d_model**-0.5, size=(h_kv, d_model, d_k))
     W_v = rng.normal(0.0, d_model**-0.5, size=(h_kv, d_model, d_v))

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .params import MHAParams
+from .params import MHAParams, _rng_from_seed
 
 __all__ = ["TranslationExample", "translation_example", "CONCEPTS"]
 
@@ -90,8 +90,9 @@ def translation_example(seed=0):
 
     Parameters
     ----------
-    seed : int, default 0
-        Draws the concept directions (a random orthonormal set).
+    seed : int or numpy.random.Generator, default 0
+        Draws the concept directions (a random orthonormal set); a whole
+        number of 0 or more.
 
     Returns
     -------
@@ -107,7 +108,7 @@ def translation_example(seed=0):
     >>> ex.memory_tokens[int(r.weights[0, 1].argmax())]  # where "chat" looks in the meaning head
     'cat'
     """
-    rng = np.random.default_rng(seed)
+    rng = _rng_from_seed(seed, "translation_example")
     q, _ = np.linalg.qr(rng.normal(size=(_HALF, _HALF)))  # (8, 8) orthogonal
     meaning = q[: len(CONCEPTS)]  # (5, 8): orthonormal concept directions
     X = _vectors(_FRENCH, meaning)  # (4, 16)
