@@ -1058,6 +1058,9 @@ def _check_queries_keys(Q, K, where):
             f"{where}: queries have d_k={Q.shape[-1]} but keys have d_k={K.shape[-1]}; "
             "a query can only be compared with a key of the same size"
         )
+    if Q.shape[-1] == 0:
+        raise ValueError(f"{where}: queries and keys have d_k=0 numbers (Q has shape {Q.shape}); a score needs "
+                         "at least one number in each")
     _check_leading(Q, K, where, "Q", "K")
     return Q, K
 

@@ -154,6 +154,9 @@ def _resolve_h_kv(h, h_kv, where):
     return int(h_kv)
 
 
+_PARAMETER_BUDGET = 2 * 2**30  # bytes: the most init_params draws at once (a LLaMA-7B layer is 0.5 GiB)
+
+
 def _rng_from_seed(seed, where):
     """The generator a ``seed`` argument stands for: a Generator as it is, a whole number >= 0 seeds a new one.
 
@@ -228,6 +231,15 @@ def init_params(d_model, h, d_k=None, d_v=None, bias=False, seed=0, h_kv=None):
     """
     d_model, h, d_k, d_v = _resolve_sizes(d_model, h, d_k, d_v, "init_params")
     h_kv = _resolve_h_kv(h, h_kv, "init_params")
+    if not isinstance(bias, (bool, np.bool_)):  # bias="no" or None would be read as True / False silently
+        raise TypeError(f"init_params: bias must be True or False, got {bias!r}")
+    count = (h * d_k + h_kv * (d_k + d_v)) * d_model + h * d_v * d_model  # W_q, W_k, W_v, W_o
+    if count * 8 > _PARAMETER_BUDGET:  # refused before anything is allocated
+        raise ValueError(
+            f"init_params: d_model={d_model}, h={h}, d_k={d_k}, d_v={d_v} need {count:,} parameters "
+            f"({count * 8 / 2**30:,.1f} GiB in float64), more than the {_PARAMETER_BUDGET // 2**30} GiB this library "
+            "draws at once; choose smaller sizes (LLaMA-7B's layer, d_model=4096 and h=32, needs 0.5 GiB)"
+        )
     rng = _rng_from_seed(seed, "init_params")
     W_q = rng.normal(0.0, d_model**-0.5, size=(h, d_model, d_k))
     W_k = rng.normal(0.0, d_model**-0.5, size=(h_kv, d_model, d_k))

@@ -147,3 +147,37 @@ def test_designed_example_counts_the_visible_words_against_the_limit():
     assert len(designed_example(" ".join(["a\u200b"] * 16)).tokens) == 16
     with pytest.raises(ValueError, match="17 words"):
         designed_example(" ".join(["a"] * 17))
+
+
+# --------------------------------------------------------------------------- more odd inputs found on the way
+
+
+@pytest.mark.parametrize("bias", ["yes", "no", None, 1, 0.0])
+def test_init_params_bias_must_be_true_or_false(bias):
+    # before: bias="no" drew biases (a non-empty string is true); None and 0.0 were read as False
+    with pytest.raises(TypeError, match="bias must be True or False"):
+        init_params(8, 2, bias=bias)
+
+
+@pytest.mark.parametrize("sizes", [dict(d_model=10**9, h=1), dict(d_model=8, h=2, d_k=10**12),
+                                   dict(d_model=16384, h=2)])
+def test_init_params_refuses_sizes_over_the_budget_before_allocating(sizes):
+    # before: MemoryError: Unable to allocate 6.94 EiB (or minutes of swapping for sizes just too large)
+    with pytest.raises(ValueError, match=r"need [\d,]+ parameters .* GiB in float64\), more than the 2 GiB"):
+        init_params(**sizes)
+
+
+def test_init_params_still_draws_a_llama_sized_layer():
+    assert mha_lib.parameter_count(4096, 32)["total"] * 8 == 2**29  # 0.5 GiB, as the message says
+    assert init_params(4096, 32, h_kv=8, seed=0).W_k.shape == (8, 4096, 128)
+
+
+@pytest.mark.parametrize("call", [
+    lambda Q, K: mha_lib.attention_scores(Q, K),
+    lambda Q, K: mha_lib.scaled_dot_product_attention(Q, K, np.ones((3, 2))),
+    lambda Q, K: blockwise_attention(Q, K, np.ones((3, 2))),
+], ids=["attention_scores", "scaled_dot_product_attention", "blockwise_attention"])
+def test_queries_and_keys_of_size_zero_are_refused(call):
+    # before: ZeroDivisionError: float division by zero (the scale 1 / sqrt(0))
+    with pytest.raises(ValueError, match="d_k=0 numbers"):
+        call(np.ones((2, 0)), np.ones((3, 0)))
