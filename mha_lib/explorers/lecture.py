@@ -48,24 +48,24 @@ CUSTOM = "custom"
 D_MODEL_CHOICES = (8, 16, 32, 64, 128, 256, 512, 768, 1024, 4096)
 DEFAULT_SENTENCE = "humpty dumpty sat on"
 MASKS = attention.MASK_KINDS
-RANDOM_NUMBERS_BUDGET = 80_000_000  # random weights drawn for one setting at most (about a second)
+RANDOM_NUMBERS_BUDGET = 80_000_000  # random parameters drawn for one setting at most (about a second)
 _STREAMED: dict = {}  # the last large setting's per-head Q, K, V and V_i W^O_i (small: n rows each)
 
 
 def _per_head(X, d_model, h, d_k, seed):
-    """Q, K, V (h, n, d_k) and V_i W^O_i (h, n, d_model) with every head's weights drawn from its own seed.
+    """Q, K, V (h, n, d_k) and V_i W^O_i (h, n, d_model) with every head's parameters drawn from its own seed.
 
-    For settings whose weights would not fit in :data:`MEMORY_BUDGET` at once (LLaMA-7B: 4 x 4096 x 4096
+    For settings whose parameters would not fit in :data:`MEMORY_BUDGET` at once (LLaMA-7B: 4 x 4096 x 4096
     numbers): head i's W_i^Q, W_i^K, W_i^V (d_model, d_k) and W^O_i (d_k, d_model) come from
     ``default_rng([seed, d_model, h, d_k, i])`` with the standard deviations of :func:`mha_lib.init_params`,
-    are used and dropped, so memory holds one head's weights at a time; the same setting always gives
+    are used and dropped, so memory holds one head's parameters at a time; the same setting always gives
     the same numbers.
     """
     n = len(X)
     one_head = 4 * d_model * d_k
-    check_budget(one_head, f"one head's weights (4 x {d_model} x {d_k}, d_model={d_model}, d_k={d_k})")
+    check_budget(one_head, f"one head's parameters (4 x {d_model} x {d_k}, d_model={d_model}, d_k={d_k})")
     if h * one_head > RANDOM_NUMBERS_BUDGET:
-        raise ValueError(f"d_model={d_model}, h={h}, d_k={d_k} has {h * one_head / 1e6:,.0f} million random weights "
+        raise ValueError(f"d_model={d_model}, h={h}, d_k={d_k} has {h * one_head / 1e6:,.0f} million random parameters "
                          f"to draw (about {h * one_head / 6e7:.0f} s); this explorer draws at most "
                          f"{RANDOM_NUMBERS_BUDGET / 1e6:.0f} million: choose a smaller d_k or h")
     Q, K, V = (np.empty((h, n, d_k)) for _ in range(3))
@@ -80,7 +80,7 @@ def _per_head(X, d_model, h, d_k, seed):
 
 
 def _attention(X, tokens, d_model, h, d_k, tie, m, scale, seed=0):
-    """The MHAResult of one setting, with init_params when the weights fit in the budget, else head by head."""
+    """The MHAResult of one setting, with init_params when the parameters fit in the budget, else head by head."""
     full = _params.parameter_count(d_model, h, d_k=None if tie else d_k)["total"]  # the library's rule for tie
     d_k = d_model // h if tie else d_k
     check_budget(h * len(X) * (3 * d_k + d_model) + 2 * h * len(X) ** 2,
@@ -114,8 +114,8 @@ class LectureResult:
     lecture: bool
     result: attention.MHAResult
     heads_shown: int
-    roles: tuple = None  # what each head does (designed weights), else None
-    kind: str = "random"  # the weights: "random", "designed" or "trained"
+    roles: tuple = None  # what each head does (designed parameters), else None
+    kind: str = "random"  # the parameters: "random", "designed" or "trained"
 
     @property
     def n(self):
@@ -127,11 +127,11 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
     """Run Multi-Head Attention for one setting of the explorer (pure: no drawing).
 
     X = embed_tokens(tokens, d_model); params = init_params(d_model, h, d_k, seed=0), so the
-    default setting is exactly :func:`mha_lib.load_running_example`. Settings whose weights exceed
+    default setting is exactly :func:`mha_lib.load_running_example`. Settings whose parameters exceed
     the memory budget (200 MB) draw them head by head from per-head seeds (see :func:`_per_head`);
     a setting that would need more than the budget even so is refused before anything is allocated.
 
-    ``weights`` "designed" or "trained" runs that layer (:func:`~mha_lib.explorers.toolkit.fixed_layer`)
+    ``weights`` (the parameters) "designed" or "trained" runs that layer (:func:`~mha_lib.explorers.toolkit.fixed_layer`)
     on the sentence instead; its d_model, h and d_k are its own (the size arguments are ignored).
 
     Raises
@@ -194,16 +194,15 @@ def shapes_table_html(res, lecture=False):
 
 
 def _caption(res):
-    if res.lecture:  # two short lines that fit the figure's width at the lecture font
-        shown = f" · showing heads 1–{res.heads_shown} of {res.h} (all computed)" if res.heads_shown < res.h else ""
-        return (f"{res.kind} weights: d_model={res.d_model}, h={res.h}, d_k={res.d_k} · mask: {res.mask_kind}\n"
-                + ("scaled by 1/√d_k" if res.scaled else "NOT scaled") + shown)
-    parts = [f"{res.kind} weights: d_model={res.d_model}, h={res.h}, d_k={res.d_k}",
-             f"mask: {res.mask_kind}", "scaled by 1/√d_k" if res.scaled else "NOT scaled",
-             "rows: query, columns: key"]
+    """The sentence and the setting above the picture: two lines (lecture mode: shorter ones, larger)."""
+    sentence = "“" + " ".join(short(t) for t in res.tokens) + "”"
+    sizes = f"{res.kind} parameters: d_model={res.d_model}, h={res.h}, d_k={res.d_k}"
+    rest = [f"mask: {res.mask_kind}", "scaled by 1/√d_k" if res.scaled else "NOT scaled", "rows: query, columns: key"]
     if res.heads_shown < res.h:
-        parts.append(f"showing heads 1–{res.heads_shown} of {res.h} (all {res.h} are computed)")
-    return "   ·   ".join(parts)
+        rest.append(f"showing heads 1–{res.heads_shown} of {res.h}" + ("" if res.lecture else f" (all {res.h} are computed)"))
+    if res.lecture:
+        return f"{sentence} · {sizes}\n" + " · ".join(rest)
+    return f"{sentence}\n" + "   ·   ".join([sizes, *rest])
 
 
 class LectureDrawer(LayoutDrawer):
@@ -216,7 +215,9 @@ class LectureDrawer(LayoutDrawer):
     ANNOTATE_MAX_TOKENS = 6  # write the numbers in the cells only up to this many tokens
     WIDTH = 11.0  # inches
     size = (WIDTH, 6.0)
-    FS, LECTURE_FS = 9, 23  # font sizes (points); the lecture screen raises LECTURE_FS for a hall
+    # font sizes (points): labels and titles; lecture mode's labels and its cell numbers. At 1280x720 the
+    # lecture screen draws this 11-inch figure at about 80 dpi: 15 pt is 17 px, the numbers up to 19 px.
+    FS, LECTURE_FS, LECTURE_NUMBERS = 9, 15, 17
 
     def __init__(self):
         super().__init__()
@@ -226,34 +227,49 @@ class LectureDrawer(LayoutDrawer):
         return res.heads_shown, res.tokens, res.d_model, res.lecture, res.roles
 
     def build(self, fig, res):
-        fs = self.LECTURE_FS if res.lecture else self.FS
+        lecture = res.lecture
+        fs = self.LECTURE_FS if lecture else self.FS
         n, shown, tokens = res.n, res.heads_shown, list(res.tokens)
         # 4 columns keep 8+ tokens readable; 8 columns only for many heads of few tokens.
-        cols = shown if shown <= 4 else (4 if shown <= 8 or res.lecture or (n > 8 and shown <= 16) else 8)
+        cols = shown if shown <= 4 else (4 if shown <= 8 or lecture or (n > 8 and shown <= 16) else 8)
         rows = -(-shown // cols)
-        cap = 2.6 if res.lecture else 2.1
-        panel = min(cap, (self.WIDTH - 2.6 - 0.12 * (cols - 1)) / cols)
-        longest = min(14, max(len(t) for t in tokens))
-        top = 0.3 + (4.5 if res.lecture else 3.0) * fs / 72  # the sentence and one or two caption lines
-        two_line_titles = res.lecture and bool(res.roles)  # lecture: "head 1" above its role, not beside it
-        if two_line_titles:
-            top += 1.3 * (fs - 1) / 72
-        labels = longest * fs * 0.64 / 72 if res.lecture else longest * 0.085  # lecture: key labels turned
-        grid_h = rows * panel + (rows - 1) * (0.3 + fs / 72) + fs / 72 * 1.6 + 0.1 + labels + 0.4
-        out_rows_h = min(2.2, max(0.8, 0.14 * n, 1.15 * n * fs / 72 if res.lecture else 0.0))  # lecture: labels at fs-1
-        out_h = out_rows_h + 0.45 + 2.6 * fs / 72
-        W, H = self.WIDTH, top + grid_h + out_h + 0.15
+        cap, W = (2.6 if lecture else 2.1), self.WIDTH
+        two_line_titles = lecture and bool(res.roles)  # lecture: "head 1" above its role, not beside it
+        longest = max(map(len, token_labels(tokens)))
+        per_head = res.d_model // res.h
+        designed = res.kind == "designed" and res.h * per_head == res.d_model  # its W^O: each head its own columns
+        if lecture:  # the cell the width allows (HeadGrid's arithmetic), then the height that cell needs
+            label_w = longest * (fs - 1) * 0.64 / 72
+            cell = min(cap, (W - 0.2 - label_w - 0.08 - 1.07 - 0.1 * (cols - 1)) / cols) / n
+            title_h = (fs - 1) / 72 * 1.5 + 0.05
+            keys_h = label_w if label_w > 0.95 * cell else 1.4 * (fs - 1) / 72  # turned when too long
+            grid_h = title_h + rows * n * cell + (rows - 1) * (title_h + 0.06) + keys_h + 0.08
+            top = 0.15 + 3.0 * (fs + 1) / 72 + (1.3 * (fs - 1) / 72 if two_line_titles else 0.0)
+            out_rows_h = max(0.6, 1.15 * n * (fs - 3) / 72)
+            out_h = 0.05 + 1.5 * fs / 72 + out_rows_h + (1.4 * (fs - 2) / 72 if designed else 0.0) + 0.05
+        else:
+            panel = min(cap, (W - 2.6 - 0.12 * (cols - 1)) / cols)
+            top = 0.3 + 3.0 * fs / 72  # the sentence and the caption line
+            grid_h = rows * panel + (rows - 1) * (0.3 + fs / 72) + fs / 72 * 1.6 + 0.1 + min(14, longest) * 0.085 + 0.4
+            out_rows_h = min(2.2, max(0.8, 0.14 * n))
+            out_h = out_rows_h + 0.45 + 2.6 * fs / 72
+        H = top + grid_h + out_h + (0.05 if lecture else 0.15)
         fig.set_size_inches(W, H)
         box = inch_box(W, H)
         lay = type("LectureLayout", (), {})()
-        lay.caption = fig.text(0.3 / W, 1 - 0.15 / H, "", ha="left", va="top", linespacing=1.5, fontsize=fs,
-                               fontfamily=text_family())
+        lay.caption = fig.text(0.3 / W, 1 - 0.15 / H, "", ha="left", va="top", linespacing=1.5,
+                               fontsize=fs + 1 if lecture else fs, fontfamily=text_family())
         lay.grid = HeadGrid(fig, shown, tokens, None, (0.1, top, W - 0.2, grid_h), annotate=n <= self.ANNOTATE_MAX_TOKENS,
                             caption=None, fs=fs - 1, panel_cap=cap, ncols=cols,
                             titles=[f"head {i + 1}\n{r}" for i, r in enumerate(res.roles[:shown])] if two_line_titles
-                            else head_titles(shown, res.roles), min_label_fs=fs - 4 if res.lecture else 6.5)
-        left, right = 1.3, (1.1 + 0.9 * fs / 72 if res.lecture else 1.1)  # room for the colour bar's numbers
-        y_out = top + grid_h + 0.2 + 1.6 * fs / 72
+                            else head_titles(shown, res.roles), min_label_fs=fs - 4 if lecture else 6.5,
+                            row_label="" if lecture else "query", col_label="" if lecture else "key",
+                            number_fs=self.LECTURE_NUMBERS if lecture else None)
+        if lecture:  # the grid is as wide as the figure: the "masked" key goes under the colour bar, flush right
+            lay.grid.legend.set_loc("upper right")
+            lay.grid.legend.set_bbox_to_anchor((1 - 0.05 / W, lay.grid.legend.get_bbox_to_anchor().y1 / fig.bbox.height))
+        left, right = (0.3 + longest * (fs - 2) * 0.64 / 72, 1.1 + 0.9 * fs / 72) if lecture else (1.3, 1.1)
+        y_out = top + grid_h + (0.05 + 1.5 * fs / 72 if lecture else 0.2 + 1.6 * fs / 72)
         out_w = W - left - right
         lay.oax = fig.add_axes(box(left, y_out, out_w, out_rows_h))
         lay.out_image = lay.oax.imshow(np.zeros((n, res.d_model)), cmap=SIGNED_CMAP, vmin=-1, vmax=1,
@@ -266,19 +282,21 @@ class LectureDrawer(LayoutDrawer):
             xt.pop(-2)  # keep the last column's label clear of its neighbour
         if len(xt) > 2 and xt[1] - xt[0] < step / 2:
             xt.pop(1)
-        lay.oax.set_xticks(xt)
-        per_head = res.d_model // res.h
-        if res.kind == "designed" and res.h * per_head == res.d_model:  # its W^O: each head its own columns
+        lay.oax.set_xticks(xt if not lecture else [])  # lecture mode: the title says "columns 1 ... d_model"
+        if designed:
             lay.oax.set_xticks([per_head * (i + 0.5) + 0.5 for i in range(res.h)],
                                labels=[f"head {i + 1}" for i in range(res.h)])
             for i in range(1, res.h):
                 lay.oax.axvline(per_head * i + 0.5, color="black", linewidth=2)
         lay.oax.set_yticks(range(n), labels=token_labels(tokens), fontfamily=text_family(),
-                           fontsize=min(fs - 1, max(5.0, 0.8 * out_rows_h * 72 / n)))
+                           fontsize=fs - 3 if lecture else min(fs - 1, max(5.0, 0.8 * out_rows_h * 72 / n)))
         lay.oax.tick_params(axis="x", labelsize=fs - 2)
         lay.oax.tick_params(length=2, pad=1)
-        lay.oax.set_xlabel(f"output column (1 … {res.d_model})" if res.kind != "designed" else
-                           f"output columns 1 … {res.d_model}: {per_head} written by each head", fontsize=fs - 1)
+        lay.out_columns = (f"{per_head} columns written by each head" if designed else
+                           f"columns 1 … {res.d_model}")  # lecture mode: in the title, no room for an x label
+        if not lecture:
+            lay.oax.set_xlabel(f"output column (1 … {res.d_model})" if not designed else
+                               f"output columns 1 … {res.d_model}: {per_head} written by each head", fontsize=fs - 1)
         # The output's colour bar: the bar is static (-1..1 of the current largest |value|); its three
         # numbers change with every setting, so they are texts drawn each time.
         ocax = fig.add_axes(box(left + out_w + 0.2, y_out, 0.15, out_rows_h))
@@ -300,11 +318,11 @@ class LectureDrawer(LayoutDrawer):
         m = float(np.max(np.abs(out))) or 1.0
         lay.out_image.set_data(out)
         lay.out_image.set_clim(-m, m)
-        lay.out_title.set_text(f"output MultiHead(X), shape {out.shape}" if res.lecture else
+        lay.out_title.set_text(f"output MultiHead(X), shape {out.shape}: {lay.out_columns}" if res.lecture else
                                f"MultiHead(X): output, shape {out.shape}: blue negative, red positive")
         for t, v in zip(lay.out_scale, (f"+{m:.2f}", "0", f"−{m:.2f}")):
             t.set_text(v)
-        lay.caption.set_text(literal("“" + " ".join(short(t) for t in res.tokens) + "”\n" + _caption(res)))
+        lay.caption.set_text(literal(_caption(res)))
         return changed + [lay.out_image, lay.out_title, lay.caption, *lay.out_scale, *lay.oax.spines.values()]
 
     @property

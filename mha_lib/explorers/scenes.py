@@ -53,13 +53,13 @@ class Scene:
 
 # Control values are applied in this order (d_model before h, tie before d_k). Names a given explorer
 # does not have are skipped, so a scene never fails on an explorer without, e.g., a "weights" control.
-# "weights" goes first: designed or trained weights fix d_model and h, random ones free them again.
+# "weights" (the parameters) goes first: designed or trained parameters fix d_model and h, random ones free them.
 _RUNNING = {"weights": "random", "preset": "custom", "sentence": "humpty dumpty sat on", "d_model": 512, "tie": True,
             "h": 8, "mask": "none", "scaled": True, "lecture": True}
 SCENES = (
     Scene("One head by hand", "steps", {"source": "random", "head": 1, "step": 0, "temperature": 1.0}, 6),
     Scene("Why divide by sqrt(d_k)", "lecture", {**_RUNNING, "tie": False, "d_k": 256, "scaled": False}, 5),
-    # random weights: at T = 1 head 1's rows are mixed (0.25/0.26/0.03/0.46), so T = 0.1 sharpens them to
+    # random parameters: at T = 1 head 1's rows are mixed (0.25/0.26/0.03/0.46), so T = 0.1 sharpens them to
     # almost one-hot and T = 10 flattens them to 0.21-0.28 (a designed head is one-hot already at T = 1)
     Scene("Softmax and temperature", "steps", {"source": "random", "head": 1, "step": 6, "temperature": 1.0}, 5),
     Scene("Masks: causal", "lecture", {**_RUNNING, "mask": "causal"}, 4),
@@ -278,11 +278,13 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     ipywidgets.VBox
         With ``.scene_menu`` (Dropdown of scene numbers), ``.next_button``, ``.previous_button``,
         ``.contrast`` (Checkbox), ``.viewport`` (Text), ``.go(k)``, and ``.explorers``
-        (dict "lecture"/"steps" -> the current ExplorerBox).
+        (dict "lecture"/"steps" -> the current ExplorerBox; a view's explorer is built when first shown, or
+        in a kernel two seconds after the browser reported its window).
     """
     start = scene_index(scene, scenes) if scene is not None else scene_from_query(query_string, scenes)
     start = 0 if start is None else start
-    state = {"dpi": {"lecture": dpi, "steps": dpi}, "explorers": {"lecture": lecture(dpi), "steps": steps(dpi)}}
+    factories = {"lecture": lecture, "steps": steps}
+    state = {"dpi": {"lecture": dpi, "steps": dpi}, "explorers": {}}  # an explorer is built when first needed
 
     menu = widgets.Dropdown(options=[(f"{k + 1}. {s.name}", k) for k, s in enumerate(scenes)], value=start,
                             layout=widgets.Layout(width="430px"))
@@ -320,8 +322,21 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         picture.add_class("mha-picture")
         return controls, picture
 
+    def explorer(name):
+        """The explorer of a view, built the first time it is needed: a fresh page draws only its first scene."""
+        if name not in state["explorers"]:
+            if state.get("viewport"):  # a guess from the usual figure size; refit() corrects it after one picture
+                state["dpi"][name] = dpi_for((11.0, 8.0), state["viewport"])
+            state["explorers"][name] = box = factories[name](state["dpi"][name])
+            watch(name, box)
+            arrange()
+        return state["explorers"][name]
+
     def arrange():
-        lecture_stage.children = column(state["explorers"]["lecture"])
+        if "lecture" in state["explorers"]:
+            lecture_stage.children = column(state["explorers"]["lecture"])
+        if "steps" not in state["explorers"]:
+            return
         steps = state["explorers"]["steps"]
         buttons = [b for b in (getattr(steps, "next_step", None), getattr(steps, "previous_step", None)) if b]
         steps_stage.children = column(steps, [widgets.HBox(buttons[::-1])] if buttons else [])
@@ -329,7 +344,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     def show(k):
         s = scenes[k]
         counter.value = f"{k + 1} / {len(scenes)}"
-        box = state["explorers"][s.view]
+        box = explorer(s.view)
         _apply(box, s.settings)
         lecture_stage.layout.display = None if s.view == "lecture" else "none"
         steps_stage.layout.display = None if s.view == "steps" else "none"
@@ -341,8 +356,6 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
 
     def on_menu(change):
         show(change["new"])
-
-    factories = {"lecture": lecture, "steps": steps}
 
     def rebuild(name, dpi):
         """Build explorer ``name`` again (at ``dpi``, with the current matplotlib settings), same control values."""
@@ -396,15 +409,16 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
                 continue
             rebuild(name, wanted)
         arrange()
+        loop = kernel_loop()
+        for name in factories:  # the other view is built while the class looks at the first picture
+            if loop is not None and name not in state["explorers"]:
+                loop.call_later(2.0, explorer, name)
 
     menu.observe(on_menu, names="value")
     prev_button.on_click(lambda _b: go(menu.value - 1))
     next_button.on_click(lambda _b: go(menu.value + 1))
     contrast.observe(on_contrast, names="value")
     viewport.observe(on_viewport, names="value")
-    for name, box in state["explorers"].items():
-        watch(name, box)
-    arrange()
     show(start)
     screen.scene_menu, screen.next_button, screen.previous_button = menu, next_button, prev_button
     screen.contrast, screen.viewport, screen.go = contrast, viewport, go

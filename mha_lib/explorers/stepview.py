@@ -2,7 +2,7 @@
 
 A large view of a single head for a lecture: a "next step" button reveals the
 computation one matrix at a time, each with its formula, its shape and the
-token labels. It runs on three sets of weights:
+token labels. It runs on three sets of parameters (W matrices):
 
 * ``"random"``: the running example ("humpty dumpty sat on", d_model = 512, 8 heads of d_k = 64);
 * ``"designed"``: :func:`mha_lib.designed_example`, 4 heads with a job (previous token, same word,
@@ -15,9 +15,9 @@ The pieces, as in every explorer:
 * :func:`compute_steps` is pure: settings in, a :class:`StepResult` out. Every number comes from
   ``mha_lib`` (``multi_head_attention`` for Q_i, K_i, V_i and the scores, ``softmax`` and
   ``weighted_sum`` for the temperature).
-* :class:`StepDrawer` draws a result: the eight panels are built once per set of weights, and a step
+* :class:`StepDrawer` draws a result: the eight panels are built once per set of parameters, and a step
   only changes their data, which panels are shown and which title is highlighted.
-* :func:`make_step_explorer` wires the controls (weights, head, step, temperature) and the
+* :func:`make_step_explorer` wires the controls (parameters, head, step, temperature) and the
   "previous step" / "next step" buttons; :func:`step_figure` is the still picture.
 
 Shape letters: n tokens, d_model, h heads, d_k, d_v.
@@ -46,14 +46,14 @@ DEFAULT_HEAD = {"random": 1, "designed": 1, "trained": 3}
 
 # (short name for the step control, panel title, formula of the step, is the matrix (n, n)?)
 STEPS = (
-    ("X", "X", r"$X$: one row per token, $d_{model}$ numbers each", False),
+    ("X", r"$X$, the input", r"$X$: one row per token, $d_{model}$ numbers each", False),
     ("Q_i", r"$Q_i = X\,W_i^Q$", r"$Q_i = X\,W_i^Q$: what each token looks for", False),
     ("K_i", r"$K_i = X\,W_i^K$", r"$K_i = X\,W_i^K$: what each token offers to be found by", False),
     ("V_i", r"$V_i = X\,W_i^V$", r"$V_i = X\,W_i^V$: what each token hands over when it is found", False),
     ("scores", r"$Q_i K_i^T$", r"$Q_i K_i^T$: query of row $\cdot$ key of column, for every pair", True),
     ("scaled", r"$Q_i K_i^T / \sqrt{d_k}$", r"$\mathrm{scores}_i = Q_i K_i^T / \sqrt{d_k}$: the spread no longer grows with $d_k$", True),
     ("weights", r"$\mathrm{weights}_i$", r"$\mathrm{weights}_i = \mathrm{softmax}(\mathrm{scores}_i)$, row by row: each row sums to 1", True),
-    ("Head_i", r"$\mathrm{Head}_i = \mathrm{weights}_i\,V_i$", r"$\mathrm{Head}_i = \mathrm{weights}_i\,V_i$: each row is a weighted average of the rows of $V_i$", False),
+    ("Head_i", r"$\mathrm{Head}_i$", r"$\mathrm{Head}_i = \mathrm{weights}_i\,V_i$: each row is a weighted average of the rows of $V_i$", False),
 )
 
 
@@ -74,7 +74,7 @@ class StepResult:
     temperature : float
         The scaled scores are divided by it before the softmax (1: the layer as it is).
     role : str
-        What the head does ("" for random weights).
+        What the head does ("" for random parameters).
     matrices : tuple of ndarray
         X (n, d_model), Q_i (n, d_k), K_i (n, d_k), V_i (n, d_v), Q_i K_i^T (n, n),
         scaled scores (n, n), weights (n, n), Head_i (n, d_v), in the order of :data:`STEPS`.
@@ -103,7 +103,7 @@ class StepResult:
 
 @functools.lru_cache(maxsize=4)
 def _layer(source):
-    """(tokens, X, MHAResult of the whole layer, roles) for one set of weights (kept: they never change)."""
+    """(tokens, X, MHAResult of the whole layer, roles) for one set of parameters (kept: they never change)."""
     if source == "random":
         from ..data import load_running_example
 
@@ -147,7 +147,7 @@ def compute_steps(source="random", head=None, step=7, temperature=1.0):
         that is not positive (each with the values that work), or a missing trained model.
     """
     if source not in SOURCES:
-        raise ValueError(f"weights={source!r}: choose one of {SOURCES}")
+        raise ValueError(f"parameters={source!r}: choose one of {SOURCES}")
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or not 0 <= step < len(STEPS):
         raise ValueError(f"step={step!r}: choose a whole number from 0 (X) to {len(STEPS) - 1} (Head_i)")
     if not isinstance(temperature, (int, float, np.floating)) or not np.isfinite(temperature) or temperature <= 0:
@@ -170,7 +170,7 @@ def compute_steps(source="random", head=None, step=7, temperature=1.0):
 
 
 class StepDrawer:
-    """Draws a :class:`StepResult`: eight panels built once per set of weights, then only updated.
+    """Draws a :class:`StepResult`: eight panels built once per set of parameters, then only updated.
 
     Top row: X, Q_i, K_i, V_i (wide matrices, no numbers); bottom row: Q_i K_i^T, the scaled scores,
     the weights (numbers in the cells) and Head_i. Panels of later steps are hidden; the current
@@ -179,7 +179,7 @@ class StepDrawer:
     """
 
     WIDTH = 11.0  # inches; the height follows from the layout (about 7.5: a 3:2 picture for a 16:9 stage)
-    FS = 17  # points: at 1280x720 the picture is drawn at about 80 dpi, so text is about 19 px
+    FS = 17  # points: at 1280x720 the picture is drawn at about 77 dpi, so text is about 18 px
     HIGHLIGHT = "#C0392B"
 
     def __init__(self):
@@ -192,13 +192,14 @@ class StepDrawer:
         W, fs = self.WIDTH, self.FS
         n = res.n
         longest = min(max(len(t) for t in res.tokens), 14)
-        left = 0.45 + fs / 72 + longest * fs * 0.62 / 72  # the y label and the row labels
-        gap = 0.45
+        left = 0.3 + longest * fs * 0.62 / 72  # the row labels
+        gap, head_w = 0.3, 1.4  # Head_i is a strip of colours (no numbers): narrow, so the squares are larger
         col_w = (W - left - 0.25 - 3 * gap) / 4
-        top_h = min(1.7, 0.4 * n + 0.3)
-        sq = min(2.4, col_w)
+        sq = min(2.6, (W - left - 0.25 - 3 * gap - head_w) / 3)
         cell_pt = sq * 72 / n
         tfs = min(fs - 1, max(9.0, 0.8 * cell_pt))
+        top_h = min(1.7, max(1.1, 1.2 * n * tfs / 72))
+        top_fs = min(tfs, top_h * 72 / (1.2 * n))  # the rows of the wide matrices stay apart
         rotate = longest * tfs * 0.62 / 72 > 0.95 * sq / n  # key labels turned when they would touch
         head_room = 0.15 + 2.7 * fs / 72  # above a panel: its title line and its shape line
         caption_h = 0.15 + 3 * 1.4 * (fs + 1) / 72  # three lines
@@ -217,17 +218,17 @@ class StepDrawer:
         for k, (_, title, _, square) in enumerate(STEPS):
             r, c = divmod(k, 4)
             M = res.matrices[k]
-            w = sq if square else col_w
-            h_in = sq if r else top_h
-            ax = fig.add_axes(box(left + c * (col_w + gap), y_top if r == 0 else y_bottom, w, h_in))
+            x = left + c * (col_w + gap) if r == 0 else left + c * (sq + gap)
+            ax = fig.add_axes(box(x, y_top if r == 0 else y_bottom, sq if square else (col_w if r == 0 else head_w),
+                                  sq if r else top_h))
             rows = res.tokens if c == 0 else None  # the rows of a row of panels line up
             cols = res.tokens if square else None
             signed = k != 6
-            numbers = square and cell_pt / 2.7 >= 12  # numbers only where they are large enough to read
+            size = cell_pt / (3.0 if signed else 2.6)  # "-12.9" and "0.25" stay inside their cells
             heat = plot_heatmap(ax, M, rows, cols, cmap=SIGNED_CMAP if signed else WEIGHTS_CMAP,
-                                vmin=-1.0 if signed else 0.0, vmax=1.0, numbers=numbers, fontsize=tfs,
-                                fmt=".1f" if signed else ".2f", number_size=min(fs, cell_pt / 2.7),
-                                signed=signed, rotate=rotate)
+                                vmin=-1.0 if signed else 0.0, vmax=1.0, numbers=square and size >= 11,
+                                fontsize=tfs if r else top_fs, fmt=".1f" if signed else ".2f",
+                                number_size=min(fs + 2, size), signed=signed, rotate=rotate)
             if not square:
                 ax.set_xlabel(f"{M.shape[1]} columns", fontsize=fs - 2, labelpad=2)
             # the shape on the line just above the panel, the title on the line above it: they never overlap
@@ -255,8 +256,8 @@ class StepDrawer:
         else:
             self.titles[6].set_text(STEPS[6][1])
         role = f"  ({res.role})" if res.role else ""
-        names = {"random": "random weights (the running example)", "designed": "designed weights",
-                 "trained": "trained weights (all-MiniLM-L6-v2, layer 1)"}
+        names = {"random": "random parameters (the running example)", "designed": "designed parameters",
+                 "trained": "trained parameters (all-MiniLM-L6-v2, layer 1)"}
         self.caption.set_text(
             f"“{' '.join(res.tokens)}”  ·  {names[res.source]}\n"
             f"head {res.head} of {res.h}{role}  ·  d_model = {res.d_model}, d_k = {res.d_k}, d_v = {res.d_v}\n"
@@ -283,7 +284,7 @@ _STEP_CSS = """<style>
 
 
 def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=90):
-    """The one-head view: weights, head, step and temperature controls, and previous/next step buttons.
+    """The one-head view: parameters, head, step and temperature controls, and previous/next step buttons.
 
     Returns
     -------
