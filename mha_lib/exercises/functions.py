@@ -86,9 +86,13 @@ class FunctionExercise:
     library: str  # the mha_lib function it is compared with
     make_cases: Callable  # rng -> list of _Case
     mistakes: tuple
-    reference: Callable  # the solution in worked.py
     batch_hint: str = ""  # shown when 2-D inputs pass and leading dimensions fail
     diagnose: Callable | None = None  # (case, got) -> hint or None, for mistakes a formula cannot list
+
+    @property
+    def reference(self):
+        """The solution: the function of :mod:`.worked` with the name the signature asks for."""
+        return getattr(worked, self.signature.split("(")[0])
 
 
 def _shape(x):
@@ -452,7 +456,6 @@ FUNCTION_EXERCISES = {
         library="mha_lib.split_heads",
         make_cases=_cases_split,
         mistakes=_MISTAKES_SPLIT,
-        reference=worked.my_split_heads,
     ),
     "03.scores": FunctionExercise(
         signature="my_scores(Q, K)",
@@ -460,7 +463,6 @@ FUNCTION_EXERCISES = {
         library="mha_lib.attention_scores",
         make_cases=_cases_scores,
         mistakes=_MISTAKES_SCORES,
-        reference=worked.my_scores,
         batch_hint="K.T reverses ALL the axes of a batched K; swap only the last two: K.swapaxes(-1, -2).",
         diagnose=_diagnose_scores,
     ),
@@ -470,7 +472,6 @@ FUNCTION_EXERCISES = {
         library="mha_lib.softmax",
         make_cases=_cases_softmax,
         mistakes=_MISTAKES_SOFTMAX,
-        reference=worked.my_softmax,
         diagnose=_diagnose_softmax,
         batch_hint="with leading dimensions the rows are along the LAST axis: use axis=-1 (not axis=1) "
                    "and keepdims=True.",
@@ -481,7 +482,6 @@ FUNCTION_EXERCISES = {
         library="mha_lib.weighted_sum",
         make_cases=_cases_weighted_sum,
         mistakes=_MISTAKES_WEIGHTED_SUM,
-        reference=worked.my_weighted_sum,
         batch_hint="with leading dimensions use @ (np.matmul), which treats them as a batch; np.dot and .T "
                    "do something else with more than two axes.",
     ),
@@ -491,7 +491,6 @@ FUNCTION_EXERCISES = {
         library="mha_lib.concat_heads",
         make_cases=_cases_concat,
         mistakes=_MISTAKES_CONCAT,
-        reference=worked.my_concat,
     ),
     "07.multi_head_attention": FunctionExercise(
         signature="my_multi_head_attention(X, W_q, W_k, W_v, W_o)",
@@ -499,7 +498,6 @@ FUNCTION_EXERCISES = {
         library="mha_lib.multi_head_attention(X, params).output",
         make_cases=_cases_mha,
         mistakes=_MISTAKES_MHA,
-        reference=worked.my_multi_head_attention,
     ),
 }
 

@@ -4,6 +4,10 @@ from .. import load_running_example, parameter_count, two_heads_demo
 from . import Exercise
 
 
+# The idea behind every parameter count (here and in notebook 08's BERT question).
+COUNT_THE_MATRICES = "Count the numbers in the layer's four matrices, W^Q, W^K, W^V (all heads together) and W^O"
+
+
 def _wo_block_shape():
     p = load_running_example().params
     return (p.W_o.shape[0] // p.h, p.W_o.shape[1])
@@ -40,7 +44,7 @@ EXERCISES = {
                  "with h = 16 heads?",
         answer=lambda: parameter_count(512, 16)["total"],
         hint=(
-            "Count W^Q, W^K, W^V (all heads together) and W^O; see what happens to d_k when h doubles.",
+            f"{COUNT_THE_MATRICES}; see what happens to d_k when h doubles.",
             "d_k = d_v = 512 / 16 = 32: W^Q, W^K and W^V hold 16 * 512 * 32 numbers each, W^O (16 * 32) * 512. "
             "More heads means smaller heads: the total is 4 * d_model^2 for every h.",
         ),
@@ -54,8 +58,7 @@ EXERCISES = {
                  "attention layer have?",
         answer=lambda: parameter_count(768, 12, bias=True)["total"],
         hint=(
-            "Count the four matrices (all heads together) and one bias number per output column of each "
-            "projection.",
+            f"{COUNT_THE_MATRICES}, then add one bias number per output column of each projection.",
             "4 * 768^2 matrix entries plus 4 * 768 biases (b^Q, b^K, b^V for all heads together, and b^O).",
         ),
         rtol=0.0,

@@ -2,6 +2,7 @@
 
 from .. import causal_mask, parameter_count
 from . import Exercise
+from .nb07 import COUNT_THE_MATRICES
 
 def _designed_previous_of_saw():
     from .. import designed_example, multi_head_attention
@@ -30,7 +31,7 @@ EXERCISES = {
                  "(d_model=768, h=12, d_k=64)?",
         answer=lambda: parameter_count(768, 12)["total"],
         hint=(
-            "Count the numbers in the layer's four matrices, W^Q, W^K, W^V (all heads together) and W^O.",
+            f"{COUNT_THE_MATRICES}.",
             "W^Q, W^K, W^V together are three d_model x (h*d_k) matrices, and W^O is (h*d_k) x d_model. With "
             "h*d_k = d_model that is 4 * d_model^2.",
         ),
