@@ -107,6 +107,7 @@ def _mistakes(*rows):
 # The ideas behind the mistakes (the first hint a wrong function gets; the second is the concrete fix).
 # Several mistakes, in several exercises, miss the same idea: one text each.
 _OWN_COLUMNS = "head i must get its own block of columns from EVERY token's row, not whole rows of some tokens."
+_NEIGHBOURING = "each head owns a block of NEIGHBOURING columns, in head order: head 1 first, then head 2, ..."
 _ROW_DOT_ROW = "a score compares one query with one key: a query ROW dotted with a key ROW."
 _SCALE = "the scores are divided by the square root of d_k, the size of ONE head's queries and keys."
 _ROWS_SUM_TO_1 = "one row of weights belongs to one query, and each row must sum to 1 by itself."
@@ -153,7 +154,7 @@ _MISTAKES_SPLIT = _mistakes(
     ("head axis in the middle", _split_no_transpose,
      "the result is indexed [head, token, column]: the head axis comes first.",
      "your result is (n, h, d): the head axis is in the middle. Move it to the front with .transpose(1, 0, 2)."),
-    ("strided columns", _split_strided, _OWN_COLUMNS,
+    ("strided columns", _split_strided, _NEIGHBOURING,
      "head i must own a block of neighbouring columns, i*d to (i+1)*d; your heads take every h-th column. "
      "Reshape to (n, h, d), not (n, d, h)."),
     ("each head transposed", lambda P, h: np.swapaxes(split_heads(P, h), -1, -2),
@@ -359,7 +360,7 @@ _MISTAKES_CONCAT = _mistakes(
      "a plain reshape mixes tokens: your row 1 holds head 1's first rows, not every head's row for token 1. "
      "Bring the token axis to the front first: heads.transpose(1, 0, 2).reshape(n, h * d_v)."),
     ("interleaved columns", lambda H: H.transpose(1, 2, 0).reshape(H.shape[1], H.shape[0] * H.shape[2]),
-     "each head fills a block of d_v neighbouring columns, in head order.",
+     _NEIGHBOURING,
      "head i must own a block of d_v neighbouring columns (i*d_v to (i+1)*d_v); your columns interleave "
      "the heads. Use transpose(1, 0, 2), not (1, 2, 0)."),
     ("missing reshape", lambda H: H.transpose(1, 0, 2), _SIDE_BY_SIDE,

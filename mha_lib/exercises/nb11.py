@@ -23,7 +23,8 @@ EXERCISES = {
                  "FLOPs) cost exactly as much as the four projections (8 n d_model^2)?",
         answer=lambda: 2 * 768,
         hint=(
-            "The scores cost grows like n^2 and the projections like n: find the n where the two are equal.",
+            "The cost of the scores and the weighted sum grows like n^2, the cost of the projections like n: find "
+            "the n where the two are equal.",
             "Set 4 n^2 d_model = 8 n d_model^2 and solve for n (divide both sides by 4 n d_model).",
         ),
         kind="number",
