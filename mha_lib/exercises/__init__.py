@@ -14,20 +14,20 @@ Kinds of answers:
     "choice"  a string or a number, compared exactly (strings case-insensitively; "129" counts as 129)
 
 Hints come in tiers, as a student working alone wants them: the first wrong
-answer to an exercise gets the idea to use (no numbers, no code), the second
-the computation to do, and from the third on the message also says that
-``solution(id)`` prints the worked answer. The wrong attempts are counted per
-exercise id for the session (the kernel); ``None`` and an answer of the wrong
-form do not count.
+answer to an exercise gets the idea to use (not the computation, not the
+code), the second the computation to do, and from the third on the message
+also says that ``solution(id)`` prints the worked answer. The wrong attempts
+are counted per exercise id for the session (the kernel); ``None`` and an
+answer of the wrong form do not count.
 """
 
 from __future__ import annotations
 
 import importlib
 import math
-from collections import Counter
 import numbers
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable
 
