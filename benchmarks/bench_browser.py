@@ -135,7 +135,7 @@ def press_and_time_picture(page, box, handle, key, timeout=60_000):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--only", default="", help="run only the explorers whose name contains this text")
+    parser.add_argument("--only", default="", help="run only the explorers whose name contains this text (several: comma-separated)")
     parser.add_argument("--shots", default="", help="folder for a screenshot of each explorer after its moves")
     parser.add_argument("--pause", type=float, default=1.0,
                         help="seconds between two key presses (a lecturer looks at the picture before moving on)")
@@ -149,7 +149,7 @@ def main():
     shots.mkdir(parents=True, exist_ok=True)
     (tmp / "work").mkdir()
     nb = nbformat.v4.new_notebook()
-    cases = [c for c in EXPLORERS if args.only in c[0]]
+    cases = [c for c in EXPLORERS if any(part.strip() in c[0] for part in args.only.split(","))]
     nb.cells = [nbformat.v4.new_code_cell(SETUP)] + [nbformat.v4.new_code_cell(c[1]) for c in cases]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp / "work" / "bench.ipynb")

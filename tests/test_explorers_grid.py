@@ -147,3 +147,29 @@ def test_impossible_setting_replaces_the_picture_without_a_gap():
     assert "h=3 is not allowed" in box.message.value and box.image.layout.display == "none"
     box.controls["h"].value = 4
     assert box.message.value == "" and box.image.layout.display is None
+
+
+def test_pictures_drawn_ahead_are_the_pictures_drawn_on_demand():
+    drawer = _Drawer()
+    controls = {"h": int_slider("h", 2, 1, 8), "seed": int_slider("seed", 0, 0, 9)}
+    box = build_explorer(controls, lambda h, seed: _weights(h, 4, 4, seed), drawer, figsize=_Drawer.size)
+    assert box.prepare() == 3  # h 3 and 1, seed 1 (seed -1 is off the slider), and nothing more
+    assert box.prepare() == 0
+    built = drawer.built
+    calls = []
+    original = drawer.update
+    drawer.update = lambda grid, res: calls.append(res.shape) or original(grid, res)
+    controls["h"].value = 3  # drawn ahead: the kept PNG is sent, nothing is drawn
+    assert calls == [] and drawer.built == built
+    ahead = box.image.value
+    fresh = build_explorer({"h": int_slider("h", 3, 1, 8), "seed": int_slider("seed", 0, 0, 9)},
+                           lambda h, seed: _weights(h, 4, 4, seed), _Drawer(), figsize=_Drawer.size)
+    assert ahead == fresh.image.value  # the same setting gives the same PNG, drawn ahead or not
+    # reading the figure (or the drawer) brings it up to the setting on screen
+    assert len([ax for ax in box.figure.axes if ax.get_visible() and ax.images]) == 3
+    assert box.drawer.layout.caption.get_text() == "h = 3" and calls == [(3, 4, 4)]
+    controls["seed"].value = 5  # not drawn ahead: drawn now, from the figure as it is
+    assert calls[-1] == (3, 4, 4) and len(calls) == 2
+    assert box.image.value == build_explorer({"h": int_slider("h", 3, 1, 8), "seed": int_slider("seed", 5, 0, 9)},
+                                             lambda h, seed: _weights(h, 4, 4, seed), _Drawer(),
+                                             figsize=_Drawer.size).image.value

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import embed_tokens, load_running_example, multi_head_attention, sinusoidal_positions
+from .. import embed_tokens, multi_head_attention, sinusoidal_positions
 from ..attention import MASK_KINDS as MASKS, make_mask, row_entropy
 from .grid import HeadGrid, head_titles
 from .toolkit import (TIE_LABEL, LayoutDrawer, build_explorer, checkbox, dropdown, explorer_params, fixed_layer,
-                      heads_control, int_slider, link_heads, weights_control)
+                      heads_control, int_slider, link_heads, running_inputs, weights_control)
 
 __all__ = ["PAD_TOKENS", "pad_example", "make_mask", "SoftmaxSetting", "softmax_setting", "SoftmaxDrawer",
            "make_softmax_explorer"]
@@ -107,8 +107,7 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
     if weights != "random":  # designed or trained: their own X and layer for this sentence (h, d_k fixed)
         tokens, X, params, roles = fixed_layer(weights, sentence)
     elif sentence == SENTENCES[0]:
-        ex = load_running_example()
-        tokens, X = ex.tokens, ex.X  # (4, 512)
+        X, tokens = running_inputs()  # (4, 512)
     elif sentence == SENTENCES[1]:
         tokens, X = pad_example(6)  # (4, 6)
     else:

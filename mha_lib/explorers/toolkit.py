@@ -17,9 +17,16 @@ returned container:
     box.result     what the compute function returned for the current setting
     box.refresh()  recompute and redraw now
     box.hold()     context manager: change several controls, redraw once at the end
+    box.prepare()  draw now the pictures one slider step away (a kernel does it while idle)
 
 Why it is quick (``benchmarks/README.md`` has the measurements):
 
+* the PNG of every setting shown is kept (64 at most), and while the kernel
+  is idle the pictures one slider step away are drawn ahead (the slider moved
+  last first, in the direction it moved; one picture per turn of the event
+  loop, across all explorers of the kernel, so a key press waits for one at
+  most). A key press on a slider then costs the compute function and sending
+  a PNG; the figure itself is brought up to date only when it is read;
 * pictures are drawn by a :class:`LayoutDrawer`: the axes of a layout (how
   many heads, which tokens) are built once, at positions computed by hand (no
   layout engine), and a slider move only updates the data of images and
@@ -184,6 +191,16 @@ def fixed_layer(kind, sentence=None):
     raise ValueError(f"weights={kind!r}: choose one of {[k for _, k in WEIGHT_KINDS]}")
 
 
+@functools.lru_cache(maxsize=1)
+def _running_example():
+    """The running example's X (read-only, shared) and tokens, loaded once (loading checks a hash: 20 ms)."""
+    from ..data import load_running_example
+
+    ex = load_running_example()
+    ex.X.setflags(write=False)
+    return ex.X, tuple(ex.tokens)
+
+
 def running_inputs(X=None, tokens=None):
     """X and tokens to explore: the running example ("humpty dumpty sat on") unless given.
 
@@ -194,11 +211,8 @@ def running_inputs(X=None, tokens=None):
     """
     import numpy as np
 
-    from ..data import load_running_example
-
     if X is None:
-        ex = load_running_example()
-        return ex.X, tuple(ex.tokens)
+        return _running_example()
     X = np.asarray(X, dtype=float)
     tokens = tuple(tokens) if tokens is not None else tuple(f"t{m + 1}" for m in range(len(X)))
     if X.ndim != 2 or X.shape[0] != len(tokens):
@@ -499,6 +513,11 @@ def _neighbours(w):
     if isinstance(w, widgets.SelectionSlider):
         i = w.index
         return [w.options[j] for j in (i + 1, i - 1) if 0 <= j < len(w.options)]
+    if isinstance(w, widgets.FloatLogSlider):
+        import math
+
+        e = w.min + round((math.log(w.value, w.base) - w.min) / w.step) * w.step  # on the slider's grid
+        return [w.base ** x for x in (e + w.step, e - w.step) if w.min <= x + 1e-9 and x - 1e-9 <= w.max]
     return [v for v in (w.value + w.step, w.value - w.step) if w.min <= v <= w.max]
 
 
@@ -513,7 +532,18 @@ class ExplorerBox(widgets.VBox):
     @property
     def figure(self):
         self._flush()
+        self.__dict__["_sync_figure"]()
         return self.__dict__["_figure"]
+
+    @property
+    def drawer(self):
+        self._flush()
+        self.__dict__["_sync_figure"]()
+        return self.__dict__["_drawer"]
+
+    @drawer.setter
+    def drawer(self, value):
+        self.__dict__["_drawer"] = value
 
     @property
     def image(self):
@@ -528,6 +558,43 @@ class ExplorerBox(widgets.VBox):
     @result.setter
     def result(self, value):
         self.__dict__["_result"] = value
+
+
+_AHEAD = {"queue": [], "scheduled": False}  # the explorers with pictures to draw ahead, last moved first
+
+
+def _draw_ahead_later(warm, first=True):
+    """Queue an explorer's ``warm`` for the kernel's idle time: first in line (it was just moved) or last.
+
+    One picture per turn of the event loop, across all explorers of the kernel, so that a key press
+    waits at most for one picture; the explorer moved last goes first.
+    """
+    loop = kernel_loop()
+    if loop is None:
+        return
+    queue = _AHEAD["queue"]
+    if warm in queue:
+        queue.remove(warm)
+    queue.insert(0 if first else len(queue), warm)
+    if not _AHEAD["scheduled"]:
+        _AHEAD["scheduled"] = True
+        loop.call_later(0.1, _draw_ahead)
+
+
+def _draw_ahead():
+    _AHEAD["scheduled"] = False
+    queue = _AHEAD["queue"]
+    while queue:
+        try:
+            done = queue[0]()
+        except Exception:  # drawing ahead is a bonus: a failure shows when the setting is chosen
+            done = 0
+        loop = kernel_loop()
+        if done and loop is not None:
+            _AHEAD["scheduled"] = True
+            loop.call_later(0.02, _draw_ahead)
+            return
+        queue.pop(0)
 
 
 def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=None, extra=None, layout=None):
@@ -565,14 +632,15 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
     rows.append(widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")))
     rows += [message, image] + list(extra or [])
     box = ExplorerBox(rows)
-    box.controls, box.message, box.drawer = controls, message, draw
-    box.__dict__.update(_figure=fig, _image=image, _result=None, _pending=False)
-    state = {"held": 0, "scheduled": False, "drawn": None}
-    cache, warmed = {}, set()
+    box.__dict__.update(_figure=fig, _image=image, _result=None, _pending=False, _drawer=draw,
+                        _sync_figure=lambda: None)
+    box.controls, box.message = controls, message
+    state = {"held": 0, "scheduled": False, "drawn": None, "warmed": 0}
+    cache, pngs, failed = {}, {}, set()  # static pictures per layout; PNG per setting; settings refused
 
-    def render(force=False):
+    def render():
         values = {name: w.value for name, w in controls.items()}
-        if not force and state["drawn"] is not None and values == state["drawn"]:
+        if state["drawn"] is not None and values == state["drawn"]:
             return  # this exact setting is already on screen
         state["drawn"] = None
         try:
@@ -585,54 +653,90 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
             return
         box.result = result
         message.value = ""
-        with single_blas_thread():
-            frame = draw(fig, result)
-        image.value = render_png(fig, dpi=dpi, frame=frame if isinstance(frame, Frame) else None, state=cache)
+        state["warmed"] = 0
+        key = setting_key(values)
+        if key in pngs:  # drawn before, or ahead by prepare(): no drawing at all
+            pngs[key] = pngs.pop(key)  # most recently used last
+            image.value = pngs[key]
+            state["figure_behind"] = True  # the figure is brought up to date when it is read
+        else:
+            image.value = draw_png(key, result)
+            state["figure_behind"] = False
         image.layout.display = None
         state["drawn"] = values
-        previous, state["shown"] = state.get("shown"), values
-        if previous is not None and "h" in values and values["h"] != previous.get("h"):
-            state["h_dir"] = 1 if values["h"] > previous["h"] else -1  # warm up that way first
-        loop = kernel_loop()
-        if loop is not None and isinstance(draw, LayoutDrawer) and not state.get("warming"):
-            state["warming"] = True
-            loop.call_later(0.15, warm)
+        moved = [name for name in values if state.get("shown") and values[name] != state["shown"].get(name)]
+        if len(moved) == 1 and isinstance(values[moved[0]], (int, float)) and \
+                not isinstance(values[moved[0]], bool) and isinstance(state["shown"][moved[0]], (int, float)):
+            state["last_move"] = (moved[0], 1 if values[moved[0]] > state["shown"][moved[0]] else -1)
+        # a new explorer's first picture waits its turn and draws 2 ahead (a notebook builds many at once)
+        state["budget"] = 6 if "shown" in state else 2
+        _draw_ahead_later(warm, first="shown" in state)
+        state["shown"] = values
 
-    def warm():
-        """Build, while the kernel is idle, the layouts one slider step away (first visits are then quick).
+    def setting_key(values):
+        """What fixes the picture: the values of the enabled controls (a disabled one shows a value derived
+        from the others, e.g. d_k = d_model / h), floats to 12 digits (a browser's 10**0.25 is Python's)."""
+        return repr([(name, f"{v:.12g}" if isinstance(v, float) else v) for name, v in values.items()
+                     if not controls[name].disabled])
 
-        One neighbouring setting per turn of the event loop, so that a key press is never kept waiting
-        long; the picture on screen and its cached background are left as they were.
-        """
-        state["warming"] = False
+    def draw_png(key, result):
+        """Draw ``result`` and render it; the PNG is kept for ``key`` (a setting)."""
+        with single_blas_thread():
+            frame = draw(fig, result)
+        png = render_png(fig, dpi=dpi, frame=frame if isinstance(frame, Frame) else None, state=cache)
+        pngs[key] = png
+        while len(pngs) > 64 or (len(pngs) > 1 and sum(map(len, pngs.values())) > 24 * 2**20):
+            del pngs[next(iter(pngs))]  # the least recently used
+        return png
+
+    def sync_figure():
+        """Draw the setting on screen on the figure (it was shown from a kept PNG)."""
+        if state.get("figure_behind") and box.__dict__.get("_result") is not None:
+            state["figure_behind"] = False
+            with single_blas_thread():
+                frame = draw(fig, box.__dict__["_result"])
+            if not isinstance(frame, Frame) or frame.new_layout:
+                cache["background"] = None  # the kept static picture is of another layout: render in full next time
+
+    def ahead():
+        """The settings one slider step away, those of the slider moved last (its direction first) first."""
         current = state["drawn"]
-        if current is None or box.__dict__.get("_pending") or state["held"]:
-            return
-        for name, w in controls.items():
-            if name != "h" or w.disabled:  # the number of heads is what changes the layout
+        name0, direction = state.get("last_move", (None, 1))
+        order = sorted(controls, key=lambda name: name != name0)
+        for name in order:
+            w = controls[name]
+            if w.disabled or not isinstance(w, (widgets.IntSlider, widgets.FloatSlider, widgets.FloatLogSlider,
+                                                widgets.SelectionSlider)):
                 continue
-            for value in _neighbours(w)[:: state.get("h_dir", 1)]:
-                values = dict(current, **{name: value})
-                if repr(values) in warmed:
-                    continue
-                if len(warmed) > 1000:
-                    warmed.clear()
-                warmed.add(repr(values))
-                try:
-                    with single_blas_thread():
-                        res = compute(**values)
-                except (ValueError, TypeError):
-                    continue
-                if draw.key(res) in draw.layouts:
-                    continue  # built before: its static picture is cached
-                background = cache.get("background")
+            for value in _neighbours(w)[:: direction if name == name0 else 1]:
+                yield dict(current, **{name: value})
+
+    def warm(budget=None):
+        """Draw one picture one slider step away and keep its PNG (a key press then only sends it).
+
+        Returns 1, or 0 when there is nothing left to draw ahead (or ``budget`` pictures were drawn
+        since the last move). The picture on screen stays; the figure is brought back when it is read.
+        """
+        budget = state.get("budget", 6) if budget is None else budget
+        if state["drawn"] is None or box.__dict__.get("_pending") or state["held"] or state["warmed"] >= budget:
+            return 0
+        for values in ahead():
+            key = setting_key(values)
+            if key in pngs or key in failed:
+                continue
+            try:
                 with single_blas_thread():
-                    render_png(fig, dpi=dpi, frame=draw(fig, res), state=cache)
-                    draw(fig, box.__dict__["_result"])  # back to the setting on screen
-                cache["background"] = background
-                state["warming"] = True
-                kernel_loop().call_later(0.05, warm)
-                return
+                    res = compute(**values)
+            except (ValueError, TypeError):
+                failed.add(key)
+                continue
+            draw_png(key, res)
+            state["figure_behind"] = True
+            state["warmed"] += 1
+            with single_blas_thread():
+                compute(**state["drawn"])  # what compute shows besides its result (a table) is the current setting's
+            return 1
+        return 0
 
     def deferred():
         state["scheduled"] = False
@@ -644,8 +748,10 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
 
     def refresh(change=None):
         """Recompute and redraw (deferred and coalesced inside a kernel, immediate elsewhere)."""
-        if change is None:
-            state["drawn"] = None  # an explicit refresh always redraws
+        if change is None:  # an explicit refresh always redraws: something besides the controls changed
+            state["drawn"] = None
+            pngs.clear()
+            failed.clear()
         box.__dict__["_pending"] = True
         if state["held"]:
             return
@@ -667,9 +773,17 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
             if not state["held"] and box.__dict__.get("_pending"):
                 refresh(change=True)
 
-    box.__dict__["_render"] = render
+    def prepare(budget=100):
+        """Draw now the pictures one slider step away (what the kernel does while idle); returns how many."""
+        box._flush()
+        done = 0
+        while done < budget and warm(budget=budget):
+            done += 1
+        return done
+
+    box.__dict__.update(_render=render, _sync_figure=sync_figure)
     for w in controls.values():
         w.observe(refresh, names="value")
-    box.refresh, box.hold = refresh, hold
+    box.refresh, box.hold, box.prepare = refresh, hold, prepare
     refresh()
     return box
