@@ -469,7 +469,7 @@ FUNCTION_EXERCISES = {
     ),
     "04.softmax": FunctionExercise(
         signature="my_softmax(scores)",
-        returns="the softmax of each row, shape (..., n, n), finite even for scores of +-1e4",
+        returns="the softmax of each row, the same shape as scores (..., n), finite even for scores of +-1e4",
         library="mha_lib.softmax",
         make_cases=_cases_softmax,
         mistakes=_MISTAKES_SOFTMAX,

@@ -42,7 +42,8 @@ EXERCISES = {
                  "weights? Answer with a tuple (h, n, n).",
         answer=lambda: multi_head_attention(load_running_example().X, init_params(512, 4)).weights.shape,
         hint=(
-            "A weight says how much one token looks at another, and every head has its own weights.",
+            "This question has h = 4 heads, not 8; a weight says how much one token looks at another, and every "
+            "head has its own n x n matrix of weights, stacked along the first axis.",
             "Each head has an n x n matrix (one row per query token, one column per key token); stack h = 4 of "
             "them, with n = 4 tokens: (h, n, n).",
         ),
