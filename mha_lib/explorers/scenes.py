@@ -329,19 +329,18 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
                 state["dpi"][name] = dpi_for((11.0, 8.0), state["viewport"])
             state["explorers"][name] = box = factories[name](state["dpi"][name])
             watch(name, box)
-            arrange()
+            arrange(name)
         return state["explorers"][name]
 
-    def arrange():
-        if "lecture" in state["explorers"]:
-            lecture_stage.children = column(state["explorers"]["lecture"])
-        if "steps" not in state["explorers"]:
-            return
-        steps = state["explorers"]["steps"]
-        buttons = [b for b in (getattr(steps, "next_step", None), getattr(steps, "previous_step", None)) if b]
-        steps_stage.children = column(steps, [widgets.HBox(buttons[::-1])] if buttons else [])
+    def arrange(name):
+        """Put a view's explorer on its stage (the other stage is left alone: no flicker on screen)."""
+        box = state["explorers"][name]
+        buttons = [b for b in (getattr(box, "next_step", None), getattr(box, "previous_step", None)) if b]
+        extra = [widgets.HBox(buttons[::-1])] if buttons else []
+        (steps_stage if name == "steps" else lecture_stage).children = column(box, extra)
 
     def show(k):
+        state["waiting"] = False
         s = scenes[k]
         counter.value = f"{k + 1} / {len(scenes)}"
         box = explorer(s.view)
@@ -374,7 +373,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         wanted = dpi_for(tuple(box.figure.get_size_inches()), vp)
         if abs(wanted - state["dpi"][name]) / state["dpi"][name] >= 0.15:
             rebuild(name, wanted)
-            arrange()
+            arrange(name)
 
     def watch(name, box):
         def later(_change):
@@ -396,19 +395,21 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
             matplotlib.rcParams.update(state.pop("saved_rc"))
         for name in list(state["explorers"]):
             rebuild(name, state["dpi"][name])
-        arrange()
+            arrange(name)
 
     def on_viewport(change):
         vp = _parse_viewport(change["new"])
         if vp is None:
             return
         state["viewport"] = vp
+        if state.get("waiting"):
+            show(menu.value)  # the first picture, drawn once, for this window
         for name, box in list(state["explorers"].items()):
             wanted = dpi_for(tuple(box.figure.get_size_inches()), vp)
             if abs(wanted - state["dpi"][name]) / state["dpi"][name] < 0.15:
                 continue
             rebuild(name, wanted)
-        arrange()
+            arrange(name)
         loop = kernel_loop()
         for name in factories:  # the other view is built while the class looks at the first picture
             if loop is not None and name not in state["explorers"]:
@@ -419,7 +420,15 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     next_button.on_click(lambda _b: go(menu.value + 1))
     contrast.observe(on_contrast, names="value")
     viewport.observe(on_viewport, names="value")
-    show(start)
+    loop = kernel_loop()
+    if "mha-fullscreen" in screen._dom_classes and loop is not None:
+        # a fresh Voila page: draw the first scene once the browser has reported its window (at most 5 s)
+        state["waiting"] = True
+        counter.value = f"{start + 1} / {len(scenes)}"
+        steps_stage.layout.display = lecture_stage.layout.display = "none"
+        loop.call_later(5.0, lambda: state["waiting"] and show(menu.value))
+    else:
+        show(start)
     screen.scene_menu, screen.next_button, screen.previous_button = menu, next_button, prev_button
     screen.contrast, screen.viewport, screen.go = contrast, viewport, go
     screen.scenes = scenes
