@@ -13,6 +13,12 @@ Also measured: the toolkit's generic path for a drawing function that rebuilds i
 
 Each case is run ``--repeat`` times; the table shows the median and the 90th percentile of the wall
 time, and the median CPU time of this process (less affected by other programs on a shared machine).
+These cases draw every picture on demand (``toolkit.KEEP_PNGS = 0``).
+
+``--explorers``: every explorer, every slider, the key presses of ``bench_browser.py`` made in Python:
+the time of one move (callback, compute, and drawing + PNG when the picture is not ready), with every
+picture drawn on demand, and with the pictures one step away drawn ahead between moves (``box.prepare()``,
+what the kernel does while the lecturer looks at the picture; not timed).
 """
 
 from __future__ import annotations
@@ -138,10 +144,68 @@ def cases(repeat):
     return rows
 
 
+def _step(w, direction):
+    """One arrow-key press on a slider widget."""
+    import ipywidgets as widgets
+
+    if isinstance(w, widgets.SelectionSlider):
+        w.index = max(0, min(len(w.options) - 1, w.index + direction))
+    elif isinstance(w, widgets.FloatLogSlider):
+        e = round(np.log(w.value) / np.log(w.base) / w.step) * w.step + direction * w.step
+        w.value = w.base ** min(w.max, max(w.min, e))
+    else:
+        w.value = max(w.min, min(w.max, w.value + direction * w.step))
+
+
+def explorer_moves():
+    """Rows (explorer, slider, on-demand ms list, drawn-ahead ms list) for the moves of bench_browser.py."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_browser import EXPLORERS, SETUP
+
+    scope = {}
+    exec(SETUP, scope)
+    rows = []
+    for name, cell, sliders in EXPLORERS:
+        times = {}
+        for ahead in (False, True):
+            toolkit.KEEP_PNGS = 64 if ahead else 0
+            box = eval(cell, scope)
+            if ahead:
+                box.prepare(6)
+            for label, keys in sliders:
+                w = next(w for w in box.controls.values() if w.description == label)
+                for key in keys:
+                    t0 = time.perf_counter()
+                    _step(w, 1 if key == "ArrowRight" else -1)
+                    box.image  # the picture is ready
+                    times.setdefault((label, ahead), []).append((time.perf_counter() - t0) * 1000)
+                    if ahead:
+                        box.prepare(6)
+            box.close()
+        rows += [(name, label, times[label, False], times[label, True]) for label, _ in sliders]
+    toolkit.KEEP_PNGS = 64
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--explorers", action="store_true", help="every explorer, every slider (see above)")
     args = parser.parse_args()
+    if args.explorers:
+        rows = explorer_moves()
+        print(f"Python side of every slider move, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+        print()
+        print("| explorer | slider | on demand: median ms | max ms | drawn ahead: median ms | max ms | moves |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+        for name, label, demand, ahead in rows:
+            print(f"| {name} | {label} | {np.median(demand):.0f} | {max(demand):.0f} | {np.median(ahead):.0f} | "
+                  f"{max(ahead):.0f} | {len(demand)} |")
+        return
+    toolkit.KEEP_PNGS = 0  # every picture drawn on demand, as these cases were measured before
     rows = cases(args.repeat)
     print(f"Python side, {args.repeat} moves per case; {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")

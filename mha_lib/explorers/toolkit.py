@@ -21,7 +21,7 @@ returned container:
 
 Why it is quick (``benchmarks/README.md`` has the measurements):
 
-* the PNG of every setting shown is kept (64 at most), and while the kernel
+* the PNG of every setting shown is kept (:data:`KEEP_PNGS`), and while the kernel
   is idle the pictures one slider step away are drawn ahead (the slider moved
   last first, in the direction it moved; one picture per turn of the event
   loop, across all explorers of the kernel, so a key press waits for one at
@@ -69,6 +69,7 @@ TOKEN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00"
 HEAD_COLORS = TOKEN_COLORS[:-1] + ("#999999",)
 SCALE_LABEL = "divide by √d_k"  # the one wording of the scaling control
 MEMORY_BUDGET = 200 * 2**20  # bytes an explorer setting may need (parameters + intermediates)
+KEEP_PNGS = 64  # PNGs kept per explorer (settings shown or drawn ahead); 0: every picture is drawn on demand
 
 
 class Result:
@@ -685,7 +686,7 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
             frame = draw(fig, result)
         png = render_png(fig, dpi=dpi, frame=frame if isinstance(frame, Frame) else None, state=cache)
         pngs[key] = png
-        while len(pngs) > 64 or (len(pngs) > 1 and sum(map(len, pngs.values())) > 24 * 2**20):
+        while len(pngs) > KEEP_PNGS or (len(pngs) > 1 and sum(map(len, pngs.values())) > 24 * 2**20):
             del pngs[next(iter(pngs))]  # the least recently used
         return png
 
@@ -718,7 +719,7 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
         since the last move). The picture on screen stays; the figure is brought back when it is read.
         """
         budget = state.get("budget", 6) if budget is None else budget
-        if state["drawn"] is None or box.__dict__.get("_pending") or state["held"] or state["warmed"] >= budget:
+        if not KEEP_PNGS or state["drawn"] is None or box.__dict__.get("_pending") or state["held"] or state["warmed"] >= budget:
             return 0
         for values in ahead():
             key = setting_key(values)
