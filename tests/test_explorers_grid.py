@@ -173,3 +173,27 @@ def test_pictures_drawn_ahead_are_the_pictures_drawn_on_demand():
     assert box.image.value == build_explorer({"h": int_slider("h", 3, 1, 8), "seed": int_slider("seed", 5, 0, 9)},
                                              lambda h, seed: _weights(h, 4, 4, seed), _Drawer(),
                                              figsize=_Drawer.size).image.value
+
+
+def _glyph_pixels(text, family):
+    fig = Figure(figsize=(1, 1), dpi=72)
+    fig.text(0.5, 0.5, text, fontfamily=family, fontsize=40, ha="center", va="center")
+    return png_pixels(render_png(fig))
+
+
+def test_emoji_render_as_glyphs_when_an_outline_emoji_font_is_installed():
+    family = text_family()
+    emoji_fonts = [name for name in ("Noto Emoji", "Symbola") if name in family]
+    if not emoji_fonts:
+        pytest.skip("no outline emoji font installed (Debian: fonts-symbola); Noto Color Emoji is a bitmap font "
+                    "matplotlib cannot draw")
+    for emoji in ("\U0001F680", "\U0001F355"):  # rocket, pizza: not in DejaVu Sans
+        drawn = _glyph_pixels(emoji, family)
+        missing = _glyph_pixels(emoji, ["DejaVu Sans"])  # matplotlib's last-resort box for a missing glyph
+        assert (drawn < 128).any() and not np.array_equal(drawn, missing)
+    import warnings
+
+    fig = heads_picture(_weights(1, 2, 2), ["\U0001F680", "猫"])  # a typed emoji token in a head grid
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph ... missing from font" would be a warning
+        render_png(fig)

@@ -93,14 +93,31 @@ def short(text, max_chars=14):
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
+_FALLBACK_FONTS = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Emoji", "Symbola")  # Chinese, Japanese; emoji
+
+
 @functools.lru_cache(maxsize=1)
 def text_family():
-    """Font family list for user text: DejaVu Sans, then the installed CJK and emoji fonts (fallback)."""
+    """Font family list for user text: DejaVu Sans, then the installed CJK and emoji fonts (fallback).
+
+    Emoji come from an outline font (Noto Emoji, Symbola): matplotlib cannot draw the bitmap glyphs of
+    Noto Color Emoji. A font installed after matplotlib built its font cache is added (public
+    ``fontManager.addfont``), so a fresh process finds it without a cache rebuild.
+    """
     from matplotlib import font_manager
 
     names = {f.name for f in font_manager.fontManager.ttflist}
-    wanted = ["DejaVu Sans", "Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Emoji", "Symbola"]
-    return [name for name in wanted if name in names] or ["sans-serif"]
+    if not all(name in names for name in _FALLBACK_FONTS):
+        wanted = {name.replace(" ", "").lower() for name in _FALLBACK_FONTS} | {"notosanscjk"}
+        for path in font_manager.findSystemFonts():
+            stem = path.rsplit("/", 1)[-1].split(".")[0].split("-")[0].split("_")[0].lower()
+            if stem in wanted:
+                try:
+                    font_manager.fontManager.addfont(path)
+                except (OSError, RuntimeError, ValueError):
+                    continue
+        names = {f.name for f in font_manager.fontManager.ttflist}
+    return [name for name in ("DejaVu Sans", *_FALLBACK_FONTS) if name in names] or ["sans-serif"]
 
 
 # --------------------------------------------------------------------------- budgets and threads
