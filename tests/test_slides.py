@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import importlib.util
+import json
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -63,17 +64,85 @@ def test_footer_is_one_readable_line():
     assert export_slides.footer_text("03 · Scores", "costs $5")[1] is False  # an unpaired dollar stays literal
 
 
+def hook_namespace(folder):
+    """The re-render hook's functions, run here instead of in a kernel (it registers with a stub IPython)."""
+    class Events:
+        def register(self, *args):
+            pass
+
+    class Shell:
+        events = Events()
+
+    namespace = {"get_ipython": lambda: Shell()}
+    exec(export_slides._HOOK % {"out": str(folder), "page_w": export_slides.PAGE_W - 2 * export_slides.MARGIN,
+                                "page_h": export_slides.PAGE_H - 2 * export_slides.MARGIN - export_slides.FOOTER_H,
+                                "floor": float(export_slides.MIN_TEXT_PT), "dpi": 60}, namespace)
+    return namespace
+
+
+def page_min_text(page):
+    """The smallest text of a saved page in points on the 1920 x 1080 slide, as the tool computes it."""
+    png = Path(page["png"]).read_bytes()
+    return page["min_font"] * export_slides.page_scale(*export_slides.png_size(png), 60)
+
+
+def test_a_grid_of_eight_heads_becomes_pages_of_panels_with_24pt_text(tmp_path):
+    import numpy as np
+    from mha_lib.explorers.grid import heads_picture
+
+    rng = np.random.default_rng(0)
+    weights = rng.random((8, 4, 4))
+    weights /= weights.sum(-1, keepdims=True)
+    fig = heads_picture(weights, ["humpty", "dumpty", "sat", "on"], cbar_label="attention weight")
+    hook = hook_namespace(tmp_path)
+    fig.draw_without_rendering()  # the colour bar makes its tick labels
+    before = hook["_slides_min_text"](fig)
+    hook["_slides_save"](fig)
+    record = json.loads((tmp_path / "01.json").read_text())
+    assert record["whole_problems"], "8 heads with numbers in the cells do not fit one page at 24 pt"
+    pages = record["pages"]
+    assert [p["part"] for p in pages] == ["panels 1, 2, 3, 4", "panels 5, 6, 7, 8"]  # one row of the grid a page
+    for page in pages:
+        assert page_min_text(page) >= 24 - 1e-6, page
+        assert page["problems"] == [], page["problems"]
+        svg = Path(page["svg"]).read_text()
+        assert len(re.findall(r"<!-- 0\.\d\d -->", svg)) == 4 * 16  # the cell numbers, as text
+        assert "<!-- key -->" in svg and "<!-- humpty -->" in svg  # the top row got the key labels too
+    assert hook["_slides_min_text"](fig) == before, "the notebook's figure itself is left as it was"
+
+
+def test_overlapping_text_is_reported(tmp_path):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    hook = hook_namespace(tmp_path)
+    fig = Figure(figsize=(4, 3))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.text(0.5, 0.5, "one label")
+    ax.text(0.52, 0.5, "another label")
+    assert any(p.startswith("overlap") for p in hook["_slides_problems"](fig))
+    ax.texts[1].set_position((0.1, 0.1))
+    assert hook["_slides_problems"](fig) == []
+
+
 @pytest.mark.slow
-def test_rerender_writes_svg_and_png_for_every_figure(tmp_path):
+def test_rerender_writes_pages_with_24pt_text_and_svg_files(tmp_path):
     notebook = ROOT / "notebooks" / "00_overview.ipynb"
-    slides = export_slides.export([notebook], tmp_path, rerender_figures=True, log=lambda *_: None)
-    assert len(slides) == len(stored_pngs(notebook))
+    lines = []
+    slides = export_slides.export([notebook], tmp_path, rerender_figures=True, log=lines.append)
+    assert len(slides) >= len(stored_pngs(notebook))  # a figure too big for one page becomes several
+    assert len(pdf_pages(tmp_path / "mha_slides.pdf")) == len(slides)
     for slide in slides:
         svg = tmp_path / "figures" / f"{slide.name}.svg"
         assert svg.is_file(), f"{svg.name} missing"
         assert ET.parse(svg).getroot().tag.endswith("svg")
-        assert slide.min_text_pt and slide.min_text_pt > 5
+        assert slide.min_text_pt >= export_slides.MIN_TEXT_PT - 1e-6, (slide.name, slide.min_text_pt)
+    assert sum("min text" in line for line in lines) == len(slides)  # printed for every page
+    split = [s for s in slides if s.part]
+    assert split, "the 8-head grid does not fit one page at 24 pt"
+    assert all((tmp_path / "figures" / name).is_file() for s in split for name, _ in s.files)
     # the heatmap of all 8 heads: its cell numbers (painted as bitmaps on screen) are text in the SVG
-    svgs = "".join((tmp_path / "figures" / f"{s.name}.svg").read_text() for s in slides)
+    svgs = "".join((tmp_path / "figures" / f"{s.name}.svg").read_text() for s in split)
     assert len(re.findall(r"<!-- 0\.\d\d -->", svgs)) >= 8 * 16
     assert not (tmp_path / "tmp").exists(), "the working folder is removed"

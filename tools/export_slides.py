@@ -1,32 +1,41 @@
 #!/usr/bin/env python3
-"""Every still figure of the series as a 16:9 slide deck (PDF), and each figure as its own file.
+"""Every still figure of the series as a 16:9 slide deck (PDF) with text of 24 pt or more, and each figure as
+its own SVG and PNG file.
 
-    .venv/bin/python tools/export_slides.py --out ~/mha-slides             # all notebooks
+    .venv/bin/python tools/export_slides.py --out ~/mha-slides             # all notebooks (several minutes)
     .venv/bin/python tools/export_slides.py --out /tmp/s notebooks/03_scores.ipynb
-    .venv/bin/python tools/export_slides.py --out /tmp/s --rerender         # also SVG, thicker lines
+    .venv/bin/python tools/export_slides.py --out /tmp/s --stored           # quick: the stored PNGs as they are
 
 What it writes (into ``--out``, outside the project by default: ``~/mha-slides``):
 
-* ``mha_slides.pdf``: one 1920 x 1080 page (19.2 x 10.8 inches at 100 dpi, 16:9) per figure, the
-  figure as large as the page allows, and a footer "notebook · section" in 24 pt;
-* ``figures/NN_kk.png`` for each figure (kk counts the figures of notebook NN from 01);
-* with ``--rerender`` also ``figures/NN_kk.svg``.
+* ``mha_slides.pdf``: 1920 x 1080 pages (19.2 x 10.8 inches at 100 dpi, 16:9), the figure as large as the
+  page allows, and a footer "notebook · section" in 24 pt;
+* ``figures/NN_kk.svg`` and ``.png`` for each figure (kk counts the figures of notebook NN from 01), and
+  ``NN_kk_a``, ``NN_kk_b``, ... for the pages of a figure shown in parts (below).
 
-Two sources of figures:
+How (the default): each notebook is copied to a temporary folder and executed again, with a first cell
+(never saved anywhere) whose hook takes every matplotlib Figure a cell shows (a Figure that is a cell's
+value, or one turned into a still PNG with ``mha_lib.explorers.toolkit.render_png``) and draws a copy of it
+for a page in a talk style:
 
-* default: the PNG outputs stored in the committed notebooks (they are committed with outputs), read
-  as they are: quick, no kernel, exactly what a student sees. A PNG is a bitmap, so no SVG is written.
-* ``--rerender``: each notebook is copied to a temporary folder and executed again, with a first cell
-  (never saved anywhere) that sets a talk style for lines (``lines.linewidth`` 3, thicker axes) and
-  saves, as SVG and as a PNG at 200 dpi, every matplotlib Figure a cell shows: a Figure that is a
-  cell's value, and a Figure turned into a still PNG with ``mha_lib.explorers.toolkit.render_png``.
-  A figure the hook cannot match keeps its stored PNG (and the tool says so). The numbers the
-  explorers paint into heatmap cells as bitmaps (fast, but Agg-only) are added to the SVG as text.
+* the copy is drawn at page size; every text grows with it and to at least 24 pt on the page (larger texts
+  stay larger: sizes keep their order), lines, ticks and markers grow too (at most twice as thick);
+* the figure is laid out again for its new text sizes: by its own layout engine, or by the hook, which puts
+  the panels back in their grid (each keeps its shape) with room for their labels, the colour bars at the
+  right; crowded key labels are turned upright;
+* the hook then checks the copy: texts that overlap, run over another panel or out of the figure, or are
+  too big for the heatmap cell or diagram box they sit in. When the whole figure has such problems and has
+  several panels, it is shown in parts, one page each: a row of its grid, or half a row, down to a single
+  panel (a panel shown alone gets the token labels its grid writes only under the bottom row and left of
+  the first column). Problems that remain are printed under the page.
 
-Text sizes, said honestly: the figures are drawn by the notebooks' own plot functions, whose font
-sizes are chosen for a notebook page, so they are not re-laid out for a talk. On a slide each figure is
-scaled to fill the page, and the tool prints, in ``--rerender`` mode, the smallest text of each page
-in points at the 1920 x 1080 size (``min text``). The footer is 24 pt.
+The tool prints every page with its smallest text in points at 1920 x 1080 (``min text``), measured from
+the texts of the saved figure and the scale at which the page shows it. The numbers the explorers paint
+into heatmap cells as bitmaps (fast, but Agg-only) become text in the copy, so they are measured, grow,
+and are text in the SVG. A figure the hook cannot match keeps its stored PNG (and the tool says so).
+
+``--stored``: the PNG outputs stored in the committed notebooks, as they are: quick, no kernel, exactly what
+a student sees, but with the notebook's text sizes (12-15 pt on a page) and no SVG.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ from __future__ import annotations
 import argparse
 import base64
 import io
+import json
 import re
 import shutil
 import sys
@@ -46,28 +56,65 @@ PAGE_W, PAGE_H, PAGE_DPI = 19.2, 10.8, 100  # inches: 1920 x 1080 pixels, 16:9
 FOOTER_PT = 24
 MARGIN = 0.25  # inches around the figure
 FOOTER_H = 0.75  # inches reserved for the footer line
+MIN_TEXT_PT = 24  # the smallest text a re-rendered page may have, at 1920 x 1080
+FIGURE_DPI = 150  # the PNG files of re-rendered figures (a page-sized figure: about 2800 pixels wide)
 
 _HOOK = r'''
-import io as _io, pathlib as _pathlib
+import json as _json, pathlib as _pathlib, pickle as _pickle
+import numpy as _np
 import matplotlib as _mpl
+from matplotlib.axes import Axes as _Axes
+from matplotlib.axis import Tick as _Tick, XTick as _XTick
+from matplotlib.backends.backend_agg import FigureCanvasAgg as _Agg
+from matplotlib.collections import Collection as _Collection
 from matplotlib.figure import Figure as _Figure
-# A talk style for lines and markers. Font sizes are left alone: the series' figures are laid out for
-# their fonts (explicit sizes, titles as wide as their axes), and larger default fonts made titles run
-# into each other (tried: font.size 15, axes.titlesize 17 on notebook 04's temperature figure).
+from matplotlib.image import AxesImage as _AxesImage
+from matplotlib.lines import Line2D as _Line2D
+from matplotlib.patches import FancyArrowPatch as _FancyArrowPatch, FancyBboxPatch as _FancyBboxPatch, \
+    Rectangle as _Rectangle
+from matplotlib.text import Text as _Text
+from matplotlib.transforms import Bbox as _Bbox
+# Thicker lines and larger markers; they grow again with the figure when it is drawn at page size.
 _mpl.rcParams.update({"lines.linewidth": 3.0, "axes.linewidth": 1.5, "patch.linewidth": 1.5,
                       "xtick.major.width": 1.5, "ytick.major.width": 1.5, "lines.markersize": 9})
 _SLIDES_OUT = _pathlib.Path(%(out)r)
+_PAD = 0.05  # inches of white around a saved figure
+_PAGE = (%(page_w)r - 2 * _PAD - 0.05, %(page_h)r - 2 * _PAD - 0.05)  # inches a figure may fill (pixels round up)
+_FLOOR = %(floor)r                # the smallest text on a page, points
+_DPI = %(dpi)r
 _slides_seen = []       # (png bytes, figure) rendered with render_png during the current cell
 _slides_index = [0]
 
+
+def _slides_walk(artist):
+    # The artists a draw shows: not the invisible ones and their children, not the axis decorations of an
+    # axes drawn without axis, not the ticks outside the view limits.
+    if not artist.get_visible():
+        return
+    if isinstance(artist, _Tick):
+        lo, hi = sorted(artist.axes.get_xlim() if isinstance(artist, _XTick) else artist.axes.get_ylim())
+        if not lo - 1e-9 * (hi - lo) <= artist.get_loc() <= hi + 1e-9 * (hi - lo):
+            return
+    yield artist
+    hidden = ()
+    if isinstance(artist, _Axes) and not artist.axison:
+        hidden = (artist.xaxis, artist.yaxis, *artist.spines.values())
+    for child in artist.get_children():
+        if not any(child is h for h in hidden):
+            yield from _slides_walk(child)
+
+
+def _slides_texts(fig):
+    return [a for a in _slides_walk(fig) if isinstance(a, _Text) and str(a.get_text()).strip()]
+
+
 def _slides_min_text(fig):
-    sizes = [t.get_fontsize() for t in fig.findobj(match=lambda a: hasattr(a, "get_fontsize")
-             and hasattr(a, "get_text")) if t.get_visible() and str(t.get_text()).strip()]
+    sizes = [t.get_fontsize() for t in _slides_texts(fig)]
     return min(sizes) if sizes else 0.0
 
-def _slides_cell_texts(fig):
-    """Cell numbers drawn as bitmaps into the Agg canvas (fast, but invisible in SVG): as Text artists."""
-    import numpy as _np
+
+def _slides_cell_texts(fig, hide=False):
+    # Cell numbers drawn as bitmaps into the Agg canvas (fast, but invisible in SVG): as Text artists.
     added = []
     for art in fig.findobj(lambda a: type(a).__name__ in ("CellNumbers", "CellLabels")):
         values = getattr(art, "values", None)
@@ -83,21 +130,410 @@ def _slides_cell_texts(fig):
             dark = abs(frac - 0.5) > 0.3 if signed else frac < 0.6
             added.append(art.axes.text(c, r, format(v, getattr(art, "fmt", ".2f")), ha="center", va="center",
                                         fontsize=art.fontsize, color="white" if dark else "black"))
+        if hide:
+            art.set_visible(False)
     return added
+
+
+def _slides_copy(fig):
+    # A copy to change freely (a later cell may draw the original again); None if it cannot be copied.
+    try:
+        copy = _pickle.loads(_pickle.dumps(fig))
+    except Exception:
+        return None
+    _Agg(copy)
+    _slides_cell_texts(copy, hide=True)
+    return copy
+
+
+def _slides_grow(fig, factor, texts, spread=0.3):
+    # Draw the figure `factor` times larger: every text grows at least as much, and to _FLOOR points or more,
+    # keeping the order of sizes (a title stays larger than a tick label; the spread compressed: size ** 0.3);
+    # lines, ticks and marks grow too, at most twice as thick (the notebook's lines are thick already).
+    smallest = min(t.get_fontsize() for t in texts)
+    def target(size):
+        return max(size * factor, _FLOOR * (size / smallest) ** spread)
+    lines = min(factor, 2.0)
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(w * factor, h * factor)
+    skip = set()
+    for ax in fig.axes:
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            for which, tks in (("major", axis.get_major_ticks()), ("minor", axis.get_minor_ticks())):
+                if not tks:
+                    continue
+                for t in tks:
+                    skip.update(id(a) for a in (t.label1, t.label2, t.tick1line, t.tick2line, t.gridline))
+                t0 = tks[0]
+                ax.tick_params(axis=name, which=which, labelsize=target(t0.label1.get_fontsize()),
+                               width=t0.tick1line.get_markeredgewidth() * lines,
+                               length=t0.tick1line.get_markersize() * lines, pad=t0.get_pad() * lines)
+    for t in texts:
+        if id(t) not in skip:
+            t.set_fontsize(target(t.get_fontsize()))
+    for art in fig.findobj():
+        if isinstance(art, _Text) or art is fig or id(art) in skip:
+            continue
+        if hasattr(art, "get_linewidth") and hasattr(art, "set_linewidth"):
+            lw = art.get_linewidth()
+            art.set_linewidth(_np.asarray(lw) * lines if _np.ndim(lw) else lw * lines)
+        if isinstance(art, _Line2D):
+            art.set_markersize(art.get_markersize() * lines)
+            art.set_markeredgewidth(art.get_markeredgewidth() * lines)
+        if isinstance(art, _FancyArrowPatch):
+            art.set_mutation_scale(art.get_mutation_scale() * lines)
+        if isinstance(art, _Collection) and hasattr(art, "get_sizes") and len(art.get_sizes()):
+            art.set_sizes(_np.asarray(art.get_sizes()) * lines ** 2)
+
+
+def _slides_units(fig):
+    # The panels of a figure (visible axes with something in them; twins, which share a box, together) and
+    # its colour bars (axes with a colour bar's outline).
+    groups, cbars = {}, []
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        if "outline" in ax.spines:
+            cbars.append(ax)
+            continue
+        if not (ax.has_data() or ax.texts or ax.patches or ax.images):
+            continue
+        key = tuple(round(v, 3) for v in ax.get_position().extents)
+        groups.setdefault(key, []).append(ax)
+    return list(groups.values()), cbars
+
+
+def _slides_deco(fig, renderer, axes):
+    # Inches the labels of these axes take beyond their box: left, right, bottom, top.
+    tight = _Bbox.union([ax.get_tightbbox(renderer) for ax in axes])
+    box = _Bbox.union([ax.get_window_extent(renderer) for ax in axes])
+    d = fig.dpi
+    return (max(0.0, (box.x0 - tight.x0) / d), max(0.0, (tight.x1 - box.x1) / d),
+            max(0.0, (box.y0 - tight.y0) / d), max(0.0, (tight.y1 - box.y1) / d))
+
+
+def _slides_cluster(values, tol):
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    labels, k = [0] * len(values), 0
+    for a, b in zip(order, order[1:]):
+        if values[b] - values[a] > tol:
+            k += 1
+        labels[b] = k
+    return labels, k + 1
+
+
+def _slides_layout(fig, units, cbars, size, pad=0.1, gap=0.25):
+    # Lay the panels out again in their grid on a figure of `size` inches, as large as the labels (measured
+    # at their new size) leave room for, each panel keeping its shape; colour bars at the right, as tall as
+    # the grid. Figure-level texts (a caption) keep their place at the top or bottom. False: no room.
+    W0, H0 = fig.get_size_inches()
+    boxes = [_Bbox.union([ax.get_position() for ax in u]) for u in units]
+    wh = [(b.width * W0, b.height * H0) for b in boxes]
+    cols, nc = _slides_cluster([(b.x0 + b.x1) / 2 for b in boxes], 0.3 * min(b.width for b in boxes))
+    rows, nr = _slides_cluster([-(b.y0 + b.y1) / 2 for b in boxes], 0.3 * min(b.height for b in boxes))
+    cb_w = [ax.get_position().width * W0 for ax in cbars]
+    W, H = size
+    fig.set_size_inches(W, H)
+    fig.set_layout_engine("none")
+    for _ in range(3):
+        fig.draw_without_rendering()
+        renderer = fig.canvas.get_renderer()
+        deco = [_slides_deco(fig, renderer, u) for u in units]
+        cdeco = [_slides_deco(fig, renderer, [c]) for c in cbars]
+        top_res = bottom_res = 0.0
+        for t in fig.texts:
+            if t.get_visible() and str(t.get_text()).strip():
+                e = t.get_window_extent(renderer)
+                if (e.y0 + e.y1) / 2 > fig.bbox.height / 2:
+                    top_res = max(top_res, H - e.y0 / fig.dpi)
+                else:
+                    bottom_res = max(bottom_res, e.y1 / fig.dpi)
+        col_l = [max(deco[i][0] for i in range(len(units)) if cols[i] == c) for c in range(nc)]
+        col_r = [max(deco[i][1] for i in range(len(units)) if cols[i] == c) for c in range(nc)]
+        row_b = [max(deco[i][2] for i in range(len(units)) if rows[i] == r) for r in range(nr)]
+        row_t = [max(deco[i][3] for i in range(len(units)) if rows[i] == r) for r in range(nr)]
+        cbar_total = sum(gap + d[0] + w + d[1] for d, w in zip(cdeco, cb_w))
+        legends = [leg for leg in fig.legends if leg.get_visible()]
+        if legends:  # figure legends (the grid's "masked") go under the colour bars, right of the panels
+            cbar_total = max(cbar_total, gap + max(leg.get_window_extent(renderer).width for leg in legends) / fig.dpi)
+        avail_w = W - 2 * pad - sum(col_l) - sum(col_r) - gap * (nc - 1) - cbar_total
+        avail_h = H - 2 * pad - top_res - bottom_res - sum(row_t) - sum(row_b) - gap * (nr - 1)
+        if avail_w <= 0.5 or avail_h <= 0.5:
+            return False
+        z = min(min(avail_w / nc / w, avail_h / nr / h) for w, h in wh)
+        col_w = [max(wh[i][0] * z for i in range(len(units)) if cols[i] == c) for c in range(nc)]
+        row_h = [max(wh[i][1] * z for i in range(len(units)) if rows[i] == r) for r in range(nr)]
+        total_w = sum(col_l) + sum(col_w) + sum(col_r) + gap * (nc - 1) + cbar_total
+        total_h = sum(row_t) + sum(row_h) + sum(row_b) + gap * (nr - 1)
+        x = [(W - total_w) / 2]
+        for c in range(nc):
+            x.append(x[-1] + col_l[c] + col_w[c] + col_r[c] + gap)
+        y_top = H - pad - top_res - (H - 2 * pad - top_res - bottom_res - total_h) / 2
+        y = [y_top]
+        for r in range(nr):
+            y.append(y[-1] - row_t[r] - row_h[r] - row_b[r] - gap)
+        for i, u in enumerate(units):
+            c, r = cols[i], rows[i]
+            w, h = wh[i][0] * z, wh[i][1] * z
+            x0 = x[c] + col_l[c] + (col_w[c] - w) / 2
+            y1 = y[r] - row_t[r] - (row_h[r] - h) / 2
+            for ax in u:
+                ax.set_position((x0 / W, (y1 - h) / H, w / W, h / H))
+        grid_top = y[0] - row_t[0]
+        grid_bottom = y[nr] + gap + row_b[nr - 1]
+        xc = x[nc] - gap
+        for leg in legends:
+            leg.set_loc("upper left")
+            leg.set_bbox_to_anchor(((xc + gap) / W, (grid_bottom - 0.1) / H), transform=fig.transFigure)
+        for cax, d, w in zip(cbars, cdeco, cb_w):
+            xc += gap + d[0]
+            cax.set_position((xc / W, grid_bottom / H, w / W, (grid_top - grid_bottom) / H))
+            xc += w + d[1]
+    return True
+
+
+def _slides_problems(fig):
+    # Texts that overlap each other, run over another panel, or out of the cell or box they label.
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    texts = _slides_texts(fig)
+    boxes = []
+    for t in texts:
+        # texts that touch side by side read as one ("0.000.00"): a tenth of an em of space on each side
+        b = t.get_window_extent(renderer)
+        em = t.get_fontsize() * fig.dpi / 72
+        if abs(t.get_rotation() %% 180 - 90) < 1:  # written upwards
+            dx, dy = -min(3.0, 0.08 * b.width), 0.1 * em
+        else:
+            dx, dy = 0.1 * em, -min(3.0, 0.08 * b.height)
+        boxes.append((b.x0 - dx, b.y0 - dy, b.x1 + dx, b.y1 + dy))
+    B = _np.array(boxes).reshape(-1, 4)
+    found = []
+    fw, fh = fig.bbox.width, fig.bbox.height
+    def name(t):
+        return repr(str(t.get_text())[:30])
+    for i, t in enumerate(texts):
+        x0, y0, x1, y1 = B[i]
+        if x0 + dx < 0 or y0 + dy < 0 or x1 - dx > fw or y1 - dy > fh:
+            found.append("cut off: " + name(t))
+        hit = (_np.minimum(B[i + 1:, 2], x1) > _np.maximum(B[i + 1:, 0], x0)) & \
+              (_np.minimum(B[i + 1:, 3], y1) > _np.maximum(B[i + 1:, 1], y0))
+        for j in _np.nonzero(hit)[0] + i + 1:
+            u = texts[j]
+            if t.get_rotation() and t.get_rotation() == u.get_rotation():
+                continue  # turned labels side by side: their boxes overlap, their letters need not
+            found.append("overlap: %%s / %%s" %% (name(t), name(u)))
+    axes_boxes = [(ax, ax.get_window_extent(renderer)) for ax in fig.axes if ax.get_visible()]
+    for t in texts:
+        x0, y0, x1, y1 = t.get_window_extent(renderer).extents
+        own = t.axes
+        own_box = own.get_window_extent(renderer).extents if own is not None else None
+        for ax, b in axes_boxes:
+            if ax is own or own_box is not None and _np.allclose(b.extents, own_box):
+                continue
+            if min(x1, b.x1) > max(x0, b.x0) and min(y1, b.y1) > max(y0, b.y0):
+                found.append("runs over a panel: " + name(t))
+                break
+        if own is None:
+            continue
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        holders = []
+        for im in own.images:
+            if not isinstance(im, _AxesImage) or not im.get_visible():
+                continue
+            rows, cols = im.get_array().shape[:2]
+            l, r, b_, tp = im.get_extent()
+            (px0, py0), (px1, py1) = own.transData.transform([(l, b_), (r, tp)])
+            cw, ch = abs(px1 - px0) / cols, abs(py1 - py0) / rows
+            if min(px0, px1) <= cx <= max(px0, px1) and min(py0, py1) <= cy <= max(py0, py1):
+                holders.append((cw, ch, 0.88))  # numbers side by side need a gap
+        for p in own.patches:
+            if isinstance(p, (_FancyBboxPatch, _Rectangle)) and p.get_visible():
+                b = p.get_window_extent(renderer)
+                if b.x0 <= cx <= b.x1 and b.y0 <= cy <= b.y1:
+                    holders.append((b.width, b.height, 0.98))
+        if holders:
+            cw, ch, room = min(holders, key=lambda wh: wh[0] * wh[1])
+            if x1 - x0 > room * cw or y1 - y0 > 0.95 * ch:
+                found.append("too big for its cell or box: " + name(t))
+    return found
+
+
+def _slides_write(fig, stem):
+    fig.savefig(str(stem) + ".png", dpi=_DPI, bbox_inches="tight", pad_inches=_PAD)
+    fig.savefig(str(stem) + ".svg", bbox_inches="tight", pad_inches=_PAD)
+    return {"png": str(stem) + ".png", "svg": str(stem) + ".svg", "min_font": float(_slides_min_text(fig))}
+
+
+def _slides_share_labels(fig, shown):
+    # A grid labels its keys under the bottom row and its queries left of the first column only; the
+    # panels shown without those get the labels of their column (row) under the lowest (left of the first).
+    for ax in shown:
+        p = ax.get_position()
+        for which in ("x", "y"):
+            if any(o is not ax and (abs(o.get_position().x0 - p.x0) < 1e-3 and o.get_position().y0 < p.y0 - 1e-3
+                                    if which == "x" else
+                                    abs(o.get_position().y0 - p.y0) < 1e-3 and o.get_position().x0 < p.x0 - 1e-3)
+                   for o in shown):
+                continue  # a panel below (to the left) carries them
+            axis = ax.xaxis if which == "x" else ax.yaxis
+            if any(t.get_text() for t in axis.get_ticklabels()):
+                continue
+            for other in fig.axes:
+                if other is ax or "outline" in other.spines:
+                    continue
+                a, o = ax.get_position(), other.get_position()
+                same = (abs(a.x0 - o.x0) < 1e-3 and abs(a.width - o.width) < 1e-3 if which == "x" else
+                        abs(a.y0 - o.y0) < 1e-3 and abs(a.height - o.height) < 1e-3)
+                oaxis = other.xaxis if which == "x" else other.yaxis
+                labels = oaxis.get_ticklabels()
+                lim = (ax.get_xlim(), other.get_xlim()) if which == "x" else (ax.get_ylim(), other.get_ylim())
+                if not same or not any(t.get_text() for t in labels) or not _np.allclose(*lim):
+                    continue
+                first = labels[0]
+                setter = ax.set_xticks if which == "x" else ax.set_yticks
+                setter(oaxis.get_ticklocs(), labels=[t.get_text() for t in labels],
+                       fontsize=first.get_fontsize(), rotation=first.get_rotation(), ha=first.get_ha())
+                ax.tick_params(axis=which, **({"labelbottom": True} if which == "x" else {"labelleft": True}))
+                label = other.get_xlabel() if which == "x" else other.get_ylabel()
+                if label and not (ax.get_xlabel() if which == "x" else ax.get_ylabel()):
+                    src = other.xaxis.label if which == "x" else other.yaxis.label
+                    (ax.set_xlabel if which == "x" else ax.set_ylabel)(label, fontsize=src.get_fontsize())
+                break
+
+
+def _slides_attempt(fig, keep, fill, relayout, spread=0.3):
+    # A copy showing the panels `keep` (indexes into the units; None: all), drawn larger for a page.
+    copy = _slides_copy(fig)
+    if copy is None:
+        return None, ["cannot be copied"]
+    units, cbars = _slides_units(copy)
+    if keep is not None:
+        units = [units[k] for k in keep]
+        shown = [ax for u in units for ax in u] + cbars
+        for ax in copy.axes:
+            if not any(ax is a for a in shown):
+                ax.set_visible(False)
+        for art in copy.texts:
+            art.set_visible(False)
+        _slides_share_labels(copy, [ax for u in units for ax in u])
+    copy.draw_without_rendering()  # a colour bar makes its tick labels when drawn
+    renderer = copy.canvas.get_renderer()
+    texts = _slides_texts(copy)
+    if not texts:
+        return copy, []
+    if keep is None:
+        w, h = copy.get_size_inches()
+    else:
+        tight = _Bbox.union([ax.get_tightbbox(renderer) for ax in (*[a for u in units for a in u], *cbars)])
+        w, h = tight.width / copy.dpi, tight.height / copy.dpi
+    scale = min(_PAGE[0] / w, _PAGE[1] / h)
+    _slides_grow(copy, scale, texts, spread)
+    size = _PAGE if fill else tuple(copy.get_size_inches())
+    for _ in range(2):
+        if relayout or keep is not None:
+            if not _slides_layout(copy, units, cbars, size):
+                return copy, ["no room for the panels at this text size"]
+        else:
+            copy.set_size_inches(*size)
+        if not _slides_turn_crowded_labels(copy):
+            break
+    return copy, _slides_problems(copy)
+
+
+def _slides_turn_crowded_labels(fig):
+    # Key labels wider than the space between their ticks are turned upright (as the grid does on screen).
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    turned = False
+    for ax in fig.axes:
+        if not ax.get_visible() or "outline" in ax.spines:
+            continue
+        labels = [t for t in ax.xaxis.get_ticklabels() if t.get_visible() and t.get_text()]
+        if len(labels) < 2 or labels[0].get_rotation():
+            continue
+        locs = ax.transData.transform([(x, 0) for x in ax.get_xticks()[:len(labels)]])[:, 0]
+        if len(locs) < 2:
+            continue
+        space = _np.min(_np.abs(_np.diff(locs)))
+        if max(t.get_window_extent(renderer).width for t in labels) + 0.2 * labels[0].get_fontsize() * fig.dpi / 72 > space:
+            ax.tick_params(axis="x", labelrotation=90)
+            turned = True
+    return turned
+
 
 def _slides_save(fig):
     _slides_index[0] += 1
     stem = _SLIDES_OUT / ("%%02d" %% _slides_index[0])
-    fig.savefig(str(stem) + ".png", dpi=200)
+    record = {"pages": []}
+    units, cbars = _slides_units(fig)
+    engine = fig.get_layout_engine() is not None
+    # The whole figure on one page, tried as laid out (its layout engine, or its own positions), then
+    # laid out again by the hook; the first attempt without problems wins, else the one with the fewest.
+    tries = []
+    # Last, for a diagram whose words outgrow their boxes: every text at the same size.
+    for fill, relayout, spread in ((True, False, 0.3), (True, True, 0.3), (False, False, 0.3), (True, True, 0.0)):
+        if (relayout and not units) or (fill and not relayout and not engine):
+            continue
+        if spread == 0.0 and not any(p.startswith("too big") for t in tries for p in t[3]):
+            continue
+        copy, problems = _slides_attempt(fig, None, fill, relayout, spread)
+        tries.append((len(problems), len(tries), copy, problems))
+        if not problems:
+            break
+    _, _, talk, problems = min(tries, key=lambda t: t[:2])
+    if talk is None:  # cannot be copied: the figure as the notebook draws it
+        talk = fig
+        added = _slides_cell_texts(fig)
+        try:
+            page = _slides_write(fig, stem)
+        finally:
+            for t in added:
+                t.remove()
+        page.update(problems=problems, part="")
+        record["pages"].append(page)
+        record["figure"] = page
+        (_SLIDES_OUT / ("%%02d.json" %% _slides_index[0])).write_text(_json.dumps(record))
+        return
+    if not problems or len(units) <= 1:
+        page = _slides_write(talk, stem)
+        page.update(problems=problems, part="")
+        record["pages"].append(page)
+        record["figure"] = page
+        (_SLIDES_OUT / ("%%02d.json" %% _slides_index[0])).write_text(_json.dumps(record))
+        return
+    # Too much for one page at talk size: one page per row of the grid, or else one per panel. The
+    # figure's own files keep the notebook's text sizes (and the thicker lines).
+    record["whole_problems"] = problems
     added = _slides_cell_texts(fig)
     try:
+        fig.savefig(str(stem) + ".png", dpi=_DPI)
         fig.savefig(str(stem) + ".svg")
-        min_text = _slides_min_text(fig)
     finally:
         for t in added:
             t.remove()
-    w, h = fig.get_size_inches()
-    (_SLIDES_OUT / ("%%02d.txt" %% _slides_index[0])).write_text("%%r %%r %%r" %% (float(w), float(h), float(min_text)))
+    record["figure"] = {"png": str(stem) + ".png", "svg": str(stem) + ".svg"}
+    boxes = [_Bbox.union([ax.get_position() for ax in u]) for u in units]
+    rows, nr = _slides_cluster([-(b.y0 + b.y1) / 2 for b in boxes], 0.3 * min(b.height for b in boxes))
+    # Rows of the grid; a row that does not fit is cut in halves, and so on, down to single panels.
+    todo = [[k for k in range(len(units)) if rows[k] == r] for r in range(nr)]
+    if nr == 1:
+        todo = [todo[0][:(len(todo[0]) + 1) // 2], todo[0][(len(todo[0]) + 1) // 2:]]
+    parts, pages = [], []
+    while todo:
+        keep = todo.pop(0)
+        copy, problems = _slides_attempt(fig, keep, True, True)
+        if problems and len(keep) > 1:
+            half = (len(keep) + 1) // 2
+            todo[:0] = [keep[:half], keep[half:]]
+            continue
+        parts.append(keep)
+        pages.append((copy, problems))
+    for k, ((copy, problems), keep) in enumerate(zip(pages, parts)):
+        page = _slides_write(copy, str(stem) + "_" + "abcdefghijklmnopqrstuvwxyz"[k])
+        page.update(problems=problems, part=("panels " if len(keep) > 1 else "panel ") + ", ".join(str(i + 1) for i in keep))
+        record["pages"].append(page)
+    (_SLIDES_OUT / ("%%02d.json" %% _slides_index[0])).write_text(_json.dumps(record))
 
 try:
     from mha_lib.explorers import toolkit as _toolkit
@@ -145,7 +581,16 @@ class Slide:
     svg: Path | None = None
     min_text_pt: float | None = None  # smallest text on the page, in points at 1920 x 1080
     name: str = ""
-    notes: list = field(default_factory=list)
+    notes: list = field(default_factory=list)  # problems the re-render found (overlapping text, ...)
+    part: str = ""  # "panel 2 of 3" when a figure is shown one panel per page
+    files: list = field(default_factory=list)  # (file name, Path): the figure's own files, when not the page's
+
+
+def png_size(png):
+    """(width, height) in pixels, read from a PNG's header."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG file")
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
 
 
 def notebook_title(nb, path):
@@ -187,7 +632,12 @@ def stored_figures(path):
 
 
 def rerender(path, folder):
-    """Execute a copy of the notebook with the saving hook; return {index: (svg, png, (w, h, min_pt))}."""
+    """Execute a copy of the notebook with the saving hook; return {index of the figure: its record}.
+
+    A record (JSON written by the hook) has ``pages``, each a dict with ``png``, ``svg`` (paths),
+    ``min_font`` (points, in the saved figure), ``problems`` and ``part``; and ``figure``, the figure's
+    own files (the page when the figure is one page).
+    """
     import nbformat
     from nbclient import NotebookClient
 
@@ -200,16 +650,14 @@ def rerender(path, folder):
             if (ROOT / name).exists():
                 (work / name).symlink_to(ROOT / name)
         folder.mkdir(parents=True, exist_ok=True)
-        nb.cells.insert(0, nbformat.v4.new_code_cell(_HOOK % {"out": str(folder)}))
+        hook = _HOOK % {"out": str(folder), "page_w": PAGE_W - 2 * MARGIN, "page_h": PAGE_H - 2 * MARGIN - FOOTER_H,
+                        "floor": float(MIN_TEXT_PT), "dpi": FIGURE_DPI}
+        nb.cells.insert(0, nbformat.v4.new_code_cell(hook))
         NotebookClient(nb, timeout=300, kernel_name="python3",
                        resources={"metadata": {"path": str(copy)}}).execute()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    result = {}
-    for txt in sorted(folder.glob("[0-9][0-9].txt")):
-        w, h, min_pt = (float(x) for x in txt.read_text().split())
-        result[int(txt.stem)] = (txt.with_suffix(".svg"), txt.with_suffix(".png").read_bytes(), (w, h, min_pt))
-    return result
+    return {int(f.stem): json.loads(f.read_text()) for f in sorted(folder.glob("[0-9][0-9].json"))}
 
 
 def page_scale(width_px, height_px, dpi):
@@ -265,11 +713,25 @@ def collect(paths, out, rerender_figures=False, log=print, all_roadmaps=False):
                 if roadmap_kept:
                     continue  # one roadmap in the deck (each notebook repeats it with its own step marked)
                 roadmap_kept = True
-            slide = Slide(notebook=title, section=section, png=png, name=f"{prefix}_{k:02d}")
-            if k in fresh:
-                slide.svg, slide.png, (w, h, min_pt) = fresh[k]
-                slide.min_text_pt = min_pt * page_scale(w * 200, h * 200, 200)
-            slides.append(slide)
+            name = f"{prefix}_{k:02d}"
+            if k not in fresh:
+                slides.append(Slide(notebook=title, section=section, png=png, name=name))
+                continue
+            record = fresh[k]
+            pages = record["pages"]
+            if record.get("whole_problems"):
+                log(f"  {name}: too much for one page at {MIN_TEXT_PT} pt ({record['whole_problems'][0]}, ...): "
+                    f"{len(pages)} pages")
+            for i, page in enumerate(pages):
+                part = page["part"]
+                slide = Slide(notebook=title, section=section, png=Path(page["png"]).read_bytes(),
+                              svg=Path(page["svg"]), name=name + (f"_{'abcdefghijklmnopqrstuvwxyz'[i]}" if part else ""),
+                              notes=page["problems"], part=part)
+                slide.min_text_pt = page["min_font"] * page_scale(*png_size(slide.png), FIGURE_DPI)
+                if part and i == 0:  # the whole figure's own files, with the notebook's text sizes
+                    slide.files = [(f"{name}.png", Path(record["figure"]["png"])),
+                                   (f"{name}.svg", Path(record["figure"]["svg"]))]
+                slides.append(slide)
     return slides
 
 
@@ -292,8 +754,15 @@ def export(paths, out, rerender_figures=False, log=print, all_roadmaps=False):
             (figures / f"{slide.name}.png").write_bytes(slide.png)
             if slide.svg is not None:
                 shutil.copy(slide.svg, figures / f"{slide.name}.svg")
-            note = f"  min text {slide.min_text_pt:.0f} pt" if slide.min_text_pt else ""
-            log(f"page {i:3d}: {slide.name}  {slide.notebook} · {slide.section}{note}")
+            for name, path in slide.files:
+                shutil.copy(path, figures / name)
+            note = f"  min text {slide.min_text_pt:.1f} pt" if slide.min_text_pt else ""
+            part = f" ({slide.part})" if slide.part else ""
+            log(f"page {i:3d}: {slide.name}  {slide.notebook} · {slide.section}{part}{note}")
+            for problem in slide.notes[:5]:
+                log(f"          {problem}")
+            if len(slide.notes) > 5:
+                log(f"          ... {len(slide.notes) - 5} more")
     shutil.rmtree(out / "tmp", ignore_errors=True)
     log(f"wrote {pdf_path} ({len(slides)} pages of 1920 x 1080) and {figures}/")
     return slides
@@ -304,9 +773,10 @@ def main(argv=None):
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebooks/NN_*.ipynb")
     parser.add_argument("--out", type=Path, default=Path("~/mha-slides"),
                         help="output folder (default ~/mha-slides, outside the project)")
+    parser.add_argument("--stored", action="store_true",
+                        help="quick: the PNGs stored in the notebooks, as they are (notebook text sizes, no SVG)")
     parser.add_argument("--rerender", action="store_true",
-                        help="execute the notebooks again in a talk style (thicker lines, larger markers) "
-                             "and write SVG files")
+                        help="the default: execute the notebooks again and draw every figure in a talk style")
     parser.add_argument("--all-roadmaps", action="store_true",
                         help="keep every notebook's roadmap picture (default: only the first)")
     args = parser.parse_args(argv)
@@ -314,7 +784,14 @@ def main(argv=None):
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         parser.error(f"no such notebook: {', '.join(missing)}")
-    export(paths, args.out, args.rerender, all_roadmaps=args.all_roadmaps)
+    if args.stored and args.rerender:
+        parser.error("--stored and --rerender exclude each other (re-rendering is the default)")
+    slides = export(paths, args.out, not args.stored, all_roadmaps=args.all_roadmaps)
+    small = [s.name for s in slides if s.min_text_pt is not None and s.min_text_pt < MIN_TEXT_PT - 1e-6]
+    if small:
+        print(f"pages with text under {MIN_TEXT_PT} pt: {', '.join(small)}")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
