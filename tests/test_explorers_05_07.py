@@ -275,7 +275,7 @@ def test_output_explorer_follows_controls(ex, boxes, h, d_k, wo):
             outside = np.delete(view.contributions[i], np.s_[i * d:(i + 1) * d], axis=1)
             assert np.all(outside == 0)
     # the contribution panel has one row per head plus the sum
-    con_ax = box.figure.get_axes()[1]
+    con_ax = box.drawer.layout["ax"]  # the layout shown (layouts of other settings stay hidden on the figure)
     assert len(con_ax.get_yticklabels()) == h + 1
     assert "sat" in con_ax.get_title()
 

@@ -18,14 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from ..attention import head_contributions, multi_head_attention, wo_blocks
 from ..params import MHAParams
 from ..plotting import SIGNED_CMAP, plot_matrix, symmetric_limits
 from .grid import CellNumbers
-from .toolkit import (D_K_OPTIONS, HEAD_COLORS, Frame, build_explorer, dropdown, explorer_params, heads_control,
+from .toolkit import (D_K_OPTIONS, HEAD_COLORS, LayoutDrawer, build_explorer, dropdown, explorer_params, heads_control,
                       link_heads, running_inputs)
 
 # Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
@@ -165,123 +164,79 @@ def spread_columns(d_model, h):
     return [int(c) for c in np.linspace(0, d_model, k, endpoint=False)]
 
 
-class OutputDrawer:
-    """Draws an :class:`OutputView` and one token; makes its axes once and updates them afterwards.
+class OutputDrawer(LayoutDrawer):
+    """Draws an :class:`OutputView` and one token: W^O with its head blocks, each head's contribution to the
+    token's output, and the size of every contribution.
 
-    Call it as ``drawer(fig, (token, view))``; it returns a :class:`~mha_lib.explorers.toolkit.Frame`.
-    Choosing another token only changes the middle panel's image, numbers and title (the rest is a
-    cached picture). Another h, d_k or W^O updates the images, ticks and texts of the same axes (fixed
-    positions, no layout engine) and renders the picture once. The numbers in the cells are cached
-    sprites (:class:`~mha_lib.explorers.grid.CellNumbers`).
+    Call it as ``drawer(fig, (token, view))``. The axes of a layout (tokens, h, the shape of W^O, W^O random
+    or I) are built once and kept (:class:`~mha_lib.explorers.toolkit.LayoutDrawer`); choosing another
+    token only changes the middle panel's image, numbers and title.
     """
 
+    size = (14.0, 4.2)
+
     def __init__(self, columns=None):
+        super().__init__()
         self.columns = columns
-        self.key = None
-        self.tokens = None
-        self.fig = None
 
-    def _build(self, fig, view):
-        fig.clear()
-        fig.set_layout_engine("none")
-        self.fig = fig
-        self.tokens = view.tokens
-        self.ax_wo, self.ax_con, self.ax_norm = fig.subplots(1, 3, width_ratios=[1, 1.6, 0.9], gridspec_kw=_GRID)
-        self.wo_im = self.ax_wo.imshow(np.zeros((2, 2)), cmap=SIGNED_CMAP, aspect="auto", interpolation="nearest")
-        self.wo_lines = LineCollection([], colors="black", linewidths=1.5)
-        self.ax_wo.add_collection(self.wo_lines)
-        cbar = fig.colorbar(self.wo_im, ax=self.ax_wo, fraction=0.06, pad=0.03)
-        cbar.ax.tick_params(labelsize=7)
-        self.con_im = self.ax_con.imshow(np.zeros((2, 2)), cmap=SIGNED_CMAP, vmin=-1, vmax=1, aspect="auto",
-                                         interpolation="nearest")
-        self.con_sep = self.ax_con.axhline(0, color="black", linewidth=2.5)
-        self.con_numbers = CellNumbers(self.ax_con, 7, self.con_im, signed=True)
-        self.con_cbar = fig.colorbar(self.con_im, ax=self.ax_con, fraction=0.05, pad=0.02)
-        self.con_cbar.ax.tick_params(labelsize=7)
-        self.ax_con.add_artist(self.con_numbers)
-        self.norm_im = self.ax_norm.imshow(np.zeros((2, 2)), cmap="viridis", aspect="auto", interpolation="nearest")
-        self.norm_numbers = CellNumbers(self.ax_norm, 7, self.norm_im, signed=False)
-        fig.colorbar(self.norm_im, ax=self.ax_norm, fraction=0.08, pad=0.03).ax.tick_params(labelsize=7)
-        self.ax_norm.add_artist(self.norm_numbers)
-        self.ax_norm.set_yticks(range(len(view.tokens)), labels=list(view.tokens), fontsize=8)
-        self.ax_norm.set_xlabel("head", fontsize=8)
-        self.ax_norm.set_title("size of what each head adds\n(length of the row, per token)", fontsize=9)
-        self.suptitle = fig.suptitle(" ", fontsize=10)
+    def _columns(self, view):
+        return self.columns if self.columns is not None else spread_columns(view.X.shape[1], view.h)
 
-    def _layout(self, view, columns):
-        """Show another h, d_v or W^O on the same axes."""
+    def key(self, res):
+        view = res[1]
+        return view.tokens, view.h, view.W_o.shape, view.wo, tuple(self._columns(view))
+
+    def build(self, fig, res):
+        view = res[1]
+        columns = self._columns(view)
         h, W_o = view.h, view.W_o
         rows, cols = W_o.shape
-        d_v = rows // h
-        ax = self.ax_wo
-        self.wo_im.set_data(W_o)
-        self.wo_im.set_extent((0.5, cols + 0.5, rows - 0.5, -0.5))  # x: output columns counted from 1
-        self.wo_im.set_clim(*symmetric_limits(W_o))
-        ax.set_xlim(0.5, cols + 0.5)
-        ax.set_ylim(rows - 0.5, -0.5)
-        self.wo_lines.set_segments([[(0.5, i * d_v - 0.5), (cols + 0.5, i * d_v - 0.5)] for i in range(1, h)])
-        if h <= 16:
-            ax.set_yticks([i * d_v + (d_v - 1) / 2 for i in range(h)],
-                          labels=[f"$W^O_{{{i + 1}}}$" for i in range(h)], fontsize=9)
-            for i, lab in enumerate(ax.get_yticklabels()):
-                color = HEAD_COLORS[i % len(HEAD_COLORS)]
-                lab.set_color(color if color != "#F0E442" else "#B8A800")
-        else:
-            ax.set_yticks([])
-        ax.set_xlabel(f"output column, from 1 to d_model = {cols}", fontsize=9)
-        ax.set_ylabel(f"row of $W^O$ (h·d_v = {rows})", fontsize=9)
-        ax.set_title(f"$W^O$ = {'I' if view.wo == 'identity' else 'random'}, shape {W_o.shape}", fontsize=10)
+        ax_wo, ax_con, ax_norm = fig.subplots(1, 3, width_ratios=[1, 1.6, 0.9], gridspec_kw=_GRID)
+        plot_wo_blocks(ax_wo, W_o, h, title=f"$W^O$ = {'I' if view.wo == 'identity' else 'random'}, shape {W_o.shape}")
+        fig.colorbar(ax_wo.images[0], ax=ax_wo, fraction=0.06, pad=0.03).ax.tick_params(labelsize=7)
         fs = 8 if h <= 8 else 7
-        ax = self.ax_con
         k = len(columns)
-        self.con_im.set_data(np.zeros((h + 1, k)))
-        self.con_im.set_extent((-0.5, k - 0.5, h + 0.5, -0.5))
-        ax.set_xlim(-0.5, k - 0.5)
-        ax.set_ylim(h + 0.5, -0.5)
-        ax.set_yticks(range(h + 1), labels=[f"head {i + 1}" for i in range(h)] + ["sum = output"], fontsize=fs)
-        ax.set_xticks(range(k), labels=[str(c + 1) for c in columns], fontsize=fs, rotation=45, ha="right")
-        ax.set_xlabel("output column (counting from 1)", fontsize=fs)
-        self.con_sep.set_ydata([h - 0.5, h - 0.5])
-        self.con_numbers.fontsize = fs - 1
-        self.con_numbers.set_visible((h + 1) * k <= 120)
+        con_im = ax_con.imshow(np.zeros((h + 1, k)), cmap=SIGNED_CMAP, vmin=-1, vmax=1, aspect="auto",
+                               interpolation="nearest")
+        ax_con.axhline(h - 0.5, color="black", linewidth=2.5)
+        ax_con.set_yticks(range(h + 1), labels=[f"head {i + 1}" for i in range(h)] + ["sum = output"], fontsize=fs)
+        ax_con.set_xticks(range(k), labels=[str(c + 1) for c in columns], fontsize=fs, rotation=45, ha="right")
+        ax_con.set_xlabel("output column (counting from 1)", fontsize=fs)
+        con_numbers = CellNumbers(ax_con, fs - 1, con_im, signed=True)
+        con_numbers.set_visible((h + 1) * k <= 120)
+        ax_con.add_artist(con_numbers)
+        con_cbar = fig.colorbar(con_im, ax=ax_con, fraction=0.05, pad=0.02)
+        con_cbar.ax.tick_params(labelsize=7)
         norms = np.linalg.norm(view.contributions, axis=-1).T  # (n, h): size of head i's contribution to token m
-        n = len(view.tokens)
-        self.norm_im.set_data(norms)
-        self.norm_im.set_extent((-0.5, h - 0.5, n - 0.5, -0.5))
-        self.norm_im.set_clim(0.0, float(norms.max()))
-        self.ax_norm.set_xlim(-0.5, h - 0.5)
-        self.ax_norm.set_ylim(n - 0.5, -0.5)
-        self.ax_norm.set_xticks(range(h), labels=[str(i + 1) for i in range(h)], fontsize=8)
-        self.norm_numbers.set_values(norms)
-        self.norm_numbers.set_visible(norms.size <= 40)
+        norm_im = ax_norm.imshow(norms, cmap="viridis", vmin=0.0, vmax=float(norms.max()), aspect="auto",
+                                 interpolation="nearest")
+        norm_numbers = CellNumbers(ax_norm, 7, norm_im, signed=False)
+        norm_numbers.set_values(norms)
+        norm_numbers.set_visible(norms.size <= 40)
+        ax_norm.add_artist(norm_numbers)
+        fig.colorbar(norm_im, ax=ax_norm, fraction=0.08, pad=0.03).ax.tick_params(labelsize=7)
+        ax_norm.set_yticks(range(len(view.tokens)), labels=list(view.tokens), fontsize=8)
+        ax_norm.set_xticks(range(h), labels=[str(i + 1) for i in range(h)], fontsize=8)
+        ax_norm.set_xlabel("head", fontsize=8)
+        ax_norm.set_title("size of what each head adds\n(length of the row, per token)", fontsize=9)
         s = view.shapes()
-        self.suptitle.set_text(f"Concat {s['Concat']} @ $W^O$ {s['W^O']} = MultiHead(X) {s['output']}, the shape of X "
-                               f"{s['X']}, so X + MultiHead(X) works")
+        fig.text(0.5, 0.98, f"Concat {s['Concat']} @ $W^O$ {s['W^O']} = MultiHead(X) {s['output']}, the shape of X "
+                 f"{s['X']}, so X + MultiHead(X) works", ha="center", va="top", fontsize=10)
+        return dict(ax=ax_con, image=con_im, numbers=con_numbers, cbar=con_cbar, columns=columns)
 
-    def __call__(self, fig, result):
-        token, view = result
-        columns = self.columns if self.columns is not None else spread_columns(view.X.shape[1], view.h)
-        if self.fig is not fig or not fig.axes or self.tokens != view.tokens:
-            self._build(fig, view)
-            self.key = None
-        key = (view.h, view.W_o.shape, view.wo, tuple(columns))
-        new_layout = key != self.key
-        if new_layout:
-            self._layout(view, columns)
-            self.key = key
-        contributions, output = view.contributions[:, token], view.output[token]
-        M = np.vstack([contributions[:, columns], output[None, columns]])  # (h + 1, len(columns))
-        lo, hi = symmetric_limits(M)
-        self.con_im.set_data(M)
-        self.con_im.set_clim(lo, hi)
-        self.con_numbers.set_values(M)
+    def update(self, layout, res):
+        token, view = res
+        columns = layout["columns"]
+        M = np.vstack([view.contributions[:, token][:, columns], view.output[token][None, columns]])  # (h + 1, k)
+        layout["image"].set_data(M)
+        layout["image"].set_clim(*symmetric_limits(M))
+        layout["numbers"].set_values(M)
         first = list(columns) == list(range(len(columns)))
-        self.ax_con.set_title(f"'{view.tokens[token]}': what each head adds to its output row "
-                              + (f"(first {len(columns)} columns)" if first else f"({len(columns)} of the columns)"),
-                              fontsize=8 if view.h <= 8 else 7)
-        dynamic = [self.con_im, self.con_sep, self.con_numbers, self.ax_con.title, *self.ax_con.spines.values(),
-                   self.con_cbar.ax]
-        return Frame(dynamic, new_layout)
+        ax = layout["ax"]
+        ax.set_title(f"'{view.tokens[token]}': what each head adds to its output row "
+                     + (f"(first {len(columns)} columns)" if first else f"({len(columns)} of the columns)"),
+                     fontsize=8 if view.h <= 8 else 7)
+        return [layout["image"], *ax.lines, layout["numbers"], ax.title, *ax.spines.values(), layout["cbar"].ax]
 
 
 def draw_output(fig, view, token=0, columns=None):
