@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -246,3 +247,66 @@ def test_a_refit_outside_a_kernel_happens_at_once_even_under_an_event_loop(scree
         asyncio.run(inside_a_loop())
     else:  # a loop is already reported running (the browser tests' Playwright, in this process)
         go_and_check()
+
+
+# ------------------------------------------------------------------ readable from the back of a hall
+
+
+def _on_screen_px(box, fontsize_pt, viewport):
+    """CSS pixels of a font size once the lecture screen shows the figure at this window's resolution."""
+    return fontsize_pt * scenes.dpi_for(tuple(box.figure.get_size_inches()), viewport) / 72
+
+
+@pytest.mark.parametrize("viewport, least", [((1280, 720, 1), 16.5), ((1920, 1080, 1), 25.0)])
+def test_cell_numbers_are_large_on_the_running_example(screen, viewport, least):
+    """The 8 heads of the running example: the numbers in the cells are about 17 px at 720p (were 11)."""
+    screen.go(scenes.scene_index("why-divide-by-sqrt-d-k"))
+    box = screen.explorers["lecture"]
+    panel = box.drawer.panels[0]
+    assert panel.numbers.get_visible() and len(box.drawer.panels) == 8
+    assert _on_screen_px(box, panel.numbers.fontsize, viewport) >= least
+    assert _on_screen_px(box, panel.ax.get_yticklabels()[0].get_fontsize(), viewport) >= 0.9 * least  # tokens
+
+
+@pytest.mark.parametrize("source", ["random", "designed"])
+def test_step_view_draws_nothing_outside_its_panels_and_texts(source):
+    """At every step, every dark pixel belongs to a visible panel (with its labels and title) or a caption:
+    no stray artist (a lone "X" title read as a close cross in step 1)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    for step in range(len(stepview.STEPS)):
+        fig = stepview.step_figure(source, step=step, dpi=40)
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        img = np.asarray(canvas.buffer_rgba())[..., :3]
+        covered = np.zeros(img.shape[:2], bool)
+        renderer = canvas.get_renderer()
+        for artist in [ax for ax in fig.axes if ax.get_visible()] + fig.texts:
+            b = artist.get_tightbbox(renderer)
+            covered[max(0, int(img.shape[0] - b.y1) - 2):int(img.shape[0] - b.y0) + 3,
+                    max(0, int(b.x0) - 2):int(b.x1) + 3] = True
+        assert not ((img.min(axis=-1) < 250) & ~covered).any(), f"{source}, step {step}: ink outside every panel"
+        assert sum(ax.get_visible() for ax in fig.axes) == step + 1
+    assert stepview.STEPS[0][1] != "X", "the first panel's title says what X is"
+
+
+def test_captions_say_parameters_for_the_W_matrices(screen):
+    """In this series "weights" are the attention weights; W^Q, W^K, W^V, W^O are "parameters"."""
+    for k, scene in enumerate(screen.scenes):
+        screen.go(k)
+        box = screen.explorers[scene.view]
+        text = box.drawer.caption.get_text()
+        assert "parameters" in text and not re.search(r"(random|designed|trained) weights", text), (scene.name, text)
+
+
+def test_a_view_is_built_when_first_needed():
+    built = []
+
+    def factory(make):
+        return lambda dpi: built.append(make) or make(dpi=dpi)
+
+    other = scenes.make_lecture_screen(factory(make_lecture_explorer), factory(stepview.make_step_explorer),
+                                       query_string="scene=2")
+    assert built == [make_lecture_explorer] and set(other.explorers) == {"lecture"}
+    other.go(0)
+    assert set(other.explorers) == {"lecture", "steps"}
