@@ -182,7 +182,7 @@ def test_concat_explorer_follows_h_and_d_k(ex, boxes, h, d_k):
     ref = _reference(ex, h, d)
     np.testing.assert_allclose(box.result.concat, mha_lib.merge_heads(ref.heads), atol=1e-12)
     assert box.result.concat.shape == (4, h * d)
-    layout_ax = box.figure.get_axes()[0]
+    layout_ax = box.drawer.layout.ax_lay  # the layout shown (a wider Concat gets a new one; the old stays hidden)
     assert len(_visible(layout_ax.patches)) == h
     # the blocks sit side by side, d_v wide each
     assert [(r.get_x(), r.get_width()) for r in _visible(layout_ax.patches)] == [(i * d, d) for i in range(h)]

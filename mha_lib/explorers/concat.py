@@ -16,6 +16,7 @@ The arrays are always produced by ``mha_lib`` (``split_heads``, ``merge_heads``,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -24,7 +25,7 @@ from matplotlib.patches import Rectangle
 
 from ..attention import concat_heads, merge_heads, multi_head_attention, split_heads
 from ..plotting import SIGNED_CMAP, symmetric_limits
-from .toolkit import (D_K_OPTIONS, HEAD_COLORS, Frame, build_explorer, dropdown, explorer_params, heads_control,
+from .toolkit import (D_K_OPTIONS, HEAD_COLORS, LayoutDrawer, build_explorer, dropdown, explorer_params, heads_control,
                       link_heads, running_inputs)
 
 # Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
@@ -248,101 +249,95 @@ def compute_concat(X, tokens, h=8, d_k=0, seed=0):
                       concat=concat_heads(res.heads))
 
 
-class ConcatDrawer:
-    """Draws a :class:`ConcatView`; builds the axes once and moves a pool of artists afterwards.
+class ConcatDrawer(LayoutDrawer):
+    """Draws a :class:`ConcatView`: the heads' blocks side by side (to scale) above the concatenated numbers.
 
-    Call it as ``drawer(fig, view)``; it returns a :class:`~mha_lib.explorers.toolkit.Frame`. The axes,
-    their ticks, the colour bar (one fixed scale for every setting, so settings compare) and the
-    d_model marker form the static picture. A new h or d_k only moves the heads' blocks, rewrites their
-    labels and the title, and replaces the image: nothing is laid out again, unless the concatenation
-    becomes wider than the x axis or leaves the colour scale (then the static picture is redrawn once).
+    Call it as ``drawer(fig, view)``. The axes, their ticks, the colour bar (one fixed scale for every
+    setting, so settings compare) and the d_model marker form the static picture of a layout
+    (:class:`~mha_lib.explorers.toolkit.LayoutDrawer`). A new h or d_k only moves a pool of the heads'
+    blocks, rewrites their labels and the title, and replaces the image, unless the concatenation becomes
+    wider than the x axis or leaves the colour scale (then a new layout).
     """
 
     MAX_HEADS = 16
+    size = (12.0, 4.6)
 
     def __init__(self, vmax=None):
+        super().__init__()
         self.vmax = vmax
-        self.key = None
-        self.fig = None
 
-    def _build(self, fig, view, xmax):
-        fig.clear()
-        fig.set_layout_engine("none")
-        self.fig = fig
+    def key(self, view):
+        peak = float(np.max(np.abs(view.concat)))
+        if self.vmax is None or peak > self.vmax:
+            self.vmax = float(np.ceil(max(peak, 1e-9) * 1.25 * 10) / 10)  # room for other settings
+        return view.tokens, view.d_model, max(view.h * view.d_v, view.d_model) * 1.02, self.vmax
+
+    def build(self, fig, view):
         n, d_model = len(view.tokens), view.d_model
+        xmax = self.key(view)[2]
         ax_lay, ax_mat = fig.subplots(2, 1, height_ratios=[1, 1.5], gridspec_kw=_GRID)
-        self.ax_lay, self.ax_mat = ax_lay, ax_mat
-        self.rects, self.names, self.ranges = [], [], []
+        lay = SimpleNamespace(ax_lay=ax_lay, ax_mat=ax_mat, rects=[], names=[], ranges=[])
         for i in range(self.MAX_HEADS):
             color = HEAD_COLORS[i % len(HEAD_COLORS)]
-            self.rects.append(ax_lay.add_patch(Rectangle((0, 0), 1, n, facecolor=color, edgecolor="white",
-                                                         linewidth=1.2, alpha=0.9)))
-            self.names.append(ax_lay.text(0, n * 0.62, "", ha="center", va="center", fontsize=9,
-                                          fontweight="bold"))
-            self.ranges.append(ax_lay.text(0, n * 0.3, "", ha="center", va="center", fontsize=7))
+            lay.rects.append(ax_lay.add_patch(Rectangle((0, 0), 1, n, facecolor=color, edgecolor="white",
+                                                        linewidth=1.2, alpha=0.9)))
+            lay.names.append(ax_lay.text(0, n * 0.62, "", ha="center", va="center", fontsize=9, fontweight="bold"))
+            lay.ranges.append(ax_lay.text(0, n * 0.3, "", ha="center", va="center", fontsize=7))
         ax_lay.set_xlim(0, xmax)
         ax_lay.set_ylim(-0.6, n + 1.3)
-        self.marker = ax_lay.axvline(d_model, color="#B03A2E", linestyle="--", linewidth=1.5)
-        self.marker_text = ax_lay.text(d_model, n + 0.15, f"d_model = {d_model}", color="#B03A2E", ha="right",
-                                       va="bottom", fontsize=8)
+        lay.marker = ax_lay.axvline(d_model, color="#B03A2E", linestyle="--", linewidth=1.5)
+        lay.marker_text = ax_lay.text(d_model, n + 0.15, f"d_model = {d_model}", color="#B03A2E", ha="right",
+                                      va="bottom", fontsize=8)
         ax_lay.set_yticks([n / 2], labels=[f"{n} rows\n(tokens)"], fontsize=8)
         ax_lay.set_xlabel("column of Concat (column c, counting from 1, is the strip from c - 1 to c)", fontsize=9)
         ax_lay.set_title(" ", fontsize=10)
-        vmax = self.vmax
-        self.im = ax_mat.imshow(np.zeros((n, 1)), cmap=SIGNED_CMAP, vmin=-vmax, vmax=vmax, aspect="auto",
-                                interpolation="nearest")
+        lay.im = ax_mat.imshow(np.zeros((n, 1)), cmap=SIGNED_CMAP, vmin=-self.vmax, vmax=self.vmax, aspect="auto",
+                               interpolation="nearest")
         ax_mat.set_xlim(-0.5, xmax - 0.5)  # columns line up with the layout above
         ax_mat.set_yticks(range(n), labels=list(view.tokens), fontsize=9)
         ax_mat.set_xticks([])
         ax_mat.set_xlabel("the numbers of Concat: each block, between black lines, is one head's output "
                           "$\\mathrm{Head}_i$ (n × d_v), under its block above", fontsize=9)
-        self.bounds = LineCollection([], colors="black", linewidths=2.0)
-        ax_mat.add_collection(self.bounds)
+        lay.bounds = ax_mat.add_collection(LineCollection([], colors="black", linewidths=2.0))
         pos = ax_mat.get_position()
         cax = fig.add_axes([pos.x1 + 0.012, pos.y0, 0.012, pos.height])
-        cbar = fig.colorbar(self.im, cax=cax)
+        cbar = fig.colorbar(lay.im, cax=cax)
         cbar.set_label("value (same scale\nfor every setting)", fontsize=8)
         cax.tick_params(labelsize=8)
+        return lay
 
-    def __call__(self, fig, view):
+    def update(self, lay, view):
         h, d_v, d_model = view.h, view.d_v, view.d_model
-        n = len(view.tokens)
-        width = h * d_v
+        n, width = len(view.tokens), view.h * view.d_v
         if h > self.MAX_HEADS:
             raise ValueError(f"h={h}: this picture draws at most {self.MAX_HEADS} heads")
-        peak = float(np.max(np.abs(view.concat)))
-        if self.vmax is None or peak > self.vmax:
-            self.vmax = float(np.ceil(max(peak, 1e-9) * 1.25 * 10) / 10)  # room for other settings
-        xmax = max(width, d_model) * 1.02
-        key = (view.tokens, d_model, xmax, self.vmax)
-        new_layout = key != self.key or self.fig is not fig or not fig.axes
-        if new_layout:
-            self._build(fig, view, xmax)
-            self.key = key
-        for i, (rect, name, cols) in enumerate(zip(self.rects, self.names, self.ranges)):
-            shown = i < h
+        for i, (rect, name, cols) in enumerate(zip(lay.rects, lay.names, lay.ranges)):
             for artist in (rect, name, cols):
-                artist.set_visible(shown)
-            if not shown:
+                artist.set_visible(i < h)
+            if i >= h:
                 continue
             rect.set_x(i * d_v)
             rect.set_width(d_v)
-            centre = i * d_v + d_v / 2
-            name.set_x(centre)
+            name.set_x(i * d_v + d_v / 2)
             name.set_text(f"head {i + 1}" if h <= 8 else f"{i + 1}")
             name.set_fontsize(9 if h <= 8 else 8)
-            cols.set_x(centre)
+            cols.set_x(i * d_v + d_v / 2)
             cols.set_text(f"cols {i * d_v + 1}–{(i + 1) * d_v}" if h <= 8 else "")
         verdict = ("= d_model, the input's width" if width == d_model
                    else f"≠ d_model = {d_model}, so $W^O$ must be ({width}, {d_model}) to get back")
-        self.ax_lay.set_title(f"{h} heads of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  "
-                              f"{h}·{d_v} = {width} {verdict}", fontsize=10)
-        self.im.set_data(view.concat)
-        self.im.set_extent((-0.5, width - 0.5, n - 0.5, -0.5))
-        self.bounds.set_segments([[(i * d_v - 0.5, -0.5), (i * d_v - 0.5, n - 0.5)] for i in range(1, h)])
-        dynamic = [*self.rects[:h], *self.names[:h], *self.ranges[:h], self.marker, self.marker_text,
-                   self.ax_lay.title, *self.ax_lay.spines.values(), self.im, self.bounds, *self.ax_mat.spines.values()]
-        return Frame(dynamic, new_layout)
+        lay.ax_lay.set_title(f"{h} heads of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  "
+                             f"{h}·{d_v} = {width} {verdict}", fontsize=10)
+        lay.im.set_data(view.concat)
+        lay.im.set_extent((-0.5, width - 0.5, n - 0.5, -0.5))
+        lay.bounds.set_segments([[(i * d_v - 0.5, -0.5), (i * d_v - 0.5, n - 0.5)] for i in range(1, h)])
+        return [*lay.rects[:h], *lay.names[:h], *lay.ranges[:h], lay.marker, lay.marker_text, lay.ax_lay.title,
+                *lay.ax_lay.spines.values(), lay.im, lay.bounds, *lay.ax_mat.spines.values()]
+
+
+def _fixed_scale(X, tokens, seed):
+    """The concatenation's colour limit: the default setting's largest value, with room (kept while it fits)."""
+    peak = float(np.max(np.abs(compute_concat(X, tokens, 8 if X.shape[1] % 8 == 0 else 1, 0, seed).concat)))
+    return float(np.ceil(peak * 1.25 * 10) / 10)
 
 
 def draw_concat(fig, view):
@@ -354,8 +349,7 @@ def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0, figsize=(12, 4.6)):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
     X, tokens = running_inputs(X, tokens)
     fig = Figure(figsize=figsize, dpi=90)
-    peak = float(np.max(np.abs(compute_concat(X, tokens, 8 if X.shape[1] % 8 == 0 else 1, 0, seed).concat)))
-    ConcatDrawer(vmax=float(np.ceil(peak * 1.25 * 10) / 10))(fig, compute_concat(X, tokens, h, d_k, seed))
+    ConcatDrawer(vmax=_fixed_scale(X, tokens, seed))(fig, compute_concat(X, tokens, h, d_k, seed))
     return fig
 
 
@@ -376,11 +370,7 @@ def make_concat_explorer(X=None, tokens=None, seed=0):
     def compute(h, d_k):
         return compute_concat(X, tokens, h, d_k, seed)
 
-    def first(h, d_k):  # the colour scale: the default setting's, with room (fixed while the explorer lives)
-        return compute_concat(X, tokens, h, d_k, seed).concat
-
-    peak = float(np.max(np.abs(first(8 if X.shape[1] % 8 == 0 else 1, 0))))
-    drawer = ConcatDrawer(vmax=float(np.ceil(peak * 1.25 * 10) / 10))
-    box = build_explorer(controls, compute, drawer, figsize=(12, 4.6), title="Concatenating the heads")
+    box = build_explorer(controls, compute, ConcatDrawer(vmax=_fixed_scale(X, tokens, seed)), figsize=ConcatDrawer.size,
+                         title="Concatenating the heads")
     link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0)
     return box
