@@ -110,6 +110,16 @@ def _finish(ax, width, rows, left=1.6):
     ax.set_axis_off()
 
 
+def _blocks(ax, blocks, token_of, row_labels, name, title, height):
+    """A 3-D array drawn as its 2-D blocks side by side ("token 1", "token 2", ... or "head 1", ...)."""
+    count, _, cols = blocks.shape
+    for b in range(count):
+        plot_cells(ax, blocks[b], x0=b * (cols + 1.2) + 1.0, facecolors=_token_fills(token_of[b]),
+                   row_labels=row_labels if b == 0 else None, title=f"{name} {b + 1}")
+    ax.set_title(title, fontsize=10)
+    _finish(ax, count * (cols + 1.2) + 1.0, height, left=0.6)
+
+
 def reshape_steps_figure(n=2, d_model=6, h=3, figsize=(14, 3.2)):
     """The batched split and merge drawn step by step on ``Y = [[0, 1, ...], ...]``.
 
@@ -132,25 +142,13 @@ def reshape_steps_figure(n=2, d_model=6, h=3, figsize=(14, 3.2)):
     ax.set_title(f"① Y, shape (n, d_model) = ({n}, {d_model})", fontsize=10)
     _finish(ax, d_model, h)
 
-    ax = axes[1]
     Y3 = Y.reshape(n, h, d_k)  # (n, d_model) -> (n, h, d_k)
-    T3 = tok.reshape(n, h, d_k)
-    for m in range(n):
-        x0 = m * (d_k + 1.2) + 1.0
-        plot_cells(ax, Y3[m], x0=x0, facecolors=_token_fills(T3[m]),
-                   row_labels=[f"h{i + 1}" for i in range(h)] if m == 0 else None, title=f"token {m + 1}")
-    ax.set_title(f"② reshape(n, h, d_k) = ({n}, {h}, {d_k})\none block per token, a row per head", fontsize=10)
-    _finish(ax, n * (d_k + 1.2) + 1.0, h, left=0.6)
-
-    ax = axes[2]
+    _blocks(axes[1], Y3, tok.reshape(n, h, d_k), [f"h{i + 1}" for i in range(h)], "token",
+            f"② reshape(n, h, d_k) = ({n}, {h}, {d_k})\none block per token, a row per head", h)
     H = split_heads(Y, h)  # (n, h, d_k) -> (h, n, d_k)
     TH = split_heads(tok, h)
-    for i in range(h):
-        x0 = i * (d_k + 1.2) + 1.0
-        plot_cells(ax, H[i], x0=x0, facecolors=_token_fills(TH[i]),
-                   row_labels=[f"t{m + 1}" for m in range(n)] if i == 0 else None, title=f"head {i + 1}")
-    ax.set_title(f"③ transpose → (h, n, d_k) = ({h}, {n}, {d_k})\none block per head, a row per token", fontsize=10)
-    _finish(ax, h * (d_k + 1.2) + 1.0, h, left=0.6)
+    _blocks(axes[2], H, TH, [f"t{m + 1}" for m in range(n)], "head",
+            f"③ transpose → (h, n, d_k) = ({h}, {n}, {d_k})\none block per head, a row per token", h)
 
     ax = axes[3]
     back = merge_heads(H)  # (h, n, d_k) -> (n, h, d_k) -> (n, d_model)
