@@ -19,6 +19,11 @@ def png_pixels(png):
     return np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
 
 
+def image_axes(box):
+    """Axes of the explorer's figure that hold a heatmap and are shown now (colour bars excluded)."""
+    return [ax for ax in box.figure.axes if ax.images and ax.get_label() != "<colorbar>" and ax.get_visible()]
+
+
 def picture_hidden(box):
     """True when the explorer shows a message in place of its picture (and no blank gap)."""
     return box.result is None and "&#9888;" in box.message.value and box.image.layout.display == "none"

@@ -12,28 +12,15 @@ from mha_lib.explorers.embeddings import MAX_COLUMNS, compute_embeddings, make_e
 from mha_lib.explorers.overview import compute_overview, make_overview_explorer
 from mha_lib.explorers.projections import compute_projections, make_projections_explorer
 
-PNG_MAGIC = b"\x89PNG"
-
-
-def _image_axes(box):
-    """Axes of the explorer's figure that hold a heatmap (colour bars excluded)."""
-    return [ax for ax in box.figure.axes if ax.images and ax.get_label() != "<colorbar>" and ax.get_visible()]
-
-
-@pytest.fixture
-def close_figures():
-    boxes = []
-    yield boxes
-    for box in boxes:
-        box.figure.clear()
+from pictures import PNG_MAGIC, image_axes as _image_axes
 
 
 # --------------------------------------------------------------------------- 00 overview
 
 
-def test_overview_default_is_the_running_example(close_figures):
+def test_overview_default_is_the_running_example(boxes):
     box = make_overview_explorer()
-    close_figures.append(box)
+    boxes.append(box)
     ex = mha_lib.load_running_example()
     expected = mha_lib.multi_head_attention(ex.X, ex.params).weights  # (8, 4, 4)
     assert box.message.value == ""
@@ -47,9 +34,9 @@ def test_overview_default_is_the_running_example(close_figures):
 
 
 @pytest.mark.parametrize("h", [1, 16])
-def test_overview_h_changes_number_of_panels(close_figures, h):
+def test_overview_h_changes_number_of_panels(boxes, h):
     box = make_overview_explorer()
-    close_figures.append(box)
+    boxes.append(box)
     box.controls["h"].value = h
     assert box.message.value == ""
     assert len(_image_axes(box)) == h
@@ -59,9 +46,9 @@ def test_overview_h_changes_number_of_panels(close_figures, h):
     np.testing.assert_allclose(box.result["result"].weights, expected, rtol=1e-12, atol=1e-12)
 
 
-def test_overview_sentence_changes_tokens(close_figures):
+def test_overview_sentence_changes_tokens(boxes):
     box = make_overview_explorer()
-    close_figures.append(box)
+    boxes.append(box)
     box.controls["sentence"].value = "the cat sat"
     assert box.result["tokens"] == ["the", "cat", "sat"]
     assert box.result["result"].weights.shape == (8, 3, 3)
@@ -71,9 +58,9 @@ def test_overview_sentence_changes_tokens(close_figures):
 
 @pytest.mark.parametrize("control, value, words", [("sentence", "   ", "empty"),
                                                    ("sentence", "a b c d e f g h i", "at most 8")])
-def test_overview_impossible_settings_show_a_message(close_figures, control, value, words):
+def test_overview_impossible_settings_show_a_message(boxes, control, value, words):
     box = make_overview_explorer()
-    close_figures.append(box)
+    boxes.append(box)
     box.controls[control].value = value  # must not raise
     assert words in box.message.value
     assert box.result is None
@@ -83,9 +70,9 @@ def test_overview_impossible_settings_show_a_message(close_figures, control, val
     assert box.image.layout.display is None
 
 
-def test_overview_h_offers_only_divisors_of_512(close_figures):
+def test_overview_h_offers_only_divisors_of_512(boxes):
     box = make_overview_explorer()
-    close_figures.append(box)
+    boxes.append(box)
     assert list(box.controls["h"].options) == [1, 2, 4, 8, 16]
     with pytest.raises(ValueError, match="not divisible by h=7"):
         compute_overview("humpty dumpty", 7)  # what a typed h would get
@@ -94,9 +81,9 @@ def test_overview_h_offers_only_divisors_of_512(close_figures):
 # --------------------------------------------------------------------------- 01 embeddings
 
 
-def test_embeddings_default_and_d_model(close_figures):
+def test_embeddings_default_and_d_model(boxes):
     box = make_embeddings_explorer()
-    close_figures.append(box)
+    boxes.append(box)
     assert box.message.value == ""
     np.testing.assert_array_equal(box.result["X"], mha_lib.embed_tokens(["humpty", "dumpty", "sat", "on"], 16))
     heat = _image_axes(box)[0]
@@ -109,9 +96,9 @@ def test_embeddings_default_and_d_model(close_figures):
     assert "columns 1-24 of 512" in _image_axes(box)[0].get_title()  # ... and the title says so
 
 
-def test_embeddings_same_word_same_row(close_figures):
+def test_embeddings_same_word_same_row(boxes):
     box = make_embeddings_explorer()
-    close_figures.append(box)
+    boxes.append(box)
     box.controls["sentence"].value = "the cat sat on the mat"
     X = box.result["X"]
     assert X.shape == (6, 16)
@@ -122,9 +109,9 @@ def test_embeddings_same_word_same_row(close_figures):
 
 
 @pytest.mark.parametrize("sentence, words", [("", "empty"), ("w " * 13, "at most 12")])
-def test_embeddings_impossible_sentence_shows_message(close_figures, sentence, words):
+def test_embeddings_impossible_sentence_shows_message(boxes, sentence, words):
     box = make_embeddings_explorer()
-    close_figures.append(box)
+    boxes.append(box)
     box.controls["sentence"].value = sentence
     assert words in box.message.value
     assert box.result is None
@@ -141,9 +128,9 @@ def test_compute_embeddings_is_pure():
 # --------------------------------------------------------------------------- 02 projections
 
 
-def test_projections_default_is_running_example(close_figures):
+def test_projections_default_is_running_example(boxes):
     box = make_projections_explorer()
-    close_figures.append(box)
+    boxes.append(box)
     ex = mha_lib.load_running_example()
     expected = mha_lib.project(ex.X, ex.params.W_q)  # (8, 4, 64)
     np.testing.assert_allclose(box.result["Q"], expected, rtol=1e-12, atol=1e-12)
@@ -157,9 +144,9 @@ def test_projections_default_is_running_example(close_figures):
 
 
 @pytest.mark.parametrize("h", [1, 4, 16])
-def test_projections_tied_h(close_figures, h):
+def test_projections_tied_h(boxes, h):
     box = make_projections_explorer()
-    close_figures.append(box)
+    boxes.append(box)
     box.controls["h"].value = h
     assert box.message.value == ""
     assert len(_image_axes(box)) == h
@@ -169,9 +156,9 @@ def test_projections_tied_h(close_figures, h):
     assert f"is 4 x {512 // h}" in box.drawer.caption.get_text()
 
 
-def test_projections_h_follows_the_tie_and_free_d_k_works(close_figures):
+def test_projections_h_follows_the_tie_and_free_d_k_works(boxes):
     box = make_projections_explorer()
-    close_figures.append(box)
+    boxes.append(box)
     assert list(box.controls["h"].options) == [1, 2, 4, 8, 16]  # tied: only the divisors of 512
     box.controls["tie_d_k"].value = False
     assert not box.controls["d_k"].disabled and 7 in box.controls["h"].options

@@ -14,7 +14,7 @@ from mha_lib.explorers.scores import (make_scaling_explorer, make_scores_explore
                                       scores_setting)
 from mha_lib.explorers.softmax import make_mask, make_softmax_explorer, pad_example, softmax_setting
 
-PNG_MAGIC = b"\x89PNG"
+from pictures import PNG_MAGIC
 
 
 def _head_panels(box):
@@ -24,19 +24,6 @@ def _head_panels(box):
     assert panels == [ax for ax in box.figure.get_axes()
                       if ax.get_visible() and ax.images and ax.get_title().startswith("head ")]
     return panels
-
-
-@pytest.fixture
-def boxes():
-    made = []
-    yield made
-    for box in made:
-        box.figure.clear()
-
-
-@pytest.fixture(scope="module")
-def ex():
-    return mha_lib.load_running_example()
 
 
 # --------------------------------------------------------------------------- helpers

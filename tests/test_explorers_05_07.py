@@ -15,20 +15,7 @@ from mha_lib.explorers.output import (head_contributions, make_output_explorer, 
 from mha_lib.explorers.toolkit import running_inputs
 from mha_lib.explorers.values import compute_values, convex_hull, make_values_explorer, resolve_d_k, values_figure
 
-PNG_MAGIC = b"\x89PNG"
-
-
-@pytest.fixture(scope="module")
-def ex():
-    return mha_lib.load_running_example()
-
-
-@pytest.fixture
-def boxes():
-    made = []
-    yield made
-    for box in made:
-        box.figure.clear()
+from pictures import PNG_MAGIC
 
 
 def _reference(ex, h, d_k):

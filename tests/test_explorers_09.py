@@ -13,7 +13,7 @@ from mha_lib import minilm
 from mha_lib.explorers import trained
 from mha_lib.explorers.trained import compute_trained, make_trained_explorer
 
-PNG_MAGIC = b"\x89PNG"
+from pictures import PNG_MAGIC
 
 
 @pytest.fixture

@@ -10,19 +10,7 @@ import pytest
 import mha_lib
 from mha_lib.explorers.positions import make_positions_explorer, parse_order, permutation_experiment
 
-PNG_MAGIC = b"\x89PNG"
-
-
-def _heatmap_axes(box):
-    return [ax for ax in box.figure.axes if ax.images and ax.get_label() != "<colorbar>" and ax.get_visible()]
-
-
-@pytest.fixture
-def boxes():
-    made = []
-    yield made
-    for box in made:
-        box.figure.clear()
+from pictures import PNG_MAGIC, image_axes as _heatmap_axes
 
 
 def _expected(tokens, perm, positions, h=8, d_model=512):

@@ -11,15 +11,7 @@ import mha_lib
 from mha_lib.explorers.generation import (GENERATION_SENTENCE, generation_state, gqa_state, make_generation_explorer,
                                           make_gqa_explorer)
 
-PNG_MAGIC = b"\x89PNG"
-
-
-@pytest.fixture
-def boxes():
-    made = []
-    yield made
-    for box in made:
-        box.figure.clear()
+from pictures import PNG_MAGIC
 
 
 def test_generation_state_is_the_causal_layer_row_by_row():
