@@ -200,8 +200,10 @@ def _caption(res):
     rest = [f"mask: {res.mask_kind}", "scaled by 1/√d_k" if res.scaled else "NOT scaled", "rows: query, columns: key"]
     if res.heads_shown < res.h:
         rest.append(f"showing heads 1–{res.heads_shown} of {res.h}" + ("" if res.lecture else f" (all {res.h} are computed)"))
-    if res.lecture:
+    if res.lecture and len(sentence) <= 35:  # the sizes take at most 48 characters: the line fits
         return f"{sentence} · {sizes}\n" + " · ".join(rest)
+    if res.lecture:  # a long sentence has a line of its own
+        return f"{sentence}\n{sizes} · {rest[0]}\n" + " · ".join(rest[1:])
     return f"{sentence}\n" + "   ·   ".join([sizes, *rest])
 
 
@@ -244,8 +246,9 @@ class LectureDrawer(LayoutDrawer):
             title_h = (fs - 1) / 72 * 1.5 + 0.05
             keys_h = label_w if label_w > 0.95 * cell else 1.4 * (fs - 1) / 72  # turned when too long
             grid_h = title_h + rows * n * cell + (rows - 1) * (title_h + 0.06) + keys_h + 0.08
-            top = 0.15 + 3.0 * (fs + 1) / 72 + (1.3 * (fs - 1) / 72 if two_line_titles else 0.0)
-            out_rows_h = max(0.6, 1.15 * n * (fs - 3) / 72)
+            lines = _caption(res).count("\n") + 1  # 2, or 3 for a long sentence (fixed by the tokens)
+            top = 0.15 + 1.5 * lines * (fs + 1) / 72 + (1.3 * (fs - 1) / 72 if two_line_titles else 0.0)
+            out_rows_h = min(2.2, max(0.6, 1.15 * n * (fs - 3) / 72))
             out_h = 0.05 + 1.5 * fs / 72 + out_rows_h + (1.4 * (fs - 2) / 72 if designed else 0.0) + 0.05
         else:
             panel = min(cap, (W - 2.6 - 0.12 * (cols - 1)) / cols)
@@ -289,7 +292,7 @@ class LectureDrawer(LayoutDrawer):
             for i in range(1, res.h):
                 lay.oax.axvline(per_head * i + 0.5, color="black", linewidth=2)
         lay.oax.set_yticks(range(n), labels=token_labels(tokens), fontfamily=text_family(),
-                           fontsize=fs - 3 if lecture else min(fs - 1, max(5.0, 0.8 * out_rows_h * 72 / n)))
+                           fontsize=min(fs - 3 if lecture else fs - 1, max(5.0, 0.8 * out_rows_h * 72 / n)))
         lay.oax.tick_params(axis="x", labelsize=fs - 2)
         lay.oax.tick_params(length=2, pad=1)
         lay.out_columns = (f"{per_head} columns written by each head" if designed else
