@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import mha_lib
-from mha_lib.explorers.scores import (make_scaling_explorer, make_scores_explorer, random_scores, row_entropy,
-                                      scores_setting)
-from mha_lib.explorers.softmax import make_mask, make_softmax_explorer, pad_example, softmax_setting
+from mha_lib.attention import make_mask, row_entropy
+from mha_lib.explorers.scores import make_scaling_explorer, make_scores_explorer, random_scores, scores_setting
+from mha_lib.explorers.softmax import make_softmax_explorer, pad_example, softmax_setting
 
 from pictures import PNG_MAGIC
 

@@ -10,10 +10,10 @@ import pytest
 import mha_lib
 from mha_lib.explorers.concat import (compute_concat, make_concat_explorer, plot_cells, reshape_bug_figure,
                                       reshape_steps_figure, concat_figure)
-from mha_lib.explorers.output import (head_contributions, make_output_explorer, output_figure, spread_columns,
-                                      wo_blocks)
-from mha_lib.explorers.toolkit import running_inputs
-from mha_lib.explorers.values import compute_values, convex_hull, make_values_explorer, resolve_d_k, values_figure
+from mha_lib.attention import head_contributions, wo_blocks
+from mha_lib.explorers.output import make_output_explorer, output_figure, spread_columns
+from mha_lib.explorers.toolkit import explorer_params, running_inputs
+from mha_lib.explorers.values import compute_values, convex_hull, make_values_explorer, values_figure
 
 from pictures import PNG_MAGIC
 
@@ -46,11 +46,11 @@ def test_convex_hull_collinear_points_keeps_the_ends():
     assert {tuple(p) for p in hull} == {(0, 0), (2, 2)}
 
 
-def test_resolve_d_k():
-    assert resolve_d_k(512, 8, 0) == 64
-    assert resolve_d_k(512, 3, 16) == 16
+def test_explorer_params_follow_the_library_d_k_rule():
+    assert explorer_params(512, 8, None).d_k == 64  # d_k None: d_model / h
+    assert explorer_params(512, 3, 16).d_k == 16
     with pytest.raises(ValueError, match="not a whole number"):
-        resolve_d_k(512, 3, 0)
+        explorer_params(512, 3, None)
 
 
 def test_default_params_are_the_running_example(ex):

@@ -30,9 +30,9 @@ from matplotlib.patches import Patch, PathPatch
 from matplotlib.path import Path
 
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, head_grid, symmetric_limits
-from .toolkit import inch_box, literal, render_png, short, text_family
+from .toolkit import inch_box, literal, short, text_family
 
-__all__ = ["MASKED_COLOR", "CellNumbers", "Heatmap", "plot_heatmap", "HeadGrid", "heads_picture", "matrix_panel", "render_png", "head_titles",
+__all__ = ["MASKED_COLOR", "CellNumbers", "Heatmap", "plot_heatmap", "HeadGrid", "heads_picture", "matrix_panel", "head_titles",
            "token_labels"]
 
 MASKED_COLOR = "#C8C8C8"  # masked cells: light grey, hatched

@@ -2,8 +2,6 @@
 
 Pictures and the explorer of ``notebooks/07_output_projection.ipynb``:
 
-    wo_blocks              W^O cut into its per-head row blocks W^O_1 .. W^O_h
-    head_contributions     Head_i W^O_i for every head (they add up to the output)
     plot_wo_blocks         W^O as a heatmap with the head blocks marked
     plot_contributions     one token's contributions, head by head, and their sum
     output_figure          the static picture of the explorer's default state
@@ -20,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..attention import head_contributions, multi_head_attention, wo_blocks
+from ..attention import head_contributions, multi_head_attention
 from ..params import MHAParams
 from ..plotting import SIGNED_CMAP, plot_matrix, symmetric_limits
 from .grid import CellNumbers
@@ -32,8 +30,6 @@ from .toolkit import (D_K_OPTIONS, HEAD_COLORS, LayoutDrawer, build_explorer, dr
 _GRID = dict(left=0.055, right=0.985, bottom=0.14, top=0.84, wspace=0.45)
 
 __all__ = [
-    "wo_blocks",
-    "head_contributions",
     "plot_wo_blocks",
     "plot_contributions",
     "spread_columns",

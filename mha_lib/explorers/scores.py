@@ -26,13 +26,12 @@ import numpy as np
 from .. import attention_scores, multi_head_attention, softmax
 from ..attention import row_entropy
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, symmetric_limits
-from .grid import HeadGrid, head_titles, heads_picture, matrix_panel
+from .grid import HeadGrid, head_titles, matrix_panel
 from .toolkit import (SCALE_LABEL, TIE_LABEL, LayoutDrawer, build_explorer, checkbox, explorer_params, heads_control,
                       inch_box,
                       fixed_layer, int_slider, link_heads, running_inputs, weights_control)
 
 __all__ = [
-    "row_entropy",
     "RandomScores",
     "random_scores",
     "ScoresSetting",
@@ -41,8 +40,6 @@ __all__ = [
     "ScalingDrawer",
     "make_scores_explorer",
     "ScoresDrawer",
-    "HeadGrid",
-    "heads_picture",
 ]
 
 

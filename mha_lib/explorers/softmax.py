@@ -29,7 +29,7 @@ from .grid import HeadGrid, head_titles
 from .toolkit import (TIE_LABEL, LayoutDrawer, build_explorer, checkbox, dropdown, explorer_params, fixed_layer,
                       heads_control, int_slider, link_heads, running_inputs, weights_control)
 
-__all__ = ["PAD_TOKENS", "pad_example", "make_mask", "SoftmaxSetting", "softmax_setting", "SoftmaxDrawer",
+__all__ = ["PAD_TOKENS", "pad_example", "SoftmaxSetting", "softmax_setting", "SoftmaxDrawer",
            "make_softmax_explorer"]
 
 PAD_TOKENS = ("You", "are", "welcome", "PAD")

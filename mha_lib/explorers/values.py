@@ -29,33 +29,17 @@ from .toolkit import (D_K_OPTIONS, TOKEN_COLORS, Frame, build_explorer, dropdown
 _GRID = dict(left=0.045, right=0.985, bottom=0.17, top=0.83, wspace=0.32)
 
 __all__ = [
-    "TOKEN_COLORS",
     "convex_hull",
     "plot_weight_bars",
     "plot_convex_combination",
     "add_token_legend",
-    "CellNumbers",
     "ValuesDrawer",
     "ValuesView",
     "compute_values",
     "draw_values",
     "values_figure",
     "make_values_explorer",
-    "running_inputs",
-    "cached_params",
-    "resolve_d_k",
-    "D_K_OPTIONS",
 ]
-
-def resolve_d_k(d_model, h, d_k):
-    """The head size for a control setting: ``d_k = 0`` means d_model / h (the library's rule and message)."""
-    return explorer_params(d_model, h, d_k or None).d_k
-
-
-def cached_params(d_model, h, d_k, seed=0):
-    """``init_params(d_model, h, d_k, seed=seed)``, kept for the last settings (see ``toolkit.explorer_params``)."""
-    return explorer_params(d_model, h, d_k, seed)
-
 
 # --------------------------------------------------------------------------- pictures
 
