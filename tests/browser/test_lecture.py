@@ -1,7 +1,7 @@
 """The lecture screen (notebooks/lecture.ipynb) as a Voila dashboard in headless Chromium.
 
 At 1280x720 and 1920x1080: every scene renders (a picture, no error), fits the window without
-scrolling, and the right/left arrow keys move between scenes (a double press moves one scene); ``?scene=N`` opens scene N; the page
+scrolling, the numbers in the cells of the running example's 8 heads are at least 16.5 px (25 px) on screen, and the right/left arrow keys move between scenes (a double press moves one scene); ``?scene=N`` opens scene N; the page
 shows no prose, no code and no printed output; at pixel ratio 2 the picture has twice the pixels.
 Screenshots: ``screenshots/lecture_<size>_<k>.png``.
 """
@@ -21,9 +21,21 @@ from servers import free_port, server_env, stop, wait_for_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from mha_lib.explorers.lecture import LectureDrawer, compute_lecture  # noqa: E402
 from mha_lib.explorers.scenes import SCENES  # noqa: E402
 
 SIZES = [(1280, 720), (1920, 1080)]
+LEAST_NUMBER_PX = {1280: 16.5, 1920: 25.0}  # the cell numbers of scene 2 (8 heads, 4 tokens) on screen
+
+
+def number_points(scene):
+    """The font size (points) of the cell numbers the lecture screen draws for a lecture scene."""
+    from matplotlib.figure import Figure
+
+    settings = {k: v for k, v in scene.settings.items() if k != "preset"}
+    drawer = LectureDrawer()
+    drawer(Figure(), compute_lecture(**settings, max_heads=8))
+    return drawer.panels[0].numbers.fontsize
 
 _STATE = """() => {
   const screen = document.querySelector('.mha-screen');
@@ -130,6 +142,10 @@ def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size
                 f"scene {k} ({SCENES[k - 1].name}) scrolls at {width}x{height}: {state}"
             assert state["imgBottom"] <= height + 1 and state["imgRight"] <= width + 1, state
             assert state["imgWidth"] > width * 0.4, f"scene {k}: the picture is small: {state}"
+            if k == 2:  # points / 72 * CSS pixels per inch of the figure
+                px = number_points(SCENES[1]) / 72 * painted_width(state) / LectureDrawer.WIDTH
+                print(f"\nscene 2 at {width}x{height}: cell numbers {px:.1f} px on screen")
+                assert px >= LEAST_NUMBER_PX[width], f"the cell numbers are {px:.1f} px on screen"
         page.keyboard.press("ArrowLeft")
         state = wait_for_scene(page, len(SCENES) - 1)
         page.wait_for_timeout(2000)  # scene 8's picture was on screen already: the keys are free after 1.5 s
