@@ -42,7 +42,6 @@ __all__ = [
     "ConcatView",
     "compute_concat",
     "ConcatDrawer",
-    "draw_concat",
     "concat_figure",
     "make_concat_explorer",
 ]
@@ -337,10 +336,6 @@ def _fixed_scale(X, tokens, seed):
     peak = float(np.max(np.abs(compute_concat(X, tokens, 8 if X.shape[1] % 8 == 0 else 1, 0, seed).concat)))
     return float(np.ceil(peak * 1.25 * 10) / 10)
 
-
-def draw_concat(fig, view):
-    """Top: the layout of the heads' blocks (to scale). Bottom: the concatenated numbers, head by head."""
-    return ConcatDrawer()(fig, view)
 
 
 def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0, figsize=(12, 4.6)):

@@ -20,7 +20,7 @@ import numpy as np
 from ..cost import attention_cost, format_bytes
 from .toolkit import LayoutDrawer, build_explorer, checkbox, dropdown, heads_control, int_slider, link_heads
 
-__all__ = ["CostSetting", "cost_setting", "CostDrawer", "draw_cost", "make_cost_explorer"]
+__all__ = ["CostSetting", "cost_setting", "CostDrawer", "make_cost_explorer"]
 
 # The widget's figure has no layout engine (the constrained layout would measure every text on each redraw).
 MARGINS = dict(left=0.13, right=0.975, bottom=0.16, top=0.9, wspace=0.5)
@@ -130,10 +130,6 @@ class CostDrawer(LayoutDrawer):
         self.titles[1].set_text(_memory_title(res))
         return [*self.bars_f, *self.texts_f, *self.bars_m, *self.texts_m, *self.titles]
 
-
-def draw_cost(fig, res):
-    """Draw a :class:`CostSetting` on ``fig`` (a still picture, as the explorer draws it)."""
-    return CostDrawer()(fig, res)
 
 
 MODELS = [("512 (running example)", 512), ("768 (BERT-Base, GPT-2)", 768), ("4096 (LLaMA-7B)", 4096)]

@@ -19,7 +19,7 @@ from ..data import embed_tokens, tokenize
 from .grid import HeadGrid
 from .toolkit import LayoutDrawer, Result, build_explorer, explorer_params, heads_control, link_heads
 
-__all__ = ["MAX_TOKENS", "Overview", "compute_overview", "OverviewDrawer", "draw_overview", "make_overview_explorer"]
+__all__ = ["MAX_TOKENS", "Overview", "compute_overview", "OverviewDrawer", "make_overview_explorer"]
 
 MAX_TOKENS = 8  # an 8 x 8 grid of weights is the most a small panel shows readably
 
@@ -80,10 +80,6 @@ class OverviewDrawer(LayoutDrawer):
         return grid.update(res.result.weights, caption=f"h = {res.h} heads, d_k = d_model / h = {res.d_k}: "
                            "row = query token, column = key token, each row sums to 1")
 
-
-def draw_overview(fig, result):
-    """Every head's weights on one shared [0, 1] scale (a still picture, as the explorer draws it)."""
-    return OverviewDrawer()(fig, result)
 
 
 def make_overview_explorer(sentence="humpty dumpty sat on", h=8):

@@ -41,7 +41,6 @@ __all__ = [
     "DEFAULT_SENTENCE",
     "Trained",
     "compute_trained",
-    "draw_trained",
     "TrainedDrawer",
     "make_trained_explorer",
     "dominant_pattern",
@@ -179,10 +178,6 @@ class TrainedDrawer(LayoutDrawer):
         return grid.update(res.weights, titles=[_head_title(res, i) for i in range(len(res.weights))],
                            caption=_suptitle(res.layer))
 
-
-def draw_trained(fig, result):
-    """All heads of one layer (a still picture, as the explorer draws it)."""
-    return TrainedDrawer()(fig, result)
 
 
 def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
