@@ -14,6 +14,7 @@ for an impossible setting; the explorer shows that message instead of a picture.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -21,7 +22,7 @@ from matplotlib.figure import Figure
 from ..attention import multi_head_attention
 from ..plotting import SIGNED_CMAP, symmetric_limits
 from .grid import CellNumbers
-from .toolkit import (D_K_OPTIONS, TOKEN_COLORS, Frame, build_explorer, dropdown, explorer_params, fixed_layer,
+from .toolkit import (D_K_OPTIONS, TOKEN_COLORS, LayoutDrawer, build_explorer, dropdown, explorer_params, fixed_layer,
                       heads_control, int_slider, link_heads, running_inputs, weights_control)
 
 # Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
@@ -274,80 +275,83 @@ def compute_values(X, tokens, query=0, head=1, h=8, d_k=0, seed=0, weights="rand
                       V=res.V[head - 1], heads=res.heads[head - 1])
 
 
-class ValuesDrawer:
-    """Draws a :class:`ValuesView`; builds the axes once, then only updates what changed.
+class ValuesDrawer(LayoutDrawer):
+    """Draws a :class:`ValuesView`: one query's weights as bars, the values and outputs in 2-D, V_i's rows.
 
-    Call it as ``drawer(fig, view)``; it returns a :class:`~mha_lib.explorers.toolkit.Frame`. The axes sit
-    at fixed positions (no layout engine). While the tokens and the number of columns shown stay the same
-    (every setting of the explorer), a new setting only changes the bars' heights, the texts, the matrix
-    image and its numbers, and redraws the 2-D panel (its limits follow the data).
+    Call it as ``drawer(fig, view)``. The axes of a layout (tokens, columns shown) are built once at fixed
+    positions (:class:`~mha_lib.explorers.toolkit.LayoutDrawer`); a new setting only changes the bars'
+    heights, the texts, the matrix image and its numbers, and redraws the 2-D panel (its limits follow
+    the data).
     """
 
-    def __init__(self, n_columns=8):
-        self.n_columns = n_columns
-        self.key = None
-        self.fig = None
+    size = (13.0, 4.0)
 
-    def _build(self, fig, view, cols):
-        fig.clear()
-        fig.set_layout_engine("none")
-        self.fig = fig
-        n = len(view.tokens)
-        self.ax_bar, self.ax_2d, self.ax_mat = fig.subplots(1, 3, width_ratios=[1, 1.15, 1.35], gridspec_kw=_GRID)
-        self.bars = plot_weight_bars(self.ax_bar, np.zeros(n), view.tokens, title=" ")
-        self.bar_texts = list(self.ax_bar.texts)
-        ax = self.ax_mat
-        self.im = ax.imshow(np.zeros((n + 1, cols)), cmap=SIGNED_CMAP, vmin=-1, vmax=1, aspect="auto",
+    def __init__(self, n_columns=8):
+        super().__init__()
+        self.n_columns = n_columns
+
+    def key(self, view):
+        return view.tokens, min(self.n_columns, view.V.shape[1])
+
+    def build(self, fig, view):
+        n, cols = len(view.tokens), self.key(view)[1]
+        lay = SimpleNamespace()
+        lay.ax_bar, lay.ax_2d, lay.ax_mat = fig.subplots(1, 3, width_ratios=[1, 1.15, 1.35], gridspec_kw=_GRID)
+        lay.bars = plot_weight_bars(lay.ax_bar, np.zeros(n), view.tokens, title=" ")
+        lay.bar_texts = list(lay.ax_bar.texts)
+        ax = lay.ax_mat
+        lay.im = ax.imshow(np.zeros((n + 1, cols)), cmap=SIGNED_CMAP, vmin=-1, vmax=1, aspect="auto",
                             interpolation="nearest")
         ax.set_yticks(range(n + 1), labels=[f"v({t})" for t in view.tokens] + ["output"], fontsize=8)
         ax.set_xticks(range(cols), labels=[str(c + 1) for c in range(cols)], fontsize=8)
         ax.set_xlabel("component (counting from 1)", fontsize=8)
         ax.set_title(" ", fontsize=9)
-        self.sep = ax.axhline(n - 0.5, color="black", lw=2)
-        self.numbers = CellNumbers(ax, 7, self.im, signed=True)
-        ax.add_artist(self.numbers)
-        self.suptitle = fig.suptitle(" ", fontsize=10)
+        lay.sep = ax.axhline(n - 0.5, color="black", lw=2)
+        lay.numbers = CellNumbers(ax, 7, lay.im, signed=True)
+        ax.add_artist(lay.numbers)
+        lay.suptitle = fig.text(0.5, 0.98, " ", ha="center", va="top", fontsize=10)  # a suptitle is one per figure
         # The 2-D panel: artists made once and moved. Its limits follow the data, so it has no numbered
         # ticks (they would have to be laid out again at every move; the coordinates mean nothing anyway).
-        ax = self.ax_2d
+        ax = lay.ax_2d
         colors = [TOKEN_COLORS[j % len(TOKEN_COLORS)] for j in range(n)]
-        self.hull = ax.fill([0, 1, 0], [0, 0, 1], color="#BBBBBB", alpha=0.35, zorder=0)[0]
-        self.lines = [ax.plot([0, 1], [0, 1], color=c, alpha=0.6, zorder=1)[0] for c in colors]
-        self.stars = ax.scatter(np.zeros(n), np.zeros(n), marker="*", s=90, c=colors, edgecolors="black",
+        lay.hull = ax.fill([0, 1, 0], [0, 0, 1], color="#BBBBBB", alpha=0.35, zorder=0)[0]
+        lay.lines = [ax.plot([0, 1], [0, 1], color=c, alpha=0.6, zorder=1)[0] for c in colors]
+        lay.stars = ax.scatter(np.zeros(n), np.zeros(n), marker="*", s=90, c=colors, edgecolors="black",
                                 linewidths=0.8, zorder=4)
-        self.dots = ax.scatter(np.zeros(n), np.zeros(n), s=90, c=colors, edgecolors="black", zorder=3)
-        self.value_labels = [ax.annotate(f"v({t})", (0, 0), xytext=(0, 0), textcoords="offset points", fontsize=9,
+        lay.dots = ax.scatter(np.zeros(n), np.zeros(n), s=90, c=colors, edgecolors="black", zorder=3)
+        lay.value_labels = [ax.annotate(f"v({t})", (0, 0), xytext=(0, 0), textcoords="offset points", fontsize=9,
                                          color=c, fontweight="bold", annotation_clip=False, zorder=5)
                              for t, c in zip(view.tokens, colors)]
-        self.out_label = ax.annotate("", (0, 0), xytext=(8, -12), textcoords="offset points", fontsize=9,
+        lay.out_label = ax.annotate("", (0, 0), xytext=(8, -12), textcoords="offset points", fontsize=9,
                                      annotation_clip=False, zorder=5)
         ax.set_xticks([])
         ax.set_yticks([])
         ax.set_xlabel("component 1 (its scale changes with the head)", fontsize=9)
         ax.set_ylabel("component 2", fontsize=9)
         ax.set_title(" ", fontsize=10)
+        return lay
 
-    def _update_2d(self, view):
+    def _update_2d(self, lay, view):
         """Move the 2-D panel's artists to this head's value rows and outputs (first two components)."""
         V2, out2, q = view.V[:, :2], view.heads[:, :2], view.query
         w = view.weights[view.head - 1, q]
         hull = convex_hull(V2)
-        self.hull.set_xy(hull if len(hull) >= 3 else np.vstack([hull, hull[:1]]))
-        for j, line in enumerate(self.lines):
+        lay.hull.set_xy(hull if len(hull) >= 3 else np.vstack([hull, hull[:1]]))
+        for j, line in enumerate(lay.lines):
             line.set_data([out2[q, 0], V2[j, 0]], [out2[q, 1], V2[j, 1]])
             line.set_linewidth(0.5 + 6 * float(w[j]))
-        self.dots.set_offsets(V2)
-        self.stars.set_offsets(out2)
+        lay.dots.set_offsets(V2)
+        lay.stars.set_offsets(out2)
         n = len(V2)
-        self.stars.set_sizes([260 if m == q else 90 for m in range(n)])
-        self.stars.set_alpha([1.0 if m == q else 0.55 for m in range(n)])
+        lay.stars.set_sizes([260 if m == q else 90 for m in range(n)])
+        lay.stars.set_alpha([1.0 if m == q else 0.55 for m in range(n)])
         lo, hi = np.vstack([V2, out2]).min(axis=0), np.vstack([V2, out2]).max(axis=0)
         spans = np.where(hi - lo > 0, hi - lo, 1.0)
         xlim = (lo[0] - 0.45 * spans[0], hi[0] + 0.45 * spans[0])
         ylim = (lo[1] - 0.25 * spans[1], hi[1] + 0.25 * spans[1])
-        box = self.ax_2d.get_position()
+        box = lay.ax_2d.get_position()
         w_in, h_in = box.width * self.fig.get_figwidth(), box.height * self.fig.get_figheight()
-        for j, label in enumerate(self.value_labels):
+        for j, label in enumerate(lay.value_labels):
             (dx, dy), ha, va = _outward(V2, j, spans)
             # a label that would cross the frame is turned inwards (its size estimated from its characters)
             fx = (V2[j, 0] - xlim[0]) / (xlim[1] - xlim[0])
@@ -362,38 +366,33 @@ class ValuesDrawer:
             label.set_position((dx, dy))
             label.set_ha(ha)
             label.set_va(va)
-        self.out_label.xy = out2[q]
-        self.out_label.set_text(f"out({view.tokens[q]})")
-        self.ax_2d.set_xlim(*xlim)
-        self.ax_2d.set_ylim(*ylim)
-        self.ax_2d.set_title(f"head {view.head}: first 2 of d_v={view.V.shape[1]} components", fontsize=10)
+        lay.out_label.xy = out2[q]
+        lay.out_label.set_text(f"out({view.tokens[q]})")
+        lay.ax_2d.set_xlim(*xlim)
+        lay.ax_2d.set_ylim(*ylim)
+        lay.ax_2d.set_title(f"head {view.head}: first 2 of d_v={view.V.shape[1]} components", fontsize=10)
 
-    def __call__(self, fig, view):
-        cols = min(self.n_columns, view.V.shape[1])
-        key = (view.tokens, cols)
-        new_layout = key != self.key or self.fig is not fig or not fig.axes
-        if new_layout:
-            self._build(fig, view, cols)
-            self.key = key
+    def update(self, lay, view):
+        cols = self.key(view)[1]
         tok, i, w = view.tokens[view.query], view.head, view.weights_row
-        for bar, text, value in zip(self.bars, self.bar_texts, w):
+        for bar, text, value in zip(lay.bars, lay.bar_texts, w):
             bar.set_height(value)
             text.set_y(value + 0.02)
             text.set_text(f"{value:.3f}")
-        self.ax_bar.set_title(f"weights of '{tok}' in head {i} (sum = {w.sum():.3f})", fontsize=10)
-        self._update_2d(view)
+        lay.ax_bar.set_title(f"weights of '{tok}' in head {i} (sum = {w.sum():.3f})", fontsize=10)
+        self._update_2d(lay, view)
         M = np.vstack([view.V[:, :cols], view.output_row[None, :cols]])  # (n + 1, cols)
         lo, hi = symmetric_limits(M)
-        self.im.set_data(M)
-        self.im.set_clim(lo, hi)
-        self.numbers.set_values(M)
-        self.ax_mat.set_title(f"$V_{{{i}}}$ rows, and the output row of '{tok}' (first {cols} columns)", fontsize=9)
-        self.suptitle.set_text(f"h = {view.h}, d_k = d_v = {view.d_k}: output of '{tok}' = "
+        lay.im.set_data(M)
+        lay.im.set_clim(lo, hi)
+        lay.numbers.set_values(M)
+        lay.ax_mat.set_title(f"$V_{{{i}}}$ rows, and the output row of '{tok}' (first {cols} columns)", fontsize=9)
+        lay.suptitle.set_text(f"h = {view.h}, d_k = d_v = {view.d_k}: output of '{tok}' = "
                                + " + ".join(f"{x:.2f}·v({t})" for x, t in zip(w, view.tokens)))
-        dynamic = [*self.bars, *self.bar_texts, self.ax_bar.title, *self.ax_bar.spines.values(),
-                   self.hull, *self.lines, self.dots, self.stars, *self.value_labels, self.out_label,
-                   self.ax_2d.title, *self.ax_2d.spines.values(), self.im, self.sep, self.numbers, self.ax_mat.title, *self.ax_mat.spines.values(), self.suptitle]
-        return Frame(dynamic, new_layout)
+        dynamic = [*lay.bars, *lay.bar_texts, lay.ax_bar.title, *lay.ax_bar.spines.values(),
+                   lay.hull, *lay.lines, lay.dots, lay.stars, *lay.value_labels, lay.out_label,
+                   lay.ax_2d.title, *lay.ax_2d.spines.values(), lay.im, lay.sep, lay.numbers, lay.ax_mat.title, *lay.ax_mat.spines.values(), lay.suptitle]
+        return dynamic
 
 
 def draw_values(fig, view, n_columns=8):
