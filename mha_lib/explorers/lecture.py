@@ -131,7 +131,7 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
     the memory budget (200 MB) draw them head by head from per-head seeds (see :func:`_per_head`);
     a setting that would need more than the budget even so is refused before anything is allocated.
 
-    ``weights`` (the parameters) "designed" or "trained" runs that layer (:func:`~mha_lib.explorers.toolkit.fixed_layer`)
+    ``weights`` "designed" or "trained" runs that layer (:func:`~mha_lib.explorers.toolkit.fixed_layer`)
     on the sentence instead; its d_model, h and d_k are its own (the size arguments are ignored).
 
     Raises
@@ -169,10 +169,6 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
                          kind=weights)
 
 
-def _fmt_count(x):
-    return f"{x:,}"
-
-
 def shapes_table_html(res, lecture=False):
     """An HTML table of every intermediate's shape (``MHAResult.shapes()``) and the parameter counts."""
     r = res.result
@@ -180,12 +176,12 @@ def shapes_table_html(res, lecture=False):
     rows = "".join(
         f"<tr><td style='padding:0 1em 0 0'><code>{html.escape(name)}</code></td>"
         f"<td><code>{html.escape(str(shape))}</code></td>"
-        f"<td style='padding-left:1em'>{_fmt_count(int(np.prod(shape)))} numbers</td></tr>"
+        f"<td style='padding-left:1em'>{int(np.prod(shape)):,} numbers</td></tr>"
         for name, shape in r.shapes().items()
     )
     counts = _params.parameter_count(res.d_model, res.h, res.d_k)
     count_rows = "".join(
-        f"<tr><td style='padding:0 1em 0 0'><code>{k}</code></td><td colspan=2>{_fmt_count(v)}</td></tr>"
+        f"<tr><td style='padding:0 1em 0 0'><code>{k}</code></td><td colspan=2>{v:,}</td></tr>"
         for k, v in counts.items() if k != "biases"
     )
     return (f"<div style='font-size:{size}; display:flex; gap:3em; flex-wrap:wrap'>"
@@ -199,7 +195,8 @@ def _caption(res):
     sizes = f"{res.kind} parameters: d_model={res.d_model}, h={res.h}, d_k={res.d_k}"
     rest = [f"mask: {res.mask_kind}", "scaled by 1/√d_k" if res.scaled else "NOT scaled", "rows: query, columns: key"]
     if res.heads_shown < res.h:
-        rest.append(f"showing heads 1–{res.heads_shown} of {res.h}" + ("" if res.lecture else f" (all {res.h} are computed)"))
+        rest.append(f"showing heads 1–{res.heads_shown} of {res.h}" + ("" if res.lecture else
+                                                                       f" (all {res.h} are computed)"))
     if res.lecture and len(sentence) <= 35:  # the sizes take at most 48 characters: the line fits
         return f"{sentence} · {sizes}\n" + " · ".join(rest)
     if res.lecture:  # a long sentence has a line of its own
@@ -253,7 +250,7 @@ class LectureDrawer(LayoutDrawer):
         else:
             panel = min(cap, (W - 2.6 - 0.12 * (cols - 1)) / cols)
             top = 0.3 + 3.0 * fs / 72  # the sentence and the caption line
-            grid_h = rows * panel + (rows - 1) * (0.3 + fs / 72) + fs / 72 * 1.6 + 0.1 + min(14, longest) * 0.085 + 0.4
+            grid_h = rows * panel + (rows - 1) * (0.3 + fs / 72) + fs / 72 * 1.6 + min(14, longest) * 0.085 + 0.5
             out_rows_h = min(2.2, max(0.8, 0.14 * n))
             out_h = out_rows_h + 0.45 + 2.6 * fs / 72
         H = top + grid_h + out_h + (0.05 if lecture else 0.15)
@@ -270,7 +267,8 @@ class LectureDrawer(LayoutDrawer):
                             number_fs=self.LECTURE_NUMBERS if lecture else None)
         if lecture:  # the grid is as wide as the figure: the "masked" key goes under the colour bar, flush right
             lay.grid.legend.set_loc("upper right")
-            lay.grid.legend.set_bbox_to_anchor((1 - 0.05 / W, lay.grid.legend.get_bbox_to_anchor().y1 / fig.bbox.height))
+            y = lay.grid.legend.get_bbox_to_anchor().y1 / fig.bbox.height
+            lay.grid.legend.set_bbox_to_anchor((1 - 0.05 / W, y))
         left, right = (0.3 + longest * (fs - 2) * 0.64 / 72, 1.1 + 0.9 * fs / 72) if lecture else (1.3, 1.1)
         y_out = top + grid_h + (0.05 + 1.5 * fs / 72 if lecture else 0.2 + 1.6 * fs / 72)
         out_w = W - left - right
