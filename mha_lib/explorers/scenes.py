@@ -343,8 +343,11 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         state["waiting"] = False
         s = scenes[k]
         counter.value = f"{k + 1} / {len(scenes)}"
+        fresh = s.view not in state["explorers"]
         box = explorer(s.view)
         _apply(box, s.settings)
+        if fresh:  # its first picture (the defaults) is followed at once by the scene's: no flash of the defaults
+            box.refresh()
         lecture_stage.layout.display = None if s.view == "lecture" else "none"
         steps_stage.layout.display = None if s.view == "steps" else "none"
         prev_button.disabled = k == 0
