@@ -14,7 +14,7 @@ def _designed_previous_of_saw():
 
 EXERCISES = {
     "predict_previous": Exercise(
-        question='Predict before you run the step view: with the designed weights on "the cat saw the dog", '
+        question='Predict before you run the step view: with the designed parameters on "the cat saw the dog", '
                  'head 1 is the previous-token head. At the weights step, which token does the row of "saw" '
                  "put almost all of its weight on?",
         answer=_designed_previous_of_saw,
