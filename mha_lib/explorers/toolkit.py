@@ -578,22 +578,28 @@ class ExplorerBox(widgets.VBox):
         self.__dict__["_result"] = value
 
 
-_AHEAD = {"queue": [], "scheduled": False}  # the explorers with pictures to draw ahead, last moved first
+_AHEAD = {"moved": [], "new": [], "scheduled": False}  # explorers with pictures to draw ahead
 
 
 def _draw_ahead_later(warm, first=True):
-    """Queue an explorer's ``warm`` for the kernel's idle time: first in line (it was just moved) or last.
+    """Queue an explorer's ``warm`` for the kernel's idle time.
 
-    One picture per turn of the event loop, across all explorers of the kernel, so that a key press
-    waits at most for one picture; the explorer moved last goes first.
+    ``first``: the explorer was just moved; it goes first in line, and the explorers nobody has moved yet
+    leave the line (drawing ahead for all the explorers of a notebook at once would keep a key press
+    waiting). Otherwise (an explorer's first picture) it waits behind the others.
+    One picture per turn of the event loop, so that a key press waits for one at most.
     """
     loop = kernel_loop()
     if loop is None:
         return
-    queue = _AHEAD["queue"]
-    if warm in queue:
-        queue.remove(warm)
-    queue.insert(0 if first else len(queue), warm)
+    if first:
+        _AHEAD["new"].clear()
+        moved = _AHEAD["moved"]
+        if warm in moved:
+            moved.remove(warm)
+        moved.insert(0, warm)
+    elif warm not in _AHEAD["new"]:
+        _AHEAD["new"].append(warm)
     if not _AHEAD["scheduled"]:
         _AHEAD["scheduled"] = True
         loop.call_later(0.1, _draw_ahead)
@@ -601,18 +607,18 @@ def _draw_ahead_later(warm, first=True):
 
 def _draw_ahead():
     _AHEAD["scheduled"] = False
-    queue = _AHEAD["queue"]
-    while queue:
-        try:
-            done = queue[0]()
-        except Exception:  # drawing ahead is a bonus: a failure shows when the setting is chosen
-            done = 0
-        loop = kernel_loop()
-        if done and loop is not None:
-            _AHEAD["scheduled"] = True
-            loop.call_later(0.02, _draw_ahead)
-            return
-        queue.pop(0)
+    for queue in (_AHEAD["moved"], _AHEAD["new"]):
+        while queue:
+            try:
+                done = queue[0]()
+            except Exception:  # drawing ahead is a bonus: a failure shows when the setting is chosen
+                done = 0
+            loop = kernel_loop()
+            if done and loop is not None:
+                _AHEAD["scheduled"] = True
+                loop.call_later(0.02, _draw_ahead)
+                return
+            queue.pop(0)
 
 
 def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=None, extra=None, layout=None):
