@@ -56,6 +56,7 @@ PAGE_W, PAGE_H, PAGE_DPI = 19.2, 10.8, 100  # inches: 1920 x 1080 pixels, 16:9
 FOOTER_PT = 24
 MARGIN = 0.25  # inches around the figure
 FOOTER_H = 0.75  # inches reserved for the footer line
+LETTERS = "abcdefghijklmnopqrstuvwxyz"  # the pages of a figure shown in parts: NN_kk_a, NN_kk_b, ...
 MIN_TEXT_PT = 24  # the smallest text a re-rendered page may have, at 1920 x 1080
 FIGURE_DPI = 150  # the PNG files of re-rendered figures (a page-sized figure: about 2800 pixels wide)
 
@@ -72,7 +73,7 @@ from matplotlib.image import AxesImage as _AxesImage
 from matplotlib.lines import Line2D as _Line2D
 from matplotlib.patches import FancyArrowPatch as _FancyArrowPatch, FancyBboxPatch as _FancyBboxPatch, \
     Rectangle as _Rectangle
-from matplotlib.text import Text as _Text
+from matplotlib.text import Annotation as _Annotation, Text as _Text
 from matplotlib.transforms import Bbox as _Bbox
 # Thicker lines and larger markers; they grow again with the figure when it is drawn at page size.
 _mpl.rcParams.update({"lines.linewidth": 3.0, "axes.linewidth": 1.5, "patch.linewidth": 1.5,
@@ -151,10 +152,19 @@ def _slides_grow(fig, factor, texts, spread=0.3):
     # keeping the order of sizes (a title stays larger than a tick label; the spread compressed: size ** 0.3);
     # lines, ticks and marks grow too, at most twice as thick (the notebook's lines are thick already).
     smallest = min(t.get_fontsize() for t in texts)
+    grow = min(factor, 1.25 * _FLOOR / smallest)  # a small panel drawn page-high: text not past 30 pt
     def target(size):
-        return max(size * factor, _FLOOR * (size / smallest) ** spread)
+        return max(size * grow, _FLOOR * (size / smallest) ** spread)
     lines = min(factor, 2.0)
     w, h = fig.get_size_inches()
+    renderer = fig.canvas.get_renderer()
+    pads = []  # a title's distance from its panel, in points, grows with the title (a line may sit below it)
+    for ax in fig.axes:
+        if ax.get_visible():
+            top = ax.get_window_extent(renderer).y1
+            for loc, t in _slides_titles(ax):
+                gap = (t.get_window_extent(renderer).y0 - top) * 72 / fig.dpi
+                pads.append((ax, loc, t, gap + 0.25 * t.get_fontsize()))  # the pad is measured from the baseline
     fig.set_size_inches(w * factor, h * factor)
     skip = set()
     for ax in fig.axes:
@@ -168,9 +178,21 @@ def _slides_grow(fig, factor, texts, spread=0.3):
                 ax.tick_params(axis=name, which=which, labelsize=target(t0.label1.get_fontsize()),
                                width=t0.tick1line.get_markeredgewidth() * lines,
                                length=t0.tick1line.get_markersize() * lines, pad=t0.get_pad() * lines)
+    most = max(target(t.get_fontsize()) / t.get_fontsize() for t in texts)
+    for ax, loc, t, pad in pads:
+        props, color, old = t.get_fontproperties().copy(), t.get_color(), t.get_fontsize()
+        # a wide gap holds a line of smaller text (the step view's shapes): it grows as that text does
+        ratio = most if pad > 0.8 * old else target(old) / old
+        ax.set_title(t.get_text(), loc=loc, pad=max(pad, 0.0) * ratio * 1.1)
+        t.set_fontproperties(props)
+        t.set_color(color)
     for t in texts:
         if id(t) not in skip:
-            t.set_fontsize(target(t.get_fontsize()))
+            old = t.get_fontsize()
+            t.set_fontsize(target(old))
+            if isinstance(t, _Annotation) and t.anncoords in ("offset points", "offset pixels"):
+                x, y = t.xyann  # a label set off from its point by some points: set off as much more
+                t.xyann = (x * t.get_fontsize() / old, y * t.get_fontsize() / old)
     for art in fig.findobj():
         if isinstance(art, _Text) or art is fig or id(art) in skip:
             continue
@@ -222,6 +244,20 @@ def _slides_cluster(values, tol):
     return labels, k + 1
 
 
+def _slides_cbar_owners(units, cbars):
+    # {colour bar: panel}: a colour bar beside one panel (about as tall as it) belongs to it; one beside
+    # several (a grid's shared scale) belongs to none and goes at the right.
+    boxes = [_Bbox.union([ax.get_position() for ax in u]) for u in units]
+    owner = {}
+    for c, cax in enumerate(cbars):
+        cb = cax.get_position()
+        near = [i for i, b in enumerate(boxes) if b.x1 <= cb.x0 + 1e-3 and cb.height <= 1.3 * b.height
+                and min(b.y1, cb.y1) - max(b.y0, cb.y0) > 0.5 * cb.height]
+        if near:
+            owner[c] = max(near, key=lambda i: boxes[i].x1)
+    return owner
+
+
 def _slides_layout(fig, units, cbars, size, pad=0.1, gap=0.25):
     # Lay the panels out again in their grid on a figure of `size` inches, as large as the labels (measured
     # at their new size) leave room for, each panel keeping its shape; colour bars at the right, as tall as
@@ -232,14 +268,18 @@ def _slides_layout(fig, units, cbars, size, pad=0.1, gap=0.25):
     cols, nc = _slides_cluster([(b.x0 + b.x1) / 2 for b in boxes], 0.3 * min(b.width for b in boxes))
     rows, nr = _slides_cluster([-(b.y0 + b.y1) / 2 for b in boxes], 0.3 * min(b.height for b in boxes))
     cb_w = [ax.get_position().width * W0 for ax in cbars]
+    owner = _slides_cbar_owners(units, cbars)
+    shared = [c for c in range(len(cbars)) if c not in owner]
     W, H = size
     fig.set_size_inches(W, H)
     fig.set_layout_engine("none")
     for _ in range(3):
         fig.draw_without_rendering()
         renderer = fig.canvas.get_renderer()
-        deco = [_slides_deco(fig, renderer, u) for u in units]
+        deco = [list(_slides_deco(fig, renderer, u)) for u in units]
         cdeco = [_slides_deco(fig, renderer, [c]) for c in cbars]
+        for c, i in owner.items():
+            deco[i][1] += 0.2 + cdeco[c][0] + cb_w[c] + cdeco[c][1]
         top_res = bottom_res = 0.0
         for t in fig.texts:
             if t.get_visible() and str(t.get_text()).strip():
@@ -252,14 +292,14 @@ def _slides_layout(fig, units, cbars, size, pad=0.1, gap=0.25):
         col_r = [max(deco[i][1] for i in range(len(units)) if cols[i] == c) for c in range(nc)]
         row_b = [max(deco[i][2] for i in range(len(units)) if rows[i] == r) for r in range(nr)]
         row_t = [max(deco[i][3] for i in range(len(units)) if rows[i] == r) for r in range(nr)]
-        cbar_total = sum(gap + d[0] + w + d[1] for d, w in zip(cdeco, cb_w))
-        legends = [leg for leg in fig.legends if leg.get_visible()]
-        if legends:  # figure legends (the grid's "masked") go under the colour bars, right of the panels
-            cbar_total = max(cbar_total, gap + max(leg.get_window_extent(renderer).width for leg in legends) / fig.dpi)
+        cbar_total = sum(gap + cdeco[c][0] + cb_w[c] + cdeco[c][1] for c in shared)
         avail_w = W - 2 * pad - sum(col_l) - sum(col_r) - gap * (nc - 1) - cbar_total
         avail_h = H - 2 * pad - top_res - bottom_res - sum(row_t) - sum(row_b) - gap * (nr - 1)
         if avail_w <= 0.5 or avail_h <= 0.5:
             return False
+        strip = max(wh[0]) > 3 * min(wh[0]) and all(ax.get_aspect() == "auto" for ax in units[0])
+        if len(units) == 1 and (strip or not any(ax.images for ax in units[0])):
+            wh = [(avail_w, avail_h)]  # one plot, diagram or long strip of numbers alone takes the whole page
         z = min(min(avail_w / nc / w, avail_h / nr / h) for w, h in wh)
         col_w = [max(wh[i][0] * z for i in range(len(units)) if cols[i] == c) for c in range(nc)]
         row_h = [max(wh[i][1] * z for i in range(len(units)) if rows[i] == r) for r in range(nr)]
@@ -279,17 +319,88 @@ def _slides_layout(fig, units, cbars, size, pad=0.1, gap=0.25):
             y1 = y[r] - row_t[r] - (row_h[r] - h) / 2
             for ax in u:
                 ax.set_position((x0 / W, (y1 - h) / H, w / W, h / H))
+            right = x0 + w + _slides_deco(fig, renderer, u)[1]
+            for c in (c for c, j in owner.items() if j == i):
+                right += 0.2 + cdeco[c][0]
+                cbars[c].set_position((right / W, (y1 - h) / H, cb_w[c] / W, h / H))
+                right += cb_w[c] + cdeco[c][1]
         grid_top = y[0] - row_t[0]
         grid_bottom = y[nr] + gap + row_b[nr - 1]
         xc = x[nc] - gap
-        for leg in legends:
-            leg.set_loc("upper left")
-            leg.set_bbox_to_anchor(((xc + gap) / W, (grid_bottom - 0.1) / H), transform=fig.transFigure)
-        for cax, d, w in zip(cbars, cdeco, cb_w):
-            xc += gap + d[0]
-            cax.set_position((xc / W, grid_bottom / H, w / W, (grid_top - grid_bottom) / H))
-            xc += w + d[1]
+        for c in shared:
+            xc += gap + cdeco[c][0]
+            cbars[c].set_position((xc / W, grid_bottom / H, cb_w[c] / W, (grid_top - grid_bottom) / H))
+            xc += cb_w[c] + cdeco[c][1]
     return True
+
+
+def _slides_holder(t, renderer):
+    # (width, height, share) in pixels of the heatmap cell or diagram box a text sits in, or None; share:
+    # how much of the width the text may take (numbers side by side need a gap).
+    own = t.axes
+    if own is None:
+        return None
+    x0, y0, x1, y1 = t.get_window_extent(renderer).extents
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    holders = []
+    for im in own.images:
+        if not isinstance(im, _AxesImage) or not im.get_visible():
+            continue
+        rows, cols = im.get_array().shape[:2]
+        l, r, b_, tp = im.get_extent()
+        (px0, py0), (px1, py1) = own.transData.transform([(l, b_), (r, tp)])
+        if min(px0, px1) <= cx <= max(px0, px1) and min(py0, py1) <= cy <= max(py0, py1):
+            holders.append((abs(px1 - px0) / cols, abs(py1 - py0) / rows, 0.88))
+    for p in own.patches:
+        if isinstance(p, (_FancyBboxPatch, _Rectangle)) and p.get_visible():
+            b = p.get_window_extent(renderer)
+            if b.x0 <= cx <= b.x1 and b.y0 <= cy <= b.y1:
+                holders.append((b.width, b.height, 0.98))
+    return min(holders, key=lambda h: h[0] * h[1]) if holders else None
+
+
+def _slides_titles(ax):
+    # The title Texts of an axes (centre, left, right) that have text.
+    names = [ax.get_title(loc) for loc in ("center", "left", "right")]
+    found = []
+    for child in ax.get_children():
+        if isinstance(child, _Text) and child not in ax.texts and child.get_text() and child.get_text() in names:
+            loc = ("center", "left", "right")[names.index(child.get_text())]
+            found.append((loc, child))
+    return found
+
+
+def _slides_wrap_long(fig):
+    # Words, not letters, when a text grew wider than its place: a title wider than its panel, a caption
+    # wider than the page, a label wider than its box (never inside a word or a $...$ formula).
+    import textwrap
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    changed = False
+    titles = {id(t): ax for ax in fig.axes for _, t in _slides_titles(ax)}
+    for t in _slides_texts(fig):
+        text = str(t.get_text())
+        if text.count("$") %% 2 or " " not in text.strip() or t.get_rotation():
+            continue
+        width = t.get_window_extent(renderer).width
+        if id(t) in titles:
+            limit = titles[id(t)].get_window_extent(renderer).width * 1.1
+        else:
+            holder = _slides_holder(t, renderer)
+            b, room = t.get_window_extent(renderer), fig.bbox.width - 0.2 * fig.dpi
+            free = {"left": room - b.x0, "right": b.x1, "center": 2 * min((b.x0 + b.x1) / 2, room - (b.x0 + b.x1) / 2)}
+            limit = holder[0] * holder[2] if holder else free.get(t.get_horizontalalignment(), room)
+        if width <= limit:
+            continue
+        chars = max(6, int(max(len(line) for line in text.split("\n")) * limit / width * 0.95))
+        parts = text.split("$")  # spaces inside a formula are not places to break
+        glued = "$".join(part.replace(" ", "\0") if k %% 2 else part for k, part in enumerate(parts))
+        wrapped = "\n".join(textwrap.fill(line, chars, break_long_words=False, break_on_hyphens=False)
+                            for line in glued.split("\n")).replace("\0", " ")
+        if wrapped != text:
+            t.set_text(wrapped)
+            changed = True
+    return changed
 
 
 def _slides_problems(fig):
@@ -334,26 +445,9 @@ def _slides_problems(fig):
             if min(x1, b.x1) > max(x0, b.x0) and min(y1, b.y1) > max(y0, b.y0):
                 found.append("runs over a panel: " + name(t))
                 break
-        if own is None:
-            continue
-        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-        holders = []
-        for im in own.images:
-            if not isinstance(im, _AxesImage) or not im.get_visible():
-                continue
-            rows, cols = im.get_array().shape[:2]
-            l, r, b_, tp = im.get_extent()
-            (px0, py0), (px1, py1) = own.transData.transform([(l, b_), (r, tp)])
-            cw, ch = abs(px1 - px0) / cols, abs(py1 - py0) / rows
-            if min(px0, px1) <= cx <= max(px0, px1) and min(py0, py1) <= cy <= max(py0, py1):
-                holders.append((cw, ch, 0.88))  # numbers side by side need a gap
-        for p in own.patches:
-            if isinstance(p, (_FancyBboxPatch, _Rectangle)) and p.get_visible():
-                b = p.get_window_extent(renderer)
-                if b.x0 <= cx <= b.x1 and b.y0 <= cy <= b.y1:
-                    holders.append((b.width, b.height, 0.98))
-        if holders:
-            cw, ch, room = min(holders, key=lambda wh: wh[0] * wh[1])
+        holder = _slides_holder(t, renderer)
+        if holder:
+            cw, ch, room = holder
             if x1 - x0 > room * cw or y1 - y0 > 0.95 * ch:
                 found.append("too big for its cell or box: " + name(t))
     return found
@@ -409,12 +503,22 @@ def _slides_attempt(fig, keep, fill, relayout, spread=0.3):
         return None, ["cannot be copied"]
     units, cbars = _slides_units(copy)
     if keep is not None:
+        owner = _slides_cbar_owners(units, cbars)
         units = [units[k] for k in keep]
+        def key(m):
+            lo, hi = m.get_clim()
+            return m.get_cmap().name, None if lo is None or hi is None else (round(lo, 6), round(hi, 6))
+        shown_maps = {key(im) for u in units for ax in u for im in ax.images}
+        def scale_of(cax):  # the colour map and limits a colour bar shows
+            return {key(m) for m in (*cax.collections, *cax.images) if hasattr(m, "get_clim")}
+        # a colour bar of a panel shown; a shared one only when a panel shown uses its colours
+        cbars = [cax for c, cax in enumerate(cbars)
+                 if (owner[c] in keep if c in owner else bool(scale_of(cax) & shown_maps))]
         shown = [ax for u in units for ax in u] + cbars
         for ax in copy.axes:
             if not any(ax is a for a in shown):
                 ax.set_visible(False)
-        for art in copy.texts:
+        for art in (*copy.texts, *copy.legends):  # a caption, the grid's "masked" (masked cells are hatched)
             art.set_visible(False)
         _slides_share_labels(copy, [ax for u in units for ax in u])
     copy.draw_without_rendering()  # a colour bar makes its tick labels when drawn
@@ -430,14 +534,16 @@ def _slides_attempt(fig, keep, fill, relayout, spread=0.3):
     scale = min(_PAGE[0] / w, _PAGE[1] / h)
     _slides_grow(copy, scale, texts, spread)
     size = _PAGE if fill else tuple(copy.get_size_inches())
-    for _ in range(2):
+    for _ in range(3):
         if relayout or keep is not None:
-            if not _slides_layout(copy, units, cbars, size):
-                return copy, ["no room for the panels at this text size"]
+            room = _slides_layout(copy, units, cbars, size)
         else:
             copy.set_size_inches(*size)
-        if not _slides_turn_crowded_labels(copy):
+            room = True
+        if not (_slides_wrap_long(copy) | _slides_turn_crowded_labels(copy)):
             break
+    if not room:
+        return copy, ["no room for the panels at this text size"]
     return copy, _slides_problems(copy)
 
 
@@ -456,7 +562,8 @@ def _slides_turn_crowded_labels(fig):
         if len(locs) < 2:
             continue
         space = _np.min(_np.abs(_np.diff(locs)))
-        if max(t.get_window_extent(renderer).width for t in labels) + 0.2 * labels[0].get_fontsize() * fig.dpi / 72 > space:
+        widest = max(t.get_window_extent(renderer).width for t in labels)
+        if widest + 0.2 * labels[0].get_fontsize() * fig.dpi / 72 > space:
             ax.tick_params(axis="x", labelrotation=90)
             turned = True
     return turned
@@ -483,7 +590,6 @@ def _slides_save(fig):
             break
     _, _, talk, problems = min(tries, key=lambda t: t[:2])
     if talk is None:  # cannot be copied: the figure as the notebook draws it
-        talk = fig
         added = _slides_cell_texts(fig)
         try:
             page = _slides_write(fig, stem)
@@ -505,9 +611,9 @@ def _slides_save(fig):
     # Too much for one page at talk size: one page per row of the grid, or else one per panel. The
     # figure's own files keep the notebook's text sizes (and the thicker lines).
     record["whole_problems"] = problems
+    fig.savefig(str(stem) + ".png", dpi=_DPI)
     added = _slides_cell_texts(fig)
     try:
-        fig.savefig(str(stem) + ".png", dpi=_DPI)
         fig.savefig(str(stem) + ".svg")
     finally:
         for t in added:
@@ -531,7 +637,8 @@ def _slides_save(fig):
         pages.append((copy, problems))
     for k, ((copy, problems), keep) in enumerate(zip(pages, parts)):
         page = _slides_write(copy, str(stem) + "_" + "abcdefghijklmnopqrstuvwxyz"[k])
-        page.update(problems=problems, part=("panels " if len(keep) > 1 else "panel ") + ", ".join(str(i + 1) for i in keep))
+        part = ("panels " if len(keep) > 1 else "panel ") + ", ".join(str(i + 1) for i in keep)
+        page.update(problems=problems, part=part)
         record["pages"].append(page)
     (_SLIDES_OUT / ("%%02d.json" %% _slides_index[0])).write_text(_json.dumps(record))
 
@@ -725,7 +832,7 @@ def collect(paths, out, rerender_figures=False, log=print, all_roadmaps=False):
             for i, page in enumerate(pages):
                 part = page["part"]
                 slide = Slide(notebook=title, section=section, png=Path(page["png"]).read_bytes(),
-                              svg=Path(page["svg"]), name=name + (f"_{'abcdefghijklmnopqrstuvwxyz'[i]}" if part else ""),
+                              svg=Path(page["svg"]), name=name + (f"_{LETTERS[i]}" if part else ""),
                               notes=page["problems"], part=part)
                 slide.min_text_pt = page["min_font"] * page_scale(*png_size(slide.png), FIGURE_DPI)
                 if part and i == 0:  # the whole figure's own files, with the notebook's text sizes
