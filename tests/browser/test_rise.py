@@ -100,8 +100,8 @@ def test_explorer_in_rise_slides(lab, page, work_dir, screenshots):
 
     slide = slides.locator('.reveal .slides section.present[id^="slide-"]')
     # The widget's picture, or its text form ("ExplorerBox(...)", shown when no widget manager is loaded).
-    slides.wait_for_function("(el) => el.querySelector('.jupyter-widgets img') || el.innerText.includes('ExplorerBox(')",
-                             arg=slide.element_handle(), timeout=60_000)
+    shown = "(el) => el.querySelector('.jupyter-widgets img') || el.innerText.includes('ExplorerBox(')"
+    slides.wait_for_function(shown, arg=slide.element_handle(), timeout=60_000)
     slides.wait_for_timeout(1000)  # the slide transition, for the screenshot
     if slide.locator(".jupyter-widgets img").count() == 0:
         slides.screenshot(path=str(screenshots / "rise_2.png"))
@@ -115,4 +115,5 @@ def test_explorer_in_rise_slides(lab, page, work_dir, screenshots):
         kind, detail = ld.press_and_wait_for_new_picture(slides, container, handle, "ArrowLeft")
         kind, detail = ld.press_and_wait_for_new_picture(slides, container, handle, "ArrowLeft")
     slides.screenshot(path=str(screenshots / "rise_3.png"))
-    assert kind == "picture", f"moving {ld.slider_name(handle)!r} in the slide did not redraw the picture: {kind} {detail}"
+    assert kind == "picture", \
+        f"moving {ld.slider_name(handle)!r} in the slide did not redraw the picture: {kind} {detail}"
