@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import time
 
-WIDGET_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.widget-view+json"]'
 STDERR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
-ERROR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]'
+# A cell's exception. JupyterLab 4.6 renders its traceback with the stderr mime type (checked: a cell
+# `1/0` shows no "application/vnd.jupyter.error" element), earlier versions with the error type: both.
+ERROR_OUTPUT = ('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"], '
+                f'{STDERR_OUTPUT}:has-text("Traceback")')
 
 _KERNEL_IDLE = """() => {
   const el = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator');
