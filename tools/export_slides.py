@@ -258,7 +258,7 @@ def _slides_cbar_owners(units, cbars):
     return owner
 
 
-def _slides_layout(fig, units, cbars, size, pad=0.1, gap=0.25):
+def _slides_layout(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False):
     # Lay the panels out again in their grid on a figure of `size` inches, as large as the labels (measured
     # at their new size) leave room for, each panel keeping its shape; colour bars at the right, as tall as
     # the grid. Figure-level texts (a caption) keep their place at the top or bottom. False: no room.
@@ -298,7 +298,7 @@ def _slides_layout(fig, units, cbars, size, pad=0.1, gap=0.25):
         if avail_w <= 0.5 or avail_h <= 0.5:
             return False
         strip = max(wh[0]) > 3 * min(wh[0]) and all(ax.get_aspect() == "auto" for ax in units[0])
-        if len(units) == 1 and (strip or not any(ax.images for ax in units[0])):
+        if len(units) == 1 and (strip or stretch or not any(ax.images for ax in units[0])):
             wh = [(avail_w, avail_h)]  # one plot, diagram or long strip of numbers alone takes the whole page
         z = min(min(avail_w / nc / w, avail_h / nr / h) for w, h in wh)
         col_w = [max(wh[i][0] * z for i in range(len(units)) if cols[i] == c) for c in range(nc)]
@@ -544,7 +544,15 @@ def _slides_attempt(fig, keep, fill, relayout, spread=0.3):
             break
     if not room:
         return copy, ["no room for the panels at this text size"]
-    return copy, _slides_problems(copy)
+    problems = _slides_problems(copy)
+    if problems and len(units) == 1 and all(ax.get_aspect() == "auto" for ax in units[0]):
+        # one heatmap alone whose numbers do not fit its cells: cells as wide as the page allows
+        if _slides_layout(copy, units, cbars, size, stretch=True):
+            wider = _slides_problems(copy)
+            if len(wider) < len(problems):
+                return copy, wider
+        _slides_layout(copy, units, cbars, size)
+    return copy, problems
 
 
 def _slides_turn_crowded_labels(fig):
