@@ -1,0 +1,166 @@
+"""Odd inputs found by the red team's fifth round, each with the message (or the result) it should get.
+
+The tiered hints of ``check`` and ``check_function``, the lecture screen's URL parameter and window report,
+its high-contrast switch (rebuilt explorers must be closed) and the lecture explorer's sentence box.
+"before:" says what happened before the fix.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import ipywidgets as widgets
+import numpy as np
+import pytest
+
+from mha_lib import exercises
+from mha_lib.exercises import check, check_function
+from mha_lib.explorers import scenes
+from mha_lib.explorers.lecture import compute_lecture
+
+
+@pytest.fixture(autouse=True)
+def fresh_attempts():
+    exercises._attempts.clear()
+    yield
+    exercises._attempts.clear()
+
+
+# --------------------------------------------------------------------------- check: answers of the wrong form
+
+
+@pytest.mark.parametrize("answer, words", [
+    (np.nan, "NaN"), (float("inf"), "infinity"), (np.array(np.nan), "NaN"),
+    ((64,), "single number: type it without brackets"), ([64], "without brackets"), (np.array([64]), "brackets"),
+    ("64,0", "not 2 numbers"), ([1, 2], "not 2 numbers"),
+])
+def test_a_number_answer_of_the_wrong_form_gets_a_note_not_a_hint(capsys, answer, words):
+    # before: the tiered hint about d_k, counted as an attempt (a NaN or (64,) is not a try at the question)
+    assert check("00.d_k_bert", answer) is False
+    out = capsys.readouterr().out
+    assert words in out and "Hint" not in out
+    assert exercises._attempts["00.d_k_bert"] == 0
+
+
+def test_a_nan_in_an_array_answer_is_named(capsys):
+    assert check("00.predict_equal_scores", [0.5, np.nan]) is False
+    assert "NaN" in capsys.readouterr().out and exercises._attempts["00.predict_equal_scores"] == 0
+
+
+@pytest.mark.parametrize("answer", ["\u200b64", "64\ufeff", "\u00a064"])
+def test_invisible_characters_in_a_typed_answer_are_ignored(capsys, answer):
+    # before: "'\u200b64' could not be read as one" (a 64 pasted from a web page)
+    assert check("00.d_k_bert", answer) is True
+
+
+def test_an_exercise_id_with_a_space_is_found(capsys):
+    # before: ValueError: notebook 00 has no exercise 'd_k_bert '
+    assert check(" 00.d_k_bert ", 64) is True
+
+
+def test_a_wrong_answer_still_climbs_the_tiers(capsys):
+    for _ in range(3):
+        check("00.d_k_bert", 3)
+    assert 'solution("00.d_k_bert")' in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- check_function
+
+
+def test_a_function_that_calls_exit_gets_one_line(capsys):
+    import sys
+
+    def my_scores(Q, K):
+        sys.exit(1)
+
+    # before: SystemExit escaped check_function
+    assert check_function("03.scores", my_scores) is False
+    assert "raised SystemExit" in capsys.readouterr().out
+
+
+def test_an_interrupted_function_gets_one_line(capsys):
+    def my_scores(Q, K):  # what the stop button does to an endless loop
+        raise KeyboardInterrupt
+
+    # before: a KeyboardInterrupt traceback through mha_lib's checker
+    assert check_function("03.scores", my_scores) is False
+    out = capsys.readouterr().out
+    assert "interrupted" in out and "loop" in out
+    assert exercises._attempts["03.scores"] == 0
+
+
+# --------------------------------------------------------------------------- the lecture screen
+
+
+@pytest.mark.parametrize("value", ["²", "³", "1" * 5000, "scene"])
+def test_odd_scene_numbers_open_no_scene(value):
+    # before: ValueError from int() ("²" is a digit for str.isdigit; 5000 digits pass Python's limit)
+    assert scenes.scene_index(value) is None
+    assert scenes.scene_from_query(f"scene={value}") is None
+
+
+def test_scene_numbers_still_work():
+    assert scenes.scene_index("4") == 3 and scenes.scene_from_query("scene=masks-causal") == 3
+
+
+@pytest.mark.parametrize("text", ["800x600@1.2.3", "800x600@.", "800x600@", "1x1@" + "9" * 50, "abc", ""])
+def test_an_odd_window_report_is_ignored(text):
+    # before: ValueError: could not convert string to float: '1.2.3' in the viewport observer
+    assert scenes._parse_viewport(text) is None
+
+
+def test_a_good_window_report_is_read():
+    assert scenes._parse_viewport("1920x1080@1.25") == (1920.0, 1080.0, 1.25)
+
+
+class _Small(widgets.VBox):
+    """A stand-in explorer: a few widgets and a figure, like an ExplorerBox."""
+
+    def __init__(self, dpi):
+        from matplotlib.figure import Figure
+
+        self.controls = {"x": widgets.IntSlider(value=1, min=0, max=3, description="x")}
+        self.message, self.image = widgets.HTML(), widgets.Image()
+        self.figure = Figure(figsize=(2, 2), dpi=dpi)
+        super().__init__([*self.controls.values(), self.message, self.image])
+
+    def hold(self):
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def refresh(self):
+        self.image.value = b"png"
+
+
+def test_high_contrast_closes_the_explorers_it_replaces():
+    # before: every switch kept both old explorers (widgets, figure, pictures): +75 MB per switch at 1920x1080 x2
+    scene = scenes.Scene("one", "lecture", {"x": 2})
+    screen = scenes.make_lecture_screen(_Small, _Small, scenes=(scene,), query_string="")
+    first = screen.explorers["lecture"]
+    screen.contrast.value = True
+    screen.contrast.value = False
+    gc.collect()
+    from ipywidgets.widgets.widget import _instances as alive  # every widget not closed yet
+    assert first.comm is None and first.controls["x"].comm is None and first.layout.comm is None
+    assert screen.explorers["lecture"].comm is not None
+    assert screen.explorers["lecture"].controls["x"].value == 2
+    n = len(alive)
+    for _ in range(4):
+        screen.contrast.value = not screen.contrast.value
+    assert len(alive) <= n + 8  # the four switches leave at most a few layout widgets, not four explorers
+
+
+# --------------------------------------------------------------------------- the lecture explorer
+
+
+@pytest.mark.parametrize("sentence", ["\u200b", "\u200b \u200b", "\u202e\u200d"])
+def test_a_sentence_of_invisible_characters_is_refused(sentence):
+    # before: one (or two) invisible tokens were drawn, no message
+    with pytest.raises(ValueError, match="only invisible characters"):
+        compute_lecture(sentence)
+
+
+def test_a_word_with_a_zero_width_space_is_the_word_seen():
+    # before: the token 'a\u200bb', drawn as "ab" but embedded as another word
+    assert compute_lecture("a\u200bb the\x00 cat", d_model=16, h=2).tokens == ("ab", "the", "cat")
