@@ -28,6 +28,7 @@ from matplotlib.colors import Normalize
 
 from .. import attention, params as _params
 from ..data import embed_tokens
+from ..designed import _as_seen  # the sentence as seen on screen (invisible characters removed)
 from ..plotting import SIGNED_CMAP
 from .grid import HeadGrid, head_titles, token_labels
 from .toolkit import (MEMORY_BUDGET, SCALE_LABEL, TIE_LABEL, LayoutDrawer, build_explorer, check_budget, checkbox,
@@ -143,6 +144,12 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
     """
     if not isinstance(sentence, str) or not sentence.split():
         raise ValueError("type a sentence: at least one word")
+    # zero-width spaces, direction marks and control characters are not seen on screen: a word is what is seen
+    # (a sentence of zero-width spaces alone drew one invisible token; "a\u200bb" a token that looks like "ab")
+    sentence = _as_seen(sentence)
+    if not sentence.split():
+        raise ValueError("the sentence holds only invisible characters (such as zero-width spaces): "
+                         "type at least one word")
     # "PAD" keeps its case (padding_mask compares with "PAD"); every other word is lower-cased.
     tokens = tuple("PAD" if w == "PAD" else w.lower() for w in sentence.split())
     if len(tokens) > max_tokens:
