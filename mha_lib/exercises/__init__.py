@@ -63,6 +63,7 @@ class Exercise:
 def _lookup(exercise_id):
     if not isinstance(exercise_id, str) or "." not in exercise_id:
         raise ValueError(f"check: exercise id {exercise_id!r} must look like '03.scores_shape'")
+    exercise_id = exercise_id.strip()  # "00.d_k_bert " copied with a space
     nb, name = exercise_id.split(".", 1)
     try:
         module = importlib.import_module(f"{__name__}.nb{nb}")
@@ -151,7 +152,13 @@ def _judge(ex, answer):
         return False, f"This answer could not be read ({type(exc).__name__}); type a plain number, text or tuple."
 
 
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)  # zero-width characters
+
+
 def _judge_against(ex, expected, answer):
+    if isinstance(answer, str):  # "\u200b64" pasted from a web page is the 64 the student sees
+        seen = str.translate(answer, _INVISIBLE).replace("\u00a0", " ")
+        answer = seen if seen != answer else answer  # unchanged: the very object typed
     if ex.kind == "shape":
         return _judge_shape(expected, answer)
     if ex.kind == "choice":
@@ -168,6 +175,15 @@ def _judge_against(ex, expected, answer):
     except Exception:  # strings that are not numbers, ragged lists, dicts, complex numbers, ...
         return False, f"The answer is a number (or a list of numbers); {answer!r:.60} could not be read as one."
     expected = np.asarray(expected, dtype=float)
+    if not np.isfinite(got).all() and np.isfinite(expected).all():  # a NaN from a computation gone wrong
+        bad = "NaN (not a number)" if np.isnan(got).any() else "an infinity"
+        return False, (f"The answer holds {bad}: a computation that gave it went wrong (a 0/0, an overflow, "
+                       f"an empty list). Type the number itself, or fix the computation.")
+    if expected.ndim == 0 and got.ndim > 0:  # (64,) or [64] for the number 64; [64, 0] for "64,0"
+        if got.size == 1:
+            return False, "The answer is a single number: type it without brackets or a trailing comma."
+        return False, (f"The answer is a single number, not {got.size} numbers (in a number, write decimals "
+                       f"with a point, 3.5, not 3,5).")
     return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=ex.rtol, atol=ex.atol)), None
 
 

@@ -571,7 +571,7 @@ def _run(fn, args):
         warnings.simplefilter("ignore")
         try:
             result = fn(*copies)
-        except Exception as e:  # the student's error becomes one line, never a traceback
+        except (Exception, SystemExit) as e:  # the student's error (even exit()) becomes one line, never a traceback
             exc = e
     try:
         lines = len(out.getvalue().splitlines())
@@ -701,7 +701,13 @@ def check_function(exercise_id, fn):
     printed = 0
     passed_2d = False  # has an input without leading dimensions passed yet?
     for case in cases:
-        result, exc, lines, copies = _run(fn, case.args)
+        try:
+            result, exc, lines, copies = _run(fn, case.args)
+        except KeyboardInterrupt:  # the kernel interrupted (the stop button): the function did not finish
+            print(f"⏹ Stopped: {name} was interrupted while it ran on {case.shapes}. These inputs are tiny, so "
+                  f"it should finish at once: look for a loop that never ends (a `while` whose condition stays "
+                  f"true).")
+            return False
         printed += lines
         verdict = _judge(ex, name, case, result, exc, copies, passed_2d)
         if verdict is not None:
