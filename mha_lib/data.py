@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import unicodedata
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,9 +62,13 @@ def tokenize(sentence):
     """
     if not isinstance(sentence, str):
         raise TypeError(f"tokenize: sentence must be a string, got {type(sentence).__name__}")
-    tokens = sentence.lower().split()
+    # Zero-width spaces, direction marks and control characters are not seen on screen, so they are not part of
+    # a word: "a\u200bb" is the word "ab", and a sentence of zero-width spaces alone is empty.
+    visible = "".join(ch for ch in sentence if ch.isspace() or unicodedata.category(ch) not in ("Cf", "Cc"))
+    tokens = visible.lower().split()
     if not tokens:
-        raise ValueError("tokenize: the sentence is empty; type at least one word")
+        invisible = " (it holds only invisible characters, such as zero-width spaces)" if sentence.strip() else ""
+        raise ValueError(f"tokenize: the sentence is empty{invisible}; type at least one word")
     return tokens
 
 

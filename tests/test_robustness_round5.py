@@ -164,3 +164,16 @@ def test_a_sentence_of_invisible_characters_is_refused(sentence):
 def test_a_word_with_a_zero_width_space_is_the_word_seen():
     # before: the token 'a\u200bb', drawn as "ab" but embedded as another word
     assert compute_lecture("a\u200bb the\x00 cat", d_model=16, h=2).tokens == ("ab", "the", "cat")
+
+
+@pytest.mark.parametrize("sentence, words", [("\u200b", None), ("\u200b \ufeff", None), ("a\u200bb cat", ["ab", "cat"]),
+                                             ("the\x00 cat", ["the", "cat"]), ("Humpty  dumpty", ["humpty", "dumpty"])])
+def test_tokenize_keeps_only_what_is_seen(sentence, words):
+    # before: '\u200b' was a word of its own (embeddings, overview and positions drew an invisible token)
+    from mha_lib import tokenize
+
+    if words is None:
+        with pytest.raises(ValueError, match="only invisible characters"):
+            tokenize(sentence)
+    else:
+        assert tokenize(sentence) == words
