@@ -331,7 +331,12 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
     next_step.on_click(move(+1))
     row = widgets.HBox([previous_step, next_step, *controls.values()],
                        layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
+    replaced = box.children
     box.children = (row, box.message, box.image, widgets.HTML(_STEP_CSS))
+    for old in replaced:  # build_explorer's row of controls: left open, it kept the whole explorer alive
+        if old not in box.children:
+            for part in (old.layout, old):
+                part.close()
     box.add_class("mha-steps")
     box.next_step, box.previous_step = next_step, previous_step
     return box
