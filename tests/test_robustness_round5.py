@@ -196,3 +196,18 @@ def test_a_closed_step_view_is_freed():
     del box
     gc.collect()
     assert ref() is None
+
+
+def test_high_contrast_prints_no_font_warnings():
+    # before: "findfont: Failed to find font weight bold for Symbola, now using 400." and 13 more lines on stderr,
+    # under the lecture screen, when high contrast was switched on
+    import logging
+
+    fonts = logging.getLogger("matplotlib.font_manager")
+    level = fonts.level
+    screen = scenes.make_lecture_screen(_Small, _Small, scenes=(scenes.Scene("one", "lecture", {}),),
+                                        query_string="")
+    screen.contrast.value = True
+    assert not fonts.isEnabledFor(logging.WARNING)
+    screen.contrast.value = False
+    assert fonts.level == level

@@ -24,6 +24,7 @@ slug); Voila gives the kernel the query string in ``$QUERY_STRING``.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs
@@ -425,11 +426,15 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         import matplotlib
 
         (screen.add_class if change["new"] else screen.remove_class)("mha-contrast")
-        if change["new"]:
+        fonts = logging.getLogger("matplotlib.font_manager")  # "findfont: Failed to find font weight bold for
+        if change["new"]:  # Symbola" (and 13 more), printed under the screen: those fonts have no bold, drawn regular
             state["saved_rc"] = {k: matplotlib.rcParams[k] for k in CONTRAST_RC}
+            state.setdefault("font_log_level", fonts.level)
+            fonts.setLevel(logging.ERROR)
             matplotlib.rcParams.update(CONTRAST_RC)
         elif "saved_rc" in state:
             matplotlib.rcParams.update(state.pop("saved_rc"))
+            fonts.setLevel(state.pop("font_log_level", logging.NOTSET))
         for name in list(state["explorers"]):
             rebuild(name, state["dpi"][name])
             arrange(name)
