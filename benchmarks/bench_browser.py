@@ -175,7 +175,11 @@ def main():
                 assert handle is not None, f"{name}: no enabled slider {slider!r}"
                 times = []
                 for key in keys:
-                    times.append(press_and_time_picture(page, box, handle, key))
+                    try:
+                        times.append(press_and_time_picture(page, box, handle, key))
+                    except Exception:
+                        cell_el.screenshot(path=str(shots / f"no_new_picture_{i + 1}.png"))
+                        raise
                     page.wait_for_timeout(int(1000 * args.pause))
                 rows.append((name, slider, np.median(times), np.percentile(times, 90), max(times), len(times)))
                 print(f"  {name}, {slider}: median {np.median(times):.0f} ms, max {max(times):.0f}",

@@ -578,64 +578,45 @@ class ExplorerBox(widgets.VBox):
         self.__dict__["_result"] = value
 
 
-_AHEAD = {"moved": [], "new": [], "timer": None, "last_move": 0.0}  # explorers with pictures to draw ahead
-_QUIET = 2.0  # seconds without a slider move before the explorers nobody has moved yet draw ahead
+_AHEAD = {"moved": [], "new": [], "scheduled": False}  # explorers with pictures to draw ahead
 
 
 def _draw_ahead_later(warm, first=True):
     """Queue an explorer's ``warm`` for the kernel's idle time.
 
-    ``first``: the explorer was just moved; it goes first in line. Otherwise (an explorer's first picture)
-    it waits until no slider has moved for :data:`_QUIET` seconds: drawing ahead for all the explorers of
-    a notebook after Run All kept the key presses of a lecturer who started at once waiting.
+    ``first``: the explorer was just moved; it goes first in line, and the explorers nobody has moved yet
+    leave the line (drawing ahead for all the explorers of a notebook at once would keep a key press
+    waiting). Otherwise (an explorer's first picture) it waits behind the others.
     One picture per turn of the event loop, so that a key press waits for one at most.
     """
-    import time
-
     loop = kernel_loop()
     if loop is None:
         return
     if first:
-        _AHEAD["last_move"] = time.monotonic()
+        _AHEAD["new"].clear()
         moved = _AHEAD["moved"]
         if warm in moved:
             moved.remove(warm)
         moved.insert(0, warm)
-        if warm in _AHEAD["new"]:
-            _AHEAD["new"].remove(warm)
     elif warm not in _AHEAD["new"]:
         _AHEAD["new"].append(warm)
-    _draw_ahead_in(loop, 0.1)
-
-
-def _draw_ahead_in(loop, delay):
-    """Run :func:`_draw_ahead` in ``delay`` seconds (sooner than a turn already planned, never twice)."""
-    timer = _AHEAD["timer"]
-    if timer is not None and not timer.cancelled() and timer.when() <= loop.time() + delay:
-        return
-    if timer is not None:
-        timer.cancel()
-    _AHEAD["timer"] = loop.call_later(delay, _draw_ahead)
+    if not _AHEAD["scheduled"]:
+        _AHEAD["scheduled"] = True
+        loop.call_later(0.1, _draw_ahead)
 
 
 def _draw_ahead():
-    import time
-
-    _AHEAD["timer"] = None
-    loop = kernel_loop()
+    _AHEAD["scheduled"] = False
     for queue in (_AHEAD["moved"], _AHEAD["new"]):
-        if queue is _AHEAD["new"] and queue and loop is not None:
-            wait = _AHEAD["last_move"] + _QUIET - time.monotonic()
-            if wait > 0:  # a lecturer is moving sliders: the others wait for a pause
-                _draw_ahead_in(loop, wait)
-                return
         while queue:
             try:
                 done = queue[0]()
             except Exception:  # drawing ahead is a bonus: a failure shows when the setting is chosen
                 done = 0
+            loop = kernel_loop()
             if done and loop is not None:
-                _draw_ahead_in(loop, 0.02)
+                _AHEAD["scheduled"] = True
+                loop.call_later(0.02, _draw_ahead)
                 return
             queue.pop(0)
 
