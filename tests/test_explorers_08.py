@@ -10,7 +10,7 @@ pytest.importorskip("ipywidgets")
 
 import mha_lib
 from mha_lib import causal_mask, embed_tokens, init_params, multi_head_attention, padding_mask
-from mha_lib.explorers import _base
+from mha_lib.explorers import toolkit
 from mha_lib.explorers.lecture import (LectureDrawer, compute_lecture, lecture_figure, make_lecture_explorer,
                                        shapes_table_html)
 
@@ -128,7 +128,7 @@ def test_cached_background_gives_the_same_pixels_as_a_full_draw(box):
     fast = np.asarray(Image.open(io.BytesIO(box.image.value)))
     fig = lecture_figure(mask="causal")
     fig.set_dpi(80)
-    full = np.asarray(Image.open(io.BytesIO(_base.render_png(fig))))
+    full = np.asarray(Image.open(io.BytesIO(toolkit.render_png(fig))))
     assert fast.shape == full.shape
     assert (fast != full).any(axis=-1).mean() < 0.001
 
@@ -229,14 +229,15 @@ def test_no_numbers_in_cells_that_are_too_small():
     assert labels and not any(c.get_visible() for c in labels)
 
 
-# ---------------------------------------------------------------- the machinery (_base)
+# ---------------------------------------------------------------- the machinery (toolkit)
 
 def test_hold_redraws_once():
     import ipywidgets as widgets
 
     draws = []
     a, b = widgets.IntSlider(value=1), widgets.IntSlider(value=2)
-    box = _base.build_explorer({"a": a, "b": b}, lambda a, b: a + b, lambda fig, r: draws.append(r))
+    box = toolkit.build_explorer({"a": a, "b": b}, lambda a, b: a + b, lambda fig, r: draws.append(r),
+                                 layout="constrained")
     with box.hold():
         a.value = 5
         b.value = 7

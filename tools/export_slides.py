@@ -658,11 +658,6 @@ try:
         _slides_seen.append((png, fig))
         return png
     _toolkit.render_png = _slides_wrapped
-    try:
-        from mha_lib.explorers import _base as _slides_base
-        _slides_base.render_png = _slides_wrapped
-    except ImportError:
-        pass
     import mha_lib.explorers as _slides_explorers
     if hasattr(_slides_explorers, "render_png"):
         _slides_explorers.render_png = _slides_wrapped
