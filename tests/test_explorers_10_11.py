@@ -55,6 +55,20 @@ def test_default_is_the_running_example_with_two_words_swapped(boxes):
     assert [t.get_text() for t in panels[1].get_xticklabels()] == ["humpty", "sat", "dumpty", "on"]
 
 
+def test_a_sentence_of_another_length_gets_an_order_of_its_length(boxes):
+    """Typing a new sentence must not leave a message about the order box the student never touched."""
+    box = make_positions_explorer()
+    boxes.append(box)
+    box.controls["sentence"].value = "the cat sat"
+    assert box.message.value == "" and box.controls["order"].value == "2 1 3"
+    assert box.result.tokens_perm == ("cat", "the", "sat")
+    box.controls["order"].value = "3 2 1"
+    box.controls["sentence"].value = "a b c"  # same length: the student's order stays
+    assert box.controls["order"].value == "3 2 1" and box.message.value == ""
+    box.controls["sentence"].value = "hello"
+    assert box.controls["order"].value == "1" and box.message.value == ""
+
+
 def test_positions_checkbox_breaks_the_symmetry(boxes):
     box = make_positions_explorer()
     boxes.append(box)

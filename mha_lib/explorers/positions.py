@@ -220,5 +220,20 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posi
         "positions": checkbox("add positional encodings", positions),
         "head": int_slider("head", head, 1, 8),
     }
-    return build_explorer(controls, permutation_experiment, PositionsDrawer(), figsize=PositionsDrawer.size,
-                          title="Reorder the words: does attention notice?")
+    box = build_explorer(controls, permutation_experiment, PositionsDrawer(), figsize=PositionsDrawer.size,
+                         title="Reorder the words: does attention notice?")
+
+    def fit_order(change):
+        """A sentence of another length gets an order of its length (the first two words swapped)."""
+        try:
+            n = len(tokenize(change["new"]))
+        except (ValueError, TypeError):
+            return  # the sentence's own message is shown
+        try:
+            parse_order(controls["order"].value, n)
+        except (ValueError, TypeError):
+            if n <= MAX_TOKENS:
+                controls["order"].value = " ".join(map(str, [2, 1, *range(3, n + 1)] if n > 1 else [1]))
+
+    controls["sentence"].observe(fit_order, names="value")
+    return box
