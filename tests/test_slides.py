@@ -126,6 +126,67 @@ def test_overlapping_text_is_reported(tmp_path):
     assert hook["_slides_problems"](fig) == []
 
 
+def test_axis_name_touching_its_tick_labels_is_reported(tmp_path):
+    # The text-against-text check lets boxes touch (a tenth of an em); an axis name on its tick labels
+    # needs its own check.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    hook = hook_namespace(tmp_path)
+    fig = Figure(figsize=(4, 3))
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.4, 0.3, 0.5, 0.6))
+    ax.set_yticks([0, 1], ["dumpty", "sat"], fontsize=14)
+    ax.set_xticks([0, 1], ["humpty", "on"], fontsize=14)
+    ax.set_ylabel("query", fontsize=14, labelpad=-3)  # drawn into "dumpty"
+    ax.set_xlabel("key", fontsize=14, labelpad=10)
+    problems = hook["_slides_problems"](fig)
+    assert any(p.startswith("axis name touches") and "query" in p for p in problems), problems
+    assert not any("key" in p for p in problems), problems
+    ax.yaxis.labelpad = 8
+    assert hook["_slides_problems"](fig) == []
+
+
+def test_colour_bar_name_longer_than_its_bar_is_reported_and_put_on_two_lines(tmp_path):
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    hook = hook_namespace(tmp_path)
+    fig = Figure(figsize=(6, 3))
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.1, 0.3, 0.5, 0.4))
+    cax = fig.add_axes((0.65, 0.3, 0.03, 0.4))
+    cbar = fig.colorbar(ax.imshow(np.eye(3)), cax=cax)
+    cbar.set_label("attention weight (causal mask)", fontsize=24)
+    assert any(p.startswith("colour-bar name longer") for p in hook["_slides_problems"](fig))
+    assert hook["_slides_fit_cbar_labels"](fig)
+    label = cax.yaxis.label
+    assert label.get_text() == "attention weight\n(causal mask)"
+    assert label.get_fontsize() >= 24 - 1e-9, "a name never shrinks under the floor"
+    cax.set_position((0.65, 0.05, 0.03, 0.9))  # a bar tall enough for the two lines
+    fig.set_size_inches(6, 5)
+    assert not any(p.startswith("colour-bar") for p in hook["_slides_problems"](fig))
+
+
+def test_a_grid_of_heads_has_its_names_clear_of_tick_labels_and_bars(tmp_path):
+    # Notebook 04's causal-mask grid: "query" touched "dumpty", "key" ran into the turned "dumpty", and the
+    # colour bar's name ran past the top of the bar.
+    import numpy as np
+    from mha_lib.explorers.grid import heads_picture
+
+    weights = np.tril(np.full((8, 4, 4), 0.25))
+    weights /= weights.sum(-1, keepdims=True)
+    fig = heads_picture(weights, ["humpty", "dumpty", "sat", "on"], cbar_label="attention weight (causal mask)")
+    hook = hook_namespace(tmp_path)
+    fig.draw_without_rendering()
+    hook["_slides_save"](fig)
+    record = json.loads((tmp_path / "01.json").read_text())
+    for page in record["pages"]:
+        assert page["problems"] == [], page["problems"]
+        assert page_min_text(page) >= 24 - 1e-6, page
+
+
 @pytest.mark.slow
 def test_rerender_writes_pages_with_24pt_text_and_svg_files(tmp_path):
     notebook = ROOT / "notebooks" / "00_overview.ipynb"

@@ -83,6 +83,7 @@ _PAD = 0.05  # inches of white around a saved figure
 _PAGE = (%(page_w)r - 2 * _PAD - 0.05, %(page_h)r - 2 * _PAD - 0.05)  # inches a figure may fill (pixels round up)
 _FLOOR = %(floor)r                # the smallest text on a page, points
 _DPI = %(dpi)r
+_LABEL_GAP = 0.3        # an axis name's distance from its tick labels, in ems of the name (at least)
 _slides_seen = []       # (png bytes, figure) rendered with render_png during the current cell
 _slides_index = [0]
 
@@ -193,6 +194,10 @@ def _slides_grow(fig, factor, texts, spread=0.3):
             if isinstance(t, _Annotation) and t.anncoords in ("offset points", "offset pixels"):
                 x, y = t.xyann  # a label set off from its point by some points: set off as much more
                 t.xyann = (x * t.get_fontsize() / old, y * t.get_fontsize() / old)
+    for ax in fig.axes:  # an axis name sits a third of its height from its tick labels (the notebook: 2 pt)
+        for axis in (ax.xaxis, ax.yaxis):
+            if str(axis.label.get_text()).strip():
+                axis.labelpad = max(axis.labelpad * lines, _LABEL_GAP * axis.label.get_fontsize())
     for art in fig.findobj():
         if isinstance(art, _Text) or art is fig or id(art) in skip:
             continue
@@ -434,6 +439,7 @@ def _slides_problems(fig):
             if t.get_rotation() and t.get_rotation() == u.get_rotation():
                 continue  # turned labels side by side: their boxes overlap, their letters need not
             found.append("overlap: %%s / %%s" %% (name(t), name(u)))
+    found += _slides_label_problems(fig, renderer)
     axes_boxes = [(ax, ax.get_window_extent(renderer)) for ax in fig.axes if ax.get_visible()]
     for t in texts:
         x0, y0, x1, y1 = t.get_window_extent(renderer).extents
@@ -451,6 +457,96 @@ def _slides_problems(fig):
             if x1 - x0 > room * cw or y1 - y0 > 0.95 * ch:
                 found.append("too big for its cell or box: " + name(t))
     return found
+
+
+def _slides_label_side(axis):
+    # Where an axis name sits: "bottom", "top", "left" or "right" of its axes.
+    return axis.get_label_position()
+
+
+def _slides_tick_box(axis, renderer, side):
+    # The box around the tick labels on the side of the axis name, or None.
+    labels = [t for t in (axis.get_ticklabels() + axis.get_ticklabels(minor=True)) if t.get_visible()
+              and str(t.get_text()).strip()]
+    ax = axis.axes
+    lo, hi = sorted(ax.get_xlim() if axis is ax.xaxis else ax.get_ylim())
+    boxes = []
+    for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+        if not tick.get_visible() or not lo - 1e-9 * (hi - lo) <= tick.get_loc() <= hi + 1e-9 * (hi - lo):
+            continue
+        label = tick.label1 if side in ("bottom", "left") else tick.label2
+        if label.get_visible() and any(label is t for t in labels):
+            boxes.append(label.get_window_extent(renderer))
+    return _Bbox.union(boxes) if boxes else None
+
+
+def _slides_label_problems(fig, renderer):
+    # What the text-against-text check misses: an axis name that touches its tick labels (less than a tenth
+    # of an em between them), and a colour bar's name longer than its bar or past the figure's edge.
+    found = []
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison:
+            continue
+        for axis in (ax.xaxis, ax.yaxis):
+            label = axis.label
+            if not label.get_visible() or not str(label.get_text()).strip():
+                continue
+            side = _slides_label_side(axis)
+            lb = label.get_window_extent(renderer)
+            tb = _slides_tick_box(axis, renderer, side)
+            if tb is not None:
+                gap = {"bottom": tb.y0 - lb.y1, "top": lb.y0 - tb.y1,
+                       "left": tb.x0 - lb.x1, "right": lb.x0 - tb.x1}[side]
+                if gap < 0.1 * label.get_fontsize() * fig.dpi / 72:
+                    found.append("axis name touches its tick labels: %%r" %% str(label.get_text())[:30])
+            if "outline" in ax.spines and axis is (ax.yaxis if ax.get_position().height >= ax.get_position().width
+                                                   else ax.xaxis):
+                bar = ax.get_window_extent(renderer)
+                tol = 0.05 * label.get_fontsize() * fig.dpi / 72
+                longer = (lb.height > bar.height + tol) if axis is ax.yaxis else (lb.width > bar.width + tol)
+                outside = lb.x0 < -tol or lb.y0 < -tol or lb.x1 > fig.bbox.width + tol or lb.y1 > fig.bbox.height + tol
+                if longer or outside:
+                    found.append("colour-bar name longer than its bar: %%r" %% str(label.get_text())[:30])
+    return found
+
+
+def _slides_fit_cbar_labels(fig):
+    # A colour bar's name longer than its bar: on two lines (broken at the space nearest its middle, never
+    # inside a $...$ formula), and if still too long, smaller, but not under the floor. True: something changed.
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    changed = False
+    for ax in fig.axes:
+        if not ax.get_visible() or "outline" not in ax.spines:
+            continue
+        upright = ax.get_position().height >= ax.get_position().width
+        label = (ax.yaxis if upright else ax.xaxis).label
+        text = str(label.get_text())
+        if not text.strip():
+            continue
+        bar = ax.get_window_extent(renderer)
+        room = bar.height if upright else bar.width
+        def length():
+            b = label.get_window_extent(renderer)
+            return b.height if upright else b.width
+        if length() <= room:
+            continue
+        if "\n" not in text:
+            spaces, inside = [], False
+            for k, ch in enumerate(text):
+                if ch == "$":
+                    inside = not inside
+                elif ch == " " and not inside:
+                    spaces.append(k)
+            if spaces:
+                k = min(spaces, key=lambda k: abs(k - len(text) / 2))
+                label.set_text(text[:k] + "\n" + text[k + 1:])
+                changed = True
+        size = label.get_fontsize()
+        if length() > room and size > _FLOOR:
+            label.set_fontsize(max(_FLOOR, size * room / length()))
+            changed = True
+    return changed
 
 
 def _slides_write(fig, stem):
@@ -540,7 +636,7 @@ def _slides_attempt(fig, keep, fill, relayout, spread=0.3):
         else:
             copy.set_size_inches(*size)
             room = True
-        if not (_slides_wrap_long(copy) | _slides_turn_crowded_labels(copy)):
+        if not (_slides_wrap_long(copy) | _slides_turn_crowded_labels(copy) | _slides_fit_cbar_labels(copy)):
             break
     if not room:
         return copy, ["no room for the panels at this text size"]
