@@ -143,14 +143,25 @@ def test_window_report_renders_for_the_pixel_ratio(screen):
 
 
 def test_a_scene_with_another_layout_is_rendered_for_its_size(screen):
-    """Scene 7's figure (4 heads) is shorter than scene 2's (8 heads): it gets the resolution it needs."""
+    """Scene 7's figure (4 heads) is shorter than scene 2's (8 heads): it gets the resolution it needs,
+    never less than 4 % under it (a picture enlarged on screen is soft; it was 9 % under)."""
     screen.viewport.value = "1920x1080@1"
     screen.go(1)
     screen.go(scenes.scene_index("several-heads"))
     box = screen.explorers["lecture"]
     expected = scenes.dpi_for(tuple(box.figure.get_size_inches()), (1920, 1080, 1))
     assert box.figure.dpi == pytest.approx(expected, rel=0.16)
+    assert box.figure.dpi > 0.96 * expected
     screen.go(1)
+
+
+def test_the_picture_leaves_room_for_controls_that_grow_with_the_window():
+    """The controls' unit is max(20 px, 2.5 % of the height) (SCREEN_CSS): their column takes 18.75 units."""
+    assert "max(20px, 2.5vh)" in scenes.SCREEN_CSS and scenes.CONTROL_UNIT == (20, 0.025)
+    fig = (11, 4)  # wide: the width decides
+    assert scenes.dpi_for(fig, (1280, 720, 1)) == round((1280 - 375) / 11)
+    assert scenes.dpi_for(fig, (1920, 1080, 1)) == round((1920 - 18.75 * 27) / 11)
+    assert scenes.needs_refit(100, 95) and scenes.needs_refit(80, 100) and not scenes.needs_refit(90, 100)
 
 
 def test_high_contrast_redraws_the_pictures_bold(screen):

@@ -95,7 +95,7 @@ def scene_from_query(query_string, scenes=SCENES):
     return scene_index(values[0], scenes) if values else None
 
 
-def dpi_for(fig_inches, viewport, reserved=(375, 60), lowest=40, highest=300):
+def dpi_for(fig_inches, viewport, reserved=None, lowest=40, highest=300):
     """The resolution at which a figure fills the free part of a window, for its device pixel ratio.
 
     Parameters
@@ -104,8 +104,9 @@ def dpi_for(fig_inches, viewport, reserved=(375, 60), lowest=40, highest=300):
         The figure's size.
     viewport : (float, float, float)
         The window's inner width and height in CSS pixels and its device pixel ratio.
-    reserved : (float, float)
-        CSS pixels taken by the controls column and by the scene bar (and margins).
+    reserved : (float, float), optional
+        CSS pixels taken by the controls column and by the scene bar (and margins); default: those of
+        :data:`SCREEN_CSS` at this window's height (18.75 and 3 times its unit, see :data:`CONTROL_UNIT`).
 
     Returns
     -------
@@ -114,24 +115,39 @@ def dpi_for(fig_inches, viewport, reserved=(375, 60), lowest=40, highest=300):
     """
     w, h = fig_inches
     vw, vh, ratio = viewport
+    if reserved is None:
+        unit = max(CONTROL_UNIT[0], CONTROL_UNIT[1] * vh)
+        reserved = (18.75 * unit, 3 * unit)  # (375, 60) at 720 px high
     css = min(max(vw - reserved[0], 200) / w, max(vh - reserved[1], 150) / h)  # CSS pixels per inch
     return int(min(highest, max(lowest, round(css * ratio))))
 
 
+# The controls grow with the window as the picture does: one unit --u = 2.5 % of the window's height, at least
+# 20 px (20 px at 720 px high, 27 px at 1080), sets their text, heights, handles and the column's width.
+CONTROL_UNIT = (20, 0.025)  # px: at least this, else this fraction of the window's height (the CSS below)
+
 SCREEN_CSS = """<style>
-.mha-screen { font-size: 20px; }
+.mha-screen { --u: max(20px, 2.5vh); font-size: var(--u); }
 .mha-screen .widget-label, .mha-screen .widget-readout, .mha-screen input, .mha-screen select,
 .mha-screen .widget-html-content, .mha-screen label, .mha-screen button, .mha-screen .widget-label-basic span
-  { font-size: 20px !important; }
-.mha-screen input[type=checkbox] { transform: scale(1.6); margin: 0 12px 0 6px; }
-.mha-screen input[type=text], .mha-screen select { height: 38px !important; }
-.mha-screen button { height: 42px !important; padding: 0 16px; }
-.mha-screen .noUi-handle, .mha-screen .noUi-horizontal .noUi-handle { width: 26px !important; height: 26px !important;
-  top: -9px !important; border-radius: 13px !important; }
-.mha-screen .widget-slider, .mha-screen .widget-inline-hbox { min-height: 40px; }
-.mha-screen .mha-controls { width: 360px; flex: 0 0 360px; overflow: hidden; }
+  { font-size: var(--u) !important; }
+.mha-screen .widget-label, .mha-screen .widget-readout, .mha-screen label
+  { height: auto !important; line-height: 1.4 !important; overflow: visible !important; }
+.mha-screen .mha-controls .widget-label:not(:empty) { width: auto !important; }
+.mha-screen .slider-container { margin-left: calc(var(--u) * 0.8); }  /* the handle at its left end: clear of the label */
+.mha-screen .widget-label-basic { display: flex; align-items: center; }
+.mha-screen input[type=checkbox] { width: calc(var(--u) * 1.1); height: calc(var(--u) * 1.1);
+  margin: 0 calc(var(--u) * 0.5) 0 calc(var(--u) * 0.2); }
+.mha-screen input[type=text], .mha-screen select { height: calc(var(--u) * 1.9) !important; }
+.mha-screen button { height: calc(var(--u) * 2.1) !important; padding: 0 calc(var(--u) * 0.8); }
+.mha-screen .mha-scene-prev, .mha-screen .mha-scene-next { width: calc(var(--u) * 3.2) !important; }
+.mha-screen .mha-scene-menu { width: calc(var(--u) * 21.5) !important; }
+.mha-screen .noUi-handle, .mha-screen .noUi-horizontal .noUi-handle { width: calc(var(--u) * 1.3) !important;
+  height: calc(var(--u) * 1.3) !important; top: calc(var(--u) * -0.45) !important; border-radius: 50% !important; }
+.mha-screen .widget-slider, .mha-screen .widget-inline-hbox { min-height: calc(var(--u) * 2); }
+.mha-screen .mha-controls { width: calc(var(--u) * 18); flex: 0 0 calc(var(--u) * 18); overflow: hidden; }
 .mha-screen .mha-controls .widget-text, .mha-screen .mha-controls .widget-dropdown,
-.mha-screen .mha-controls .widget-slider { width: 350px !important; }
+.mha-screen .mha-controls .widget-slider { width: calc(var(--u) * 17.5) !important; }
 .mha-screen .mha-controls .widget-button { width: auto !important; }
 .mha-screen .mha-picture .widget-html { min-height: 0; margin: 0; }
 .mha-screen .mha-picture .widget-html-content:empty { display: none; }
@@ -227,6 +243,12 @@ CONTRAST_RC = {"font.weight": "bold", "axes.titleweight": "bold", "axes.labelwei
 def _parse_viewport(text):
     m = re.fullmatch(r"\s*(\d{1,6})x(\d{1,6})@(\d{1,3}(?:\.\d{1,6})?)\s*", text or "")  # "800x600@1.2.3": None
     return (float(m.group(1)), float(m.group(2)), float(m.group(3))) if m else None
+
+
+def needs_refit(wanted, dpi):
+    """Whether a picture rendered at ``dpi`` is rebuilt at ``wanted``: when it would be enlarged on screen by 4 %
+    or more (soft; scene 7 at 1920x1080 was enlarged 9 %), or shrunk by 15 % or more (sharp, but twice the pixels)."""
+    return wanted >= 1.04 * dpi or wanted <= 0.85 * dpi
 
 
 def _apply(box, settings):
@@ -409,7 +431,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         if vp is None:
             return
         wanted = dpi_for(tuple(box.figure.get_size_inches()), vp)
-        if abs(wanted - state["dpi"][name]) / state["dpi"][name] >= 0.15:
+        if needs_refit(wanted, state["dpi"][name]):
             rebuild(name, wanted)
             arrange(name)
 
@@ -448,7 +470,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
             show(menu.value)  # the first picture, drawn once, for this window
         for name, box in list(state["explorers"].items()):
             wanted = dpi_for(tuple(box.figure.get_size_inches()), vp)
-            if abs(wanted - state["dpi"][name]) / state["dpi"][name] < 0.15:
+            if not needs_refit(wanted, state["dpi"][name]):
                 continue
             rebuild(name, wanted)
             arrange(name)
