@@ -187,6 +187,26 @@ def test_a_grid_of_heads_has_its_names_clear_of_tick_labels_and_bars(tmp_path):
         assert page_min_text(page) >= 24 - 1e-6, page
 
 
+def test_a_point_label_on_another_label_is_moved_to_a_free_place(tmp_path):
+    # Notebook 05's tiny example: "v(token 2)" under "w = (0.00, 1.00)" once both grew to 24 pt.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    hook = hook_namespace(tmp_path)
+    fig = Figure(figsize=(8, 5))
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.15, 0.15, 0.8, 0.8))
+    ax.plot([0, 1], [4, 2])
+    ax.set_xlim(-0.5, 1.5)
+    ax.set_ylim(1.5, 4.5)
+    ax.annotate("w = (0.00, 1.00)", (1, 2), xytext=(10, 0), textcoords="offset points", fontsize=24, va="center")
+    ax.annotate("v(token 2)", (1, 2), xytext=(5, -5), textcoords="offset points", fontsize=24, va="top")
+    problems = hook["_slides_problems"](fig)
+    assert any(p.startswith("overlap") for p in problems), problems
+    assert hook["_slides_untangle"](fig, problems) == []
+    assert hook["_slides_problems"](fig) == []
+
+
 @pytest.mark.slow
 def test_rerender_writes_pages_with_24pt_text_and_svg_files(tmp_path):
     notebook = ROOT / "notebooks" / "00_overview.ipynb"

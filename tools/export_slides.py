@@ -383,9 +383,12 @@ def _slides_wrap_long(fig):
     renderer = fig.canvas.get_renderer()
     changed = False
     titles = {id(t): ax for ax in fig.axes for _, t in _slides_titles(ax)}
+    # a legend's entries: the legend is placed (and sized) around its texts by matplotlib, not broken up
+    legends = {id(t) for leg in (*fig.legends, *(ax.get_legend() for ax in fig.axes)) if leg is not None
+               for t in leg.get_texts()}
     for t in _slides_texts(fig):
         text = str(t.get_text())
-        if text.count("$") %% 2 or " " not in text.strip() or t.get_rotation():
+        if text.count("$") %% 2 or " " not in text.strip() or t.get_rotation() or id(t) in legends:
             continue
         width = t.get_window_extent(renderer).width
         if id(t) in titles:
@@ -549,6 +552,112 @@ def _slides_fit_cbar_labels(fig):
     return changed
 
 
+def _slides_obstacles(ax, renderer):
+    # The boxes and arrows of an axes (a diagram's boxes, arrows; a plot's frames), as display boxes.
+    return [(p, p.get_window_extent(renderer)) for p in ax.patches if p.get_visible()
+            and isinstance(p, (_FancyBboxPatch, _Rectangle, _FancyArrowPatch))]
+
+
+def _slides_meets(a, b, margin=0.0):
+    return min(a.x1, b.x1) + margin > max(a.x0, b.x0) and min(a.y1, b.y1) + margin > max(a.y0, b.y0)
+
+
+def _slides_untangle(fig, problems, budget=40):
+    # What the re-layout cannot do for a diagram or a plot with labelled points: a label that overlaps
+    # another text is moved to the nearest free place (within its panel, off every box and arrow it was not
+    # already on); a diagram box too small for its grown text grows around its centre, when that covers
+    # no other text or box. Each change is kept only if the figure has fewer problems with it.
+    import itertools
+    renderer = fig.canvas.get_renderer()
+    count = len(problems)
+    for t in _slides_texts(fig):
+        if budget <= 0 or not count:
+            break
+        ax = t.axes
+        if ax is None or t in (ax.xaxis.label, ax.yaxis.label) or any(t is x for _, x in _slides_titles(ax)) \
+                or any(t is x for x in ax.get_xticklabels() + ax.get_yticklabels()):
+            continue
+        name = repr(str(t.get_text())[:30])
+        mine = [p for p in problems if name in p]
+        if not mine:
+            continue
+        box = t.get_window_extent(renderer)
+        holder = _slides_holder(t, renderer)
+        patch = None
+        if holder and any(p.startswith("too big") for p in mine):
+            cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
+            for p, b in _slides_obstacles(ax, renderer):
+                if isinstance(p, _FancyBboxPatch) and b.x0 <= cx <= b.x1 and b.y0 <= cy <= b.y1 \
+                        and abs(b.width - holder[0]) < 1 and abs(b.height - holder[1]) < 1:
+                    patch = p
+        if patch is not None:  # grow the box around its centre to hold its text
+            old = (patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height())
+            b = patch.get_window_extent(renderer)
+            sx = max(1.0, (box.width / 0.9 + 0.3 * t.get_fontsize() * fig.dpi / 72) / b.width)
+            sy = max(1.0, box.height / 0.9 / b.height)
+            grow_x, grow_y = old[2] * (sx - 1), old[3] * (sy - 1)
+            patch.set_x(old[0] - grow_x / 2)
+            patch.set_width(old[2] + grow_x)
+            patch.set_y(old[1] - grow_y / 2)
+            patch.set_height(old[3] + grow_y)
+            nb = patch.get_window_extent(renderer)
+            others = [o for o in _slides_texts(fig) if o is not t and o.axes is ax
+                      and _slides_meets(o.get_window_extent(renderer), nb)]
+            hits = [q for q, qb in _slides_obstacles(ax, renderer) if q is not patch
+                    and isinstance(q, _FancyBboxPatch) and _slides_meets(qb, nb) and not _slides_meets(qb, b)]
+            budget -= 1
+            now = _slides_problems(fig) if not others and not hits else None
+            if now is not None and len(now) < count:
+                problems, count = now, len(now)
+                continue
+            patch.set_x(old[0]); patch.set_y(old[1]); patch.set_width(old[2]); patch.set_height(old[3])
+            continue
+        centred = t.get_horizontalalignment() == "center" and t.get_verticalalignment() in ("center", "center_baseline")
+        if holder and centred or not any(p.startswith("overlap") for p in mine):
+            continue  # the text of a box or cell stays there
+        # move the label: offsets of half its width / its height, nearest first
+        w, h = box.width, box.height
+        def within(inner, outer):
+            return outer.x0 <= inner.x0 and inner.x1 <= outer.x1 and outer.y0 <= inner.y0 and inner.y1 <= outer.y1
+        # how the label sits to each box and arrow: inside it (stays inside, off its edge), off it (stays
+        # off), across it (anything)
+        before = {id(p): "in" if within(box, b) else "across" if _slides_meets(b, box) else "off"
+                  for p, b in _slides_obstacles(ax, renderer)}
+        frame = ax.get_window_extent(renderer)
+        steps = sorted(((dx * w, dy * h) for dx, dy in itertools.product((0, -0.5, 0.5, -1, 1), (0, 1.2, -1.2, 2.4, -2.4))
+                        if dx or dy), key=lambda d: d[0] ** 2 + d[1] ** 2)
+        is_offset = isinstance(t, _Annotation) and t.anncoords in ("offset points", "offset pixels")
+        if not is_offset and t.get_transform() is not ax.transData:
+            continue
+        start = t.xyann if is_offset else t.get_position()
+        def place(dx, dy):
+            if is_offset:
+                k = 72 / fig.dpi if t.anncoords == "offset points" else 1.0
+                t.xyann = (start[0] + dx * k, start[1] + dy * k)
+            else:
+                px, py = ax.transData.transform(start)
+                t.set_position(tuple(ax.transData.inverted().transform((px + dx, py + dy))))
+        kept = False
+        for dx, dy in steps:
+            nb = _Bbox.from_extents(box.x0 + dx, box.y0 + dy, box.x1 + dx, box.y1 + dy)
+            if not within(nb, frame):
+                continue
+            if any(before.get(id(p)) == "off" and _slides_meets(b, nb) or before.get(id(p)) == "in" and not within(nb, b)
+                   for p, b in _slides_obstacles(ax, renderer)):
+                continue
+            place(dx, dy)
+            budget -= 1
+            now = _slides_problems(fig)
+            if len(now) < count:
+                problems, count, kept = now, len(now), True
+                break
+            if budget <= 0:
+                break
+        if not kept:
+            place(0, 0)
+    return problems
+
+
 def _slides_write(fig, stem):
     fig.savefig(str(stem) + ".png", dpi=_DPI, bbox_inches="tight", pad_inches=_PAD)
     fig.savefig(str(stem) + ".svg", bbox_inches="tight", pad_inches=_PAD)
@@ -641,6 +750,8 @@ def _slides_attempt(fig, keep, fill, relayout, spread=0.3):
     if not room:
         return copy, ["no room for the panels at this text size"]
     problems = _slides_problems(copy)
+    if problems:
+        problems = _slides_untangle(copy, problems)
     if problems and len(units) == 1 and all(ax.get_aspect() == "auto" for ax in units[0]):
         # one heatmap alone whose numbers do not fit its cells: cells as wide as the page allows
         if _slides_layout(copy, units, cbars, size, stretch=True):
