@@ -293,6 +293,20 @@ def _encode(canvas):
     return out.getvalue()
 
 
+def _restore(canvas, region):
+    """Paste a kept background into the canvas; False (nothing pasted) when it is not of the canvas's size.
+
+    The renderer is made for the figure's size first: pasting a region of another size (a figure resized
+    since it was kept) would write outside the renderer's buffer.
+    """
+    canvas.get_renderer()
+    width, height = canvas.get_width_height(physical=True)
+    if tuple(region.get_extents()) != (0, 0, width, height):
+        return False
+    canvas.restore_region(region)
+    return True
+
+
 def render_png(fig, dpi=None, frame=None, state=None, _state=None):
     """Render a figure with Agg and encode it as PNG bytes (the value of an ``ipywidgets.Image``).
 
@@ -329,19 +343,15 @@ def render_png(fig, dpi=None, frame=None, state=None, _state=None):
         artist.set_animated(True)
     backgrounds = state.setdefault("backgrounds", {})
     key = None if frame.key is None else (frame.key, fig.dpi, tuple(fig.get_size_inches()))
-    if frame.new_layout and key in backgrounds:
+    if frame.new_layout and key in backgrounds and _restore(canvas, backgrounds[key]):
         state["background"] = backgrounds[key]
-        canvas.get_renderer()  # a renderer of this figure's size
-        canvas.restore_region(state["background"])
-    elif frame.new_layout or state.get("background") is None:
+    elif frame.new_layout or state.get("background") is None or not _restore(canvas, state["background"]):
         canvas.draw()
         state["background"] = canvas.copy_from_bbox(fig.bbox)
         if key is not None:
             backgrounds[key] = state["background"]
             while len(backgrounds) > 8:
                 del backgrounds[next(iter(backgrounds))]
-    else:
-        canvas.restore_region(state["background"])
     renderer = canvas.get_renderer()
     for artist in frame.dynamic:
         if artist.get_visible():
