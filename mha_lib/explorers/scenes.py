@@ -246,9 +246,9 @@ def _parse_viewport(text):
 
 
 def needs_refit(wanted, dpi):
-    """Whether a picture rendered at ``dpi`` is rebuilt at ``wanted``: when it would be enlarged on screen by 4 %
+    """Whether a picture rendered at ``dpi`` is rebuilt at ``wanted``: when it would be enlarged on screen by 2 %
     or more (soft; scene 7 at 1920x1080 was enlarged 9 %), or shrunk by 15 % or more (sharp, but twice the pixels)."""
-    return wanted >= 1.04 * dpi or wanted <= 0.85 * dpi
+    return wanted >= 1.02 * dpi or wanted <= 0.85 * dpi
 
 
 def _apply(box, settings):

@@ -2,7 +2,9 @@
 
 At 1280x720 and 1920x1080: every scene renders (a picture, no error), fits the window without
 scrolling, the numbers in the cells of the running example's 8 heads are at least 16.5 px (25 px) on screen, and the right/left arrow keys move between scenes (a double press moves one scene); ``?scene=N`` opens scene N; the page
-shows no prose, no code and no printed output; at pixel ratio 2 the picture has twice the pixels.
+shows no prose, no code and no printed output; at pixel ratio 2 the picture has twice the pixels. The
+controls grow with the window: their labels are as large as the picture's token labels on screen (5 % off at most), and
+every control lies inside the window and its column.
 Screenshots: ``screenshots/lecture_<size>_<k>.png``.
 """
 
@@ -55,6 +57,19 @@ _STATE = """() => {
     dpr: window.devicePixelRatio,
     scrollH: document.scrollingElement.scrollHeight, scrollW: document.scrollingElement.scrollWidth,
     message: [...screen.querySelectorAll('.widget-html-content')].map(e => e.innerText).join(' ').includes('\u26a0'),
+  };
+}"""
+
+_CONTROLS = """() => {
+  const column = [...document.querySelectorAll('.mha-screen .mha-controls')].find(e => e.offsetParent !== null);
+  const c = column.getBoundingClientRect();
+  const parts = [...column.querySelectorAll('.widget-label, label, select, input, .noUi-target, button')]
+    .filter(e => e.offsetParent !== null && e.getBoundingClientRect().width > 0);
+  const labels = parts.filter(e => e.matches('.widget-label, label') && e.innerText.trim());
+  return {
+    labelPx: Math.min(...labels.map(e => parseFloat(getComputedStyle(e).fontSize))),
+    outside: parts.filter(e => { const r = e.getBoundingClientRect();
+      return r.right > c.right + 1 || r.bottom > window.innerHeight + 1; }).map(e => e.outerHTML.slice(0, 80)),
   };
 }"""
 
@@ -142,10 +157,17 @@ def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size
                 f"scene {k} ({SCENES[k - 1].name}) scrolls at {width}x{height}: {state}"
             assert state["imgBottom"] <= height + 1 and state["imgRight"] <= width + 1, state
             assert state["imgWidth"] > width * 0.4, f"scene {k}: the picture is small: {state}"
+            controls = page.evaluate(_CONTROLS)
+            assert not controls["outside"], f"scene {k}: controls cut off at {width}x{height}: {controls}"
             if k == 2:  # points / 72 * CSS pixels per inch of the figure
                 px = number_points(SCENES[1]) / 72 * painted_width(state) / LectureDrawer.WIDTH
                 print(f"\nscene 2 at {width}x{height}: cell numbers {px:.1f} px on screen")
                 assert px >= LEAST_NUMBER_PX[width], f"the cell numbers are {px:.1f} px on screen"
+                # the token labels of the heads are drawn at LECTURE_FS - 1 points
+                label_px = (LectureDrawer.LECTURE_FS - 1) / 72 * painted_width(state) / LectureDrawer.WIDTH
+                print(f"control labels {controls['labelPx']:.1f} px, the picture's labels {label_px:.1f} px")
+                assert controls["labelPx"] >= 0.95 * label_px, \
+                    f"the controls' labels ({controls['labelPx']} px) are small beside the picture's ({label_px:.1f} px)"
         page.keyboard.press("ArrowLeft")
         state = wait_for_scene(page, len(SCENES) - 1)
         page.wait_for_timeout(2000)  # scene 8's picture was on screen already: the keys are free after 1.5 s
