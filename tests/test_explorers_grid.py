@@ -197,3 +197,26 @@ def test_emoji_render_as_glyphs_when_an_outline_emoji_font_is_installed():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "Glyph ... missing from font" would be a warning
         render_png(fig)
+
+
+def test_a_kept_background_of_another_size_is_never_pasted():
+    """After drawing ahead, the figure may have another size than its kept background: draw in full.
+
+    Pasting it into the renderer of the old size wrote outside its buffer (in JupyterLab: FreeType
+    errors on later titles, or a dead kernel).
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from mha_lib.explorers.toolkit import Frame
+
+    fig = Figure(figsize=(3, 2), dpi=50)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes([0.1, 0.1, 0.8, 0.8])
+    ax.set_title("$Q_{10}$  (4 x 64)")
+    line, = ax.plot([0, 1], [0, 1])
+    state = {}
+    render_png(fig, frame=Frame([line], new_layout=True, key="a"), state=state)
+    fig.set_size_inches(6, 4)  # as a layout drawn ahead leaves it
+    png = render_png(fig, frame=Frame([line], new_layout=False, key="a"), state=state)
+    assert png_pixels(png).shape[:2] == (200, 300)
+    assert tuple(state["background"].get_extents()) == (0, 0, 300, 200)  # drawn in full, kept anew
