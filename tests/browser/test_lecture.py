@@ -13,6 +13,7 @@ from __future__ import annotations
 import secrets
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,17 @@ def wait_for_scene(page, k, previous_src=None, timeout=60.0):
         return bool(s) and s["counter"] == want and s["loaded"] and s["src"] not in old
 
     assert ld.wait_until(ready, timeout=timeout), f"scene {k} did not render: {page.evaluate(_STATE)}"
+    # a picture of the scene before (a late redraw for the window) may arrive just after the counter moved:
+    # the scene's picture is the one that then stays (1 s without a new one)
+    seen = {"src": page.evaluate(_STATE)["src"], "since": time.monotonic()}
+
+    def settled():
+        src = page.evaluate(_STATE)["src"]
+        if src != seen["src"]:
+            seen.update(src=src, since=time.monotonic())
+        return time.monotonic() - seen["since"] >= 1.0 and ready()
+
+    assert ld.wait_until(settled, timeout=timeout), f"scene {k}: the picture kept changing: {page.evaluate(_STATE)}"
     # the first picture of a page is drawn before the browser has reported its window: wait for the one
     # rendered for the window, with at least as many pixels as it is painted with (times the pixel ratio)
     assert ld.wait_until(lambda: sharp(page.evaluate(_STATE)), timeout=timeout), \
