@@ -183,12 +183,22 @@ def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size
         page.keyboard.press("ArrowLeft")
         state = wait_for_scene(page, len(SCENES) - 1)
         page.wait_for_timeout(2000)  # scene 8's picture was on screen already: the keys are free after 1.5 s
-        # a double press while the next scene is drawn moves one scene, not two
+        # a double press while the next scene is drawn moves one scene, not two. On a loaded machine the
+        # browser may handle the second key press only after the scene has changed: that is a second press
+        # (recorded: the counter each press found, in a listener that runs before the screen's)
+        page.evaluate("() => { window.__mhaPresses = []; document.addEventListener('keydown', () => "
+                      "window.__mhaPresses.push(document.querySelector('.mha-scene-counter').innerText.trim()), "
+                      "{capture: true}); }")
         page.keyboard.press("ArrowLeft")
         page.keyboard.press("ArrowLeft")
-        wait_for_scene(page, len(SCENES) - 2, previous_src=state["all"])
+        found = page.evaluate("() => window.__mhaPresses")
+        assert len(found) == 2, found
+        expected = len(SCENES) - 2 if found[1] == found[0] else len(SCENES) - 3
+        if found[1] != found[0]:
+            print(f"\nthe second press was handled after the scene changed ({found}): a press of its own")
+        wait_for_scene(page, expected, previous_src=state["all"])
         page.wait_for_timeout(4000)
-        assert page.evaluate(_STATE)["counter"] == f"{len(SCENES) - 2} / {len(SCENES)}", "a double press skipped a scene"
+        assert page.evaluate(_STATE)["counter"] == f"{expected} / {len(SCENES)}", f"a double press skipped a scene: {found}"
         print("\n".join(f"{k}. {name}: painted {painted_width(s):.0f} CSS px wide, rendered "
                         f"{s['naturalWidth']} px wide" for k, name, s in report))
         assert not page.evaluate(_TEXT_OUTSIDE), "text outside the lecture screen: " + page.evaluate(_TEXT_OUTSIDE)
