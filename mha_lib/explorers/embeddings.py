@@ -3,9 +3,7 @@
     from mha_lib.explorers.embeddings import make_embeddings_explorer
     make_embeddings_explorer()
 
-The compute function (:func:`compute_embeddings`) is pure and can be called
-on its own; an impossible setting (an empty sentence, too many words to draw)
-raises ``ValueError`` and the explorer shows that one line instead of a picture.
+An impossible setting (an empty sentence, too many words to draw) shows one line instead of a picture.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ import numpy as np
 
 from ..data import embed_tokens, tokenize
 from ..plotting import SIGNED_CMAP, symmetric_limits
-from .grid import plot_heatmap
+from .grid import matrix_panel
 from .toolkit import LayoutDrawer, Result, build_explorer, check_budget, int_slider
 
 __all__ = ["MAX_TOKENS", "MAX_COLUMNS", "Embeddings", "compute_embeddings", "EmbeddingsDrawer", "draw_embeddings",
@@ -65,8 +63,7 @@ def compute_embeddings(sentence, d_model):
                          f"type at most {MAX_TOKENS}")
     check_budget(len(tokens) * d_model, f"X for d_model={d_model}")
     X = embed_tokens(tokens, d_model)  # (n, d_model)
-    norms = np.linalg.norm(X, axis=1, keepdims=True)  # (n, 1)
-    unit = X / norms  # (n, d_model), every row of length 1
+    unit = X / np.linalg.norm(X, axis=1, keepdims=True)  # (n, d_model), every row of length 1
     cosine = unit @ unit.T  # (n, d_model) @ (d_model, n) -> (n, n)
     return Embeddings(tokens=tokens, X=X, shown=min(d_model, MAX_COLUMNS), cosine=cosine)
 
@@ -81,30 +78,21 @@ class EmbeddingsDrawer(LayoutDrawer):
 
     def build(self, fig, res):
         n = len(res.tokens)
-        ax_x, ax_c = fig.subplots(1, 2, width_ratios=[1.7, 1.2],
-                                  gridspec_kw=dict(left=0.09, right=0.96, bottom=0.14, top=0.88, wspace=0.35))
-        self.x = plot_heatmap(ax_x, np.zeros((n, res.shown)), res.tokens, [str(j + 1) for j in range(res.shown)],
-                              cmap=SIGNED_CMAP, vmin=-1, vmax=1, numbers=False, rotate=False)
-        ax_x.set_xlabel("embedding dimension", fontsize=8)
-        self.x.cbar = fig.colorbar(self.x.image, ax=ax_x, shrink=0.8)
-        self.x.cbar.set_label("value of X", fontsize=8)
-        self.x.cbar.ax.tick_params(labelsize=7)
-        self.cos = plot_heatmap(ax_c, np.zeros((n, n)), res.tokens, res.tokens, cmap=SIGNED_CMAP, vmin=-1.0,
-                                vmax=1.0, numbers=n <= 8, fontsize=8)
-        ax_c.set_title("cosine similarity of rows", fontsize=9)
-        # fixed scale: -1 (opposite) .. 0 (unrelated) .. 1 (same direction, e.g. the same word)
-        self.cos.cbar = fig.colorbar(self.cos.image, ax=ax_c, shrink=0.8, ticks=[-1, -0.5, 0, 0.5, 1])
-        self.cos.cbar.set_label("cosine similarity", fontsize=8)
-        self.cos.cbar.ax.tick_params(labelsize=7)
-        self.title = ax_x.set_title("", fontsize=9)
+        x = matrix_panel(fig, (0.9, 0.41, 3.47, 2.52), (n, res.shown), res.tokens, list(range(1, res.shown + 1)),
+                         cmap=SIGNED_CMAP, vmin=-1, xlabel="embedding dimension", cbar_label="value of X",
+                         numbers=False, fs=8)
+        x.ax.tick_params(axis="x", labelrotation=0)  # 24 short numbers fit level
+        cos = matrix_panel(fig, (6.54, 0.41, 2.45, 2.52), (n, n), res.tokens, res.tokens, cmap=SIGNED_CMAP, vmin=-1,
+                           title="cosine similarity of rows", cbar_label="cosine similarity", numbers=n <= 8, fs=8)
+        cos.cbar.set_ticks([-1, -0.5, 0, 0.5, 1])  # fixed: -1 opposite, 0 unrelated, 1 same direction (same word)
+        return x, cos
 
     def update(self, layout, res):
-        n, d_model = res.X.shape
+        (x, cos), (n, d_model) = layout, res.X.shape
         part = res.X[:, : res.shown]
         more = f" (columns 1-{res.shown} of {d_model} drawn)" if res.shown < d_model else ""
-        self.title.set_text(f"X: {n} x {d_model}, one row per token{more}")
-        return (self.x.set_data(part, clim=symmetric_limits(part)) + self.cos.set_data(res.cosine)
-                + [self.title, self.x.cbar.ax])
+        x.ax.title.set_text(f"X: {n} x {d_model}, one row per token{more}")
+        return x.set_data(part, clim=symmetric_limits(part)) + cos.set_data(res.cosine) + [x.ax.title, x.cbar.ax]
 
 
 def draw_embeddings(fig, result):
@@ -117,14 +105,12 @@ def make_embeddings_explorer(sentence="humpty dumpty sat on", d_model=16):
 
     Returns
     -------
-    ipywidgets.VBox
-        See :mod:`mha_lib.explorers._base` for its attributes
-        (``controls["sentence"]``, ``controls["d_model"]``, ``message``, ...).
+    ExplorerBox
+        ``controls`` are ``sentence`` and ``d_model``; see :mod:`mha_lib.explorers.toolkit`.
     """
     controls = {
         "sentence": widgets.Text(value=sentence, description="sentence", continuous_update=False,
-                                 style={"description_width": "initial"},
-                                 layout=widgets.Layout(width="360px")),
+                                 style={"description_width": "initial"}, layout=widgets.Layout(width="360px")),
         "d_model": int_slider("d_model", d_model, 1, 512),
     }
     return build_explorer(controls, compute_embeddings, EmbeddingsDrawer(), figsize=EmbeddingsDrawer.size,

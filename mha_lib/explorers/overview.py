@@ -3,9 +3,8 @@
     from mha_lib.explorers.overview import make_overview_explorer
     make_overview_explorer()
 
-Type a sentence and choose the number of heads h (d_model = 512, d_k =
-512 / h); the picture shows every head's attention weights. An h that does
-not divide 512 (h = 7, say) is impossible and shows a one-line message.
+Type a sentence and choose the number of heads h (d_model = 512, d_k = 512 / h, so h offers the divisors
+of 512); the picture shows every head's attention weights.
 """
 
 from __future__ import annotations
@@ -67,8 +66,6 @@ def compute_overview(sentence, h, d_model=512, seed=0):
 class OverviewDrawer(LayoutDrawer):
     """Every head's weights on one shared [0, 1] scale (built once per h and tokens)."""
 
-    size = (10.0, 5.2)
-
     def key(self, res):
         return res.h, tuple(res.tokens)
 
@@ -79,7 +76,6 @@ class OverviewDrawer(LayoutDrawer):
     def update(self, grid, res):
         return grid.update(res.result.weights, caption=f"h = {res.h} heads, d_k = d_model / h = {res.d_k}: "
                            "row = query token, column = key token, each row sums to 1")
-
 
 
 def make_overview_explorer(sentence="humpty dumpty sat on", h=8):

@@ -3,10 +3,8 @@
     from mha_lib.explorers.projections import make_projections_explorer
     make_projections_explorer()
 
-The explorer works on the running example's X (4 x 512). With "tie d_k to
-d_model/h" ticked, d_k follows h, and an h that does not divide d_model
-(h=7 for d_model=512) is impossible: the explorer shows one line saying so.
-Untick it to choose d_k freely, as the original paper allows.
+The explorer works on the running example's X (4 x 512). With "d_k = d_model / h" ticked, d_k follows h
+and h offers only the divisors of d_model; untick it to choose d_k freely, as the original paper allows.
 """
 
 from __future__ import annotations
@@ -16,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attention import project
-from ..data import load_running_example
 from ..params import parameter_count
 from ..plotting import SIGNED_CMAP, head_grid, symmetric_limits
 from .grid import plot_heatmap
@@ -31,8 +28,6 @@ class Projections(Result):
     """The query projections of every head for one setting (also readable as ``res["Q"]``)."""
 
     tokens: list
-    h: int
-    d_model: int
     d_k: int
     W_q: np.ndarray  # (h, d_model, d_k)
     Q: np.ndarray  # (h, n, d_k)
@@ -60,69 +55,60 @@ def compute_projections(h, tie_d_k, d_k, X=None, tokens=None, seed=0):
     Returns
     -------
     Projections
-        ``tokens``, ``h``, ``d_model``, ``d_k``, ``W_q`` (h, d_model, d_k),
-        ``Q`` (h, n, d_k) and ``count`` (from :func:`mha_lib.parameter_count`).
+        ``tokens``, ``d_k``, ``W_q`` (h, d_model, d_k), ``Q`` (h, n, d_k) and ``count``
+        (from :func:`mha_lib.parameter_count`); h and d_model are the shape of ``W_q``.
 
     Raises
     ------
     ValueError
         d_model not divisible by h while d_k is tied (the message names the fix).
     """
-    X, tokens = running_inputs(X, tokens if X is not None else None)
-    d_model = X.shape[-1]
-    params = explorer_params(d_model, h, None if tie_d_k else d_k, seed)  # raises for h=7, tied
+    X, tokens = running_inputs(X, tokens)
+    params = explorer_params(X.shape[-1], h, None if tie_d_k else d_k, seed)  # raises for h=7, tied
     Q = project(X, params.W_q)  # (n, d_model) @ (h, d_model, d_k) -> (h, n, d_k)
-    return Projections(tokens=list(tokens), h=params.h, d_model=d_model, d_k=params.d_k, W_q=params.W_q, Q=Q,
-                       count=parameter_count(d_model, params.h, d_k=params.d_k))
+    return Projections(tokens=list(tokens), d_k=params.d_k, W_q=params.W_q, Q=Q,
+                       count=parameter_count(X.shape[-1], params.h, d_k=params.d_k))
 
 
 class ProjectionsDrawer(LayoutDrawer):
     """Every head's Q_i as a heatmap (rows = tokens), one shared signed colour scale.
 
-    Built once per h; another d_k only changes the images, their titles, the "1 ... d_k" ends of
-    each panel's axis and the caption.
+    Built once per h; another d_k only changes the images (stretched over the same panel), their
+    titles, the "1 ... d_k" ends of each panel's axis and the caption.
     """
 
     size = (10.0, 4.6)
 
     def key(self, res):
-        return res.h, tuple(res.tokens)
+        return len(res.Q), tuple(res.tokens)
 
     def build(self, fig, res):
-        h, n = res.h, len(res.tokens)
-        rows, cols = head_grid(h)
-        axes = fig.subplots(rows, cols, squeeze=False, gridspec_kw=dict(left=0.1, right=0.9, bottom=0.13,
-                                                                         top=0.84, wspace=0.12, hspace=0.5))
-        self.panels, self.titles, self.ends = [], [], []
-        for i, ax in enumerate(axes.flat):
-            if i >= h:
-                ax.set_axis_off()
-                continue
-            self.panels.append(plot_heatmap(ax, np.zeros((n, 1)), res.tokens if i % cols == 0 else None, None,
-                                            cmap=SIGNED_CMAP, vmin=-1, vmax=1, numbers=False))
-            self.titles.append(ax.set_title("", fontsize=8))
-            self.ends += [ax.text(x, -0.04, "", transform=ax.transAxes, ha=ha, va="top", fontsize=7)
-                          for x, ha in ((0.0, "left"), (1.0, "right"))]  # "1" and "d_k" under the panel
-        self.cax = fig.add_axes([0.92, 0.13, 0.015, 0.71])
-        fig.colorbar(self.panels[0].image, cax=self.cax)
-        self.xlabel = fig.text(0.5, 0.02, "", ha="center", fontsize=8)
-        self.caption = fig.text(0.5, 0.97, "", ha="center", va="top", fontsize=9)
+        h, n = len(res.Q), len(res.tokens)
+        cols = head_grid(h)[1]
+        gs = fig.add_gridspec(*head_grid(h), left=0.1, right=0.9, bottom=0.13, top=0.84, wspace=0.12, hspace=0.5)
+        panels = [plot_heatmap(fig.add_subplot(gs[i]), np.zeros((n, 1)), res.tokens if i % cols == 0 else None,
+                               None, cmap=SIGNED_CMAP, vmin=-1, vmax=1, numbers=False) for i in range(h)]
+        cax = fig.add_axes([0.92, 0.13, 0.015, 0.71])
+        fig.colorbar(panels[0].image, cax=cax)
+        return dict(panels=panels, titles=[heat.ax.set_title("", fontsize=8) for heat in panels],
+                    ends=[heat.ax.text(x, -0.04, "", transform=heat.ax.transAxes, ha=ha, va="top", fontsize=7)
+                          for heat in panels for x, ha in ((0.0, "left"), (1.0, "right"))],  # "1" and "d_k"
+                    cax=cax, xlabel=fig.text(0.5, 0.02, "", ha="center", fontsize=8),
+                    caption=fig.text(0.5, 0.97, "", ha="center", va="top", fontsize=9))
 
     def update(self, layout, res):
-        h, d_k, n, c = res.h, res.d_k, len(res.tokens), res.count
-        clim = symmetric_limits(res.Q)
-        changed = []
+        self.__dict__.update(layout)  # the artists of the layout on screen (self.caption, self.panels, ...)
+        h, n, d_k = res.Q.shape
+        clim, changed = symmetric_limits(res.Q), []
         for i, (heat, Q) in enumerate(zip(self.panels, res.Q)):
-            heat.image.set_extent((-0.5, d_k - 0.5, n - 0.5, -0.5))
-            heat.ax.set_xlim(-0.5, d_k - 0.5)
             changed += heat.set_data(Q, clim=clim)
             self.titles[i].set_text(f"$Q_{{{i + 1}}}$  ({n} x {d_k})")
         for k, t in enumerate(self.ends):
             t.set_text("1" if k % 2 == 0 else str(d_k))
         self.xlabel.set_text(f"dimension within the head (1 ... d_k = {d_k}); rows: tokens")
-        self.caption.set_text(f"h={h}, d_k={d_k}:  each $W_i^Q$ is {res.d_model} x {d_k},  each "
+        self.caption.set_text(f"h={h}, d_k={d_k}:  each $W_i^Q$ is {res.W_q.shape[1]} x {d_k},  each "
                               f"$Q_i = X W_i^Q$ is {n} x {d_k};  parameters ($W^Q, W^K, W^V, W^O$ together) = "
-                              f"{c['total']:,}")
+                              f"{res.count['total']:,}")
         return changed + self.titles + self.ends + [self.xlabel, self.caption, self.cax]
 
 
@@ -139,17 +125,12 @@ def make_projections_explorer(h=8, tie_d_k=True, d_k=64):
     ExplorerBox
         ``controls`` are ``h``, ``tie_d_k`` and ``d_k``; see :mod:`mha_lib.explorers.toolkit`.
     """
-    example = load_running_example()
     controls = {
         "h": heads_control(512, h, tied=tie_d_k),
         "tie_d_k": checkbox(TIE_LABEL, tie_d_k),
         "d_k": int_slider("d_k", d_k, 1, 512, disabled=tie_d_k),
     }
-
-    def compute(h, tie_d_k, d_k):
-        return compute_projections(h, tie_d_k, d_k, X=example.X, tokens=example.tokens)
-
-    box = build_explorer(controls, compute, ProjectionsDrawer(), figsize=ProjectionsDrawer.size,
+    box = build_explorer(controls, compute_projections, ProjectionsDrawer(), figsize=ProjectionsDrawer.size,
                          title="Queries of every head for 'humpty dumpty sat on' (d_model = 512)")
     link_heads(box, lambda: 512, tie="tie_d_k")
     return box

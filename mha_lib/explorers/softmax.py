@@ -1,19 +1,9 @@
 """Explorer for notebook 04 (softmax): heads, temperature and masks -> every head's weights.
 
-``make_softmax_explorer()`` shows the attention weights of every head for
-one of two sentences:
-
-``"humpty dumpty sat on"``
-    the running example (d_model=512);
-``"You are welcome PAD"``
-    doc 004's padded sentence, d_model=6, X = embeddings +
-    sinusoidal positions (see :func:`pad_example`).
-
-Controls: sentence, h, d_k (tied to d_model/h or free), temperature T and the
-mask (none, causal, padding). The weights are
-``softmax(mask(Q_i K_i^T / (T sqrt(d_k))))``: a temperature is just another
-scale factor, so they equal :func:`mha_lib.multi_head_attention` with
-``scale = 1 / (T sqrt(d_k))``.
+``make_softmax_explorer()`` shows the attention weights of every head for the running example
+"humpty dumpty sat on" (d_model=512) or doc 004's padded sentence "You are welcome PAD" (d_model=6, see
+:func:`pad_example`). The weights are ``softmax(mask(Q_i K_i^T / (T sqrt(d_k))))``: a temperature T is just
+another scale factor, so they equal :func:`mha_lib.multi_head_attention` with ``scale = 1 / (T sqrt(d_k))``.
 """
 
 from __future__ import annotations
@@ -21,31 +11,26 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import ipywidgets as widgets
 import numpy as np
 
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions
-from ..attention import MASK_KINDS as MASKS, make_mask, row_entropy
+from ..attention import MASK_KINDS, make_mask, row_entropy
 from .grid import HeadGrid, head_titles
 from .toolkit import (TIE_LABEL, LayoutDrawer, build_explorer, checkbox, dropdown, explorer_params, fixed_layer,
                       heads_control, int_slider, link_heads, running_inputs, weights_control)
 
-__all__ = ["PAD_TOKENS", "pad_example", "SoftmaxSetting", "softmax_setting", "SoftmaxDrawer",
-           "make_softmax_explorer"]
+__all__ = ["PAD_TOKENS", "pad_example", "SoftmaxSetting", "softmax_setting", "SoftmaxDrawer", "make_softmax_explorer"]
 
 PAD_TOKENS = ("You", "are", "welcome", "PAD")
 SENTENCES = ("humpty dumpty sat on", "You are welcome PAD")
 
 
 def pad_example(d_model=6):
-    """Doc 004's input: "You are welcome PAD", position-encoded, 4 x d_model.
+    """Doc 004's input "You are welcome PAD", position-encoded: ``(tokens, X)``, X of shape (4, d_model).
 
-    The document only says the 4 x 6 input is position-encoded; the numbers
-    here are the project's stand-in embeddings plus sinusoidal positions.
-
-    Returns
-    -------
-    tokens : tuple of str
-    X : ndarray, shape (4, d_model)
+    The document only says the 4 x 6 input is position-encoded; the numbers here are the project's
+    stand-in embeddings plus sinusoidal positions.
     """
     X = embed_tokens(PAD_TOKENS, d_model) + sinusoidal_positions(len(PAD_TOKENS), d_model)  # (4, d_model)
     return PAD_TOKENS, X
@@ -80,10 +65,8 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
     ----------
     sentence : {"humpty dumpty sat on", "You are welcome PAD"}
         The running example (d_model=512) or the padded sentence (d_model=6).
-    h : int
-        Number of heads.
-    d_k : int
-        Query/key size; ignored when ``tie`` is True (then d_k = d_model/h).
+    h, d_k : int
+        Number of heads, query/key size (ignored when ``tie``: then d_k = d_model/h).
     tie : bool
         Use d_k = d_model / h.
     temperature : float
@@ -92,52 +75,41 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
     seed : int
         Seed of :func:`mha_lib.init_params`.
     weights : {"random", "designed", "trained"}
-        Where the parameters (the W matrices, not the attention weights) come from;
-        "designed" and "trained" use their own X and layer for the sentence (h and d_k are then fixed).
+        Where the parameters (the W matrices) come from; "designed" and "trained" use their own X and
+        layer for the sentence (h and d_k are then fixed).
+
+    Returns
+    -------
+    SoftmaxSetting
+        ``weights``, shape (h, n, n), and ``mask`` (n, n) or None.
 
     Raises
     ------
     ValueError
-        One line for an impossible combination (h not dividing d_model while
-        tied, a padding mask on a sentence without PAD, T <= 0).
+        One line for an impossible combination (h not dividing d_model while tied, a padding mask on a
+        sentence without PAD, T <= 0).
     """
     if sentence not in SENTENCES:
         raise ValueError(f"sentence={sentence!r} is not one of {SENTENCES}")
+    if not (isinstance(temperature, (int, float, np.floating)) and math.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"temperature T={temperature!r} must be a positive number")
     roles = None
     if weights != "random":  # designed or trained: their own X and layer for this sentence (h, d_k fixed)
         tokens, X, params, roles = fixed_layer(weights, sentence)
     elif sentence == SENTENCES[0]:
         X, tokens = running_inputs()  # (4, 512)
-    elif sentence == SENTENCES[1]:
-        tokens, X = pad_example(6)  # (4, 6)
     else:
-        raise ValueError(f"sentence={sentence!r} is not one of {SENTENCES}")
-    if not (isinstance(temperature, (int, float, np.floating)) and math.isfinite(temperature) and temperature > 0):
-        raise ValueError(f"temperature T={temperature!r} must be a positive number")
+        tokens, X = pad_example(6)  # (4, 6)
     m = make_mask(mask, tokens, pad_token="pad" if weights != "random" else "PAD")  # designed and trained lower-case
     if weights == "random":
         params = explorer_params(X.shape[-1], h, None if tie else d_k, seed)  # the library's d_k = d_model / h rule
-    h, d_k = params.h, params.d_k
-    r = multi_head_attention(X, params, mask=m, scale=1.0 / (temperature * math.sqrt(d_k)))
-    return SoftmaxSetting(sentence=sentence, h=h, d_k=d_k, temperature=float(temperature), mask_kind=mask,
-                          tokens=tuple(tokens), mask=m, weights=r.weights, roles=roles, kind=weights)
-
-
-def _softmax_title(res):
-    return (f"weights of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, T = {res.temperature:.3g}, "
-            f"mask: {res.mask_kind}"
-            f"  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)")
+    r = multi_head_attention(X, params, mask=m, scale=1.0 / (temperature * math.sqrt(params.d_k)))
+    return SoftmaxSetting(sentence=sentence, h=params.h, d_k=params.d_k, temperature=float(temperature),
+                          mask_kind=mask, tokens=tuple(tokens), mask=m, weights=r.weights, roles=roles, kind=weights)
 
 
 class SoftmaxDrawer(LayoutDrawer):
-    """Draws a :class:`SoftmaxSetting`: every head's weights on the shared scale [0, 1], masked cells hatched.
-
-    Built once per layout (h, tokens); another temperature, mask or d_k only changes the images,
-    the numbers in the cells and the caption.
-    """
-
-    WIDTH, HEIGHT = 10.0, 5.2  # inches
-    size = (WIDTH, HEIGHT)
+    """Every head's weights on the shared scale [0, 1], masked cells hatched (built once per h and tokens)."""
 
     def key(self, res):
         return res.h, res.tokens, res.roles
@@ -147,7 +119,9 @@ class SoftmaxDrawer(LayoutDrawer):
                         titles=head_titles(res.h, res.roles))
 
     def update(self, grid, res):
-        return grid.update(res.weights, mask=res.mask, caption=_softmax_title(res))
+        return grid.update(res.weights, mask=res.mask, caption=(
+            f"weights of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, T = {res.temperature:.3g}, "
+            f"mask: {res.mask_kind}  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)"))
 
     def head_panels(self):
         """The axes of the head panels now shown."""
@@ -159,18 +133,14 @@ class SoftmaxDrawer(LayoutDrawer):
 
 
 def make_softmax_explorer(seed=0):
-    """Widget: sentence, h, d_k, temperature and mask -> every head's attention weights.
-
-    Controls: ``sentence``, ``h``, ``d_k``, ``tie`` (d_k = d_model/h),
-    ``T`` (temperature, 0.01 to 100 on a log scale) and ``mask``.
+    """Widget: parameters, sentence, h, d_k, temperature and mask -> every head's attention weights.
 
     Returns
     -------
-    ipywidgets.VBox
-        See :func:`mha_lib.explorers.toolkit.build_explorer`.
+    ExplorerBox
+        ``controls`` are ``weights``, ``sentence``, ``h``, ``d_k``, ``tie`` (d_k = d_model/h), ``T``
+        (temperature, 0.01 to 100 on a log scale) and ``mask``; see :mod:`mha_lib.explorers.toolkit`.
     """
-    import ipywidgets as widgets
-
     controls = {
         "weights": weights_control(),
         "sentence": dropdown("sentence", list(SENTENCES), SENTENCES[0]),
@@ -180,15 +150,13 @@ def make_softmax_explorer(seed=0):
         "T": widgets.FloatLogSlider(value=1.0, base=10, min=-2.0, max=2.0, step=0.25, description="temperature T",
                                     continuous_update=False, readout_format=".3g",
                                     style={"description_width": "initial"}),
-        "mask": dropdown("mask", list(MASKS), "none"),
+        "mask": dropdown("mask", list(MASK_KINDS), "none"),
     }
 
     def compute(weights, sentence, h, d_k, tie, T, mask):
-        return softmax_setting(sentence=sentence, h=h, d_k=d_k, tie=tie, temperature=float(T), mask=mask, seed=seed,
-                               weights=weights)
+        return softmax_setting(sentence, h, d_k, tie, float(T), mask, seed, weights)
 
-    drawer = SoftmaxDrawer()
-    box = build_explorer(controls, compute, drawer, figsize=drawer.size, title="Attention weights of every head")
-    box.drawer = drawer
+    box = build_explorer(controls, compute, SoftmaxDrawer(), figsize=SoftmaxDrawer.size,
+                         title="Attention weights of every head")
     link_heads(box, lambda: 512 if controls["sentence"].value == SENTENCES[0] else 6)
     return box
