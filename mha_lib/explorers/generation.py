@@ -1,22 +1,12 @@
 """Explorers of notebook 12: generation with a KV cache, and grouped-query heads.
 
-* :func:`make_generation_explorer`: a slider adds one token at a time. Every
-  head's causal weights so far (the new query row framed), the cached keys of
-  one head growing by a row, and what this step computes with and without the
-  cache.
-* :func:`make_gqa_explorer`: a slider over the valid numbers of key/value
-  heads (the divisors of h). Which query heads share which key/value head, the
-  weights of every head, and the KV-cache size of a published model at a
-  chosen context length.
-
-Both are built on the shared heatmap grid (:mod:`mha_lib.explorers.grid`) and
-the toolkit (:mod:`mha_lib.explorers.toolkit`); the math is
-:func:`mha_lib.decode_step`, :func:`mha_lib.multi_head_attention` and
-:func:`mha_lib.kv_cache_bytes`.
+Both are built on the shared head grid (:mod:`mha_lib.explorers.grid`) and the toolkit; the math is
+:func:`mha_lib.decode_step`, :func:`mha_lib.multi_head_attention` and :func:`mha_lib.kv_cache_bytes`.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -25,20 +15,16 @@ from matplotlib.patches import Rectangle
 
 from ..attention import causal_mask, divisors, multi_head_attention
 from ..data import embed_tokens, tokenize
-from ..generation import PUBLISHED_CONFIGS, KVCache, decode_step
+from ..generation import PUBLISHED_CONFIGS, KVCache, decode_step, kv_cache_bytes
 from ..params import init_params
 from ..plotting import SIGNED_CMAP
 from .grid import HeadGrid, plot_heatmap
-from .toolkit import LayoutDrawer, build_explorer, checkbox, dropdown, inch_box, int_slider, literal, text_family
+from .toolkit import (TOKEN_COLORS, LayoutDrawer, build_explorer, checkbox, dropdown, inch_box, int_slider, literal,
+                      text_family)
 
 __all__ = ["GENERATION_SENTENCE", "generation_state", "make_generation_explorer", "gqa_state", "make_gqa_explorer"]
 
 GENERATION_SENTENCE = "humpty dumpty sat on a wall"
-_NEW = "#D55E00"  # Okabe-Ito vermilion: what this step computes
-_GROUP_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
-
-
-# --------------------------------------------------------------------------- generation, step by step
 
 
 @dataclass(frozen=True)
@@ -56,11 +42,6 @@ class GenerationState:
     counts: dict
 
 
-def _generation_layer(tokens, d_model, h):
-    X = embed_tokens(list(tokens), d_model)  # (n, d_model)
-    return X, init_params(d_model, h, seed=0)
-
-
 def generation_state(t=1, use_cache=True, sentence=GENERATION_SENTENCE, d_model=32, h=4):
     """Feed the first t tokens of ``sentence`` to :func:`mha_lib.decode_step` one at a time.
 
@@ -72,23 +53,25 @@ def generation_state(t=1, use_cache=True, sentence=GENERATION_SENTENCE, d_model=
     n = len(tokens)
     if not 1 <= t <= n:
         raise ValueError(f"step t={t} must be between 1 and the number of tokens, {n}")
-    X, params = _generation_layer(tokens, d_model, h)
+    X = embed_tokens(list(tokens), d_model)  # (n, d_model)
+    params = init_params(d_model, h, seed=0)
     cache = KVCache(params)
     weights = np.zeros((h, n, n))
-    for i in range(t):
-        step = decode_step(X[i], params, cache)  # one new query row; the cache grows by one key and value row
-        weights[:, i, : i + 1] = step.weights  # (h, i+1)
+    for i in range(t):  # one new query row a step; the cache grows by one key and one value row
+        weights[:, i, : i + 1] = decode_step(X[i], params, cache).weights  # (h, i+1)
     keys = np.zeros((n, params.d_k))
     keys[:t] = cache.K[0]  # head 1's cached keys, (t, d_k)
-    all_keys = X @ params.W_k[0]  # (n, d_model) @ (d_model, d_k) -> (n, d_k): fixed colour limits for every step
-    m = float(np.abs(all_keys).max())
-    shown = causal_mask(n) & (np.arange(n) < t)[:, None]  # (n, n)
-    counts = {
-        "cache": {"query rows": 1, "key/value rows": 1, "scores": t},
-        "recompute": {"query rows": t, "key/value rows": t, "scores": t * t},
-    }
-    return GenerationState(tokens=tokens, t=t, use_cache=bool(use_cache), weights=weights, shown=shown, keys=keys,
-                           key_limits=(-m, m), cache_rows=len(cache), counts=counts)
+    m = float(np.abs(X @ params.W_k[0]).max())  # (n, d_model) @ (d_model, d_k): one colour scale for every step
+    counts = {"cache": {"query rows": 1, "key/value rows": 1, "scores": t},
+              "recompute": {"query rows": t, "key/value rows": t, "scores": t * t}}
+    return GenerationState(tokens=tokens, t=t, use_cache=bool(use_cache), weights=weights, keys=keys,
+                           shown=causal_mask(n) & (np.arange(n) < t)[:, None], key_limits=(-m, m),
+                           cache_rows=len(cache), counts=counts)
+
+
+def _frame(ax, width):
+    """The frame around the rows this step computes (Okabe-Ito vermilion; moved by the drawer)."""
+    return ax.add_patch(Rectangle((-0.5, -0.5), width, 1, fill=False, edgecolor="#D55E00", linewidth=2.0, zorder=5))
 
 
 class _GenerationDrawer(LayoutDrawer):
@@ -99,38 +82,26 @@ class _GenerationDrawer(LayoutDrawer):
 
     def build(self, fig, res):
         h, n, _ = res.weights.shape
-        W, H = self.size
         grid = HeadGrid(fig, h, res.tokens, region=(0.05, 0.05, 7.5, 2.95), annotate=True, ncols=4,
                         cbar_label="attention weight", caption="", panel_cap=1.6)
-        frames = []
-        for heat in grid.panels:
-            frame = Rectangle((-0.5, -0.5), n, 1, fill=False, edgecolor=_NEW, linewidth=2.0, zorder=5)
-            heat.ax.add_patch(frame)
-            frames.append(frame)
-        box = inch_box(W, H)
-        ax_k = fig.add_axes(box(8.45, 0.55, 1.3, 2.0))
+        ax_k = fig.add_axes(inch_box(*self.size)(8.45, 0.55, 1.3, 2.0))
         keys = plot_heatmap(ax_k, res.keys, res.tokens, None, cmap=SIGNED_CMAP, vmin=res.key_limits[0],
                             vmax=res.key_limits[1], numbers=False, fontsize=8)
         ax_k.set_title("head 1's cached keys K\n(a row per token)", fontsize=8, pad=3)
         ax_k.set_xlabel("d_k", fontsize=8, labelpad=2)
-        key_frame = Rectangle((-0.5, -0.5), res.keys.shape[1], 1, fill=False, edgecolor=_NEW, linewidth=2.0,
-                              zorder=5)
-        ax_k.add_patch(key_frame)
-        text = fig.text(0.15 / W, 0.3 / H, "", ha="left", va="bottom", fontsize=9, fontfamily=text_family())
-        return grid, frames, keys, key_frame, text
+        frames = [_frame(heat.ax, n) for heat in grid.panels] + [_frame(ax_k, res.keys.shape[1])]
+        text = fig.text(0.15 / self.size[0], 0.3 / self.size[1], "", ha="left", va="bottom", fontsize=9,
+                        fontfamily=text_family())
+        return grid, frames, keys, text
 
     def update(self, layout, res):
-        grid, frames, keys, key_frame, text = layout
+        grid, frames, keys, text = layout
         t, n = res.t, len(res.tokens)
         first = t - 1 if res.use_cache else 0  # the rows this step computes
-        rows = t - first
         for frame in frames:
             frame.set_y(first - 0.5)
-            frame.set_height(rows)
-        key_frame.set_y(first - 0.5)
-        key_frame.set_height(rows)
-        word = res.tokens[t - 1]
-        caption = f"step {t} of {n}: the new token is '{word}' (framed: what this step computes)"
+            frame.set_height(t - first)
+        caption = f"step {t} of {n}: the new token is '{res.tokens[t - 1]}' (framed: what this step computes)"
         changed = grid.update(res.weights, mask=res.shown, caption=caption)
         changed += keys.set_data(res.keys, mask=np.broadcast_to((np.arange(n) < t)[:, None], res.keys.shape))
         c, r = res.counts["cache"], res.counts["recompute"]
@@ -142,7 +113,7 @@ class _GenerationDrawer(LayoutDrawer):
             line = (f"without a cache: this step recomputes all {r['query rows']} query, key and value rows and "
                     f"{r['scores']} scores per head\n({t * (t - 1) // 2} of them masked), only to keep the last row")
         text.set_text(literal(line))
-        return changed + frames + [key_frame, text]
+        return changed + frames + [text]
 
 
 def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=3, use_cache=True):
@@ -163,12 +134,8 @@ def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=3,
         "t": int_slider("tokens so far", t, 1, len(tokens)),
         "use_cache": checkbox("use the KV cache", use_cache),
     }
-    drawer = _GenerationDrawer()
-
-    def compute(t, use_cache):
-        return generation_state(t, use_cache, tokens, d_model, h)
-
-    return build_explorer(controls, compute, drawer, figsize=drawer.size, dpi=90)
+    compute = functools.partial(generation_state, sentence=tokens, d_model=d_model, h=h)
+    return build_explorer(controls, compute, _GenerationDrawer(), figsize=_GenerationDrawer.size, dpi=90)
 
 
 # --------------------------------------------------------------------------- grouped-query heads
@@ -196,48 +163,32 @@ def gqa_state(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8, d_model=64):
         raise ValueError(f"h_kv={h_kv} must divide h={h}; choose one of {divisors(h)}")
     if model not in PUBLISHED_CONFIGS:
         raise ValueError(f"model {model!r} unknown; choose one of {list(PUBLISHED_CONFIGS)}")
-    params = init_params(d_model, h, h_kv=h_kv, seed=1)
     X = embed_tokens(list(tokens), d_model)  # (4, d_model)
+    params = init_params(d_model, h, h_kv=h_kv, seed=1)
     weights = multi_head_attention(X, params, mask=causal_mask(len(tokens))).weights  # (h, 4, 4)
-    cfg = PUBLISHED_CONFIGS[model]
-    n_tokens = 2**log2_tokens
-    gib = {
-        f"one per query\nhead (h_kv = {cfg.h})": kv_gib(cfg, cfg.h, n_tokens),
-        f"as published\n(h_kv = {cfg.h_kv})": kv_gib(cfg, cfg.h_kv, n_tokens),
-        "multi-query\n(h_kv = 1)": kv_gib(cfg, 1, n_tokens),
-    }
-    kv_of = tuple(i // (h // h_kv) for i in range(h))
-    return GQAState(tokens=tokens, h=h, h_kv=h_kv, weights=weights, kv_of=kv_of, model=model, n_tokens=n_tokens,
-                    cache_gib=gib)
+    cfg, n_tokens = PUBLISHED_CONFIGS[model], 2**log2_tokens
+    kinds = {f"one per query\nhead (h_kv = {cfg.h})": cfg.h, f"as published\n(h_kv = {cfg.h_kv})": cfg.h_kv,
+             "multi-query\n(h_kv = 1)": 1}
+    gib = {label: kv_cache_bytes(cfg.n_layers, k, cfg.d_k, n_tokens, 2) / 2**30 for label, k in kinds.items()}
+    return GQAState(tokens=tokens, h=h, h_kv=h_kv, weights=weights, kv_of=tuple(i // (h // h_kv) for i in range(h)),
+                    model=model, n_tokens=n_tokens, cache_gib=gib)
 
 
-def kv_gib(cfg, h_kv, n_tokens):
-    """GiB of float16 keys and values for one sequence of a model shaped like ``cfg`` with h_kv kv heads."""
-    from ..generation import kv_cache_bytes
-
-    return kv_cache_bytes(cfg.n_layers, h_kv, cfg.d_k, n_tokens, 2) / 2**30
-
-
-def plot_sharing(ax, h, h_kv):
+def _plot_sharing(ax, h, h_kv):
     """Draw h query heads (top row) joined to the h_kv key/value heads they share (bottom row)."""
     ax.set_xlim(-0.5, h - 0.5)
     ax.set_ylim(-0.2, 1.35)
     ax.set_axis_off()
     group = h // h_kv
-    artists = []
     for j in range(h_kv):
-        colour = _GROUP_COLOURS[j % len(_GROUP_COLOURS)]
+        colour = TOKEN_COLORS[j % len(TOKEN_COLORS)]
         x_kv = j * group + (group - 1) / 2  # under the middle of its group
-        artists.append(ax.add_patch(Rectangle((x_kv - 0.4, 0.0), 0.8, 0.3, facecolor=colour, edgecolor="black",
-                                              alpha=0.85)))
-        artists.append(ax.text(x_kv, 0.15, f"K,V {j + 1}", ha="center", va="center", fontsize=7, color="white",
-                               fontweight="bold"))
+        ax.add_patch(Rectangle((x_kv - 0.4, 0.0), 0.8, 0.3, facecolor=colour, edgecolor="black", alpha=0.85))
+        ax.text(x_kv, 0.15, f"K,V {j + 1}", ha="center", va="center", fontsize=7, color="white", fontweight="bold")
         for i in range(j * group, (j + 1) * group):
-            artists += ax.plot([i, x_kv], [0.9, 0.3], color=colour, lw=1.2)
-            artists.append(ax.add_patch(Rectangle((i - 0.4, 0.9), 0.8, 0.3, facecolor="white", edgecolor=colour,
-                                                  linewidth=2)))
-            artists.append(ax.text(i, 1.05, f"Q {i + 1}", ha="center", va="center", fontsize=7))
-    return artists
+            ax.plot([i, x_kv], [0.9, 0.3], color=colour, lw=1.2)
+            ax.add_patch(Rectangle((i - 0.4, 0.9), 0.8, 0.3, facecolor="white", edgecolor=colour, linewidth=2))
+            ax.text(i, 1.05, f"Q {i + 1}", ha="center", va="center", fontsize=7)
 
 
 class _GQADrawer(LayoutDrawer):
@@ -247,10 +198,9 @@ class _GQADrawer(LayoutDrawer):
         return (res.h, res.h_kv)
 
     def build(self, fig, res):
-        W, H = self.size
-        box = inch_box(W, H)
+        box = inch_box(*self.size)
         ax_share = fig.add_axes(box(0.3, 0.5, 5.6, 1.3))
-        plot_sharing(ax_share, res.h, res.h_kv)
+        _plot_sharing(ax_share, res.h, res.h_kv)
         ax_share.set_title(f"h = {res.h} query heads (top) share h_kv = {res.h_kv} key/value heads (bottom, what "
                            f"the cache stores):\n{res.h // res.h_kv} query heads per key/value head", fontsize=9,
                            pad=4)
@@ -259,25 +209,22 @@ class _GQADrawer(LayoutDrawer):
                         cbar_label="attention weight", panel_cap=1.3)
         ax_bar = fig.add_axes(box(7.3, 0.6, 2.5, 3.9))
         bars = ax_bar.bar(range(3), [1.0, 1.0, 1.0], color=["#999999", "#0072B2", "#009E73"])
-        ax_bar.set_xticks(range(3), labels=list(res.cache_gib), fontsize=7)
         ax_bar.tick_params(axis="y", labelsize=7)
         ax_bar.set_ylabel("KV cache, GiB (float16, one sequence)", fontsize=8)
         labels = [ax_bar.text(k, 0, "", ha="center", va="bottom", fontsize=8) for k in range(3)]
-        title = ax_bar.set_title("", fontsize=8, pad=4)
-        return grid, ax_bar, bars, labels, title
+        return grid, ax_bar, bars, labels
 
     def update(self, layout, res):
-        grid, ax_bar, bars, labels, title = layout
+        grid, ax_bar, bars, labels = layout
         changed = grid.update(res.weights, mask=causal_mask(len(res.tokens)))
-        values = list(res.cache_gib.values())
-        top = max(values) * 1.2
+        top = max(res.cache_gib.values()) * 1.2
         ax_bar.set_ylim(0, top)
-        for bar, label, v, name in zip(bars, labels, values, res.cache_gib):
+        for bar, label, v in zip(bars, labels, res.cache_gib.values()):
             bar.set_height(v)
             label.set_position((bar.get_x() + bar.get_width() / 2, v + top * 0.01))
             label.set_text(f"{v:,.2f}")
-        ax_bar.set_xticks(range(3), labels=list(res.cache_gib), fontsize=7)
-        title.set_text(literal(f"{res.model} at {res.n_tokens:,} tokens"))
+        ax_bar.set_xticks(range(3), labels=list(res.cache_gib), fontsize=7)  # the labels name the model's h
+        ax_bar.set_title(literal(f"{res.model} at {res.n_tokens:,} tokens"), fontsize=8, pad=4)
         return changed + [ax_bar]
 
 
@@ -299,9 +246,4 @@ def make_gqa_explorer(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8):
         "model": dropdown("model", list(PUBLISHED_CONFIGS), model),
         "log2_tokens": int_slider("context = 2^", log2_tokens, 8, 17),
     }
-    drawer = _GQADrawer()
-
-    def compute(h_kv, model, log2_tokens):
-        return gqa_state(h_kv, model, log2_tokens, h=h)
-
-    return build_explorer(controls, compute, drawer, figsize=drawer.size, dpi=90)
+    return build_explorer(controls, functools.partial(gqa_state, h=h), _GQADrawer(), figsize=_GQADrawer.size, dpi=90)
