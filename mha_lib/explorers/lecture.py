@@ -1,30 +1,25 @@
 """Notebook 08: the whole computation on one screen, for a lecture.
 
-:func:`make_lecture_explorer` builds the widget: a sentence, the sizes
-(d_model, h, d_k tied to d_model/h or free), the mask, the scaling, presets
-for real models, and a lecture mode with large fonts. It shows every head's
-weights on one shared [0, 1] scale, the output, and (under the picture) the
-table of every intermediate's shape.
-
-The pieces are separate so they can be tested and reused:
-
-* :func:`compute_lecture` is pure: settings in, :class:`LectureResult` out.
-* :class:`LectureDrawer` draws a result on a figure. It builds the axes once
-  per layout (heads drawn, tokens, d_model, lecture mode) at fixed positions
-  computed by hand (no layout engine), and afterwards only updates the data
-  of its images and texts, returning a :class:`~mha_lib.explorers.toolkit.Frame`
-  so that the static part is rendered once and reused.
+:func:`make_lecture_explorer` builds the widget: a sentence, the parameters (random, designed or
+trained), the sizes (d_model, h, d_k tied to d_model/h or free), presets for real models, the mask,
+the scaling and a lecture mode with large fonts. It shows every head's weights on one shared [0, 1]
+scale, the output, and under the picture the table of every intermediate's shape.
+:func:`compute_lecture` is pure (settings in, a frozen :class:`LectureResult` out, the table's HTML
+included); :class:`LectureDrawer` builds the axes once per layout and afterwards only updates data.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
 
 from .. import attention, params as _params
 from ..data import embed_tokens
@@ -54,23 +49,20 @@ _STREAMED: dict = {}  # the last large setting's per-head Q, K, V and V_i W^O_i 
 
 
 def _per_head(X, d_model, h, d_k, seed):
-    """Q, K, V (h, n, d_k) and V_i W^O_i (h, n, d_model) with every head's parameters drawn from its own seed.
+    """Q, K, V (h, n, d_k) and V_i W^O_i (h, n, d_model), every head's parameters drawn from its own seed.
 
-    For settings whose parameters would not fit in :data:`MEMORY_BUDGET` at once (LLaMA-7B: 4 x 4096 x 4096
-    numbers): head i's W_i^Q, W_i^K, W_i^V (d_model, d_k) and W^O_i (d_k, d_model) come from
-    ``default_rng([seed, d_model, h, d_k, i])`` with the standard deviations of :func:`mha_lib.init_params`,
-    are used and dropped, so memory holds one head's parameters at a time; the same setting always gives
-    the same numbers.
+    For settings whose parameters do not fit in :data:`MEMORY_BUDGET` at once (LLaMA-7B): head i's W_i^Q,
+    W_i^K, W_i^V (d_model, d_k) and W^O_i (d_k, d_model) come from ``default_rng([seed, d_model, h, d_k, i])``
+    with the standard deviations of :func:`mha_lib.init_params` and are dropped after use.
     """
-    n = len(X)
     one_head = 4 * d_model * d_k
     check_budget(one_head, f"one head's parameters (4 x {d_model} x {d_k}, d_model={d_model}, d_k={d_k})")
     if h * one_head > RANDOM_NUMBERS_BUDGET:
         raise ValueError(f"d_model={d_model}, h={h}, d_k={d_k} has {h * one_head / 1e6:,.0f} million random parameters "
                          f"to draw (about {h * one_head / 6e7:.0f} s); this explorer draws at most "
                          f"{RANDOM_NUMBERS_BUDGET / 1e6:.0f} million: choose a smaller d_k or h")
-    Q, K, V = (np.empty((h, n, d_k)) for _ in range(3))
-    VW = np.empty((h, n, d_model))
+    Q, K, V = (np.empty((h, len(X), d_k)) for _ in range(3))
+    VW = np.empty((h, len(X), d_model))
     for i in range(h):
         rng = np.random.default_rng([seed, d_model, h, d_k, i])
         W = rng.standard_normal((3, d_model, d_k), dtype=np.float32) * np.float32(d_model**-0.5)
@@ -87,8 +79,8 @@ def _attention(X, tokens, d_model, h, d_k, tie, m, scale, seed=0):
     check_budget(h * len(X) * (3 * d_k + d_model) + 2 * h * len(X) ** 2,
                  f"the intermediates of d_model={d_model}, h={h}, d_k={d_k}")
     if 8 * full <= MEMORY_BUDGET:
-        params = explorer_params(d_model, h, None if tie else d_k, seed)
-        return attention.multi_head_attention(X, params, mask=m, scale=scale)
+        return attention.multi_head_attention(X, explorer_params(d_model, h, None if tie else d_k, seed), mask=m,
+                                              scale=scale)
     key = (tokens, d_model, h, d_k, seed)
     if key not in _STREAMED:
         _STREAMED.clear()
@@ -104,7 +96,7 @@ def _attention(X, tokens, d_model, h, d_k, tie, m, scale, seed=0):
 
 @dataclass(frozen=True)
 class LectureResult:
-    """One setting of the lecture explorer and everything computed for it."""
+    """One setting of the lecture explorer and everything computed for it (``table``: the shapes' HTML)."""
 
     tokens: tuple
     d_model: int
@@ -122,6 +114,11 @@ class LectureResult:
     def n(self):
         return len(self.tokens)
 
+    @property
+    def table(self):
+        """The HTML table shown under the picture: every intermediate's shape and the parameter counts."""
+        return shapes_table_html(self, lecture=self.lecture)
+
 
 def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=64, mask="none", scaled=True,
                     lecture=False, preset=CUSTOM, max_heads=16, max_tokens=16, weights="random"):
@@ -135,6 +132,12 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
     ``weights`` "designed" or "trained" runs that layer (:func:`~mha_lib.explorers.toolkit.fixed_layer`)
     on the sentence instead; its d_model, h and d_k are its own (the size arguments are ignored).
 
+    Returns
+    -------
+    LectureResult
+        ``.result``: the :class:`~mha_lib.attention.MHAResult` (weights of shape (h, n, n), output
+        (n, d_model)); ``.table``: the HTML table of shapes.
+
     Raises
     ------
     ValueError
@@ -145,7 +148,6 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
     if not isinstance(sentence, str) or not sentence.split():
         raise ValueError("type a sentence: at least one word")
     # zero-width spaces, direction marks and control characters are not seen on screen: a word is what is seen
-    # (a sentence of zero-width spaces alone drew one invisible token; "a\u200bb" a token that looks like "ab")
     sentence = _as_seen(sentence)
     if not sentence.split():
         raise ValueError("the sentence holds only invisible characters (such as zero-width spaces): "
@@ -170,28 +172,20 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
     else:
         result = attention.multi_head_attention(X, params, mask=m, scale=None if scaled else 1.0)
         d_model, h = params.d_model, params.h
-    d_k = result.Q.shape[-1]
-    return LectureResult(tokens=tokens, d_model=d_model, h=h, d_k=d_k, mask_kind=mask, scaled=bool(scaled),
-                         lecture=bool(lecture), result=result, heads_shown=min(h, max_heads), roles=roles,
-                         kind=weights)
+    return LectureResult(tokens=tokens, d_model=d_model, h=h, d_k=result.Q.shape[-1], mask_kind=mask,
+                         scaled=bool(scaled), lecture=bool(lecture), result=result, heads_shown=min(h, max_heads),
+                         roles=roles, kind=weights)
 
 
 def shapes_table_html(res, lecture=False):
     """An HTML table of every intermediate's shape (``MHAResult.shapes()``) and the parameter counts."""
-    r = res.result
-    size = "1.25em" if lecture else "0.95em"
-    rows = "".join(
-        f"<tr><td style='padding:0 1em 0 0'><code>{html.escape(name)}</code></td>"
-        f"<td><code>{html.escape(str(shape))}</code></td>"
-        f"<td style='padding-left:1em'>{int(np.prod(shape)):,} numbers</td></tr>"
-        for name, shape in r.shapes().items()
-    )
-    counts = _params.parameter_count(res.d_model, res.h, res.d_k)
-    count_rows = "".join(
-        f"<tr><td style='padding:0 1em 0 0'><code>{k}</code></td><td colspan=2>{v:,}</td></tr>"
-        for k, v in counts.items() if k != "biases"
-    )
-    return (f"<div style='font-size:{size}; display:flex; gap:3em; flex-wrap:wrap'>"
+    rows = "".join(f"<tr><td style='padding:0 1em 0 0'><code>{html.escape(name)}</code></td>"
+                   f"<td><code>{html.escape(str(shape))}</code></td>"
+                   f"<td style='padding-left:1em'>{int(np.prod(shape)):,} numbers</td></tr>"
+                   for name, shape in res.result.shapes().items())
+    count_rows = "".join(f"<tr><td style='padding:0 1em 0 0'><code>{k}</code></td><td colspan=2>{v:,}</td></tr>"
+                         for k, v in _params.parameter_count(res.d_model, res.h, res.d_k).items() if k != "biases")
+    return (f"<div style='font-size:{'1.25em' if lecture else '0.95em'}; display:flex; gap:3em; flex-wrap:wrap'>"
             f"<table><tr><th align=left>intermediate</th><th align=left>shape</th><th></th></tr>{rows}</table>"
             f"<table><tr><th align=left>parameters</th><th align=left>count</th></tr>{count_rows}</table></div>")
 
@@ -224,18 +218,14 @@ class LectureDrawer(LayoutDrawer):
     # font sizes (points): labels and titles; lecture mode's labels and its cell numbers. At 1280x720 the
     # lecture screen draws this 11-inch figure at about 80 dpi: 15 pt is 17 px, the numbers up to 19 px.
     FS, LECTURE_FS, LECTURE_NUMBERS = 9, 15, 17
-
-    def __init__(self):
-        super().__init__()
-        self.last_layout_built = False
+    last_layout_built = False
 
     def key(self, res):
         return res.heads_shown, res.tokens, res.d_model, res.lecture, res.roles
 
     def build(self, fig, res):
-        lecture = res.lecture
+        lecture, n, shown, tokens = res.lecture, res.n, res.heads_shown, list(res.tokens)
         fs = self.LECTURE_FS if lecture else self.FS
-        n, shown, tokens = res.n, res.heads_shown, list(res.tokens)
         # 4 columns keep 8+ tokens readable; 8 columns only for many heads of few tokens.
         cols = shown if shown <= 4 else (4 if shown <= 8 or lecture or (n > 8 and shown <= 16) else 8)
         rows = -(-shown // cols)
@@ -263,9 +253,8 @@ class LectureDrawer(LayoutDrawer):
         H = top + grid_h + out_h + (0.05 if lecture else 0.15)
         fig.set_size_inches(W, H)
         box = inch_box(W, H)
-        lay = type("LectureLayout", (), {})()
-        lay.caption = fig.text(0.3 / W, 1 - 0.15 / H, "", ha="left", va="top", linespacing=1.5,
-                               fontsize=fs + 1 if lecture else fs, fontfamily=text_family())
+        lay = SimpleNamespace(caption=fig.text(0.3 / W, 1 - 0.15 / H, "", ha="left", va="top", linespacing=1.5,
+                                               fontsize=fs + 1 if lecture else fs, fontfamily=text_family()))
         lay.grid = HeadGrid(fig, shown, tokens, None, (0.1, top, W - 0.2, grid_h), annotate=n <= self.ANNOTATE_MAX_TOKENS,
                             caption=None, fs=fs - 1, panel_cap=cap, ncols=cols,
                             titles=[f"head {i + 1}\n{r}" for i, r in enumerate(res.roles[:shown])] if two_line_titles
@@ -284,13 +273,9 @@ class LectureDrawer(LayoutDrawer):
                                        interpolation="nearest", aspect="auto",
                                        extent=(0.5, res.d_model + 0.5, n - 0.5, -0.5))  # columns counted from 1
         lay.out_title = lay.oax.set_title("", loc="left", pad=3, fontsize=fs)
-        step = max(1, res.d_model // 8)
-        xt = sorted({1, *range(step, res.d_model + 1, step), res.d_model})
-        if len(xt) > 2 and xt[-1] - xt[-2] < step / 2:
-            xt.pop(-2)  # keep the last column's label clear of its neighbour
-        if len(xt) > 2 and xt[1] - xt[0] < step / 2:
-            xt.pop(1)
-        lay.oax.set_xticks(xt if not lecture else [])  # lecture mode: the title says "columns 1 ... d_model"
+        step = max(1, res.d_model // 8)  # ticks 1, step, 2 step, ..., d_model, the last two kept apart
+        lay.oax.set_xticks([] if lecture else  # lecture mode: the title says "columns 1 ... d_model"
+                           sorted({1, *range(step, res.d_model - step // 2 + 1, step), res.d_model}))
         if designed:
             lay.oax.set_xticks([per_head * (i + 0.5) + 0.5 for i in range(res.h)],
                                labels=[f"head {i + 1}" for i in range(res.h)])
@@ -300,13 +285,11 @@ class LectureDrawer(LayoutDrawer):
                            fontsize=min(fs - 3 if lecture else fs - 1, max(5.0, 0.8 * out_rows_h * 72 / n)))
         lay.oax.tick_params(axis="x", labelsize=fs - 2)
         lay.oax.tick_params(length=2, pad=1)
-        lay.out_columns = (f"{per_head} columns written by each head" if designed else
-                           f"columns 1 … {res.d_model}")  # lecture mode: in the title, no room for an x label
-        if not lecture:
+        lay.out_columns = f"{per_head} columns written by each head" if designed else f"columns 1 … {res.d_model}"
+        if not lecture:  # lecture mode: in the title, no room for an x label
             lay.oax.set_xlabel(f"output column (1 … {res.d_model})" if not designed else
                                f"output columns 1 … {res.d_model}: {per_head} written by each head", fontsize=fs - 1)
-        # The output's colour bar: the bar is static (-1..1 of the current largest |value|); its three
-        # numbers change with every setting, so they are texts drawn each time.
+        # The output's colour bar is static (-1..1 of the current largest |value|); its three numbers are texts.
         ocax = fig.add_axes(box(left + out_w + 0.2, y_out, 0.15, out_rows_h))
         ocbar = fig.colorbar(ScalarMappable(norm=Normalize(-1.0, 1.0), cmap=SIGNED_CMAP), cax=ocax)
         ocbar.set_ticks([-1.0, 0.0, 1.0], labels=["", "", ""])
@@ -349,12 +332,9 @@ class LectureDrawer(LayoutDrawer):
 
 
 def lecture_figure(**settings):
-    """A static figure of one setting (the picture shown before the widget)."""
-    from matplotlib.figure import Figure
-
-    res = compute_lecture(**settings)
+    """A static figure of one setting (the picture shown before the widget); settings as :func:`compute_lecture`."""
     fig = Figure(dpi=90)
-    LectureDrawer()(fig, res)
+    LectureDrawer()(fig, compute_lecture(**settings))
     return fig
 
 
@@ -404,59 +384,48 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
         "lecture": checkbox("lecture mode", lecture),
     }
     shapes = widgets.HTML()
-    css = widgets.HTML(_LECTURE_CSS)
-    drawer = LectureDrawer()
-    holder = {}
-
-    def compute(**values):
-        res = compute_lecture(**values, max_heads=max_heads)
-        shapes.value = shapes_table_html(res, lecture=res.lecture)
-        return res
+    applying = []  # non-empty while a preset sets the sizes
 
     def apply_preset(change):
-        if change["new"] == CUSTOM or "box" not in holder:
+        if change["new"] == CUSTOM:
             return
         dm, hh, dk = PRESETS[change["new"]]
-        holder["applying"] = True
+        applying.append(True)
         try:
-            with holder["box"].hold():
+            with box.hold():
                 controls["tie"].value = dk * hh == dm
                 controls["d_model"].value = dm
                 controls["h"].value = hh
                 controls["d_k"].value = dk
         finally:
-            holder["applying"] = False
+            applying.clear()
 
     def sync(change=None):
         controls["d_k"].max = max(256, controls["d_model"].value)  # room for d_k = d_model when h = 1
-        preset = controls["preset"].value
-        if preset != CUSTOM and not holder.get("applying"):
-            dm, hh, dk = PRESETS[preset]
-            current = (controls["d_model"].value, controls["h"].value,
-                       controls["d_model"].value // controls["h"].value if controls["tie"].value
-                       else controls["d_k"].value)
-            if current != (dm, hh, dk):
-                controls["preset"].value = CUSTOM
+        preset, dm, hh = controls["preset"].value, controls["d_model"].value, controls["h"].value
+        current = (dm, hh, dm // hh if controls["tie"].value else controls["d_k"].value)
+        if preset != CUSTOM and not applying and current != PRESETS[preset]:
+            controls["preset"].value = CUSTOM
 
-    def lecture_mode(change):
-        box = holder["box"]
-        if change["new"]:
-            box.add_class("mha-lecture")
-        else:
-            box.remove_class("mha-lecture")
+    def show_table(change=None):  # the table of the setting on screen (compute stays pure)
+        if box.result is not None:
+            shapes.value = box.result.table
 
     # These observers run before the explorer's own (registered first), so one redraw sees all changes.
     controls["preset"].observe(apply_preset, names="value")
     controls["d_model"].observe(sync, names="value")
-    controls["lecture"].observe(lecture_mode, names="value")
-    box = build_explorer(controls, compute, drawer, figsize=drawer.size, dpi=dpi,
-                         title="Multi-Head Attention, all on one screen", extra=[shapes, css])
-    holder["box"] = box
+    controls["lecture"].observe(lambda c: (box.add_class if c["new"] else box.remove_class)("mha-lecture"),
+                                names="value")
+    drawer = LectureDrawer()
+    box = build_explorer(controls, functools.partial(compute_lecture, max_heads=max_heads), drawer,
+                         figsize=drawer.size, dpi=dpi, title="Multi-Head Attention, all on one screen",
+                         extra=[shapes, widgets.HTML(_LECTURE_CSS)])
     link_heads(box, lambda: controls["d_model"].value, max_h=32)
     for name in ("tie", "h", "d_k"):  # after link_heads: the preset check sees the synchronised d_k
         controls[name].observe(sync, names="value")
-    box.shapes = shapes
-    box.drawer = drawer
+    box.image.observe(show_table, names="value")
+    show_table()
+    box.shapes, box.drawer = shapes, drawer
     if lecture:
         box.add_class("mha-lecture")
     return box

@@ -1,24 +1,13 @@
 """One head, step by step: X, Q_i, K_i, V_i, the scores, the scaled scores, the weights, Head_i.
 
-A large view of a single head for a lecture: a "next step" button reveals the
-computation one matrix at a time, each with its formula, its shape and the
-token labels. It runs on three sets of parameters (W matrices):
+A large view of a single head for a lecture: a "next step" button reveals the computation one matrix at
+a time, each with its formula, its shape and the token labels, on random parameters (the running
+example), designed ones (:func:`mha_lib.designed_example`: 4 heads with a job on "the cat saw the dog")
+or trained ones (layer 1 of all-MiniLM-L6-v2, notebook 09; its head 3 looks at the previous token).
 
-* ``"random"``: the running example ("humpty dumpty sat on", d_model = 512, 8 heads of d_k = 64);
-* ``"designed"``: :func:`mha_lib.designed_example`, 4 heads with a job (previous token, same word,
-  first token, next token) on "the cat saw the dog";
-* ``"trained"``: layer 1 of all-MiniLM-L6-v2 (notebook 09) on a short sentence; its head 3 looks at
-  the previous token.
-
-The pieces, as in every explorer:
-
-* :func:`compute_steps` is pure: settings in, a :class:`StepResult` out. Every number comes from
-  ``mha_lib`` (``multi_head_attention`` for Q_i, K_i, V_i and the scores, ``softmax`` and
-  ``weighted_sum`` for the temperature).
-* :class:`StepDrawer` draws a result: the eight panels are built once per set of parameters, and a step
-  only changes their data, which panels are shown and which title is highlighted.
-* :func:`make_step_explorer` wires the controls (parameters, head, step, temperature) and the
-  "previous step" / "next step" buttons; :func:`step_figure` is the still picture.
+:func:`compute_steps` is pure (settings in, a :class:`StepResult` out; every number comes from
+``mha_lib``), :class:`StepDrawer` draws a result, :func:`make_step_explorer` wires the controls and the
+"previous step" / "next step" buttons, and :func:`step_figure` is the still picture.
 
 Shape letters: n tokens, d_model, h heads, d_k, d_v.
 """
@@ -36,11 +25,13 @@ from matplotlib.transforms import offset_copy
 from .. import attention
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, symmetric_limits
 from .grid import plot_heatmap
-from .toolkit import build_explorer, dropdown, inch_box, int_slider, literal
+from .toolkit import build_explorer, dropdown, explorer_params, fixed_layer, inch_box, int_slider, running_inputs
 
 __all__ = ["SOURCES", "STEPS", "StepResult", "compute_steps", "StepDrawer", "make_step_explorer", "step_figure"]
 
 SOURCES = ("random", "designed", "trained")
+SOURCE_NAMES = {"random": "random parameters (the running example)", "designed": "designed parameters",
+                "trained": "trained parameters (all-MiniLM-L6-v2, layer 1)"}
 TRAINED_SENTENCE = "the cat sat on the mat"
 DEFAULT_HEAD = {"random": 1, "designed": 1, "trained": 3}
 
@@ -61,23 +52,10 @@ STEPS = (
 class StepResult:
     """One head of one layer, every intermediate, and how far the view has got.
 
-    Attributes
-    ----------
-    source : str
-        "random", "designed" or "trained".
-    tokens : tuple of str, length n
-    head : int
-        Head number, counted from 1.
-    h, d_model, d_k, d_v : int
-    step : int
-        0 (only X shown) ... 7 (Head_i shown).
-    temperature : float
-        The scaled scores are divided by it before the softmax (1: the layer as it is).
-    role : str
-        What the head does ("" for random parameters).
-    matrices : tuple of ndarray
-        X (n, d_model), Q_i (n, d_k), K_i (n, d_k), V_i (n, d_v), Q_i K_i^T (n, n),
-        scaled scores (n, n), weights (n, n), Head_i (n, d_v), in the order of :data:`STEPS`.
+    ``head`` counts from 1; ``step`` is 0 (only X shown) ... 7 (Head_i shown); the scaled scores are divided
+    by ``temperature`` before the softmax; ``role`` says what the head does ("" for random parameters).
+    ``matrices``: X (n, d_model), Q_i (n, d_k), K_i (n, d_k), V_i (n, d_v), Q_i K_i^T (n, n), scaled
+    scores (n, n), weights (n, n), Head_i (n, d_v), in the order of :data:`STEPS`.
     """
 
     source: str
@@ -96,35 +74,17 @@ class StepResult:
     def n(self):
         return len(self.tokens)
 
-    def shape(self, k):
-        """The shape of step k's matrix."""
-        return self.matrices[k].shape
-
 
 @functools.lru_cache(maxsize=4)
 def _layer(source):
     """(tokens, X, MHAResult of the whole layer, roles) for one set of parameters (kept: they never change)."""
     if source == "random":
-        from ..data import load_running_example
-
-        ex = load_running_example()
-        X, params, tokens, roles = ex.X, ex.params, tuple(ex.tokens), ()
-    elif source == "designed":
-        from .. import designed_example
-
-        ex = designed_example()
-        X, params, tokens, roles = ex.X, ex.params, tuple(ex.tokens), tuple(ex.roles)
+        (X, tokens), params, roles = running_inputs(), explorer_params(512, 8), ()
     else:
-        from .. import minilm
-
-        try:
-            model = minilm.load_minilm()
-        except minilm.ModelNotInstalledError as exc:
-            raise ValueError(f"the trained model is not installed: {exc}") from None
-        out = minilm.run_minilm(TRAINED_SENTENCE, model)
-        X, params, tokens = out.hidden_states[0], model.layers[0].attention, tuple(out.tokens)
+        tokens, X, params, roles = fixed_layer(source, TRAINED_SENTENCE if source == "trained" else None)
+    if source == "trained":
         roles = tuple("previous token" if i == 2 else "" for i in range(params.h))  # measured in notebook 09
-    return tokens, X, attention.multi_head_attention(X, params), roles, params
+    return tokens, X, attention.multi_head_attention(X, params), roles
 
 
 def compute_steps(source="random", head=None, step=7, temperature=1.0):
@@ -140,6 +100,10 @@ def compute_steps(source="random", head=None, step=7, temperature=1.0):
     temperature : float
         Positive; the scaled scores are divided by it before the softmax.
 
+    Returns
+    -------
+    StepResult
+
     Raises
     ------
     ValueError
@@ -152,21 +116,20 @@ def compute_steps(source="random", head=None, step=7, temperature=1.0):
         raise ValueError(f"step={step!r}: choose a whole number from 0 (X) to {len(STEPS) - 1} (Head_i)")
     if not isinstance(temperature, (int, float, np.floating)) or not np.isfinite(temperature) or temperature <= 0:
         raise ValueError(f"temperature={temperature!r}: choose a positive number (1 leaves the head as it is)")
-    tokens, X, res, roles, params = _layer(source)
+    tokens, X, res, roles = _layer(source)
     h = res.weights.shape[0]
     head = DEFAULT_HEAD[source] if head is None else head
     if isinstance(head, bool) or not isinstance(head, (int, np.integer)) or not 1 <= head <= h:
         raise ValueError(f"head={head!r}: this layer has heads 1 to {h}")
     i = head - 1
-    d_k = res.Q.shape[-1]
     scaled = res.scores[i]  # (n, n): Q_i K_i^T / sqrt(d_k), from multi_head_attention
     raw = attention.attention_scores(res.Q[i], res.K[i], scale=1.0)  # (n, d_k) @ (d_k, n) -> (n, n): Q_i K_i^T
     weights = attention.softmax(scaled / temperature)  # (n, n), rows sum to 1; = res.weights[i] at T = 1
     head_out = attention.weighted_sum(weights, res.V[i])  # (n, n) @ (n, d_v) -> (n, d_v)
-    matrices = (X, res.Q[i], res.K[i], res.V[i], raw, scaled, weights, head_out)
-    return StepResult(source=source, tokens=tokens, head=int(head), h=h, d_model=X.shape[-1], d_k=d_k,
+    return StepResult(source=source, tokens=tokens, head=int(head), h=h, d_model=X.shape[-1], d_k=res.Q.shape[-1],
                       d_v=res.V.shape[-1], step=int(step), temperature=float(temperature),
-                      role=roles[i] if roles else "", matrices=matrices)
+                      role=roles[i] if roles else "",
+                      matrices=(X, res.Q[i], res.K[i], res.V[i], raw, scaled, weights, head_out))
 
 
 class StepDrawer:
@@ -183,14 +146,12 @@ class StepDrawer:
     HIGHLIGHT = "#C0392B"
 
     def __init__(self):
-        self.key = None
-        self.fig = None
+        self.key = self.fig = None
 
     def _build(self, fig, res):
         fig.clear()
         fig.set_layout_engine("none")
-        W, fs = self.WIDTH, self.FS
-        n = res.n
+        W, fs, n = self.WIDTH, self.FS, res.n
         longest = min(max(len(t) for t in res.tokens), 14)
         left = 0.3 + longest * fs * 0.62 / 72  # the row labels
         gap, head_w = 0.3, 1.4  # Head_i is a strip of colours (no numbers): narrow, so the squares are larger
@@ -202,13 +163,10 @@ class StepDrawer:
         top_fs = min(tfs, top_h * 72 / (1.2 * n))  # the rows of the wide matrices stay apart
         rotate = longest * tfs * 0.62 / 72 > 0.95 * sq / n  # key labels turned when they would touch
         head_room = 0.15 + 2.7 * fs / 72  # above a panel: its title line and its shape line
-        caption_h = 0.15 + 3 * 1.4 * (fs + 1) / 72  # three lines
-        below_top = 0.2 + 1.5 * fs / 72  # the "512 columns" label
+        y_top = 0.15 + 3 * 1.4 * (fs + 1) / 72 + head_room  # under the three lines of the caption
+        y_bottom = y_top + top_h + 0.2 + 1.5 * fs / 72 + head_room  # under the "512 columns" label
         below_sq = 0.15 + (longest * tfs * 0.62 / 72 if rotate else 1.4 * tfs / 72)
-        formula_h = 0.3 + 1.5 * (fs + 1) / 72
-        y_top = caption_h + head_room
-        y_bottom = y_top + top_h + below_top + head_room
-        H = y_bottom + sq + below_sq + formula_h
+        H = y_bottom + sq + below_sq + 0.3 + 1.5 * (fs + 1) / 72  # and the formula's line
         fig.set_size_inches(W, H)
         box = inch_box(W, H)
         self.caption = fig.text(0.25 / W, 1 - 0.1 / H, "", ha="left", va="top", fontsize=fs + 1, parse_math=False,
@@ -217,70 +175,52 @@ class StepDrawer:
         self.heat, self.titles, self.shapes = [], [], []
         for k, (_, title, _, square) in enumerate(STEPS):
             r, c = divmod(k, 4)
-            M = res.matrices[k]
+            M, signed = res.matrices[k], k != 6
             x = left + c * (col_w + gap) if r == 0 else left + c * (sq + gap)
             ax = fig.add_axes(box(x, y_top if r == 0 else y_bottom, sq if square else (col_w if r == 0 else head_w),
                                   sq if r else top_h))
-            rows = res.tokens if c == 0 else None  # the rows of a row of panels line up
-            cols = res.tokens if square else None
-            signed = k != 6
             size = cell_pt / (3.0 if signed else 2.6)  # "-12.9" and "0.25" stay inside their cells
-            heat = plot_heatmap(ax, M, rows, cols, cmap=SIGNED_CMAP if signed else WEIGHTS_CMAP,
-                                vmin=-1.0 if signed else 0.0, vmax=1.0, numbers=square and size >= 11,
-                                fontsize=tfs if r else top_fs, fmt=".1f" if signed else ".2f",
-                                number_size=min(fs + 2, size), signed=signed, rotate=rotate)
+            self.heat.append(plot_heatmap(ax, M, res.tokens if c == 0 else None, res.tokens if square else None,
+                                          cmap=SIGNED_CMAP if signed else WEIGHTS_CMAP, vmin=-1.0 if signed else 0.0,
+                                          vmax=1.0, numbers=square and size >= 11, fontsize=tfs if r else top_fs,
+                                          fmt=".1f" if signed else ".2f", number_size=min(fs + 2, size),
+                                          signed=signed, rotate=rotate))
             if not square:
                 ax.set_xlabel(f"{M.shape[1]} columns", fontsize=fs - 2, labelpad=2)
             # the shape on the line just above the panel, the title on the line above it: they never overlap
             self.shapes.append(ax.text(0.0, 1.0, "", transform=offset_copy(ax.transAxes, fig, y=3, units="points"),
                                        ha="left", va="bottom", fontsize=fs - 2, color="0.3"))
             self.titles.append(ax.set_title(title, fontsize=fs, pad=3 + 1.35 * (fs - 2), loc="left"))
-            self.heat.append(heat)
         self.fig = fig
 
     def __call__(self, fig, res):
-        key = (res.source, res.tokens)
-        if key != self.key or self.fig is not fig or not fig.axes:
+        if (res.source, res.tokens) != self.key or self.fig is not fig or not fig.axes:
             self._build(fig, res)
-            self.key = key
+            self.key = (res.source, res.tokens)
         for k, (heat, M) in enumerate(zip(self.heat, res.matrices)):
-            clim = (0.0, 1.0) if k == 6 else symmetric_limits(M)
-            heat.set_data(M, clim=clim)
+            heat.set_data(M, clim=(0.0, 1.0) if k == 6 else symmetric_limits(M))
             heat.ax.set_visible(k <= res.step)
-            current = k == res.step
-            self.titles[k].set_color(self.HIGHLIGHT if current else "black")
-            self.titles[k].set_fontweight("bold" if current else "normal")
+            self.titles[k].set_color(self.HIGHLIGHT if k == res.step else "black")
+            self.titles[k].set_fontweight("bold" if k == res.step else "normal")
             self.shapes[k].set_text(f"shape {M.shape}")
-        if res.temperature != 1.0:
-            self.titles[6].set_text(rf"$\mathrm{{weights}}_i$, $T = {res.temperature:.2g}$")
-        else:
-            self.titles[6].set_text(STEPS[6][1])
+        T, formula = res.temperature, STEPS[res.step][2]
+        self.titles[6].set_text(rf"$\mathrm{{weights}}_i$, $T = {T:.2g}$" if T != 1.0 else STEPS[6][1])
         role = f"  ({res.role})" if res.role else ""
-        names = {"random": "random parameters (the running example)", "designed": "designed parameters",
-                 "trained": "trained parameters (all-MiniLM-L6-v2, layer 1)"}
         self.caption.set_text(
-            f"“{' '.join(res.tokens)}”  ·  {names[res.source]}\n"
+            f"“{' '.join(res.tokens)}”  ·  {SOURCE_NAMES[res.source]}\n"
             f"head {res.head} of {res.h}{role}  ·  d_model = {res.d_model}, d_k = {res.d_k}, d_v = {res.d_v}\n"
-            f"step {res.step + 1} of {len(STEPS)}: {STEPS[res.step][0]}  ·  temperature T = {res.temperature:.2f}")
-        formula = STEPS[res.step][2]
-        if res.step == 6 and res.temperature != 1.0:
+            f"step {res.step + 1} of {len(STEPS)}: {STEPS[res.step][0]}  ·  temperature T = {T:.2f}")
+        if res.step == 6 and T != 1.0:
             formula = (r"$\mathrm{weights}_i = \mathrm{softmax}(\mathrm{scores}_i\,/\,T)$"
-                       f", T = {res.temperature:.2g}: " + ("sharper" if res.temperature < 1 else "flatter")
-                       + " than the layer's own")
+                       f", T = {T:.2g}: " + ("sharper" if T < 1 else "flatter") + " than the layer's own")
         self.formula.set_text(formula)  # the shape is written above each panel
-        return None
 
 
 def step_figure(source="random", head=None, step=7, temperature=1.0, dpi=90):
-    """The still picture of one setting (every step up to ``step``)."""
+    """The still picture of one setting (every step up to ``step``); arguments as :func:`compute_steps`."""
     fig = Figure(dpi=dpi)
     StepDrawer()(fig, compute_steps(source, head, step, temperature))
     return fig
-
-
-_STEP_CSS = """<style>
-.mha-steps .widget-button { font-size: 1.1em; height: auto; min-height: 36px; }
-</style>"""
 
 
 def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=90):
@@ -303,40 +243,32 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
                                               description="temperature T", continuous_update=False,
                                               readout_format=".2f", style={"description_width": "initial"}),
     }
-    holder = {}
 
-    def new_source(change):
-        if "box" not in holder:
+    def new_source(change):  # observed before the explorer's own observer: one redraw
+        try:
+            h = len(_layer(change["new"])[2].weights)
+        except ValueError:  # the trained model is not installed: compute_steps says so
             return
-        tokens, X, res, roles, params = _layer(change["new"]) if change["new"] in SOURCES else (None,) * 5
-        if res is None:
-            return
-        with holder["box"].hold():
-            controls["head"].max = res.weights.shape[0]
+        with box.hold():
+            controls["head"].max = h
             controls["head"].value = DEFAULT_HEAD[change["new"]]
-
-    controls["source"].observe(new_source, names="value")  # before the explorer's own observer
-    box = build_explorer(controls, compute_steps, StepDrawer(), figsize=(StepDrawer.WIDTH, 7.5),
-                         dpi=dpi, title=None)
-    holder["box"] = box
-    previous_step = widgets.Button(description="◀ previous step", layout=widgets.Layout(width="auto"))
-    next_step = widgets.Button(description="next step ▶", button_style="primary", layout=widgets.Layout(width="auto"))
 
     def move(by):
         def click(_button):
             controls["step"].value = int(np.clip(controls["step"].value + by, 0, len(STEPS) - 1))
         return click
 
-    previous_step.on_click(move(-1))
-    next_step.on_click(move(+1))
-    row = widgets.HBox([previous_step, next_step, *controls.values()],
-                       layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
-    replaced = box.children
-    box.children = (row, box.message, box.image, widgets.HTML(_STEP_CSS))
-    for old in replaced:  # build_explorer's row of controls: left open, it kept the whole explorer alive
-        if old not in box.children:
-            for part in (old.layout, old):
-                part.close()
+    controls["source"].observe(new_source, names="value")
+    box = build_explorer(controls, compute_steps, StepDrawer(), figsize=(StepDrawer.WIDTH, 7.5), dpi=dpi,
+                         extra=[widgets.HTML("<style>.mha-steps .widget-button { font-size: 1.1em; height: auto; "
+                                             "min-height: 36px; }</style>")])
+    box.previous_step = widgets.Button(description="◀ previous step", layout=widgets.Layout(width="auto"))
+    box.next_step = widgets.Button(description="next step ▶", button_style="primary",
+                                   layout=widgets.Layout(width="auto"))
+    box.previous_step.on_click(move(-1))
+    box.next_step.on_click(move(+1))
+    row = box.children[0]  # build_explorer's row of controls: the buttons go first
+    row.children = (box.previous_step, box.next_step, *row.children)
+    row.layout.align_items = "center"
     box.add_class("mha-steps")
-    box.next_step, box.previous_step = next_step, previous_step
     return box
