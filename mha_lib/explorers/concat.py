@@ -1,15 +1,7 @@
 """Notebook 06 (concat): the heads side by side, and the reshape/transpose of batched code.
 
-Pictures and the explorer of ``notebooks/06_concat.ipynb``:
-
-    plot_cells            an array drawn cell by cell, every entry written in its cell
-    reshape_steps_figure  (n, d_model) -> (n, h, d_k) -> (h, n, d_k) -> back, on the numbers 0, 1, 2, ...
-    reshape_bug_figure    the classic bug: reshape straight to (h, n, d_k) mixes tokens
-    plot_concat_layout    where each head's columns land in the concatenation (colour blocks)
-    concat_figure         the static picture of the explorer's default state
-    make_concat_explorer  vary h and d_k; see the heads, the concatenation and its shape
-
-The arrays are always produced by ``mha_lib`` (``split_heads``, ``merge_heads``,
+Pictures (``plot_cells``, ``reshape_steps_figure``, ``reshape_bug_figure``, ``concat_figure``) and the explorer
+(``make_concat_explorer``: h and d_k). The arrays come from ``mha_lib`` (``split_heads``, ``merge_heads``,
 ``concat_heads``); these functions only draw them.
 """
 
@@ -24,52 +16,27 @@ from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
 from ..attention import concat_heads, merge_heads, multi_head_attention, split_heads
-from ..plotting import SIGNED_CMAP, symmetric_limits
-from .toolkit import (D_K_OPTIONS, HEAD_COLORS, LayoutDrawer, build_explorer, dropdown, explorer_params, heads_control,
-                      link_heads, running_inputs)
+from ..plotting import SIGNED_CMAP
+from .toolkit import (D_K_OPTIONS, HEAD_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_params,
+                      heads_control, link_heads, running_inputs)
 
-# Subplot margins of the explorer's figure. Fixed positions, no layout engine: a redraw then only
-# renders (the constrained-layout engine would measure every text again at each move).
+# Fixed subplot margins, no layout engine: a redraw then only renders.
 _GRID = dict(left=0.08, right=0.91, bottom=0.12, top=0.91, hspace=0.45)
 
-__all__ = [
-    "HEAD_COLORS",
-    "TOKEN_FILLS",
-    "plot_cells",
-    "reshape_steps_figure",
-    "reshape_bug_figure",
-    "plot_concat_layout",
-    "ConcatView",
-    "compute_concat",
-    "ConcatDrawer",
-    "concat_figure",
-    "make_concat_explorer",
-]
+__all__ = ["HEAD_COLORS", "TOKEN_FILLS", "plot_cells", "reshape_steps_figure", "reshape_bug_figure", "ConcatView",
+           "compute_concat", "ConcatDrawer", "concat_figure", "make_concat_explorer"]
 
-# Okabe-Ito colours (colour-blind safe): one per head, repeating after 8.
 # Light fills for tokens (cell backgrounds that keep black numbers readable).
 TOKEN_FILLS = ("#A6CEE3", "#FDBF6F", "#B2DF8A", "#FB9A99", "#CAB2D6", "#FFFF99")
 
 
 def plot_cells(ax, A, x0=0.0, y0=0.0, *, facecolors=None, row_labels=None, title=None, fmt="{:g}",
                group=None, fontsize=10):
-    """Draw a 2-D array as a grid of cells with every entry written in its cell.
+    """Draw ``A`` (rows, cols) as a grid of cells, every entry written in its cell; return the artists.
 
-    Row r is drawn *below* row r-1 (as a matrix is printed); ``(x0, y0)`` is the top-left corner.
-    The axes is not rescaled: call ``ax.set_xlim`` / ``ax.set_ylim`` (or ``ax.autoscale_view``) after.
-
-    Parameters
-    ----------
-    A : ndarray, shape (rows, cols)
-    facecolors : array of colours, shape (rows, cols), optional
-    row_labels : sequence of str, optional
-        Written left of each row.
-    group : int, optional
-        Draw a thick line every ``group`` columns (head boundaries).
-
-    Returns
-    -------
-    list of Artist
+    Row r is drawn *below* row r-1 (as a matrix is printed); ``(x0, y0)`` is the top-left corner; the axes is not
+    rescaled. ``facecolors``: (rows, cols) colours; ``row_labels``: written left of the rows; ``group``: a thick
+    line every ``group`` columns (head boundaries).
     """
     A = np.asarray(A)
     rows, cols = A.shape
@@ -109,14 +76,19 @@ def _finish(ax, width, rows, left=1.6):
     ax.set_axis_off()
 
 
-def _blocks(ax, blocks, token_of, row_labels, name, title, height):
+def _blocks(ax, blocks, token_of, row_labels, name, title, height, left=0.6):
     """A 3-D array drawn as its 2-D blocks side by side ("token 1", "token 2", ... or "head 1", ...)."""
     count, _, cols = blocks.shape
     for b in range(count):
         plot_cells(ax, blocks[b], x0=b * (cols + 1.2) + 1.0, facecolors=_token_fills(token_of[b]),
                    row_labels=row_labels if b == 0 else None, title=f"{name} {b + 1}")
     ax.set_title(title, fontsize=10)
-    _finish(ax, count * (cols + 1.2) + 1.0, height, left=0.6)
+    _finish(ax, count * (cols + 1.2) + 1.0, height, left=left)
+
+
+def _numbered(n, d_model):
+    """``Y = [[0, 1, ...], ...]`` of shape (n, d_model), and the token each entry belongs to."""
+    return np.arange(n * d_model).reshape(n, d_model), np.repeat(np.arange(n)[:, None], d_model, axis=1)
 
 
 def reshape_steps_figure(n=2, d_model=6, h=3, figsize=(14, 3.2)):
@@ -128,33 +100,22 @@ def reshape_steps_figure(n=2, d_model=6, h=3, figsize=(14, 3.2)):
     (n, d_model). Cell colour = the token the number belongs to.
     """
     d_k = d_model // h
-    Y = np.arange(n * d_model).reshape(n, d_model)  # (n, d_model)
-    tok = np.repeat(np.arange(n)[:, None], d_model, axis=1)  # which token each entry belongs to
+    Y, tok = _numbered(n, d_model)  # (n, d_model)
     fig = Figure(figsize=figsize, layout="constrained")
     axes = fig.subplots(1, 4, width_ratios=[d_model + 1, n * (d_k + 1.2), h * (d_k + 1.2), d_model + 1])
-    heads_of_cols = [f"head {c // d_k + 1}" for c in range(0, d_model, d_k)]
-
-    ax = axes[0]
-    plot_cells(ax, Y, facecolors=_token_fills(tok), row_labels=[f"token {m + 1}" for m in range(n)], group=d_k)
-    for i, lab in enumerate(heads_of_cols):
-        ax.text(i * d_k + d_k / 2, 0.15, lab, ha="center", va="bottom", fontsize=9)
-    ax.set_title(f"① Y, shape (n, d_model) = ({n}, {d_model})", fontsize=10)
-    _finish(ax, d_model, h)
-
-    Y3 = Y.reshape(n, h, d_k)  # (n, d_model) -> (n, h, d_k)
-    _blocks(axes[1], Y3, tok.reshape(n, h, d_k), [f"h{i + 1}" for i in range(h)], "token",
+    _blocks(axes[1], Y.reshape(n, h, d_k), tok.reshape(n, h, d_k), [f"h{i + 1}" for i in range(h)], "token",
             f"② reshape(n, h, d_k) = ({n}, {h}, {d_k})\none block per token, a row per head", h)
-    H = split_heads(Y, h)  # (n, h, d_k) -> (h, n, d_k)
-    TH = split_heads(tok, h)
+    H, TH = split_heads(Y, h), split_heads(tok, h)  # (n, h, d_k) -> (h, n, d_k)
     _blocks(axes[2], H, TH, [f"t{m + 1}" for m in range(n)], "head",
             f"③ transpose → (h, n, d_k) = ({h}, {n}, {d_k})\none block per head, a row per token", h)
-
-    ax = axes[3]
-    back = merge_heads(H)  # (h, n, d_k) -> (n, h, d_k) -> (n, d_model)
-    plot_cells(ax, back, facecolors=_token_fills(merge_heads(TH)), row_labels=[f"token {m + 1}" for m in range(n)],
-               group=d_k)
-    ax.set_title(f"④ transpose back, reshape → ({n}, {d_model})\nthe same as ①", fontsize=10)
-    _finish(ax, d_model, h)
+    for ax, A, T, title in ((axes[0], Y, tok, f"① Y, shape (n, d_model) = ({n}, {d_model})"),
+                            (axes[3], merge_heads(H), merge_heads(TH),  # (h, n, d_k) -> (n, d_model)
+                             f"④ transpose back, reshape → ({n}, {d_model})\nthe same as ①")):
+        plot_cells(ax, A, facecolors=_token_fills(T), row_labels=[f"token {m + 1}" for m in range(n)], group=d_k)
+        ax.set_title(title, fontsize=10)
+        _finish(ax, d_model, h)
+    for i in range(h):
+        axes[0].text(i * d_k + d_k / 2, 0.15, f"head {i + 1}", ha="center", va="bottom", fontsize=9)
     fig.suptitle("split_heads = reshape then transpose; merge_heads = transpose then reshape "
                  "(colour = the token a number belongs to)", fontsize=11)
     return fig
@@ -163,73 +124,33 @@ def reshape_steps_figure(n=2, d_model=6, h=3, figsize=(14, 3.2)):
 def reshape_bug_figure(n=2, d_model=6, h=3, figsize=(11, 3.4)):
     """Right (``split_heads``: reshape to (n, h, d_k), then transpose) versus wrong (reshape straight to (h, n, d_k))."""
     d_k = d_model // h
-    Y = np.arange(n * d_model).reshape(n, d_model)
-    tok = np.repeat(np.arange(n)[:, None], d_model, axis=1)
+    Y, tok = _numbered(n, d_model)
     fig = Figure(figsize=figsize, layout="constrained")
     ax_right, ax_wrong = fig.subplots(1, 2)
-    for ax, H, T, name in (
-        (ax_right, split_heads(Y, h), split_heads(tok, h), "right: split_heads(Y, h)  (reshape, then transpose)"),
-        (ax_wrong, Y.reshape(h, n, d_k), tok.reshape(h, n, d_k), "wrong: Y.reshape(h, n, d_k)  (no transpose)"),
+    for ax, H, T, name, color in (
+        (ax_right, split_heads(Y, h), split_heads(tok, h), "right: split_heads(Y, h)  (reshape, then transpose)",
+         "#1E8449"),
+        (ax_wrong, Y.reshape(h, n, d_k), tok.reshape(h, n, d_k), "wrong: Y.reshape(h, n, d_k)  (no transpose)",
+         "#B03A2E"),
     ):
-        for i in range(h):
-            x0 = i * (d_k + 1.2) + 1.0
-            plot_cells(ax, H[i], x0=x0, facecolors=_token_fills(T[i]),
-                       row_labels=[f"row {m + 1}" for m in range(n)] if i == 0 else None, title=f"head {i + 1}")
-        ax.set_title(name, fontsize=10, color="#1E8449" if ax is ax_right else "#B03A2E")
-        _finish(ax, h * (d_k + 1.2) + 1.0, n, left=0.8)
+        _blocks(ax, H, T, [f"row {m + 1}" for m in range(n)], "head", name, n, left=0.8)
+        ax.title.set_color(color)
     fig.suptitle("Each head's row m must be token m. Colour = the token a number really belongs to.", fontsize=11)
     return fig
 
 
-def plot_concat_layout(ax, h, d_v, n=4, d_model=None, fontsize=9):
-    """Where each head's columns land: h blocks of n x d_v side by side, coloured by head.
-
-    Draws a bar of width h*d_v (columns to scale) split into the heads'
-    blocks, with each block's column range written in it when there is room,
-    and a dashed marker at d_model when it is given.
-
-    Returns
-    -------
-    list of Artist
-    """
-    total = h * d_v
-    artists = []
-    for i in range(h):
-        rect = Rectangle((i * d_v, 0), d_v, n, facecolor=HEAD_COLORS[i % len(HEAD_COLORS)], edgecolor="white",
-                         linewidth=1.2, alpha=0.9)
-        ax.add_patch(rect)
-        artists.append(rect)
-        if h <= 16:
-            label = f"head {i + 1}" if h <= 8 else f"{i + 1}"
-            artists.append(ax.text(i * d_v + d_v / 2, n * 0.62, label, ha="center", va="center", color="black",
-                                   fontsize=fontsize if h <= 8 else fontsize - 1, fontweight="bold"))
-            if h <= 8:
-                artists.append(ax.text(i * d_v + d_v / 2, n * 0.3, f"cols {i * d_v + 1}–{(i + 1) * d_v}",
-                                       ha="center", va="center", fontsize=fontsize - 2))
-    ax.set_xlim(0, max(total, d_model or 0) * 1.02)
-    ax.set_ylim(-0.6, n + 1.3)
-    if d_model:
-        artists.append(ax.axvline(d_model, color="#B03A2E", linestyle="--", linewidth=1.5))
-        artists.append(ax.text(d_model, n + 0.15, f"d_model = {d_model}", color="#B03A2E", ha="right",
-                               va="bottom", fontsize=fontsize - 1))
-    ax.set_yticks([n / 2], labels=[f"{n} rows\n(tokens)"], fontsize=fontsize - 1)
-    ax.set_xlabel("column of Concat", fontsize=fontsize)
-    return artists
-
-
-# --------------------------------------------------------------------------- the explorer
-
-
 @dataclass(frozen=True)
-class ConcatView:
-    """What the concat explorer shows for one setting."""
+class ConcatView(Result):
+    """One setting of the concat explorer: every head's output and their concatenation."""
 
     tokens: tuple
-    h: int
-    d_k: int
     d_model: int
     heads: np.ndarray  # (h, n, d_v)
     concat: np.ndarray  # (n, h*d_v)
+
+    @property
+    def h(self):
+        return len(self.heads)
 
     @property
     def d_v(self):
@@ -238,22 +159,14 @@ class ConcatView:
 
 def compute_concat(X, tokens, h=8, d_k=0, seed=0):
     """Every head's output and their concatenation for h heads of size d_k (0: d_model / h)."""
-    d_model = X.shape[1]
-    params = explorer_params(d_model, h, d_k or None, seed)  # d_k = 0: d_model / h, the library's rule
-    res = multi_head_attention(X, params)
-    d_k = params.d_k
-    return ConcatView(tokens=tuple(tokens), h=h, d_k=d_k, d_model=d_model, heads=res.heads,
-                      concat=concat_heads(res.heads))
+    res = multi_head_attention(X, explorer_params(X.shape[1], h, d_k or None, seed))  # d_k = 0: the library's rule
+    return ConcatView(tuple(tokens), X.shape[1], res.heads, concat_heads(res.heads))
 
 
 class ConcatDrawer(LayoutDrawer):
     """Draws a :class:`ConcatView`: the heads' blocks side by side (to scale) above the concatenated numbers.
 
-    Call it as ``drawer(fig, view)``. The axes, their ticks, the colour bar (one fixed scale for every
-    setting, so settings compare) and the d_model marker form the static picture of a layout
-    (:class:`~mha_lib.explorers.toolkit.LayoutDrawer`). A new h or d_k only moves a pool of the heads'
-    blocks, rewrites their labels and the title, and replaces the image, unless the concatenation becomes
-    wider than the x axis or leaves the colour scale (then a new layout).
+    One colour scale for every setting; a new layout only when Concat outgrows the x axis or the scale.
     """
 
     MAX_HEADS = 16
@@ -274,14 +187,12 @@ class ConcatDrawer(LayoutDrawer):
         xmax = self.key(view)[2]
         ax_lay, ax_mat = fig.subplots(2, 1, height_ratios=[1, 1.5], gridspec_kw=_GRID)
         lay = SimpleNamespace(ax_lay=ax_lay, ax_mat=ax_mat, rects=[], names=[], ranges=[])
-        for i in range(self.MAX_HEADS):
-            color = HEAD_COLORS[i % len(HEAD_COLORS)]
-            lay.rects.append(ax_lay.add_patch(Rectangle((0, 0), 1, n, facecolor=color, edgecolor="white",
-                                                        linewidth=1.2, alpha=0.9)))
+        for i in range(self.MAX_HEADS):  # a pool of head blocks, moved and shown by update()
+            lay.rects.append(ax_lay.add_patch(Rectangle((0, 0), 1, n, facecolor=HEAD_COLORS[i % len(HEAD_COLORS)],
+                                                        edgecolor="white", linewidth=1.2, alpha=0.9)))
             lay.names.append(ax_lay.text(0, n * 0.62, "", ha="center", va="center", fontsize=9, fontweight="bold"))
             lay.ranges.append(ax_lay.text(0, n * 0.3, "", ha="center", va="center", fontsize=7))
-        ax_lay.set_xlim(0, xmax)
-        ax_lay.set_ylim(-0.6, n + 1.3)
+        ax_lay.set(xlim=(0, xmax), ylim=(-0.6, n + 1.3))
         lay.marker = ax_lay.axvline(d_model, color="#B03A2E", linestyle="--", linewidth=1.5)
         lay.marker_text = ax_lay.text(d_model, n + 0.15, f"d_model = {d_model}", color="#B03A2E", ha="right",
                                       va="bottom", fontsize=8)
@@ -304,22 +215,14 @@ class ConcatDrawer(LayoutDrawer):
         return lay
 
     def update(self, lay, view):
-        h, d_v, d_model = view.h, view.d_v, view.d_model
-        n, width = len(view.tokens), view.h * view.d_v
+        h, d_v, d_model, n, width = view.h, view.d_v, view.d_model, len(view.tokens), view.h * view.d_v
         if h > self.MAX_HEADS:
             raise ValueError(f"h={h}: this picture draws at most {self.MAX_HEADS} heads")
         for i, (rect, name, cols) in enumerate(zip(lay.rects, lay.names, lay.ranges)):
-            for artist in (rect, name, cols):
-                artist.set_visible(i < h)
-            if i >= h:
-                continue
-            rect.set_x(i * d_v)
-            rect.set_width(d_v)
-            name.set_x(i * d_v + d_v / 2)
-            name.set_text(f"head {i + 1}" if h <= 8 else f"{i + 1}")
-            name.set_fontsize(9 if h <= 8 else 8)
-            cols.set_x(i * d_v + d_v / 2)
-            cols.set_text(f"cols {i * d_v + 1}–{(i + 1) * d_v}" if h <= 8 else "")
+            rect.set(x=i * d_v, width=d_v, visible=i < h)
+            name.set(x=i * d_v + d_v / 2, text=f"head {i + 1}" if h <= 8 else f"{i + 1}", fontsize=9 if h <= 8 else 8,
+                     visible=i < h)
+            cols.set(x=i * d_v + d_v / 2, text=f"cols {i * d_v + 1}–{(i + 1) * d_v}" if h <= 8 else "", visible=i < h)
         verdict = ("= d_model, the input's width" if width == d_model
                    else f"≠ d_model = {d_model}, so $W^O$ must be ({width}, {d_model}) to get back")
         lay.ax_lay.set_title(f"{h} heads of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  "
@@ -335,7 +238,6 @@ def _fixed_scale(X, tokens, seed):
     """The concatenation's colour limit: the default setting's largest value, with room (kept while it fits)."""
     peak = float(np.max(np.abs(compute_concat(X, tokens, 8 if X.shape[1] % 8 == 0 else 1, 0, seed).concat)))
     return float(np.ceil(peak * 1.25 * 10) / 10)
-
 
 
 def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0, figsize=(12, 4.6)):
