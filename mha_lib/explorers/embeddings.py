@@ -6,8 +6,6 @@
 An impossible setting (an empty sentence, too many words to draw) shows one line instead of a picture.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -41,21 +39,16 @@ def compute_embeddings(sentence, d_model):
     Parameters
     ----------
     sentence : str
-        Words separated by spaces.
+        Words separated by spaces (at most ``MAX_TOKENS``).
     d_model : int
         Size of each token's embedding (columns of X).
 
     Returns
     -------
     Embeddings
-        ``tokens`` (list of str), ``X`` (n, d_model), ``shown`` (how many
-        columns are drawn), ``cosine`` (n, n): ``cos`` of the angle between
-        rows m and j (1 for the same word).
-
-    Raises
-    ------
-    ValueError
-        Empty sentence, more than ``MAX_TOKENS`` words, or d_model < 1.
+        ``tokens`` (list of str), ``X`` (n, d_model), ``shown`` (columns drawn) and ``cosine`` (n, n): cos of
+        the angle between rows m and j (1 for the same word). An empty sentence, too many words or
+        d_model < 1 raise ``ValueError``.
     """
     tokens = tokenize(sentence)  # raises ValueError for an empty sentence
     if len(tokens) > MAX_TOKENS:

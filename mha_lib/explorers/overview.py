@@ -7,8 +7,6 @@ Type a sentence and choose the number of heads h (d_model = 512, d_k = 512 / h, 
 of 512); the picture shows every head's attention weights.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -34,26 +32,12 @@ class Overview(Result):
 
 
 def compute_overview(sentence, h, d_model=512, seed=0):
-    """Multi-Head Attention of a typed sentence with h heads.
+    """Multi-Head Attention of a typed sentence (at most ``MAX_TOKENS`` words) with h heads.
 
-    Parameters
-    ----------
-    sentence : str
-    h : int
-        Number of heads; must divide d_model.
-    d_model : int, default 512
-    seed : int, default 0
-        Seed of :func:`mha_lib.init_params` (h=8 gives the running example's weights).
-
-    Returns
-    -------
-    Overview
-        ``tokens``, ``h``, ``d_k`` and ``result`` (the :class:`mha_lib.MHAResult`).
-
-    Raises
-    ------
-    ValueError
-        Empty sentence, too many words, or h that does not divide d_model.
+    ``h`` must divide ``d_model`` (d_k = d_model / h); ``seed`` is that of :func:`mha_lib.init_params` (h=8
+    gives the running example's weights). Returns an :class:`Overview`: ``tokens``, ``h``, ``d_k`` and
+    ``result`` (the :class:`mha_lib.MHAResult`, ``weights`` of shape (h, n, n)). Raises ``ValueError`` for
+    an empty sentence, too many words, or an h that does not divide d_model.
     """
     tokens = tokenize(sentence)
     if len(tokens) > MAX_TOKENS:

@@ -3,11 +3,9 @@
     from mha_lib.explorers.projections import make_projections_explorer
     make_projections_explorer()
 
-The explorer works on the running example's X (4 x 512). With "d_k = d_model / h" ticked, d_k follows h
-and h offers only the divisors of d_model; untick it to choose d_k freely, as the original paper allows.
+On the running example's X (4 x 512). With "d_k = d_model / h" ticked, h offers the divisors of d_model;
+untick it to choose d_k freely, as the original paper allows.
 """
-
-from __future__ import annotations
 
 from dataclasses import dataclass
 
@@ -39,16 +37,12 @@ def compute_projections(h, tie_d_k, d_k, X=None, tokens=None, seed=0):
 
     Parameters
     ----------
-    h : int
-        Number of heads.
+    h, d_k : int
+        Number of heads; query/key size per head, used when ``tie_d_k`` is False.
     tie_d_k : bool
-        True: d_k = d_model / h (d_model must be divisible by h). False: use ``d_k``.
-    d_k : int
-        Query/key size per head, used when ``tie_d_k`` is False.
+        True: d_k = d_model / h (an h that does not divide d_model raises ``ValueError`` naming the fix).
     X : ndarray, shape (n, d_model), optional
-        Default: the running example's X (4 x 512).
-    tokens : sequence of str, optional
-        Row labels; default the running example's tokens.
+        Default: the running example's X (4 x 512) and its ``tokens`` (the row labels).
     seed : int
         Seed of :func:`mha_lib.init_params`.
 
@@ -56,12 +50,7 @@ def compute_projections(h, tie_d_k, d_k, X=None, tokens=None, seed=0):
     -------
     Projections
         ``tokens``, ``d_k``, ``W_q`` (h, d_model, d_k), ``Q`` (h, n, d_k) and ``count``
-        (from :func:`mha_lib.parameter_count`); h and d_model are the shape of ``W_q``.
-
-    Raises
-    ------
-    ValueError
-        d_model not divisible by h while d_k is tied (the message names the fix).
+        (from :func:`mha_lib.parameter_count`).
     """
     X, tokens = running_inputs(X, tokens)
     params = explorer_params(X.shape[-1], h, None if tie_d_k else d_k, seed)  # raises for h=7, tied
@@ -71,11 +60,7 @@ def compute_projections(h, tie_d_k, d_k, X=None, tokens=None, seed=0):
 
 
 class ProjectionsDrawer(LayoutDrawer):
-    """Every head's Q_i as a heatmap (rows = tokens), one shared signed colour scale.
-
-    Built once per h; another d_k only changes the images (stretched over the same panel), their
-    titles, the "1 ... d_k" ends of each panel's axis and the caption.
-    """
+    """Every head's Q_i (rows = tokens) on one signed scale; built per h, a new d_k stretches the same images."""
 
     size = (10.0, 4.6)
 
@@ -84,8 +69,8 @@ class ProjectionsDrawer(LayoutDrawer):
 
     def build(self, fig, res):
         h, n = len(res.Q), len(res.tokens)
-        cols = head_grid(h)[1]
-        gs = fig.add_gridspec(*head_grid(h), left=0.1, right=0.9, bottom=0.13, top=0.84, wspace=0.12, hspace=0.5)
+        rows, cols = head_grid(h)
+        gs = fig.add_gridspec(rows, cols, left=0.1, right=0.9, bottom=0.13, top=0.84, wspace=0.12, hspace=0.5)
         panels = [plot_heatmap(fig.add_subplot(gs[i]), np.zeros((n, 1)), res.tokens if i % cols == 0 else None,
                                None, cmap=SIGNED_CMAP, vmin=-1, vmax=1, numbers=False) for i in range(h)]
         cax = fig.add_axes([0.92, 0.13, 0.015, 0.71])

@@ -1,13 +1,7 @@
-"""Explorers for notebook 03 (scores): why divide by sqrt(d_k), and every head's scores.
-
-``make_scaling_explorer()``: random queries and keys of size d_k, scaling on or off: the spread of the dot
-products and how peaked the softmax rows become. ``make_scores_explorer()``: the running example with h
-heads of size d_k (tied to d_model/h, or free), scaling on or off: each head's scores, and the largest weight
-and entropy of every row of the weights. The compute functions (:func:`random_scores`, :func:`scores_setting`)
-are pure; the widgets only draw them.
+"""Explorers for notebook 03 (scores): why divide by sqrt(d_k) (:func:`make_scaling_explorer`, random queries
+and keys), and every head's scores for the running example with their row statistics
+(:func:`make_scores_explorer`). The compute functions :func:`random_scores` and :func:`scores_setting` are pure.
 """
-
-from __future__ import annotations
 
 import functools
 import math
@@ -29,47 +23,22 @@ __all__ = ["RandomScores", "random_scores", "ScoresSetting", "scores_setting", "
 
 @dataclass(frozen=True)
 class RandomScores:
-    """Scores and weights of random "sentences" (see :func:`random_scores`)."""
+    """Scores and weights of random "sentences" and their summaries (see :func:`random_scores`)."""
 
     d_k: int
     scaled: bool
     scores: np.ndarray  # (trials, n, n)
     weights: np.ndarray  # (trials, n, n)
-
-    @property
-    def std(self):
-        """Standard deviation of all the scores (about sqrt(d_k) unscaled, about 1 scaled)."""
-        return float(self.scores.std())
-
-    @property
-    def mean_max_weight(self):
-        """Average over all rows of the largest weight in the row (1 = one-hot)."""
-        return float(self.weights.max(axis=-1).mean())
-
-    @property
-    def mean_entropy(self):
-        """Average over all rows of the row's entropy in bits (log2 n = uniform)."""
-        return float(row_entropy(self.weights).mean())
+    std: float  # of all the scores: about sqrt(d_k) unscaled, about 1 scaled
+    mean_max_weight: float  # mean over all rows of the row's largest weight (1 = one-hot)
+    mean_entropy: float  # mean over all rows of the row's entropy in bits (log2 n = uniform)
 
 
 def random_scores(d_k, scaled=True, n=4, trials=500, rng=0):
-    """Scores of ``trials`` random sentences of n tokens with standard-normal queries and keys.
+    """Scores of ``trials`` random sentences of n tokens with standard-normal queries and keys of size d_k.
 
-    Parameters
-    ----------
-    d_k : int
-        Size of each query and key.
-    scaled : bool
-        Divide by sqrt(d_k) (True) or not (``scale=1.0``).
-    n, trials : int
-        Tokens per sentence, number of random sentences.
-    rng : int or numpy.random.Generator
-        Seed or generator for the queries and keys.
-
-    Returns
-    -------
-    RandomScores
-        ``scores`` and ``weights``, shape (trials, n, n).
+    ``scaled``: divide by sqrt(d_k) (else ``scale=1.0``); ``rng``: a seed or a numpy Generator. Returns a
+    :class:`RandomScores`: ``scores`` and ``weights`` of shape (trials, n, n), and their summaries.
     """
     if isinstance(d_k, bool) or not isinstance(d_k, (int, np.integer)) or d_k < 1:
         raise ValueError(f"d_k={d_k!r} must be a whole number of at least 1")
@@ -77,7 +46,10 @@ def random_scores(d_k, scaled=True, n=4, trials=500, rng=0):
     Q = rng.standard_normal((trials, n, d_k))  # (trials, n, d_k)
     K = rng.standard_normal((trials, n, d_k))  # (trials, n, d_k)
     scores = attention_scores(Q, K, scale=None if scaled else 1.0)  # (trials, n, n)
-    return RandomScores(d_k=int(d_k), scaled=bool(scaled), scores=scores, weights=softmax(scores))
+    weights = softmax(scores)  # (trials, n, n)
+    return RandomScores(d_k=int(d_k), scaled=bool(scaled), scores=scores, weights=weights, std=float(scores.std()),
+                        mean_max_weight=float(weights.max(-1).mean()),
+                        mean_entropy=float(row_entropy(weights).mean()))
 
 
 class ScalingDrawer(LayoutDrawer):
@@ -146,46 +118,20 @@ class ScoresSetting:
     tokens: tuple
     scores: np.ndarray  # (h, n, n)
     weights: np.ndarray  # (h, n, n)
+    max_weight: np.ndarray  # (h, n): the largest weight of every row
+    entropy: np.ndarray  # (h, n): the entropy of every row in bits
     roles: tuple = None  # what each head does (designed parameters), else None
     kind: str = "random"  # the parameters W: "random", "designed" or "trained"
 
-    @property
-    def max_weight(self):
-        """Largest weight of every row: shape (h, n)."""
-        return self.weights.max(axis=-1)
-
-    @property
-    def entropy(self):
-        """Entropy of every row in bits: shape (h, n)."""
-        return row_entropy(self.weights)
-
 
 def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed=0, weights="random"):
-    """Scores and weights of every head for the running example (or X) with h heads of size d_k.
+    """Scores and weights of every head, shape (h, n, n), for the running example (or X, n x d_model, and tokens).
 
-    Parameters
-    ----------
-    h, d_k : int
-        Number of heads, query/key size per head (ignored when ``tie``: then d_k = d_model/h).
-    tie, scaled : bool
-        Use d_k = d_model / h (h must divide d_model); divide the dot products by sqrt(d_k).
-    X : ndarray, shape (n, d_model), optional
-        Default: the running example's X (4, 512), with its ``tokens`` (else t1, t2, ...).
-    seed : int
-        Seed of :func:`mha_lib.init_params` (0 gives the running example's parameters for h=8).
-    weights : {"random", "designed", "trained"}
-        Where the parameters (the W matrices) come from; "designed" and "trained" use their own sentence,
-        X and layer (:func:`~mha_lib.explorers.toolkit.fixed_layer`): h, d_k, tie, X and tokens are ignored.
-
-    Returns
-    -------
-    ScoresSetting
-        ``scores`` and ``weights``, shape (h, n, n).
-
-    Raises
-    ------
-    ValueError
-        With a one-line explanation when h does not divide d_model and ``tie`` is on.
+    h heads of size d_k; ``tie``: d_k = d_model / h (then an h that does not divide d_model raises ``ValueError``
+    with a one-line explanation); ``scaled``: divide by sqrt(d_k) (else ``scale=1.0``); ``seed``: that of
+    :func:`mha_lib.init_params` (0 gives the running example's parameters for h=8). ``weights`` "designed" or
+    "trained" takes the parameters (W matrices), sentence and X of :func:`~mha_lib.explorers.toolkit.fixed_layer`
+    and ignores h, d_k, tie, X and tokens. Returns a :class:`ScoresSetting`.
     """
     roles = None
     if weights == "random":
@@ -195,15 +141,12 @@ def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed
         tokens, X, params, roles = fixed_layer(weights)
     r = multi_head_attention(X, params, scale=None if scaled else 1.0)
     return ScoresSetting(h=params.h, d_k=params.d_k, scaled=bool(scaled), tokens=tokens, scores=r.scores,
-                         weights=r.weights, roles=roles, kind=weights)
+                         weights=r.weights, max_weight=r.weights.max(-1), entropy=row_entropy(r.weights), roles=roles,
+                         kind=weights)
 
 
 class ScoresDrawer(LayoutDrawer):
-    """Draws a :class:`ScoresSetting`: every head's scores (left) and two row statistics (right).
-
-    Built once per layout (h, tokens); another setting only changes images, cell numbers, colour scale
-    and caption.
-    """
+    """Draws a :class:`ScoresSetting`: every head's scores (left), two row statistics (right); built per h, tokens."""
 
     size = (11.0, 5.2)
 
@@ -258,10 +201,7 @@ def make_scores_explorer(X=None, tokens=None, seed=0):
         "scaled": checkbox(SCALE_LABEL, True),
     }
 
-    def compute(weights, h, d_k, tie, scaled):
-        return scores_setting(h=h, d_k=d_k, tie=tie, scaled=scaled, X=X, tokens=tokens, seed=seed, weights=weights)
-
-    box = build_explorer(controls, compute, ScoresDrawer(), figsize=ScoresDrawer.size,
-                         title="Scores of every head (running example)")
+    box = build_explorer(controls, functools.partial(scores_setting, X=X, tokens=tokens, seed=seed), ScoresDrawer(),
+                         figsize=ScoresDrawer.size, title="Scores of every head (running example)")
     link_heads(box, lambda: X.shape[-1])
     return box

@@ -6,8 +6,6 @@
 another scale factor, so they equal :func:`mha_lib.multi_head_attention` with ``scale = 1 / (T sqrt(d_k))``.
 """
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass
 
@@ -48,46 +46,21 @@ class SoftmaxSetting:
     tokens: tuple
     mask: np.ndarray | None  # (n, n), True = may attend
     weights: np.ndarray  # (h, n, n)
+    entropy: np.ndarray  # (h, n): the entropy of every row in bits
     roles: tuple = None  # what each head does (designed parameters), else None
     kind: str = "random"  # the parameters W: "random", "designed" or "trained"
-
-    @property
-    def entropy(self):
-        """Entropy of every row in bits: shape (h, n)."""
-        return row_entropy(self.weights)
 
 
 def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.0, mask="none", seed=0,
                     weights="random"):
-    """Every head's weights ``softmax(mask(Q_i K_i^T / (T sqrt(d_k))))`` for one setting.
+    """Every head's weights ``softmax(mask(Q_i K_i^T / (T sqrt(d_k))))``, shape (h, n, n), for one setting.
 
-    Parameters
-    ----------
-    sentence : {"humpty dumpty sat on", "You are welcome PAD"}
-        The running example (d_model=512) or the padded sentence (d_model=6).
-    h, d_k : int
-        Number of heads, query/key size (ignored when ``tie``: then d_k = d_model/h).
-    tie : bool
-        Use d_k = d_model / h.
-    temperature : float
-        T > 0; the scores are divided by T before the softmax.
-    mask : {"none", "causal", "padding"}
-    seed : int
-        Seed of :func:`mha_lib.init_params`.
-    weights : {"random", "designed", "trained"}
-        Where the parameters (the W matrices) come from; "designed" and "trained" use their own X and
-        layer for the sentence (h and d_k are then fixed).
-
-    Returns
-    -------
-    SoftmaxSetting
-        ``weights``, shape (h, n, n), and ``mask`` (n, n) or None.
-
-    Raises
-    ------
-    ValueError
-        One line for an impossible combination (h not dividing d_model while tied, a padding mask on a
-        sentence without PAD, T <= 0).
+    ``sentence``: "humpty dumpty sat on" (d_model=512) or "You are welcome PAD" (d_model=6); h heads of size
+    d_k (``tie``: d_k = d_model / h); temperature T > 0; ``mask``: "none", "causal" or "padding"; ``seed``: that
+    of :func:`mha_lib.init_params`. ``weights`` "designed" or "trained" takes the parameters (W matrices) and X
+    of :func:`~mha_lib.explorers.toolkit.fixed_layer` for the sentence (h and d_k are then fixed). Returns a
+    :class:`SoftmaxSetting`; raises ``ValueError`` with one line for an impossible combination (h not dividing
+    d_model while tied, a padding mask on a sentence without PAD, T <= 0).
     """
     if sentence not in SENTENCES:
         raise ValueError(f"sentence={sentence!r} is not one of {SENTENCES}")
@@ -105,7 +78,8 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
         params = explorer_params(X.shape[-1], h, None if tie else d_k, seed)  # the library's d_k = d_model / h rule
     r = multi_head_attention(X, params, mask=m, scale=1.0 / (temperature * math.sqrt(params.d_k)))
     return SoftmaxSetting(sentence=sentence, h=params.h, d_k=params.d_k, temperature=float(temperature),
-                          mask_kind=mask, tokens=tuple(tokens), mask=m, weights=r.weights, roles=roles, kind=weights)
+                          mask_kind=mask, tokens=tuple(tokens), mask=m, weights=r.weights,
+                          entropy=row_entropy(r.weights), roles=roles, kind=weights)
 
 
 class SoftmaxDrawer(LayoutDrawer):
