@@ -1053,16 +1053,27 @@ def _check_queries_keys(Q, K, where):
     """Q (..., n_q, d_k) and K (..., n_k, d_k) as float arrays, or a message naming what does not fit."""
     Q = check_array(Q, "Q", min_ndim=2)
     K = check_array(K, "K", min_ndim=2)
-    if Q.shape[-1] != K.shape[-1]:
-        raise ValueError(
-            f"{where}: queries have d_k={Q.shape[-1]} but keys have d_k={K.shape[-1]}; "
-            "a query can only be compared with a key of the same size"
-        )
-    if Q.shape[-1] == 0:
-        raise ValueError(f"{where}: queries and keys have d_k=0 numbers (Q has shape {Q.shape}); a score needs "
-                         "at least one number in each")
+    _check_shared_axis(
+        Q, K, -1, where,
+        mismatch="queries have d_k={a} but keys have d_k={b}; a query can only be compared with a key of the same size",
+        empty="queries and keys have d_k=0 numbers (Q has shape {shape}); a score needs at least one number in each",
+    )
     _check_leading(Q, K, where, "Q", "K")
     return Q, K
+
+
+def _check_shared_axis(A, B, axis, where, mismatch, empty):
+    """Refuse A and B whose lengths along ``axis`` differ, or are 0, with a message that starts with ``where``.
+
+    ``mismatch`` and ``empty`` are the rest of the two messages, as templates: ``{a}`` and ``{b}`` stand for
+    the two lengths, ``{shape}`` for the shape of A. Used for queries and keys (d_k, the last axis) and for
+    keys and values (n_k, the row axis).
+    """
+    a, b = A.shape[axis], B.shape[axis]
+    if a != b:
+        raise ValueError(f"{where}: " + mismatch.format(a=a, b=b))
+    if a == 0:
+        raise ValueError(f"{where}: " + empty.format(shape=A.shape))
 
 
 def _check_leading(A, B, where, a, b):

@@ -31,7 +31,7 @@ import tracemalloc
 import numpy as np
 
 from ._checks import check_array, check_mask
-from .attention import _check_leading, _check_positive_int, _check_queries_keys, _check_scale
+from .attention import _check_leading, _check_positive_int, _check_queries_keys, _check_scale, _check_shared_axis
 
 __all__ = ["blockwise_attention", "online_softmax_steps", "peak_memory"]
 
@@ -49,9 +49,8 @@ def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=Fa
 
     Parameters
     ----------
-    Q : ndarray, shape (..., n_q, d_k)
-    K : ndarray, shape (..., n_k, d_k)
-    V : ndarray, shape (..., n_k, d_v)
+    Q, K, V : ndarray, shapes (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v)
+        The queries, keys and values, as for :func:`mha_lib.scaled_dot_product_attention`.
     mask : ndarray of bool, broadcastable to (..., n_q, n_k), optional
         True = may attend. (A full (n, n) mask is itself n^2 bytes; for a
         decoder use ``causal=True`` instead, which builds each block's part
@@ -80,14 +79,9 @@ def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=Fa
     """
     Q, K = _check_queries_keys(Q, K, "blockwise_attention")  # grouped-query K: refused, with the repeat_kv fix
     V = check_array(V, "V", min_ndim=2)
-    if K.shape[-2] != V.shape[-2]:
-        raise ValueError(
-            f"blockwise_attention: K has {K.shape[-2]} keys but V has {V.shape[-2]} values; "
-            "every key needs exactly one value"
-        )
-    if K.shape[-2] == 0:
-        raise ValueError(f"blockwise_attention: K has no keys (no tokens, n_k=0, shape {K.shape}); "
-                         "give at least one key")
+    _check_shared_axis(K, V, -2, "blockwise_attention",
+                       mismatch="K has {a} keys but V has {b} values; every key needs exactly one value",
+                       empty="K has no keys (no tokens, n_k=0, shape {shape}); give at least one key")
     block_size = _check_positive_int(block_size, "block_size", "blockwise_attention")
     if not isinstance(causal, (bool, np.bool_)):
         raise TypeError(f"blockwise_attention: causal must be True or False, got {causal!r}")
