@@ -4,8 +4,22 @@ from .. import load_running_example, parameter_count, two_heads_demo
 from . import Exercise
 
 
-# The idea behind every parameter count (here and in notebook 08's BERT question).
-COUNT_THE_MATRICES = "Count the numbers in the layer's four matrices, W^Q, W^K, W^V (all heads together) and W^O"
+def parameter_count_exercise(question, d_model, h, *, bias=False, idea_end, concrete, solution=""):
+    """A "how many parameters does the layer have?" question (here and in notebook 08).
+
+    The answer is ``parameter_count(d_model, h, bias=bias)["total"]``, a whole number that must be typed
+    exactly. Every such question starts from the same idea, counting the numbers in the four matrices;
+    ``idea_end`` finishes that first hint ("." or what else to look at), ``concrete`` is the second.
+    """
+    return Exercise(
+        question=question,
+        answer=lambda: parameter_count(d_model, h, bias=bias)["total"],
+        hint=("Count the numbers in the layer's four matrices, W^Q, W^K, W^V (all heads together) and W^O"
+              + idea_end, concrete),
+        rtol=0.0,
+        atol=0.5,
+        solution=solution,
+    )
 
 
 def _wo_block_shape():
@@ -39,30 +53,22 @@ EXERCISES = {
         solution="Head 1 fills columns 1-64 of Concat; in Concat @ W^O those columns meet rows 1-64 of W^O, "
                  "each 512 long: W^O_1 is (64, 512).",
     ),
-    "count_h16": Exercise(
-        question="d_model = 512 and d_k = d_v = d_model / h. How many parameters (no biases) does the layer have "
-                 "with h = 16 heads?",
-        answer=lambda: parameter_count(512, 16)["total"],
-        hint=(
-            f"{COUNT_THE_MATRICES}; see what happens to d_k when h doubles.",
-            "d_k = d_v = 512 / 16 = 32: W^Q, W^K and W^V hold 16 * 512 * 32 numbers each, W^O (16 * 32) * 512. "
-            "More heads means smaller heads: the total is 4 * d_model^2 for every h.",
-        ),
-        rtol=0.0,
-        atol=0.5,
+    "count_h16": parameter_count_exercise(
+        "d_model = 512 and d_k = d_v = d_model / h. How many parameters (no biases) does the layer have "
+        "with h = 16 heads?",
+        512, 16,
+        idea_end="; see what happens to d_k when h doubles.",
+        concrete="d_k = d_v = 512 / 16 = 32: W^Q, W^K and W^V hold 16 * 512 * 32 numbers each, W^O (16 * 32) * 512. "
+                 "More heads means smaller heads: the total is 4 * d_model^2 for every h.",
         solution="d_k = d_v = 512 / 16 = 32. W^Q, W^K, W^V: 16 * 512 * 32 = 262,144 each; W^O: (16 * 32) x 512 = "
                  "262,144. Total 4 * 512^2 = 1,048,576, exactly as for 8 heads.",
     ),
-    "count_bert": Exercise(
-        question="BERT-Base: d_model = 768, h = 12, d_k = 64, WITH biases. How many parameters does one "
-                 "attention layer have?",
-        answer=lambda: parameter_count(768, 12, bias=True)["total"],
-        hint=(
-            f"{COUNT_THE_MATRICES}, then add one bias number per output column of each projection.",
-            "4 * 768^2 matrix entries plus 4 * 768 biases (b^Q, b^K, b^V for all heads together, and b^O).",
-        ),
-        rtol=0.0,
-        atol=0.5,
+    "count_bert": parameter_count_exercise(
+        "BERT-Base: d_model = 768, h = 12, d_k = 64, WITH biases. How many parameters does one attention layer "
+        "have?",
+        768, 12, bias=True,
+        idea_end=", then add one bias number per output column of each projection.",
+        concrete="4 * 768^2 matrix entries plus 4 * 768 biases (b^Q, b^K, b^V for all heads together, and b^O).",
         solution="Matrices: 4 * 768^2 = 2,359,296. Biases: b^Q, b^K, b^V have 12 * 64 = 768 each and b^O has 768, "
                  "so 4 * 768 = 3,072. Total 2,362,368.",
     ),

@@ -1,8 +1,8 @@
 """Self-checks of notebook 08 (the whole computation on one screen)."""
 
-from .. import causal_mask, parameter_count
+from .. import causal_mask
 from . import Exercise
-from .nb07 import COUNT_THE_MATRICES
+from .nb07 import parameter_count_exercise
 
 def _designed_previous_of_saw():
     from .. import designed_example, multi_head_attention
@@ -26,18 +26,13 @@ EXERCISES = {
         solution='"cat": the query of "saw" (position 3) asks for position 2, and only the key of "cat" says '
                  '"I am at position 2"; the softmax of that one large score puts about 1.00 on "cat".',
     ),
-    "bert_params": Exercise(
-        question="How many learnable numbers does one BERT-Base attention layer have without biases "
-                 "(d_model=768, h=12, d_k=64)?",
-        answer=lambda: parameter_count(768, 12)["total"],
-        hint=(
-            f"{COUNT_THE_MATRICES}.",
-            "W^Q, W^K, W^V together are three d_model x (h*d_k) matrices, and W^O is (h*d_k) x d_model. With "
-            "h*d_k = d_model that is 4 * d_model^2.",
-        ),
-        kind="number",
-        rtol=0.0,
-        atol=0.5,
+    "bert_params": parameter_count_exercise(
+        "How many learnable numbers does one BERT-Base attention layer have without biases "
+        "(d_model=768, h=12, d_k=64)?",
+        768, 12,
+        idea_end=".",
+        concrete="W^Q, W^K, W^V together are three d_model x (h*d_k) matrices, and W^O is (h*d_k) x d_model. With "
+                 "h*d_k = d_model that is 4 * d_model^2.",
     ),
     "llama_head_q": Exercise(
         question="In the LLaMA-7B preset (d_model=4096, h=32, d_k=128) with a sentence of 16 tokens, "
