@@ -79,9 +79,9 @@ class _Mistake:
 
 @dataclass(frozen=True)
 class FunctionExercise:
-    """A "write the function" exercise: signature, test inputs, reference, known mistakes."""
+    """A "write the function" exercise: reference solution, test inputs, known mistakes."""
 
-    signature: str  # how the student's function is called, e.g. "my_scores(Q, K)"
+    reference: Callable  # the solution in :mod:`.worked`, named and called as the student's function is
     returns: str  # what it returns, e.g. "the scaled scores, shape (..., n, n)"
     library: str  # the mha_lib function it is compared with
     make_cases: Callable  # rng -> list of _Case
@@ -90,9 +90,26 @@ class FunctionExercise:
     diagnose: Callable | None = None  # (case, got) -> hint or None, for mistakes a formula cannot list
 
     @property
-    def reference(self):
-        """The solution: the function of :mod:`.worked` with the name the signature asks for."""
-        return getattr(worked, self.signature.split("(")[0])
+    def signature(self):
+        """How the student's function is called, e.g. "my_scores(Q, K)": the reference's name and parameters."""
+        return f"{self.reference.__name__}{inspect.signature(self.reference)}"
+
+
+FUNCTION_EXERCISES = {}  # id -> FunctionExercise, in notebook order: each section below adds its own
+
+
+def _exercise(exercise_id, reference, **fields):
+    """Register the decorated function, rng -> list of _Case, as the test inputs of exercise ``exercise_id``.
+
+    ``fields`` are the other fields of :class:`FunctionExercise`: what the function returns, the library
+    function it is compared with, its classic mistakes (defined above the inputs in each section), ...
+    """
+
+    def register(make_cases):
+        FUNCTION_EXERCISES[exercise_id] = FunctionExercise(reference, make_cases=make_cases, **fields)
+        return make_cases
+
+    return register
 
 
 def _shape(x):
@@ -121,14 +138,6 @@ _TOKEN_ROWS = "row m of Concat must hold token m's row of EVERY head."
 
 
 # --------------------------------------------------------------------------- 02.split_heads
-
-
-def _cases_split(rng):
-    cases = []
-    for n, d_model, h in [(5, 12, 3), (4, 8, 2), (3, 8, 4), (6, 6, 1)]:
-        P = rng.normal(size=(n, d_model))
-        cases.append(_Case((P, h), split_heads(P, h), False, f"P of shape {(n, d_model)} and h={h}"))
-    return cases
 
 
 def _split_reshape_only(P, h):
@@ -164,16 +173,17 @@ _MISTAKES_SPLIT = _mistakes(
 )
 
 
-# --------------------------------------------------------------------------- 03.scores
-
-
-def _cases_scores(rng):
+@_exercise("02.split_heads", worked.my_split_heads, mistakes=_MISTAKES_SPLIT, library="mha_lib.split_heads",
+           returns="P of shape (n, d_model) split into h heads: shape (h, n, d_model/h)")
+def _cases_split(rng):
     cases = []
-    # The first input is square (n == d_k), so that Q @ K runs and its wrong values can be recognised.
-    for shape in [(4, 4), (5, 3), (3, 6), (2, 3, 4, 2)]:
-        Q, K = rng.normal(size=shape), rng.normal(size=shape)
-        cases.append(_Case((Q, K), attention_scores(Q, K), len(shape) > 2, f"Q, K of shape {shape}"))
+    for n, d_model, h in [(5, 12, 3), (4, 8, 2), (3, 8, 4), (6, 6, 1)]:
+        P = rng.normal(size=(n, d_model))
+        cases.append(_Case((P, h), split_heads(P, h), False, f"P of shape {(n, d_model)} and h={h}"))
     return cases
+
+
+# --------------------------------------------------------------------------- 03.scores
 
 
 def _raw(Q, K):
@@ -228,6 +238,18 @@ def _diagnose_scores(case, got):
     return f"your scores are Q K^T divided by {c:.4g}; divide by sqrt(d_k) = {math.sqrt(d_k):.4g} (d_k = Q.shape[-1])."
 
 
+@_exercise("03.scores", worked.my_scores, mistakes=_MISTAKES_SCORES, diagnose=_diagnose_scores,
+           library="mha_lib.attention_scores", returns="the scaled scores Q K^T / sqrt(d_k), shape (..., n, n)",
+           batch_hint="K.T reverses ALL the axes of a batched K; swap only the last two: K.swapaxes(-1, -2).")
+def _cases_scores(rng):
+    cases = []
+    # The first input is square (n == d_k), so that Q @ K runs and its wrong values can be recognised.
+    for shape in [(4, 4), (5, 3), (3, 6), (2, 3, 4, 2)]:
+        Q, K = rng.normal(size=shape), rng.normal(size=shape)
+        cases.append(_Case((Q, K), attention_scores(Q, K), len(shape) > 2, f"Q, K of shape {shape}"))
+    return cases
+
+
 # --------------------------------------------------------------------------- 04.softmax
 
 
@@ -239,16 +261,6 @@ def _large_scores():
         [0.1, 0.2, -0.3, 0.0],
         [-1e4, 1e4, 1e4 - 1.0, 3.0],
     ])
-
-
-def _cases_softmax(rng):
-    cases = []
-    for shape in [(4, 4), (3, 5), (2, 3, 5, 5)]:
-        S = rng.normal(scale=2.0, size=shape)
-        cases.append(_Case((S,), softmax(S), len(shape) > 2, f"scores of shape {shape}"))
-    S = _large_scores()
-    cases.append(_Case((S,), softmax(S), False, "scores as large as +-1e4"))
-    return cases
 
 
 def _naive_softmax(S, axis=-1):
@@ -315,18 +327,22 @@ def _diagnose_softmax(case, got):
     return None
 
 
-# --------------------------------------------------------------------------- 05.weighted_sum
-
-
-def _cases_weighted_sum(rng):
+@_exercise("04.softmax", worked.my_softmax, mistakes=_MISTAKES_SOFTMAX, diagnose=_diagnose_softmax,
+           library="mha_lib.softmax",
+           returns="the softmax of each row, the same shape as scores (..., n), finite even for scores of +-1e4",
+           batch_hint="with leading dimensions the rows are along the LAST axis: use axis=-1 (not axis=1) "
+                      "and keepdims=True.")
+def _cases_softmax(rng):
     cases = []
-    # The first input is square (n == d_v), so that V @ weights and weights * V run and can be recognised.
-    for lead, n, d_v in [((), 4, 4), ((), 5, 3), ((), 3, 6), ((2, 3), 4, 2)]:
-        A = softmax(rng.normal(scale=1.5, size=lead + (n, n)))
-        V = rng.normal(size=lead + (n, d_v))
-        cases.append(_Case((A, V), lib_weighted_sum(A, V), bool(lead),
-                           f"weights of shape {A.shape} and V of shape {V.shape}"))
+    for shape in [(4, 4), (3, 5), (2, 3, 5, 5)]:
+        S = rng.normal(scale=2.0, size=shape)
+        cases.append(_Case((S,), softmax(S), len(shape) > 2, f"scores of shape {shape}"))
+    S = _large_scores()
+    cases.append(_Case((S,), softmax(S), False, "scores as large as +-1e4"))
     return cases
+
+
+# --------------------------------------------------------------------------- 05.weighted_sum
 
 
 _MISTAKES_WEIGHTED_SUM = _mistakes(
@@ -341,15 +357,22 @@ _MISTAKES_WEIGHTED_SUM = _mistakes(
 )
 
 
-# --------------------------------------------------------------------------- 06.concat
-
-
-def _cases_concat(rng):
+@_exercise("05.weighted_sum", worked.my_weighted_sum, mistakes=_MISTAKES_WEIGHTED_SUM,
+           library="mha_lib.weighted_sum", returns="each query's weighted sum of the value rows, shape (..., n, d_v)",
+           batch_hint="with leading dimensions use @ (np.matmul), which treats them as a batch; np.dot and .T "
+                      "do something else with more than two axes.")
+def _cases_weighted_sum(rng):
     cases = []
-    for h, n, d_v in [(3, 4, 2), (2, 5, 3), (4, 2, 3), (1, 3, 2)]:
-        H = rng.normal(size=(h, n, d_v))
-        cases.append(_Case((H,), concat_heads(H), False, f"heads of shape {(h, n, d_v)}"))
+    # The first input is square (n == d_v), so that V @ weights and weights * V run and can be recognised.
+    for lead, n, d_v in [((), 4, 4), ((), 5, 3), ((), 3, 6), ((2, 3), 4, 2)]:
+        A = softmax(rng.normal(scale=1.5, size=lead + (n, n)))
+        V = rng.normal(size=lead + (n, d_v))
+        cases.append(_Case((A, V), lib_weighted_sum(A, V), bool(lead),
+                           f"weights of shape {A.shape} and V of shape {V.shape}"))
     return cases
+
+
+# --------------------------------------------------------------------------- 06.concat
 
 
 _MISTAKES_CONCAT = _mistakes(
@@ -370,19 +393,29 @@ _MISTAKES_CONCAT = _mistakes(
 )
 
 
+@_exercise("06.concat", worked.my_concat, mistakes=_MISTAKES_CONCAT, library="mha_lib.concat_heads",
+           returns="the heads of shape (h, n, d_v) side by side: shape (n, h*d_v)")
+def _cases_concat(rng):
+    cases = []
+    for h, n, d_v in [(3, 4, 2), (2, 5, 3), (4, 2, 3), (1, 3, 2)]:
+        H = rng.normal(size=(h, n, d_v))
+        cases.append(_Case((H,), concat_heads(H), False, f"heads of shape {(h, n, d_v)}"))
+    return cases
+
+
 # --------------------------------------------------------------------------- 07.multi_head_attention
 
 
-def _cases_mha(rng):
-    cases = []
-    # The first input has n == d_k (so Q @ K runs) and h*d_v == d_model (so forgetting W^O keeps the shape).
-    for n, d_model, h, d_k, d_v in [(4, 8, 2, 4, 4), (5, 6, 2, 3, 4), (3, 8, 4, 2, 3), (6, 6, 3, 2, 2)]:
-        X = rng.normal(size=(n, d_model))
-        p = init_params(d_model, h, d_k=d_k, d_v=d_v, seed=rng)
-        out = multi_head_attention(X, MHAParams(W_q=p.W_q, W_k=p.W_k, W_v=p.W_v, W_o=p.W_o)).output
-        cases.append(_Case((X, p.W_q, p.W_k, p.W_v, p.W_o), out, False,
-                           f"n={n}, d_model={d_model}, h={h}, d_k={d_k}, d_v={d_v}"))
-    return cases
+# What the scores can be divided by instead of sqrt(d_k) (the divisor's name in _mha_variant), and the concrete
+# hint for each; their concept is the same, _SCALE.
+_WRONG_SCALES = {
+    "none": "your scores are not scaled: divide Q K^T by sqrt(d_k), with d_k = W_q.shape[-1].",
+    "d_model": "you divided the scores by sqrt(d_model); the scale is sqrt(d_k), the size of ONE head's query: "
+               "d_k = W_q.shape[-1].",
+    "d_v": "you divided the scores by sqrt(d_v); the scale comes from the queries and keys, d_k = W_q.shape[-1] "
+           "(d_k and d_v differ in these inputs).",
+    "d_k_no_sqrt": "you divided the scores by d_k; divide by its square root, np.sqrt(d_k).",
+}
 
 
 def _mha_variant(X, W_q, W_k, W_v, W_o, transpose_k=True, divisor="d_k", weights="row", concat="right",
@@ -392,7 +425,7 @@ def _mha_variant(X, W_q, W_k, W_v, W_o, transpose_k=True, divisor="d_k", weights
     raw = Q @ (np.swapaxes(K, -1, -2) if transpose_k else K)  # (h, n, n)
     d_k, d_v, d_model = W_q.shape[-1], W_v.shape[-1], X.shape[-1]
     scale = {"d_k": math.sqrt(d_k), "none": 1.0, "d_model": math.sqrt(d_model), "d_v": math.sqrt(d_v),
-             "d_k_no_sqrt": float(d_k)}[divisor]
+             "d_k_no_sqrt": float(d_k)}[divisor]  # the right divisor, then the keys of _WRONG_SCALES
     S = raw / scale
     if weights == "row":
         A = softmax(S)
@@ -425,16 +458,8 @@ _MISTAKES_MHA = _mistakes(*(
          "W_o has shape (h*d_v, d_model) and is used as it is: concat @ W_o, not concat @ W_o.T."),
         ("Q @ K", {"transpose_k": False}, _ROW_DOT_ROW,
          "the scores need each query row dotted with each key ROW: Q @ K.swapaxes(-1, -2), not Q @ K."),
-        ("unscaled", {"divisor": "none"}, _SCALE,
-         "your scores are not scaled: divide Q K^T by sqrt(d_k), with d_k = W_q.shape[-1]."),
-        ("sqrt(d_model)", {"divisor": "d_model"}, _SCALE,
-         "you divided the scores by sqrt(d_model); the scale is sqrt(d_k), the size of ONE head's query: "
-         "d_k = W_q.shape[-1]."),
-        ("sqrt(d_v)", {"divisor": "d_v"}, _SCALE,
-         "you divided the scores by sqrt(d_v); the scale comes from the queries and keys, d_k = W_q.shape[-1] "
-         "(d_k and d_v differ in these inputs)."),
-        ("d_k without sqrt", {"divisor": "d_k_no_sqrt"}, _SCALE,
-         "you divided the scores by d_k; divide by its square root, np.sqrt(d_k)."),
+        *((f"wrong scale: {divisor}", {"divisor": divisor}, _SCALE, concrete)  # one idea for every wrong scale
+          for divisor, concrete in _WRONG_SCALES.items()),
         ("softmax over columns", {"weights": "column"}, _ROWS_SUM_TO_1,
          "your softmax normalises the COLUMNS; each query's ROW of weights must sum to 1: axis=-1."),
         ("softmax over the whole matrix", {"weights": "whole"}, _ROWS_SUM_TO_1,
@@ -447,60 +472,22 @@ _MISTAKES_MHA = _mistakes(*(
 ))
 
 
+@_exercise("07.multi_head_attention", worked.my_multi_head_attention, mistakes=_MISTAKES_MHA,
+           library="mha_lib.multi_head_attention(X, params).output",
+           returns="the layer's output Concat(head_1, ..., head_h) W_o, shape (n, d_model)")
+def _cases_mha(rng):
+    cases = []
+    # The first input has n == d_k (so Q @ K runs) and h*d_v == d_model (so forgetting W^O keeps the shape).
+    for n, d_model, h, d_k, d_v in [(4, 8, 2, 4, 4), (5, 6, 2, 3, 4), (3, 8, 4, 2, 3), (6, 6, 3, 2, 2)]:
+        X = rng.normal(size=(n, d_model))
+        p = init_params(d_model, h, d_k=d_k, d_v=d_v, seed=rng)
+        out = multi_head_attention(X, MHAParams(W_q=p.W_q, W_k=p.W_k, W_v=p.W_v, W_o=p.W_o)).output
+        cases.append(_Case((X, p.W_q, p.W_k, p.W_v, p.W_o), out, False,
+                           f"n={n}, d_model={d_model}, h={h}, d_k={d_k}, d_v={d_v}"))
+    return cases
+
+
 # --------------------------------------------------------------------------- the registry
-
-
-FUNCTION_EXERCISES = {
-    "02.split_heads": FunctionExercise(
-        signature="my_split_heads(P, h)",
-        returns="P of shape (n, d_model) split into h heads: shape (h, n, d_model/h)",
-        library="mha_lib.split_heads",
-        make_cases=_cases_split,
-        mistakes=_MISTAKES_SPLIT,
-    ),
-    "03.scores": FunctionExercise(
-        signature="my_scores(Q, K)",
-        returns="the scaled scores Q K^T / sqrt(d_k), shape (..., n, n)",
-        library="mha_lib.attention_scores",
-        make_cases=_cases_scores,
-        mistakes=_MISTAKES_SCORES,
-        batch_hint="K.T reverses ALL the axes of a batched K; swap only the last two: K.swapaxes(-1, -2).",
-        diagnose=_diagnose_scores,
-    ),
-    "04.softmax": FunctionExercise(
-        signature="my_softmax(scores)",
-        returns="the softmax of each row, the same shape as scores (..., n), finite even for scores of +-1e4",
-        library="mha_lib.softmax",
-        make_cases=_cases_softmax,
-        mistakes=_MISTAKES_SOFTMAX,
-        diagnose=_diagnose_softmax,
-        batch_hint="with leading dimensions the rows are along the LAST axis: use axis=-1 (not axis=1) "
-                   "and keepdims=True.",
-    ),
-    "05.weighted_sum": FunctionExercise(
-        signature="my_weighted_sum(weights, V)",
-        returns="each query's weighted sum of the value rows, shape (..., n, d_v)",
-        library="mha_lib.weighted_sum",
-        make_cases=_cases_weighted_sum,
-        mistakes=_MISTAKES_WEIGHTED_SUM,
-        batch_hint="with leading dimensions use @ (np.matmul), which treats them as a batch; np.dot and .T "
-                   "do something else with more than two axes.",
-    ),
-    "06.concat": FunctionExercise(
-        signature="my_concat(heads)",
-        returns="the heads of shape (h, n, d_v) side by side: shape (n, h*d_v)",
-        library="mha_lib.concat_heads",
-        make_cases=_cases_concat,
-        mistakes=_MISTAKES_CONCAT,
-    ),
-    "07.multi_head_attention": FunctionExercise(
-        signature="my_multi_head_attention(X, W_q, W_k, W_v, W_o)",
-        returns="the layer's output Concat(head_1, ..., head_h) W_o, shape (n, d_model)",
-        library="mha_lib.multi_head_attention(X, params).output",
-        make_cases=_cases_mha,
-        mistakes=_MISTAKES_MHA,
-    ),
-}
 
 
 def function_exercise_ids():
