@@ -9,6 +9,7 @@ import pytest
 
 import mha_lib
 from today_golden import CONFIGS, load
+from torch_live import layer_params, torch_layer
 
 TOL = 1e-10  # float64 on both sides; the largest difference seen is below 1e-15
 CROSS = CONFIGS["cross"]
@@ -86,13 +87,7 @@ def test_cross_attention_bad_input():
 @pytest.mark.parametrize("n,m,d_model,h,bias,masked", [(3, 7, 16, 4, True, True), (6, 2, 12, 3, False, False),
                                                        (5, 5, 8, 1, True, True)])
 def test_cross_attention_matches_pytorch_live(seed, n, m, d_model, h, bias, masked):
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the golden-file tests cover this")
-    torch.manual_seed(seed)
-    layer = torch.nn.MultiheadAttention(d_model, h, bias=bias, batch_first=True, dtype=torch.float64)
-    if bias:
-        with torch.no_grad():
-            layer.in_proj_bias.normal_()
-            layer.out_proj.bias.normal_()
+    torch, layer = torch_layer(d_model, h, bias, seed)
     rng = np.random.default_rng(seed)
     X, memory = rng.standard_normal((2, n, d_model)), rng.standard_normal((2, m, d_model))
     mask = None
@@ -103,9 +98,7 @@ def test_cross_attention_matches_pytorch_live(seed, n, m, d_model, h, bias, mask
         y, w = layer(torch.from_numpy(X), torch.from_numpy(memory), torch.from_numpy(memory),
                      attn_mask=None if mask is None else torch.from_numpy(~mask),  # PyTorch: True = blocked
                      average_attn_weights=False)
-    fused = [None if t is None else t.detach().numpy()
-             for t in (layer.in_proj_weight, layer.in_proj_bias, layer.out_proj.weight, layer.out_proj.bias)]
-    r = mha_lib.multi_head_attention(X, mha_lib.params_from_fused(*fused, h), mask=mask, memory=memory)
+    r = mha_lib.multi_head_attention(X, layer_params(layer, h), mask=mask, memory=memory)
     np.testing.assert_allclose(r.output, y.numpy(), rtol=0, atol=TOL)
     np.testing.assert_allclose(r.weights, w.numpy(), rtol=0, atol=TOL)
 

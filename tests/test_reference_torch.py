@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import mha_lib
+from torch_live import layer_params, torch_layer
 
 GOLDEN = Path(__file__).parent / "golden" / "torch_mha.npz"
 TOL = 1e-10  # float64 on both sides; the largest difference seen is about 1e-15
@@ -74,21 +75,13 @@ def test_fused_round_trip_is_exact():
 @pytest.mark.parametrize("n,d_model,h,bias,causal", [(5, 8, 2, True, False), (11, 48, 6, True, True),
                                                       (3, 30, 5, False, True)])
 def test_matches_pytorch_live(seed, n, d_model, h, bias, causal):
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the golden-file tests cover this")
-    torch.manual_seed(seed)
-    layer = torch.nn.MultiheadAttention(d_model, h, bias=bias, batch_first=True, dtype=torch.float64)
-    if bias:
-        with torch.no_grad():
-            layer.in_proj_bias.normal_()
-            layer.out_proj.bias.normal_()
+    torch, layer = torch_layer(d_model, h, bias, seed)
     X = np.random.default_rng(seed).standard_normal((2, n, d_model))
     mask = mha_lib.causal_mask(n) if causal else None
     torch_mask = None if mask is None else torch.from_numpy(~mask)  # PyTorch: True = blocked
     x = torch.from_numpy(X)
     with torch.no_grad():
         y, w = layer(x, x, x, attn_mask=torch_mask, average_attn_weights=False)
-    fused = [None if t is None else t.detach().numpy()
-             for t in (layer.in_proj_weight, layer.in_proj_bias, layer.out_proj.weight, layer.out_proj.bias)]
-    result = mha_lib.multi_head_attention(X, mha_lib.params_from_fused(*fused, h), mask=mask)
+    result = mha_lib.multi_head_attention(X, layer_params(layer, h), mask=mask)
     np.testing.assert_allclose(result.output, y.numpy(), rtol=0, atol=TOL)
     np.testing.assert_allclose(result.weights, w.numpy(), rtol=0, atol=TOL)

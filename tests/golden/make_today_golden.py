@@ -34,6 +34,8 @@ import transformers
 from transformers import LlamaConfig
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 
+from make_torch_golden import random_layer, store_layer  # the script beside this one (its folder is on sys.path)
+
 HERE = Path(__file__).resolve().parent
 
 # name: (batch or None, n, m, d_model, h, bias, mask kind)
@@ -80,11 +82,7 @@ def cross_mask(kind, batch, n, m, rng):
 
 def make_cross(out, rng):
     for name, (batch, n, m, d_model, h, bias, kind) in CROSS.items():
-        layer = torch.nn.MultiheadAttention(d_model, h, bias=bias, batch_first=True, dtype=torch.float64)
-        with torch.no_grad():
-            if bias:
-                layer.in_proj_bias.normal_(0, 0.3)
-                layer.out_proj.bias.normal_(0, 0.3)
+        layer = random_layer(d_model, h, bias)
         b = batch or 1
         X = rng.standard_normal((b, n, d_model))
         memory = rng.standard_normal((b, m, d_model))
@@ -100,13 +98,7 @@ def make_cross(out, rng):
         sq = (lambda a: a) if batch else (lambda a: a[0])
         out[f"cross/{name}/X"] = sq(X)
         out[f"cross/{name}/memory"] = sq(memory)
-        out[f"cross/{name}/in_proj_weight"] = layer.in_proj_weight.detach().numpy()
-        out[f"cross/{name}/out_proj_weight"] = layer.out_proj.weight.detach().numpy()
-        if bias:
-            out[f"cross/{name}/in_proj_bias"] = layer.in_proj_bias.detach().numpy()
-            out[f"cross/{name}/out_proj_bias"] = layer.out_proj.bias.detach().numpy()
-        out[f"cross/{name}/output"] = sq(y.numpy())
-        out[f"cross/{name}/weights"] = sq(w.numpy())
+        store_layer(out, f"cross/{name}", layer, y, w, sq)
 
 
 def make_gqa(out, rng):

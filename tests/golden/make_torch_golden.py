@@ -50,16 +50,33 @@ def make_mask(kind, batch, n, rng):
     return mask if batch else mask[0]
 
 
+def random_layer(d_model, h, bias):
+    """``nn.MultiheadAttention`` in float64, batch first; its biases are zero at init: made random, so they are tested."""
+    layer = torch.nn.MultiheadAttention(d_model, h, bias=bias, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        if bias:
+            layer.in_proj_bias.normal_(0, 0.3)
+            layer.out_proj.bias.normal_(0, 0.3)
+    return layer
+
+
+def store_layer(out, prefix, layer, y, w, squeeze):
+    """Store the layer's fused parameters (biases only when it has them), its output y and per-head weights w."""
+    out[f"{prefix}/in_proj_weight"] = layer.in_proj_weight.detach().numpy()
+    out[f"{prefix}/out_proj_weight"] = layer.out_proj.weight.detach().numpy()
+    if layer.in_proj_bias is not None:
+        out[f"{prefix}/in_proj_bias"] = layer.in_proj_bias.detach().numpy()
+        out[f"{prefix}/out_proj_bias"] = layer.out_proj.bias.detach().numpy()
+    out[f"{prefix}/output"] = squeeze(y.numpy())
+    out[f"{prefix}/weights"] = squeeze(w.numpy())
+
+
 def main():
     torch.manual_seed(0)
     rng = np.random.default_rng(1)
     out = {"configs": np.array(json.dumps(CONFIGS)), "torch_version": np.array(torch.__version__)}
     for name, (batch, n, d_model, h, bias, kind) in CONFIGS.items():
-        layer = torch.nn.MultiheadAttention(d_model, h, bias=bias, batch_first=True, dtype=torch.float64)
-        with torch.no_grad():  # biases are zero at init: make them random so they are tested
-            if bias:
-                layer.in_proj_bias.normal_(0, 0.3)
-                layer.out_proj.bias.normal_(0, 0.3)
+        layer = random_layer(d_model, h, bias)
         shape = (batch, n, d_model) if batch else (1, n, d_model)
         X = rng.standard_normal(shape)
         mask = make_mask(kind, batch, n, rng)
@@ -82,13 +99,7 @@ def main():
         squeeze = (lambda a: a) if batch else (lambda a: a[0])
         out[f"{name}/X"] = squeeze(X)
         out[f"{name}/mask"] = mask
-        out[f"{name}/in_proj_weight"] = layer.in_proj_weight.detach().numpy()
-        out[f"{name}/out_proj_weight"] = layer.out_proj.weight.detach().numpy()
-        if bias:
-            out[f"{name}/in_proj_bias"] = layer.in_proj_bias.detach().numpy()
-            out[f"{name}/out_proj_bias"] = layer.out_proj.bias.detach().numpy()
-        out[f"{name}/output"] = squeeze(y.numpy())
-        out[f"{name}/weights"] = squeeze(w.numpy())
+        store_layer(out, name, layer, y, w, squeeze)
         out[f"{name}/sdpa_output"] = squeeze(o.numpy())
     path = HERE / "torch_mha.npz"
     np.savez_compressed(path, **out)
