@@ -39,22 +39,16 @@ def test_attributes():
     np.testing.assert_allclose(multi_head_attention_loop(ex.X, ex.params)[0], r.output, atol=1e-12)
 
 
+@pytest.mark.parametrize("role,step", [("previous token", -1), ("next token", +1)])
 @pytest.mark.parametrize("sentence", SENTENCES)
-def test_previous_token_head(sentence):
+def test_neighbour_token_heads(sentence, role, step):
+    # Each token puts 0.9 or more on its neighbour; the first (previous-token head) or the last (next-token
+    # head), which has none, on itself.
     ex = designed_example(sentence)
-    w = weights_of(ex)[DESIGNED_ROLES.index("previous token")]
+    w = weights_of(ex)[DESIGNED_ROLES.index(role)]
     n = len(ex.tokens)
     for m in range(n):
-        assert w[m, max(m - 1, 0)] >= 0.9, (m, w[m])
-
-
-@pytest.mark.parametrize("sentence", SENTENCES)
-def test_next_token_head(sentence):
-    ex = designed_example(sentence)
-    w = weights_of(ex)[DESIGNED_ROLES.index("next token")]
-    n = len(ex.tokens)
-    for m in range(n):
-        assert w[m, min(m + 1, n - 1)] >= 0.9, (m, w[m])
+        assert w[m, min(max(m + step, 0), n - 1)] >= 0.9, (m, w[m])
 
 
 @pytest.mark.parametrize("sentence", SENTENCES)

@@ -80,6 +80,16 @@ def hook_namespace(folder):
     return namespace
 
 
+def hook_and_figure(folder, figsize):
+    """The re-render hook, and an empty figure with an Agg canvas (as in a kernel) for it to check."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize)
+    FigureCanvasAgg(fig)
+    return hook_namespace(folder), fig
+
+
 def page_min_text(page):
     """The smallest text of a saved page in points on the 1920 x 1080 slide, as the tool computes it."""
     png = Path(page["png"]).read_bytes()
@@ -112,12 +122,7 @@ def test_a_grid_of_eight_heads_becomes_pages_of_panels_with_24pt_text(tmp_path):
 
 
 def test_overlapping_text_is_reported(tmp_path):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    hook = hook_namespace(tmp_path)
-    fig = Figure(figsize=(4, 3))
-    FigureCanvasAgg(fig)
+    hook, fig = hook_and_figure(tmp_path, (4, 3))
     ax = fig.add_subplot()
     ax.text(0.5, 0.5, "one label")
     ax.text(0.52, 0.5, "another label")
@@ -129,12 +134,7 @@ def test_overlapping_text_is_reported(tmp_path):
 def test_axis_name_touching_its_tick_labels_is_reported(tmp_path):
     # The text-against-text check lets boxes touch (a tenth of an em); an axis name on its tick labels
     # needs its own check.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    hook = hook_namespace(tmp_path)
-    fig = Figure(figsize=(4, 3))
-    FigureCanvasAgg(fig)
+    hook, fig = hook_and_figure(tmp_path, (4, 3))
     ax = fig.add_axes((0.4, 0.3, 0.5, 0.6))
     ax.set_yticks([0, 1], ["dumpty", "sat"], fontsize=14)
     ax.set_xticks([0, 1], ["humpty", "on"], fontsize=14)
@@ -149,12 +149,7 @@ def test_axis_name_touching_its_tick_labels_is_reported(tmp_path):
 
 def test_colour_bar_name_longer_than_its_bar_is_reported_and_put_on_two_lines(tmp_path):
     import numpy as np
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    hook = hook_namespace(tmp_path)
-    fig = Figure(figsize=(6, 3))
-    FigureCanvasAgg(fig)
+    hook, fig = hook_and_figure(tmp_path, (6, 3))
     ax = fig.add_axes((0.1, 0.3, 0.5, 0.4))
     cax = fig.add_axes((0.65, 0.3, 0.03, 0.4))
     cbar = fig.colorbar(ax.imshow(np.eye(3)), cax=cax)
@@ -189,12 +184,7 @@ def test_a_grid_of_heads_has_its_names_clear_of_tick_labels_and_bars(tmp_path):
 
 def test_a_point_label_on_another_label_is_moved_to_a_free_place(tmp_path):
     # Notebook 05's tiny example: "v(token 2)" under "w = (0.00, 1.00)" once both grew to 24 pt.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    hook = hook_namespace(tmp_path)
-    fig = Figure(figsize=(8, 5))
-    FigureCanvasAgg(fig)
+    hook, fig = hook_and_figure(tmp_path, (8, 5))
     ax = fig.add_axes((0.15, 0.15, 0.8, 0.8))
     ax.plot([0, 1], [4, 2])
     ax.set_xlim(-0.5, 1.5)

@@ -31,31 +31,36 @@ def stop(proc):
             proc.wait(timeout=10)
 
 
-def wait_for_http(url, proc, log, timeout=90):
+def wait_until(ready, proc, log, timeout, what):
+    """Call ``ready()`` until it returns True; raise with the end of the server's log if the server exits first
+    or ``timeout`` seconds pass (``what`` says what did not happen). An OSError from ``ready`` is a "not yet"."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"the server exited with code {proc.returncode}:\n{Path(log).read_text()[-3000:]}")
         try:
-            with urllib.request.urlopen(url, timeout=5) as r:
-                if r.status == 200:
-                    return
+            if ready():
+                return
         except OSError:
-            time.sleep(0.3)
-    raise RuntimeError(f"the server did not answer {url} within {timeout} s:\n{Path(log).read_text()[-3000:]}")
+            pass
+        time.sleep(0.3)
+    raise RuntimeError(f"{what}:\n{Path(log).read_text()[-3000:]}")
+
+
+def wait_for_http(url, proc, log, timeout=90):
+    def answers():
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.status == 200
+
+    wait_until(answers, proc, log, timeout, f"the server did not answer {url} within {timeout} s")
 
 
 def wait_for_port(port, proc, log, timeout=90):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with code {proc.returncode}:\n{Path(log).read_text()[-3000:]}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=2):
-                return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError(f"nothing listens on port {port} after {timeout} s:\n{Path(log).read_text()[-3000:]}")
+    def listens():
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return True
+
+    wait_until(listens, proc, log, timeout, f"nothing listens on port {port} after {timeout} s")
 
 
 def server_env(tmp):
