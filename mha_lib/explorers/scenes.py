@@ -1,25 +1,19 @@
 """The lecture screen: named scenes on the lecture explorer and the step view.
 
 The scenes fill the 40 minutes of a 50-minute lecture between a 5-minute intro and a 5-minute wrap-up.
+A scene is a named, ordered setting of the controls of the lecture explorer (every head at once) or the
+one-head step view. The screen shows a scene menu, previous/next buttons and a high-contrast switch
+above the explorer; every control of the explorer stays live inside a scene.
 
-A scene is a named, ordered setting of the controls of one of two explorers:
-the lecture explorer (every head at once, :mod:`mha_lib.explorers.lecture`) or
-the one-head step view (:mod:`mha_lib.explorers.stepview`). The screen shows a
-scene menu, previous/next buttons and a high-contrast switch above the
-explorer; every control of the explorer stays live inside a scene.
+:func:`make_lecture_screen` does not import the explorers: it is given two factories, ``lecture(dpi)``
+and ``steps(dpi)`` (``notebooks/lecture.ipynb`` passes ``make_lecture_explorer`` and
+``make_step_explorer``), and drives them only through ``box.controls``, ``box.message``, ``box.image``,
+``box.figure``, ``box.refresh()`` and ``box.hold()``.
 
-This module does not import the explorers: :func:`make_lecture_screen` is
-given two factories, ``lecture(dpi)`` and ``steps(dpi)``, that build them
-(``notebooks/lecture.ipynb`` passes ``make_lecture_explorer`` and
-``make_step_explorer``), and it drives them only through ``box.controls``,
-``box.message``, ``box.image``, ``box.figure`` and ``box.hold()``.
-
-In a browser (Voila or JupyterLab), :data:`KEYS_JS` adds the left and right
-arrow keys (previous and next scene) and tells the kernel the window's size
-and device pixel ratio, so the picture is rendered with as many pixels as
-the screen shows (sharp on a high-resolution projector). A URL parameter
-opens a scene: ``?scene=4`` (its number) or ``?scene=masks-causal`` (its
-slug); Voila gives the kernel the query string in ``$QUERY_STRING``.
+In a browser (Voila or JupyterLab), :data:`KEYS_JS` adds the left and right arrow keys and tells the
+kernel the window's size and device pixel ratio, so the picture has as many pixels as the screen shows.
+A URL parameter opens a scene: ``?scene=4`` (its number) or ``?scene=masks-causal`` (its slug); Voila
+gives the kernel the query string in ``$QUERY_STRING``.
 """
 
 from __future__ import annotations
@@ -39,10 +33,10 @@ __all__ = ["Scene", "SCENES", "scene_index", "make_lecture_screen", "KEYS_JS", "
 
 @dataclass(frozen=True)
 class Scene:
-    """One scene: its name, which explorer it shows, the control values it sets, and its minutes."""
+    """One scene: its name, which explorer it shows ("lecture" or "steps"), the control values it sets, its minutes."""
 
     name: str
-    view: str  # "lecture" or "steps"
+    view: str
     settings: dict = field(default_factory=dict)
     minutes: int = 5
 
@@ -77,16 +71,10 @@ SCENES = (
 
 def scene_index(value, scenes=SCENES):
     """The 0-based index of a scene given as a number from 1, a slug or a name; ``None`` if none matches."""
-    if value is None:
-        return None
-    text = str(value).strip().lower()
+    text = "" if value is None else str(value).strip().lower()
     if text.isdecimal() and len(text) <= 6:  # "²" is a digit int() refuses; a 5000-digit number is past any scene
-        k = int(text) - 1
-        return k if 0 <= k < len(scenes) else None
-    for k, s in enumerate(scenes):
-        if text in (s.slug, s.name.lower()):
-            return k
-    return None
+        return int(text) - 1 if 0 < int(text) <= len(scenes) else None
+    return next((k for k, s in enumerate(scenes) if text in (s.slug, s.name.lower())), None)
 
 
 def scene_from_query(query_string, scenes=SCENES):
@@ -96,22 +84,11 @@ def scene_from_query(query_string, scenes=SCENES):
 
 
 def dpi_for(fig_inches, viewport, reserved=None, lowest=40, highest=300):
-    """The resolution at which a figure fills the free part of a window, for its device pixel ratio.
+    """The resolution (dots per inch, ``lowest`` to ``highest``) at which a figure fills the free part of a window.
 
-    Parameters
-    ----------
-    fig_inches : (float, float)
-        The figure's size.
-    viewport : (float, float, float)
-        The window's inner width and height in CSS pixels and its device pixel ratio.
-    reserved : (float, float), optional
-        CSS pixels taken by the controls column and by the scene bar (and margins); default: those of
-        :data:`SCREEN_CSS` at this window's height (18.75 and 3 times its unit, see :data:`CONTROL_UNIT`).
-
-    Returns
-    -------
-    int
-        Dots per inch, between ``lowest`` and ``highest``.
+    ``fig_inches`` is the figure's (width, height); ``viewport`` the window's inner width and height in CSS
+    pixels and its device pixel ratio; ``reserved`` the CSS pixels taken by the controls column and by the
+    scene bar, default: those of :data:`SCREEN_CSS` at this window's height (18.75 and 3 times its unit).
     """
     w, h = fig_inches
     vw, vh, ratio = viewport
@@ -170,67 +147,57 @@ KEYS_JS = r"""
 (function () {
   if (window.__mhaLectureKeys) { return; }
   window.__mhaLectureKeys = true;
+  const $ = (selector) => document.querySelector(selector);
+  const fields = 'input, textarea, select, [contenteditable=true], .noUi-handle, [role=slider]';
   document.addEventListener('keydown', function (e) {
     // only on the full-window screen (Voila): inside JupyterLab the arrows move between cells
-    if (!document.querySelector('.mha-screen.mha-fullscreen') || e.altKey || e.ctrlKey || e.metaKey) { return; }
-    if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') { return; }
-    const t = e.target;
-    if (t && (t.closest('input, textarea, select, [contenteditable=true], .noUi-handle, [role=slider]'))) { return; }
-    const button = document.querySelector(e.key === 'ArrowRight' ? 'button.mha-scene-next' : 'button.mha-scene-prev');
+    if (!$('.mha-screen.mha-fullscreen') || e.altKey || e.ctrlKey || e.metaKey) { return; }
+    if (!['ArrowRight', 'ArrowLeft'].includes(e.key) || (e.target && e.target.closest(fields))) { return; }
     e.preventDefault();
+    const button = $(e.key === 'ArrowRight' ? 'button.mha-scene-next' : 'button.mha-scene-prev');
     if (button) { button.click(); }
   });
   // One scene change at a time: after a press on previous/next (key or mouse), further presses are
   // ignored until the kernel has shown the new scene: the counter changed and the picture on screen is
   // one drawn after the press (at most 6 s). A double press on a slow machine can no longer skip a scene.
   let pending = null;
-  function counterText() {
-    const c = document.querySelector('.mha-scene-counter');
-    return c ? c.innerText.trim() : '';
-  }
-  function pictureSrc() {
-    const img = [...document.querySelectorAll('.mha-screen img')].find(function (i) { return i.offsetParent !== null; });
-    return img ? img.src : '';
-  }
-  function allSrcs() {  // the pictures of both views: a view shown again still has its old picture at first
-    return [...document.querySelectorAll('.mha-screen img')].map(function (i) { return i.src; });
+  const counterText = () => ($('.mha-scene-counter') || { innerText: '' }).innerText.trim();
+  const images = () => [...document.querySelectorAll('.mha-screen img')];  // of both views
+  const pictureSrc = () => (images().find((i) => i.offsetParent !== null) || { src: '' }).src;
+  function drawing(on) {
+    const screen = $('.mha-screen');
+    if (screen) { screen.classList.toggle('mha-drawing', on); }
   }
   function busy() {
     if (!pending) { return false; }
-    const now = Date.now();
-    const moved = counterText() !== pending.counter;
+    const now = Date.now(), moved = counterText() !== pending.counter;
     if (moved && !pending.movedAt) { pending.movedAt = now; }
     // a scene whose picture is already on screen (nothing to draw) frees the keys 1.5 s after the counter moved
     if (now - pending.t > 6000 || (moved && (!pending.srcs.includes(pictureSrc()) || now - pending.movedAt > 1500))) {
       pending = null;
-      const screen = document.querySelector('.mha-screen');
-      if (screen) { screen.classList.remove('mha-drawing'); }
-      return false;
+      drawing(false);
     }
-    return true;
+    return pending !== null;
   }
   document.addEventListener('click', function (e) {
     const b = e.target && e.target.closest && e.target.closest('button.mha-scene-next, button.mha-scene-prev');
     if (!b || b.disabled) { return; }
     if (busy()) { e.preventDefault(); e.stopImmediatePropagation(); return; }
-    pending = { t: Date.now(), counter: counterText(), srcs: allSrcs() };
-    const screen = document.querySelector('.mha-screen');
-    if (screen) { screen.classList.add('mha-drawing'); }
+    pending = { t: Date.now(), counter: counterText(), srcs: images().map((i) => i.src) };
+    drawing(true);
     (function poll() { if (busy()) { setTimeout(poll, 100); } })();
   }, true);
   function report() {
-    const box = document.querySelector('.mha-viewport input');
+    const box = $('.mha-viewport input');
     if (!box) { setTimeout(report, 300); return; }
     box.value = window.innerWidth + 'x' + window.innerHeight + '@' + window.devicePixelRatio;
-    box.dispatchEvent(new Event('input', { bubbles: true }));
-    box.dispatchEvent(new Event('change', { bubbles: true }));
+    ['input', 'change'].forEach((type) => box.dispatchEvent(new Event(type, { bubbles: true })));
   }
   let timer = null;
   window.addEventListener('resize', function () { clearTimeout(timer); timer = setTimeout(report, 400); });
   report();
 })();
 """
-
 
 # High contrast: the pictures are drawn again with these matplotlib settings (bold black text, thick lines).
 # They are set for the whole kernel while the switch is on (the lecture screen has a kernel of its own).
@@ -252,19 +219,13 @@ def needs_refit(wanted, dpi):
 
 
 def _apply(box, settings):
-    """Set the controls of an explorer to a scene's values (unknown names skipped), redrawing once."""
-    controls = box.controls
+    """Set the controls of an explorer to a scene's values, redrawing once: names it does not have are skipped,
+    and so are values its control does not offer (e.g. an h the current d_model does not allow)."""
     with box.hold():
         for name, value in settings.items():
-            if name not in controls:
-                continue
-            widget = controls[name]
-            options = getattr(widget, "options", None)
-            if options is not None:
-                values = [o[1] if isinstance(o, tuple) else o for o in options]
-                if value not in values:
-                    continue  # e.g. an h the current d_model does not allow: leave it
-            if widget.value != value:
+            widget = box.controls.get(name)
+            offered = [o[1] if isinstance(o, tuple) else o for o in getattr(widget, "options", None) or [value]]
+            if widget is not None and value in offered and widget.value != value:
                 widget.value = value
 
 
@@ -280,10 +241,9 @@ def _close_tree(widget):
 
 def _retire(box):
     """Close a replaced explorer (its figure, widgets and buttons), so a rebuild does not keep the old one."""
-    for extra in (getattr(box, "next_step", None), getattr(box, "previous_step", None), *box.controls.values()):
+    for extra in (getattr(box, "next_step", None), getattr(box, "previous_step", None), *box.controls.values(), box):
         if extra is not None:
             _close_tree(extra)
-    _close_tree(box)
     figure = getattr(box, "figure", None)
     if figure is not None:  # its drawing and the renderer's pixel buffer, should anything still hold the box
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -293,12 +253,13 @@ def _retire(box):
 
 
 def _copy_values(old, new):
+    """Give a rebuilt explorer the old one's control values (a value the new widget does not offer: its own)."""
     with new.hold():
         for name, widget in old.controls.items():
             if name in new.controls and new.controls[name].value != widget.value:
                 try:
                     new.controls[name].value = widget.value
-                except (TraitError, ValueError, TypeError):  # a value the new widget does not offer: keep its own
+                except (TraitError, ValueError, TypeError):
                     pass
 
 
@@ -331,67 +292,71 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     start = scene_index(scene, scenes) if scene is not None else scene_from_query(query_string, scenes)
     start = 0 if start is None else start
     factories = {"lecture": lecture, "steps": steps}
-    state = {"dpi": {"lecture": dpi, "steps": dpi}, "explorers": {}}  # an explorer is built when first needed
-
+    state = {"dpi": dict.fromkeys(factories, dpi), "explorers": {}}  # an explorer is built when first needed
     menu = widgets.Dropdown(options=[(f"{k + 1}. {s.name}", k) for k, s in enumerate(scenes)], value=start,
                             layout=widgets.Layout(width="430px"))
-    menu.add_class("mha-scene-menu")
-    prev_button = widgets.Button(description="◀", tooltip="previous scene (left arrow)",
-                                 layout=widgets.Layout(width="64px"))
-    next_button = widgets.Button(description="▶", tooltip="next scene (right arrow)",
-                                 layout=widgets.Layout(width="64px"))
-    prev_button.add_class("mha-scene-prev")
-    next_button.add_class("mha-scene-next")
+    prev_button, next_button = (widgets.Button(description=arrow, tooltip=f"{which} scene ({side} arrow)",
+                                               layout=widgets.Layout(width="64px"))
+                                for arrow, which, side in (("◀", "previous", "left"), ("▶", "next", "right")))
     counter = widgets.HTML()
-    counter.add_class("mha-scene-counter")
     contrast = widgets.Checkbox(value=False, description="high contrast", indent=False,
                                 layout=widgets.Layout(width="auto"))
     viewport = widgets.Text(value="", continuous_update=True, layout=widgets.Layout(display="none"))
-    viewport.add_class("mha-viewport")
+    stages = {name: widgets.HBox(layout=widgets.Layout(width="100%", align_items="stretch")) for name in factories}
+    for widget, css_class in ((menu, "mha-scene-menu"), (prev_button, "mha-scene-prev"), (counter, "mha-scene-counter"),
+                              (next_button, "mha-scene-next"), (viewport, "mha-viewport"),
+                              (stages["lecture"], "mha-stage"), (stages["steps"], "mha-stage")):
+        widget.add_class(css_class)
     bar = widgets.HBox([prev_button, menu, next_button, counter, contrast, viewport],
                        layout=widgets.Layout(align_items="center", grid_gap="10px"))
-    lecture_stage = widgets.HBox(layout=widgets.Layout(width="100%", align_items="stretch"))
-    steps_stage = widgets.HBox(layout=widgets.Layout(width="100%", align_items="stretch"))
-    lecture_stage.add_class("mha-stage")
-    steps_stage.add_class("mha-stage")
     css = widgets.HTML(SCREEN_CSS, layout=widgets.Layout(display="none"))  # a <style> applies while hidden
-    screen = widgets.VBox([css, bar, lecture_stage, steps_stage],
-                          layout=widgets.Layout(width="100%"))
+    screen = widgets.VBox([css, bar, stages["lecture"], stages["steps"]], layout=widgets.Layout(width="100%"))
     screen.add_class("mha-screen")
-    if fullscreen if fullscreen is not None else query_string is not None:
+    full = fullscreen if fullscreen is not None else query_string is not None
+    if full:
         screen.add_class("mha-fullscreen")  # a dashboard: the screen covers the whole window
 
-    def column(box, extra=()):
-        """Controls in a column on the left, the picture on the right (a 16:9 screen is wider than tall)."""
-        controls = widgets.VBox([*extra, *(c for name, c in box.controls.items() if name != "lecture")])
-        controls.add_class("mha-controls")
+    def install(name, dpi):
+        """Build view ``name``'s explorer at ``dpi`` and put it on its stage: controls in a column on the left,
+        the picture on the right (a 16:9 screen is wider than tall). A rebuilt explorer (high contrast, a resized
+        window) gets the old one's control values, and the old one is closed: each kept about 35 MB."""
+        old = state["explorers"].get(name)
+        state["dpi"][name] = dpi
+        state["explorers"][name] = box = factories[name](dpi)
+        if old is not None:
+            _copy_values(old, box)
+        box.image.observe(lambda _change: refit_soon(name), names="value")
+        buttons = [b for b in (getattr(box, "previous_step", None), getattr(box, "next_step", None)) if b]
+        column = widgets.VBox([widgets.HBox(buttons)] * bool(buttons) +
+                              [c for key, c in box.controls.items() if key != "lecture"])
+        column.add_class("mha-controls")
         picture = widgets.VBox([box.message, box.image], layout=widgets.Layout(flex="1 1 auto", min_width="0"))
         picture.add_class("mha-picture")
-        return controls, picture
+        wrappers, stages[name].children = stages[name].children, (column, picture)
+        for wrapper in wrappers:  # the old column and picture boxes, with the old explorer's widgets
+            _close_tree(wrapper)
+        if old is not None:
+            _retire(old)
 
     def explorer(name):
         """The explorer of a view, built the first time it is needed: a fresh page draws only its first scene."""
-        if name not in state["explorers"]:
-            if state.get("viewport"):  # a guess from the usual figure size; refit() corrects it after one picture
-                state["dpi"][name] = dpi_for((11.0, 8.0), state["viewport"])
-            state["explorers"][name] = box = factories[name](state["dpi"][name])
-            watch(name, box)
-            arrange(name)
+        if name not in state["explorers"]:  # a guess from the usual figure size; refit() corrects it
+            install(name, dpi_for((11.0, 8.0), state["viewport"]) if "viewport" in state else state["dpi"][name])
         return state["explorers"][name]
 
-    def arrange(name):
-        """Put a view's explorer on its stage (the other stage is left alone: no flicker on screen)."""
-        box = state["explorers"][name]
-        buttons = [b for b in (getattr(box, "next_step", None), getattr(box, "previous_step", None)) if b]
-        extra = [widgets.HBox(buttons[::-1])] if buttons else []
-        stage = steps_stage if name == "steps" else lecture_stage
-        wrappers = stage.children
-        stage.children = column(box, extra)
-        retired = state.get("retired", {}).pop(name, [])
-        for wrapper in wrappers:  # the old column and picture boxes; their contents belong to a retired explorer
-            (_close_tree if retired else widgets.Widget.close)(wrapper)
-        for old in retired:
-            _retire(old)
+    def refit(name):
+        """After a new picture: when its figure changed size (another layout), render at the resolution it needs."""
+        if "viewport" in state:
+            wanted = dpi_for(tuple(state["explorers"][name].figure.get_size_inches()), state["viewport"])
+            if needs_refit(wanted, state["dpi"][name]):
+                install(name, wanted)
+
+    def refit_soon(name):
+        loop = kernel_loop()
+        if loop is None:  # not in a kernel (a script, a test): now
+            refit(name)
+        else:
+            loop.call_soon(refit, name)  # after the render that showed the picture
 
     def show(k):
         state["waiting"] = False
@@ -402,47 +367,12 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         _apply(box, s.settings)
         if fresh:  # its first picture (the defaults) is followed at once by the scene's: no flash of the defaults
             box.refresh()
-        lecture_stage.layout.display = None if s.view == "lecture" else "none"
-        steps_stage.layout.display = None if s.view == "steps" else "none"
-        prev_button.disabled = k == 0
-        next_button.disabled = k == len(scenes) - 1
+        for name, stage in stages.items():
+            stage.layout.display = None if name == s.view else "none"
+        prev_button.disabled, next_button.disabled = k == 0, k == len(scenes) - 1
 
     def go(k):
         menu.value = max(0, min(len(scenes) - 1, int(k)))
-
-    def on_menu(change):
-        show(change["new"])
-
-    def rebuild(name, dpi):
-        """Build explorer ``name`` again (at ``dpi``, with the current matplotlib settings), same control values."""
-        old = state["explorers"][name]
-        state["dpi"][name] = dpi
-        new = factories[name](dpi)
-        _copy_values(old, new)
-        state["explorers"][name] = new
-        # closed by arrange() once the new one is on its stage: each rebuild (high contrast, a resized window)
-        # kept the old explorer and its figure alive, about 35 MB each at 1920x1080 on a 2x screen
-        state.setdefault("retired", {}).setdefault(name, []).append(old)
-        watch(name, new)
-
-    def refit(name):
-        """After a new picture: when its figure changed size (another layout), render at the resolution it needs."""
-        vp, box = state.get("viewport"), state["explorers"][name]
-        if vp is None:
-            return
-        wanted = dpi_for(tuple(box.figure.get_size_inches()), vp)
-        if needs_refit(wanted, state["dpi"][name]):
-            rebuild(name, wanted)
-            arrange(name)
-
-    def watch(name, box):
-        def later(_change):
-            loop = kernel_loop()
-            if loop is not None:
-                loop.call_soon(refit, name)  # after the render that showed it
-            else:  # not in a kernel (a script, a test): now
-                refit(name)
-        box.image.observe(later, names="value")
 
     def on_contrast(change):
         import matplotlib
@@ -458,8 +388,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
             matplotlib.rcParams.update(state.pop("saved_rc"))
             fonts.setLevel(state.pop("font_log_level", logging.NOTSET))
         for name in list(state["explorers"]):
-            rebuild(name, state["dpi"][name])
-            arrange(name)
+            install(name, state["dpi"][name])
 
     def on_viewport(change):
         vp = _parse_viewport(change["new"])
@@ -468,33 +397,27 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         state["viewport"] = vp
         if state.get("waiting"):
             show(menu.value)  # the first picture, drawn once, for this window
-        for name, box in list(state["explorers"].items()):
-            wanted = dpi_for(tuple(box.figure.get_size_inches()), vp)
-            if not needs_refit(wanted, state["dpi"][name]):
-                continue
-            rebuild(name, wanted)
-            arrange(name)
+        for name in list(state["explorers"]):
+            refit(name)
         loop = kernel_loop()
         for name in factories:  # the other view is built while the class looks at the first picture
             if loop is not None and name not in state["explorers"]:
                 loop.call_later(2.0, explorer, name)
 
-    menu.observe(on_menu, names="value")
+    menu.observe(lambda change: show(change["new"]), names="value")
     prev_button.on_click(lambda _b: go(menu.value - 1))
     next_button.on_click(lambda _b: go(menu.value + 1))
     contrast.observe(on_contrast, names="value")
     viewport.observe(on_viewport, names="value")
     loop = kernel_loop()
-    if "mha-fullscreen" in screen._dom_classes and loop is not None:
-        # a fresh Voila page: draw the first scene once the browser has reported its window (at most 5 s)
-        state["waiting"] = True
+    if full and loop is not None:  # a fresh Voila page: the first scene is drawn once the browser has reported
+        state["waiting"] = True  # its window (at most 5 s)
         counter.value = f"{start + 1} / {len(scenes)}"
-        steps_stage.layout.display = lecture_stage.layout.display = "none"
+        stages["steps"].layout.display = stages["lecture"].layout.display = "none"
         loop.call_later(5.0, lambda: state["waiting"] and show(menu.value))
     else:
         show(start)
-    screen.scene_menu, screen.next_button, screen.previous_button = menu, next_button, prev_button
-    screen.contrast, screen.viewport, screen.go = contrast, viewport, go
-    screen.scenes = scenes
+    screen.scene_menu, screen.next_button, screen.previous_button, screen.go = menu, next_button, prev_button, go
+    screen.contrast, screen.viewport, screen.scenes = contrast, viewport, scenes
     screen.explorers = state["explorers"]  # the dict itself: rebuilt explorers replace its entries
     return screen
