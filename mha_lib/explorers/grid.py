@@ -1,21 +1,10 @@
 """The one heatmap-grid component: every per-head picture of the series is drawn by it.
 
-:func:`plot_heatmap` draws one (rows, cols) matrix on an axes: token labels
-on both axes, numbers in the cells, masked cells grey and hatched (never a
-misleading "0.00"). It returns a :class:`Heatmap` whose :meth:`Heatmap.set_data`
-updates the picture in place.
-
-:class:`HeadGrid` lays out h heatmaps at positions computed by hand (inches,
-no layout engine) in a region of a figure, with one shared colour scale, a
-colour bar, head titles, a caption line above and a legend entry for masked
-cells; :meth:`HeadGrid.update` changes data, colour limits, titles and caption
-without rebuilding anything. Rectangular grids (n queries x m keys, cross
-attention) work the same way.
-
-:func:`heads_picture` is the still picture (a Figure) drawn by the same code;
-explorers subclass :class:`~mha_lib.explorers.toolkit.LayoutDrawer` and build
-a HeadGrid per layout. User text is drawn literally (``$`` is a dollar) and long
-words are shortened with "...".
+:func:`plot_heatmap` draws one (rows, cols) matrix on an axes (token labels, numbers in the cells,
+masked cells grey and hatched, never a misleading "0.00"); its :class:`Heatmap` updates in place.
+:class:`HeadGrid` places h of them by hand (inches, no layout engine) with one shared colour scale,
+colour bar, head titles, caption and a "masked" legend; :meth:`HeadGrid.update` changes data and
+texts without rebuilding. :func:`heads_picture` is the still picture drawn by the same code.
 """
 
 from __future__ import annotations
@@ -32,8 +21,8 @@ from matplotlib.path import Path
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, head_grid, symmetric_limits
 from .toolkit import inch_box, literal, short, text_family
 
-__all__ = ["MASKED_COLOR", "CellNumbers", "Heatmap", "plot_heatmap", "HeadGrid", "heads_picture", "matrix_panel", "head_titles",
-           "token_labels"]
+__all__ = ["MASKED_COLOR", "CellNumbers", "Heatmap", "plot_heatmap", "HeadGrid", "heads_picture", "matrix_panel",
+           "head_titles", "token_labels"]
 
 MASKED_COLOR = "#C8C8C8"  # masked cells: light grey, hatched
 _CHAR = 0.64 / 72  # inches per character per point of font size, roughly (DejaVu Sans, lower case)
@@ -52,11 +41,9 @@ def token_labels(tokens, max_chars=14):
 class CellNumbers(Artist):
     """The numbers written in the cells of one heatmap, drawn fast.
 
-    Writing 64 numbers as 64 Text artists costs about as much as the rest of the
-    picture; here each distinct string is rasterised once (FreeType, through
-    matplotlib's public ``font_manager.get_font``) and pasted into the Agg buffer
-    with numpy: white on dark cells, black on light ones. Masked (NaN) cells get
-    no number.
+    64 Text artists cost about as much as the rest of the picture: here each distinct string is
+    rasterised once (public ``font_manager.get_font``) and pasted into the Agg buffer with numpy,
+    white on dark cells, black on light ones. Masked (NaN) cells get no number.
     """
 
     _sprites: dict = {}
@@ -81,27 +68,23 @@ class CellNumbers(Artist):
     def sprite(self, text, dpi):
         """(rows, cols, 1) alpha bitmap of ``text`` at this font size and dpi."""
         key = (text, self.fontsize, dpi)
-        sprite = self._sprites.get(key)
-        if sprite is None:
+        if key not in self._sprites:
             prop = FontProperties(size=self.fontsize)
             font = get_font(findfont(prop))
             font.clear()
             font.set_size(prop.get_size_in_points(), dpi)
             font.set_text(text, 0, flags=get_hinting_flag())
             font.draw_glyphs_to_bitmap(antialiased=True)
-            sprite = np.asarray(font.get_image(), dtype=np.float32)[..., None] / 255.0
-            self._sprites[key] = sprite
-        return sprite
+            self._sprites[key] = np.asarray(font.get_image(), dtype=np.float32)[..., None] / 255.0
+        return self._sprites[key]
 
     def draw(self, renderer):
         if self.values is None or not self.get_visible() or not hasattr(renderer, "buffer_rgba"):
             return
         buf = np.asarray(renderer.buffer_rgba())  # (H, W, 4) uint8, the canvas itself
         height, width = buf.shape[:2]
-        rows, cols = self.values.shape
         lo, hi = self.image.get_clim()
-        rr, cc = np.mgrid[0:rows, 0:cols]
-        centres = self.ax.transData.transform(np.column_stack([cc.ravel(), rr.ravel()]))  # pixels, y up
+        centres = self.ax.transData.transform(np.indices(self.values.shape).reshape(2, -1)[::-1].T)  # pixels, y up
         for (x, y), value in zip(centres, self.values.ravel()):
             if np.isnan(value):
                 continue
@@ -118,10 +101,7 @@ class CellNumbers(Artist):
 
 
 def _hatch_segments(masked, spacing=1 / 3):
-    """Diagonal line segments (data coordinates) hatching the masked cells, row run by row run.
-
-    Plain lines, not a hatched patch: Agg draws a hatch pattern path by path, ten times slower.
-    """
+    """Diagonal segments (data coordinates) hatching the masked cells: plain lines draw 10x faster than a hatch."""
     segments = []
     for r, row in enumerate(np.asarray(masked, bool)):
         edges = np.flatnonzero(np.diff(np.concatenate([[0], row.astype(np.int8), [0]])))  # run starts and ends
@@ -129,8 +109,7 @@ def _hatch_segments(masked, spacing=1 / 3):
             x0, x1, y1 = c0 - 0.5, c1 - 0.5, r + 0.5
             t = np.arange(x0 - 1 + spacing / 2, x1, spacing)  # lines y = y1 - (x - t), one cell tall
             sx, ex = np.maximum(t, x0), np.minimum(t + 1, x1)
-            keep = sx < ex
-            t, sx, ex = t[keep], sx[keep], ex[keep]
+            t, sx, ex = t[sx < ex], sx[sx < ex], ex[sx < ex]
             segments.append(np.stack([np.stack([sx, y1 - (sx - t)], -1), np.stack([ex, y1 - (ex - t)], -1)], 1))
     return np.concatenate(segments) if segments else np.zeros((0, 2, 2))
 
@@ -158,9 +137,8 @@ class Heatmap:
 
     def artists(self):
         """The artists that change with the data (in drawing order)."""
-        out = [self.image, self.hatch]
-        out += [self.numbers] if self.numbers.get_visible() else []
-        return out + list(self.ax.spines.values())
+        numbers = [self.numbers] if self.numbers.get_visible() else []
+        return [self.image, self.hatch, *numbers, *self.ax.spines.values()]
 
 
 def plot_heatmap(ax, M, row_labels=None, col_labels=None, *, mask=None, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0,
@@ -175,18 +153,10 @@ def plot_heatmap(ax, M, row_labels=None, col_labels=None, *, mask=None, cmap=WEI
         Tokens (drawn literally, shortened with "..." past 14 characters); None: no ticks.
     mask : ndarray of bool, shape (rows, cols), optional
         True = may attend. The other cells are grey and hatched, and get no number.
-    cmap, vmin, vmax
-        Colour map and limits (pass the same limits to several heatmaps to share a scale).
-    numbers : bool
-        Write each value in its cell.
-    fmt : str
-        Format of the numbers.
-    number_size : float, optional
-        Font size of the numbers (default: fontsize - 1).
-    signed : bool, optional
-        Number colours for a diverging map (default: cmap is the signed map).
-    rotate : bool, optional
-        Rotate the column labels (default: when they would not fit).
+    cmap, vmin, vmax, numbers, fmt, number_size, signed, rotate
+        Colour map and limits (the same limits share a scale); the values written in the cells (format,
+        size: default fontsize - 1; colours for a diverging map, default: cmap is the signed map); turn the
+        column labels (default: when they would not fit).
 
     Returns
     -------
@@ -200,27 +170,17 @@ def plot_heatmap(ax, M, row_labels=None, col_labels=None, *, mask=None, cmap=WEI
     for name, labels, size in (("row_labels", row_labels, rows), ("col_labels", col_labels, cols)):
         if labels is not None and len(labels) != size:
             raise ValueError(f"plot_heatmap: {len(labels)} {name} for {size} {name[:3]}s of M; give one per {name[:3]}")
-    cm = colormaps[cmap].with_extremes(bad=MASKED_COLOR)
-    extent = (-0.5, cols - 0.5, rows - 0.5, -0.5)
-    image = ax.imshow(np.zeros((rows, cols)), cmap=cm, vmin=vmin, vmax=vmax, interpolation="nearest",
-                      aspect="auto", extent=extent)
+    image = ax.imshow(np.zeros((rows, cols)), cmap=colormaps[cmap].with_extremes(bad=MASKED_COLOR), vmin=vmin,
+                      vmax=vmax, interpolation="nearest", aspect="auto", extent=(-0.5, cols - 0.5, rows - 0.5, -0.5))
     hatch = ax.add_patch(PathPatch(Path(np.zeros((0, 2))), fill=False, edgecolor="#737373", linewidth=0.7))
-    family = text_family()
-    if col_labels is not None:
-        labels = token_labels(col_labels)
-        if rotate is None:
-            rotate = max(map(len, labels), default=0) * fontsize * _CHAR > 0.9 * ax.get_position().width * \
-                ax.figure.get_size_inches()[0] / max(cols, 1)
-        ax.set_xticks(range(cols), labels=labels, fontsize=fontsize, rotation=90 if rotate else 0,
-                      fontfamily=family)
-    else:
-        ax.set_xticks([])
-    if row_labels is not None:
-        ax.set_yticks(range(rows), labels=token_labels(row_labels), fontsize=fontsize, fontfamily=family)
-    else:
-        ax.set_yticks([])
-    ax.set_xlim(-0.5, cols - 0.5)
-    ax.set_ylim(rows - 0.5, -0.5)
+    xlabels, ylabels = (token_labels(() if t is None else t) for t in (col_labels, row_labels))
+    if rotate is None:  # turn the column labels when the longest is wider than a column
+        width = ax.get_position().width * ax.figure.get_size_inches()[0]
+        rotate = max(map(len, xlabels), default=0) * fontsize * _CHAR > 0.9 * width / max(cols, 1)
+    ax.set_xticks(range(len(xlabels)), labels=xlabels, fontsize=fontsize, rotation=90 if rotate else 0,
+                  fontfamily=text_family())
+    ax.set_yticks(range(len(ylabels)), labels=ylabels, fontsize=fontsize, fontfamily=text_family())
+    ax.set(xlim=(-0.5, cols - 0.5), ylim=(rows - 0.5, -0.5))
     ax.tick_params(length=2, pad=1)
     cells = CellNumbers(ax, number_size or fontsize - 1, image, fmt=fmt,
                         signed=cmap == SIGNED_CMAP if signed is None else signed)
@@ -231,14 +191,21 @@ def plot_heatmap(ax, M, row_labels=None, col_labels=None, *, mask=None, cmap=WEI
     return heat
 
 
+def _colorbar(fig, image, rect, label, fs):
+    """A colour bar of ``image`` in ``rect`` (figure fractions), labelled at font size ``fs``."""
+    cbar = fig.colorbar(image, cax=fig.add_axes(rect))
+    cbar.set_label(label, fontsize=fs)
+    cbar.ax.tick_params(labelsize=fs - 1)
+    return cbar
+
+
 def matrix_panel(fig, rect, shape, row_labels, col_labels, *, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0, title="",
                  xlabel="", ylabel="", cbar_label="", numbers=True, fs=7):
     """One heatmap with its own colour bar at a fixed place; returns its :class:`Heatmap` (``.cbar`` added).
 
     ``rect`` = (left, top, width, height) in inches from the figure's top-left corner.
     """
-    W, H = fig.get_size_inches()
-    box = inch_box(W, H)
+    box = inch_box(*fig.get_size_inches())
     x0, top, w, h = rect
     rows, cols = shape
     ax = fig.add_axes(box(x0, top, w, h))
@@ -249,61 +216,42 @@ def matrix_panel(fig, rect, shape, row_labels, col_labels, *, cmap=WEIGHTS_CMAP,
     ax.set_title(title, fontsize=fs + 1, pad=3)
     ax.set_xlabel(xlabel, fontsize=fs, labelpad=2)
     ax.set_ylabel(ylabel, fontsize=fs, labelpad=2)
-    cax = fig.add_axes(box(x0 + w + 0.08, top, 0.1, h))
-    heat.cbar = fig.colorbar(heat.image, cax=cax)
-    heat.cbar.set_label(cbar_label, fontsize=fs)
-    cax.tick_params(labelsize=fs - 1)
+    heat.cbar = _colorbar(fig, heat.image, box(x0 + w + 0.08, top, 0.1, h), cbar_label, fs)
     return heat
 
 
 class HeadGrid:
     """h heatmaps (one per head) in a region of a figure, one shared colour scale and colour bar.
 
-    Built once per layout (h, tokens, region); afterwards :meth:`update` only
-    changes data, colour limits, titles, caption and the masked-cell legend.
+    Built once per layout (h, tokens, region); afterwards :meth:`update` only changes data, colour
+    limits, titles, caption and the masked-cell legend. Sizes are in inches.
 
     Parameters
     ----------
     fig : matplotlib Figure
-        Without a layout engine; its size in inches is read to place the axes.
+        Without a layout engine; its size is read to place the axes.
     h : int
         Number of panels.
-    row_tokens : sequence of str
-        Row labels (queries), n of them.
-    col_tokens : sequence of str, optional
-        Column labels (keys), m of them; default: the row tokens (n x n).
+    row_tokens, col_tokens : sequence of str
+        Row labels (queries, n) and column labels (keys, m; default: the row tokens).
     region : (left, top, width, height), optional
-        In inches from the figure's top-left corner; default: the whole figure.
-    cmap, vmin, vmax : colour map and initial shared limits.
-    cbar_label : str
-    annotate : bool
-        Numbers in the cells (only drawn while they fit).
-    titles : sequence of str, optional
-        Panel titles (default "head 1", "head 2", ...).
-    caption : str
-        A line above the grid (:meth:`update` may change it).
-    row_label, col_label : str
-        Axis names ("query", "key").
-    fs : float
-        Font size.
-    panel_cap : float
-        Largest panel side, inches.
-    shrink : bool
-        Make the figure exactly as tall as the grid needs.
-    ncols : int, optional
-        Columns of the grid (default :func:`mha_lib.plotting.head_grid`).
+        From the figure's top-left corner; default: the whole figure.
+    cmap, vmin, vmax, signed, cbar_label, annotate, number_fs
+        Colour map, initial shared limits, number colours for a diverging map, colour-bar label; numbers
+        in the cells (only while they fit; largest size ``number_fs``, default fs - 1).
+    titles, caption, row_label, col_label : str
+        Panel titles (default "head 1", ...), a line above the grid (None: no room kept for it), axis names.
+    fs, panel_cap, ncols, shrink
+        Font size, largest panel side, columns (default: the largest cells), make the figure as tall as needed.
     min_label_fs : float
-        The key labels are made smaller to stay level down to this size, then turned (the lecture
-        screen asks for large labels: turned rather than small).
-    number_fs : float, optional
-        Largest font size of the cell numbers (default fs - 1); they also stay inside their cells.
+        Key labels are made smaller to stay level down to this size, then turned (the lecture screen asks
+        for large labels: turned rather than small).
 
     Attributes
     ----------
     panels : list of Heatmap
     cax, cbar : the colour bar's axes and Colorbar
-    caption : Text
-    legend : Legend (visible while some cell is masked)
+    caption, legend : the caption's Text; the "masked" Legend (visible while some cell is masked)
     """
 
     def __init__(self, fig, h, row_tokens, col_tokens=None, region=None, *, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0,
@@ -314,81 +262,69 @@ class HeadGrid:
         col_tokens = row_tokens if col_tokens is None else col_tokens
         x0, top, width, height = region if region is not None else (0.05, 0.05, W - 0.1, H - 0.1)
         n, m = len(row_tokens), len(col_tokens)
+        cap = panel_cap / max(n, m)  # the largest cell side
         if ncols is None:  # the number of columns that gives the largest cells in this region
             def cell_of(c):
                 r = -(-h // c)
-                w = (width - 1.3 - (c - 1) * 0.1) / c
-                hh = (height - 1.0 - r * 0.3) / r
-                return min(w / len(col_tokens), hh / len(row_tokens), panel_cap / max(len(row_tokens), len(col_tokens)))
+                return min((width - 1.3 - (c - 1) * 0.1) / c / m, (height - 1.0 - r * 0.3) / r / n, cap)
             ncols = max(range(1, h + 1), key=lambda c: (round(cell_of(c), 2), -c))
         rows, cols = head_grid(h, ncols)
-        rlab, clab = token_labels(row_tokens), token_labels(col_tokens)
-        row_long, col_long = max(map(len, rlab)), max(map(len, clab))
+        row_long, col_long = (max(map(len, token_labels(t))) for t in (row_tokens, col_tokens))
         cap_h = (fs / 72 * 1.6 + 0.05) if caption is not None else 0.0
-        cbar_w = 0.12 + 0.8
-        gap_x = 0.1
         ylab = fs / 72 + 0.12 if row_label else 0.0  # room for the axis names, when there are any
         xlab = fs / 72 * 1.4 if col_label else 0.0
-        title_h = fs / 72 * 1.5 + 0.05
-        tfs0 = fs
-        left_labels = row_long * tfs0 * _CHAR + 0.08
-        avail_w = width - ylab - left_labels - cbar_w - 0.15
+        title_h, gap_x = fs / 72 * 1.5 + 0.05, 0.1
+        gap_y = title_h + 0.06
+        left_labels = row_long * fs * _CHAR + 0.08
+        avail_w = width - ylab - left_labels - 0.92 - 0.15  # 0.92: the colour bar and its labels
         panel_w = min(panel_cap, (avail_w - gap_x * (cols - 1)) / cols)
         tfs = min(fs, max(5.0, 0.8 * panel_w * 72 / max(n, m)))
-        gap_y = title_h + 0.06
-        rotate = False
-        for _ in range(2):  # the cell size decides whether the key labels must be rotated, and back
-            bottom_labels = (col_long * tfs * _CHAR if rotate else tfs / 72 * 1.4) + 0.08 + xlab
-            panel_h_max = (height - cap_h - title_h - bottom_labels - gap_y * (rows - 1)) / rows
-            # cells stay square: a panel is m cells wide and n cells tall
-            cell = min(panel_w / m, panel_h_max / n, panel_cap / max(n, m))
-            if rotate or col_long * tfs * _CHAR <= 0.95 * cell:
-                break
-            if 0.95 * cell / (col_long * _CHAR) >= min_label_fs:  # a smaller font fits: no need to turn them
-                tfs = 0.95 * cell / (col_long * _CHAR)
-                break
-            rotate = True
+
+        def fit(rotate):  # room under the panels for the key labels, and the (square) cell side that is left
+            bottom = (col_long * tfs * _CHAR if rotate else tfs / 72 * 1.4) + 0.08 + xlab
+            return bottom, min(panel_w / m, (height - cap_h - title_h - bottom - gap_y * (rows - 1)) / rows / n, cap)
+
+        bottom_labels, cell = fit(False)
+        rotate = col_long * tfs * _CHAR > 0.95 * cell  # the key labels are wider than their cells
+        if rotate and 0.95 * cell / (col_long * _CHAR) >= min_label_fs:  # a smaller font fits: no need to turn them
+            tfs, rotate = 0.95 * cell / (col_long * _CHAR), False
+        elif rotate:
+            bottom_labels, cell = fit(True)
         panel_w, panel_h = cell * m, cell * n
-        grid_w = cols * panel_w + (cols - 1) * gap_x
-        grid_h = rows * panel_h + (rows - 1) * gap_y
+        grid_w, grid_h = cols * panel_w + (cols - 1) * gap_x, rows * panel_h + (rows - 1) * gap_y
         gx = x0 + ylab + left_labels + max(0.0, (avail_w - grid_w) / 2)
         spare = max(0.0, height - cap_h - title_h - grid_h - bottom_labels)
         if shrink:
-            H -= spare
+            H, spare = H - spare, 0.0
             fig.set_size_inches(W, H)
-            spare = 0.0
         box = inch_box(W, H)
         gy = top + cap_h + title_h + (spare / 2 if caption is None else 0.0)  # under its caption
         signed = cmap == SIGNED_CMAP if signed is None else signed
         afs = min(number_fs or fs - 1, cell * 72 / (3.0 if signed else 2.6))
         self.annotate = bool(annotate) and afs >= 5.0
-        self.caption = fig.text(box(gx, top, 0, 0)[0], 1 - (top + 0.02) / H, literal(caption or ""), ha="left",
-                                va="top", fontsize=fs + 1, fontfamily=text_family())
+        self.caption = fig.text(gx / W, 1 - (top + 0.02) / H, literal(caption or ""), ha="left", va="top",
+                                fontsize=fs + 1, fontfamily=text_family())
         self.panels, self.titles = [], []
+        titles = [literal(t) for t in titles] if titles else head_titles(h)
         for i in range(h):
             r, c = divmod(i, cols)
             ax = fig.add_axes(box(gx + c * (panel_w + gap_x), gy + r * (panel_h + gap_y), panel_w, panel_h))
             bottom, first = i + cols >= h, c == 0
-            heat = plot_heatmap(ax, np.zeros((n, m)), row_tokens if first else None,
-                                col_tokens if bottom else None, cmap=cmap, vmin=vmin, vmax=vmax,
-                                numbers=self.annotate, fontsize=tfs, number_size=afs, signed=signed, rotate=rotate)
-            self.titles.append(ax.set_title(literal(titles[i]) if titles else f"head {i + 1}", fontsize=fs, pad=3))
-            if bottom:
-                ax.set_xlabel(col_label, fontsize=fs, labelpad=2)
-            if first:
-                ax.set_ylabel(row_label, fontsize=fs, labelpad=2)
-            self.panels.append(heat)
-        self.cax = fig.add_axes(box(gx + grid_w + 0.15, gy, 0.12, grid_h))
-        self.cbar = fig.colorbar(self.panels[0].image, cax=self.cax)
-        self.cbar.set_label(cbar_label, fontsize=fs)
-        self.cax.tick_params(labelsize=fs - 1)
+            self.panels.append(plot_heatmap(ax, np.zeros((n, m)), row_tokens if first else None,
+                                            col_tokens if bottom else None, cmap=cmap, vmin=vmin, vmax=vmax,
+                                            numbers=self.annotate, fontsize=tfs, number_size=afs, signed=signed,
+                                            rotate=rotate))
+            self.titles.append(ax.set_title(titles[i], fontsize=fs, pad=3))
+            ax.set_xlabel(col_label if bottom else "", fontsize=fs, labelpad=2)
+            ax.set_ylabel(row_label if first else "", fontsize=fs, labelpad=2)
+        self.cbar = _colorbar(fig, self.panels[0].image, box(gx + grid_w + 0.15, gy, 0.12, grid_h), cbar_label, fs)
+        self.cax = self.cbar.ax
         handle = Patch(facecolor=MASKED_COLOR, edgecolor="#737373", hatch="///", label="masked")
-        x_leg, y_leg = box(gx + grid_w + 0.05, gy + grid_h + 0.05, 0, 0)[:2]
-        self.legend = fig.legend(handles=[handle], loc="upper left", bbox_to_anchor=(x_leg, y_leg + 0),
-                                 fontsize=fs - 1, frameon=False, handlelength=1.2, borderaxespad=0)
+        self.legend = fig.legend(handles=[handle], loc="upper left", fontsize=fs - 1, frameon=False,
+                                 bbox_to_anchor=box(gx + grid_w + 0.05, gy + grid_h + 0.05, 0, 0)[:2],
+                                 handlelength=1.2, borderaxespad=0)
         self.legend.set_visible(False)
-        self.shape = (h, n, m)
-        self.dynamic_titles = False
+        self.shape, self.dynamic_titles = (h, n, m), False
 
     def update(self, matrices, clim=None, mask=None, titles=None, caption=None):
         """Show these (h, n, m) matrices and return the artists that changed.
@@ -447,12 +383,10 @@ def heads_picture(matrices, tokens, *, signed=None, cbar_label=None, title=None,
     if matrices.ndim != 3 or matrices.shape[1:] != (len(tokens), len(cols)):
         raise ValueError(f"heads_picture: matrices must have shape (h, n, m) with n = {len(tokens)} tokens and "
                          f"m = {len(cols)} key tokens, got {matrices.shape}")
-    h = matrices.shape[0]
-    if signed is None:
-        signed = bool(np.nanmin(matrices) < 0)
+    signed = bool(np.nanmin(matrices) < 0) if signed is None else signed
     fig = Figure(figsize=(10.0, 5.2), dpi=dpi)
-    grid = HeadGrid(fig, h, tokens, cols, (0.05, 0.05, 9.9, 5.1), cmap=SIGNED_CMAP if signed else WEIGHTS_CMAP,
-                    cbar_label=cbar_label or "", annotate=h <= 8, signed=signed, panel_cap=2.2, shrink=True,
-                    caption=title, titles=titles)
+    grid = HeadGrid(fig, len(matrices), tokens, cols, (0.05, 0.05, 9.9, 5.1), signed=signed, caption=title,
+                    cmap=SIGNED_CMAP if signed else WEIGHTS_CMAP, cbar_label=cbar_label or "", titles=titles,
+                    annotate=len(matrices) <= 8, panel_cap=2.2, shrink=True)
     grid.update(matrices, clim=symmetric_limits(matrices) if signed else None, mask=mask)
     return fig
