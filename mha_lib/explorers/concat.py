@@ -1,7 +1,6 @@
 """Notebook 06 (concat): the heads side by side, and the reshape/transpose of batched code.
 
-Pictures (``plot_cells``, ``reshape_steps_figure``, ``reshape_bug_figure``, ``concat_figure``) and the explorer
-(``make_concat_explorer``: h and d_k). The arrays come from ``mha_lib`` (``split_heads``, ``merge_heads``,
+Its pictures and explorer (h and d_k). The arrays come from ``mha_lib`` (``split_heads``, ``merge_heads``,
 ``concat_heads``); these functions only draw them.
 """
 
@@ -41,22 +40,18 @@ def plot_cells(ax, A, x0=0.0, y0=0.0, *, facecolors=None, row_labels=None, title
     A = np.asarray(A)
     rows, cols = A.shape
     artists = []
-    for r in range(rows):
-        for c in range(cols):
-            fc = "white" if facecolors is None else facecolors[r][c]
-            rect = Rectangle((x0 + c, y0 - r - 1), 1, 1, facecolor=fc, edgecolor="#34495E", linewidth=0.8)
-            ax.add_patch(rect)
-            artists.append(rect)
-            artists.append(ax.text(x0 + c + 0.5, y0 - r - 0.5, fmt.format(A[r, c]), ha="center", va="center",
-                                   fontsize=fontsize))
-    if group:
-        for c in range(0, cols + 1, group):
-            artists += ax.plot([x0 + c, x0 + c], [y0, y0 - rows], color="black", linewidth=2.2)
+    for (r, c), value in np.ndenumerate(A):
+        fc = "white" if facecolors is None else facecolors[r][c]
+        artists.append(ax.add_patch(Rectangle((x0 + c, y0 - r - 1), 1, 1, facecolor=fc, edgecolor="#34495E",
+                                              linewidth=0.8)))
+        artists.append(ax.text(x0 + c + 0.5, y0 - r - 0.5, fmt.format(value), ha="center", va="center",
+                               fontsize=fontsize))
+    for c in range(0, cols + 1, group) if group else []:
+        artists += ax.plot([x0 + c, x0 + c], [y0, y0 - rows], color="black", linewidth=2.2)
     artists += ax.plot([x0, x0 + cols, x0 + cols, x0, x0], [y0, y0, y0 - rows, y0 - rows, y0], color="black",
                        linewidth=1.6)
-    if row_labels is not None:
-        for r, lab in enumerate(row_labels):
-            artists.append(ax.text(x0 - 0.15, y0 - r - 0.5, lab, ha="right", va="center", fontsize=fontsize - 1))
+    artists += [ax.text(x0 - 0.15, y0 - r - 0.5, label, ha="right", va="center", fontsize=fontsize - 1)
+                for r, label in enumerate(row_labels if row_labels is not None else [])]
     if title:
         artists.append(ax.text(x0 + cols / 2, y0 + 0.25, title, ha="center", va="bottom", fontsize=fontsize))
     return artists
@@ -64,15 +59,12 @@ def plot_cells(ax, A, x0=0.0, y0=0.0, *, facecolors=None, row_labels=None, title
 
 def _token_fills(token_of):
     """Cell colours from an integer array saying which token each entry came from."""
-    token_of = np.asarray(token_of).astype(int)
-    return np.array([TOKEN_FILLS[t % len(TOKEN_FILLS)] for t in token_of.ravel()]).reshape(token_of.shape)
+    return np.asarray(TOKEN_FILLS)[np.asarray(token_of, dtype=int) % len(TOKEN_FILLS)]
 
 
 def _finish(ax, width, rows, left=1.6):
     """Fix the view: the cells span x in [0, width], y in [-rows, 0]; room above for block titles."""
-    ax.set_xlim(-left, width + 0.2)
-    ax.set_ylim(-rows - 0.2, 1.1)
-    ax.set_aspect("equal")
+    ax.set(xlim=(-left, width + 0.2), ylim=(-rows - 0.2, 1.1), aspect="equal")
     ax.set_axis_off()
 
 
@@ -122,7 +114,7 @@ def reshape_steps_figure(n=2, d_model=6, h=3, figsize=(14, 3.2)):
 
 
 def reshape_bug_figure(n=2, d_model=6, h=3, figsize=(11, 3.4)):
-    """Right (``split_heads``: reshape to (n, h, d_k), then transpose) versus wrong (reshape straight to (h, n, d_k))."""
+    """Right (``split_heads``: reshape to (n, h, d_k), then transpose) vs wrong (reshape straight to (h, n, d_k))."""
     d_k = d_model // h
     Y, tok = _numbered(n, d_model)
     fig = Figure(figsize=figsize, layout="constrained")
@@ -152,10 +144,6 @@ class ConcatView(Result):
     def h(self):
         return len(self.heads)
 
-    @property
-    def d_v(self):
-        return self.heads.shape[-1]
-
 
 def compute_concat(X, tokens, h=8, d_k=0, seed=0):
     """Every head's output and their concatenation for h heads of size d_k (0: d_model / h)."""
@@ -166,8 +154,7 @@ def compute_concat(X, tokens, h=8, d_k=0, seed=0):
 class ConcatDrawer(LayoutDrawer):
     """Draws a :class:`ConcatView`: the heads' blocks side by side (to scale) above the concatenated numbers.
 
-    One colour scale for every setting; a new layout only when Concat outgrows the x axis or the scale.
-    """
+    One colour scale for every setting; a new layout only when Concat outgrows the x axis or the scale."""
 
     MAX_HEADS = 16
     size = (12.0, 4.6)
@@ -180,7 +167,7 @@ class ConcatDrawer(LayoutDrawer):
         peak = float(np.max(np.abs(view.concat)))
         if self.vmax is None or peak > self.vmax:
             self.vmax = float(np.ceil(max(peak, 1e-9) * 1.25 * 10) / 10)  # room for other settings
-        return view.tokens, view.d_model, max(view.h * view.d_v, view.d_model) * 1.02, self.vmax
+        return view.tokens, view.d_model, max(view.concat.shape[1], view.d_model) * 1.02, self.vmax
 
     def build(self, fig, view):
         n, d_model = len(view.tokens), view.d_model
@@ -215,7 +202,7 @@ class ConcatDrawer(LayoutDrawer):
         return lay
 
     def update(self, lay, view):
-        h, d_v, d_model, n, width = view.h, view.d_v, view.d_model, len(view.tokens), view.h * view.d_v
+        (h, n, d_v), d_model, width = view.heads.shape, view.d_model, view.concat.shape[1]
         if h > self.MAX_HEADS:
             raise ValueError(f"h={h}: this picture draws at most {self.MAX_HEADS} heads")
         for i, (rect, name, cols) in enumerate(zip(lay.rects, lay.names, lay.ranges)):

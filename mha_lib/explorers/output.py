@@ -1,7 +1,6 @@
 """Notebook 07 (output projection): W^O maps the concatenation back to d_model and mixes the heads.
 
-Pictures (``plot_wo_blocks``, ``plot_contributions``, ``output_figure``) and the explorer
-(``make_output_explorer``: h, d_k, W^O random or I, a token). Everything is computed with ``mha_lib``.
+Its pictures and explorer (h, d_k, W^O random or I, a token); everything is computed with ``mha_lib``.
 """
 
 from __future__ import annotations
@@ -87,7 +86,6 @@ def plot_contributions(ax, contributions, output, token, *, columns=10, fontsize
     Returns
     -------
     AxesImage
-        Its cell numbers are the axes' :class:`~mha_lib.explorers.grid.CellNumbers` artist.
     """
     h = len(contributions)
     columns = list(range(min(int(columns), contributions.shape[1])) if np.ndim(columns) == 0 else columns)
@@ -159,14 +157,10 @@ class OutputDrawer(LayoutDrawer):
 
     size = (14.0, 4.2)
 
-    def __init__(self, columns=None):
-        super().__init__()
-        self.columns = columns
-
     def key(self, res):
         view = res[1]
-        columns = self.columns if self.columns is not None else spread_columns(view.X.shape[1], len(view.contributions))
-        return view.tokens, len(view.contributions), view.W_o.shape, view.wo, tuple(columns)
+        h = len(view.contributions)
+        return view.tokens, h, view.W_o.shape, view.wo, tuple(spread_columns(view.X.shape[1], h))
 
     def build(self, fig, res):
         token, view = res

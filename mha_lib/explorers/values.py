@@ -1,7 +1,6 @@
 """Notebook 05 (value aggregation): each output row is a weighted average of the value rows.
 
-Pictures (``plot_convex_combination``, ``add_token_legend``, ``values_figure``) and the explorer
-(``make_values_explorer``: a query token, a head, h and d_k; its weights, values and output).
+Its pictures and explorer (a query token, a head, h and d_k: the weights, the value rows and the output).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from matplotlib.lines import Line2D
 
 from ..attention import multi_head_attention
 from ..plotting import SIGNED_CMAP, symmetric_limits
-from .grid import plot_heatmap
+from .grid import plot_heatmap, token_labels
 from .toolkit import (D_K_OPTIONS, TOKEN_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_params,
                       fixed_layer, heads_control, int_slider, link_heads, running_inputs, weights_control)
 
@@ -214,16 +213,10 @@ def compute_values(X, tokens, query=0, head=1, h=8, d_k=0, seed=0, weights="rand
 
 
 class ValuesDrawer(LayoutDrawer):
-    """Draws a :class:`ValuesView`: one query's weights as bars, the values and outputs in 2-D, V_i's rows.
-
-    The axes of a layout (tokens, columns shown) are built once; a new setting only updates their artists.
-    """
+    """Draws a :class:`ValuesView`: one query's weights as bars, the values and outputs in 2-D, V_i's rows."""
 
     size = (13.0, 4.0)
-
-    def __init__(self, n_columns=8):
-        super().__init__()
-        self.n_columns = n_columns
+    n_columns = 8  # columns of V_i shown
 
     def key(self, view):
         return view.tokens, min(self.n_columns, view.V.shape[1])
@@ -234,7 +227,7 @@ class ValuesDrawer(LayoutDrawer):
         lay.ax_bar, lay.ax_2d, ax = fig.subplots(1, 3, width_ratios=[1, 1.15, 1.35], gridspec_kw=_GRID)
         lay.bars = lay.ax_bar.bar(range(n), np.zeros(n), color=colors, edgecolor="#34495E")
         lay.bar_texts = [lay.ax_bar.text(j, 0, "", ha="center", va="bottom", fontsize=8) for j in range(n)]
-        lay.ax_bar.set_xticks(range(n), labels=list(view.tokens), fontsize=9)
+        lay.ax_bar.set_xticks(range(n), labels=token_labels(view.tokens), fontsize=9)
         lay.ax_bar.set(ylim=(0, 1.12))
         lay.ax_bar.set_ylabel("weight", fontsize=9)
         lay.ax_bar.set_xlabel("key token (whose value is used)", fontsize=9)
