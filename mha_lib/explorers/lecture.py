@@ -255,8 +255,8 @@ class LectureDrawer(LayoutDrawer):
         box = inch_box(W, H)
         lay = SimpleNamespace(caption=fig.text(0.3 / W, 1 - 0.15 / H, "", ha="left", va="top", linespacing=1.5,
                                                fontsize=fs + 1 if lecture else fs, fontfamily=text_family()))
-        lay.grid = HeadGrid(fig, shown, tokens, None, (0.1, top, W - 0.2, grid_h), annotate=n <= self.ANNOTATE_MAX_TOKENS,
-                            caption=None, fs=fs - 1, panel_cap=cap, ncols=cols,
+        lay.grid = HeadGrid(fig, shown, tokens, None, (0.1, top, W - 0.2, grid_h), caption=None, fs=fs - 1,
+                            annotate=n <= self.ANNOTATE_MAX_TOKENS, panel_cap=cap, ncols=cols,
                             titles=[f"head {i + 1}\n{r}" for i, r in enumerate(res.roles[:shown])] if two_line_titles
                             else head_titles(shown, res.roles), min_label_fs=fs - 4 if lecture else 6.5,
                             row_label="" if lecture else "query", col_label="" if lecture else "key",

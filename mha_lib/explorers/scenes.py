@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
 import ipywidgets as widgets
-from traitlets import TraitError
+import matplotlib
 
 from .toolkit import kernel_loop
 
@@ -83,20 +83,17 @@ def scene_from_query(query_string, scenes=SCENES):
     return scene_index(values[0], scenes) if values else None
 
 
-def dpi_for(fig_inches, viewport, reserved=None, lowest=40, highest=300):
-    """The resolution (dots per inch, ``lowest`` to ``highest``) at which a figure fills the free part of a window.
+def dpi_for(fig_inches, viewport):
+    """The resolution (dots per inch, 40 to 300) at which a figure fills the free part of a window.
 
     ``fig_inches`` is the figure's (width, height); ``viewport`` the window's inner width and height in CSS
-    pixels and its device pixel ratio; ``reserved`` the CSS pixels taken by the controls column and by the
-    scene bar, default: those of :data:`SCREEN_CSS` at this window's height (18.75 and 3 times its unit).
+    pixels and its device pixel ratio. The controls column takes 18.75 units of :data:`SCREEN_CSS` and the
+    scene bar 3 (a unit is :data:`CONTROL_UNIT`: 375 and 60 CSS pixels at 720 px high).
     """
-    w, h = fig_inches
-    vw, vh, ratio = viewport
-    if reserved is None:
-        unit = max(CONTROL_UNIT[0], CONTROL_UNIT[1] * vh)
-        reserved = (18.75 * unit, 3 * unit)  # (375, 60) at 720 px high
-    css = min(max(vw - reserved[0], 200) / w, max(vh - reserved[1], 150) / h)  # CSS pixels per inch
-    return int(min(highest, max(lowest, round(css * ratio))))
+    (w, h), (vw, vh, ratio) = fig_inches, viewport
+    unit = max(CONTROL_UNIT[0], CONTROL_UNIT[1] * vh)
+    css = min(max(vw - 18.75 * unit, 200) / w, max(vh - 3 * unit, 150) / h)  # CSS pixels per inch
+    return int(min(300, max(40, round(css * ratio))))
 
 
 # The controls grow with the window as the picture does: one unit --u = 2.5 % of the window's height, at least
@@ -111,7 +108,8 @@ SCREEN_CSS = """<style>
 .mha-screen .widget-label, .mha-screen .widget-readout, .mha-screen label
   { height: auto !important; line-height: 1.4 !important; overflow: visible !important; }
 .mha-screen .mha-controls .widget-label:not(:empty) { width: auto !important; }
-.mha-screen .slider-container { margin-left: calc(var(--u) * 0.8); }  /* the handle at its left end: clear of the label */
+/* the handle at its left end stays clear of the label */
+.mha-screen .slider-container { margin-left: calc(var(--u) * 0.8); }
 .mha-screen .widget-label-basic { display: flex; align-items: center; }
 .mha-screen input[type=checkbox] { width: calc(var(--u) * 1.1); height: calc(var(--u) * 1.1);
   margin: 0 calc(var(--u) * 0.5) 0 calc(var(--u) * 0.2); }
@@ -219,8 +217,8 @@ def needs_refit(wanted, dpi):
 
 
 def _apply(box, settings):
-    """Set the controls of an explorer to a scene's values, redrawing once: names it does not have are skipped,
-    and so are values its control does not offer (e.g. an h the current d_model does not allow)."""
+    """Set the controls of an explorer to a scene's (or an old explorer's) values, redrawing once: names it does
+    not have are skipped, and so are values its control does not offer (e.g. an h the current d_model forbids)."""
     with box.hold():
         for name, value in settings.items():
             widget = box.controls.get(name)
@@ -250,17 +248,6 @@ def _retire(box):
 
         figure.clear()
         FigureCanvasAgg(figure)  # a fresh canvas without the old one's renderer
-
-
-def _copy_values(old, new):
-    """Give a rebuilt explorer the old one's control values (a value the new widget does not offer: its own)."""
-    with new.hold():
-        for name, widget in old.controls.items():
-            if name in new.controls and new.controls[name].value != widget.value:
-                try:
-                    new.controls[name].value = widget.value
-                except (TraitError, ValueError, TypeError):
-                    pass
 
 
 def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SCENES, dpi=90, fullscreen=None):
@@ -303,8 +290,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
                                 layout=widgets.Layout(width="auto"))
     viewport = widgets.Text(value="", continuous_update=True, layout=widgets.Layout(display="none"))
     stages = {name: widgets.HBox(layout=widgets.Layout(width="100%", align_items="stretch")) for name in factories}
-    for widget, css_class in ((menu, "mha-scene-menu"), (prev_button, "mha-scene-prev"), (counter, "mha-scene-counter"),
-                              (next_button, "mha-scene-next"), (viewport, "mha-viewport"),
+    for widget, css_class in ((menu, "mha-scene-menu"), (prev_button, "mha-scene-prev"), (viewport, "mha-viewport"),
+                              (next_button, "mha-scene-next"), (counter, "mha-scene-counter"),
                               (stages["lecture"], "mha-stage"), (stages["steps"], "mha-stage")):
         widget.add_class(css_class)
     bar = widgets.HBox([prev_button, menu, next_button, counter, contrast, viewport],
@@ -324,7 +311,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         state["dpi"][name] = dpi
         state["explorers"][name] = box = factories[name](dpi)
         if old is not None:
-            _copy_values(old, box)
+            _apply(box, {key: widget.value for key, widget in old.controls.items()})
         box.image.observe(lambda _change: refit_soon(name), names="value")
         buttons = [b for b in (getattr(box, "previous_step", None), getattr(box, "next_step", None)) if b]
         column = widgets.VBox([widgets.HBox(buttons)] * bool(buttons) +
@@ -375,8 +362,6 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         menu.value = max(0, min(len(scenes) - 1, int(k)))
 
     def on_contrast(change):
-        import matplotlib
-
         (screen.add_class if change["new"] else screen.remove_class)("mha-contrast")
         fonts = logging.getLogger("matplotlib.font_manager")  # "findfont: Failed to find font weight bold for
         if change["new"]:  # Symbola" (and 13 more), printed under the screen: those fonts have no bold, drawn regular

@@ -42,9 +42,12 @@ STEPS = (
     ("K_i", r"$K_i = X\,W_i^K$", r"$K_i = X\,W_i^K$: what each token offers to be found by", False),
     ("V_i", r"$V_i = X\,W_i^V$", r"$V_i = X\,W_i^V$: what each token hands over when it is found", False),
     ("scores", r"$Q_i K_i^T$", r"$Q_i K_i^T$: query of row $\cdot$ key of column, for every pair", True),
-    ("scaled", r"$Q_i K_i^T / \sqrt{d_k}$", r"$\mathrm{scores}_i = Q_i K_i^T / \sqrt{d_k}$: the spread no longer grows with $d_k$", True),
-    ("weights", r"$\mathrm{weights}_i$", r"$\mathrm{weights}_i = \mathrm{softmax}(\mathrm{scores}_i)$, row by row: each row sums to 1", True),
-    ("Head_i", r"$\mathrm{Head}_i$", r"$\mathrm{Head}_i = \mathrm{weights}_i\,V_i$: each row is a weighted average of the rows of $V_i$", False),
+    ("scaled", r"$Q_i K_i^T / \sqrt{d_k}$",
+     r"$\mathrm{scores}_i = Q_i K_i^T / \sqrt{d_k}$: the spread no longer grows with $d_k$", True),
+    ("weights", r"$\mathrm{weights}_i$",
+     r"$\mathrm{weights}_i = \mathrm{softmax}(\mathrm{scores}_i)$, row by row: each row sums to 1", True),
+    ("Head_i", r"$\mathrm{Head}_i$",
+     r"$\mathrm{Head}_i = \mathrm{weights}_i\,V_i$: each row is a weighted average of the rows of $V_i$", False),
 )
 
 
