@@ -1,7 +1,4 @@
-"""Explorer for notebook 01 (embeddings): type a sentence, choose d_model, see X.
-
-    from mha_lib.explorers.embeddings import make_embeddings_explorer
-    make_embeddings_explorer()
+"""Explorer for notebook 01 (embeddings): type a sentence, choose d_model, see X and how alike its rows are.
 
 An impossible setting (an empty sentence, too many words to draw) shows one line instead of a picture.
 """
@@ -47,8 +44,12 @@ def compute_embeddings(sentence, d_model):
     -------
     Embeddings
         ``tokens`` (list of str), ``X`` (n, d_model), ``shown`` (columns drawn) and ``cosine`` (n, n): cos of
-        the angle between rows m and j (1 for the same word). An empty sentence, too many words or
-        d_model < 1 raise ``ValueError``.
+        the angle between rows m and j (1 for the same word).
+
+    Raises
+    ------
+    ValueError
+        Empty sentence, more than ``MAX_TOKENS`` words, or d_model < 1.
     """
     tokens = tokenize(sentence)  # raises ValueError for an empty sentence
     if len(tokens) > MAX_TOKENS:

@@ -1,8 +1,5 @@
 """Explorer for notebook 00 (overview): the whole computation at a glance.
 
-    from mha_lib.explorers.overview import make_overview_explorer
-    make_overview_explorer()
-
 Type a sentence and choose the number of heads h (d_model = 512, d_k = 512 / h, so h offers the divisors
 of 512); the picture shows every head's attention weights.
 """

@@ -1,8 +1,5 @@
 """Explorer for notebook 02 (projections): choose h and d_k, see W_i^Q, Q_i and the parameter count.
 
-    from mha_lib.explorers.projections import make_projections_explorer
-    make_projections_explorer()
-
 On the running example's X (4 x 512). With "d_k = d_model / h" ticked, h offers the divisors of d_model;
 untick it to choose d_k freely, as the original paper allows.
 """

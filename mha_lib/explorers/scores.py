@@ -17,8 +17,8 @@ from .grid import HeadGrid, head_titles, matrix_panel
 from .toolkit import (SCALE_LABEL, TIE_LABEL, LayoutDrawer, build_explorer, checkbox, explorer_params, fixed_layer,
                       heads_control, inch_box, int_slider, link_heads, running_inputs, weights_control)
 
-__all__ = ["RandomScores", "random_scores", "ScoresSetting", "scores_setting", "make_scaling_explorer", "ScalingDrawer",
-           "make_scores_explorer", "ScoresDrawer"]
+__all__ = ["RandomScores", "random_scores", "ScalingDrawer", "make_scaling_explorer", "ScoresSetting", "scores_setting",
+           "ScoresDrawer", "make_scores_explorer"]
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,6 @@ def make_scores_explorer(X=None, tokens=None, seed=0):
         "tie": checkbox(TIE_LABEL, True),
         "scaled": checkbox(SCALE_LABEL, True),
     }
-
     box = build_explorer(controls, functools.partial(scores_setting, X=X, tokens=tokens, seed=seed), ScoresDrawer(),
                          figsize=ScoresDrawer.size, title="Scores of every head (running example)")
     link_heads(box, lambda: X.shape[-1])

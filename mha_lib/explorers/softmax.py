@@ -1,9 +1,7 @@
 """Explorer for notebook 04 (softmax): heads, temperature and masks -> every head's weights.
 
-``make_softmax_explorer()`` shows the attention weights of every head for the running example
-"humpty dumpty sat on" (d_model=512) or doc 004's padded sentence "You are welcome PAD" (d_model=6, see
-:func:`pad_example`). The weights are ``softmax(mask(Q_i K_i^T / (T sqrt(d_k))))``: a temperature T is just
-another scale factor, so they equal :func:`mha_lib.multi_head_attention` with ``scale = 1 / (T sqrt(d_k))``.
+The weights are ``softmax(mask(Q_i K_i^T / (T sqrt(d_k))))``: a temperature T is just another scale factor,
+so they equal :func:`mha_lib.multi_head_attention` with ``scale = 1 / (T sqrt(d_k))``.
 """
 
 import math
