@@ -4,8 +4,6 @@ Memory: the parameters, Q/K/V, and the attention weights (h n^2) or, blockwise (
 scores per head (h n block_size). :func:`cost_setting` is pure; the widget only draws it.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 import numpy as np

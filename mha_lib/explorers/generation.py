@@ -4,8 +4,6 @@ Both are built on the shared head grid (:mod:`mha_lib.explorers.grid`) and the t
 :func:`mha_lib.decode_step`, :func:`mha_lib.multi_head_attention` and :func:`mha_lib.kv_cache_bytes`.
 """
 
-from __future__ import annotations
-
 import functools
 from dataclasses import dataclass
 

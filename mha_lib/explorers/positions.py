@@ -5,8 +5,6 @@ without positions every output stays exactly the same (the rows are only reorder
 outputs change. :func:`permutation_experiment` is pure; the widget only draws it.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 import ipywidgets as widgets

@@ -4,8 +4,6 @@ The forward pass of a sentence runs once (:func:`_forward`, cached), so the laye
 another layer and updates the panels in place. ``draw_*`` make the notebook's still figures.
 """
 
-from __future__ import annotations
-
 import functools
 from dataclasses import dataclass
 
