@@ -35,19 +35,16 @@ def convex_hull(points):
     if len(pts) <= 2:
         return np.array(pts)
 
-    def cross(o, a, b):
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+    def chain(seq):  # the lower hull (left to right), or the upper one (seq reversed)
+        out = []
+        for p in seq:
+            while len(out) >= 2 and ((out[-1][0] - out[-2][0]) * (p[1] - out[-2][1])
+                                     - (out[-1][1] - out[-2][1]) * (p[0] - out[-2][0])) <= 0:  # not a left turn
+                out.pop()
+            out.append(p)
+        return out[:-1]
 
-    lower, upper = [], []
-    for p in pts:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
-            lower.pop()
-        lower.append(p)
-    for p in reversed(pts):
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
-            upper.pop()
-        upper.append(p)
-    return np.array(lower[:-1] + upper[:-1])
+    return np.array(chain(pts) + chain(reversed(pts)))
 
 
 def _colors(n):
@@ -82,8 +79,8 @@ def _place(p, ax, V2, out2, query=None, weights=None, label_values=True, label_o
     for j, line in enumerate(p.lines):
         line.set_visible(query is not None and weights is not None)
         if line.get_visible():
-            line.set_data([out2[query, 0], V2[j, 0]], [out2[query, 1], V2[j, 1]])
-            line.set_linewidth(0.5 + 6 * float(weights[query][j]))
+            line.set(data=([out2[query, 0], V2[j, 0]], [out2[query, 1], V2[j, 1]]),
+                     linewidth=0.5 + 6 * float(weights[query][j]))
     big = [query is None or m == query for m in range(len(out2))]
     p.dots.set_offsets(V2)
     p.stars.set(offsets=out2, sizes=[260 if b else 90 for b in big], alpha=[1.0 if b else 0.55 for b in big])
