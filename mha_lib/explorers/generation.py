@@ -41,12 +41,8 @@ class GenerationState:
 
 
 def generation_state(t=1, use_cache=True, sentence=GENERATION_SENTENCE, d_model=32, h=4):
-    """Feed the first t tokens of ``sentence`` to :func:`mha_lib.decode_step` one at a time.
-
-    Returns a :class:`GenerationState`: the weights of every step (row i is step i's one new
-    query row), head 1's cached keys, and how many rows and scores the last step computes with the
-    cache and without it (recomputing the whole prefix).
-    """
+    """Feed the first t tokens of ``sentence`` to :func:`mha_lib.decode_step` one at a time; the
+    :class:`GenerationState` also counts what step t computes with the cache and without it (the whole prefix)."""
     tokens = tuple(tokenize(sentence)) if isinstance(sentence, str) else tuple(sentence)
     n = len(tokens)
     if not 1 <= t <= n:

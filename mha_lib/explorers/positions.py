@@ -156,13 +156,11 @@ def permutation_figure(**kwargs):
 def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, positions=False, head=1):
     """Widget: type a sentence and a new word order, toggle the positional encodings, pick a head.
 
-    The arguments are the starting values of the controls.
-
     Returns
     -------
     ExplorerBox
-        Controls ``sentence`` and ``order`` (Text), ``positions`` (Checkbox), ``head`` (1..8); see
-        :func:`mha_lib.explorers.toolkit.build_explorer`.
+        Controls ``sentence`` and ``order`` (Text), ``positions`` (Checkbox), ``head`` (1..8), starting at
+        the arguments' values; see :func:`mha_lib.explorers.toolkit.build_explorer`.
     """
     text = dict(continuous_update=False, style={"description_width": "initial"})
     controls = {
