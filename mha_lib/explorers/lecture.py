@@ -367,7 +367,7 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
     Returns
     -------
     ExplorerBox
-        ``box.controls``: sentence, preset, d_model, h, tie, d_k, mask, scaled, lecture;
+        ``box.controls``: sentence, weights, preset, d_model, h, tie, d_k, mask, scaled, lecture;
         ``box.shapes``: the HTML table of shapes; ``box.result``: a :class:`LectureResult`.
     """
     controls = {
@@ -407,25 +407,20 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
         if preset != CUSTOM and not applying and current != PRESETS[preset]:
             controls["preset"].value = CUSTOM
 
-    def show_table(change=None):  # the table of the setting on screen (compute stays pure)
-        if box.result is not None:
-            shapes.value = box.result.table
-
     # These observers run before the explorer's own (registered first), so one redraw sees all changes.
     controls["preset"].observe(apply_preset, names="value")
     controls["d_model"].observe(sync, names="value")
     controls["lecture"].observe(lambda c: (box.add_class if c["new"] else box.remove_class)("mha-lecture"),
                                 names="value")
-    drawer = LectureDrawer()
-    box = build_explorer(controls, functools.partial(compute_lecture, max_heads=max_heads), drawer,
-                         figsize=drawer.size, dpi=dpi, title="Multi-Head Attention, all on one screen",
+    box = build_explorer(controls, functools.partial(compute_lecture, max_heads=max_heads), LectureDrawer(),
+                         figsize=LectureDrawer.size, dpi=dpi, title="Multi-Head Attention, all on one screen",
                          extra=[shapes, widgets.HTML(_LECTURE_CSS)])
     link_heads(box, lambda: controls["d_model"].value, max_h=32)
     for name in ("tie", "h", "d_k"):  # after link_heads: the preset check sees the synchronised d_k
         controls[name].observe(sync, names="value")
-    box.image.observe(show_table, names="value")
-    show_table()
-    box.shapes, box.drawer = shapes, drawer
+    # the table follows the picture on screen (compute stays pure: the table is part of its result)
+    widgets.dlink((box.image, "value"), (shapes, "value"), lambda _: box.result.table if box.result else shapes.value)
+    box.shapes = shapes
     if lecture:
         box.add_class("mha-lecture")
     return box
