@@ -175,7 +175,7 @@ class StepDrawer:
         self.caption = fig.text(0.25 / W, 1 - 0.1 / H, "", ha="left", va="top", fontsize=fs + 1, parse_math=False,
                                 linespacing=1.4)
         self.formula = fig.text(0.25 / W, 0.2 / H, "", ha="left", va="bottom", fontsize=fs + 1)
-        self.heat, self.titles, self.shapes = [], [], []
+        self.heat, self.titles = [], []
         for k, (_, title, _, square) in enumerate(STEPS):
             r, c = divmod(k, 4)
             M, signed = res.matrices[k], k != 6
@@ -191,8 +191,8 @@ class StepDrawer:
             if not square:
                 ax.set_xlabel(f"{M.shape[1]} columns", fontsize=fs - 2, labelpad=2)
             # the shape on the line just above the panel, the title on the line above it: they never overlap
-            self.shapes.append(ax.text(0.0, 1.0, "", transform=offset_copy(ax.transAxes, fig, y=3, units="points"),
-                                       ha="left", va="bottom", fontsize=fs - 2, color="0.3"))
+            ax.text(0.0, 1.0, f"shape {M.shape}", transform=offset_copy(ax.transAxes, fig, y=3, units="points"),
+                    ha="left", va="bottom", fontsize=fs - 2, color="0.3")
             self.titles.append(ax.set_title(title, fontsize=fs, pad=3 + 1.35 * (fs - 2), loc="left"))
         self.fig = fig
 
@@ -205,7 +205,6 @@ class StepDrawer:
             heat.ax.set_visible(k <= res.step)
             self.titles[k].set_color(self.HIGHLIGHT if k == res.step else "black")
             self.titles[k].set_fontweight("bold" if k == res.step else "normal")
-            self.shapes[k].set_text(f"shape {M.shape}")
         T, formula = res.temperature, STEPS[res.step][2]
         self.titles[6].set_text(rf"$\mathrm{{weights}}_i$, $T = {T:.2g}$" if T != 1.0 else STEPS[6][1])
         role = f"  ({res.role})" if res.role else ""
@@ -216,7 +215,7 @@ class StepDrawer:
         if res.step == 6 and T != 1.0:
             formula = (r"$\mathrm{weights}_i = \mathrm{softmax}(\mathrm{scores}_i\,/\,T)$"
                        f", T = {T:.2g}: " + ("sharper" if T < 1 else "flatter") + " than the layer's own")
-        self.formula.set_text(formula)  # the shape is written above each panel
+        self.formula.set_text(formula)
 
 
 def step_figure(source="random", head=None, step=7, temperature=1.0, dpi=90):
