@@ -86,7 +86,7 @@ def test_large_settings_draw_head_by_head_reproducibly():
     from mha_lib.explorers import lecture
 
     a = compute_lecture(sentence="a b c", d_model=4096, h=8, mask="causal")  # 4 x 4096 x 4096 weights: > 200 MB
-    lecture._STREAMED.clear()
+    lecture._per_head.cache_clear()
     b = compute_lecture(sentence="a b c", d_model=4096, h=8, mask="causal")
     np.testing.assert_array_equal(a.result.output, b.result.output)
     r = a.result

@@ -45,16 +45,17 @@ D_MODEL_CHOICES = (8, 16, 32, 64, 128, 256, 512, 768, 1024, 4096)
 DEFAULT_SENTENCE = "humpty dumpty sat on"
 MASKS = attention.MASK_KINDS
 RANDOM_NUMBERS_BUDGET = 80_000_000  # random parameters drawn for one setting at most (about a second)
-_STREAMED: dict = {}  # the last large setting's per-head Q, K, V and V_i W^O_i (small: n rows each)
 
 
-def _per_head(X, d_model, h, d_k, seed):
+@functools.lru_cache(maxsize=1)  # the last large setting's arrays: n rows each, small
+def _per_head(tokens, d_model, h, d_k, seed):
     """Q, K, V (h, n, d_k) and V_i W^O_i (h, n, d_model), every head's parameters drawn from its own seed.
 
     For settings whose parameters do not fit in :data:`MEMORY_BUDGET` at once (LLaMA-7B): head i's W_i^Q,
     W_i^K, W_i^V (d_model, d_k) and W^O_i (d_k, d_model) come from ``default_rng([seed, d_model, h, d_k, i])``
     with the standard deviations of :func:`mha_lib.init_params` and are dropped after use.
     """
+    X = embed_tokens(tokens, d_model)  # (n, d_model)
     one_head = 4 * d_model * d_k
     check_budget(one_head, f"one head's parameters (4 x {d_model} x {d_k}, d_model={d_model}, d_k={d_k})")
     if h * one_head > RANDOM_NUMBERS_BUDGET:
@@ -81,11 +82,7 @@ def _attention(X, tokens, d_model, h, d_k, tie, m, scale, seed=0):
     if 8 * full <= MEMORY_BUDGET:
         return attention.multi_head_attention(X, explorer_params(d_model, h, None if tie else d_k, seed), mask=m,
                                               scale=scale)
-    key = (tokens, d_model, h, d_k, seed)
-    if key not in _STREAMED:
-        _STREAMED.clear()
-        _STREAMED[key] = _per_head(X, d_model, h, d_k, seed)
-    Q, K, V, VW = _STREAMED[key]
+    Q, K, V, VW = _per_head(tokens, d_model, h, d_k, seed)
     scores = attention.attention_scores(Q, K, scale=scale)  # (h, n, d_k) @ (h, d_k, n) -> (h, n, n)
     weights = attention.softmax(scores if m is None else attention.apply_mask(scores, m))  # (h, n, n)
     heads = attention.weighted_sum(weights, V)  # (h, n, n) @ (h, n, d_k) -> (h, n, d_k)
