@@ -73,10 +73,6 @@ class StepResult:
     role: str
     matrices: tuple
 
-    @property
-    def n(self):
-        return len(self.tokens)
-
 
 @functools.lru_cache(maxsize=4)
 def _layer(source):
@@ -154,7 +150,7 @@ class StepDrawer:
     def _build(self, fig, res):
         fig.clear()
         fig.set_layout_engine("none")
-        W, fs, n = self.WIDTH, self.FS, res.n
+        W, fs, n = self.WIDTH, self.FS, len(res.tokens)
         longest = min(max(len(t) for t in res.tokens), 14)
         left = 0.3 + longest * fs * 0.62 / 72  # the row labels
         gap, head_w = 0.3, 1.4  # Head_i is a strip of colours (no numbers): narrow, so the squares are larger
