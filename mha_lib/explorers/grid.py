@@ -39,11 +39,10 @@ def token_labels(tokens, max_chars=14):
 
 
 class CellNumbers(Artist):
-    """The numbers written in the cells of one heatmap, drawn fast.
+    """The numbers in the cells of one heatmap, white on dark cells, black on light ones; none in masked cells.
 
-    64 Text artists cost about as much as the rest of the picture: here each distinct string is
-    rasterised once (public ``font_manager.get_font``) and pasted into the Agg buffer with numpy,
-    white on dark cells, black on light ones. Masked (NaN) cells get no number.
+    Drawn fast (64 Text artists cost as much as the rest of the picture): each distinct string is rasterised
+    once (public ``font_manager.get_font``) and pasted into the Agg buffer with numpy.
     """
 
     _sprites: dict = {}

@@ -176,8 +176,7 @@ def running_inputs(X=None, tokens=None):
 
 
 def single_blas_thread():
-    """Context manager: one BLAS thread in the block (threadpoolctl); for small products (4 x 512 by 512 x 512)
-    one took 0.7 ms, two 14-47 ms on a busy machine."""
+    """Context manager: the block runs on one BLAS thread (threadpoolctl): 0.7 ms against 14-47 ms on two."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # best effort
@@ -526,6 +525,9 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
     state = {"held": 0, "scheduled": False, "drawn": None, "warmed": 0}
     cache, pngs, failed = {}, {}, set()  # static pictures per layout; PNG per setting; settings refused
 
+    def warn(text):  # the message line in place of the picture
+        message.value = f'<span style="color:#B03A2E">&#9888; {html.escape(text)}</span>'
+
     def render():
         values = {name: w.value for name, w in controls.items()}
         if state["drawn"] is not None and values == state["drawn"]:
@@ -536,7 +538,7 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
                 box._result = compute(**values)
         except (ValueError, TypeError) as exc:
             box._result = None
-            message.value = f'<span style="color:#B03A2E">&#9888; {html.escape(str(exc))}</span>'
+            warn(str(exc))
             image.layout.display = "none"  # the message takes the picture's place
             return
         message.value = ""
@@ -591,8 +593,9 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
                 yield {**state["drawn"], name: value}
 
     def warm(budget=None):
-        """Draw and keep the PNG of one setting a slider step away: 1, or 0 when none is left (or ``budget``
-        were drawn since the last move). The figure is brought back to the setting shown when it is read."""
+        """Draw and keep the PNG of one setting a slider step away: 1, or 0 when none is left (or ``budget`` were
+        drawn since the last move). The figure is brought back to the setting shown when it is read.
+        """
         budget = state.get("budget", 6) if budget is None else budget
         if not KEEP_PNGS or state["drawn"] is None or box._pending or state["held"] or state["warmed"] >= budget:
             return 0
@@ -619,8 +622,7 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
         try:
             box._flush()
         except Exception as exc:  # nothing would show it: say it in the message line
-            message.value = (f'<span style="color:#B03A2E">&#9888; could not draw this setting: '
-                             f'{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>')
+            warn(f"could not draw this setting: {type(exc).__name__}: {exc}")
 
     def refresh(change=None):
         """Recompute and redraw (deferred and coalesced inside a kernel, immediate elsewhere)."""
