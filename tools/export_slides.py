@@ -865,6 +865,7 @@ try:
         _slides_seen.append((png, fig))
         return png
     _toolkit.render_png = _slides_wrapped
+    _toolkit.KEEP_PNGS = 0  # every picture is drawn through render_png (a kept PNG would hide its figure)
     import mha_lib.explorers as _slides_explorers
     if hasattr(_slides_explorers, "render_png"):
         _slides_explorers.render_png = _slides_wrapped
