@@ -239,12 +239,6 @@ def plot_attention(ax, weights, tokens, *, title=None, vmin=0.0, vmax=1.0, annot
     return im
 
 
-def _are_weights(matrices):
-    """True when every row sums to 1 (or is all zero: a fully masked row)."""
-    sums = matrices.sum(-1)
-    return bool(np.all(np.isclose(sums, 1.0) | np.isclose(sums, 0.0)))
-
-
 def head_grid(h, ncols=None):
     """(rows, cols) of a grid that holds h panels: 4 columns for up to 8 heads, 8 beyond."""
     if ncols is None:
@@ -253,60 +247,26 @@ def head_grid(h, ncols=None):
     return int(np.ceil(h / ncols)), ncols
 
 
-def plot_heads(fig, matrices, tokens, *, title="head", shared_scale=True, signed=None, ncols=None,
-               annotate=None, fontsize=8, cbar_label=None):
-    """Draw every head's (n, n) matrix on one figure, with one shared colour bar.
+def plot_heads(fig, matrices, tokens, *, annotate=None, cbar_label=None):
+    """Draw every head's (n, n) matrix on ``fig`` (its axes are replaced), with one shared colour bar.
 
-    The grid is the explorers' component (:class:`mha_lib.explorers.grid.HeadGrid`): the still
-    pictures of the notebooks and the explorers are drawn by the same code.
+    :func:`mha_lib.explorers.grid.heads_picture` (the explorers' head grid) drawn on a given figure.
 
     Parameters
     ----------
     fig : matplotlib Figure
-        Drawn into (its existing axes are removed; its layout engine is switched off: the grid
-        places its axes itself).
     matrices : ndarray, shape (h, n, n)
-        Weights or scores of every head.
+        Weights (shared scale [0, 1]) or scores (any negative value: diverging colours, symmetric limits).
     tokens : sequence of str, length n
-    title : str
-        Panel titles are ``f"{title} {i + 1}"`` (heads are numbered from 1, as in the formulas).
-    shared_scale : bool
-        One colour scale for all heads (the point when comparing them).
-    signed : bool, optional
-        Use the diverging map with symmetric limits. Default: True when any value is negative.
-    ncols : int, optional
-        Columns of the grid (default: the number that gives the largest panels).
     annotate : bool, optional
-        Numbers in the cells (default: up to 8 heads of up to 8 tokens).
+        Numbers in the cells (default: up to 8 heads).
+    cbar_label : str, optional
 
     Returns
     -------
     list of AxesImage, one per head
     """
-    from .explorers.grid import HeadGrid
+    from .explorers.grid import heads_picture
 
-    matrices = np.asarray(matrices, dtype=float)
-    if matrices.ndim != 3:
-        raise ValueError(f"plot_heads: matrices must have shape (h, n, n), got {matrices.shape}")
-    h = matrices.shape[0]
-    fig.clear()
-    fig.set_layout_engine("none")
-    if signed is None:
-        signed = bool((matrices < 0).any())
-    if signed:
-        cmap, (vmin, vmax) = SIGNED_CMAP, symmetric_limits(matrices)
-    else:
-        cmap, vmin = WEIGHTS_CMAP, 0.0
-        vmax = 1.0 if _are_weights(matrices) else max(1e-12, float(matrices.max()))
-    if annotate is None:  # numbers in the cells only while they stay readable
-        annotate = h <= 8 and matrices.shape[-1] <= 8
-    grid = HeadGrid(fig, h, tokens, cmap=cmap, vmin=vmin, vmax=vmax, cbar_label=cbar_label or "",
-                    annotate=annotate, titles=[f"{title} {i + 1}" for i in range(h)], caption=None, fs=fontsize,
-                    ncols=ncols, signed=signed)
-    grid.update(matrices)
-    if not shared_scale:
-        for heat, M in zip(grid.panels, matrices):
-            heat.set_data(M, clim=symmetric_limits(M) if signed else (float(M.min()), float(M.max())))
-        grid.cax.set_visible(False)
-    return [heat.image for heat in grid.panels]
-
+    heads_picture(matrices, tokens, annotate=annotate, cbar_label=cbar_label, fig=fig)
+    return [ax.images[0] for ax in fig.axes if ax.images]

@@ -5,9 +5,10 @@ import pytest
 from matplotlib.figure import Figure
 
 import mha_lib
-from mha_lib.explorers.grid import HeadGrid, heads_picture, plot_heatmap
+from mha_lib.explorers.grid import HeadGrid, HeadGridDrawer, bar_panel, heads_picture, plot_heatmap
 from mha_lib.explorers.toolkit import (LayoutDrawer, build_explorer, check_budget, heads_control, int_slider,
-                                       literal, render_png, short, text_family)
+                                       literal, render_png, short, still_figure, text_box, text_family)
+from mha_lib.plotting import plot_heads
 from pictures import PNG_MAGIC, png_pixels
 
 
@@ -220,3 +221,52 @@ def test_a_kept_background_of_another_size_is_never_pasted():
     png = render_png(fig, frame=Frame([line], new_layout=False, key="a"), state=state)
     assert png_pixels(png).shape[:2] == (200, 300)
     assert tuple(state["background"].get_extents()) == (0, 0, 300, 200)  # drawn in full, kept anew
+
+
+def test_heads_picture_on_a_given_figure_is_plot_heads():
+    W = _weights(3, 4, 4)
+    fig = Figure(figsize=(10.0, 5.2), dpi=90)
+    images = plot_heads(fig, W, ["a", "b", "c", "d"], cbar_label="weight")
+    assert len(images) == 3 and all(np.allclose(np.asarray(im.get_array()), M) for im, M in zip(images, W))
+    assert fig.get_size_inches()[1] < 5.2  # as tall as the grid needs
+    assert [ax.get_title() for ax in fig.axes if ax.images] == ["head 1", "head 2", "head 3"]
+
+
+class _GridDrawer(HeadGridDrawer):
+    size = (6.0, 3.0)
+
+    def key(self, res):
+        return res.shape
+
+    def build(self, fig, res):
+        return HeadGrid(fig, len(res), ["a", "b"])
+
+    def update(self, grid, res):
+        return grid.update(res)
+
+
+def test_head_grid_drawer_and_still_figure():
+    W = _weights(2, 2, 2)
+    fig = still_figure(drawer := _GridDrawer(), W)
+    assert tuple(fig.get_size_inches()) == (6.0, 3.0) and fig.dpi == 90
+    assert drawer.head_panels() == [ax for ax in fig.axes if ax.images]
+    assert drawer.cell_texts(1) == [f"{v:.2f}" for v in W[1].ravel()]
+
+
+def test_bar_panel_moves_bars_and_texts():
+    fig = Figure()
+    ax = fig.add_subplot()
+    set_bars = bar_panel(ax, ["x", "y"], horizontal=True)
+    changed = set_bars([2.0, 3.0], ["two", "three"], pad=1, color="red")
+    bars, texts = changed[:2], changed[2:]
+    assert [b.get_width() for b in bars] == [2.0, 3.0] and [t.get_position()[0] for t in texts] == [3.0, 4.0]
+    assert [t.get_text() for t in texts] == ["two", "three"] and [t.get_text() for t in ax.get_yticklabels()] == ["x", "y"]
+    assert ax.yaxis_inverted()
+    set_bars = bar_panel(fig.add_subplot(), ["x"])
+    bar, text = set_bars([0.5], ["half"], factor=2)
+    assert bar.get_height() == 0.5 and text.get_position() == (0, 1.0)
+
+
+def test_text_box_updates_on_enter():
+    box = text_box("sentence", "a b", "20em")
+    assert (box.value, box.description, box.continuous_update, box.layout.width) == ("a b", "sentence", False, "20em")

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
-from matplotlib.figure import Figure
 from matplotlib.collections import LineCollection
+from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..attention import concat_heads, merge_heads, multi_head_attention, split_heads
 from ..plotting import SIGNED_CMAP
 from .toolkit import (D_K_OPTIONS, HEAD_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_params,
-                      heads_control, link_heads, running_inputs)
+                      heads_control, link_heads, running_inputs, still_figure)
 
 # Fixed subplot margins, no layout engine: a redraw then only renders.
 _GRID = dict(left=0.08, right=0.91, bottom=0.12, top=0.91, hspace=0.45)
@@ -227,12 +227,10 @@ def _fixed_scale(X, tokens, seed):
     return float(np.ceil(peak * 1.25 * 10) / 10)
 
 
-def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0, figsize=(12, 4.6)):
+def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
     X, tokens = running_inputs(X, tokens)
-    fig = Figure(figsize=figsize, dpi=90)
-    ConcatDrawer(vmax=_fixed_scale(X, tokens, seed))(fig, compute_concat(X, tokens, h, d_k, seed))
-    return fig
+    return still_figure(ConcatDrawer(vmax=_fixed_scale(X, tokens, seed)), compute_concat(X, tokens, h, d_k, seed))
 
 
 def make_concat_explorer(X=None, tokens=None, seed=0):
@@ -252,7 +250,7 @@ def make_concat_explorer(X=None, tokens=None, seed=0):
     def compute(h, d_k):
         return compute_concat(X, tokens, h, d_k, seed)
 
-    box = build_explorer(controls, compute, ConcatDrawer(vmax=_fixed_scale(X, tokens, seed)), figsize=ConcatDrawer.size,
+    box = build_explorer(controls, compute, ConcatDrawer(vmax=_fixed_scale(X, tokens, seed)),
                          title="Concatenating the heads")
     link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0)
     return box

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cost import attention_cost, format_bytes
+from .grid import bar_panel
 from .toolkit import LayoutDrawer, build_explorer, checkbox, dropdown, heads_control, int_slider, link_heads
 
 __all__ = ["CostSetting", "cost_setting", "CostDrawer", "make_cost_explorer"]
@@ -65,14 +66,8 @@ class CostDrawer(LayoutDrawer):
         quadratic = {"scores", "softmax", "weighted_sum"}
         colors = [["#D55E00" if k in quadratic else "#0072B2" for k in STEP_LABELS],
                   ["#999999", "#0072B2", "#009E73" if res.blockwise else "#D55E00"]]
-        layout = []
-        for ax, labels, color in zip((ax_f, ax_m), (list(STEP_LABELS.values()), list(res.memory)), colors):
-            y = np.arange(len(labels))
-            bars = list(ax.barh(y, np.ones(len(labels)), color=color))
-            ax.set_yticks(y, labels=labels, fontsize=8)
-            ax.invert_yaxis()
-            texts = [ax.text(1, yi, "", va="center", fontsize=8) for yi in y]
-            layout.append((bars, texts, ax.set_title("", fontsize=9)))
+        layout = [(bar_panel(ax, labels, horizontal=True, color=color), ax.set_title("", fontsize=9))
+                  for ax, labels, color in zip((ax_f, ax_m), (list(STEP_LABELS.values()), list(res.memory)), colors)]
         ax_f.set_xlim(0, 110)
         ax_f.set_xlabel("% of the FLOPs (orange: grows with n²)", fontsize=8)
         ax_m.set_xscale("log")
@@ -81,20 +76,14 @@ class CostDrawer(LayoutDrawer):
         return layout
 
     def update(self, layout, res):
-        (bars_f, texts_f, title_f), (bars_m, texts_m, title_m) = layout
-        share = np.array([res.flops[k] for k in STEP_LABELS], dtype=float) / res.total_flops
-        for bar, text, v in zip(bars_f, texts_f, share):
-            bar.set_width(100 * v)
-            text.set_x(100 * v + 1)
-            text.set_text(f"{100 * v:.1f}%")
-        for bar, text, v in zip(bars_m, texts_m, res.memory.values()):
-            bar.set_width(v)
-            text.set_x(v * 1.3)
-            text.set_text(format_bytes(v))
+        (set_flops, title_f), (set_memory, title_m) = layout
+        percent = 100 * (np.array([res.flops[k] for k in STEP_LABELS], dtype=float) / res.total_flops)
+        changed = set_flops(percent, [f"{v:.1f}%" for v in percent], pad=1)
+        changed += set_memory(res.memory.values(), [format_bytes(v) for v in res.memory.values()], factor=1.3)
         title_f.set_text(f"n = {res.n}, d_model = {res.d_model}, h = {res.h}: {res.total_flops / 1e9:,.2f} GFLOP")
         kind = f"blockwise, {res.block_size} keys at a time" if res.blockwise else "standard attention"
         title_m.set_text(f"memory held at once: {kind}")
-        return [*bars_f, *texts_f, *bars_m, *texts_m, title_f, title_m]
+        return changed + [title_f, title_m]
 
 
 def make_cost_explorer(d_model=768, h=12, log2_n=9, blockwise=False):
@@ -112,7 +101,7 @@ def make_cost_explorer(d_model=768, h=12, log2_n=9, blockwise=False):
         "log2_n": int_slider("log₂ n", log2_n, 2, 17),
         "blockwise": checkbox("blockwise (flash) attention", blockwise),
     }
-    box = build_explorer(controls, cost_setting, CostDrawer(), figsize=CostDrawer.size,
+    box = build_explorer(controls, cost_setting, CostDrawer(),
                          title="What one attention layer costs: n = 2 ** slider tokens")
     link_heads(box, lambda: controls["d_model"].value, max_h=64)
     return box

@@ -5,13 +5,12 @@ An impossible setting (an empty sentence, too many words to draw) shows one line
 
 from dataclasses import dataclass
 
-import ipywidgets as widgets
 import numpy as np
 
 from ..data import embed_tokens, tokenize
 from ..plotting import SIGNED_CMAP, symmetric_limits
 from .grid import matrix_panel
-from .toolkit import LayoutDrawer, Result, build_explorer, check_budget, int_slider
+from .toolkit import LayoutDrawer, Result, build_explorer, check_budget, int_slider, text_box
 
 __all__ = ["MAX_TOKENS", "MAX_COLUMNS", "Embeddings", "compute_embeddings", "EmbeddingsDrawer", "draw_embeddings",
            "make_embeddings_explorer"]
@@ -103,9 +102,8 @@ def make_embeddings_explorer(sentence="humpty dumpty sat on", d_model=16):
         ``controls`` are ``sentence`` and ``d_model``; see :mod:`mha_lib.explorers.toolkit`.
     """
     controls = {
-        "sentence": widgets.Text(value=sentence, description="sentence", continuous_update=False,
-                                 style={"description_width": "initial"}, layout=widgets.Layout(width="360px")),
+        "sentence": text_box("sentence", sentence, "360px"),
         "d_model": int_slider("d_model", d_model, 1, 512),
     }
-    return build_explorer(controls, compute_embeddings, EmbeddingsDrawer(), figsize=EmbeddingsDrawer.size,
+    return build_explorer(controls, compute_embeddings, EmbeddingsDrawer(),
                           title="From words to X (press Enter after typing)")

@@ -7,7 +7,6 @@ Both are built on the shared head grid (:mod:`mha_lib.explorers.grid`) and the t
 import functools
 from dataclasses import dataclass
 
-import ipywidgets as widgets
 import numpy as np
 from matplotlib.patches import Rectangle
 
@@ -16,9 +15,9 @@ from ..data import embed_tokens, tokenize
 from ..generation import PUBLISHED_CONFIGS, KVCache, decode_step, kv_cache_bytes
 from ..params import init_params
 from ..plotting import SIGNED_CMAP
-from .grid import HeadGrid, plot_heatmap
+from .grid import HeadGrid, bar_panel, plot_heatmap
 from .toolkit import (TOKEN_COLORS, LayoutDrawer, build_explorer, checkbox, dropdown, inch_box, int_slider, literal,
-                      text_family)
+                      selection_slider, text_family)
 
 __all__ = ["GENERATION_SENTENCE", "generation_state", "make_generation_explorer", "gqa_state", "make_gqa_explorer"]
 
@@ -129,7 +128,7 @@ def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=3,
         "use_cache": checkbox("use the KV cache", use_cache),
     }
     compute = functools.partial(generation_state, sentence=tokens, d_model=d_model, h=h)
-    return build_explorer(controls, compute, _GenerationDrawer(), figsize=_GenerationDrawer.size, dpi=90)
+    return build_explorer(controls, compute, _GenerationDrawer())
 
 
 # --------------------------------------------------------------------------- grouped-query heads
@@ -202,21 +201,17 @@ class _GQADrawer(LayoutDrawer):
         grid = HeadGrid(fig, res.h, res.tokens, region=(0.05, 2.05, 6.4, 3.45), titles=titles, caption=None,
                         cbar_label="attention weight", panel_cap=1.3)
         ax_bar = fig.add_axes(box(7.3, 0.6, 2.5, 3.9))
-        bars = ax_bar.bar(range(3), [1.0, 1.0, 1.0], color=["#999999", "#0072B2", "#009E73"])
+        set_bars = bar_panel(ax_bar, list(res.cache_gib), fontsize=7, color=["#999999", "#0072B2", "#009E73"])
         ax_bar.tick_params(axis="y", labelsize=7)
         ax_bar.set_ylabel("KV cache, GiB (float16, one sequence)", fontsize=8)
-        labels = [ax_bar.text(k, 0, "", ha="center", va="bottom", fontsize=8) for k in range(3)]
-        return grid, ax_bar, bars, labels
+        return grid, ax_bar, set_bars
 
     def update(self, layout, res):
-        grid, ax_bar, bars, labels = layout
+        grid, ax_bar, set_bars = layout
         changed = grid.update(res.weights, mask=causal_mask(len(res.tokens)))
         top = max(res.cache_gib.values()) * 1.2
         ax_bar.set_ylim(0, top)
-        for bar, label, v in zip(bars, labels, res.cache_gib.values()):
-            bar.set_height(v)
-            label.set_position((bar.get_x() + bar.get_width() / 2, v + top * 0.01))
-            label.set_text(f"{v:,.2f}")
+        set_bars(res.cache_gib.values(), [f"{v:,.2f}" for v in res.cache_gib.values()], pad=top * 0.01)
         ax_bar.set_xticks(range(3), labels=list(res.cache_gib), fontsize=7)  # the labels name the model's h
         ax_bar.set_title(literal(f"{res.model} at {res.n_tokens:,} tokens"), fontsize=8, pad=4)
         return changed + [ax_bar]
@@ -235,9 +230,8 @@ def make_gqa_explorer(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8):
     ExplorerBox
     """
     controls = {
-        "h_kv": widgets.SelectionSlider(options=divisors(h), value=h_kv, description="h_kv (key/value heads)",
-                                        continuous_update=False, style={"description_width": "initial"}),
+        "h_kv": selection_slider("h_kv (key/value heads)", divisors(h), h_kv),
         "model": dropdown("model", list(PUBLISHED_CONFIGS), model),
         "log2_tokens": int_slider("context = 2^", log2_tokens, 8, 17),
     }
-    return build_explorer(controls, functools.partial(gqa_state, h=h), _GQADrawer(), figsize=_GQADrawer.size, dpi=90)
+    return build_explorer(controls, functools.partial(gqa_state, h=h), _GQADrawer())

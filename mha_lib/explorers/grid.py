@@ -4,7 +4,8 @@
 masked cells grey and hatched, never a misleading "0.00"); its :class:`Heatmap` updates in place.
 :class:`HeadGrid` places h of them by hand (inches, no layout engine) with one shared colour scale,
 colour bar, head titles, caption and a "masked" legend; :meth:`HeadGrid.update` changes data and
-texts without rebuilding. :func:`heads_picture` is the still picture drawn by the same code.
+texts without rebuilding; a :class:`HeadGridDrawer` shows one. :func:`heads_picture` is the still picture drawn
+by the same code. :func:`bar_panel`: labelled bars, each with its value written at its end, updated in place.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from matplotlib.patches import Patch, PathPatch
 from matplotlib.path import Path
 
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, head_grid, symmetric_limits
-from .toolkit import inch_box, literal, short, text_family
+from .toolkit import LayoutDrawer, inch_box, literal, short, text_family
 
-__all__ = ["MASKED_COLOR", "CellNumbers", "Heatmap", "plot_heatmap", "HeadGrid", "heads_picture", "matrix_panel",
-           "head_titles", "token_labels"]
+__all__ = ["MASKED_COLOR", "CellNumbers", "Heatmap", "plot_heatmap", "HeadGrid", "HeadGridDrawer", "heads_picture",
+           "matrix_panel", "head_titles", "token_labels", "bar_panel"]
 
 MASKED_COLOR = "#C8C8C8"  # masked cells: light grey, hatched
 _CHAR = 0.64 / 72  # inches per character per point of font size, roughly (DejaVu Sans, lower case)
@@ -353,8 +354,21 @@ class HeadGrid:
         return self.panels[i].numbers.texts()
 
 
+class HeadGridDrawer(LayoutDrawer):
+    """A :class:`~mha_lib.explorers.toolkit.LayoutDrawer` whose layout is a :class:`HeadGrid` (or holds one as
+    ``.grid``): what a test reads of the head panels on screen."""
+
+    def head_panels(self):
+        """The axes of the head panels now shown."""
+        return [heat.ax for heat in getattr(self.layout, "grid", self.layout).panels]
+
+    def cell_texts(self, i):
+        """The numbers written in head i's cells (0-based), row by row ([] when none are written)."""
+        return getattr(self.layout, "grid", self.layout).cell_texts(i)
+
+
 def heads_picture(matrices, tokens, *, signed=None, cbar_label=None, title=None, dpi=90, col_tokens=None,
-                  mask=None, titles=None):
+                  mask=None, titles=None, annotate=None, fig=None):
     """A still figure of every head's (n, m) matrix, drawn by :class:`HeadGrid` (as the explorers draw).
 
     Parameters
@@ -372,6 +386,10 @@ def heads_picture(matrices, tokens, *, signed=None, cbar_label=None, title=None,
         True = may attend; the other cells are drawn grey and hatched.
     titles : sequence of str, optional
         Panel titles (default "head 1", ...).
+    annotate : bool, optional
+        Numbers in the cells (default: up to 8 heads).
+    fig : matplotlib Figure, optional
+        Draw on this figure (its axes are replaced; its height fits the grid); default: a new 10 x 5.2 inch one.
 
     Returns
     -------
@@ -383,9 +401,38 @@ def heads_picture(matrices, tokens, *, signed=None, cbar_label=None, title=None,
         raise ValueError(f"heads_picture: matrices must have shape (h, n, m) with n = {len(tokens)} tokens and "
                          f"m = {len(cols)} key tokens, got {matrices.shape}")
     signed = bool(np.nanmin(matrices) < 0) if signed is None else signed
-    fig = Figure(figsize=(10.0, 5.2), dpi=dpi)
-    grid = HeadGrid(fig, len(matrices), tokens, cols, (0.05, 0.05, 9.9, 5.1), signed=signed, caption=title,
-                    cmap=SIGNED_CMAP if signed else WEIGHTS_CMAP, cbar_label=cbar_label or "", titles=titles,
-                    annotate=len(matrices) <= 8, panel_cap=2.2, shrink=True)
+    region = None if fig is not None else (0.05, 0.05, 9.9, 5.1)  # None: the whole figure
+    fig = Figure(figsize=(10.0, 5.2), dpi=dpi) if fig is None else fig
+    fig.clear()
+    fig.set_layout_engine("none")
+    grid = HeadGrid(fig, len(matrices), tokens, cols, region, signed=signed, caption=title, titles=titles,
+                    cmap=SIGNED_CMAP if signed else WEIGHTS_CMAP, cbar_label=cbar_label or "", panel_cap=2.2,
+                    annotate=len(matrices) <= 8 if annotate is None else annotate, shrink=True)
     grid.update(matrices, clim=symmetric_limits(matrices) if signed else None, mask=mask)
     return fig
+
+
+
+def bar_panel(ax, labels, *, horizontal=False, fontsize=8, **bar_kw):
+    """One bar per label (``horizontal``: from top to bottom) with a text at its end; ``bar_kw`` go to ``ax.bar``.
+
+    Returns ``set(values, texts, pad=0.0, factor=1.0, color=None)``: it makes the bars ``values`` long, writes
+    ``texts`` at ``value * factor + pad`` and returns the bars and texts (the artists that changed).
+    """
+    at = np.arange(len(labels))
+    bars = list((ax.barh if horizontal else ax.bar)(at, np.ones(len(labels)), **bar_kw))
+    texts = [ax.text(0, k, "", va="center", fontsize=8) if horizontal else
+             ax.text(k, 0, "", ha="center", va="bottom", fontsize=8) for k in at]
+    (ax.set_yticks if horizontal else ax.set_xticks)(at, labels=labels, fontsize=fontsize)
+    if horizontal:
+        ax.invert_yaxis()
+
+    def set_bars(values, strings, pad=0.0, factor=1.0, color=None):
+        for bar, text, value, string in zip(bars, texts, values, strings):
+            (bar.set_width if horizontal else bar.set_height)(value)
+            (text.set_x if horizontal else text.set_y)(value * factor + pad)
+            text.set_text(string)
+            if color is not None:
+                bar.set_color(color)
+        return [*bars, *texts]
+    return set_bars

@@ -8,14 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from matplotlib.figure import Figure
 
 from ..attention import head_contributions, multi_head_attention
 from ..params import MHAParams
 from ..plotting import SIGNED_CMAP, plot_matrix, symmetric_limits
 from .grid import CellNumbers, plot_heatmap
 from .toolkit import (D_K_OPTIONS, HEAD_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_params,
-                      heads_control, link_heads, running_inputs)
+                      heads_control, link_heads, running_inputs, still_figure)
 
 # Fixed subplot margins, no layout engine: a redraw then only renders.
 _GRID = dict(left=0.055, right=0.985, bottom=0.14, top=0.84, wspace=0.45)
@@ -197,12 +196,9 @@ class OutputDrawer(LayoutDrawer):
         return [layout["image"], *ax.lines, layout["numbers"], ax.title, *ax.spines.values(), layout["cbar"].ax]
 
 
-def output_figure(X=None, tokens=None, h=8, d_k=0, wo="random", seed=0, figsize=(14, 4.2)):
+def output_figure(X=None, tokens=None, h=8, d_k=0, wo="random", seed=0):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
-    X, tokens = running_inputs(X, tokens)
-    fig = Figure(figsize=figsize, dpi=90)
-    OutputDrawer()(fig, (0, compute_output(X, tokens, h, d_k, wo, seed)))
-    return fig
+    return still_figure(OutputDrawer(), (0, compute_output(*running_inputs(X, tokens), h, d_k, wo, seed)))
 
 
 def make_output_explorer(X=None, tokens=None, seed=0):
@@ -224,6 +220,6 @@ def make_output_explorer(X=None, tokens=None, seed=0):
     def compute(h, d_k, wo, token):
         return token, compute_output(X, tokens, h, d_k, wo, seed)
 
-    box = build_explorer(controls, compute, OutputDrawer(), figsize=(14, 4.2), title="The output projection W^O")
+    box = build_explorer(controls, compute, OutputDrawer(), title="The output projection W^O")
     link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0)
     return box

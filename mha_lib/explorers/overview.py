@@ -6,12 +6,10 @@ of 512); the picture shows every head's attention weights.
 
 from dataclasses import dataclass
 
-import ipywidgets as widgets
-
 from ..attention import MHAResult, multi_head_attention
 from ..data import embed_tokens, tokenize
 from .grid import HeadGrid
-from .toolkit import LayoutDrawer, Result, build_explorer, explorer_params, heads_control, link_heads
+from .toolkit import LayoutDrawer, Result, build_explorer, explorer_params, heads_control, link_heads, text_box
 
 __all__ = ["MAX_TOKENS", "Overview", "compute_overview", "OverviewDrawer", "make_overview_explorer"]
 
@@ -68,11 +66,10 @@ def make_overview_explorer(sentence="humpty dumpty sat on", h=8):
         ``controls`` are ``sentence`` and ``h``; see :mod:`mha_lib.explorers.toolkit`.
     """
     controls = {
-        "sentence": widgets.Text(value=sentence, description="sentence", continuous_update=False,
-                                 style={"description_width": "initial"}, layout=widgets.Layout(width="360px")),
+        "sentence": text_box("sentence", sentence, "360px"),
         "h": heads_control(512, h),
     }
-    box = build_explorer(controls, compute_overview, OverviewDrawer(), figsize=OverviewDrawer.size,
+    box = build_explorer(controls, compute_overview, OverviewDrawer(),
                          title="Multi-Head Attention at a glance (press Enter after typing)")
     link_heads(box, lambda: 512)
     return box

@@ -7,13 +7,11 @@ outputs change. :func:`permutation_experiment` is pure; the widget only draws it
 
 from dataclasses import dataclass
 
-import ipywidgets as widgets
 import numpy as np
-from matplotlib.figure import Figure
 
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions, tokenize
-from .grid import plot_heatmap, token_labels
-from .toolkit import LayoutDrawer, build_explorer, checkbox, explorer_params, int_slider
+from .grid import bar_panel, plot_heatmap, token_labels
+from .toolkit import LayoutDrawer, build_explorer, checkbox, explorer_params, int_slider, still_figure, text_box
 
 __all__ = ["parse_order", "PermutationExperiment", "permutation_experiment", "permutation_figure",
            "make_positions_explorer", "PositionsDrawer"]
@@ -116,23 +114,16 @@ class PositionsDrawer(LayoutDrawer):
         ax_a.set_ylabel("query (looks)", fontsize=8)
         for ax in (ax_a, ax_b):
             ax.set_xlabel("key (is looked at)", fontsize=8)
-        bars = ax_c.barh(np.arange(n), np.zeros(n))
-        ax_c.set_yticks(np.arange(n), labels=token_labels(res.tokens_perm), fontsize=8)
-        ax_c.invert_yaxis()
+        set_bars = bar_panel(ax_c, token_labels(res.tokens_perm), horizontal=True)
         ax_c.set_xlabel("|output now − output before|", fontsize=8)
         ax_c.tick_params(axis="x", labelsize=8)
-        values = [ax_c.text(0, y, "", va="center", fontsize=8) for y in range(n)]
-        return heat, ax_c, bars, values, [ax.set_title("", fontsize=9) for ax in (ax_a, ax_b, ax_c)]
+        return heat, ax_c, set_bars, [ax.set_title("", fontsize=9) for ax in (ax_a, ax_b, ax_c)]
 
     def update(self, layout, res):
-        heat, ax_c, bars, values, titles = layout
+        heat, ax_c, set_bars, titles = layout
         i, moved = res.head, res.moved
         changed = heat[0].set_data(res.weights[i]) + heat[1].set_data(res.weights_perm[i])
-        for bar, text, value in zip(bars, values, moved):
-            bar.set_width(value)
-            bar.set_color("#D55E00" if res.positions else "#0072B2")
-            text.set_x(value)
-            text.set_text(f" {value:.2f}")
+        set_bars(moved, [f" {value:.2f}" for value in moved], color="#D55E00" if res.positions else "#0072B2")
         ax_c.set_xlim(0, max(1.0, 1.15 * float(moved.max())))
         verdict = (f"with positions: outputs change\n(largest move {moved.max():.2f})" if res.positions else
                    f"no positions: same outputs,\nonly reordered (largest move {moved.max():.0e})")
@@ -148,9 +139,7 @@ def permutation_figure(**kwargs):
     -------
     matplotlib.figure.Figure
     """
-    fig = Figure(figsize=PositionsDrawer.size)
-    PositionsDrawer()(fig, permutation_experiment(**kwargs))
-    return fig
+    return still_figure(PositionsDrawer(), permutation_experiment(**kwargs), dpi=100)
 
 
 def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, positions=False, head=1):
@@ -162,14 +151,13 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posi
         Controls ``sentence`` and ``order`` (Text), ``positions`` (Checkbox), ``head`` (1..8), starting at
         the arguments' values; see :func:`mha_lib.explorers.toolkit.build_explorer`.
     """
-    text = dict(continuous_update=False, style={"description_width": "initial"})
     controls = {
-        "sentence": widgets.Text(value=sentence, description="sentence", **text),
-        "order": widgets.Text(value=order, description="new order (words 1..n)", **text),
+        "sentence": text_box("sentence", sentence),
+        "order": text_box("new order (words 1..n)", order),
         "positions": checkbox("add positional encodings", positions),
         "head": int_slider("head", head, 1, 8),
     }
-    box = build_explorer(controls, permutation_experiment, PositionsDrawer(), figsize=PositionsDrawer.size,
+    box = build_explorer(controls, permutation_experiment, PositionsDrawer(),
                          title="Reorder the words: does attention notice?")
 
     def fit_order(change):

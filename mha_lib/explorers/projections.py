@@ -112,7 +112,7 @@ def make_projections_explorer(h=8, tie_d_k=True, d_k=64):
         "tie_d_k": checkbox(TIE_LABEL, tie_d_k),
         "d_k": int_slider("d_k", d_k, 1, 512, disabled=tie_d_k),
     }
-    box = build_explorer(controls, compute_projections, ProjectionsDrawer(), figsize=ProjectionsDrawer.size,
+    box = build_explorer(controls, compute_projections, ProjectionsDrawer(),
                          title="Queries of every head for 'humpty dumpty sat on' (d_model = 512)")
     link_heads(box, lambda: 512, tie="tie_d_k")
     return box

@@ -7,15 +7,15 @@ import functools
 import math
 from dataclasses import dataclass
 
-import ipywidgets as widgets
 import numpy as np
 
 from .. import attention_scores, multi_head_attention, softmax
 from ..attention import row_entropy
 from ..plotting import SIGNED_CMAP, symmetric_limits
-from .grid import HeadGrid, head_titles, matrix_panel
+from .grid import HeadGrid, HeadGridDrawer, head_titles, matrix_panel
 from .toolkit import (SCALE_LABEL, TIE_LABEL, LayoutDrawer, build_explorer, checkbox, explorer_params, fixed_layer,
-                      heads_control, inch_box, int_slider, link_heads, running_inputs, weights_control)
+                      heads_control, inch_box, int_slider, link_heads, running_inputs, selection_slider,
+                      weights_control)
 
 __all__ = ["RandomScores", "random_scores", "ScalingDrawer", "make_scaling_explorer", "ScoresSetting", "scores_setting",
            "ScoresDrawer", "make_scores_explorer"]
@@ -98,14 +98,12 @@ def make_scaling_explorer(seed=0, n=4, trials=500):
         ``controls`` are ``d_k`` (1, 2, 4, ..., 1024) and ``scaled``; see :mod:`mha_lib.explorers.toolkit`.
     """
     controls = {
-        "d_k": widgets.SelectionSlider(options=[2**i for i in range(11)], value=64, description="d_k",
-                                       continuous_update=False, style={"description_width": "initial"}),
+        "d_k": selection_slider("d_k", [2**i for i in range(11)], 64),
         "scaled": checkbox(SCALE_LABEL, True),
     }
     # the same random vectors for a d_k: computed once
     compute = functools.lru_cache(maxsize=32)(functools.partial(random_scores, n=n, trials=trials, rng=seed))
-    return build_explorer(controls, compute, ScalingDrawer(), figsize=ScalingDrawer.size,
-                          title="Random queries and keys")
+    return build_explorer(controls, compute, ScalingDrawer(), title="Random queries and keys")
 
 
 @dataclass(frozen=True)
@@ -145,7 +143,7 @@ def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed
                          kind=weights)
 
 
-class ScoresDrawer(LayoutDrawer):
+class ScoresDrawer(HeadGridDrawer):
     """Draws a :class:`ScoresSetting`: every head's scores (left), two row statistics (right); built per h, tokens."""
 
     size = (11.0, 5.2)
@@ -174,14 +172,6 @@ class ScoresDrawer(LayoutDrawer):
         changed = grid.update(res.scores, clim=symmetric_limits(res.scores), caption=caption)
         return changed + grid.stats[0].set_data(res.max_weight) + grid.stats[1].set_data(res.entropy)
 
-    def head_panels(self):
-        """The axes of the head panels now shown."""
-        return [heat.ax for heat in self.layout.panels]
-
-    def cell_texts(self, i):
-        """The numbers written in head i's cells (0-based), row by row ([] when none are written)."""
-        return self.layout.cell_texts(i)
-
 
 def make_scores_explorer(X=None, tokens=None, seed=0):
     """Widget: parameters, h, d_k (tied to d_model/h or free) and scaling -> every head's scores and row statistics.
@@ -201,6 +191,6 @@ def make_scores_explorer(X=None, tokens=None, seed=0):
         "scaled": checkbox(SCALE_LABEL, True),
     }
     box = build_explorer(controls, functools.partial(scores_setting, X=X, tokens=tokens, seed=seed), ScoresDrawer(),
-                         figsize=ScoresDrawer.size, title="Scores of every head (running example)")
+                         title="Scores of every head (running example)")
     link_heads(box, lambda: X.shape[-1])
     return box

@@ -12,8 +12,8 @@ import numpy as np
 
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions
 from ..attention import MASK_KINDS, make_mask, row_entropy
-from .grid import HeadGrid, head_titles
-from .toolkit import (TIE_LABEL, LayoutDrawer, build_explorer, checkbox, dropdown, explorer_params, fixed_layer,
+from .grid import HeadGrid, HeadGridDrawer, head_titles
+from .toolkit import (TIE_LABEL, build_explorer, checkbox, dropdown, explorer_params, fixed_layer,
                       heads_control, int_slider, link_heads, running_inputs, weights_control)
 
 __all__ = ["PAD_TOKENS", "pad_example", "SoftmaxSetting", "softmax_setting", "SoftmaxDrawer", "make_softmax_explorer"]
@@ -80,7 +80,7 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
                           entropy=row_entropy(r.weights), roles=roles, kind=weights)
 
 
-class SoftmaxDrawer(LayoutDrawer):
+class SoftmaxDrawer(HeadGridDrawer):
     """Every head's weights on the shared scale [0, 1], masked cells hatched (built once per h and tokens)."""
 
     def key(self, res):
@@ -94,14 +94,6 @@ class SoftmaxDrawer(LayoutDrawer):
         return grid.update(res.weights, mask=res.mask, caption=(
             f"weights of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, T = {res.temperature:.3g}, "
             f"mask: {res.mask_kind}  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)"))
-
-    def head_panels(self):
-        """The axes of the head panels now shown."""
-        return [heat.ax for heat in self.layout.panels]
-
-    def cell_texts(self, i):
-        """The numbers written in head i's cells (0-based), row by row ([] when none are written)."""
-        return self.layout.cell_texts(i)
 
 
 def make_softmax_explorer(seed=0):
@@ -128,7 +120,6 @@ def make_softmax_explorer(seed=0):
     def compute(weights, sentence, h, d_k, tie, T, mask):
         return softmax_setting(sentence, h, d_k, tie, float(T), mask, seed, weights)
 
-    box = build_explorer(controls, compute, SoftmaxDrawer(), figsize=SoftmaxDrawer.size,
-                         title="Attention weights of every head")
+    box = build_explorer(controls, compute, SoftmaxDrawer(), title="Attention weights of every head")
     link_heads(box, lambda: 512 if controls["sentence"].value == SENTENCES[0] else 6)
     return box

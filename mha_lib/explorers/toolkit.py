@@ -29,11 +29,11 @@ from ..data import load_running_example
 from ..designed import designed_example
 from ..params import init_params, parameter_count
 
-__all__ = ["Result", "build_explorer", "render_png", "Frame", "ExplorerBox", "LayoutDrawer", "int_slider",
-           "dropdown", "checkbox", "heads_control", "link_heads", "TIE_LABEL", "SCALE_LABEL", "D_K_OPTIONS",
-           "TOKEN_COLORS", "HEAD_COLORS", "literal", "short", "text_family", "MEMORY_BUDGET", "check_budget",
-           "explorer_params", "running_inputs", "WEIGHT_KINDS", "weights_control", "fixed_layer",
-           "single_blas_thread", "inch_box", "kernel_loop"]
+__all__ = ["Result", "build_explorer", "render_png", "Frame", "ExplorerBox", "LayoutDrawer", "still_figure",
+           "int_slider", "dropdown", "checkbox", "text_box", "selection_slider", "heads_control", "link_heads",
+           "TIE_LABEL", "SCALE_LABEL", "D_K_OPTIONS", "TOKEN_COLORS", "HEAD_COLORS", "literal", "short", "text_family",
+           "MEMORY_BUDGET", "check_budget", "explorer_params", "running_inputs", "WEIGHT_KINDS", "weights_control",
+           "fixed_layer", "single_blas_thread", "inch_box", "kernel_loop"]
 
 TIE_LABEL = "d_k = d_model / h"  # the one wording of the tie control, in every explorer
 # Choices of a d_k dropdown: "d_model / h" (tied, the usual choice) or a fixed size.
@@ -330,6 +330,13 @@ class LayoutDrawer:
         return Frame(self.update(self.layout, res), new_layout, key=(type(self).__name__, key, static))
 
 
+def still_figure(drawer, result, dpi=90):
+    """A still figure of ``result`` drawn by ``drawer`` (an explorer's own :class:`LayoutDrawer`) at its size."""
+    fig = Figure(figsize=drawer.size, dpi=dpi)
+    drawer(fig, result)
+    return fig
+
+
 def int_slider(description, value, min, max, step=1, **kwargs):
     """An IntSlider that updates on release and on key presses (not on every pixel of a drag)."""
     return widgets.IntSlider(value=value, min=min, max=max, step=step, description=description,
@@ -349,6 +356,18 @@ def checkbox(description, value=False, **kwargs):
     return widgets.Checkbox(value=value, description=description, indent=False, **kwargs)
 
 
+def text_box(description, value, width=None):
+    """A Text box (e.g. a sentence) that updates on Enter or when it loses focus, ``width`` a CSS size."""
+    return widgets.Text(value=value, description=description, continuous_update=False,
+                        style={"description_width": "initial"}, layout=widgets.Layout(width=width))
+
+
+def selection_slider(description, options, value):
+    """A SelectionSlider (only the values in ``options``) that updates on release and on key presses."""
+    return widgets.SelectionSlider(options=options, value=value, description=description, continuous_update=False,
+                                   style={"description_width": "initial"})
+
+
 def _h_options(d_model, tied, max_h):
     return [k for k in divisors(d_model) if k <= max_h] if tied else list(range(1, max_h + 1))
 
@@ -356,9 +375,7 @@ def _h_options(d_model, tied, max_h):
 def heads_control(d_model=512, value=8, tied=True, max_h=16):
     """The h control: a SelectionSlider over the divisors of d_model when d_k is tied, else 1..max_h."""
     options = _h_options(d_model, tied, max_h)
-    return widgets.SelectionSlider(options=options, value=min(options, key=lambda k: abs(k - value)),
-                                   description="heads h", continuous_update=False,
-                                   style={"description_width": "initial"})
+    return selection_slider("heads h", options, min(options, key=lambda k: abs(k - value)))
 
 
 def link_heads(box, d_model_of, max_h=16, tie="tie", h="h", d_k="d_k", head=None):
@@ -493,7 +510,7 @@ def _draw_ahead():
             queue.pop(0)
 
 
-def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=None, extra=None, layout=None):
+def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None, extra=None, layout=None):
     """Wire controls, a pure compute function and a drawing function together.
 
     Parameters
@@ -506,7 +523,8 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
     draw : callable(fig, result) -> None or Frame
         Draws the result on the figure; a :class:`LayoutDrawer` returns a Frame.
     figsize, dpi, layout
-        The figure's size (inches), the PNG's resolution, its layout engine (None: the drawer places its axes).
+        The figure's size (inches; default: a LayoutDrawer's ``size``, else 8 x 4), the PNG's resolution, its
+        layout engine (None: the drawer places its axes).
     title, extra : str and list of widgets, optional
         A heading above the controls, widgets under the picture.
 
@@ -514,7 +532,7 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
     -------
     ExplorerBox (an ipywidgets.VBox)
     """
-    fig = Figure(figsize=figsize, dpi=dpi, layout=layout)
+    fig = Figure(figsize=figsize or getattr(draw, "size", (8, 4)), dpi=dpi, layout=layout)
     FigureCanvasAgg(fig)
     message, image = widgets.HTML(value=""), widgets.Image(format="png")
     rows = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
@@ -612,8 +630,6 @@ def build_explorer(controls, compute, draw, *, figsize=(8, 4), dpi=90, title=Non
             draw_png(key, res)
             state["figure_behind"] = True
             state["warmed"] += 1
-            with single_blas_thread():
-                compute(**state["drawn"])  # what compute shows besides its result (a table) is the current setting's
             return 1
         return 0
 

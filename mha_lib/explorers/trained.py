@@ -7,14 +7,13 @@ another layer and updates the panels in place. ``draw_*`` make the notebook's st
 import functools
 from dataclasses import dataclass
 
-import ipywidgets as widgets
 import numpy as np
 from matplotlib.patches import Rectangle
 
 from .. import minilm
 from ..plotting import WEIGHTS_CMAP, plot_matrix
 from .grid import HeadGrid, plot_heatmap, token_labels
-from .toolkit import LayoutDrawer, Result, build_explorer, int_slider
+from .toolkit import LayoutDrawer, Result, build_explorer, int_slider, text_box
 
 __all__ = ["MAX_SHOWN", "DEFAULT_SENTENCE", "Trained", "compute_trained", "TrainedDrawer", "make_trained_explorer",
            "draw_patterns", "draw_gallery", "draw_word_attention"]
@@ -116,11 +115,10 @@ def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
         ``box.controls["layer"]`` (IntSlider 1-6); see :func:`mha_lib.explorers.toolkit.build_explorer`.
     """
     controls = {
-        "sentence": widgets.Text(value=sentence, description="sentence", continuous_update=False,
-                                 layout=widgets.Layout(width="34em"), style={"description_width": "initial"}),
+        "sentence": text_box("sentence", sentence, "34em"),
         "layer": int_slider("layer", layer, 1, minilm.LAYERS),
     }
-    return build_explorer(controls, compute_trained, TrainedDrawer(), figsize=TrainedDrawer.size, dpi=80,
+    return build_explorer(controls, compute_trained, TrainedDrawer(), dpi=80,
                           title="all-MiniLM-L6-v2: the 12 heads of one layer")
 
 

@@ -9,15 +9,14 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
-from matplotlib.figure import Figure
 from matplotlib.legend_handler import HandlerTuple
 from matplotlib.lines import Line2D
 
 from ..attention import multi_head_attention
 from ..plotting import SIGNED_CMAP, symmetric_limits
-from .grid import plot_heatmap, token_labels
+from .grid import bar_panel, plot_heatmap, token_labels
 from .toolkit import (D_K_OPTIONS, TOKEN_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_params,
-                      fixed_layer, heads_control, int_slider, link_heads, running_inputs, weights_control)
+                      fixed_layer, heads_control, int_slider, link_heads, running_inputs, still_figure, weights_control)
 
 # Fixed subplot margins, no layout engine: a redraw then only renders.
 _GRID = dict(left=0.045, right=0.985, bottom=0.17, top=0.83, wspace=0.32)
@@ -222,9 +221,7 @@ class ValuesDrawer(LayoutDrawer):
         (n, cols), colors = (len(view.tokens), self.key(view)[1]), _colors(len(view.tokens))
         lay = SimpleNamespace()
         lay.ax_bar, lay.ax_2d, ax = fig.subplots(1, 3, width_ratios=[1, 1.15, 1.35], gridspec_kw=_GRID)
-        lay.bars = lay.ax_bar.bar(range(n), np.zeros(n), color=colors, edgecolor="#34495E")
-        lay.bar_texts = [lay.ax_bar.text(j, 0, "", ha="center", va="bottom", fontsize=8) for j in range(n)]
-        lay.ax_bar.set_xticks(range(n), labels=token_labels(view.tokens), fontsize=9)
+        lay.set_bars = bar_panel(lay.ax_bar, token_labels(view.tokens), fontsize=9, color=colors, edgecolor="#34495E")
         lay.ax_bar.set(ylim=(0, 1.12))
         lay.ax_bar.set_ylabel("weight", fontsize=9)
         lay.ax_bar.set_xlabel("key token (whose value is used)", fontsize=9)
@@ -244,9 +241,7 @@ class ValuesDrawer(LayoutDrawer):
     def update(self, lay, view):
         cols = self.key(view)[1]
         tok, i, w = view.tokens[view.query], view.head, view.weights_row
-        for bar, text, value in zip(lay.bars, lay.bar_texts, w):
-            bar.set_height(value)
-            text.set(y=value + 0.02, text=f"{value:.3f}")
+        bars = lay.set_bars(w, [f"{value:.3f}" for value in w], pad=0.02)
         lay.ax_bar.set_title(f"weights of '{tok}' in head {i} (sum = {w.sum():.3f})", fontsize=10)
         moved = _place(lay.panel, lay.ax_2d, view.V[:, :2], view.heads[:, :2], view.query, view.weights,
                        pad=(0.45, 0.25))
@@ -256,16 +251,13 @@ class ValuesDrawer(LayoutDrawer):
         lay.heat.ax.set_title(f"$V_{{{i}}}$ rows, and the output row of '{tok}' (first {cols} columns)", fontsize=9)
         lay.suptitle.set_text(f"h = {view.h}, d_k = d_v = {view.d_k}: output of '{tok}' = "
                               + " + ".join(f"{x:.2f}·v({t})" for x, t in zip(w, view.tokens)))
-        return [*lay.bars, *lay.bar_texts, lay.ax_bar.title, *lay.ax_bar.spines.values(), *moved, lay.ax_2d.title,
+        return [*bars, lay.ax_bar.title, *lay.ax_bar.spines.values(), *moved, lay.ax_2d.title,
                 *lay.ax_2d.spines.values(), *lay.heat.artists(), lay.sep, lay.heat.ax.title, lay.suptitle]
 
 
-def values_figure(X=None, tokens=None, query=0, head=1, h=8, d_k=0, seed=0, figsize=(13, 4)):
+def values_figure(X=None, tokens=None, query=0, head=1, h=8, d_k=0, seed=0):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
-    X, tokens = running_inputs(X, tokens)
-    fig = Figure(figsize=figsize, dpi=90)
-    ValuesDrawer()(fig, compute_values(X, tokens, query, head, h, d_k, seed))
-    return fig
+    return still_figure(ValuesDrawer(), compute_values(*running_inputs(X, tokens), query, head, h, d_k, seed))
 
 
 def make_values_explorer(X=None, tokens=None, seed=0):
@@ -294,7 +286,6 @@ def make_values_explorer(X=None, tokens=None, seed=0):
         controls["query"].value = 0
 
     controls["weights"].observe(query_tokens, names="value")
-    box = build_explorer(controls, compute, ValuesDrawer(), figsize=(13, 4),
-                         title="Value aggregation: one query, one head")
+    box = build_explorer(controls, compute, ValuesDrawer(), title="Value aggregation: one query, one head")
     link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0, head="head")
     return box
