@@ -160,3 +160,38 @@ def test_self_check_cls_heads_is_about_the_classic_sentence_alone():
     assert expected == 9
     assert check("09.cls_heads_layer5", expected) is True
     assert check("09.cls_heads_layer5", 10) is False  # the four-sentence average of the notebook's figure
+
+
+def test_self_check_weights_count_asks_a_sentence_not_on_screen():
+    """The notebook prints the classic sentence's (6, 12, 16, 16); the question asks a 30-token sentence."""
+    from mha_lib.exercises import check
+    from mha_lib.exercises.nb09 import LONG
+
+    out = minilm.run_minilm(LONG)
+    assert len(out.tokens) == 30 and out.attentions.shape == (6, 12, 30, 30)
+    assert check("09.weights_count", 6 * 12 * 30 * 30) is True  # 64,800
+    assert check("09.weights_count", 6 * 12 * 16 * 16) is False  # 18,432: the classic sentence's
+
+
+def test_self_check_next_token_head_is_found_with_one_line_of_numpy():
+    from mha_lib.exercises import check
+
+    out = minilm.run_minilm(trained.DEFAULT_SENTENCE)
+    m = np.arange(1, len(out.tokens) - 1)
+    next_weight = out.attentions[1][:, m, m + 1].mean(axis=1)  # (12,)
+    assert int(np.argmax(next_weight)) == 8 and next_weight[8] > 0.5 > np.sort(next_weight)[-2]
+    assert check("09.next_token_head", 9) is True
+    assert check("09.next_token_head", 8) is False  # np.argmax without the + 1
+
+
+def test_self_check_the_wide_street_head_already_looked_at_street_with_tired():
+    from mha_lib.exercises import check
+
+    tired = minilm.run_minilm(trained.DEFAULT_SENTENCE)
+    wide = minilm.run_minilm(trained.DEFAULT_SENTENCE.replace("tired", "wide"))
+    it, street = tired.tokens.index("it"), tired.tokens.index("street")
+    assert check("09.wide_street_head", (6, 2)) is True
+    assert wide.attentions[5, 1, it, street] == pytest.approx(0.239, abs=1e-3)
+    assert tired.attentions[5, 1, it, street] == pytest.approx(0.189, abs=1e-3)
+    assert check("09.street_with_tired", 0.19) is True
+    assert check("09.street_with_tired", 0.24) is False  # the 'wide' value

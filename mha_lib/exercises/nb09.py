@@ -7,6 +7,7 @@ from . import Exercise
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
 WIDE = ANIMAL.replace("tired", "wide")
+LONG = ANIMAL[:-1] + ", so it lay down and slept under the old tree by the road."  # 30 tokens
 
 
 def _animal():
@@ -26,23 +27,59 @@ def _wide_layer4_head2():
     return "animal" if row[out.tokens.index("animal")] > row[out.tokens.index("street")] else "street"
 
 
+def _next_token_head():
+    """The head of layer 2 whose word pieces give the next token the most weight, on the classic sentence."""
+    out = _animal()
+    m = np.arange(1, len(out.tokens) - 1)  # the word pieces
+    next_weight = out.attentions[1][:, m, m + 1].mean(axis=1)  # (h, n - 2) -> (h,)
+    return int(np.argmax(next_weight)) + 1
+
+
 def _wide_street_head():
-    out = minilm.run_minilm(ANIMAL.replace("tired", "wide"))
+    out = minilm.run_minilm(WIDE)
     row = out.attentions[:, :, out.tokens.index("it"), out.tokens.index("street")]  # (L, h)
     layer, head = np.unravel_index(np.argmax(row), row.shape)
     return int(layer) + 1, int(head) + 1
 
 
+def _street_with_tired():
+    """In the head of _wide_street_head, the weight from 'it' to 'street' in the 'tired' sentence."""
+    layer, head = _wide_street_head()
+    out = _animal()
+    return float(out.attentions[layer - 1, head - 1, out.tokens.index("it"), out.tokens.index("street")])
+
+
 EXERCISES = {
     "weights_count": Exercise(
-        question="all-MiniLM-L6-v2 has 6 layers of 12 heads. The sentence 'The animal didn't cross the street "
-                 "because it was too tired.' becomes 16 tokens. How many attention weights (single numbers) does "
-                 "one run of the model compute, over all layers and heads?",
-        answer=lambda: int(np.prod(_animal().attentions.shape)),
+        question="all-MiniLM-L6-v2 has 6 layers of 12 heads. The classic sentence made 16 tokens; a longer one, "
+                 f"{LONG!r}, makes 30 ([CLS] and [SEP] included). How many attention weights (single numbers) "
+                 "does one run of the model on it compute, over all layers and heads?",
+        answer=lambda: int(np.prod(minilm.run_minilm(LONG).attentions.shape)),
         hint=(
-            "Each head makes one weight for each (query, key) pair of word pieces, in every layer.",
-            "Each head makes an n x n matrix with n = 16; there are 6 x 12 heads.",
+            "Each head makes one weight for each (query, key) pair of tokens, in every layer.",
+            "Each head makes an n x n matrix with n = 30; there are 6 x 12 heads. (You can check with "
+            "minilm.run_minilm(...).attentions.shape.)",
         ),
+        solution="30 x 30 = 900 weights per head, 6 layers x 12 heads = 72 heads: 72 * 900 = 64,800 "
+                 "(out.attentions.shape is (6, 12, 30, 30)). The count grows as n squared: the 16 tokens of the "
+                 "classic sentence made 72 * 256 = 18,432.",
+    ),
+    "next_token_head": Exercise(
+        question="In the classic sentence, 'The animal didn't cross the street because it was too tired.', which "
+                 "head of layer 2 looks at the next token? For each head, average over the word pieces (not [CLS], "
+                 "not [SEP]) the weight each gives the token just after it; answer the head with the largest "
+                 "average, numbered from 1.",
+        answer=_next_token_head,
+        hint=(
+            "One number per head: the weights on the line just above the diagonal (query m, key m + 1), averaged "
+            "over the word pieces; then the position of the largest of the 12, counted from 1.",
+            "next_weight = layer_2[:, m, m + 1].mean(axis=1) gives 12 numbers (axis 1 is the word pieces); the "
+            "answer is int(np.argmax(next_weight)) + 1.",
+        ),
+        kind="choice",
+        solution="next_weight = layer_2[:, m, m + 1].mean(axis=1) is at most 0.21 for eleven heads and 0.61 for "
+                 "head 9: np.argmax gives 8, so head 9 (heads are numbered from 1). Layer 2, head 9 is the "
+                 "next-token head; the table of section 4 finds it on all four sentences.",
     ),
     "cls_heads_layer5": Exercise(
         question="Take the classic sentence alone, 'The animal didn't cross the street because it was too tired.' "
@@ -66,7 +103,8 @@ EXERCISES = {
         answer=_wide_layer4_head2,
         hint="Run the next cell and compare the two numbers on the line 'layer 4, head  2, 'wide''.",
         kind="choice",
-        solution="The 'wide' line of layer 4, head 2 reads it -> animal 0.28, it -> street 0.12: still 'animal'. "
+        solution="The 'wide' line of layer 4, head 2 reads it -> animal 0.28, it -> street 0.12: still more on 'animal' "
+                 "than on 'street' (its largest weight now goes to [CLS], 0.33). "
                  "The head links 'it' to the subject noun before it; it does not work out what 'it' means.",
     ),
     "wide_street_head": Exercise(
@@ -80,5 +118,22 @@ EXERCISES = {
             "find its largest entry; add 1 to both indices.",
         ),
         kind="shape",
+    ),
+    "street_with_tired": Exercise(
+        question="Take the head of the previous question (the one that gives 'street' the largest weight from 'it' "
+                 "with 'wide'). How much weight does 'it' give 'street' in that head with the original word, "
+                 "'tired'? Two decimals.",
+        answer=_street_with_tired,
+        hint=(
+            "The same cell of the same head, query 'it' and key 'street', but in the run on the sentence that "
+            "ends with 'tired'; compare it with the 'wide' value.",
+            "out = minilm.run_minilm(the classic sentence); out.attentions[layer - 1, head - 1, i_it, i_street] "
+            "with (layer, head) your answer to the previous question and i_it = out.tokens.index('it'), "
+            "i_street = out.tokens.index('street').",
+        ),
+        atol=5e-3,
+        solution="Layer 6, head 2 gives 'street' 0.19 with 'tired' and 0.24 with 'wide': it already looked at "
+                 "'street' before the word changed (with 'tired', layer 6 head 6 even gives it 0.22). A rise of 0.05 "
+                 "is not the head working out that 'it' is now the street.",
     ),
 }

@@ -91,7 +91,7 @@ WORKED = {
     "08.llama_head_q": lambda: "One row per token, d_k columns: (16, 128).",
     "08.llama_weights": lambda: f"Each head has a 16 x 16 weight matrix, 32 heads: 32 * 16 * 16 = {32 * 256:,}.",
     "08.causal_zeros": lambda: "The cells above the diagonal of a 4 x 4 matrix are masked: 3 + 2 + 1 = 6 zeros.",
-    "09.weights_count": lambda: f"16 x 16 weights per head, 6 layers x 12 heads: 72 * 256 = {72 * 256:,}.",
+    "09.weights_count": lambda: f"30 x 30 weights per head, 6 layers x 12 heads: 72 * 900 = {72 * 900:,}.",
     "10.swapped_row": lambda: (
         "Without positions, attention is permutation-equivariant: swapping tokens 2 and 3 swaps output rows 2 "
         "and 3. Row 2 of the swapped sentence is the old third token's output: row 3."),
