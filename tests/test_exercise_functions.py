@@ -10,7 +10,8 @@ from mha_lib.exercises.functions import FUNCTION_EXERCISES, function_exercise_id
 from mha_lib.exercises.solutions import solution_text
 from mha_lib.exercises import worked
 
-IDS = ["02.split_heads", "03.scores", "04.softmax", "05.weighted_sum", "06.concat", "07.multi_head_attention"]
+IDS = ["02.split_heads", "03.scores", "04.softmax", "05.weighted_sum", "06.concat", "07.multi_head_attention",
+       "08.masked_weights"]
 
 
 @pytest.fixture(autouse=True)
@@ -48,6 +49,8 @@ def test_library_itself_passes(capsys, exercise_id):
         "06.concat": mha_lib.concat_heads,
         "07.multi_head_attention": lambda X, W_q, W_k, W_v, W_o: mha_lib.multi_head_attention(
             X, mha_lib.MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o)).output,
+        "08.masked_weights": lambda Q, K, mask: mha_lib.softmax(
+            mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask)),
     }[exercise_id]
     assert run(capsys, exercise_id, lib)[0] is True
 
@@ -58,6 +61,10 @@ def test_library_itself_passes(capsys, exercise_id):
 def _exp_rows(S):
     e = np.exp(S - S.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
+
+
+def _scores(Q, K):
+    return Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1])
 
 
 def _mha(X, W_q, W_k, W_v, W_o, transpose=True, divide=None, axis=-1, concat="right", wo=True):
@@ -121,6 +128,12 @@ MISTAKES = [
     ("07.multi_head_attention", lambda *a: _mha(*a, divide=lambda X, Wq, Wv: Wq.shape[-1]), "its square root"),
     ("07.multi_head_attention", lambda *a: _mha(*a, axis=-2), "normalises the COLUMNS"),
     ("07.multi_head_attention", lambda *a: _mha(*a, concat="reshape"), "concatenation mixes tokens"),
+    ("08.masked_weights", lambda Q, K, m: _exp_rows(_scores(Q, K)), "weights are those without the mask"),
+    ("08.masked_weights", lambda Q, K, m: mha_lib.softmax(np.where(m, -np.inf, _scores(Q, K))), "wrong way round"),
+    ("08.masked_weights", lambda Q, K, m: _exp_rows(np.where(m, -np.inf, _scores(Q, K))), "wrong way round"),
+    ("08.masked_weights", lambda Q, K, m: _exp_rows(_scores(Q, K) * m), "exp(0) = 1"),
+    ("08.masked_weights", lambda Q, K, m: _exp_rows(_scores(Q, K)) * m, "after the softmax"),
+    ("08.masked_weights", lambda Q, K, m: _exp_rows(np.where(m, Q @ K.swapaxes(-1, -2), -np.inf)), "not scaled"),
 ]
 
 

@@ -45,6 +45,7 @@ from typing import Callable
 import numpy as np
 
 from .. import MHAParams, attention_scores, concat_heads, init_params, multi_head_attention, softmax, split_heads
+from .. import apply_mask, causal_mask
 from .. import weighted_sum as lib_weighted_sum
 from . import _tiered_hint, worked
 
@@ -627,6 +628,73 @@ def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
     if batch:
         return f"{what} It works without leading dimensions; {batch}"
     return f"{what} Compare with the formula step by step on the smallest input."
+
+
+# --------------------------------------------------------------------------- 08.masked_weights
+
+
+def _masked_variant(Q, K, mask, transpose_k=True, scaled=True, fill="-inf", where="before", axis=-1):
+    """The weights of notebook 08 with one classic mistake switched on (the defaults give the right answer)."""
+    S = Q @ (np.swapaxes(K, -1, -2) if transpose_k else K)  # (..., n, d_k) @ (..., d_k, n) -> (..., n, n)
+    if scaled:
+        S = S / math.sqrt(Q.shape[-1])
+    if where == "after":  # softmax first, then the forbidden weights zeroed: rows no longer sum to 1
+        return softmax(S, axis=axis) * mask
+    if fill == "inverted":  # PyTorch's convention (True = forbidden) in a library where True = may attend
+        return softmax(np.where(mask, -np.inf, S), axis=axis)
+    if fill == "inverted, no guard":  # the same, with a softmax that gives 0 / 0 = NaN for a fully masked row
+        return _naive_softmax(np.where(mask, -np.inf, S), axis=axis)
+    if fill == "zero":  # a forbidden score set to 0 still gets exp(0) = 1 in the sum
+        return softmax(np.where(mask, S, 0.0), axis=axis)
+    if fill == "none":
+        return softmax(S, axis=axis)
+    return softmax(np.where(mask, S, -np.inf), axis=axis)
+
+
+_MASK_KEEPS = "the mask says which keys a query may look at: True = may attend, False = weight exactly 0."
+
+_MISTAKES_MASKED = _mistakes(
+    ("mask ignored", functools.partial(_masked_variant, fill="none"), _MASK_KEEPS,
+     "your weights are those without the mask: before the softmax, put -inf where mask is False: "
+     "np.where(mask, scores, -np.inf)."),
+    ("mask inverted", functools.partial(_masked_variant, fill="inverted"), _MASK_KEEPS,
+     "your mask works the wrong way round (PyTorch's convention): in mha_lib True = may attend, so keep the "
+     "score where mask is True: np.where(mask, scores, -np.inf)."),
+    ("mask inverted, NaN", functools.partial(_masked_variant, fill="inverted, no guard"), _MASK_KEEPS,
+     "your mask works the wrong way round (PyTorch's convention): in mha_lib True = may attend, so keep the "
+     "score where mask is True: np.where(mask, scores, -np.inf)."),
+    ("masked score 0", functools.partial(_masked_variant, fill="zero"),
+     "a forbidden key must get weight exactly 0, and exp of a score is 0 only when the score is -inf.",
+     "you set the forbidden scores to 0, but exp(0) = 1, so they still get weight: use -np.inf, not 0."),
+    ("mask after softmax", functools.partial(_masked_variant, where="after"), _ROWS_SUM_TO_1,
+     "you zeroed the forbidden weights after the softmax, so the rows no longer sum to 1: put -inf in the "
+     "SCORES before the softmax."),
+    ("unscaled", functools.partial(_masked_variant, scaled=False), _SCALE,
+     "your scores are not scaled: divide Q K^T by sqrt(d_k), with d_k = Q.shape[-1], before the softmax."),
+    ("Q @ K", functools.partial(_masked_variant, transpose_k=False), _ROW_DOT_ROW,
+     "the scores need each query row dotted with each key ROW: Q @ K.swapaxes(-1, -2), not Q @ K."),
+    ("softmax over columns", functools.partial(_masked_variant, axis=-2), _ROWS_SUM_TO_1,
+     "your softmax normalises the COLUMNS; each query's ROW of weights must sum to 1: axis=-1."),
+)
+
+
+@_exercise("08.masked_weights", worked.my_masked_weights, mistakes=_MISTAKES_MASKED,
+           library="mha_lib.softmax(mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask))",
+           returns="the weights softmax(Q K^T / sqrt(d_k)) with -inf where mask is False, shape (..., n, n)",
+           batch_hint="K.T reverses ALL the axes of a stack of heads; swap only the last two: "
+                      "K.swapaxes(-1, -2). The (n, n) mask then applies to every head by broadcasting.")
+def _cases_masked(rng):
+    cases = []
+    # The first input is square (n == d_k), so that Q @ K runs and its wrong values can be recognised.
+    padding = np.ones((5, 5), dtype=bool)
+    padding[:, -1] = False  # the last token is PAD: no query may look at it
+    some = np.eye(4, dtype=bool) | (rng.random((4, 4)) < 0.5)  # any mask that leaves each query its own key
+    for lead, n, d_k, mask in [((), 4, 4, causal_mask(4)), ((), 5, 3, padding), ((3,), 4, 2, causal_mask(4)),
+                               ((2,), 4, 3, some)]:
+        Q, K = rng.normal(size=lead + (n, d_k)), rng.normal(size=lead + (n, d_k))
+        cases.append(_Case((Q, K, mask), softmax(apply_mask(attention_scores(Q, K), mask)), bool(lead),
+                           f"Q, K of shape {Q.shape} and a {n} x {n} mask"))
+    return cases
 
 
 def check_function(exercise_id, fn):

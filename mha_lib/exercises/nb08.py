@@ -4,27 +4,34 @@ from .. import causal_mask
 from . import Exercise
 from .nb07 import parameter_count_exercise
 
-def _designed_previous_of_saw():
-    from .. import designed_example, multi_head_attention
+def _designed_saw_at_temperature(T=5.0):
+    """Whether the row of "saw" in the designed head 1 still puts its largest weight on "cat" at temperature T."""
+    from .. import designed_example, multi_head_attention, softmax
 
     ex = designed_example()  # "the cat saw the dog"
-    weights = multi_head_attention(ex.X, ex.params).weights[0]  # head 1, the previous-token head: (n, n)
-    return ex.tokens[int(weights[ex.tokens.index("saw")].argmax())]
+    scores = multi_head_attention(ex.X, ex.params).scores[0]  # head 1 (previous token), scaled: (n, n)
+    row = softmax(scores / T)[ex.tokens.index("saw")]  # what the step view shows at temperature T
+    return "yes" if ex.tokens[int(row.argmax())] == "cat" else "no"
 
 
 EXERCISES = {
-    "predict_previous": Exercise(
-        question='Predict before you run the step view: with the designed parameters on "the cat saw the dog", '
-                 'head 1 is the previous-token head. At the weights step, which token does the row of "saw" '
-                 "put almost all of its weight on?",
-        answer=_designed_previous_of_saw,
+    "predict_temperature": Exercise(
+        question='Predict before you move the temperature: with the designed parameters on "the cat saw the dog", '
+                 'head 1 (the previous-token head) puts 0.998 of the row of "saw" on "cat" at T = 1. At T = 5 '
+                 'the scores are divided by 5 before the softmax. Does "cat" still get the largest weight of that '
+                 'row? Answer "yes" or "no".',
+        answer=_designed_saw_at_temperature,
         hint=(
-            "Head 1's name says what its queries look for.",
-            "The previous-token head's query for position p matches the key of position p - 1.",
+            "Dividing every score of a row by the same positive number changes their sizes, not their order, "
+            "and the softmax gives the largest weight to the largest score.",
+            'The scores of the row of "saw" are 0, 12.25, 6.125, 0, 0; divided by 5 they are 0, 2.45, 1.225, 0, 0. '
+            "Which one is still the largest?",
         ),
         kind="choice",
-        solution='"cat": the query of "saw" (position 3) asks for position 2, and only the key of "cat" says '
-                 '"I am at position 2"; the softmax of that one large score puts about 1.00 on "cat".',
+        solution='"yes": dividing by T = 5 keeps the order of the scores (0, 2.45, 1.225, 0, 0), so "cat" keeps the '
+                 'largest weight, 0.64 instead of 0.998; "saw" itself gets 0.19 and the others 0.06 each. No '
+                 'temperature changes which key wins; at T = 10, the slider\'s largest, "cat" still leads with '
+                 '0.41. A higher temperature only spreads the weight.',
     ),
     "bert_params": parameter_count_exercise(
         "How many learnable numbers does one BERT-Base attention layer have without biases "
@@ -35,33 +42,34 @@ EXERCISES = {
                  "h*d_k = d_model that is 4 * d_model^2.",
     ),
     "llama_head_q": Exercise(
-        question="In the LLaMA-7B preset (d_model=4096, h=32, d_k=128) with a sentence of 16 tokens, "
+        question="In the LLaMA-7B preset (d_model=4096, h=32, d_k=128) with a text of 100 tokens, "
                  "what is the shape of one head's Q_i?",
-        answer=lambda: (16, 128),
+        answer=lambda: (100, 128),
         hint=(
-            "Q_i = X W_i^Q has one row per token of the sentence.",
-            "One row per token, one column per query dimension of a head: (n, d_k), with n = 16 and d_k = 128.",
+            "Q_i = X W_i^Q has one row per token of the text.",
+            "One row per token, one column per query dimension of a head: (n, d_k), with n = 100 and d_k = 128.",
         ),
         kind="shape",
     ),
     "llama_weights": Exercise(
         question="Same setting: how many attention weights does the layer compute (all heads together)?",
-        answer=lambda: 32 * 16 * 16,
+        answer=lambda: 32 * 100 * 100,
         hint=(
             "Every head weighs every (query token, key token) pair.",
-            "Each head has an (n, n) = (16, 16) weight matrix, and there are h = 32 heads.",
+            "Each head has an (n, n) = (100, 100) weight matrix, and there are h = 32 heads.",
         ),
         kind="number",
         rtol=0.0,
         atol=0.5,
     ),
     "causal_zeros": Exercise(
-        question="With the causal mask on the running example (4 tokens), how many of one head's 16 weights "
+        question="With the causal mask on a sentence of 10 tokens, how many of one head's 100 weights "
                  "are exactly zero?",
-        answer=lambda: int((~causal_mask(4)).sum()),
+        answer=lambda: int((~causal_mask(10)).sum()),
         hint=(
             "The causal mask forbids a token to look at the tokens after it, and a forbidden weight is exactly 0.",
-            "Token m may look at tokens 1..m only: count the cells above the diagonal.",
+            "Token m may look at tokens 1..m only: count the cells above the diagonal of a 10 x 10 matrix, "
+            "9 in the first row, 8 in the second, ...",
         ),
         kind="number",
         rtol=0.0,

@@ -88,9 +88,11 @@ WORKED = {
         "columns 3-4 (counting from 1): [[2, 3], [8, 9]]."),
     "08.bert_params": lambda: (
         f"4 matrices of 768 x 768 (W^Q, W^K, W^V for all heads together, and W^O): 4 * 768^2 = {_count(768, 12):,}."),
-    "08.llama_head_q": lambda: "One row per token, d_k columns: (16, 128).",
-    "08.llama_weights": lambda: f"Each head has a 16 x 16 weight matrix, 32 heads: 32 * 16 * 16 = {32 * 256:,}.",
-    "08.causal_zeros": lambda: "The cells above the diagonal of a 4 x 4 matrix are masked: 3 + 2 + 1 = 6 zeros.",
+    "08.llama_head_q": lambda: "One row per token, d_k columns: (100, 128).",
+    "08.llama_weights": lambda: (
+        f"Each head has a 100 x 100 weight matrix, 32 heads: 32 * 100 * 100 = {32 * 100 * 100:,}."),
+    "08.causal_zeros": lambda: (
+        "The cells above the diagonal of a 10 x 10 matrix are masked: 9 + 8 + ... + 1 = 10 * 9 / 2 = 45 zeros."),
     "09.weights_count": lambda: f"30 x 30 weights per head, 6 layers x 12 heads: 72 * 900 = {72 * 900:,}.",
     "10.swapped_row": lambda: (
         "Without positions, attention is permutation-equivariant: swapping tokens 2 and 3 swaps output rows 2 "

@@ -19,6 +19,7 @@ __all__ = [
     "my_weighted_sum",
     "my_concat",
     "my_multi_head_attention",
+    "my_masked_weights",
 ]
 
 
@@ -62,3 +63,11 @@ def my_multi_head_attention(X, W_q, W_k, W_v, W_o):
     h, n, d_v = heads.shape
     concat = heads.transpose(1, 0, 2).reshape(n, h * d_v)  # (h, n, d_v) -> (n, h*d_v)
     return concat @ W_o  # (n, h*d_v) @ (h*d_v, d_model) -> (n, d_model)
+
+
+def my_masked_weights(Q, K, mask):
+    d_k = Q.shape[-1]
+    scores = Q @ K.swapaxes(-1, -2) / np.sqrt(d_k)  # (..., n, d_k) @ (..., d_k, n) -> (..., n, n)
+    scores = np.where(mask, scores, -np.inf)  # mask True = may attend; exp(-inf) = 0: a forbidden key gets 0
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)  # (..., n, n), each row sums to 1
