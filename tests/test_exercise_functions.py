@@ -11,7 +11,7 @@ from mha_lib.exercises.solutions import solution_text
 from mha_lib.exercises import worked
 
 IDS = ["02.split_heads", "03.scores", "04.softmax", "05.weighted_sum", "06.concat", "07.multi_head_attention",
-       "08.masked_weights"]
+       "08.masked_weights", "11.online_softmax"]
 
 
 @pytest.fixture(autouse=True)
@@ -51,6 +51,7 @@ def test_library_itself_passes(capsys, exercise_id):
             X, mha_lib.MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o)).output,
         "08.masked_weights": lambda Q, K, mask: mha_lib.softmax(
             mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask)),
+        "11.online_softmax": lambda row, block: mha_lib.softmax(row),
     }[exercise_id]
     assert run(capsys, exercise_id, lib)[0] is True
 
@@ -77,6 +78,17 @@ def _mha(X, W_q, W_k, W_v, W_o, transpose=True, divide=None, axis=-1, concat="ri
     h, n, d_v = H.shape
     C = H.transpose(1, 0, 2).reshape(n, h * d_v) if concat == "right" else H.reshape(n, h * d_v)
     return C @ W_o if wo else C
+
+
+def _online(row, block, factor=lambda M, M_new: np.exp(M - M_new), divide=True):
+    """A student's online softmax, started from M = -inf and l = 0, with one mistake switched on."""
+    M, l = -np.inf, 0.0
+    for start in range(0, len(row), block):
+        chunk = row[start:start + block]
+        M_new = max(M, chunk.max())
+        l = l * factor(M, M_new) + np.exp(chunk - M_new).sum()
+        M = M_new
+    return np.exp(row - M) / l if divide else np.exp(row - M)
 
 
 MISTAKES = [
@@ -134,6 +146,9 @@ MISTAKES = [
     ("08.masked_weights", lambda Q, K, m: _exp_rows(_scores(Q, K) * m), "exp(0) = 1"),
     ("08.masked_weights", lambda Q, K, m: _exp_rows(_scores(Q, K)) * m, "after the softmax"),
     ("08.masked_weights", lambda Q, K, m: _exp_rows(np.where(m, Q @ K.swapaxes(-1, -2), -np.inf)), "not scaled"),
+    ("11.online_softmax", lambda r, b: _online(r, b, factor=lambda M, M_new: 1.0), "multiply the old sum"),
+    ("11.online_softmax", lambda r, b: _online(r, b, factor=lambda M, M_new: np.exp(M_new - M)), "0 * inf"),
+    ("11.online_softmax", lambda r, b: _online(r, b, divide=False), "without dividing"),
 ]
 
 

@@ -197,20 +197,20 @@ RIGHT_ANSWERS = {
     "10.pe_first_entry": 0.8415,
     "10.pe_self_dot": 256,
     "10.torch_sentences": 3,
-    "11.scores_flops": 8 * 2 * 4 * 4 * 64,
-    "11.crossover": 1536,
+    "11.scores_flops": 12 * 2 * 128 * 128 * 64,  # BERT-Base, n = 128: 25,165,824
+    "11.crossover": 8192,  # LLaMA-7B: 2 d_model
     "11.gpt2_weights_mib": 48,
-    "11.online_rescale": 0.1353,
+    "11.online_rescale": 0.0498,  # [2, 1, 5, 0]: exp(2 - 5)
 }
 WRONG_ANSWERS = {
     "10.swapped_row": 2,
     "10.pe_first_entry": 0.5403,
     "10.pe_self_dot": 512,
     "10.torch_sentences": 1,
-    "11.scores_flops": 2 * 4 * 4 * 64,
-    "11.crossover": 768,
+    "11.scores_flops": 2 * 128 * 128 * 64,  # one head only
+    "11.crossover": 4096,  # d_model instead of 2 d_model
     "11.gpt2_weights_mib": 12,
-    "11.online_rescale": 0.0498,
+    "11.online_rescale": 0.1353,  # exp(-2): the old question's row [2, 1, 4, 0]
 }
 
 

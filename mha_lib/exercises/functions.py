@@ -493,7 +493,7 @@ def _cases_mha(rng):
 
 def function_exercise_ids():
     """The ids of the function exercises, in notebook order."""
-    return list(FUNCTION_EXERCISES)
+    return sorted(FUNCTION_EXERCISES, key=lambda i: i.split(".", 1)[0])  # sections are added in any order
 
 
 def _lookup(exercise_id):
@@ -694,6 +694,67 @@ def _cases_masked(rng):
         Q, K = rng.normal(size=lead + (n, d_k)), rng.normal(size=lead + (n, d_k))
         cases.append(_Case((Q, K, mask), softmax(apply_mask(attention_scores(Q, K), mask)), bool(lead),
                            f"Q, K of shape {Q.shape} and a {n} x {n} mask"))
+    return cases
+
+
+# --------------------------------------------------------------------------- 11.online_softmax
+
+
+def _online_variant(row, block, rescale="right", divide=True):
+    """The online softmax of one row with one classic mistake switched on (the defaults give the right answer).
+
+    The first block starts the running maximum and sum (no old sum to rescale), as a student who starts from
+    the first block writes it; a start from M = -inf with the factor's sign wrong gives NaN (see the diagnosis).
+    """
+    M = l = None
+    for start in range(0, len(row), block):
+        chunk = row[start:start + block]  # (b,) the scores of this block
+        M_new = chunk.max() if M is None else max(M, chunk.max())
+        if M is None:
+            l = np.exp(chunk - M_new).sum()
+        else:
+            factor = {"right": np.exp(M - M_new), "none": 1.0, "sign": np.exp(M_new - M)}[rescale]
+            l = l * factor + np.exp(chunk - M_new).sum()
+        M = M_new
+    e = np.exp(row - M)  # (n,)
+    return e / l if divide else e
+
+
+_RESCALE = ("the running sum holds exp(score - M_old); when a block raises the maximum, every term already in it "
+            "must be put on the new maximum.")
+
+_MISTAKES_ONLINE = _mistakes(
+    ("running sum not rescaled", functools.partial(_online_variant, rescale="none"), _RESCALE,
+     "you add each block's exp(score - M_new) to a running sum that still holds exp(score - M_old): multiply "
+     "the old sum by np.exp(M_old - M_new) first."),
+    ("rescaled with the wrong sign", functools.partial(_online_variant, rescale="sign"), _RESCALE,
+     "your factor has the wrong sign: exp(s - M_old) * exp(M_old - M_new) = exp(s - M_new), so multiply by "
+     "np.exp(M_old - M_new), which is at most 1, not np.exp(M_new - M_old)."),
+    ("not divided by the sum", functools.partial(_online_variant, divide=False), _ROWS_SUM_TO_1,
+     "you return exp(row - M) without dividing by the running sum l: return np.exp(row - M) / l."),
+)
+
+
+def _diagnose_online(case, got):
+    """NaN from a start at M = -inf with the factor exp(M_new - M_old): exp(+inf) = inf, and 0 * inf = NaN."""
+    if np.isnan(got).all():
+        return ("NaN everywhere usually comes from 0 * inf at the first block: with M = -inf at the start, "
+                "np.exp(M_new - M) is inf. The factor is np.exp(M - M_new) (0 at the first block), "
+                "or start M and l from the first block.")
+    return None
+
+
+@_exercise("11.online_softmax", worked.my_online_softmax, mistakes=_MISTAKES_ONLINE, diagnose=_diagnose_online,
+           library="mha_lib.softmax",
+           returns="the softmax of the row, shape (n,), computed with a running maximum and a running sum")
+def _cases_online(rng):
+    cases = []
+    # The first row rises block by block (every block raises the maximum, so each mistake shows); the last has
+    # scores of +-1e4 (a running sum without the maximum subtracted overflows).
+    rows = [np.array([1.0, 3.0, 2.0, 5.0, 4.0, 8.0])] + [rng.normal(scale=3.0, size=n) for n in (7, 9, 5, 12)]
+    rows.append(np.array([-1e4, 5.0, 1e4, 3.0, 1e4 - 1.0]))
+    for row, block in zip(rows, (2, 3, 4, 1, 5, 2)):
+        cases.append(_Case((row, block), softmax(row), False, f"a row of {row.size} scores in blocks of {block}"))
     return cases
 
 

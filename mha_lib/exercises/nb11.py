@@ -1,31 +1,34 @@
 """Self-checks of notebook 11 (the cost of attention)."""
 
-from ..cost import attention_cost, weights_bytes
+from ..cost import MODEL_CONFIGS, attention_cost, weights_bytes
 from ..flash import online_softmax_steps
 from . import Exercise
 
 EXERCISES = {
     "scores_flops": Exercise(
-        question="How many floating-point operations do the scores Q_i K_i^T of ALL 8 heads of the running example "
-                 "take (n = 4, d_k = 64; one multiply-add counts as 2)?",
-        answer=lambda: attention_cost(4, 512, 8)["scores"]["flops"],
+        question="BERT-Base (d_model = 768, h = 12, so d_k = 64) reads a sentence of n = 128 tokens. How many "
+                 "floating-point operations do the scores Q_i K_i^T of all 12 heads take (one multiply-add counts "
+                 "as 2)?",
+        answer=lambda: attention_cost(128, 768, 12)["scores"]["flops"],
         hint=(
             "A product (a x b) @ (b x c) computes a*c dot products of length b, and each multiply-add counts as "
             "2.",
-            "One head: a (4 x 64) @ (64 x 4) product, 2 * 4 * 4 * 64 operations. Then 8 heads.",
+            "One head: a (128 x 64) @ (64 x 128) product, 2 * 128 * 128 * 64 operations. Then 12 heads "
+            "(12 * 64 = d_model, so the total is 2 n^2 d_model).",
         ),
         kind="number",
         rtol=0.0,
         atol=0.0,
     ),
     "crossover": Exercise(
-        question="For d_model = 768 (BERT-Base), at which n do the scores and the weighted sum (4 n^2 d_model "
-                 "FLOPs) cost exactly as much as the four projections (8 n d_model^2)?",
-        answer=lambda: 2 * 768,
+        question="LLaMA-7B's layers have d_model = 4096 and h = 32. At which n do the scores and the weighted sum "
+                 "(4 n^2 d_model FLOPs) cost exactly as much as the projections and the output (8 n d_model^2)?",
+        answer=lambda: 2 * MODEL_CONFIGS["LLaMA-7B"][0],
         hint=(
             "The cost of the scores and the weighted sum grows like n^2, the cost of the projections like n: find "
-            "the n where the two are equal.",
-            "Set 4 n^2 d_model = 8 n d_model^2 and solve for n (divide both sides by 4 n d_model).",
+            "the n where the two are equal. The number of heads does not enter.",
+            "Set 4 n^2 d_model = 8 n d_model^2 and solve for n (divide both sides by 4 n d_model), then put in "
+            "d_model = 4096.",
         ),
         kind="number",
         rtol=0.0,
@@ -44,13 +47,14 @@ EXERCISES = {
         atol=0.01,
     ),
     "online_rescale": Exercise(
-        question="Online softmax of the row [2, 1, 4, 0] in blocks of 2. After the first block the running maximum "
-                 "is 2. By what factor is the running sum multiplied when the second block arrives? Four decimals.",
-        answer=lambda: online_softmax_steps([2.0, 1.0, 4.0, 0.0], block_size=2)[0][1]["rescale"],
+        question="Online softmax of the row [2, 1, 5, 0] in blocks of 2. By what factor is the running sum "
+                 "multiplied when the second block arrives? Four decimals.",
+        answer=lambda: online_softmax_steps([2.0, 1.0, 5.0, 0.0], block_size=2)[0][1]["rescale"],
         hint=(
             "The running sum was computed against the old maximum; when the maximum changes, every term in it "
             "must be put on the new one.",
-            "The new maximum is 4; the old terms were exp(score - 2) and must become exp(score - 4).",
+            "After block 1 the running maximum is 2; block 2 raises it to 5. The old terms were exp(score - 2) "
+            "and must become exp(score - 5): multiply by exp(M_old - M_new).",
         ),
         kind="number",
         rtol=0.0,

@@ -104,14 +104,14 @@ WORKED = {
         "batch_first=False reads (1, 3, 2) as (sequence length 1, batch 3, embedding 2): 3 sentences of one "
         "token each, not one sentence of 3 tokens."),
     "11.scores_flops": lambda: (
-        f"One head: (4 x 64) @ (64 x 4) = 16 dot products of length 64 = 2 * 4 * 4 * 64 = {2 * 4 * 4 * 64:,} "
-        f"operations; 8 heads: {8 * 2 * 4 * 4 * 64:,}."),
-    "11.crossover": lambda: "4 n^2 d_model = 8 n d_model^2  ->  n = 2 d_model = 2 * 768 = 1,536.",
+        f"One head: (128 x 64) @ (64 x 128) = {128 * 128:,} dot products of length 64 = 2 * 128 * 128 * 64 = "
+        f"{2 * 128 * 128 * 64:,} operations; 12 heads: {12 * 2 * 128 * 128 * 64:,} (= 2 n^2 d_model)."),
+    "11.crossover": lambda: "4 n^2 d_model = 8 n d_model^2  ->  n = 2 d_model = 2 * 4096 = 8,192 (h does not enter).",
     "11.gpt2_weights_mib": lambda: (
         f"12 * 1024 * 1024 numbers * 4 bytes = {12 * 1024 * 1024 * 4:,} bytes = 12 * 4 MiB = 48 MiB."),
     "11.online_rescale": lambda: (
-        f"The running sum held exp(score - 2); with the new maximum 4 each term must be exp(score - 4), so it "
-        f"is multiplied by exp(2 - 4) = exp(-2) = {math.exp(-2):.4f}."),
+        f"The running sum held exp(score - 2); block 2 raises the maximum to 5, so each term must become "
+        f"exp(score - 5): it is multiplied by exp(2 - 5) = exp(-3) = {math.exp(-3):.4f}."),
 }
 
 

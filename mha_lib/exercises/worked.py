@@ -20,6 +20,7 @@ __all__ = [
     "my_concat",
     "my_multi_head_attention",
     "my_masked_weights",
+    "my_online_softmax",
 ]
 
 
@@ -71,3 +72,14 @@ def my_masked_weights(Q, K, mask):
     scores = np.where(mask, scores, -np.inf)  # mask True = may attend; exp(-inf) = 0: a forbidden key gets 0
     e = np.exp(scores - scores.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)  # (..., n, n), each row sums to 1
+
+
+def my_online_softmax(row, block):
+    M = -np.inf  # the largest score seen so far
+    l = 0.0  # running sum of exp(score - M) over the scores seen so far
+    for start in range(0, len(row), block):
+        chunk = row[start:start + block]  # (b,): the next block of scores
+        M_new = max(M, chunk.max())
+        l = l * np.exp(M - M_new) + np.exp(chunk - M_new).sum()  # old sum onto the new maximum, then the block
+        M = M_new
+    return np.exp(row - M) / l  # (n,): the softmax of the row
