@@ -11,7 +11,7 @@ from mha_lib.exercises.solutions import solution_text
 from mha_lib.exercises import worked
 
 IDS = ["02.split_heads", "03.scores", "04.softmax", "05.weighted_sum", "06.concat", "07.multi_head_attention",
-       "08.masked_weights", "11.online_softmax"]
+       "08.masked_weights", "11.online_softmax", "10.rope"]
 
 
 @pytest.fixture(autouse=True)
@@ -52,6 +52,7 @@ def test_library_itself_passes(capsys, exercise_id):
         "08.masked_weights": lambda Q, K, mask: mha_lib.softmax(
             mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask)),
         "11.online_softmax": lambda row, block: mha_lib.softmax(row),
+        "10.rope": lambda x: mha_lib.rotary_embedding(x, np.arange(x.shape[-2])),
     }[exercise_id]
     assert run(capsys, exercise_id, lib)[0] is True
 
@@ -89,6 +90,25 @@ def _online(row, block, factor=lambda M, M_new: np.exp(M - M_new), divide=True):
         l = l * factor(M, M_new) + np.exp(chunk - M_new).sum()
         M = M_new
     return np.exp(row - M) / l if divide else np.exp(row - M)
+
+
+def _rope(x, pairs="half", sign=1.0, start=0, step=1):
+    """RoPE written out by hand, with the mistakes of 10.rope as switches (the defaults are right)."""
+    n, d = x.shape[-2:]
+    f = np.arange(0, step * (d // 2), step)  # step=2: f counts in twos and the 2 of the exponent is doubled
+    angle = sign * np.arange(start, start + n)[:, None] * 10000.0 ** (-2 * f / d)  # (n, d/2)
+    cols = (np.arange(d // 2), np.arange(d // 2, d)) if pairs == "half" else (np.arange(0, d, 2), np.arange(1, d, 2))
+    a, b = x[..., cols[0]], x[..., cols[1]]
+    out = np.empty_like(x)
+    out[..., cols[0]], out[..., cols[1]] = a * np.cos(angle) - b * np.sin(angle), a * np.sin(angle) + b * np.cos(angle)
+    return out
+
+
+def _rope_no_two(x):
+    n, d = x.shape[-2:]
+    angle = np.arange(n)[:, None] * 10000.0 ** (-np.arange(d // 2) / d)  # the 2 of the exponent forgotten
+    a, b = x[..., : d // 2], x[..., d // 2 :]
+    return np.concatenate([a * np.cos(angle) - b * np.sin(angle), a * np.sin(angle) + b * np.cos(angle)], axis=-1)
 
 
 MISTAKES = [
@@ -149,6 +169,12 @@ MISTAKES = [
     ("11.online_softmax", lambda r, b: _online(r, b, factor=lambda M, M_new: 1.0), "multiply the old sum"),
     ("11.online_softmax", lambda r, b: _online(r, b, factor=lambda M, M_new: np.exp(M_new - M)), "0 * inf"),
     ("11.online_softmax", lambda r, b: _online(r, b, divide=False), "without dividing"),
+    ("10.rope", lambda x: _rope(x, pairs="neighbours"), "neighbouring columns (2f, 2f+1)"),
+    ("10.rope", lambda x: _rope(x, sign=-1.0), "turn the wrong way"),
+    ("10.rope", lambda x: _rope(x, start=1), "not 1 .. n"),
+    ("10.rope", _rope_no_two, "the exponent has a 2"),
+    ("10.rope", lambda x: _rope(x, step=2), "already counts in twos"),
+    ("10.rope", lambda x: _rope(x)[0] if x.ndim == 2 else _rope(x[0, 0]), "returned shape"),
 ]
 
 

@@ -193,20 +193,20 @@ def test_cost_h_offers_only_divisors(boxes):
 # --------------------------------------------------------------------------- self-checks of 10 and 11
 
 RIGHT_ANSWERS = {
-    "10.swapped_row": 3,
-    "10.pe_first_entry": 0.8415,
-    "10.pe_self_dot": 256,
-    "10.torch_sentences": 3,
+    "10.swapped_row": 0.1598,
+    "10.pe_first_entry": 0.2837,
+    "10.pe_self_dot": 384,
+    "10.torch_sentences": "5, 1, 2",
     "11.scores_flops": 12 * 2 * 128 * 128 * 64,  # BERT-Base, n = 128: 25,165,824
     "11.crossover": 8192,  # LLaMA-7B: 2 d_model
     "11.gpt2_weights_mib": 48,
     "11.online_rescale": 0.0498,  # [2, 1, 5, 0]: exp(2 - 5)
 }
 WRONG_ANSWERS = {
-    "10.swapped_row": 2,
-    "10.pe_first_entry": 0.5403,
-    "10.pe_self_dot": 512,
-    "10.torch_sentences": 1,
+    "10.swapped_row": 0.4781,  # row 1, column 3 of the original weights: places, not tokens
+    "10.pe_first_entry": -0.9589,  # sin 5: the sine column
+    "10.pe_self_dot": 768,
+    "10.torch_sentences": (1, 5, 2),  # batch first, as mha_lib reads it
     "11.scores_flops": 2 * 128 * 128 * 64,  # one head only
     "11.crossover": 4096,  # d_model instead of 2 d_model
     "11.gpt2_weights_mib": 12,

@@ -9,11 +9,11 @@ from . import Exercise
 _X_TINY = np.array([[1.0, 2.0], [2.0, 3.0], [3.0, 4.0]])
 
 
-def _which_row():
-    r = multi_head_attention(_X_TINY, init_params(2, 1, seed=0))
-    r_swapped = multi_head_attention(_X_TINY[[0, 2, 1]], init_params(2, 1, seed=0))
-    # output row 2 of the swapped sentence (index 1) equals which original row? numbered from 1
-    return int(np.argmin(np.abs(r.output - r_swapped.output[1]).sum(axis=1))) + 1
+def _cyclic_weight():
+    """The tiny example in the order a2, a3, a1: the weight in row 1, column 3 of the new weights."""
+    order = [1, 2, 0]  # a2, a3, a1
+    r_new = multi_head_attention(_X_TINY[order], init_params(2, 1, seed=0))
+    return float(r_new.weights[0][0, 2])  # row 1 = a2, column 3 = a1 (counted from 1)
 
 
 def _rope_shift():
@@ -29,51 +29,57 @@ def _rope_shift():
 
 EXERCISES = {
     "swapped_row": Exercise(
-        question="In the tiny example, tokens 2 and 3 are swapped. Output row 2 of the swapped sentence equals "
-                 "which output row of the original sentence: 1, 2 or 3?",
-        answer=_which_row,
+        question="The tiny example's three tokens go through the same layer in the order a2, a3, a1. Without running "
+                 "it, read the answer off the weights printed in section 1 for the order a1 a2 a3: what is the weight "
+                 "in row 1, column 3 of the new weights (rows and columns counted from 1)? Four decimals.",
+        answer=_cyclic_weight,
         hint=(
-            "Without positions, attention treats the sentence as a set: a token's output depends on which tokens "
-            "are there, not on where they stand.",
-            "Row 2 of the swapped sentence is the token that used to be third; without positions it keeps its "
-            "output.",
+            "Without positions a weight belongs to a pair of tokens (which query, which key), not to a pair of "
+            "places: weights(PX) = P weights(X) P^T.",
+            "In the new order, row 1 is the query of a2 and column 3 is the key of a1. Find the weight of query a2 "
+            "on key a1 in the original weights: row 2, column 1.",
         ),
-        kind="choice",
+        kind="number",
+        rtol=0.0,
+        atol=1e-4,
     ),
     "pe_first_entry": Exercise(
-        question="What is PE[1, 0], the first entry of the encoding of position 1 (the second token; positions count "
-                 "from 0), whatever d_model is? "
-                 "Four decimals are enough.",
-        answer=lambda: sinusoidal_positions(2, 512)[1, 0],
+        question="What is PE[5, 1], the entry in column 1 of the encoding of position 5 (the sixth token; positions "
+                 "and columns count from 0), whatever d_model is? Four decimals are enough.",
+        answer=lambda: float(sinusoidal_positions(6, 512)[5, 1]),
         hint=(
-            "Column 0 of the sinusoidal encoding is a sine of the position, the fastest of all its waves.",
-            "Column 0 is sin(p / 10000^0) = sin(p), with p in radians.",
+            "Columns 0 and 1 are the first pair, the fastest wave: a sine and a cosine of the same angle, which is "
+            "the position itself.",
+            "Column 1 is cos(p / 10000^0) = cos(p), with p = 5 in radians (not degrees).",
         ),
         kind="number",
         rtol=0.0,
         atol=1e-4,
     ),
     "pe_self_dot": Exercise(
-        question="For d_model = 512, what is the dot product PE[p] · PE[p] of a position's encoding with itself "
-                 "(the same for every p)?",
-        answer=lambda: float(sinusoidal_positions(7, 512)[6] @ sinusoidal_positions(7, 512)[6]),
+        question="For d_model = 768 (BERT-Base), what is the dot product PE[p] · PE[p] of a position's encoding with "
+                 "itself (the same for every p)?",
+        answer=lambda: float(sinusoidal_positions(7, 768)[6] @ sinusoidal_positions(7, 768)[6]),
         hint=(
             "The columns of the encoding come in pairs, a sine and a cosine of the same angle.",
-            "The columns come in pairs sin(a), cos(a), and sin²(a) + cos²(a) = 1. How many pairs are there?",
+            "The columns come in pairs sin(a), cos(a), and sin²(a) + cos²(a) = 1. How many pairs are there in 768 "
+            "columns?",
         ),
         kind="number",
         rtol=0.0,
         atol=1e-9,
     ),
     "torch_sentences": Exercise(
-        question="Doc 003 gives nn.MultiheadAttention (batch_first=False) a tensor of shape (1, 3, 2). "
-                 "How many separate sentences does PyTorch see?",
-        answer=lambda: 3,
+        question="You want nn.MultiheadAttention with its default batch_first=False to see ONE sentence of 5 tokens, "
+                 "each of size 2. What shape must the input tensor have? Type it like (2, 3, 4).",
+        answer=lambda: (5, 1, 2),
         hint=(
-            "PyTorch reads the axes of the tensor in an order that batch_first decides.",
-            "With batch_first=False the shape means (sequence length, batch, embedding).",
+            "PyTorch reads the axes of the tensor in an order that batch_first decides; mha_lib always puts the "
+            "batch first.",
+            "With batch_first=False the shape means (sequence length, batch, embedding): here 5 tokens, a batch "
+            "of 1 sentence, size 2.",
         ),
-        kind="choice",
+        kind="shape",
     ),
     "predict_rope_shift": Exercise(
         question="With rotary embeddings, a query at position 7 and a key at position 5 (d_k = 64) have the score s. "

@@ -95,14 +95,15 @@ WORKED = {
         "The cells above the diagonal of a 10 x 10 matrix are masked: 9 + 8 + ... + 1 = 10 * 9 / 2 = 45 zeros."),
     "09.weights_count": lambda: f"30 x 30 weights per head, 6 layers x 12 heads: 72 * 900 = {72 * 900:,}.",
     "10.swapped_row": lambda: (
-        "Without positions, attention is permutation-equivariant: swapping tokens 2 and 3 swaps output rows 2 "
-        "and 3. Row 2 of the swapped sentence is the old third token's output: row 3."),
-    "10.pe_first_entry": lambda: f"PE[1, 0] = sin(1 / 10000^0) = sin(1) = {math.sin(1):.4f} (radians).",
+        "Without positions, weights(PX) = P weights(X) P^T: a weight belongs to a (query token, key token) pair. In "
+        "the order a2, a3, a1, row 1 is a2's query and column 3 is a1's key, so the weight is row 2, column 1 of the "
+        "original weights: 0.1598."),
+    "10.pe_first_entry": lambda: f"PE[5, 1] = cos(5 / 10000^0) = cos(5) = {math.cos(5):.4f} (radians).",
     "10.pe_self_dot": lambda: (
-        "The 512 columns form 256 pairs sin(a), cos(a), and each pair adds sin^2(a) + cos^2(a) = 1: 256."),
+        "The 768 columns form 384 pairs sin(a), cos(a), and each pair adds sin^2(a) + cos^2(a) = 1: 384."),
     "10.torch_sentences": lambda: (
-        "batch_first=False reads (1, 3, 2) as (sequence length 1, batch 3, embedding 2): 3 sentences of one "
-        "token each, not one sentence of 3 tokens."),
+        "batch_first=False reads a shape as (sequence length, batch, embedding): one sentence of 5 tokens of size "
+        "2 is (5, 1, 2). In mha_lib, which puts the batch first, (5, 1, 2) would be 5 sentences of 1 token."),
     "11.scores_flops": lambda: (
         f"One head: (128 x 64) @ (64 x 128) = {128 * 128:,} dot products of length 64 = 2 * 128 * 128 * 64 = "
         f"{2 * 128 * 128 * 64:,} operations; 12 heads: {12 * 2 * 128 * 128 * 64:,} (= 2 n^2 d_model)."),
