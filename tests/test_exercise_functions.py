@@ -11,7 +11,7 @@ from mha_lib.exercises.solutions import solution_text
 from mha_lib.exercises import worked
 
 IDS = ["02.split_heads", "03.scores", "04.softmax", "05.weighted_sum", "06.concat", "07.multi_head_attention",
-       "08.masked_weights", "11.online_softmax", "10.rope"]
+       "08.masked_weights", "10.rope", "11.online_softmax"]
 
 
 @pytest.fixture(autouse=True)
