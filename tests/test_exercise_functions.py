@@ -11,7 +11,7 @@ from mha_lib.exercises.solutions import solution_text
 from mha_lib.exercises import worked
 
 IDS = ["02.split_heads", "03.scores", "04.softmax", "05.weighted_sum", "06.concat", "07.multi_head_attention",
-       "08.masked_weights", "10.rope", "11.online_softmax"]
+       "08.masked_weights", "10.rope", "11.online_softmax", "12.generate"]
 
 
 @pytest.fixture(autouse=True)
@@ -52,6 +52,7 @@ def test_library_itself_passes(capsys, exercise_id):
         "08.masked_weights": lambda Q, K, mask: mha_lib.softmax(
             mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask)),
         "11.online_softmax": lambda row, block: mha_lib.softmax(row),
+        "12.generate": _library_generate,
         "10.rope": lambda x: mha_lib.rotary_embedding(x, np.arange(x.shape[-2])),
     }[exercise_id]
     assert run(capsys, exercise_id, lib)[0] is True
@@ -79,6 +80,32 @@ def _mha(X, W_q, W_k, W_v, W_o, transpose=True, divide=None, axis=-1, concat="ri
     h, n, d_v = H.shape
     C = H.transpose(1, 0, 2).reshape(n, h * d_v) if concat == "right" else H.reshape(n, h * d_v)
     return C @ W_o if wo else C
+
+
+def _library_generate(X, W_q, W_k, W_v, W_o):
+    """mha_lib's decode_step, one token of X at a time."""
+    params = mha_lib.MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o)
+    cache = mha_lib.KVCache(params)
+    return np.stack([mha_lib.decode_step(x, params, cache).output for x in X])
+
+
+def _generate(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1):
+    """A student's decode loop with one mistake switched on."""
+    K_rows, V_rows, out = [], [], []
+    for x in X:
+        q = x @ W_q
+        K_rows.append(x @ W_k)
+        V_rows.append(x @ W_v)
+        K, V = np.stack(K_rows, axis=1), np.stack(V_rows, axis=1)
+        if keys == "all":
+            K, V = X @ W_k, X @ W_v
+        elif keys == "newest":
+            K, V = K[:, -1:], V[:, -1:]
+        s = np.einsum("hk,htk->ht", q, K) / np.sqrt(q.shape[-1])
+        e = np.exp(s - s.max(axis=axis, keepdims=True))
+        w = e / e.sum(axis=axis, keepdims=True)
+        out.append(np.einsum("ht,htv->hv", w, V).reshape(-1) @ W_o)
+    return np.stack(out)
 
 
 def _online(row, block, factor=lambda M, M_new: np.exp(M - M_new), divide=True):
@@ -169,6 +196,9 @@ MISTAKES = [
     ("11.online_softmax", lambda r, b: _online(r, b, factor=lambda M, M_new: 1.0), "multiply the old sum"),
     ("11.online_softmax", lambda r, b: _online(r, b, factor=lambda M, M_new: np.exp(M_new - M)), "0 * inf"),
     ("11.online_softmax", lambda r, b: _online(r, b, divide=False), "without dividing"),
+    ("12.generate", lambda *a: _generate(*a, keys="all"), "later ones included"),
+    ("12.generate", lambda *a: _generate(*a, keys="newest"), "only looked at itself"),
+    ("12.generate", lambda *a: _generate(*a, axis=0), "across the HEADS"),
     ("10.rope", lambda x: _rope(x, pairs="neighbours"), "neighbouring columns (2f, 2f+1)"),
     ("10.rope", lambda x: _rope(x, sign=-1.0), "turn the wrong way"),
     ("10.rope", lambda x: _rope(x, start=1), "not 1 .. n"),

@@ -809,6 +809,65 @@ def _cases_rope(rng):
     return cases
 
 
+# --------------------------------------------------------------------------- 12.generate
+
+from ..generation import KVCache as _KVCache, decode_step as _decode_step  # noqa: E402 - only this exercise needs them
+
+
+def _generate_variant(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1):
+    """Token-by-token decoding with one classic mistake switched on (the defaults give the right answer)."""
+    K_all, V_all = X @ W_k, X @ W_v  # (h, n, d_k), (h, n, d_v): every token's key and value, future ones included
+    K_rows, V_rows, out = [], [], []
+    for x in X:  # x: (d_model,), the new token
+        q = x @ W_q  # (d_model,) @ (h, d_model, d_k) -> (h, d_k)
+        K_rows.append(x @ W_k)  # (h, d_k)
+        V_rows.append(x @ W_v)  # (h, d_v)
+        if keys == "cache":
+            K, V = np.stack(K_rows, axis=1), np.stack(V_rows, axis=1)  # (h, t, d_k), (h, t, d_v)
+        elif keys == "newest only":
+            K, V = K_rows[-1][:, None, :], V_rows[-1][:, None, :]  # (h, 1, d): the cache overwritten
+        else:  # "all tokens": keys and values of later tokens too
+            K, V = K_all, V_all
+        s = np.einsum("hk,htk->ht", q, K) / math.sqrt(W_q.shape[-1])  # (h, t)
+        w = softmax(s, axis=axis)  # (h, t)
+        heads = np.einsum("ht,htv->hv", w, V)  # (h, t) x (h, t, d_v) -> (h, d_v)
+        out.append(heads.reshape(-1) @ W_o)  # (h*d_v,) @ (h*d_v, d_model) -> (d_model,)
+    return np.stack(out)  # (n, d_model)
+
+
+_MISTAKES_GENERATE = _mistakes(
+    ("keys of later tokens", functools.partial(_generate_variant, keys="all tokens"),
+     "when token t is generated, the later tokens do not exist yet: its query may only see the keys of tokens "
+     "1..t, the ones in the cache.",
+     "you used the keys and values of every token of X, later ones included (attention without the causal "
+     "mask). Compare the new query only with the cached keys: append k and v first, then use the cache."),
+    ("cache overwritten", functools.partial(_generate_variant, keys="newest only"),
+     "the cache GROWS: it keeps the keys and values of every token seen so far, one more at each step.",
+     "each token only looked at itself: the cache held only the newest key and value. Append them to lists "
+     "and stack the lists (np.stack(K_cache, axis=1) -> (h, t, d_k)) instead of replacing them."),
+    ("softmax over the heads", functools.partial(_generate_variant, axis=0), _ROWS_SUM_TO_1,
+     "your softmax normalises across the HEADS; the scores of one head (one query against t keys) must sum "
+     "to 1: softmax over the last axis, the keys."),
+)
+
+
+@_exercise("12.generate", worked.my_generate, mistakes=_MISTAKES_GENERATE,
+           library="mha_lib.decode_step (one token at a time)",
+           returns="the output row of every token, computed one token at a time, stacked: shape (n, d_model)")
+def _cases_generate(rng):
+    cases = []
+    # d_k != d_v in some inputs; the first has h*d_v == d_model.
+    for n, d_model, h, d_k, d_v in [(4, 8, 2, 4, 4), (5, 6, 2, 3, 4), (3, 8, 4, 2, 3), (6, 6, 3, 2, 2)]:
+        X = rng.normal(size=(n, d_model))
+        p = init_params(d_model, h, d_k=d_k, d_v=d_v, seed=rng)
+        params = MHAParams(W_q=p.W_q, W_k=p.W_k, W_v=p.W_v, W_o=p.W_o)
+        cache = _KVCache(params)
+        out = np.stack([_decode_step(x, params, cache).output for x in X])  # (n, d_model), one row per step
+        cases.append(_Case((X, p.W_q, p.W_k, p.W_v, p.W_o), out, False,
+                           f"n={n}, d_model={d_model}, h={h}, d_k={d_k}, d_v={d_v}"))
+    return cases
+
+
 def check_function(exercise_id, fn):
     """Test the student's function against ``mha_lib``; print right or a hint; return True/False.
 

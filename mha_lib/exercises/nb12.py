@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from .. import (PUBLISHED_CONFIGS, causal_mask, init_params, kv_cache_bytes, load_running_example,
-                multi_head_attention)
+from .. import (PUBLISHED_CONFIGS, KVCache, causal_mask, decode_step, init_params, kv_cache_bytes,
+                load_running_example, multi_head_attention)
 from . import Exercise
 
 
@@ -14,6 +14,14 @@ def _rows_changed_by_last_token():
     a = multi_head_attention(ex.X, ex.params, mask=causal_mask(4)).output
     b = multi_head_attention(X2, ex.params, mask=causal_mask(4)).output
     return int((np.abs(a - b).max(axis=1) > 1e-12).sum())
+
+
+def _scores_over_100_steps():
+    params = init_params(8, 1, seed=0)  # one head
+    cache, total = KVCache(params), 0
+    for x in np.random.default_rng(0).normal(size=(100, 8)):  # 100 tokens, one at a time
+        total += decode_step(x, params, cache).weights.size  # (h, t): t scores at step t
+    return total
 
 
 def _kv_head_of_query_head_10():
@@ -46,17 +54,21 @@ EXERCISES = {
                  "in their computation involves it. Without the mask all 4 rows change.",
     ),
     "decode_scores": Exercise(
-        question="Generating with a KV cache, how many scores does ONE head compute for the 100th token?",
-        answer=lambda: 100,
+        question="Generating with a KV cache, ONE head writes tokens 1, 2, ..., 100 one at a time. How many scores "
+                 "does it compute in total over the 100 steps?",
+        answer=_scores_over_100_steps,
         hint=(
-            "With a KV cache, only the new token's query is computed; the keys of the earlier tokens are kept.",
-            "The new token's one query row is compared with every key in the cache, its own included.",
+            "With a KV cache, each step computes only the new token's query, and compares it with every key kept "
+            "so far.",
+            "Step t compares one query row with t keys (its own included): t scores. Add them up for t = 1 .. 100 "
+            "(1 + 2 + ... + 100 = 100 * 101 / 2).",
         ),
         kind="number",
         rtol=0.0,
         atol=0.0,
-        solution="One query row against the 99 cached keys and its own: 100 scores (recomputing the prefix "
-                 "would compute 100 x 100 = 10,000).",
+        solution="Step t computes t scores, so 1 + 2 + ... + 100 = 100 * 101 / 2 = 5,050. Recomputing the whole "
+                 "prefix at every step would compute t x t scores at step t: 1 + 4 + ... + 10,000 = 338,350, "
+                 "67 times more.",
     ),
     "kv_head_of_query_head": Exercise(
         question="Llama 3 8B has h = 32 query heads and h_kv = 8 key/value heads. Numbering heads from 1, which "

@@ -22,6 +22,7 @@ __all__ = [
     "my_masked_weights",
     "my_online_softmax",
     "my_rope",
+    "my_generate",
 ]
 
 
@@ -94,3 +95,20 @@ def my_rope(x):
     cos, sin = np.cos(angle), np.sin(angle)
     a, b = x[..., : d_k // 2], x[..., d_k // 2 :]  # (..., n, d_k/2) each: pair f = columns f and f + d_k/2
     return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)  # (..., n, d_k)
+
+
+def my_generate(X, W_q, W_k, W_v, W_o):
+    K_cache, V_cache = [], []  # one (h, d_k) key and one (h, d_v) value per token seen so far
+    outputs = []
+    for x in X:  # x: (d_model,), the new token
+        q = x @ W_q  # (d_model,) @ (h, d_model, d_k) -> (h, d_k): the new token's query, every head
+        K_cache.append(x @ W_k)  # (h, d_k): its key and value join the cache first
+        V_cache.append(x @ W_v)  # (h, d_v)
+        K = np.stack(K_cache, axis=1)  # (h, t, d_k): the keys of tokens 1..t
+        V = np.stack(V_cache, axis=1)  # (h, t, d_v)
+        scores = np.einsum("hk,htk->ht", q, K) / np.sqrt(q.shape[-1])  # (h, t): one query row per head
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        weights = e / e.sum(axis=-1, keepdims=True)  # (h, t), each row sums to 1
+        heads = np.einsum("ht,htv->hv", weights, V)  # (h, d_v)
+        outputs.append(heads.reshape(-1) @ W_o)  # Concat (h*d_v,) @ (h*d_v, d_model) -> (d_model,)
+    return np.stack(outputs)  # (n, d_model)
