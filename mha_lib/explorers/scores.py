@@ -13,9 +13,8 @@ from .. import attention_scores, multi_head_attention, softmax
 from ..attention import row_entropy
 from ..plotting import SIGNED_CMAP, symmetric_limits
 from .grid import HeadGrid, HeadGridDrawer, head_titles, matrix_panel
-from .toolkit import (SCALE_LABEL, TIE_LABEL, LayoutDrawer, build_explorer, checkbox, explorer_params, fixed_layer,
-                      heads_control, inch_box, int_slider, link_heads, running_inputs, selection_slider,
-                      weights_control)
+from .toolkit import (SCALE_LABEL, TIE_LABEL, LayoutDrawer, build_explorer, checkbox, explorer_layer, heads_control,
+                      inch_box, int_slider, link_heads, running_inputs, selection_slider, weights_control)
 
 __all__ = ["RandomScores", "random_scores", "ScalingDrawer", "make_scaling_explorer", "ScoresSetting", "scores_setting",
            "ScoresDrawer", "make_scores_explorer"]
@@ -131,12 +130,7 @@ def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed
     "trained" takes the parameters (W matrices), sentence and X of :func:`~mha_lib.explorers.toolkit.fixed_layer`
     and ignores h, d_k, tie, X and tokens. Returns a :class:`ScoresSetting`.
     """
-    roles = None
-    if weights == "random":
-        X, tokens = running_inputs(X, tokens)  # checks one token per row of X
-        params = explorer_params(X.shape[-1], h, None if tie else d_k, seed)  # the library's d_k = d_model / h rule
-    else:
-        tokens, X, params, roles = fixed_layer(weights)
+    tokens, X, params, roles = explorer_layer(weights, X, tokens, h, None if tie else d_k, seed)
     r = multi_head_attention(X, params, scale=None if scaled else 1.0)
     return ScoresSetting(h=params.h, d_k=params.d_k, scaled=bool(scaled), tokens=tokens, scores=r.scores,
                          weights=r.weights, max_weight=r.weights.max(-1), entropy=row_entropy(r.weights), roles=roles,

@@ -13,8 +13,8 @@ import numpy as np
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions
 from ..attention import MASK_KINDS, make_mask, row_entropy
 from .grid import HeadGrid, HeadGridDrawer, head_titles
-from .toolkit import (TIE_LABEL, build_explorer, checkbox, dropdown, explorer_params, fixed_layer,
-                      heads_control, int_slider, link_heads, running_inputs, weights_control)
+from .toolkit import (TIE_LABEL, build_explorer, checkbox, dropdown, explorer_layer, heads_control,
+                      int_slider, link_heads, running_inputs, weights_control)
 
 __all__ = ["PAD_TOKENS", "pad_example", "SoftmaxSetting", "softmax_setting", "SoftmaxDrawer", "make_softmax_explorer"]
 
@@ -64,16 +64,10 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
         raise ValueError(f"sentence={sentence!r} is not one of {SENTENCES}")
     if not (isinstance(temperature, (int, float, np.floating)) and math.isfinite(temperature) and temperature > 0):
         raise ValueError(f"temperature T={temperature!r} must be a positive number")
-    roles = None
-    if weights != "random":  # designed or trained: their own X and layer for this sentence (h, d_k fixed)
-        tokens, X, params, roles = fixed_layer(weights, sentence)
-    elif sentence == SENTENCES[0]:
-        X, tokens = running_inputs()  # (4, 512)
-    else:
-        tokens, X = pad_example(6)  # (4, 6)
+    tokens, X = pad_example(6) if sentence == SENTENCES[1] else running_inputs()[::-1]  # (4, 6) or (4, 512)
+    # designed or trained: their own X and layer for this sentence (h, d_k fixed)
+    tokens, X, params, roles = explorer_layer(weights, X, tokens, h, None if tie else d_k, seed, sentence)
     m = make_mask(mask, tokens, pad_token="pad" if weights != "random" else "PAD")  # designed and trained lower-case
-    if weights == "random":
-        params = explorer_params(X.shape[-1], h, None if tie else d_k, seed)  # the library's d_k = d_model / h rule
     r = multi_head_attention(X, params, mask=m, scale=1.0 / (temperature * math.sqrt(params.d_k)))
     return SoftmaxSetting(sentence=sentence, h=params.h, d_k=params.d_k, temperature=float(temperature),
                           mask_kind=mask, tokens=tuple(tokens), mask=m, weights=r.weights,

@@ -33,7 +33,7 @@ __all__ = ["Result", "build_explorer", "render_png", "Frame", "ExplorerBox", "La
            "int_slider", "dropdown", "checkbox", "text_box", "selection_slider", "heads_control", "link_heads",
            "TIE_LABEL", "SCALE_LABEL", "D_K_OPTIONS", "TOKEN_COLORS", "HEAD_COLORS", "literal", "short", "text_family",
            "MEMORY_BUDGET", "check_budget", "explorer_params", "running_inputs", "WEIGHT_KINDS", "weights_control",
-           "fixed_layer", "single_blas_thread", "inch_box", "kernel_loop"]
+           "fixed_layer", "explorer_layer", "single_blas_thread", "inch_box", "kernel_loop"]
 
 TIE_LABEL = "d_k = d_model / h"  # the one wording of the tie control, in every explorer
 # Choices of a d_k dropdown: "d_model / h" (tied, the usual choice) or a fixed size.
@@ -173,6 +173,18 @@ def running_inputs(X=None, tokens=None):
         raise ValueError(f"X must have shape (n, d_model) with n = len(tokens) = {len(tokens)}, got shape "
                          f"{X.shape}: give one token per row of X")
     return X, tokens
+
+
+def explorer_layer(weights, X=None, tokens=None, h=8, d_k=None, seed=0, sentence=None):
+    """``(tokens, X, params, roles)`` of the parameters a :func:`weights_control` names.
+
+    "random": :func:`explorer_params` (d_k None: d_model / h) on X and tokens (default: the running example), roles
+    None; "designed" / "trained": :func:`fixed_layer` on ``sentence`` (its own h, d_k; X and tokens are ignored).
+    """
+    if weights != "random":
+        return fixed_layer(weights, sentence)
+    X, tokens = running_inputs(X, tokens)  # checks one token per row of X
+    return tokens, X, explorer_params(X.shape[-1], h, d_k, seed), None
 
 
 def single_blas_thread():

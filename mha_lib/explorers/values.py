@@ -15,7 +15,7 @@ from matplotlib.lines import Line2D
 from ..attention import multi_head_attention
 from ..plotting import SIGNED_CMAP, symmetric_limits
 from .grid import bar_panel, plot_heatmap, token_labels
-from .toolkit import (D_K_OPTIONS, TOKEN_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_params,
+from .toolkit import (D_K_OPTIONS, TOKEN_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_layer,
                       fixed_layer, heads_control, int_slider, link_heads, running_inputs, still_figure, weights_control)
 
 # Fixed subplot margins, no layout engine: a redraw then only renders.
@@ -194,17 +194,13 @@ def compute_values(X, tokens, query=0, head=1, h=8, d_k=0, seed=0, weights="rand
     "designed" / "trained": that layer on its own sentence (X, tokens, h and d_k are then its own).
     Raises ValueError when head > h, or d_model / h is not whole.
     """
-    if weights != "random":
-        tokens, X, params, _ = fixed_layer(weights)
-        h = params.h
-    if not 1 <= head <= h:
-        raise ValueError(f"there is no head {head} when h={h}; pick a head from 1 to {h}")
+    tokens, X, params, _ = explorer_layer(weights, X, tokens, h, d_k or None, seed)  # d_k = 0: d_model / h
+    if not 1 <= head <= params.h:
+        raise ValueError(f"there is no head {head} when h={params.h}; pick a head from 1 to {params.h}")
     if not 0 <= query < len(tokens):
         raise ValueError(f"query={query} is not a token index; pick 0 .. {len(tokens) - 1}")
-    if weights == "random":
-        params = explorer_params(X.shape[1], h, d_k or None, seed)  # d_k = 0: d_model / h, the library's rule
     res = multi_head_attention(X, params)
-    return ValuesView(tuple(tokens), query, head, h, params.d_k, res.weights[head - 1], res.V[head - 1],
+    return ValuesView(tuple(tokens), query, head, params.h, params.d_k, res.weights[head - 1], res.V[head - 1],
                       res.heads[head - 1])
 
 
