@@ -697,6 +697,57 @@ def _cases_masked(rng):
     return cases
 
 
+# --------------------------------------------------------------------------- 10.rope
+
+from ..rope import rotary_embedding as _rotary_embedding  # noqa: E402 - only this exercise needs it
+
+
+def _rope_from(x, start=0, sign=1.0, **kwargs):
+    """mha_lib's RoPE with the rows at positions sign * (start, start + 1, ...): the right one and three mistakes."""
+    return _rotary_embedding(x, sign * np.arange(start, start + x.shape[-2]), **kwargs)
+
+
+_PAIR_SPEEDS = ("each pair turns at its own speed, theta_f = 10000^(-2f/d_k) for f = 0 .. d_k/2 - 1: pair 0 by 1 "
+                "radian per position, the last pair almost 10000 times more slowly.")
+
+_MISTAKES_ROPE = _mistakes(
+    ("neighbours paired", lambda x: _rope_from(x, pairing="interleaved"),
+     "here a pair is column f with column f + d_k/2 (the first half of the columns with the second half), the "
+     "layout of Hugging Face's Llama code and of mha_lib.",
+     "your pairs are neighbouring columns (2f, 2f+1), the layout of the RoPE paper. Pair f is column f with column "
+     "f + d_k/2: a, b = x[..., :d_k // 2], x[..., d_k // 2:], and the result puts the turned a's first, then the "
+     "turned b's."),
+    ("turned backwards", lambda x: _rope_from(x, sign=-1.0),
+     "a turn by a positive angle moves (1, 0) towards (0, 1): the first entry becomes a cos - b sin, the second "
+     "a sin + b cos.",
+     "your pairs turn the wrong way, by -p theta_f: check the signs. The new a is a * cos - b * sin, the new b "
+     "is a * sin + b * cos."),
+    ("positions from 1", lambda x: _rope_from(x, start=1),
+     "positions count from 0, like numpy rows: the first row is at position 0 and is not turned at all.",
+     "your first row is turned too: the rows are at positions np.arange(n), 0 .. n-1, not 1 .. n."),
+    ("theta without the 2", lambda x: _rope_from(x, base=100.0), _PAIR_SPEEDS,  # 10000^(-f/d) = 100^(-2f/d)
+     "your pairs turn at 10000^(-f/d_k): the exponent has a 2, theta = 10000.0 ** (-2 * f / d_k) with "
+     "f = np.arange(d_k // 2)."),
+    ("theta with the 2 twice", lambda x: _rope_from(x, base=1e8), _PAIR_SPEEDS,  # 10000^(-4f/d) = (1e8)^(-2f/d)
+     "your pairs turn at 10000^(-4f/d_k): np.arange(0, d_k, 2) already counts in twos, so do not double it "
+     "again. Use f = np.arange(d_k // 2) and theta = 10000.0 ** (-2 * f / d_k)."),
+)
+
+
+@_exercise("10.rope", worked.my_rope, mistakes=_MISTAKES_ROPE, library="mha_lib.rotary_embedding(x, np.arange(n))",
+           returns="x with the pair (f, f + d_k/2) of row p turned by p * theta_f, theta_f = 10000^(-2f/d_k): "
+                   "shape (..., n, d_k)",
+           batch_hint="with leading dimensions n and d_k are the LAST two axes, n, d_k = x.shape[-2:], and the "
+                      "halves are cut along the last axis: x[..., :d_k // 2], x[..., d_k // 2:].")
+def _cases_rope(rng):
+    cases = []
+    # d_k = 2 is a single pair (both pairings agree there); (2, 3, 5, 4) has a batch and a head axis.
+    for shape in [(4, 4), (6, 8), (3, 6), (5, 2), (2, 3, 5, 4)]:
+        x = rng.normal(size=shape)
+        cases.append(_Case((x,), _rope_from(x), len(shape) > 2, f"x of shape {shape}"))
+    return cases
+
+
 # --------------------------------------------------------------------------- 11.online_softmax
 
 
@@ -755,57 +806,6 @@ def _cases_online(rng):
     rows.append(np.array([-1e4, 5.0, 1e4, 3.0, 1e4 - 1.0]))
     for row, block in zip(rows, (2, 3, 4, 1, 5, 2)):
         cases.append(_Case((row, block), softmax(row), False, f"a row of {row.size} scores in blocks of {block}"))
-    return cases
-
-
-# --------------------------------------------------------------------------- 10.rope
-
-from ..rope import rotary_embedding as _rotary_embedding  # noqa: E402 - only this exercise needs it
-
-
-def _rope_from(x, start=0, sign=1.0, **kwargs):
-    """mha_lib's RoPE with the rows at positions sign * (start, start + 1, ...): the right one and three mistakes."""
-    return _rotary_embedding(x, sign * np.arange(start, start + x.shape[-2]), **kwargs)
-
-
-_PAIR_SPEEDS = ("each pair turns at its own speed, theta_f = 10000^(-2f/d_k) for f = 0 .. d_k/2 - 1: pair 0 by 1 "
-                "radian per position, the last pair almost 10000 times more slowly.")
-
-_MISTAKES_ROPE = _mistakes(
-    ("neighbours paired", lambda x: _rope_from(x, pairing="interleaved"),
-     "here a pair is column f with column f + d_k/2 (the first half of the columns with the second half), the "
-     "layout of Hugging Face's Llama code and of mha_lib.",
-     "your pairs are neighbouring columns (2f, 2f+1), the layout of the RoPE paper. Pair f is column f with column "
-     "f + d_k/2: a, b = x[..., :d_k // 2], x[..., d_k // 2:], and the result puts the turned a's first, then the "
-     "turned b's."),
-    ("turned backwards", lambda x: _rope_from(x, sign=-1.0),
-     "a turn by a positive angle moves (1, 0) towards (0, 1): the first entry becomes a cos - b sin, the second "
-     "a sin + b cos.",
-     "your pairs turn the wrong way, by -p theta_f: check the signs. The new a is a * cos - b * sin, the new b "
-     "is a * sin + b * cos."),
-    ("positions from 1", lambda x: _rope_from(x, start=1),
-     "positions count from 0, like numpy rows: the first row is at position 0 and is not turned at all.",
-     "your first row is turned too: the rows are at positions np.arange(n), 0 .. n-1, not 1 .. n."),
-    ("theta without the 2", lambda x: _rope_from(x, base=100.0), _PAIR_SPEEDS,  # 10000^(-f/d) = 100^(-2f/d)
-     "your pairs turn at 10000^(-f/d_k): the exponent has a 2, theta = 10000.0 ** (-2 * f / d_k) with "
-     "f = np.arange(d_k // 2)."),
-    ("theta with the 2 twice", lambda x: _rope_from(x, base=1e8), _PAIR_SPEEDS,  # 10000^(-4f/d) = (1e8)^(-2f/d)
-     "your pairs turn at 10000^(-4f/d_k): np.arange(0, d_k, 2) already counts in twos, so do not double it "
-     "again. Use f = np.arange(d_k // 2) and theta = 10000.0 ** (-2 * f / d_k)."),
-)
-
-
-@_exercise("10.rope", worked.my_rope, mistakes=_MISTAKES_ROPE, library="mha_lib.rotary_embedding(x, np.arange(n))",
-           returns="x with the pair (f, f + d_k/2) of row p turned by p * theta_f, theta_f = 10000^(-2f/d_k): "
-                   "shape (..., n, d_k)",
-           batch_hint="with leading dimensions n and d_k are the LAST two axes, n, d_k = x.shape[-2:], and the "
-                      "halves are cut along the last axis: x[..., :d_k // 2], x[..., d_k // 2:].")
-def _cases_rope(rng):
-    cases = []
-    # d_k = 2 is a single pair (both pairings agree there); (2, 3, 5, 4) has a batch and a head axis.
-    for shape in [(4, 4), (6, 8), (3, 6), (5, 2), (2, 3, 5, 4)]:
-        x = rng.normal(size=shape)
-        cases.append(_Case((x,), _rope_from(x), len(shape) > 2, f"x of shape {shape}"))
     return cases
 
 
@@ -877,13 +877,14 @@ def check_function(exercise_id, fn):
     function does (raise, return None, a list, NaN, the wrong shape, change
     its input in place) becomes a one-line verdict, never a traceback.
 
-    Notebook steps: the "Your turn" cells of 02-07.
+    Notebook steps: the "Your turn" cells of 02-07 and the "write it" cells of 08, 10, 11 and 12.
 
     Parameters
     ----------
     exercise_id : str
         One of ``"02.split_heads"``, ``"03.scores"``, ``"04.softmax"``,
-        ``"05.weighted_sum"``, ``"06.concat"``, ``"07.multi_head_attention"``.
+        ``"05.weighted_sum"``, ``"06.concat"``, ``"07.multi_head_attention"``,
+        ``"08.masked_weights"``, ``"10.rope"``, ``"11.online_softmax"``, ``"12.generate"``.
     fn : callable
         The student's function, e.g. ``my_scores`` (without brackets).
 

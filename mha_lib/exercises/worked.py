@@ -20,8 +20,8 @@ __all__ = [
     "my_concat",
     "my_multi_head_attention",
     "my_masked_weights",
-    "my_online_softmax",
     "my_rope",
+    "my_online_softmax",
     "my_generate",
 ]
 
@@ -76,6 +76,16 @@ def my_masked_weights(Q, K, mask):
     return e / e.sum(axis=-1, keepdims=True)  # (..., n, n), each row sums to 1
 
 
+def my_rope(x):
+    n, d_k = x.shape[-2:]
+    f = np.arange(d_k // 2)  # the pairs, f = 0 .. d_k/2 - 1
+    theta = 10000.0 ** (-2 * f / d_k)  # (d_k/2,): pair f turns by theta_f radians per position
+    angle = np.arange(n)[:, None] * theta  # (n, 1) * (d_k/2,) -> (n, d_k/2): row p (counted from 0) turns by p theta_f
+    cos, sin = np.cos(angle), np.sin(angle)
+    a, b = x[..., : d_k // 2], x[..., d_k // 2 :]  # (..., n, d_k/2) each: pair f = columns f and f + d_k/2
+    return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)  # (..., n, d_k)
+
+
 def my_online_softmax(row, block):
     M = -np.inf  # the largest score seen so far
     l = 0.0  # running sum of exp(score - M) over the scores seen so far
@@ -85,16 +95,6 @@ def my_online_softmax(row, block):
         l = l * np.exp(M - M_new) + np.exp(chunk - M_new).sum()  # old sum onto the new maximum, then the block
         M = M_new
     return np.exp(row - M) / l  # (n,): the softmax of the row
-
-
-def my_rope(x):
-    n, d_k = x.shape[-2:]
-    f = np.arange(d_k // 2)  # the pairs, f = 0 .. d_k/2 - 1
-    theta = 10000.0 ** (-2 * f / d_k)  # (d_k/2,): pair f turns by theta_f radians per position
-    angle = np.arange(n)[:, None] * theta  # (n, 1) * (d_k/2,) -> (n, d_k/2): row p (counted from 0) turns by p theta_f
-    cos, sin = np.cos(angle), np.sin(angle)
-    a, b = x[..., : d_k // 2], x[..., d_k // 2 :]  # (..., n, d_k/2) each: pair f = columns f and f + d_k/2
-    return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)  # (..., n, d_k)
 
 
 def my_generate(X, W_q, W_k, W_v, W_o):
