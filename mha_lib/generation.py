@@ -2,8 +2,9 @@
 
 A decoder generates text one token at a time. When token t arrives, the causal
 mask lets its query look at tokens 0..t only, and the keys and values of
-tokens 0..t-1 are exactly the ones computed at earlier steps (a key depends on
-its own token only). So a decoder keeps them in a **KV cache** and computes,
+tokens 0..t-1 are exactly the ones computed at earlier steps (a key depends only
+on its token's row of the layer's input, and under the causal mask that row does
+not change when later tokens arrive). So a decoder keeps them in a **KV cache** and computes,
 per new token, one query row, one key row and one value row per head: O(t d)
 work per token instead of O(t^2 d) for recomputing the whole prefix.
 
