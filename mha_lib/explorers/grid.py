@@ -412,12 +412,11 @@ def heads_picture(matrices, tokens, *, signed=None, cbar_label=None, title=None,
     return fig
 
 
-
 def bar_panel(ax, labels, *, horizontal=False, fontsize=8, **bar_kw):
-    """One bar per label (``horizontal``: from top to bottom) with a text at its end; ``bar_kw`` go to ``ax.bar``.
+    """One bar per label (``horizontal``: from top to bottom) with a text at its end; ``bar_kw`` go to ``ax.bar(h)``.
 
-    Returns ``set(values, texts, pad=0.0, factor=1.0, color=None)``: it makes the bars ``values`` long, writes
-    ``texts`` at ``value * factor + pad`` and returns the bars and texts (the artists that changed).
+    Returns a function ``set_bars(values, texts, pad=0.0, factor=1.0, color=None)``: it makes the bars ``values``
+    long, writes ``texts`` at ``value * factor + pad`` and returns the bars and texts (the artists that changed).
     """
     at = np.arange(len(labels))
     bars = list((ax.barh if horizontal else ax.bar)(at, np.ones(len(labels)), **bar_kw))
@@ -435,4 +434,5 @@ def bar_panel(ax, labels, *, horizontal=False, fontsize=8, **bar_kw):
             if color is not None:
                 bar.set_color(color)
         return [*bars, *texts]
+
     return set_bars
