@@ -76,7 +76,7 @@ class _GenerationDrawer(LayoutDrawer):
     def build(self, fig, res):
         h, n, _ = res.weights.shape
         grid = HeadGrid(fig, h, res.tokens, region=(0.05, 0.05, 7.5, 2.95), annotate=True, ncols=4,
-                        cbar_label="attention weight", caption="", panel_cap=1.6)
+                        cbar_label="attention weight", caption="", panel_cap=1.6, mask_label="masked / not computed")
         ax_k = fig.add_axes(inch_box(*self.size)(8.45, 0.55, 1.3, 2.0))
         keys = plot_heatmap(ax_k, res.keys, res.tokens, None, cmap=SIGNED_CMAP, vmin=res.key_limits[0],
                             vmax=res.key_limits[1], numbers=False, fontsize=8)
@@ -213,7 +213,8 @@ class _GQADrawer(LayoutDrawer):
         ax_bar.set_ylim(0, top)
         set_bars(res.cache_gib.values(), [f"{v:,.2f}" for v in res.cache_gib.values()], pad=top * 0.01)
         ax_bar.set_xticks(range(3), labels=list(res.cache_gib), fontsize=7)  # the labels name the model's h
-        ax_bar.set_title(literal(f"{res.model} at {res.n_tokens:,} tokens"), fontsize=8, pad=4)
+        ax_bar.set_title(literal(f"{res.model} at {res.n_tokens:,} tokens\n(published sizes, not the slider's h_kv)"),
+                         fontsize=8, pad=4)
         return changed + [ax_bar]
 
 

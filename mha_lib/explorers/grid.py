@@ -246,6 +246,8 @@ class HeadGrid:
     min_label_fs : float
         Key labels are made smaller to stay level down to this size, then turned (the lecture screen asks
         for large labels: turned rather than small).
+    mask_label : str
+        The legend's name for the hatched cells (shown while some cell is masked).
 
     Attributes
     ----------
@@ -257,7 +259,7 @@ class HeadGrid:
     def __init__(self, fig, h, row_tokens, col_tokens=None, region=None, *, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0,
                  cbar_label="attention weight (shared scale)", annotate=True, titles=None, caption="",
                  row_label="query", col_label="key", fs=8, panel_cap=2.3, shrink=False, ncols=None, signed=None,
-                 min_label_fs=6.5, number_fs=None):
+                 min_label_fs=6.5, number_fs=None, mask_label="masked"):
         W, H = fig.get_size_inches()
         col_tokens = row_tokens if col_tokens is None else col_tokens
         x0, top, width, height = region if region is not None else (0.05, 0.05, W - 0.1, H - 0.1)
@@ -319,7 +321,7 @@ class HeadGrid:
             ax.set_ylabel(row_label if first else "", fontsize=fs, labelpad=2)
         self.cbar = _colorbar(fig, self.panels[0].image, box(gx + grid_w + 0.15, gy, 0.12, grid_h), cbar_label, fs)
         self.cax = self.cbar.ax
-        handle = Patch(facecolor=MASKED_COLOR, edgecolor="#737373", hatch="///", label="masked")
+        handle = Patch(facecolor=MASKED_COLOR, edgecolor="#737373", hatch="///", label=mask_label)
         self.legend = fig.legend(handles=[handle], loc="upper left", fontsize=fs - 1, frameon=False,
                                  bbox_to_anchor=box(gx + grid_w + 0.05, gy + grid_h + 0.05, 0, 0)[:2],
                                  handlelength=1.2, borderaxespad=0)

@@ -19,16 +19,15 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
-from matplotlib.figure import Figure
 
 from .. import attention, params as _params
 from ..data import embed_tokens
 from ..designed import _as_seen  # the sentence as seen on screen (invisible characters removed)
 from ..plotting import SIGNED_CMAP
-from .grid import HeadGrid, head_titles, token_labels
-from .toolkit import (MEMORY_BUDGET, SCALE_LABEL, TIE_LABEL, LayoutDrawer, build_explorer, check_budget, checkbox,
-                      dropdown, explorer_params, fixed_layer, heads_control, inch_box, int_slider, link_heads,
-                      literal, short, text_family, weights_control)
+from .grid import HeadGrid, HeadGridDrawer, head_titles, token_labels
+from .toolkit import (MEMORY_BUDGET, SCALE_LABEL, TIE_LABEL, build_explorer, check_budget, checkbox, dropdown,
+                      explorer_params, fixed_layer, heads_control, inch_box, int_slider, link_heads, literal, short,
+                      still_figure, text_box, text_family, weights_control)
 
 __all__ = ["PRESETS", "LectureResult", "compute_lecture", "LectureDrawer", "shapes_table_html",
            "make_lecture_explorer", "lecture_figure", "RANDOM_NUMBERS_BUDGET"]
@@ -202,7 +201,7 @@ def _caption(res):
     return f"{sentence}\n" + "   ·   ".join([sizes, *rest])
 
 
-class LectureDrawer(LayoutDrawer):
+class LectureDrawer(HeadGridDrawer):
     """Draws a :class:`LectureResult`: every drawn head (a :class:`HeadGrid`) and the output strip.
 
     Built once per layout (heads drawn, tokens, d_model, lecture mode) at positions computed by hand;
@@ -325,14 +324,12 @@ class LectureDrawer(LayoutDrawer):
 
     def heads_drawn(self):
         """How many head panels are on the figure now."""
-        return len(self.layout.grid.panels)
+        return len(self.head_panels())
 
 
 def lecture_figure(**settings):
     """A static figure of one setting (the picture shown before the widget); settings as :func:`compute_lecture`."""
-    fig = Figure(dpi=90)
-    LectureDrawer()(fig, compute_lecture(**settings))
-    return fig
+    return still_figure(LectureDrawer(), compute_lecture(**settings))
 
 
 _LECTURE_CSS = """<style>
@@ -368,8 +365,7 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
         ``box.shapes``: the HTML table of shapes; ``box.result``: a :class:`LectureResult`.
     """
     controls = {
-        "sentence": widgets.Text(value=sentence, description="sentence", continuous_update=False,
-                                 style={"description_width": "initial"}, layout=widgets.Layout(width="420px")),
+        "sentence": text_box("sentence", sentence, "420px"),
         "weights": weights_control(),
         "preset": dropdown("preset", [CUSTOM, *PRESETS], value=CUSTOM),
         "d_model": dropdown("d_model", list(D_MODEL_CHOICES), value=d_model),
@@ -410,7 +406,7 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
     controls["lecture"].observe(lambda c: (box.add_class if c["new"] else box.remove_class)("mha-lecture"),
                                 names="value")
     box = build_explorer(controls, functools.partial(compute_lecture, max_heads=max_heads), LectureDrawer(),
-                         figsize=LectureDrawer.size, dpi=dpi, title="Multi-Head Attention, all on one screen",
+                         dpi=dpi, title="Multi-Head Attention, all on one screen",
                          extra=[shapes, widgets.HTML(_LECTURE_CSS)])
     link_heads(box, lambda: controls["d_model"].value, max_h=32)
     for name in ("tie", "h", "d_k"):  # after link_heads: the preset check sees the synchronised d_k

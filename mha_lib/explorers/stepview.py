@@ -19,13 +19,12 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
-from matplotlib.figure import Figure
 from matplotlib.transforms import offset_copy
 
 from .. import attention
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, symmetric_limits
 from .grid import plot_heatmap
-from .toolkit import build_explorer, dropdown, explorer_params, fixed_layer, inch_box, int_slider, running_inputs
+from .toolkit import build_explorer, dropdown, explorer_layer, inch_box, int_slider, selection_slider, still_figure
 
 __all__ = ["SOURCES", "STEPS", "StepResult", "compute_steps", "StepDrawer", "make_step_explorer", "step_figure"]
 
@@ -77,10 +76,7 @@ class StepResult:
 @functools.lru_cache(maxsize=4)
 def _layer(source):
     """(tokens, X, MHAResult of the whole layer, roles) for one set of parameters (kept: they never change)."""
-    if source == "random":
-        (X, tokens), params, roles = running_inputs(), explorer_params(512, 8), ()
-    else:
-        tokens, X, params, roles = fixed_layer(source, TRAINED_SENTENCE if source == "trained" else None)
+    tokens, X, params, roles = explorer_layer(source, sentence=TRAINED_SENTENCE if source == "trained" else None)
     if source == "trained":
         roles = tuple("previous token" if i == 2 else "" for i in range(params.h))  # measured in notebook 09
     return tokens, X, attention.multi_head_attention(X, params), roles
@@ -143,6 +139,7 @@ class StepDrawer:
     WIDTH = 11.0  # inches; the height follows from the layout (about 7.5: a 3:2 picture for a 16:9 stage)
     FS = 17  # points: at 1280x720 the picture is drawn at about 77 dpi, so text is about 18 px
     HIGHLIGHT = "#C0392B"
+    size = (WIDTH, 7.5)  # the figure a still picture or an explorer starts from (the layout sets its height)
 
     def __init__(self):
         self.key = self.fig = None
@@ -216,9 +213,7 @@ class StepDrawer:
 
 def step_figure(source="random", head=None, step=7, temperature=1.0, dpi=90):
     """The still picture of one setting (every step up to ``step``); arguments as :func:`compute_steps`."""
-    fig = Figure(dpi=dpi)
-    StepDrawer()(fig, compute_steps(source, head, step, temperature))
-    return fig
+    return still_figure(StepDrawer(), compute_steps(source, head, step, temperature), dpi=dpi)
 
 
 def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=90):
@@ -234,9 +229,7 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
     controls = {
         "source": dropdown("parameters", list(SOURCES), value=source),
         "head": int_slider("head", first.head, 1, first.h),
-        "step": widgets.SelectionSlider(options=[(name, k) for k, (name, *_rest) in enumerate(STEPS)], value=step,
-                                        description="step", continuous_update=False,
-                                        style={"description_width": "initial"}),
+        "step": selection_slider("step", [(name, k) for k, (name, *_rest) in enumerate(STEPS)], step),
         "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=-1, max=1, step=0.05,
                                               description="temperature T", continuous_update=False,
                                               readout_format=".2f", style={"description_width": "initial"}),
@@ -257,7 +250,7 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
         return click
 
     controls["source"].observe(new_source, names="value")
-    box = build_explorer(controls, compute_steps, StepDrawer(), figsize=(StepDrawer.WIDTH, 7.5), dpi=dpi,
+    box = build_explorer(controls, compute_steps, StepDrawer(), dpi=dpi,
                          extra=[widgets.HTML("<style>.mha-steps .widget-button { font-size: 1.1em; height: auto; "
                                              "min-height: 36px; }</style>")])
     box.previous_step = widgets.Button(description="◀ previous step", layout=widgets.Layout(width="auto"))
