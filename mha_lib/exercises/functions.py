@@ -477,13 +477,21 @@ _MISTAKES_MHA = _mistakes(*(
            library="mha_lib.multi_head_attention(X, params).output",
            returns="the layer's output Concat(head_1, ..., head_h) W_o, shape (n, d_model)")
 def _cases_mha(rng):
+    return _layer_cases(rng, lambda X, params: multi_head_attention(X, params).output)
+
+
+def _layer_cases(rng, output):
+    """Inputs (X, W_q, W_k, W_v, W_o) of four small layers, each with ``output(X, params)`` as its answer.
+
+    d_k != d_v in some; the first has n == d_k (so Q @ K runs) and h*d_v == d_model (so forgetting W^O keeps
+    the shape).
+    """
     cases = []
-    # The first input has n == d_k (so Q @ K runs) and h*d_v == d_model (so forgetting W^O keeps the shape).
     for n, d_model, h, d_k, d_v in [(4, 8, 2, 4, 4), (5, 6, 2, 3, 4), (3, 8, 4, 2, 3), (6, 6, 3, 2, 2)]:
         X = rng.normal(size=(n, d_model))
         p = init_params(d_model, h, d_k=d_k, d_v=d_v, seed=rng)
-        out = multi_head_attention(X, MHAParams(W_q=p.W_q, W_k=p.W_k, W_v=p.W_v, W_o=p.W_o)).output
-        cases.append(_Case((X, p.W_q, p.W_k, p.W_v, p.W_o), out, False,
+        params = MHAParams(W_q=p.W_q, W_k=p.W_k, W_v=p.W_v, W_o=p.W_o)
+        cases.append(_Case((X, p.W_q, p.W_k, p.W_v, p.W_o), output(X, params), False,
                            f"n={n}, d_model={d_model}, h={h}, d_k={d_k}, d_v={d_v}"))
     return cases
 
@@ -855,17 +863,10 @@ _MISTAKES_GENERATE = _mistakes(
            library="mha_lib.decode_step (one token at a time)",
            returns="the output row of every token, computed one token at a time, stacked: shape (n, d_model)")
 def _cases_generate(rng):
-    cases = []
-    # d_k != d_v in some inputs; the first has h*d_v == d_model.
-    for n, d_model, h, d_k, d_v in [(4, 8, 2, 4, 4), (5, 6, 2, 3, 4), (3, 8, 4, 2, 3), (6, 6, 3, 2, 2)]:
-        X = rng.normal(size=(n, d_model))
-        p = init_params(d_model, h, d_k=d_k, d_v=d_v, seed=rng)
-        params = MHAParams(W_q=p.W_q, W_k=p.W_k, W_v=p.W_v, W_o=p.W_o)
+    def generated(X, params):
         cache = _KVCache(params)
-        out = np.stack([_decode_step(x, params, cache).output for x in X])  # (n, d_model), one row per step
-        cases.append(_Case((X, p.W_q, p.W_k, p.W_v, p.W_o), out, False,
-                           f"n={n}, d_model={d_model}, h={h}, d_k={d_k}, d_v={d_v}"))
-    return cases
+        return np.stack([_decode_step(x, params, cache).output for x in X])  # (n, d_model), one row per step
+    return _layer_cases(rng, generated)
 
 
 def check_function(exercise_id, fn):
