@@ -445,3 +445,39 @@ def test_docstring_examples():
     for module in (functions, solutions):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+# --------------------------------------------------------------------------- red-team round (08-12)
+
+
+def _endless_online_softmax(row, block):
+    start = 0
+    while start < len(row):  # the student forgot start += block
+        chunk = row[start:start + block]
+    return chunk
+
+
+def _endless_swallowing(row, block):
+    while True:
+        try:
+            while True:
+                pass
+        except Exception:  # a student's catch-all: the stop is not an Exception, so it still gets through
+            pass
+
+
+@pytest.mark.parametrize("fn", [_endless_online_softmax, _endless_swallowing])
+def test_an_endless_loop_is_stopped_with_one_line(capsys, monkeypatch, fn):
+    import signal
+    import time
+
+    from mha_lib.exercises import functions
+
+    monkeypatch.setattr(functions, "TIME_LIMIT", 0.3)
+    start = time.monotonic()
+    ok, out = run(capsys, "11.online_softmax", fn)
+    assert ok is False and time.monotonic() - start < 5
+    assert out.startswith("⏹ Stopped") and "did not finish within 0.3 seconds" in out and out.count("\n") == 1, out
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no timer left behind to go off later
+    assert signal.getsignal(signal.SIGALRM) is not None
+    assert exercises._attempts["11.online_softmax"] == 0

@@ -200,3 +200,48 @@ def test_every_classic_mistake_has_a_concept_and_a_concrete_hint():
         for mistake in ex.mistakes:
             concept, concrete = mistake.hint
             assert concept and concrete and concept != concrete, (exercise_id, mistake.name)
+
+
+# What a student types for the questions of 08-12 (red-team round): each answer is judged as meant, or gets a
+# note on its form that does not count as an attempt; never a misleading hint.
+
+@pytest.mark.parametrize("exercise_id, answer", [
+    ("08.bert_params", "2 359 296"),  # thousands separated by spaces
+    ("12.decode_scores", "5\u202f050"),  # by a narrow no-break space
+    ("10.predict_rope_shift", "the same"),
+    ("10.predict_rope_shift", "Same."),
+    ("08.predict_temperature", "'yes'"),  # quotes typed inside the string
+])
+def test_what_people_type_is_read_as_meant(capsys, exercise_id, answer):
+    assert check(exercise_id, answer) is True, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("exercise_id, answer, words", [
+    ("10.rope_pair_speed", 0.75, "Close: 0.75 is the right number rounded"),  # 0.7499, four decimals asked
+    ("10.pe_first_entry", "0.28", "Close: 0.28"),
+    ("08.bert_params", "2.36e6", "Close: 2.36e6"),
+    ("11.gpt2_weights_mib", "48 MiB", "without words or units"),
+    ("10.pe_self_dot", "about 384", "without words or units"),
+    ("08.bert_params", "about 2.4 million", "a million is 1000000"),
+    ("08.llama_weights", "32*100*100", "the value of the product"),
+    ("10.predict_rope_shift", 0, "The answer is a word"),
+    ("08.predict_temperature", True, "not a bool"),
+    ("10.torch_sentences", 3, "not an int (3)"),  # the old question's answer, a number, for a shape
+])
+def test_an_answer_of_the_wrong_form_gets_a_note_not_a_hint(capsys, exercise_id, answer, words):
+    _, out = said(capsys, exercise_id, answer)
+    assert out.startswith("❌ Not yet.") and words in out and "Hint" not in out, out
+    assert exercises._attempts[exercise_id] == 0
+
+
+@pytest.mark.parametrize("exercise_id, answer", [
+    ("10.rope_pair_speed", 1),  # an integer, no digits to round: simply wrong
+    ("10.rope_pair_speed", 1.0),
+    ("11.online_rescale", 0.1353),  # the old question's answer
+    ("11.crossover", 8191),
+    ("12.decode_scores", "64 800"),
+])
+def test_a_wrong_number_is_not_called_close(capsys, exercise_id, answer):
+    _, out = said(capsys, exercise_id, answer)
+    assert "Hint:" in out and "Close" not in out, out
+    assert exercises._attempts[exercise_id] == 1

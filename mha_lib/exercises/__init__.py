@@ -23,6 +23,7 @@ answer of the wrong form do not count.
 
 from __future__ import annotations
 
+import decimal
 import importlib
 import math
 import numbers
@@ -109,7 +110,7 @@ def _judge_shape(expected, answer):
     elif isinstance(answer, (tuple, list)) or (isinstance(answer, np.ndarray) and answer.ndim == 1):
         entries = list(answer)
     else:
-        return False, f"{_SHAPE_FORMAT}, not a {type(answer).__name__}."
+        return False, f"{_SHAPE_FORMAT}, not {_a(type(answer).__name__)} ({answer!r:.30})."
     whole = []
     for a in entries:
         if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Real):
@@ -120,6 +121,16 @@ def _judge_shape(expected, answer):
     return tuple(whole) == tuple(expected), None
 
 
+def _a(word):
+    return f"an {word}" if word[:1].lower() in "aeiou" else f"a {word}"
+
+
+def _plain_word(text):
+    """A typed word as it is meant: "'Yes'", "yes.", " the same " -> "yes", "yes", "same"."""
+    word = text.strip().lower().strip("\"'`.!").strip()
+    return word[4:].strip() if word.startswith("the ") else word
+
+
 def _judge_choice(expected, answer):
     if isinstance(answer, np.ndarray) or isinstance(answer, (list, tuple, set, dict)):
         if np.ndim(answer) == 0 and isinstance(answer, np.ndarray):
@@ -127,7 +138,10 @@ def _judge_choice(expected, answer):
         else:
             return False, f"Give one answer, not a {type(answer).__name__} of several values."
     if isinstance(expected, str):
-        return isinstance(answer, str) and answer.strip().lower() == expected.strip().lower(), None
+        if not isinstance(answer, str):  # True for "yes", 0 for "same": not a word at all
+            return False, (f"The answer is a word, typed in quotes as the question asks, not "
+                           f"{_a(type(answer).__name__)}.")
+        return _plain_word(answer) == _plain_word(expected), None
     if isinstance(answer, str):  # "129" for the number 129
         text = answer.strip()
         if not re.fullmatch(_NUMBER, text, flags=re.IGNORECASE):
@@ -156,6 +170,7 @@ _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)  # 
 
 
 def _judge_against(ex, expected, answer):
+    typed = answer  # as the student typed it ("2.36e6"): its digits say how it was rounded
     if isinstance(answer, str):  # "\u200b64" pasted from a web page is the 64 the student sees
         seen = str.translate(answer, _INVISIBLE).replace("\u00a0", " ")
         answer = seen if seen != answer else answer  # unchanged: the very object typed
@@ -167,6 +182,12 @@ def _judge_against(ex, expected, answer):
         return False, "The answer is a number (or numbers), not True or False."
     if isinstance(answer, str) and np.ndim(expected) == 0 and re.fullmatch(r"\s*\d{1,3}(,\d{3})+\s*", answer):
         answer = answer.replace(",", "")  # "2,359,296": thousands separators in a single number
+    if isinstance(answer, str) and np.ndim(expected) == 0 and re.fullmatch(r"\s*\d{1,3}([ \u202f]\d{3})+\s*", answer):
+        answer = re.sub(r"[ \u202f]", "", answer)  # "2 359 296": thousands separated by (thin) spaces
+    if isinstance(answer, str) and np.ndim(expected) == 0:
+        note = _number_in_words(answer)
+        if note:
+            return False, note
     if isinstance(answer, str) and _shape_from_text(answer) is not None:  # "3.5", "[3, 2]", "3, 2"
         numbers = _shape_from_text(answer)
         answer = numbers[0] if len(numbers) == 1 and np.ndim(expected) == 0 else numbers
@@ -184,7 +205,45 @@ def _judge_against(ex, expected, answer):
             return False, "The answer is a single number: type it without brackets or a trailing comma."
         return False, (f"The answer is a single number, not {got.size} numbers (in a number, write decimals "
                        f"with a point, 3.5, not 3,5).")
-    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=ex.rtol, atol=ex.atol)), None
+    right = got.shape == expected.shape and bool(np.allclose(got, expected, rtol=ex.rtol, atol=ex.atol))
+    if not right and expected.ndim == 0 and got.ndim == 0:
+        return right, _rounding_note(typed, float(got), float(expected))
+    return right, None
+
+
+def _number_in_words(text):
+    """A note for a number typed with words or a unit around it ("about 384", "48 MiB", "1 GiB"), or with
+    a product still to compute ("32*100*100"); None for any other text."""
+    m = re.fullmatch(rf"\s*(?:about|approx\.?|approximately|around|~|≈)?\s*({_NUMBER})\s*([a-zA-Z%]+\.?)?\s*",
+                     text, flags=re.IGNORECASE)
+    if m and text.strip() != m.group(1):
+        return (f"Type the number alone, in digits, without words or units: {text!r} is not read "
+                f"(\"48\", not \"48 MiB\"; a million is 1000000 or 1e6).")
+    if re.fullmatch(r"\s*\d+(?:\.\d*)?(?:\s*[*x×]\s*\d+(?:\.\d*)?)+\s*", text):
+        return (f"Type the value of the product, not the product in quotes: without the quotes, "
+                f"{text.strip()} is computed by Python.")
+    return None
+
+
+def _rounding_note(answer, got, expected):
+    """A note when ``answer`` is ``expected`` rounded to the digits the student typed (0.75 for 0.7499,
+    "2.36e6" for 2,359,296): not a wrong idea, too few digits. None otherwise."""
+    if isinstance(answer, str):
+        text = answer.strip()
+    elif isinstance(answer, (float, np.floating)):
+        text = repr(float(answer))  # the shortest text of the float: 0.75 -> "0.75"
+    else:
+        return None
+    try:
+        step = 10.0 ** decimal.Decimal(text).as_tuple().exponent  # "0.75" -> 0.01, "2.36e6" -> 1e4, "45" -> 1
+    except (decimal.InvalidOperation, TypeError, ValueError):
+        return None
+    if step > 0.1 * abs(expected):  # fewer than two significant digits (0 or 1 for 0.75): not a rounding
+        return None
+    if abs(got - expected) <= 0.5 * step * (1 + 1e-9):
+        return (f"Close: {text} is the right number rounded to fewer digits than the question asks for. "
+                f"Type more digits (the question says how many), or the exact value.")
+    return None
 
 
 # Wrong attempts so far, per exercise id (answers and functions alike), for the session.

@@ -25,7 +25,10 @@ What the checker does with a misbehaving function:
   is reported.
 
 The inputs are small (at most 6 tokens and 12 columns) so that a slow or
-wasteful function still finishes at once.
+wasteful function still finishes at once. A function that does not finish
+(an endless ``while`` loop) is stopped after :data:`TIME_LIMIT` seconds where
+the platform has a timer signal (Linux, macOS, in the kernel's main thread);
+elsewhere the stop button does it. Either way the verdict is one line.
 
 Shape letters: n tokens, d_model embedding size, h heads, d_k query/key size,
 d_v value size, ``...`` optional leading dimensions.
@@ -38,6 +41,9 @@ import functools
 import inspect
 import io
 import math
+import signal
+import threading
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Callable
@@ -54,6 +60,7 @@ __all__ = ["check_function", "FUNCTION_EXERCISES", "function_exercise_ids"]
 RTOL = 1e-5
 ATOL = 1e-7
 SEED = 20240611  # the test inputs are the same at every call
+TIME_LIMIT = 10.0  # seconds for one call of the student's function; a right one needs milliseconds
 
 
 # --------------------------------------------------------------------------- data structures
@@ -515,6 +522,35 @@ def _lookup(exercise_id):
 # --------------------------------------------------------------------------- the checker
 
 
+class _TimeUp(BaseException):
+    """Raised inside the student's function when TIME_LIMIT has passed (a BaseException, so that the student's
+    ``except Exception`` does not swallow it)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds):
+    """Raise _TimeUp in the code run inside, after ``seconds`` and again every half second after that (a bare
+    ``except:`` in a loop swallows one), where SIGALRM exists and this is the main thread; elsewhere do nothing.
+    The handler and timer that were there before (pytest-timeout's, say) are put back afterwards."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def time_up(signum, frame):
+        raise _TimeUp
+
+    previous = signal.signal(signal.SIGALRM, time_up)
+    before = signal.setitimer(signal.ITIMER_REAL, seconds, 0.5)
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if before[0] > 0:  # someone else's timer was running: let it go off when it would have
+            signal.setitimer(signal.ITIMER_REAL, max(before[0] - (time.monotonic() - start), 1e-3), before[1])
+
+
 def _a(word):
     if word == "ndarray":
         return "a numpy array"
@@ -930,11 +966,14 @@ def check_function(exercise_id, fn):
     passed_2d = False  # has an input without leading dimensions passed yet?
     for case in cases:
         try:
-            result, exc, lines, copies = _run(fn, case.args)
-        except KeyboardInterrupt:  # the kernel interrupted (the stop button): the function did not finish
-            print(f"⏹ Stopped: {name} was interrupted while it ran on {case.shapes}. These inputs are tiny, so "
-                  f"it should finish at once: look for a loop that never ends (a `while` whose condition stays "
-                  f"true).")
+            with _time_limit(TIME_LIMIT):
+                result, exc, lines, copies = _run(fn, case.args)
+        except (KeyboardInterrupt, _TimeUp) as stop:  # the stop button, or the time limit: it did not finish
+            how = ("was interrupted" if isinstance(stop, KeyboardInterrupt)
+                   else f"did not finish within {TIME_LIMIT:g} seconds and was stopped")
+            print(f"⏹ Stopped: {name} {how} while it ran on {case.shapes}. These inputs are tiny, so it should "
+                  f"finish at once: look for a loop that never ends (a `while` whose condition stays true, a "
+                  f"counter that is never increased).")
             return False
         printed += lines
         verdict = _judge(ex, name, case, result, exc, copies, passed_2d)
