@@ -481,3 +481,125 @@ def test_an_endless_loop_is_stopped_with_one_line(capsys, monkeypatch, fn):
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no timer left behind to go off later
     assert signal.getsignal(signal.SIGALRM) is not None
     assert exercises._attempts["11.online_softmax"] == 0
+
+
+# Mistakes written by hand as a student would, that the first version of 08-12's checks did not recognise.
+
+def _student_softmax(S, axis=-1):
+    e = np.exp(S - S.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _masked_scores_only(Q, K, mask):
+    return np.where(mask, Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1]), -np.inf)
+
+
+def _mask_added(Q, K, mask):
+    return _student_softmax(Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1]) + mask)  # "+ M" read as "+ mask"
+
+
+def _rope_pieces(x):
+    n, d_k = x.shape[-2:]
+    angle = np.arange(n)[:, None] * 10000.0 ** (-2 * np.arange(d_k // 2) / d_k)  # (n, d_k/2)
+    return x[..., : d_k // 2], x[..., d_k // 2:], angle
+
+
+def _rope_degrees(x):
+    a, b, angle = _rope_pieces(x)
+    c, s = np.cos(np.deg2rad(angle)), np.sin(np.deg2rad(angle))  # the angle taken as degrees
+    return np.concatenate([a * c - b * s, a * s + b * c], axis=-1)
+
+
+def _rope_cos_only(x):
+    a, b, angle = _rope_pieces(x)
+    return np.concatenate([a * np.cos(angle), b * np.cos(angle)], axis=-1)
+
+
+def _rope_halves_swapped(x):
+    a, b, angle = _rope_pieces(x)
+    c, s = np.cos(angle), np.sin(angle)
+    return np.concatenate([a * s + b * c, a * c - b * s], axis=-1)
+
+
+def _online_no_max(row, block):
+    total = 0.0
+    for start in range(0, len(row), block):
+        total += np.exp(row[start:start + block]).sum()
+    return np.exp(row) / total
+
+
+def _online_sum_reset(row, block):  # the sum of the last block only
+    M = -np.inf
+    for start in range(0, len(row), block):
+        chunk = row[start:start + block]
+        M = max(M, chunk.max())
+        total = np.exp(chunk - M).sum()
+    return np.exp(row - M) / total
+
+
+def _online_wrong_sign_from_minus_inf(row, block):
+    M, total = -np.inf, 0.0
+    for start in range(0, len(row), block):
+        chunk = row[start:start + block]
+        M_new = max(M, chunk.max())
+        total = total * np.exp(M_new - M) + np.exp(chunk - M_new).sum()  # exp(+inf) at the first block
+        M = M_new
+    return np.exp(row - M) / total
+
+
+def _student_generate(X, W_q, W_k, W_v, W_o, scale=None, project=True, stack=True):
+    K_cache, V_cache, rows = [], [], []
+    for x in X:
+        q = x @ W_q
+        K_cache.append(x @ W_k)
+        V_cache.append(x @ W_v)
+        K, V = np.stack(K_cache, axis=1), np.stack(V_cache, axis=1)
+        w = _student_softmax(np.einsum("hk,htk->ht", q, K) / (np.sqrt(q.shape[-1]) if scale is None else scale(X, W_q)))
+        concat = np.einsum("ht,htv->hv", w, V).reshape(-1)
+        rows.append(concat @ W_o if project else concat)
+    return np.stack(rows) if stack else rows[-1]
+
+
+@pytest.mark.parametrize("exercise_id, fn, concept, concrete", [
+    ("08.masked_weights", _masked_scores_only, "through a softmax", "you returned the masked scores"),
+    ("08.masked_weights", _mask_added, "True = may attend", "you added the mask itself"),
+    ("11.online_softmax", _online_no_max, "exp of a large score overflows", "Keep the running maximum M"),
+    ("11.online_softmax", _online_wrong_sign_from_minus_inf, "every term already in it", "0 * inf"),
+    ("12.generate", lambda X, W_q, W_k, W_v, W_o: _student_generate(X, W_q, W_k, W_v, W_o, project=False),
+     "the output projection mixes the heads", "Multiply each by W_o"),
+    ("12.generate", lambda X, W_q, W_k, W_v, W_o: _student_generate(X, W_q, W_k, W_v, W_o, scale=lambda X, W: 1.0),
+     "square root of d_k", "your scores are not scaled"),
+    ("12.generate", lambda X, W_q, W_k, W_v, W_o: _student_generate(X, W_q, W_k, W_v, W_o, scale=lambda X, W: np.sqrt(X.shape[1])),
+     "square root of d_k", "sqrt(d_model)"),
+])
+def test_more_classic_mistakes_get_the_idea_then_the_fix(capsys, exercise_id, fn, concept, concrete):
+    _, first = run(capsys, exercise_id, fn)
+    _, second = run(capsys, exercise_id, fn)
+    assert first.startswith("❌ Not yet") and concept in first and concrete not in first, first
+    assert concrete in second, second
+
+
+@pytest.mark.parametrize("exercise_id, fn, words", [
+    ("10.rope", _rope_degrees, "the angles are wrong"),
+    ("10.rope", _rope_cos_only, "keeps the length of each pair"),
+    ("10.rope", _rope_halves_swapped, "row 0 is at position 0"),
+    ("11.online_softmax", _online_sum_reset, "in the right proportions"),
+    ("12.generate", lambda X, W_q, W_k, W_v, W_o: _student_generate(X, W_q, W_k, W_v, W_o, stack=False),
+     "the last token only"),
+])
+def test_an_unlisted_mistake_gets_what_was_measured(capsys, exercise_id, fn, words):
+    ok, out = run(capsys, exercise_id, fn)
+    assert ok is False and out.count("\n") == 1 and words in out and "step by step" not in out, out
+
+
+def test_a_function_that_calls_exit_is_told_to_return(capsys):
+    def my_rope(x):
+        exit()
+
+    ok, out = run(capsys, "10.rope", my_rope)
+    assert ok is False and "raised SystemExit" in out and "Remove it" in out and out.count("\n") == 1, out
+
+
+def test_a_float16_result_is_told_about_float16_even_with_a_diagnosis(capsys):
+    ok, out = run(capsys, "10.rope", lambda x: worked.my_rope(x).astype(np.float16))
+    assert ok is False and "float16" in out, out

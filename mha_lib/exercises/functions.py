@@ -627,6 +627,9 @@ def _judge(ex, name, case, result, exc, copies, passed_2d):
 def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
     """None if this case is right, the one-line verdict, or (verdict, hint) for a recognised mistake."""
     batch = ex.batch_hint if (case.batched and passed_2d and ex.batch_hint) else ""
+    if isinstance(exc, SystemExit):  # exit(), quit() or sys.exit() in the function: the kernel would restart
+        return (f"{name} raised SystemExit (on {case.shapes}): it calls exit() or sys.exit(), which would stop "
+                f"the whole kernel. Remove it; a function ends with `return ...`.")
     if exc is not None:
         what = f"{name} raised {_first_line(exc)} (on {case.shapes})."
         if batch:
@@ -663,12 +666,12 @@ def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
     else:
         diff = float(np.max(np.abs(got - case.expected)))
         what = f"{name} gives other numbers than {ex.library} (on {case.shapes}; largest difference {diff:.3g})."
-    if hint:
-        return what, hint
     if (result.dtype == np.float16 and got.shape == case.expected.shape
             and np.allclose(got, case.expected, rtol=5e-3, atol=5e-3)):  # right but for float16's rounding
         return (f"{what} Your result is float16, which keeps only about 3 digits: compute in float64 "
                 f"(numpy's default) or float32.")
+    if hint:
+        return what, hint
     if batch:
         return f"{what} It works without leading dimensions; {batch}"
     return f"{what} Compare with the formula step by step on the smallest input."
@@ -719,6 +722,13 @@ _MISTAKES_MASKED = _mistakes(
      "the scores need each query row dotted with each key ROW: Q @ K.swapaxes(-1, -2), not Q @ K."),
     ("softmax over columns", functools.partial(_masked_variant, axis=-2), _ROWS_SUM_TO_1,
      "your softmax normalises the COLUMNS; each query's ROW of weights must sum to 1: axis=-1."),
+    ("softmax forgotten", lambda Q, K, mask: apply_mask(attention_scores(Q, K), mask),
+     "the weights come from the masked scores through a softmax, row by row.",
+     "you returned the masked scores (with their -inf): apply the softmax to each row, the last axis, to turn "
+     "them into weights."),
+    ("mask added", lambda Q, K, mask: softmax(attention_scores(Q, K) + mask), _MASK_KEEPS,
+     "you added the mask itself to the scores (True counts as 1, False as 0). M is 0 where the mask is True "
+     "and -inf where it is False: np.where(mask, scores, -np.inf)."),
 )
 
 
@@ -778,7 +788,27 @@ _MISTAKES_ROPE = _mistakes(
 )
 
 
-@_exercise("10.rope", worked.my_rope, mistakes=_MISTAKES_ROPE, library="mha_lib.rotary_embedding(x, np.arange(n))",
+def _diagnose_rope(case, got):
+    """What a wrong RoPE gets right or wrong, measured: row 0 (position 0) unchanged? each pair's length kept?"""
+    x = case.args[0]
+    if got.shape != x.shape or not np.isfinite(got).all():
+        return None
+    half = x.shape[-1] // 2
+
+    def lengths(y):  # (..., n, d_k/2): the length of each pair (column f, column f + d_k/2)
+        return np.hypot(y[..., :half], y[..., half:])
+
+    if not np.allclose(got[..., 0, :], x[..., 0, :], rtol=RTOL, atol=ATOL):
+        return ("row 0 is at position 0 and turns by 0: it must come back unchanged, and yours does not "
+                "(halves swapped? positions not np.arange(n)?).")
+    if not np.allclose(lengths(got), lengths(x), rtol=1e-6, atol=1e-9):
+        return ("a rotation keeps the length of each pair (a, b), and yours changes it: each new entry mixes both "
+                "halves, a * cos - b * sin and a * sin + b * cos, with the same angle in both.")
+    return ("row 0 is right and every pair keeps its length, so the angles are wrong: row p turns pair f by "
+            "p * theta_f radians (np.cos takes radians), theta_f = 10000.0 ** (-2 * f / d_k), f = np.arange(d_k // 2).")
+
+
+@_exercise("10.rope", worked.my_rope, mistakes=_MISTAKES_ROPE, diagnose=_diagnose_rope, library="mha_lib.rotary_embedding(x, np.arange(n))",
            returns="x with the pair (f, f + d_k/2) of row p turned by p * theta_f, theta_f = 10000^(-2f/d_k): "
                    "shape (..., n, d_k)",
            batch_hint="with leading dimensions n and d_k are the LAST two axes, n, d_k = x.shape[-2:], and the "
@@ -827,15 +857,32 @@ _MISTAKES_ONLINE = _mistakes(
      "np.exp(M_old - M_new), which is at most 1, not np.exp(M_new - M_old)."),
     ("not divided by the sum", functools.partial(_online_variant, divide=False), _ROWS_SUM_TO_1,
      "you return exp(row - M) without dividing by the running sum l: return np.exp(row - M) / l."),
+    ("no running maximum", lambda row, block: _naive_softmax(row),
+     "exp of a large score overflows; that is why the online softmax keeps the running maximum M and "
+     "subtracts it.",
+     "exp(1e4) overflows to inf, and inf / inf is NaN. Keep the running maximum M of the scores seen so far, "
+     "add np.exp(chunk - M_new) to the sum and return np.exp(row - M) / l."),
 )
 
 
 def _diagnose_online(case, got):
-    """NaN from a start at M = -inf with the factor exp(M_new - M_old): exp(+inf) = inf, and 0 * inf = NaN."""
+    """Two mistakes a formula cannot list: NaN from a start at M = -inf with the factor exp(M_new - M_old)
+    (exp(+inf) = inf, and 0 * inf = NaN), and a row right up to one factor (the sum l divided by is not the sum
+    of exp(s - M) over the whole row, or M is not the final maximum)."""
+    if got.shape != case.expected.shape:
+        return None
     if np.isnan(got).all():
-        return ("NaN everywhere usually comes from 0 * inf at the first block: with M = -inf at the start, "
+        return (_RESCALE,
+                "NaN everywhere usually comes from 0 * inf at the first block: with M = -inf at the start, "
                 "np.exp(M_new - M) is inf. The factor is np.exp(M - M_new) (0 at the first block), "
                 "or start M and l from the first block.")
+    if np.isfinite(got).all() and (got > 0).all():
+        ratio = got / case.expected
+        if np.allclose(ratio, ratio[0], rtol=1e-6):  # every entry off by the same factor: the division is wrong
+            return ("your numbers are in the right proportions, but they sum to "
+                    f"{float(got.sum()):.4g}, not 1: the sum you divide by must hold exp(s - M) of EVERY score "
+                    "of the row, all on the final maximum M (each block's terms added, the old sum rescaled, "
+                    "no block counted twice), and the numerator must use the same M.")
     return None
 
 
@@ -858,8 +905,11 @@ def _cases_online(rng):
 from ..generation import KVCache as _KVCache, decode_step as _decode_step  # noqa: E402 - only this exercise needs them
 
 
-def _generate_variant(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1):
+def _generate_variant(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1, divisor="d_k", use_wo="yes"):
     """Token-by-token decoding with one classic mistake switched on (the defaults give the right answer)."""
+    d_k, d_v, d_model = W_q.shape[-1], W_v.shape[-1], X.shape[-1]
+    scale = {"d_k": math.sqrt(d_k), "none": 1.0, "d_model": math.sqrt(d_model), "d_v": math.sqrt(d_v),
+             "d_k_no_sqrt": float(d_k)}[divisor]  # the right divisor, then the keys of _WRONG_SCALES
     K_all, V_all = X @ W_k, X @ W_v  # (h, n, d_k), (h, n, d_v): every token's key and value, future ones included
     K_rows, V_rows, out = [], [], []
     for x in X:  # x: (d_model,), the new token
@@ -872,10 +922,11 @@ def _generate_variant(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1):
             K, V = K_rows[-1][:, None, :], V_rows[-1][:, None, :]  # (h, 1, d): the cache overwritten
         else:  # "all tokens": keys and values of later tokens too
             K, V = K_all, V_all
-        s = np.einsum("hk,htk->ht", q, K) / math.sqrt(W_q.shape[-1])  # (h, t)
+        s = np.einsum("hk,htk->ht", q, K) / scale  # (h, t)
         w = softmax(s, axis=axis)  # (h, t)
         heads = np.einsum("ht,htv->hv", w, V)  # (h, t) x (h, t, d_v) -> (h, d_v)
-        out.append(heads.reshape(-1) @ W_o)  # (h*d_v,) @ (h*d_v, d_model) -> (d_model,)
+        concat = heads.reshape(-1)  # (h*d_v,)
+        out.append(concat if use_wo == "no" else concat @ W_o)  # (h*d_v,) @ (h*d_v, d_model) -> (d_model,)
     return np.stack(out)  # (n, d_model)
 
 
@@ -892,10 +943,25 @@ _MISTAKES_GENERATE = _mistakes(
     ("softmax over the heads", functools.partial(_generate_variant, axis=0), _ROWS_SUM_TO_1,
      "your softmax normalises across the HEADS; the scores of one head (one query against t keys) must sum "
      "to 1: softmax over the last axis, the keys."),
+    ("W^O forgotten", functools.partial(_generate_variant, use_wo="no"),
+     "each step ends as the layer of notebook 07 does: the output projection mixes the heads.",
+     "your rows are Concat(head_1, ..., head_h) of each step. Multiply each by W_o before you keep it: "
+     "heads.reshape(-1) @ W_o, shape (d_model,)."),
+    *((f"wrong scale: {divisor}", functools.partial(_generate_variant, divisor=divisor), _SCALE, concrete)
+      for divisor, concrete in _WRONG_SCALES.items()),  # the same wrong scales as 07, the same hints
 )
 
 
-@_exercise("12.generate", worked.my_generate, mistakes=_MISTAKES_GENERATE,
+def _diagnose_generate(case, got):
+    """Recognise the output row of the last step only (the stacking forgotten)."""
+    X = case.args[0]
+    if got.shape == case.expected.shape[1:] and np.allclose(got, case.expected[-1], rtol=RTOL, atol=ATOL):
+        return (f"you returned the output row of the last token only, shape ({X.shape[1]},): keep each step's row "
+                f"in a list and return np.stack(outputs), shape (n, d_model).")
+    return None
+
+
+@_exercise("12.generate", worked.my_generate, mistakes=_MISTAKES_GENERATE, diagnose=_diagnose_generate,
            library="mha_lib.decode_step (one token at a time)",
            returns="the output row of every token, computed one token at a time, stacked: shape (n, d_model)")
 def _cases_generate(rng):
