@@ -227,6 +227,10 @@ def test_what_people_type_is_read_as_meant(capsys, exercise_id, answer):
     ("10.predict_rope_shift", 0, "The answer is a word"),
     ("08.predict_temperature", True, "not a bool"),
     ("10.torch_sentences", 3, "not an int (3)"),  # the old question's answer, a number, for a shape
+    ("12.predict_rows_changed", float("nan"), "nan is not one"),  # NaN for a number to count
+    ("12.kv_head_of_query_head", np.array([3]), "without brackets"),  # was "not a ndarray of several values"
+    ("08.llama_weights", "320.000", "the point is the decimal point"),  # thousands with points
+    ("08.bert_params", "2.359.296", "2,359,296"),
 ])
 def test_an_answer_of_the_wrong_form_gets_a_note_not_a_hint(capsys, exercise_id, answer, words):
     _, out = said(capsys, exercise_id, answer)
@@ -245,3 +249,10 @@ def test_a_wrong_number_is_not_called_close(capsys, exercise_id, answer):
     _, out = said(capsys, exercise_id, answer)
     assert "Hint:" in out and "Close" not in out, out
     assert exercises._attempts[exercise_id] == 1
+
+
+def test_a_list_of_numbers_is_not_told_about_decimal_commas(capsys):
+    _, out = said(capsys, "08.llama_weights", [32, 100, 100])
+    assert "not 3 numbers" in out and "3,5" not in out, out
+    _, out = said(capsys, "10.swapped_row", "0,1598")
+    assert "with a point" in out, out

@@ -135,8 +135,10 @@ def _judge_choice(expected, answer):
     if isinstance(answer, np.ndarray) or isinstance(answer, (list, tuple, set, dict)):
         if np.ndim(answer) == 0 and isinstance(answer, np.ndarray):
             answer = answer.item()
+        elif isinstance(answer, (list, tuple, np.ndarray)) and len(answer) == 1:
+            return False, "Give one answer, the value itself, without brackets around it."
         else:
-            return False, f"Give one answer, not a {type(answer).__name__} of several values."
+            return False, f"Give one answer, not {_a(type(answer).__name__)} of several values."
     if isinstance(expected, str):
         if not isinstance(answer, str):  # True for "yes", 0 for "same": not a word at all
             return False, (f"The answer is a word, typed in quotes as the question asks, not "
@@ -148,7 +150,9 @@ def _judge_choice(expected, answer):
             return False, f"The answer is a number; {answer!r} is not one."
         answer = float(text)
     if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, numbers.Real):
-        return False, f"The answer is a number, not a {type(answer).__name__}."
+        return False, f"The answer is a number, not {_a(type(answer).__name__)}."
+    if not math.isfinite(answer):
+        return False, f"The answer is a number you can count, and {answer!r} is not one: type the number itself."
     return bool(answer == expected), None
 
 
@@ -188,6 +192,11 @@ def _judge_against(ex, expected, answer):
         note = _number_in_words(answer)
         if note:
             return False, note
+        dotted = re.fullmatch(r"\s*\d{1,3}((?:\.\d{3})+)\s*", answer)  # "2.359.296", or "320.000" for 320000
+        if dotted and (dotted.group(1).count(".") > 1 or float(answer.replace(".", "")) == float(expected)):
+            return False, (f"In Python the point is the decimal point, so {answer.strip()!r} is not read as you "
+                           f"mean: write thousands without separators or with commas, "
+                           f"{answer.strip().replace('.', '')} or {int(answer.replace('.', '')):,}.")
     if isinstance(answer, str) and _shape_from_text(answer) is not None:  # "3.5", "[3, 2]", "3, 2"
         numbers = _shape_from_text(answer)
         answer = numbers[0] if len(numbers) == 1 and np.ndim(expected) == 0 else numbers
@@ -203,8 +212,8 @@ def _judge_against(ex, expected, answer):
     if expected.ndim == 0 and got.ndim > 0:  # (64,) or [64] for the number 64; [64, 0] for "64,0"
         if got.size == 1:
             return False, "The answer is a single number: type it without brackets or a trailing comma."
-        return False, (f"The answer is a single number, not {got.size} numbers (in a number, write decimals "
-                       f"with a point, 3.5, not 3,5).")
+        comma = " (in a number, write decimals with a point, 3.5, not 3,5)" if isinstance(typed, str) and "," in typed else ""
+        return False, f"The answer is a single number, not {got.size} numbers{comma}."
     right = got.shape == expected.shape and bool(np.allclose(got, expected, rtol=ex.rtol, atol=ex.atol))
     if not right and expected.ndim == 0 and got.ndim == 0:
         return right, _rounding_note(typed, float(got), float(expected))
