@@ -603,3 +603,14 @@ def test_a_function_that_calls_exit_is_told_to_return(capsys):
 def test_a_float16_result_is_told_about_float16_even_with_a_diagnosis(capsys):
     ok, out = run(capsys, "10.rope", lambda x: worked.my_rope(x).astype(np.float16))
     assert ok is False and "float16" in out, out
+
+
+def test_a_masked_weights_that_fails_with_heads_is_told_each_batch_trap(capsys):
+    def my_masked_weights(Q, K, mask):
+        scores = Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1])
+        scores[~mask] = -np.inf  # works for one head, IndexError for a stack of heads
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    ok, out = run(capsys, "08.masked_weights", my_masked_weights)
+    assert ok is False and "IndexError" in out and "np.where(mask, scores, -np.inf)" in out and "axis=-1" in out, out

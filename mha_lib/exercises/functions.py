@@ -735,8 +735,10 @@ _MISTAKES_MASKED = _mistakes(
 @_exercise("08.masked_weights", worked.my_masked_weights, mistakes=_MISTAKES_MASKED,
            library="mha_lib.softmax(mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask))",
            returns="the weights softmax(Q K^T / sqrt(d_k)) with -inf where mask is False, shape (..., n, n)",
-           batch_hint="K.T reverses ALL the axes of a stack of heads; swap only the last two: "
-                      "K.swapaxes(-1, -2). The (n, n) mask then applies to every head by broadcasting.")
+           batch_hint="with a stack of heads (h, n, d_k) count the axes from the end: K.swapaxes(-1, -2), not K.T "
+                      "(which reverses ALL the axes); the softmax over axis=-1, not axis=1; and "
+                      "np.where(mask, scores, -np.inf), which applies the (n, n) mask to every head by "
+                      "broadcasting (scores[~mask] indexes the FIRST axes instead).")
 def _cases_masked(rng):
     cases = []
     # The first input is square (n == d_k), so that Q @ K runs and its wrong values can be recognised.
