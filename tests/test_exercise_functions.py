@@ -614,3 +614,14 @@ def test_a_masked_weights_that_fails_with_heads_is_told_each_batch_trap(capsys):
 
     ok, out = run(capsys, "08.masked_weights", my_masked_weights)
     assert ok is False and "IndexError" in out and "np.where(mask, scores, -np.inf)" in out and "axis=-1" in out, out
+
+
+def test_another_exercise_s_function_is_named_not_run(capsys):
+    ok, out = run(capsys, "10.rope", worked.my_softmax)
+    assert ok is False and "you passed my_softmax, the function of 04.softmax. Pass my_rope" in out, out
+    assert exercises._attempts["10.rope"] == 0
+
+
+def test_a_question_id_given_to_check_function_names_check():
+    with pytest.raises(ValueError, match=r"is a question: answer it with check\('12.decode_scores', answer\)"):
+        check_function("12.decode_scores", worked.my_generate)

@@ -513,8 +513,17 @@ def function_exercise_ids():
 
 def _lookup(exercise_id):
     if not isinstance(exercise_id, str) or exercise_id not in FUNCTION_EXERCISES:  # a list or dict is unhashable
+        question = ""
+        try:  # a question's id ("12.decode_scores") given to check_function: say which call it wants
+            from . import _lookup as question_lookup
+
+            question_lookup(exercise_id)
+            question = f" ({exercise_id!r} is a question: answer it with check({exercise_id!r}, answer))"
+        except Exception:  # not a question either
+            pass
         raise ValueError(
-            f"check_function: there is no function exercise {exercise_id!r}; the ids are {function_exercise_ids()}"
+            f"check_function: there is no function exercise {exercise_id!r}{question}; the ids are "
+            f"{function_exercise_ids()}"
         )
     return FUNCTION_EXERCISES[exercise_id]
 
@@ -1018,6 +1027,12 @@ def check_function(exercise_id, fn):
     name = getattr(fn, "__name__", "your function")
     if name == "<lambda>":
         name = "your function"
+    wanted = ex.reference.__name__
+    others = {e.reference.__name__: i for i, e in FUNCTION_EXERCISES.items() if i != exercise_id}
+    if name != wanted and name in others:  # the check line copied from another exercise, or the wrong name passed
+        print(f"❌ Not yet: check_function({exercise_id!r}, ...) checks {ex.signature}; you passed {name}, the "
+              f"function of {others[name]}. Pass {wanted} (without brackets).")
+        return False
     cases = ex.make_cases(np.random.default_rng(SEED))
     try:
         signature = inspect.signature(fn)
