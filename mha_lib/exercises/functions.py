@@ -541,7 +541,8 @@ def _time_limit(seconds):
     """Raise _TimeUp in the code run inside, after ``seconds`` and again every half second after that (a bare
     ``except:`` in a loop swallows one), where SIGALRM exists and this is the main thread; elsewhere do nothing.
     The handler and timer that were there before (pytest-timeout's, say) are put back afterwards."""
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+    if (not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGALRM) is None):  # None: a handler set outside Python, left alone
         yield
         return
 
