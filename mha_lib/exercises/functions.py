@@ -657,7 +657,9 @@ def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
                  else " Return a numpy array: numpy operations (@, np.exp, ...) give one.")
         return f"{name} returned a {kind} of {len(result)} items, not an array.{extra}"
     if not isinstance(result, np.ndarray):
-        return f"{name} returned {_a(type(result).__name__)}, not a numpy array ({ex.returns})."
+        convert = (" Compute with numpy throughout, or convert at the end: np.asarray(result) (a torch tensor: "
+                   "result.detach().numpy())." if hasattr(result, "__array__") else "")
+        return f"{name} returned {_a(type(result).__name__)}, not a numpy array ({ex.returns}).{convert}"
     if result.dtype == bool or not np.issubdtype(result.dtype, np.number) or np.iscomplexobj(result):
         return f"{name} returned an array of dtype {result.dtype}; it should hold real numbers."
     got = result.astype(float)
