@@ -992,7 +992,8 @@ def check_function(exercise_id, fn):
     scores of +-1e4). Classic mistakes are recognised by comparing its output
     with what each mistake would return on the same inputs. Whatever the
     function does (raise, return None, a list, NaN, the wrong shape, change
-    its input in place) becomes a one-line verdict, never a traceback.
+    its input in place, never finish: it is stopped after TIME_LIMIT seconds)
+    becomes a one-line verdict, never a traceback.
 
     Notebook steps: the "Your turn" cells of 02-07 and the "write it" cells of 08, 10, 11 and 12.
 
