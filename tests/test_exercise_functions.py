@@ -5,6 +5,7 @@ import pytest
 
 import mha_lib
 from mha_lib import exercises
+from mha_lib.flash import online_softmax_steps
 from mha_lib.exercises import check, check_function, question, solution
 from mha_lib.exercises.functions import FUNCTION_EXERCISES, function_exercise_ids
 from mha_lib.exercises.solutions import solution_text
@@ -51,7 +52,8 @@ def test_library_itself_passes(capsys, exercise_id):
             X, mha_lib.MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o)).output,
         "08.masked_weights": lambda Q, K, mask: mha_lib.softmax(
             mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask)),
-        "11.online_softmax": lambda row, block: mha_lib.softmax(row),
+        "11.online_softmax": lambda row, block: (mha_lib.softmax(row), [step["l"] for step in
+                                                                        online_softmax_steps(row, block)[0]]),
         "12.generate": _library_generate,
         "10.rope": lambda x: mha_lib.rotary_embedding(x, np.arange(x.shape[-2])),
     }[exercise_id]
@@ -109,14 +111,15 @@ def _generate(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1):
 
 
 def _online(row, block, factor=lambda M, M_new: np.exp(M - M_new), divide=True):
-    """A student's online softmax, started from M = -inf and l = 0, with one mistake switched on."""
-    M, l = -np.inf, 0.0
+    """A student's online softmax, started from M = -inf and l = 0, with one mistake switched on: (weights, ls)."""
+    M, l, ls = -np.inf, 0.0, []
     for start in range(0, len(row), block):
         chunk = row[start:start + block]
         M_new = max(M, chunk.max())
         l = l * factor(M, M_new) + np.exp(chunk - M_new).sum()
         M = M_new
-    return np.exp(row - M) / l if divide else np.exp(row - M)
+        ls.append(l)
+    return (np.exp(row - M) / l if divide else np.exp(row - M)), ls
 
 
 def _rope(x, pairs="half", sign=1.0, start=0, step=1):
@@ -522,19 +525,21 @@ def _rope_halves_swapped(x):
 
 
 def _online_no_max(row, block):
-    total = 0.0
+    total, ls = 0.0, []
     for start in range(0, len(row), block):
         total += np.exp(row[start:start + block]).sum()
-    return np.exp(row) / total
+        ls.append(total)
+    return np.exp(row) / total, ls
 
 
 def _online_sum_reset(row, block):  # the sum of the last block only
-    M = -np.inf
+    M, ls = -np.inf, []
     for start in range(0, len(row), block):
         chunk = row[start:start + block]
         M = max(M, chunk.max())
         total = np.exp(chunk - M).sum()
-    return np.exp(row - M) / total
+        ls.append(total)
+    return np.exp(row - M) / total, ls
 
 
 def _online_wrong_sign_from_minus_inf(row, block):
@@ -544,7 +549,7 @@ def _online_wrong_sign_from_minus_inf(row, block):
         M_new = max(M, chunk.max())
         total = total * np.exp(M_new - M) + np.exp(chunk - M_new).sum()  # exp(+inf) at the first block
         M = M_new
-    return np.exp(row - M) / total
+    return np.exp(row - M) / total, [total]
 
 
 def _student_generate(X, W_q, W_k, W_v, W_o, scale=None, project=True, stack=True):
@@ -665,3 +670,84 @@ def test_a_tensor_like_result_is_told_how_to_convert(capsys):
 
     ok, out = run(capsys, "12.generate", lambda *args: Tensor(worked.my_generate(*args)))
     assert ok is False and "returned a Tensor, not a numpy array" in out and "np.asarray(result)" in out, out
+
+
+# --------------------------------------------------------------------------- 11 returns (weights, ls); 12's concat
+
+
+def _plain_softmax(row, block):  # the whole row at once: the idea of the exercise skipped
+    e = np.exp(row - row.max())
+    return e / e.sum(), e.sum()
+
+
+def _plain_softmax_ls_on_final_max(row, block):  # prefix sums, but on the whole row's maximum
+    e = np.exp(row - row.max())
+    return e / e.sum(), [e[:start + block].sum() for start in range(0, len(row), block)]
+
+
+def _plain_softmax_ls_all_last(row, block):  # the final l repeated once per block
+    e = np.exp(row - row.max())
+    return e / e.sum(), [e.sum()] * len(range(0, len(row), block))
+
+
+@pytest.mark.parametrize("fn, words", [
+    (_plain_softmax, "your ls has shape ()"),
+    (_plain_softmax_ls_on_final_max, "maximum of the WHOLE row"),
+    (_plain_softmax_ls_all_last, "append l after EVERY block"),
+])
+def test_a_plain_softmax_of_the_whole_row_is_told_that_the_running_sum_is_the_point(capsys, fn, words):
+    ok, out = run(capsys, "11.online_softmax", fn)
+    assert ok is False and out.startswith("❌ Not yet") and out.count("\n") == 1, out
+    assert words in out and "a running sum per block is the point" in out and "[1.1353, 1.2034]" in out, out
+
+
+def test_an_online_softmax_that_returns_the_weights_only_is_told_to_return_ls_too(capsys):
+    ok, out = run(capsys, "11.online_softmax", lambda row, block: _online(row, block)[0])
+    assert ok is False and out.count("\n") == 1, out
+    assert "returned a numpy array; it must return 2 things, `return weights, ls`" in out and "1.2034" in out, out
+
+
+@pytest.mark.parametrize("make_ls", [list, np.array, tuple])
+def test_ls_may_be_a_list_or_an_array(capsys, make_ls):
+    def my_online_softmax(row, block):
+        w, ls = worked.my_online_softmax(row, block)
+        return w, make_ls(ls)
+
+    assert run(capsys, "11.online_softmax", my_online_softmax)[0] is True
+
+
+def test_the_worked_ls_is_the_library_running_sum_of_the_example():
+    w, ls = worked.my_online_softmax(np.array([1.0, 3.0, 2.0, 5.0]), 2)
+    steps, w_lib = online_softmax_steps([1.0, 3.0, 2.0, 5.0], 2)
+    np.testing.assert_allclose(ls, [step["l"] for step in steps], rtol=1e-12)
+    np.testing.assert_allclose(ls, [1.1353, 1.2034], atol=5e-5)
+    np.testing.assert_allclose(w, w_lib, rtol=1e-12)
+
+
+def test_a_right_ls_with_wrong_weights_is_judged_on_the_weights(capsys):
+    def my_online_softmax(row, block):
+        w, ls = worked.my_online_softmax(row, block)
+        return w * 2.0, ls
+
+    ok, out = run(capsys, "11.online_softmax", my_online_softmax)
+    assert ok is False and "(its weights)" in out and "in the right proportions" in out, out
+
+
+def _generate_interleaved(X, W_q, W_k, W_v, W_o):
+    K_cache, V_cache, rows = [], [], []
+    for x in X:
+        q = x @ W_q
+        K_cache.append(x @ W_k)
+        V_cache.append(x @ W_v)
+        K, V = np.stack(K_cache, axis=1), np.stack(V_cache, axis=1)
+        w = _student_softmax(np.einsum("hk,htk->ht", q, K) / np.sqrt(q.shape[-1]))
+        heads = np.einsum("ht,htv->hv", w, V)  # (h, d_v)
+        rows.append(heads.T.reshape(-1) @ W_o)  # the heads interleaved
+    return np.stack(rows)
+
+
+def test_generate_with_the_heads_interleaved_gets_the_idea_then_the_fix(capsys):
+    _, first = run(capsys, "12.generate", _generate_interleaved)
+    _, second = run(capsys, "12.generate", _generate_interleaved)
+    assert first.startswith("❌ Not yet") and "side by side, in head order" in first and "heads.T" not in first, first
+    assert "heads.T.reshape(-1)" in second and "heads.reshape(-1) already" in second, second

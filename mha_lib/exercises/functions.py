@@ -45,13 +45,14 @@ import signal
 import threading
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 
 from .. import MHAParams, attention_scores, concat_heads, init_params, multi_head_attention, softmax, split_heads
 from .. import apply_mask, causal_mask
+from ..flash import online_softmax_steps
 from .. import weighted_sum as lib_weighted_sum
 from . import _tiered_hint, worked
 
@@ -86,6 +87,17 @@ class _Mistake:
 
 
 @dataclass(frozen=True)
+class _Part:
+    """One of several things a function returns (``return weights, ls``): its name, what it is compared with,
+    what it is, and a diagnosis ``(case, got) -> hint or None`` of this part alone."""
+
+    name: str
+    library: str
+    returns: str
+    diagnose: Callable | None = None
+
+
+@dataclass(frozen=True)
 class FunctionExercise:
     """A "write the function" exercise: reference solution, test inputs, known mistakes."""
 
@@ -96,6 +108,7 @@ class FunctionExercise:
     mistakes: tuple
     batch_hint: str = ""  # shown when 2-D inputs pass and leading dimensions fail
     diagnose: Callable | None = None  # (case, got) -> hint or None, for mistakes a formula cannot list
+    parts: tuple = ()  # _Part entries when the function returns several things; expected and mistakes are tuples
 
     @property
     def signature(self):
@@ -628,10 +641,38 @@ def _judge(ex, name, case, result, exc, copies, passed_2d):
     The hint is None (the verdict says it all), a string a diagnosis measured, or the recognised mistake's
     (concept, concrete) pair, which check_function shows one tier at a time.
     """
-    verdict = _what_is_wrong(ex, name, case, result, exc, copies, passed_2d)
+    if ex.parts and exc is None and result is not None:
+        verdict = _what_is_wrong_parts(ex, name, case, result, copies, passed_2d)
+    else:
+        verdict = _what_is_wrong(ex, name, case, result, exc, copies, passed_2d)
     if verdict is None or isinstance(verdict, tuple):  # right, or (what, hint) for a recognised mistake
         return verdict
     return verdict, None
+
+
+def _what_is_wrong_parts(ex, name, case, result, copies, passed_2d):
+    """_what_is_wrong for a function that returns several things: each part is judged in turn as one array, with
+    the mistakes' same part and the part's own diagnosis; the first part that is wrong gives the verdict."""
+    names = ", ".join(part.name for part in ex.parts)
+    if not isinstance(result, (list, tuple)) or len(result) != len(ex.parts):
+        what = (_a(type(result).__name__) if not isinstance(result, (list, tuple))
+                else f"a {type(result).__name__} of {len(result)} items")
+        return f"{name} returned {what}; it must return {len(ex.parts)} things, `return {names}`: {ex.returns}."
+    for i, (part, got) in enumerate(zip(ex.parts, result)):
+        if i > 0 and not isinstance(got, np.ndarray):  # a later part may be a list of numbers (ls.append(l))
+            try:
+                got = np.asarray(got, dtype=float)
+            except Exception:  # not numbers: judged as it is
+                pass
+        mistakes = tuple(_Mistake(m.name, lambda *a, compute=m.compute, i=i: compute(*a)[i], m.hint)
+                         for m in ex.mistakes)
+        one = replace(ex, library=part.library, returns=part.returns, mistakes=mistakes, diagnose=part.diagnose,
+                      parts=())
+        verdict = _what_is_wrong(one, f"{name} (its {part.name})", replace(case, expected=case.expected[i]), got,
+                                 None, copies, passed_2d)
+        if verdict is not None:
+            return verdict
+    return None
 
 
 def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
@@ -649,7 +690,8 @@ def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
         return (f"{name} returned None on {case.shapes}, an input with leading dimensions, though it returned an "
                 f"array without them: every path through it must end with `return ...`.")
     if result is None:
-        return (f"{name} returns None: write its body and end it with `return ...` "
+        ending = f"return {', '.join(part.name for part in ex.parts)}" if ex.parts else "return ..."
+        return (f"{name} returns None: write its body and end it with `{ending}` "
                 f"({ex.returns}).")
     if isinstance(result, (list, tuple)):
         kind = type(result).__name__
@@ -839,13 +881,19 @@ def _cases_rope(rng):
 # --------------------------------------------------------------------------- 11.online_softmax
 
 
-def _online_variant(row, block, rescale="right", divide=True):
-    """The online softmax of one row with one classic mistake switched on (the defaults give the right answer).
+def _online_variant(row, block, rescale="right", divide=True, shift=True):
+    """The online softmax of one row with one classic mistake switched on (the defaults give the right answer):
+    ``(weights, ls)``, ls[k] the running sum after block k + 1.
 
     The first block starts the running maximum and sum (no old sum to rescale), as a student who starts from
     the first block writes it; a start from M = -inf with the factor's sign wrong gives NaN (see the diagnosis).
+    ``shift=False``: no running maximum at all, the sum of exp(score) (overflows at +-1e4).
     """
+    if not shift:
+        ls = np.cumsum([np.exp(row[start:start + block]).sum() for start in range(0, len(row), block)])
+        return np.exp(row) / ls[-1], ls
     M = l = None
+    ls = []
     for start in range(0, len(row), block):
         chunk = row[start:start + block]  # (b,) the scores of this block
         M_new = chunk.max() if M is None else max(M, chunk.max())
@@ -855,12 +903,17 @@ def _online_variant(row, block, rescale="right", divide=True):
             factor = {"right": np.exp(M - M_new), "none": 1.0, "sign": np.exp(M_new - M)}[rescale]
             l = l * factor + np.exp(chunk - M_new).sum()
         M = M_new
+        ls.append(l)
     e = np.exp(row - M)  # (n,)
-    return e / l if divide else e
+    return (e / l if divide else e), np.array(ls)
 
 
 _RESCALE = ("the running sum holds exp(score - M_old); when a block raises the maximum, every term already in it "
             "must be put on the new maximum.")
+# What ls holds, with the small example of notebook 11 (online_softmax_steps([1, 3, 2, 5], 2)).
+_LS_EXAMPLE = ("ls[k] is the running sum l after block k + 1: the sum of exp(s - M) over the scores read so far, "
+               "with M the largest of THOSE scores (the running maximum), one entry per block. For [1, 3, 2, 5] in "
+               "blocks of 2: ls = [1.1353, 1.2034] (M = 3, then 5).")
 
 _MISTAKES_ONLINE = _mistakes(
     ("running sum not rescaled", functools.partial(_online_variant, rescale="none"), _RESCALE,
@@ -871,7 +924,7 @@ _MISTAKES_ONLINE = _mistakes(
      "np.exp(M_old - M_new), which is at most 1, not np.exp(M_new - M_old)."),
     ("not divided by the sum", functools.partial(_online_variant, divide=False), _ROWS_SUM_TO_1,
      "you return exp(row - M) without dividing by the running sum l: return np.exp(row - M) / l."),
-    ("no running maximum", lambda row, block: _naive_softmax(row),
+    ("no running maximum", functools.partial(_online_variant, shift=False),
      "exp of a large score overflows; that is why the online softmax keeps the running maximum M and "
      "subtracts it.",
      "exp(1e4) overflows to inf, and inf / inf is NaN. Keep the running maximum M of the scores seen so far, "
@@ -900,9 +953,38 @@ def _diagnose_online(case, got):
     return None
 
 
-@_exercise("11.online_softmax", worked.my_online_softmax, mistakes=_MISTAKES_ONLINE, diagnose=_diagnose_online,
-           library="mha_lib.softmax",
-           returns="the softmax of the row, shape (n,), computed with a running maximum and a running sum")
+def _diagnose_online_ls(case, got):
+    """What is wrong with ls once the weights are right: above all a softmax of the whole row at once (its ls is
+    missing, one number, or sums on the whole row's maximum), since a running sum per block is the point."""
+    row, block = case.args
+    if got.shape != case.expected.shape:
+        return (f"your ls has shape {got.shape}; it needs one number per block, {case.expected.size} here: a "
+                f"running sum per block is the point of the exercise. {_LS_EXAMPLE}")
+    if not np.isfinite(got).all():
+        return None
+    final = np.array([np.exp(row[:start + block] - row.max()).sum() for start in range(0, len(row), block)])
+    if np.allclose(got, final, rtol=RTOL, atol=ATOL):
+        return ("your ls uses the maximum of the WHOLE row, which is not known until the last block: a running "
+                f"sum per block is the point of the exercise. {_LS_EXAMPLE}")
+    if np.allclose(got[-1], case.expected[-1], rtol=RTOL, atol=ATOL):
+        return ("the last entry of your ls is right, the earlier ones are not: a running sum per block is the "
+                f"point of the exercise, so append l after EVERY block. {_LS_EXAMPLE}")
+    return f"your ls is not the running sum after each block: a running sum per block is the point. {_LS_EXAMPLE}"
+
+
+def _online_expected(row, block):
+    """(weights, ls) from the library: the softmax and the running sum l after each block."""
+    steps, _ = online_softmax_steps(row, block)
+    return softmax(row), np.array([step["l"] for step in steps])
+
+
+@_exercise("11.online_softmax", worked.my_online_softmax, mistakes=_MISTAKES_ONLINE,
+           library="mha_lib.softmax (weights) and mha_lib.flash.online_softmax_steps (ls)",
+           returns=("the softmax of the row, shape (n,), and ls, the running sum l after each block (ls[k] after "
+                    "block k + 1; for [1, 3, 2, 5] in blocks of 2: ls = [1.1353, 1.2034])"),
+           parts=(_Part("weights", "mha_lib.softmax", "the softmax of the row, shape (n,)", _diagnose_online),
+                  _Part("ls", "mha_lib.flash.online_softmax_steps (its l after each block)",
+                        "the running sum l after each block, one number per block", _diagnose_online_ls)))
 def _cases_online(rng):
     cases = []
     # The first row rises block by block (every block raises the maximum, so each mistake shows); the last has
@@ -910,7 +992,8 @@ def _cases_online(rng):
     rows = [np.array([1.0, 3.0, 2.0, 5.0, 4.0, 8.0])] + [rng.normal(scale=3.0, size=n) for n in (7, 9, 5, 12)]
     rows.append(np.array([-1e4, 5.0, 1e4, 3.0, 1e4 - 1.0]))
     for row, block in zip(rows, (2, 3, 4, 1, 5, 2)):
-        cases.append(_Case((row, block), softmax(row), False, f"a row of {row.size} scores in blocks of {block}"))
+        cases.append(_Case((row, block), _online_expected(row, block), False,
+                           f"a row of {row.size} scores in blocks of {block}"))
     return cases
 
 
@@ -919,7 +1002,7 @@ def _cases_online(rng):
 from ..generation import KVCache as _KVCache, decode_step as _decode_step  # noqa: E402 - only this exercise needs them
 
 
-def _generate_variant(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1, divisor="d_k", use_wo="yes"):
+def _generate_variant(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1, divisor="d_k", use_wo="yes", order="heads"):
     """Token-by-token decoding with one classic mistake switched on (the defaults give the right answer)."""
     d_k, d_v, d_model = W_q.shape[-1], W_v.shape[-1], X.shape[-1]
     scale = {"d_k": math.sqrt(d_k), "none": 1.0, "d_model": math.sqrt(d_model), "d_v": math.sqrt(d_v),
@@ -939,7 +1022,7 @@ def _generate_variant(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1, divisor="d_k
         s = np.einsum("hk,htk->ht", q, K) / scale  # (h, t)
         w = softmax(s, axis=axis)  # (h, t)
         heads = np.einsum("ht,htv->hv", w, V)  # (h, t) x (h, t, d_v) -> (h, d_v)
-        concat = heads.reshape(-1)  # (h*d_v,)
+        concat = heads.reshape(-1) if order == "heads" else heads.T.reshape(-1)  # (h*d_v,); .T: heads interleaved
         out.append(concat if use_wo == "no" else concat @ W_o)  # (h*d_v,) @ (h*d_v, d_model) -> (d_model,)
     return np.stack(out)  # (n, d_model)
 
@@ -957,6 +1040,12 @@ _MISTAKES_GENERATE = _mistakes(
     ("softmax over the heads", functools.partial(_generate_variant, axis=0), _ROWS_SUM_TO_1,
      "your softmax normalises across the HEADS; the scores of one head (one query against t keys) must sum "
      "to 1: softmax over the last axis, the keys."),
+    ("concat in the wrong order", functools.partial(_generate_variant, order="interleaved"),
+     "each step's Concat puts the heads side by side, in head order: all of head 1's d_v numbers, then all of "
+     "head 2's, ...",
+     "your concatenation interleaves the heads: heads.T.reshape(-1) takes the first number of every head, then "
+     "the second, ... heads has shape (h, d_v), one row per head, so heads.reshape(-1) already puts them side "
+     "by side: head 1's d_v numbers, then head 2's, ..."),
     ("W^O forgotten", functools.partial(_generate_variant, use_wo="no"),
      "each step ends as the layer of notebook 07 does: the output projection mixes the heads.",
      "your rows are Concat(head_1, ..., head_h) of each step. Multiply each by W_o before you keep it: "

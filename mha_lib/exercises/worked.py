@@ -89,12 +89,14 @@ def my_rope(x):
 def my_online_softmax(row, block):
     M = -np.inf  # the largest score seen so far
     l = 0.0  # running sum of exp(score - M) over the scores seen so far
+    ls = []  # l after each block
     for start in range(0, len(row), block):
         chunk = row[start:start + block]  # (b,): the next block of scores
         M_new = max(M, chunk.max())
         l = l * np.exp(M - M_new) + np.exp(chunk - M_new).sum()  # old sum onto the new maximum, then the block
         M = M_new
-    return np.exp(row - M) / l  # (n,): the softmax of the row
+        ls.append(l)
+    return np.exp(row - M) / l, np.array(ls)  # (n,): the softmax of the row; (number of blocks,): l after each
 
 
 def my_generate(X, W_q, W_k, W_v, W_o):
