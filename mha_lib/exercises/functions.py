@@ -754,16 +754,15 @@ def _masked_variant(Q, K, mask, transpose_k=True, scaled=True, fill="-inf", wher
 
 _MASK_KEEPS = "the mask says which keys a query may look at: True = may attend, False = weight exactly 0."
 
+_INVERTED = ("your mask works the wrong way round (PyTorch's convention): in mha_lib True = may attend, so keep the "
+             "score where mask is True: np.where(mask, scores, -np.inf).")
+
 _MISTAKES_MASKED = _mistakes(
     ("mask ignored", functools.partial(_masked_variant, fill="none"), _MASK_KEEPS,
      "your weights are those without the mask: before the softmax, put -inf where mask is False: "
      "np.where(mask, scores, -np.inf)."),
-    ("mask inverted", functools.partial(_masked_variant, fill="inverted"), _MASK_KEEPS,
-     "your mask works the wrong way round (PyTorch's convention): in mha_lib True = may attend, so keep the "
-     "score where mask is True: np.where(mask, scores, -np.inf)."),
-    ("mask inverted, NaN", functools.partial(_masked_variant, fill="inverted, no guard"), _MASK_KEEPS,
-     "your mask works the wrong way round (PyTorch's convention): in mha_lib True = may attend, so keep the "
-     "score where mask is True: np.where(mask, scores, -np.inf)."),
+    ("mask inverted", functools.partial(_masked_variant, fill="inverted"), _MASK_KEEPS, _INVERTED),
+    ("mask inverted, NaN", functools.partial(_masked_variant, fill="inverted, no guard"), _MASK_KEEPS, _INVERTED),
     ("masked score 0", functools.partial(_masked_variant, fill="zero"),
      "a forbidden key must get weight exactly 0, and exp of a score is 0 only when the score is -inf.",
      "you set the forbidden scores to 0, but exp(0) = 1, so they still get weight: use -np.inf, not 0."),
