@@ -751,3 +751,59 @@ def test_generate_with_the_heads_interleaved_gets_the_idea_then_the_fix(capsys):
     _, second = run(capsys, "12.generate", _generate_interleaved)
     assert first.startswith("❌ Not yet") and "side by side, in head order" in first and "heads.T" not in first, first
     assert "heads.T.reshape(-1)" in second and "heads.reshape(-1) already" in second, second
+
+
+# ----------------------------------------------------------------------------- mistakes that had only the generic message
+
+
+def _masked_with_mask_transposed(Q, K, mask):
+    return _student_softmax(np.where(mask.T, Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1]), -np.inf))
+
+
+def _generate_written(X, W_q, W_k, W_v, W_o, own_key=True, first_row=0.0, whole_softmax=False):
+    """A student's decode loop; own_key=False attends before appending (earlier tokens only), and the first token,
+    with nothing to look at, gets a row of ``first_row``; whole_softmax=True: one softmax over every head's scores."""
+    K_cache, V_cache, rows = [], [], []
+    for x in X:
+        q = x @ W_q  # (h, d_k)
+        if own_key:
+            K_cache.append(x @ W_k)
+            V_cache.append(x @ W_v)
+        if not K_cache:
+            rows.append(np.full(W_o.shape[-1], first_row))
+        else:
+            K, V = np.stack(K_cache, axis=1), np.stack(V_cache, axis=1)  # (h, t, d_k), (h, t, d_v)
+            s = np.einsum("hk,htk->ht", q, K) / np.sqrt(q.shape[-1])  # (h, t)
+            if whole_softmax:
+                e = np.exp(s - s.max())
+                w = e / e.sum()
+            else:
+                w = _student_softmax(s)
+            rows.append(np.einsum("ht,htv->hv", w, V).reshape(-1) @ W_o)
+        if not own_key:
+            K_cache.append(x @ W_k)
+            V_cache.append(x @ W_v)
+    return np.stack(rows)
+
+
+@pytest.mark.parametrize("exercise_id, fn, concept, concrete", [
+    ("08.masked_weights", _masked_with_mask_transposed, "mask[m, j] is about query m and key j", "not mask.T"),
+    ("12.generate", lambda *a: _generate_written(*a, own_key=False), "ITS OWN KEY included",
+     "only at the tokens BEFORE it"),
+    ("12.generate", lambda *a: _generate_written(*a, own_key=False, first_row=np.nan), "ITS OWN KEY included",
+     "only at the tokens BEFORE it"),
+    ("12.generate", lambda *a: _generate_written(*a, whole_softmax=True), "each row must sum to 1 by itself",
+     "scores of all h heads together"),
+], ids=["mask.T", "own key left out, first row 0", "own key left out, first row NaN", "softmax over all heads"])
+def test_a_mistake_that_had_the_generic_message_gets_its_own_hint(capsys, exercise_id, fn, concept, concrete):
+    _, first = run(capsys, exercise_id, fn)
+    _, second = run(capsys, exercise_id, fn)
+    for out in (first, second):
+        assert out.startswith("❌ Not yet") and out.count("\n") == 1 and "step by step" not in out, out
+    assert concept in first and concrete not in first, first
+    assert concrete in second, second
+
+
+def test_the_student_loops_of_these_tests_are_right_without_the_mistake(capsys):
+    # the same loop with the mistake switched off passes: the hints above are about the mistake, nothing else
+    assert run(capsys, "12.generate", _generate_written)[0] is True

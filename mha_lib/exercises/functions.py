@@ -142,6 +142,18 @@ def _mistakes(*rows):
     return tuple(_Mistake(name, compute, (concept, concrete)) for name, compute, concept, concrete in rows)
 
 
+def _random_cases(rng, rows, answer, describe, plain_ndim=2):
+    """One _Case per row ``(shape, *more)``: the arguments are a standard normal array of that shape drawn from
+    ``rng``, then ``more`` (h, say); the expected output is ``answer(*args)``, the library's; ``describe(*args)``
+    names the input in a verdict. The case has leading dimensions when its array has more than ``plain_ndim``
+    axes (2 for a matrix of rows, 3 for a stack of heads)."""
+    cases = []
+    for shape, *more in rows:
+        args = (rng.normal(size=shape), *more)
+        cases.append(_Case(args, answer(*args), len(shape) > plain_ndim, describe(*args)))
+    return cases
+
+
 # The ideas behind the mistakes (the first hint a wrong function gets; the second is the concrete fix).
 # Several mistakes, in several exercises, miss the same idea: one text each.
 _OWN_COLUMNS = "head i must get its own block of columns from EVERY token's row, not whole rows of some tokens."
@@ -197,11 +209,8 @@ _MISTAKES_SPLIT = _mistakes(
 @_exercise("02.split_heads", worked.my_split_heads, mistakes=_MISTAKES_SPLIT, library="mha_lib.split_heads",
            returns="P of shape (n, d_model) split into h heads: shape (h, n, d_model/h)")
 def _cases_split(rng):
-    cases = []
-    for n, d_model, h in [(5, 12, 3), (4, 8, 2), (3, 8, 4), (6, 6, 1)]:
-        P = rng.normal(size=(n, d_model))
-        cases.append(_Case((P, h), split_heads(P, h), False, f"P of shape {(n, d_model)} and h={h}"))
-    return cases
+    return _random_cases(rng, [((5, 12), 3), ((4, 8), 2), ((3, 8), 4), ((6, 6), 1)], split_heads,
+                         lambda P, h: f"P of shape {P.shape} and h={h}")
 
 
 # --------------------------------------------------------------------------- 03.scores
@@ -417,11 +426,8 @@ _MISTAKES_CONCAT = _mistakes(
 @_exercise("06.concat", worked.my_concat, mistakes=_MISTAKES_CONCAT, library="mha_lib.concat_heads",
            returns="the heads of shape (h, n, d_v) side by side: shape (n, h*d_v)")
 def _cases_concat(rng):
-    cases = []
-    for h, n, d_v in [(3, 4, 2), (2, 5, 3), (4, 2, 3), (1, 3, 2)]:
-        H = rng.normal(size=(h, n, d_v))
-        cases.append(_Case((H,), concat_heads(H), False, f"heads of shape {(h, n, d_v)}"))
-    return cases
+    return _random_cases(rng, [((3, 4, 2),), ((2, 5, 3),), ((4, 2, 3),), ((1, 3, 2),)], concat_heads,
+                         lambda H: f"heads of shape {H.shape}", plain_ndim=3)
 
 
 # --------------------------------------------------------------------------- 07.multi_head_attention
@@ -745,6 +751,8 @@ def _masked_variant(Q, K, mask, transpose_k=True, scaled=True, fill="-inf", wher
         return softmax(np.where(mask, -np.inf, S), axis=axis)
     if fill == "inverted, no guard":  # the same, with a softmax that gives 0 / 0 = NaN for a fully masked row
         return _naive_softmax(np.where(mask, -np.inf, S), axis=axis)
+    if fill == "transposed":  # mask.T: row m of the mask used for key m (with the causal mask: later tokens only)
+        return softmax(np.where(np.swapaxes(mask, -1, -2), S, -np.inf), axis=axis)
     if fill == "zero":  # a forbidden score set to 0 still gets exp(0) = 1 in the sum
         return softmax(np.where(mask, S, 0.0), axis=axis)
     if fill == "none":
@@ -763,6 +771,12 @@ _MISTAKES_MASKED = _mistakes(
      "np.where(mask, scores, -np.inf)."),
     ("mask inverted", functools.partial(_masked_variant, fill="inverted"), _MASK_KEEPS, _INVERTED),
     ("mask inverted, NaN", functools.partial(_masked_variant, fill="inverted, no guard"), _MASK_KEEPS, _INVERTED),
+    ("mask transposed", functools.partial(_masked_variant, fill="transposed"),
+     "mask[m, j] is about query m and key j, the same layout as the scores: row m of the mask goes with row m "
+     "of the scores, as it is.",
+     "your mask is transposed (mask.T): with the causal mask each token looked only at itself and the LATER "
+     "tokens. mask[m, j] says whether query m may look at key j, like scores[m, j]: np.where(mask, scores, "
+     "-np.inf), not mask.T."),
     ("masked score 0", functools.partial(_masked_variant, fill="zero"),
      "a forbidden key must get weight exactly 0, and exp of a score is 0 only when the score is -inf.",
      "you set the forbidden scores to 0, but exp(0) = 1, so they still get weight: use -np.inf, not 0."),
@@ -869,12 +883,9 @@ def _diagnose_rope(case, got):
            batch_hint="with leading dimensions n and d_k are the LAST two axes, n, d_k = x.shape[-2:], and the "
                       "halves are cut along the last axis: x[..., :d_k // 2], x[..., d_k // 2:].")
 def _cases_rope(rng):
-    cases = []
     # d_k = 2 is a single pair (both pairings agree there); (2, 3, 5, 4) has a batch and a head axis.
-    for shape in [(4, 4), (6, 8), (3, 6), (5, 2), (2, 3, 5, 4)]:
-        x = rng.normal(size=shape)
-        cases.append(_Case((x,), _rope_from(x), len(shape) > 2, f"x of shape {shape}"))
-    return cases
+    return _random_cases(rng, [((4, 4),), ((6, 8),), ((3, 6),), ((5, 2),), ((2, 3, 5, 4),)], _rope_from,
+                         lambda x: f"x of shape {x.shape}")
 
 
 # --------------------------------------------------------------------------- 11.online_softmax
@@ -1002,7 +1013,13 @@ from ..generation import KVCache as _KVCache, decode_step as _decode_step  # noq
 
 
 def _generate_variant(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1, divisor="d_k", use_wo="yes", order="heads"):
-    """Token-by-token decoding with one classic mistake switched on (the defaults give the right answer)."""
+    """Token-by-token decoding with one classic mistake switched on (the defaults give the right answer).
+
+    ``keys="earlier only"`` leaves the new token's own key and value out: the first token then has no key to
+    look at, and its row is NaN here (a student's function may give zeros, NaN or anything; see
+    :func:`_diagnose_generate`, which compares the later rows only). ``axis="all"`` is one softmax over the
+    scores of all heads at once.
+    """
     d_k, d_v, d_model = W_q.shape[-1], W_v.shape[-1], X.shape[-1]
     scale = {"d_k": math.sqrt(d_k), "none": 1.0, "d_model": math.sqrt(d_model), "d_v": math.sqrt(d_v),
              "d_k_no_sqrt": float(d_k)}[divisor]  # the right divisor, then the keys of _WRONG_SCALES
@@ -1014,12 +1031,21 @@ def _generate_variant(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1, divisor="d_k
         V_rows.append(x @ W_v)  # (h, d_v)
         if keys == "cache":
             K, V = np.stack(K_rows, axis=1), np.stack(V_rows, axis=1)  # (h, t, d_k), (h, t, d_v)
+        elif keys == "earlier only":  # the cache before the new token joined it
+            if len(K_rows) == 1:
+                out.append(np.full(W_o.shape[-1], np.nan))  # nothing to look at: undefined
+                continue
+            K, V = np.stack(K_rows[:-1], axis=1), np.stack(V_rows[:-1], axis=1)  # (h, t-1, d_k), (h, t-1, d_v)
         elif keys == "newest only":
             K, V = K_rows[-1][:, None, :], V_rows[-1][:, None, :]  # (h, 1, d): the cache overwritten
         else:  # "all tokens": keys and values of later tokens too
             K, V = K_all, V_all
         s = np.einsum("hk,htk->ht", q, K) / scale  # (h, t)
-        w = softmax(s, axis=axis)  # (h, t)
+        if axis == "all":  # one softmax over every head's scores: all h*t weights sum to 1 together
+            e = np.exp(s - s.max())
+            w = e / e.sum()  # (h, t)
+        else:
+            w = softmax(s, axis=axis)  # (h, t)
         heads = np.einsum("ht,htv->hv", w, V)  # (h, t) x (h, t, d_v) -> (h, d_v)
         concat = heads.reshape(-1) if order == "heads" else heads.T.reshape(-1)  # (h*d_v,); .T: heads interleaved
         out.append(concat if use_wo == "no" else concat @ W_o)  # (h*d_v,) @ (h*d_v, d_model) -> (d_model,)
@@ -1039,6 +1065,10 @@ _MISTAKES_GENERATE = _mistakes(
     ("softmax over the heads", functools.partial(_generate_variant, axis=0), _ROWS_SUM_TO_1,
      "your softmax normalises across the HEADS; the scores of one head (one query against t keys) must sum "
      "to 1: softmax over the last axis, the keys."),
+    ("softmax over all heads at once", functools.partial(_generate_variant, axis="all"), _ROWS_SUM_TO_1,
+     "your softmax normalises the scores of all h heads together: the weights of ALL heads sum to 1, so each "
+     "head's sum to only a part of 1. Each head's weights (one query against t keys) must sum to 1 by "
+     "themselves: take the max and the sum over the last axis only, axis=-1, keepdims=True."),
     ("concat in the wrong order", functools.partial(_generate_variant, order="interleaved"),
      "each step's Concat puts the heads side by side, in head order: all of head 1's d_v numbers, then all of "
      "head 2's, ...",
@@ -1054,12 +1084,26 @@ _MISTAKES_GENERATE = _mistakes(
 )
 
 
+_OWN_KEY = ("at step t the new token's query compares with the keys of tokens 1..t, ITS OWN KEY included: the "
+            "new key and value join the cache before the scores are computed.")
+
+
 def _diagnose_generate(case, got):
-    """Recognise the output row of the last step only (the stacking forgotten)."""
+    """Recognise two mistakes a formula cannot list: the output row of the last step only (the stacking
+    forgotten), and the new token's own key left out (the first token's row is then anything: only the later
+    rows are compared)."""
     X = case.args[0]
     if got.shape == case.expected.shape[1:] and np.allclose(got, case.expected[-1], rtol=RTOL, atol=ATOL):
         return (f"you returned the output row of the last token only, shape ({X.shape[1]},): keep each step's row "
                 f"in a list and return np.stack(outputs), shape (n, d_model).")
+    if got.shape == case.expected.shape and len(X) > 1:
+        earlier = _generate_variant(*case.args, keys="earlier only")  # (n, d_model), row 0 undefined (NaN)
+        if (np.allclose(got[1:], earlier[1:], rtol=RTOL, atol=ATOL)
+                and not np.allclose(earlier[1:], case.expected[1:], rtol=RTOL, atol=ATOL)):
+            return (_OWN_KEY,
+                    "each token looked only at the tokens BEFORE it, never at itself (so the first token had "
+                    "nothing to look at). Append the new token's k and v to the cache first, then compare its "
+                    "query with every key in the cache, its own included.")
     return None
 
 
