@@ -11,7 +11,6 @@ import numpy as np
 from matplotlib.patches import Rectangle
 
 from .. import minilm
-from ..plotting import WEIGHTS_CMAP, plot_matrix
 from .grid import HeadGrid, plot_heatmap, token_labels
 from .toolkit import LayoutDrawer, Result, build_explorer, int_slider, text_box
 
@@ -125,30 +124,13 @@ def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
 # --------------------------------------------------------------------------- still pictures for the notebook
 
 
-def _panels(fig, panels, ncols, draw, cbar_label, **gridspec):
-    """Draw ``(matrix, title, row labels, col labels)`` panels with ``draw(ax, M, rows, cols) -> image`` on a grid.
-
-    Fixed places, not the constrained layout (working it out for token-labelled grids costs more than
-    drawing); axes past the last panel are blank, one colour bar on the right. Returns (axes, last image).
-    """
+def _still_grid(fig, matrices, rows, cols, ncols, **kwargs):
+    """(k, r, c) matrices drawn on ``fig`` by :class:`HeadGrid`, as the explorer draws, without numbers."""
     fig.clear()
     fig.set_layout_engine("none")
-    axes = fig.subplots(max(1, -(-len(panels) // ncols)), ncols, squeeze=False, gridspec_kw=gridspec).ravel()
-    bottom, height = gridspec["bottom"], gridspec["top"] - gridspec["bottom"]
-    cax = fig.add_axes([gridspec["right"] + 0.02, bottom + 0.15 * height, 0.012, 0.7 * height])
-    im = None
-    for ax, (M, title, rows, cols) in zip(axes, panels):
-        im = draw(ax, M, rows, cols)
-        ax.set_title(title, fontsize=8)
-    for ax in axes[len(panels):]:
-        ax.set_axis_off()
-    if im is not None:
-        fig.colorbar(im, cax=cax, label=cbar_label)
-    return axes, im
-
-
-def _heatmap(ax, M, rows, cols):
-    return plot_heatmap(ax, M, rows, cols, numbers=False, fontsize=7, rotate=True).image
+    grid = HeadGrid(fig, len(matrices), rows, cols, ncols=ncols, annotate=False, shrink=True, **kwargs)
+    grid.update(matrices)
+    return grid
 
 
 def draw_patterns(fig, patterns, title=None):
@@ -161,17 +143,11 @@ def draw_patterns(fig, patterns, title=None):
     title : str, optional
         Figure title (say what the measures were averaged over).
     """
-    panels = [(np.asarray(v), f"looks at: {name}", [str(l + 1) for l in range(np.shape(v)[0])],
-               [str(i + 1) for i in range(np.shape(v)[1])]) for name, v in patterns.items()]
-    draw = functools.partial(plot_matrix, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0, annotate=False, fontsize=7)
-    axes, im = _panels(fig, panels, (len(panels) + 1) // 2, draw, "average attention weight", left=0.05, right=0.9,
-                       bottom=0.1, top=0.86 if title else 0.93, wspace=0.18, hspace=0.5 if title else 0.45)
-    if title:
-        fig.suptitle(title, fontsize=10)
-    for ax in axes[:len(panels)]:
-        ax.set_xlabel("head", fontsize=7)
-        ax.set_ylabel("layer", fontsize=7)
-    return im
+    L, h = np.shape(next(iter(patterns.values())))
+    grid = _still_grid(fig, list(patterns.values()), [str(l + 1) for l in range(L)], [str(i + 1) for i in range(h)],
+                       (len(patterns) + 1) // 2, titles=[f"looks at: {name}" for name in patterns], caption=title,
+                       row_label="layer", col_label="head", cbar_label="average attention weight", panel_cap=3.0)
+    return grid.panels[-1].image
 
 
 def draw_gallery(fig, entries, tokens):
@@ -183,15 +159,11 @@ def draw_gallery(fig, entries, tokens):
         ``layer`` and ``head`` numbered from 1; ``weights`` shape (n, n).
     tokens : list of str, length n
     """
-    panels = [(weights, f"{name}: layer {layer}, head {head} ({value:.2f})", tokens if k == 0 else None, tokens)
-              for k, (name, layer, head, value, weights) in enumerate(entries)]  # row labels on the first panel only
-    axes, im = _panels(fig, panels, max(1, len(panels)), _heatmap, "attention weight", left=0.06, right=0.92,
-                       bottom=0.2, top=0.9, wspace=0.12, hspace=0.0)
-    for ax in axes[:len(panels)]:
-        ax.set_xlabel("key (is looked at)", fontsize=7)
-    if panels:
-        axes[0].set_ylabel("query (looks)", fontsize=7)
-    return im
+    grid = _still_grid(fig, [e[4] for e in entries], tokens, tokens, len(entries), cbar_label="attention weight",
+                       titles=[f"{name}: layer {layer}, head {head} ({value:.2f})"
+                               for name, layer, head, value, _ in entries],
+                       caption=None, row_label="query (looks)", col_label="key (is looked at)", panel_cap=2.7)
+    return grid.panels[-1].image
 
 
 def draw_word_attention(fig, attentions, tokens, query, *, mark=()):
@@ -208,13 +180,11 @@ def draw_word_attention(fig, attentions, tokens, query, *, mark=()):
     """
     A = np.asarray(attentions)[:, :, query, :]  # (L, h, n): row of the query in every head
     L, h, n = A.shape
-    cols = (L + 1) // 2
-    panels = [(A[l], f"layer {l + 1}", [f"head {i + 1}" for i in range(h)] if l % cols == 0 else None,
-               tokens if l >= cols else None) for l in range(L)]
-    axes, im = _panels(fig, panels, cols, _heatmap, "attention weight", left=0.07, right=0.9, bottom=0.12, top=0.9,
-                       wspace=0.06, hspace=0.2)
-    for ax in axes[:L]:
+    grid = _still_grid(fig, A, [f"head {i + 1}" for i in range(h)], tokens, (L + 1) // 2,
+                       titles=[f"layer {l + 1}" for l in range(L)], row_label="", col_label="", panel_cap=3.2,
+                       caption=f'Where "{tokens[query]}" looks (row = head, column = key token)',
+                       cbar_label="attention weight")
+    for heat in grid.panels:
         for j in mark:
-            ax.add_patch(Rectangle((j - 0.5, -0.5), 1, h, fill=False, edgecolor="#E69F00", linewidth=1.5))
-    fig.suptitle(f'Where "{tokens[query]}" looks (row = head, column = key token)', fontsize=10)
-    return im
+            heat.ax.add_patch(Rectangle((j - 0.5, -0.5), 1, h, fill=False, edgecolor="#E69F00", linewidth=1.5))
+    return grid.panels[-1].image
