@@ -46,7 +46,7 @@ def cost_setting(d_model=768, h=12, log2_n=9, blockwise=False, block_size=64):
     held = h * n * min(block_size, n) if blockwise else c["scores"]["numbers"]  # scores (= weights) at once
     memory = {
         "parameters W": 4 * c["parameters"]["numbers"],
-        "Q, K, V": 4 * 3 * h * n * (d_model // h),
+        "Q, K, V": 4 * c["projections"]["numbers"],  # h n (2 d_k + d_v)
         ("one block of scores per head" if blockwise else "attention weights h n²"): 4 * held,
     }
     return CostSetting(n=n, d_model=int(d_model), h=int(h), blockwise=bool(blockwise), block_size=int(block_size),

@@ -1,7 +1,4 @@
-"""Explorer for notebook 01 (embeddings): type a sentence, choose d_model, see X and how alike its rows are.
-
-An impossible setting (an empty sentence, too many words to draw) shows one line instead of a picture.
-"""
+"""Explorer for notebook 01 (embeddings): type a sentence, choose d_model, see X and how alike its rows are."""
 
 from dataclasses import dataclass
 

@@ -162,14 +162,12 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posi
 
     def fit_order(change):
         """A sentence of another length gets an order of its length (the first two words swapped)."""
+        n = 0  # a sentence that cannot be read keeps the order: its own message is shown
         try:
             n = len(tokenize(change["new"]))
-        except (ValueError, TypeError):
-            return  # the sentence's own message is shown
-        try:
             parse_order(controls["order"].value, n)
         except (ValueError, TypeError):
-            if n <= MAX_TOKENS:
+            if 0 < n <= MAX_TOKENS:
                 controls["order"].value = " ".join(map(str, [2, 1, *range(3, n + 1)] if n > 1 else [1]))
 
     controls["sentence"].observe(fit_order, names="value")
