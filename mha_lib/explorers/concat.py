@@ -1,11 +1,9 @@
 """Notebook 06 (concat): the heads side by side, and the reshape/transpose of batched code.
 
-Its pictures and explorer (h and d_k). The arrays come from ``mha_lib`` (``split_heads``, ``merge_heads``,
-``concat_heads``); these functions only draw them.
+Its pictures and explorer (h and d_k); the arrays come from ``mha_lib``, these functions only draw them.
 """
 
-from __future__ import annotations
-
+import functools
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -14,13 +12,10 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..attention import concat_heads, merge_heads, multi_head_attention, split_heads
+from ..attention import merge_heads, multi_head_attention, split_heads
 from ..plotting import SIGNED_CMAP
 from .toolkit import (D_K_OPTIONS, HEAD_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_params,
                       heads_control, link_heads, running_inputs, still_figure)
-
-# Fixed subplot margins, no layout engine: a redraw then only renders.
-_GRID = dict(left=0.08, right=0.91, bottom=0.12, top=0.91, hspace=0.45)
 
 __all__ = ["HEAD_COLORS", "TOKEN_FILLS", "plot_cells", "reshape_steps_figure", "reshape_bug_figure", "ConcatView",
            "compute_concat", "ConcatDrawer", "concat_figure", "make_concat_explorer"]
@@ -148,7 +143,7 @@ class ConcatView(Result):
 def compute_concat(X, tokens, h=8, d_k=0, seed=0):
     """Every head's output and their concatenation for h heads of size d_k (0: d_model / h)."""
     res = multi_head_attention(X, explorer_params(X.shape[1], h, d_k or None, seed))  # d_k = 0: the library's rule
-    return ConcatView(tuple(tokens), X.shape[1], res.heads, concat_heads(res.heads))
+    return ConcatView(tuple(tokens), X.shape[1], res.heads, res.concat)
 
 
 class ConcatDrawer(LayoutDrawer):
@@ -158,10 +153,7 @@ class ConcatDrawer(LayoutDrawer):
 
     MAX_HEADS = 16
     size = (12.0, 4.6)
-
-    def __init__(self, vmax=None):
-        super().__init__()
-        self.vmax = vmax
+    vmax = None  # the colour limit, set by the first setting drawn
 
     def key(self, view):
         peak = float(np.max(np.abs(view.concat)))
@@ -172,7 +164,8 @@ class ConcatDrawer(LayoutDrawer):
     def build(self, fig, view):
         n, d_model = len(view.tokens), view.d_model
         xmax = self.key(view)[2]
-        ax_lay, ax_mat = fig.subplots(2, 1, height_ratios=[1, 1.5], gridspec_kw=_GRID)
+        ax_lay, ax_mat = fig.subplots(2, 1, height_ratios=[1, 1.5], gridspec_kw=dict(
+            left=0.08, right=0.91, bottom=0.12, top=0.91, hspace=0.45))  # fixed margins: a redraw only renders
         lay = SimpleNamespace(ax_lay=ax_lay, ax_mat=ax_mat, rects=[], names=[], ranges=[])
         for i in range(self.MAX_HEADS):  # a pool of head blocks, moved and shown by update()
             lay.rects.append(ax_lay.add_patch(Rectangle((0, 0), 1, n, facecolor=HEAD_COLORS[i % len(HEAD_COLORS)],
@@ -195,10 +188,9 @@ class ConcatDrawer(LayoutDrawer):
                           "$\\mathrm{Head}_i$ (n × d_v), under its block above", fontsize=9)
         lay.bounds = ax_mat.add_collection(LineCollection([], colors="black", linewidths=2.0))
         pos = ax_mat.get_position()
-        cax = fig.add_axes([pos.x1 + 0.012, pos.y0, 0.012, pos.height])
-        cbar = fig.colorbar(lay.im, cax=cax)
+        cbar = fig.colorbar(lay.im, cax=fig.add_axes([pos.x1 + 0.012, pos.y0, 0.012, pos.height]))
         cbar.set_label("value (same scale\nfor every setting)", fontsize=8)
-        cax.tick_params(labelsize=8)
+        cbar.ax.tick_params(labelsize=8)
         return lay
 
     def update(self, lay, view):
@@ -221,16 +213,9 @@ class ConcatDrawer(LayoutDrawer):
                 *lay.ax_lay.spines.values(), lay.im, lay.bounds, *lay.ax_mat.spines.values()]
 
 
-def _fixed_scale(X, tokens, seed):
-    """The concatenation's colour limit: the default setting's largest value, with room (kept while it fits)."""
-    peak = float(np.max(np.abs(compute_concat(X, tokens, 8 if X.shape[1] % 8 == 0 else 1, 0, seed).concat)))
-    return float(np.ceil(peak * 1.25 * 10) / 10)
-
-
 def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
-    X, tokens = running_inputs(X, tokens)
-    return still_figure(ConcatDrawer(vmax=_fixed_scale(X, tokens, seed)), compute_concat(X, tokens, h, d_k, seed))
+    return still_figure(ConcatDrawer(), compute_concat(*running_inputs(X, tokens), h, d_k, seed))
 
 
 def make_concat_explorer(X=None, tokens=None, seed=0):
@@ -246,11 +231,7 @@ def make_concat_explorer(X=None, tokens=None, seed=0):
         "h": heads_control(X.shape[1], 8),
         "d_k": dropdown("d_k = d_v", list(D_K_OPTIONS), value=0),
     }
-
-    def compute(h, d_k):
-        return compute_concat(X, tokens, h, d_k, seed)
-
-    box = build_explorer(controls, compute, ConcatDrawer(vmax=_fixed_scale(X, tokens, seed)),
+    box = build_explorer(controls, functools.partial(compute_concat, X, tokens, seed=seed), ConcatDrawer(),
                          title="Concatenating the heads")
     link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0)
     return box

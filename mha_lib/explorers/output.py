@@ -3,8 +3,6 @@
 Its pictures and explorer (h, d_k, W^O random or I, a token); everything is computed with ``mha_lib``.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,9 +13,6 @@ from ..plotting import SIGNED_CMAP, plot_matrix, symmetric_limits
 from .grid import CellNumbers, plot_heatmap
 from .toolkit import (D_K_OPTIONS, HEAD_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_params,
                       heads_control, link_heads, running_inputs, still_figure)
-
-# Fixed subplot margins, no layout engine: a redraw then only renders.
-_GRID = dict(left=0.055, right=0.985, bottom=0.14, top=0.84, wspace=0.45)
 
 __all__ = ["plot_wo_blocks", "plot_contributions", "spread_columns", "OutputView", "compute_output", "OutputDrawer",
            "output_figure", "make_output_explorer"]
@@ -123,10 +118,7 @@ class OutputView(Result):
 def compute_output(X, tokens, h=8, d_k=0, wo="random", seed=0):
     """Multi-head attention with h heads of size d_k (0: d_model / h) and W^O random or the identity.
 
-    Raises
-    ------
-    ValueError
-        ``wo="identity"`` when h·d_k is not d_model (an identity matrix is square), or d_model / h not whole.
+    ValueError for ``wo="identity"`` when h·d_k is not d_model (an identity is square), or d_model / h not whole.
     """
     d_model = X.shape[1]
     params = explorer_params(d_model, h, d_k or None, seed)  # d_k = 0: d_model / h, the library's rule
@@ -157,14 +149,14 @@ class OutputDrawer(LayoutDrawer):
     size = (14.0, 4.2)
 
     def key(self, res):
-        view = res[1]
-        h = len(view.contributions)
-        return view.tokens, h, view.W_o.shape, view.wo, tuple(spread_columns(view.X.shape[1], h))
+        return res[1].tokens, len(res[1].contributions), res[1].W_o.shape, res[1].wo  # W_o.shape: d_v and d_model
 
     def build(self, fig, res):
         token, view = res
-        h, columns = len(view.contributions), list(self.key(res)[-1])
-        ax_wo, ax_con, ax_norm = fig.subplots(1, 3, width_ratios=[1, 1.6, 0.9], gridspec_kw=_GRID)
+        h = len(view.contributions)
+        columns = spread_columns(view.X.shape[1], h)
+        ax_wo, ax_con, ax_norm = fig.subplots(1, 3, width_ratios=[1, 1.6, 0.9], gridspec_kw=dict(
+            left=0.055, right=0.985, bottom=0.14, top=0.84, wspace=0.45))  # fixed margins: a redraw only renders
         im = plot_wo_blocks(ax_wo, view.W_o, h, title=f"$W^O$ = {'I' if view.wo == 'identity' else 'random'}, "
                                                       f"shape {view.W_o.shape}")
         fig.colorbar(im, ax=ax_wo, fraction=0.06, pad=0.03).ax.tick_params(labelsize=7)

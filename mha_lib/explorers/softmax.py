@@ -36,7 +36,6 @@ def pad_example(d_model=6):
 class SoftmaxSetting:
     """One setting of the softmax explorer and what it computes."""
 
-    sentence: str
     h: int
     d_k: int
     temperature: float
@@ -69,9 +68,9 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
     tokens, X, params, roles = explorer_layer(weights, X, tokens, h, None if tie else d_k, seed, sentence)
     m = make_mask(mask, tokens, pad_token="pad" if weights != "random" else "PAD")  # designed and trained lower-case
     r = multi_head_attention(X, params, mask=m, scale=1.0 / (temperature * math.sqrt(params.d_k)))
-    return SoftmaxSetting(sentence=sentence, h=params.h, d_k=params.d_k, temperature=float(temperature),
-                          mask_kind=mask, tokens=tuple(tokens), mask=m, weights=r.weights,
-                          entropy=row_entropy(r.weights), roles=roles, kind=weights)
+    return SoftmaxSetting(h=params.h, d_k=params.d_k, temperature=float(temperature), mask_kind=mask,
+                          tokens=tuple(tokens), mask=m, weights=r.weights, entropy=row_entropy(r.weights),
+                          roles=roles, kind=weights)
 
 
 class SoftmaxDrawer(HeadGridDrawer):

@@ -3,8 +3,7 @@
 Its pictures and explorer (a query token, a head, h and d_k: the weights, the value rows and the output).
 """
 
-from __future__ import annotations
-
+import functools
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -17,9 +16,6 @@ from ..plotting import SIGNED_CMAP, symmetric_limits
 from .grid import bar_panel, plot_heatmap, token_labels
 from .toolkit import (D_K_OPTIONS, TOKEN_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_layer,
                       fixed_layer, heads_control, int_slider, link_heads, running_inputs, still_figure, weights_control)
-
-# Fixed subplot margins, no layout engine: a redraw then only renders.
-_GRID = dict(left=0.045, right=0.985, bottom=0.17, top=0.83, wspace=0.32)
 
 __all__ = ["convex_hull", "plot_convex_combination", "add_token_legend", "ValuesView", "compute_values",
            "ValuesDrawer", "values_figure", "make_values_explorer"]
@@ -91,22 +87,18 @@ def _place(p, ax, V2, out2, query=None, weights=None, label_values=True, label_o
     pad = np.array(pad) * spans if label_values else 0.1 * spans  # labels point outwards: room for them
     ax.set_xlim(lo[0] - pad[0], hi[0] + pad[0])
     ax.set_ylim(lo[1] - pad[1], hi[1] + pad[1])
-    box = ax.get_position()
-    inches = np.array([box.width * ax.figure.get_figwidth(), box.height * ax.figure.get_figheight()])
+    inches = ax.get_position().size * ax.figure.get_size_inches()  # the axes' width and height
     for j, label in enumerate(p.labels):  # pointing away from the centre, unless that crosses the frame
         d = (V2[j] - V2.mean(axis=0)) / spans  # in units of the view's size, so x and y compare
-        (dx, dy) = 7 * d / np.hypot(*d) if np.hypot(*d) > 1e-12 else np.array([0.0, 7.0])
-        ha = "left" if dx > 0.35 * 7 else "right" if dx < -0.35 * 7 else "center"
-        va = "bottom" if dy > 0.35 * 7 else "top" if dy < -0.35 * 7 else "center"
-        fx, fy = (V2[j] - lo + pad) / (hi - lo + 2 * pad)
-        # the label's size in axes fractions, estimated from its characters
-        need_x, need_y = np.array([len(label.get_text()) * 0.62, 1.3]) * p.fontsize / 72 / inches + 8 / 72 / inches
-        if (ha == "right" and fx < need_x) or (ha == "left" and fx + need_x > 1):
-            dx, ha = -dx, "left" if ha == "right" else "right"
-        if (va == "top" and fy < need_y) or (va == "bottom" and fy + need_y > 1):
-            dy, va = -dy, "bottom" if va == "top" else "top"
+        off = 7 * d / np.hypot(*d) if np.hypot(*d) > 1e-12 else np.array([0.0, 7.0])  # points, from the dot
+        side = (np.sign(off) * (np.abs(off) > 0.35 * 7)).astype(int)  # per axis: -1 before the dot, 0 on it, 1 after
+        at = (V2[j] - lo + pad) / (hi - lo + 2 * pad)  # the dot in axes fractions
+        need = (np.array([len(label.get_text()) * 0.62, 1.3]) * p.fontsize + 8) / 72 / inches  # the label's size
+        flip = ((side < 0) & (at < need)) | ((side > 0) & (at + need > 1))
+        off, side = np.where(flip, -off, off), np.where(flip, -side, side)
         label.xy = V2[j]
-        label.set(position=(dx, dy), ha=ha, va=va, visible=label_values)
+        label.set(position=tuple(off), ha=("right", "center", "left")[side[0] + 1],
+                  va=("top", "center", "bottom")[side[1] + 1], visible=label_values)
     return [p.hull, p.segment, *p.lines, p.dots, p.stars, *p.labels, *p.out_labels]
 
 
@@ -216,7 +208,8 @@ class ValuesDrawer(LayoutDrawer):
     def build(self, fig, view):
         (n, cols), colors = (len(view.tokens), self.key(view)[1]), _colors(len(view.tokens))
         lay = SimpleNamespace()
-        lay.ax_bar, lay.ax_2d, ax = fig.subplots(1, 3, width_ratios=[1, 1.15, 1.35], gridspec_kw=_GRID)
+        lay.ax_bar, lay.ax_2d, ax = fig.subplots(1, 3, width_ratios=[1, 1.15, 1.35], gridspec_kw=dict(
+            left=0.045, right=0.985, bottom=0.17, top=0.83, wspace=0.32))  # fixed margins: a redraw only renders
         lay.set_bars = bar_panel(lay.ax_bar, token_labels(view.tokens), fontsize=9, color=colors, edgecolor="#34495E")
         lay.ax_bar.set(ylim=(0, 1.12))
         lay.ax_bar.set_ylabel("weight", fontsize=9)
@@ -262,7 +255,7 @@ def make_values_explorer(X=None, tokens=None, seed=0):
     Returns
     -------
     ipywidgets.VBox
-        Controls ``query``, ``head``, ``h``, ``d_k`` (see :func:`mha_lib.explorers.toolkit.build_explorer`).
+        Controls ``weights``, ``query``, ``head``, ``h``, ``d_k`` (see :mod:`mha_lib.explorers.toolkit`).
     """
     X, tokens = running_inputs(X, tokens)
     controls = {
@@ -273,15 +266,13 @@ def make_values_explorer(X=None, tokens=None, seed=0):
         "d_k": dropdown("d_k = d_v", list(D_K_OPTIONS), value=0),
     }
 
-    def compute(weights, query, head, h, d_k):
-        return compute_values(X, tokens, query, head, h, d_k, seed, weights=weights)
-
     def query_tokens(change):  # runs before the redraw (registered first): the query list follows the sentence
         toks = tokens if change["new"] == "random" else fixed_layer(change["new"])[0]
         controls["query"].options = [(t, m) for m, t in enumerate(toks)]
         controls["query"].value = 0
 
     controls["weights"].observe(query_tokens, names="value")
-    box = build_explorer(controls, compute, ValuesDrawer(), title="Value aggregation: one query, one head")
+    box = build_explorer(controls, functools.partial(compute_values, X, tokens, seed=seed), ValuesDrawer(),
+                         title="Value aggregation: one query, one head")
     link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0, head="head")
     return box
