@@ -55,6 +55,7 @@ sentence embeddings: well inside the tolerances the tests use (1e-4, 1e-4,
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import importlib
@@ -90,6 +91,8 @@ __all__ = [
     "encode_tokens",
     "run_minilm",
     "sentence_embedding",
+    "switch_off_heads",
+    "cosine_similarity",
     "embed",
     "encoder_layer",
     "layer_norm",
@@ -744,6 +747,100 @@ def sentence_embedding(sentences, model=None, *, truncate=False):
     ndarray, shape (d_model,) for one sentence, (b, d_model) for a list
     """
     return run_minilm(sentences, model, truncate=truncate).sentence_embedding
+
+
+# --------------------------------------------------------------------------- switching heads off
+
+
+def switch_off_heads(model, layer, heads):
+    """A copy of ``model`` in which some heads of one layer are switched off: their Head_i is zero.
+
+    The output projection reads Head_i through its own d_v rows of W^O only:
+
+        Concat(Head_1, ..., Head_h) W^O = sum_i Head_i W^O[i*d_v : (i+1)*d_v]
+
+    so a head whose output is zero before W^O is the same as a head whose
+    d_v rows of W^O are zero. The copy zeroes those rows (a new W^O for that
+    layer; the bias b^O, which belongs to no head, stays; every other
+    parameter is shared with ``model``, nothing is copied). Run the copy with
+    :func:`run_minilm` and compare with the original.
+
+    Notebook step: 09, "switch one head off".
+
+    Parameters
+    ----------
+    model : MiniLM
+        From :func:`load_minilm`; it is not changed.
+    layer : int
+        The layer, counted from 0 (0 .. 5; "layer 4" of the prose is 3).
+    heads : int or sequence of int
+        The heads to switch off, counted from 0 (0 .. 11); ``range(model.h)``
+        switches off the whole attention of that layer (its output is then
+        b^O alone, the same for every token).
+
+    Returns
+    -------
+    MiniLM
+        The same model with W^O of ``layer``, shape (d_model, d_model), zero in
+        the rows of the switched-off heads.
+
+    Examples
+    --------
+    >>> model = load_minilm()                                                        # doctest: +SKIP
+    >>> quiet = switch_off_heads(model, layer=3, heads=1)  # layer 4, head 2         # doctest: +SKIP
+    >>> cosine_similarity(sentence_embedding("it was tired", model),
+    ...                   sentence_embedding("it was tired", quiet))                 # doctest: +SKIP
+    """
+    model = _model_or_default(model, "switch_off_heads")
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < model.n_layers:
+        raise ValueError(f"switch_off_heads: layer must be a whole number from 0 to {model.n_layers - 1} (counted "
+                         f"from 0: layer 1 of the prose is 0), got {layer!r}")
+    if isinstance(heads, (int, np.integer)) and not isinstance(heads, bool):
+        heads = [heads]
+    try:
+        heads = list(heads)
+    except TypeError:
+        raise TypeError(f"switch_off_heads: heads must be a head number or a list of them (0 to {model.h - 1}), "
+                        f"got {type(heads).__name__}") from None
+    bad = [i for i in heads if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < model.h]
+    if bad:
+        raise ValueError(f"switch_off_heads: heads are whole numbers from 0 to {model.h - 1} (counted from 0: head "
+                         f"1 of the prose is 0), got {bad[0]!r}")
+    attention = model.layers[layer].attention
+    d_v = attention.d_v
+    W_o = np.array(attention.W_o)  # (h*d_v, d_model): a writeable copy, the original stays mapped on the file
+    for i in heads:
+        W_o[i * d_v:(i + 1) * d_v] = 0.0  # the d_v rows that Head_i meets in Concat @ W^O
+    quiet = dataclasses.replace(model.layers[layer], attention=dataclasses.replace(attention, W_o=W_o))
+    layers = model.layers[:layer] + (quiet,) + model.layers[layer + 1:]
+    return dataclasses.replace(model, layers=layers)
+
+
+def cosine_similarity(a, b):
+    """How alike two vectors point: a . b / (|a| |b|), 1 for the same direction, 0 for perpendicular ones.
+
+    Parameters
+    ----------
+    a, b : ndarray, shape (..., d)
+
+    Returns
+    -------
+    float, or ndarray of shape (...) for stacks of vectors
+
+    Examples
+    --------
+    >>> cosine_similarity(np.array([1.0, 0.0]), np.array([1.0, 1.0]))  # doctest: +ELLIPSIS
+    0.7071...
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape[-1:] != b.shape[-1:] or a.ndim == 0:
+        raise ValueError(f"cosine_similarity: a and b must be vectors of the same length, got shapes {a.shape} and "
+                         f"{b.shape}")
+    norms = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)  # (...)
+    if np.any(norms == 0):
+        raise ValueError("cosine_similarity: a vector of length 0 points nowhere; give non-zero vectors")
+    cos = np.sum(a * b, axis=-1) / norms  # (...)
+    return float(cos) if np.ndim(cos) == 0 else cos
 
 
 # --------------------------------------------------------------------------- what the heads look at
