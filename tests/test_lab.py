@@ -8,7 +8,8 @@ generate_assignment`` makes the student version, then ``nbgrader autograde`` gra
 * the solution with the classic mistake of part 1 (``Q @ K`` with the transpose forgotten): it loses
   exactly the points of part 1, because each later part is graded on its own;
 * part 5.2 answered with a remembered number (``return 3``): it loses that point (the hidden test
-  shuffles the heads); part 5.1 wrong: it loses that point only.
+  shuffles the heads); part 5.1 wrong: it loses that point only;
+* part 2 answered by calling ``mha_lib.softmax`` (the lab asks for plain numpy): it loses part 2 only.
 
 Skipped when nbgrader is not installed (it is a dev/test requirement, not a student one).
 """
@@ -37,6 +38,7 @@ SOLUTION_REGION = re.compile(r"[ \t]*### BEGIN SOLUTION\n(.*?)[ \t]*### END SOLU
 STUB = "raise NotImplementedError()"
 GUESSED = "return int(np.argmax(my_previous_share(out.attentions[0]))) + 1"
 SHARE = "weights[:, rows, rows - 1]"
+SOFTMAX_END = "return e / np.sum(e, axis=-1, keepdims=True)"
 
 
 def nbgrader_meta(cell):
@@ -98,6 +100,9 @@ def graded(tmp_path_factory):
         "guess": fill_in(release, source, patch=lambda code: code.replace(GUESSED, "return 3")),
         # part 5.1 wrong (the next token's share): part 5.2 is still graded with the library's 5.1
         "share": fill_in(release, source, patch=lambda code: code.replace(SHARE, "weights[:, rows, rows + 1]")),
+        # part 2 handed to the library: right numbers, against the rule "plain numpy inside your functions"
+        "library": fill_in(release, source,
+                           patch=lambda code: code.replace(SOFTMAX_END, "return mha_lib.softmax(scores)")),
     }
     for student, nb in submissions.items():
         folder = course / "submitted" / student / ASSIGNMENT
@@ -139,6 +144,7 @@ def test_source_is_an_nbgrader_assignment_without_widgets():
     text = "\n".join(c.source for c in source.cells)
     assert "ipywidgets" not in text and "explorers" not in text, "no widgets in the graded notebook"
     assert TRANSPOSE in text
+    assert text.count(SOFTMAX_END) == 1
 
 
 def test_student_version_hides_solutions_and_hidden_tests(graded):
@@ -175,3 +181,11 @@ def test_a_remembered_answer_or_a_wrong_share_loses_one_point(graded):
     _, results, _ = graded
     assert results["guess"]["lost"] == ["test_my_previous_token_head"]
     assert results["share"]["lost"] == ["test_my_previous_share"], "part 5.2 is graded on its own"
+
+
+def test_calling_the_library_loses_that_part_only(graded):
+    _, results, autograded = graded
+    assert results["library"]["lost"] == ["test_my_softmax"]
+    cell = next(c for c in autograded["library"].cells if nbgrader_meta(c).get("grade_id") == "test_my_softmax")
+    text = "".join(o.get("evalue", "") for o in cell.get("outputs", []))
+    assert "my_softmax uses mha_lib.softmax" in text and "plain numpy" in text

@@ -1,0 +1,66 @@
+"""The graded lab's rule "plain numpy inside your functions" (mha_lib.exercises.lab), on the ways to break it."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import mha_lib
+from mha_lib import softmax as imported_softmax
+from mha_lib.exercises.lab import library_calls, require_plain_numpy
+
+attention_module = mha_lib.attention
+running = mha_lib.load_running_example()  # data made by mha_lib: reading it is allowed
+
+
+def plain(s):
+    e = np.exp(s - np.max(s, axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def helper(s):
+    return mha_lib.softmax(s)
+
+
+def through_helper(s):
+    return helper(s)
+
+
+def my_scores(Q, K):
+    return mha_lib.attention_scores(Q, K)
+
+
+def my_head(X, W_q, W_k, W_v):
+    return plain(my_scores(X @ W_q, X @ W_k)) @ (X @ W_v)
+
+
+def reads_data():
+    return running.X.shape
+
+
+@pytest.mark.parametrize("fn, used", [
+    (plain, []),
+    (reads_data, []),
+    (lambda s: mha_lib.softmax(s), ["mha_lib.softmax"]),
+    (lambda s: imported_softmax(s), ["imported_softmax (mha_lib.attention.softmax)"]),
+    (lambda s: attention_module.softmax(s), ["attention_module.softmax (mha_lib.attention.softmax)"]),
+    (through_helper, ["mha_lib.softmax"]),
+    (lambda s: [mha_lib.softmax(row) for row in s], ["mha_lib.softmax"]),
+    (mha_lib.softmax, ["mha_lib.attention.softmax"]),  # my_softmax = mha_lib.softmax
+    (functools.partial(mha_lib.softmax), ["mha_lib.attention.softmax"]),
+])
+def test_library_calls_finds_every_way_in(fn, used):
+    assert library_calls(fn) == used
+
+
+def test_another_graded_function_is_left_to_its_own_part():
+    assert library_calls(my_head) == ["mha_lib.attention_scores"]
+    assert library_calls(my_head, own=("my_scores",)) == []
+
+
+def test_require_plain_numpy_fails_the_test_with_the_name_and_the_rule():
+    require_plain_numpy(plain)
+    with pytest.raises(AssertionError, match=r"through_helper uses mha_lib\.softmax: this lab asks for plain numpy"):
+        require_plain_numpy(through_helper)
