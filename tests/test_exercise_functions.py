@@ -807,3 +807,31 @@ def test_a_mistake_that_had_the_generic_message_gets_its_own_hint(capsys, exerci
 def test_the_student_loops_of_these_tests_are_right_without_the_mistake(capsys):
     # the same loop with the mistake switched off passes: the hints above are about the mistake, nothing else
     assert run(capsys, "12.generate", _generate_written)[0] is True
+
+
+def _generate_scores_before_append(X, W_q, W_k, W_v, W_o):
+    K_cache, V_cache, rows = [], [], []
+    for x in X:
+        q = x @ W_q
+        K, V = np.stack(K_cache, axis=1), np.stack(V_cache, axis=1)  # empty at the first token: raises
+        w = _student_softmax(np.einsum("hk,htk->ht", q, K) / np.sqrt(q.shape[-1]))
+        rows.append(np.einsum("ht,htv->hv", w, V).reshape(-1) @ W_o)
+        K_cache.append(x @ W_k)
+        V_cache.append(x @ W_v)
+    return np.stack(rows)
+
+
+def test_generate_that_raises_on_the_empty_cache_is_told_to_append_first(capsys):
+    _, first = run(capsys, "12.generate", _generate_scores_before_append)
+    _, second = run(capsys, "12.generate", _generate_scores_before_append)
+    assert first.startswith("❌ Not yet") and "raised ValueError: need at least one array" in first, first
+    assert "ITS OWN KEY included" in first and "Append the new token's k and v" not in first, first
+    assert "empty list to stack" in second and "Append the new token's k and v" in second, second
+    assert first.count("\n") == 1 and second.count("\n") == 1
+
+
+def test_an_unrelated_error_in_generate_still_gets_just_the_error(capsys):
+    def broken(X, W_q, W_k, W_v, W_o):
+        raise ValueError("something else")
+    _, out = run(capsys, "12.generate", broken)
+    assert "raised ValueError: something else" in out and "Hint" not in out and "OWN KEY" not in out, out

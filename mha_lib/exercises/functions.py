@@ -14,7 +14,8 @@ it never reads the student's code.
 
 What the checker does with a misbehaving function:
 
-- it raises: the exception's type and first line of its message, no traceback;
+- it raises: the exception's type and first line of its message, no traceback (with a hint where the error
+  itself points at a classic mistake: a decode loop that stacks a still empty cache);
 - it returns None (the stored scaffold), a list, a tuple, a wrong shape, NaN
   or inf: one line saying so;
 - it changes its input in place (``scores -= ...``): that counts as wrong,
@@ -109,6 +110,7 @@ class FunctionExercise:
     batch_hint: str = ""  # shown when 2-D inputs pass and leading dimensions fail
     diagnose: Callable | None = None  # (case, got) -> hint or None, for mistakes a formula cannot list
     parts: tuple = ()  # _Part entries when the function returns several things; expected and mistakes are tuples
+    diagnose_raised: Callable | None = None  # (case, exception) -> hint or None, for a mistake that makes it raise
 
     @property
     def signature(self):
@@ -140,6 +142,13 @@ def _shape(x):
 def _mistakes(*rows):
     """The _Mistake entries of one exercise from rows (name, compute, concept, concrete)."""
     return tuple(_Mistake(name, compute, (concept, concrete)) for name, compute, concept, concrete in rows)
+
+
+def _switched(variant, *rows):
+    """The _Mistake entries of one exercise whose mistakes are switches of one function: rows (name, switches,
+    concept, concrete), the mistake being ``variant(*args, **switches)``."""
+    return _mistakes(*((name, functools.partial(variant, **switches), concept, concrete)
+                       for name, switches, concept, concrete in rows))
 
 
 def _random_cases(rng, rows, answer, describe, plain_ndim=2):
@@ -473,30 +482,28 @@ def _mha_variant(X, W_q, W_k, W_v, W_o, transpose_k=True, divisor="d_k", weights
     return C @ W_o
 
 
-_MISTAKES_MHA = _mistakes(*(
-    (name, functools.partial(_mha_variant, **switch), concept, concrete)  # the layer with one mistake switched on
-    for name, switch, concept, concrete in (
-        ("W^O forgotten", {"use_wo": "no"},
-         "the layer does one more thing after the concatenation: the output projection mixes the heads.",
-         "you returned Concat(head_1, ..., head_h). The last step multiplies it by W_o, which mixes the heads "
-         "and brings the width back to d_model: return concat @ W_o."),
-        ("W^O transposed", {"use_wo": "transposed"},
-         "W_o already has the shape the last product needs, (h*d_v, d_model).",
-         "W_o has shape (h*d_v, d_model) and is used as it is: concat @ W_o, not concat @ W_o.T."),
-        ("Q @ K", {"transpose_k": False}, _ROW_DOT_ROW,
-         "the scores need each query row dotted with each key ROW: Q @ K.swapaxes(-1, -2), not Q @ K."),
-        *((f"wrong scale: {divisor}", {"divisor": divisor}, _SCALE, concrete)  # one idea for every wrong scale
-          for divisor, concrete in _WRONG_SCALES.items()),
-        ("softmax over columns", {"weights": "column"}, _ROWS_SUM_TO_1,
-         "your softmax normalises the COLUMNS; each query's ROW of weights must sum to 1: axis=-1."),
-        ("softmax over the whole matrix", {"weights": "whole"}, _ROWS_SUM_TO_1,
-         "your softmax normalises each head's whole matrix; each query's ROW of weights must sum to 1: "
-         "axis=-1, keepdims=True."),
-        ("concat by reshape", {"concat": "reshape"}, _TOKEN_ROWS,
-         "your concatenation mixes tokens: heads.reshape(n, h * d_v) without a transpose puts head 1's rows "
-         "side by side. Use heads.transpose(1, 0, 2).reshape(n, h * d_v)."),
-    )
-))
+_MISTAKES_MHA = _switched(
+    _mha_variant,
+    ("W^O forgotten", {"use_wo": "no"},
+     "the layer does one more thing after the concatenation: the output projection mixes the heads.",
+     "you returned Concat(head_1, ..., head_h). The last step multiplies it by W_o, which mixes the heads "
+     "and brings the width back to d_model: return concat @ W_o."),
+    ("W^O transposed", {"use_wo": "transposed"},
+     "W_o already has the shape the last product needs, (h*d_v, d_model).",
+     "W_o has shape (h*d_v, d_model) and is used as it is: concat @ W_o, not concat @ W_o.T."),
+    ("Q @ K", {"transpose_k": False}, _ROW_DOT_ROW,
+     "the scores need each query row dotted with each key ROW: Q @ K.swapaxes(-1, -2), not Q @ K."),
+    *((f"wrong scale: {divisor}", {"divisor": divisor}, _SCALE, concrete)  # one idea for every wrong scale
+      for divisor, concrete in _WRONG_SCALES.items()),
+    ("softmax over columns", {"weights": "column"}, _ROWS_SUM_TO_1,
+     "your softmax normalises the COLUMNS; each query's ROW of weights must sum to 1: axis=-1."),
+    ("softmax over the whole matrix", {"weights": "whole"}, _ROWS_SUM_TO_1,
+     "your softmax normalises each head's whole matrix; each query's ROW of weights must sum to 1: "
+     "axis=-1, keepdims=True."),
+    ("concat by reshape", {"concat": "reshape"}, _TOKEN_ROWS,
+     "your concatenation mixes tokens: heads.reshape(n, h * d_v) without a transpose puts head 1's rows "
+     "side by side. Use heads.transpose(1, 0, 2).reshape(n, h * d_v)."),
+)
 
 
 @_exercise("07.multi_head_attention", worked.my_multi_head_attention, mistakes=_MISTAKES_MHA,
@@ -689,6 +696,9 @@ def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
                 f"the whole kernel. Remove it; a function ends with `return ...`.")
     if exc is not None:
         what = f"{name} raised {_first_line(exc)} (on {case.shapes})."
+        hint = ex.diagnose_raised(case, exc) if ex.diagnose_raised is not None else None
+        if hint:
+            return what, hint
         if batch:
             return f"{what} It works without leading dimensions; {batch}"
         return what
@@ -765,30 +775,32 @@ _MASK_KEEPS = "the mask says which keys a query may look at: True = may attend, 
 _INVERTED = ("your mask works the wrong way round (PyTorch's convention): in mha_lib True = may attend, so keep the "
              "score where mask is True: np.where(mask, scores, -np.inf).")
 
-_MISTAKES_MASKED = _mistakes(
-    ("mask ignored", functools.partial(_masked_variant, fill="none"), _MASK_KEEPS,
+_MISTAKES_MASKED = _switched(
+    _masked_variant,
+    ("mask ignored", {"fill": "none"}, _MASK_KEEPS,
      "your weights are those without the mask: before the softmax, put -inf where mask is False: "
      "np.where(mask, scores, -np.inf)."),
-    ("mask inverted", functools.partial(_masked_variant, fill="inverted"), _MASK_KEEPS, _INVERTED),
-    ("mask inverted, NaN", functools.partial(_masked_variant, fill="inverted, no guard"), _MASK_KEEPS, _INVERTED),
-    ("mask transposed", functools.partial(_masked_variant, fill="transposed"),
+    ("mask inverted", {"fill": "inverted"}, _MASK_KEEPS, _INVERTED),
+    ("mask inverted, NaN", {"fill": "inverted, no guard"}, _MASK_KEEPS, _INVERTED),
+    ("mask transposed", {"fill": "transposed"},
      "mask[m, j] is about query m and key j, the same layout as the scores: row m of the mask goes with row m "
      "of the scores, as it is.",
      "your mask is transposed (mask.T): with the causal mask each token looked only at itself and the LATER "
      "tokens. mask[m, j] says whether query m may look at key j, like scores[m, j]: np.where(mask, scores, "
      "-np.inf), not mask.T."),
-    ("masked score 0", functools.partial(_masked_variant, fill="zero"),
+    ("masked score 0", {"fill": "zero"},
      "a forbidden key must get weight exactly 0, and exp of a score is 0 only when the score is -inf.",
      "you set the forbidden scores to 0, but exp(0) = 1, so they still get weight: use -np.inf, not 0."),
-    ("mask after softmax", functools.partial(_masked_variant, where="after"), _ROWS_SUM_TO_1,
+    ("mask after softmax", {"where": "after"}, _ROWS_SUM_TO_1,
      "you zeroed the forbidden weights after the softmax, so the rows no longer sum to 1: put -inf in the "
      "SCORES before the softmax."),
-    ("unscaled", functools.partial(_masked_variant, scaled=False), _SCALE,
+    ("unscaled", {"scaled": False}, _SCALE,
      "your scores are not scaled: divide Q K^T by sqrt(d_k), with d_k = Q.shape[-1], before the softmax."),
-    ("Q @ K", functools.partial(_masked_variant, transpose_k=False), _ROW_DOT_ROW,
+    ("Q @ K", {"transpose_k": False}, _ROW_DOT_ROW,
      "the scores need each query row dotted with each key ROW: Q @ K.swapaxes(-1, -2), not Q @ K."),
-    ("softmax over columns", functools.partial(_masked_variant, axis=-2), _ROWS_SUM_TO_1,
+    ("softmax over columns", {"axis": -2}, _ROWS_SUM_TO_1,
      "your softmax normalises the COLUMNS; each query's ROW of weights must sum to 1: axis=-1."),
+) + _mistakes(  # two mistakes outside the variant's switches
     ("softmax forgotten", lambda Q, K, mask: apply_mask(attention_scores(Q, K), mask),
      "the weights come from the masked scores through a softmax, row by row.",
      "you returned the masked scores (with their -inf): apply the softmax to each row, the last axis, to turn "
@@ -925,16 +937,17 @@ _LS_EXAMPLE = ("ls[k] is the running sum l after block k + 1: the sum of exp(s -
                "with M the largest of THOSE scores (the running maximum), one entry per block. For [1, 3, 2, 5] in "
                "blocks of 2: ls = [1.1353, 1.2034] (M = 3, then 5).")
 
-_MISTAKES_ONLINE = _mistakes(
-    ("running sum not rescaled", functools.partial(_online_variant, rescale="none"), _RESCALE,
+_MISTAKES_ONLINE = _switched(
+    _online_variant,
+    ("running sum not rescaled", {"rescale": "none"}, _RESCALE,
      "you add each block's exp(score - M_new) to a running sum that still holds exp(score - M_old): multiply "
      "the old sum by np.exp(M_old - M_new) first."),
-    ("rescaled with the wrong sign", functools.partial(_online_variant, rescale="sign"), _RESCALE,
+    ("rescaled with the wrong sign", {"rescale": "sign"}, _RESCALE,
      "your factor has the wrong sign: exp(s - M_old) * exp(M_old - M_new) = exp(s - M_new), so multiply by "
      "np.exp(M_old - M_new), which is at most 1, not np.exp(M_new - M_old)."),
-    ("not divided by the sum", functools.partial(_online_variant, divide=False), _ROWS_SUM_TO_1,
+    ("not divided by the sum", {"divide": False}, _ROWS_SUM_TO_1,
      "you return exp(row - M) without dividing by the running sum l: return np.exp(row - M) / l."),
-    ("no running maximum", functools.partial(_online_variant, shift=False),
+    ("no running maximum", {"shift": False},
      "exp of a large score overflows; that is why the online softmax keeps the running maximum M and "
      "subtracts it.",
      "exp(1e4) overflows to inf, and inf / inf is NaN. Keep the running maximum M of the scores seen so far, "
@@ -1052,34 +1065,35 @@ def _generate_variant(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1, divisor="d_k
     return np.stack(out)  # (n, d_model)
 
 
-_MISTAKES_GENERATE = _mistakes(
-    ("keys of later tokens", functools.partial(_generate_variant, keys="all tokens"),
+_MISTAKES_GENERATE = _switched(
+    _generate_variant,
+    ("keys of later tokens", {"keys": "all tokens"},
      "when token t is generated, the later tokens do not exist yet: its query may only see the keys of tokens "
      "1..t, the ones in the cache.",
      "you used the keys and values of every token of X, later ones included (attention without the causal "
      "mask). Compare the new query only with the cached keys: append k and v first, then use the cache."),
-    ("cache overwritten", functools.partial(_generate_variant, keys="newest only"),
+    ("cache overwritten", {"keys": "newest only"},
      "the cache GROWS: it keeps the keys and values of every token seen so far, one more at each step.",
      "each token only looked at itself: the cache held only the newest key and value. Append them to lists "
      "and stack the lists (np.stack(K_cache, axis=1) -> (h, t, d_k)) instead of replacing them."),
-    ("softmax over the heads", functools.partial(_generate_variant, axis=0), _ROWS_SUM_TO_1,
+    ("softmax over the heads", {"axis": 0}, _ROWS_SUM_TO_1,
      "your softmax normalises across the HEADS; the scores of one head (one query against t keys) must sum "
      "to 1: softmax over the last axis, the keys."),
-    ("softmax over all heads at once", functools.partial(_generate_variant, axis="all"), _ROWS_SUM_TO_1,
+    ("softmax over all heads at once", {"axis": "all"}, _ROWS_SUM_TO_1,
      "your softmax normalises the scores of all h heads together: the weights of ALL heads sum to 1, so each "
      "head's sum to only a part of 1. Each head's weights (one query against t keys) must sum to 1 by "
      "themselves: take the max and the sum over the last axis only, axis=-1, keepdims=True."),
-    ("concat in the wrong order", functools.partial(_generate_variant, order="interleaved"),
+    ("concat in the wrong order", {"order": "interleaved"},
      "each step's Concat puts the heads side by side, in head order: all of head 1's d_v numbers, then all of "
      "head 2's, ...",
      "your concatenation interleaves the heads: heads.T.reshape(-1) takes the first number of every head, then "
      "the second, ... heads has shape (h, d_v), one row per head, so heads.reshape(-1) already puts them side "
      "by side: head 1's d_v numbers, then head 2's, ..."),
-    ("W^O forgotten", functools.partial(_generate_variant, use_wo="no"),
+    ("W^O forgotten", {"use_wo": "no"},
      "each step ends as the layer of notebook 07 does: the output projection mixes the heads.",
      "your rows are Concat(head_1, ..., head_h) of each step. Multiply each by W_o before you keep it: "
      "heads.reshape(-1) @ W_o, shape (d_model,)."),
-    *((f"wrong scale: {divisor}", functools.partial(_generate_variant, divisor=divisor), _SCALE, concrete)
+    *((f"wrong scale: {divisor}", {"divisor": divisor}, _SCALE, concrete)
       for divisor, concrete in _WRONG_SCALES.items()),  # the same wrong scales as 07, the same hints
 )
 
@@ -1107,7 +1121,19 @@ def _diagnose_generate(case, got):
     return None
 
 
+def _diagnose_generate_raised(case, exc):
+    """The same mistake as the own key left out, written so that it raises: the scores of the first token
+    computed from a cache that is still empty (np.stack of an empty list)."""
+    if isinstance(exc, ValueError) and "need at least one array" in str(exc):
+        return (_OWN_KEY,
+                "your function found an empty list to stack: at the first token the cache is still empty if the "
+                "scores come before the append. Append the new token's k and v to the cache first, then compare "
+                "its query with every key in the cache, its own included.")
+    return None
+
+
 @_exercise("12.generate", worked.my_generate, mistakes=_MISTAKES_GENERATE, diagnose=_diagnose_generate,
+           diagnose_raised=_diagnose_generate_raised,
            library="mha_lib.decode_step (one token at a time)",
            returns="the output row of every token, computed one token at a time, stacked: shape (n, d_model)")
 def _cases_generate(rng):
