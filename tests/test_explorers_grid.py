@@ -270,3 +270,21 @@ def test_bar_panel_moves_bars_and_texts():
 def test_text_box_updates_on_enter():
     box = text_box("sentence", "a b", "20em")
     assert (box.value, box.description, box.continuous_update, box.layout.width) == ("a b", "sentence", False, "20em")
+
+
+def test_cell_numbers_are_text_in_svg_and_pdf():
+    """On a renderer without an Agg buffer (SVG, PDF, PS) the cell numbers are text: not left out of the file."""
+    import io
+    import re
+
+    import matplotlib
+
+    W = np.array([[[0.25, 0.75], [0.875, 0.125]]])
+    fig = heads_picture(W, ["a", "b"], mask=np.array([[True, True], [True, False]]))
+    svg = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # text stays text (default: glyph paths)
+        fig.savefig(svg, format="svg")
+    texts = dict((s, style) for style, s in re.findall(r'<text[^>]*style="([^"]*)"[^>]*>([^<]*)</text>', svg.getvalue()))
+    assert "0.25" in texts and "0.75" in texts and "0.88" in texts and "0.12" not in texts  # none in a masked cell
+    assert "#ffffff" in texts["0.25"] and "#ffffff" not in texts["0.75"]  # white on dark, black on light
+    fig.savefig(io.BytesIO(), format="pdf")

@@ -31,7 +31,7 @@ for a page in a talk style:
 
 The tool prints every page with its smallest text in points at 1920 x 1080 (``min text``), measured from
 the texts of the saved figure and the scale at which the page shows it. The numbers the explorers paint
-into heatmap cells as bitmaps (fast, but Agg-only) become text in the copy, so they are measured, grow,
+into heatmap cells as bitmaps (fast, on Agg) become text in the copy, so they are measured, grow,
 and are text in the SVG. A figure the hook cannot match keeps its stored PNG (and the tool says so).
 
 ``--stored``: the PNG outputs stored in the committed notebooks, as they are: quick, no kernel, exactly what
@@ -116,7 +116,7 @@ def _slides_min_text(fig):
 
 
 def _slides_cell_texts(fig, hide=False):
-    # Cell numbers drawn as bitmaps into the Agg canvas (fast, but invisible in SVG): as Text artists.
+    # Cell numbers drawn as bitmaps into the Agg canvas (fast; text only in a vector file): as Text artists.
     added = []
     for art in fig.findobj(lambda a: type(a).__name__ in ("CellNumbers", "CellLabels")):
         values = getattr(art, "values", None)
@@ -804,13 +804,16 @@ def _slides_save(fig):
         if not problems:
             break
     _, _, talk, problems = min(tries, key=lambda t: t[:2])
-    if talk is None:  # cannot be copied: the figure as the notebook draws it
-        added = _slides_cell_texts(fig)
+    if talk is None:  # cannot be copied: the figure as the notebook draws it (its cell numbers as text meanwhile)
+        shown = [a for a in fig.findobj(lambda a: type(a).__name__ in ("CellNumbers", "CellLabels")) if a.get_visible()]
+        added = _slides_cell_texts(fig, hide=True)
         try:
             page = _slides_write(fig, stem)
         finally:
             for t in added:
                 t.remove()
+            for a in shown:
+                a.set_visible(True)
         page.update(problems=problems, part="")
         record["pages"].append(page)
         record["figure"] = page
@@ -827,12 +830,7 @@ def _slides_save(fig):
     # figure's own files keep the notebook's text sizes (and the thicker lines).
     record["whole_problems"] = problems
     fig.savefig(str(stem) + ".png", dpi=_DPI)
-    added = _slides_cell_texts(fig)
-    try:
-        fig.savefig(str(stem) + ".svg")
-    finally:
-        for t in added:
-            t.remove()
+    fig.savefig(str(stem) + ".svg")  # the cell numbers are text in an SVG
     record["figure"] = {"png": str(stem) + ".png", "svg": str(stem) + ".svg"}
     boxes = [_Bbox.union([ax.get_position() for ax in u]) for u in units]
     rows, nr = _slides_cluster([-(b.y0 + b.y1) / 2 for b in boxes], 0.3 * min(b.height for b in boxes))

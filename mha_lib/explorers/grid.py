@@ -18,6 +18,8 @@ from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties, findfont, get_font
 from matplotlib.patches import Patch, PathPatch
 from matplotlib.path import Path
+from matplotlib.text import Text
+from matplotlib.transforms import IdentityTransform
 
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, head_grid, symmetric_limits
 from .toolkit import LayoutDrawer, inch_box, literal, short, text_family
@@ -42,8 +44,8 @@ def token_labels(tokens, max_chars=14):
 class CellNumbers(Artist):
     """The numbers in the cells of one heatmap, white on dark cells, black on light ones; none in masked cells.
 
-    Drawn fast (64 Text artists cost as much as the rest of the picture): each distinct string is rasterised
-    once (public ``font_manager.get_font``) and pasted into the Agg buffer with numpy.
+    On Agg, fast (64 Text artists cost as much as the rest of the picture): each distinct string is rasterised
+    once (public ``font_manager.get_font``) and pasted into the buffer with numpy. SVG, PDF, PS: drawn as text.
     """
 
     _sprites: dict = {}
@@ -78,25 +80,33 @@ class CellNumbers(Artist):
             self._sprites[key] = np.asarray(font.get_image(), dtype=np.float32)[..., None] / 255.0
         return self._sprites[key]
 
+    def cells(self, transform):
+        """(x, y, text, white) of every cell with a number: its centre through ``transform``; white on dark cells."""
+        lo, hi = self.image.get_clim()
+        centres = transform.transform(np.indices(self.values.shape).reshape(2, -1)[::-1].T)  # (column, row) each
+        for (x, y), value in zip(centres, self.values.ravel()):
+            if not np.isnan(value):
+                frac = (value - lo) / (hi - lo) if hi > lo else 0.5
+                yield x, y, format(value, self.fmt), abs(frac - 0.5) > 0.3 if self.signed else frac < 0.6
+
     def draw(self, renderer):
-        if self.values is None or not self.get_visible() or not hasattr(renderer, "buffer_rgba"):
+        if self.values is None or not self.get_visible():
+            return
+        if not hasattr(renderer, "buffer_rgba"):  # a vector renderer (SVG, PDF, PS): ordinary text
+            for x, y, text, white in self.cells(IdentityTransform()):
+                Text(x, y, text, color="white" if white else "black", fontsize=self.fontsize, ha="center",
+                     va="center", figure=self.figure, transform=self.ax.transData).draw(renderer)
             return
         buf = np.asarray(renderer.buffer_rgba())  # (H, W, 4) uint8, the canvas itself
         height, width = buf.shape[:2]
-        lo, hi = self.image.get_clim()
-        centres = self.ax.transData.transform(np.indices(self.values.shape).reshape(2, -1)[::-1].T)  # pixels, y up
-        for (x, y), value in zip(centres, self.values.ravel()):
-            if np.isnan(value):
-                continue
-            sprite = self.sprite(format(value, self.fmt), renderer.dpi)
+        for x, y, text, white in self.cells(self.ax.transData):  # pixels, y up
+            sprite = self.sprite(text, renderer.dpi)
             sh, sw = sprite.shape[:2]
             x0, y0 = int(round(x - sw / 2)), int(round(height - y - sh / 2))
             if x0 < 0 or y0 < 0 or x0 + sw > width or y0 + sh > height:
                 continue
-            frac = (value - lo) / (hi - lo) if hi > lo else 0.5
-            color = 255.0 if (abs(frac - 0.5) > 0.3 if self.signed else frac < 0.6) else 0.0
             region = buf[y0:y0 + sh, x0:x0 + sw, :3]
-            region[...] = (region * (1.0 - sprite) + color * sprite).astype(np.uint8)
+            region[...] = (region * (1.0 - sprite) + (255.0 if white else 0.0) * sprite).astype(np.uint8)
         self.stale = False
 
 
