@@ -1,11 +1,8 @@
 """Notebook 08: the whole computation on one screen, for a lecture.
 
-:func:`make_lecture_explorer` builds the widget: a sentence, the parameters (random, designed or
-trained), the sizes (d_model, h, d_k tied to d_model/h or free), presets for real models, the mask,
-the scaling and a lecture mode with large fonts. It shows every head's weights on one shared [0, 1]
-scale, the output, and under the picture the table of every intermediate's shape.
-:func:`compute_lecture` is pure (settings in, a frozen :class:`LectureResult` out, the table's HTML
-included); :class:`LectureDrawer` builds the axes once per layout and afterwards only updates data.
+:func:`make_lecture_explorer` steers the sentence, the parameters, the sizes (or a real model's preset), the
+mask, the scaling and a lecture mode; it shows every head's weights on one [0, 1] scale, the output and the
+table of every intermediate's shape. :func:`compute_lecture` is pure; :class:`LectureDrawer` draws its result.
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 
 from .. import attention, params as _params
-from ..data import embed_tokens
+from ..data import embed_tokens, tokenize
 from ..designed import _as_seen  # the sentence as seen on screen (invisible characters removed)
 from ..plotting import SIGNED_CMAP
 from .grid import HeadGrid, HeadGridDrawer, head_titles, token_labels
@@ -42,18 +39,13 @@ PRESETS = {
 CUSTOM = "custom"
 D_MODEL_CHOICES = (8, 16, 32, 64, 128, 256, 512, 768, 1024, 4096)
 DEFAULT_SENTENCE = "humpty dumpty sat on"
-MASKS = attention.MASK_KINDS
 RANDOM_NUMBERS_BUDGET = 80_000_000  # random parameters drawn for one setting at most (about a second)
 
 
 @functools.lru_cache(maxsize=1)  # the last large setting's arrays: n rows each, small
 def _per_head(tokens, d_model, h, d_k, seed):
-    """Q, K, V (h, n, d_k) and V_i W^O_i (h, n, d_model), every head's parameters drawn from its own seed.
-
-    For settings whose parameters do not fit in :data:`MEMORY_BUDGET` at once (LLaMA-7B): head i's W_i^Q,
-    W_i^K, W_i^V (d_model, d_k) and W^O_i (d_k, d_model) come from ``default_rng([seed, d_model, h, d_k, i])``
-    with the standard deviations of :func:`mha_lib.init_params` and are dropped after use.
-    """
+    """Q, K, V (h, n, d_k) and V_i W^O_i (h, n, d_model); head i's parameters (init_params' deviations) come
+    from ``default_rng([seed, d_model, h, d_k, i])`` and are dropped after use: LLaMA-7B's do not fit at once."""
     X = embed_tokens(tokens, d_model)  # (n, d_model)
     one_head = 4 * d_model * d_k
     check_budget(one_head, f"one head's parameters (4 x {d_model} x {d_k}, d_model={d_model}, d_k={d_k})")
@@ -83,8 +75,7 @@ def _attention(X, tokens, d_model, h, d_k, tie, m, scale, seed=0):
                                               scale=scale)
     Q, K, V, VW = _per_head(tokens, d_model, h, d_k, seed)
     scores = attention.attention_scores(Q, K, scale=scale)  # (h, n, d_k) @ (h, d_k, n) -> (h, n, n)
-    weights = attention.softmax(scores if m is None else attention.apply_mask(scores, m))  # (h, n, n)
-    heads = attention.weighted_sum(weights, V)  # (h, n, n) @ (h, n, d_k) -> (h, n, d_k)
+    heads, weights = attention.scaled_dot_product_attention(Q, K, V, m, scale)  # (h, n, d_k), (h, n, n)
     output = np.einsum("hnm,hmd->nd", weights, VW)  # sum_i weights_i (V_i W^O_i) = Concat(heads) W^O
     return attention.MHAResult(Q=Q, K=K, V=V, scores=scores, mask=m, weights=weights, heads=heads,
                                concat=attention.concat_heads(heads), output=output)
@@ -141,19 +132,13 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
         without a "PAD" token, no real token, too many tokens, over the memory budget), with a
         one-line explanation.
     """
-    if not isinstance(sentence, str) or not sentence.split():
-        raise ValueError("type a sentence: at least one word")
-    # zero-width spaces, direction marks and control characters are not seen on screen: a word is what is seen
-    sentence = _as_seen(sentence)
-    if not sentence.split():
-        raise ValueError("the sentence holds only invisible characters (such as zero-width spaces): "
-                         "type at least one word")
+    tokenize(sentence)  # a string with a visible word, else its message (invisible characters are not words)
     # "PAD" keeps its case (padding_mask compares with "PAD"); every other word is lower-cased.
-    tokens = tuple("PAD" if w == "PAD" else w.lower() for w in sentence.split())
+    tokens = tuple("PAD" if w == "PAD" else w.lower() for w in _as_seen(sentence).split())
     if len(tokens) > max_tokens:
         raise ValueError(f"the sentence has {len(tokens)} words; this picture holds at most {max_tokens}")
-    if mask not in MASKS:
-        raise ValueError(f"mask={mask!r}: choose one of {MASKS}")
+    if mask not in attention.MASK_KINDS:
+        raise ValueError(f"mask={mask!r}: choose one of {attention.MASK_KINDS}")
     roles = None
     if weights != "random":
         tokens, X, params, roles = fixed_layer(weights, " ".join(tokens))
@@ -202,11 +187,8 @@ def _caption(res):
 
 
 class LectureDrawer(HeadGridDrawer):
-    """Draws a :class:`LectureResult`: every drawn head (a :class:`HeadGrid`) and the output strip.
-
-    Built once per layout (heads drawn, tokens, d_model, lecture mode) at positions computed by hand;
-    a new setting with the same layout only changes the data of the images and texts.
-    """
+    """Draws a :class:`LectureResult`: every drawn head (a :class:`HeadGrid`) and the output strip, built once per
+    layout (heads drawn, tokens, d_model, mode); a setting with the same layout only changes data and texts."""
 
     ANNOTATE_MAX_TOKENS = 6  # write the numbers in the cells only up to this many tokens
     WIDTH = 11.0  # inches
@@ -222,49 +204,40 @@ class LectureDrawer(HeadGridDrawer):
     def build(self, fig, res):
         lecture, n, shown, tokens = res.lecture, res.n, res.heads_shown, list(res.tokens)
         fs = self.LECTURE_FS if lecture else self.FS
+        cfs = fs + 1 if lecture else fs  # the caption's font size
         # 4 columns keep 8+ tokens readable; 8 columns only for many heads of few tokens.
         cols = shown if shown <= 4 else (4 if shown <= 8 or lecture or (n > 8 and shown <= 16) else 8)
-        rows = -(-shown // cols)
-        cap, W = (2.6 if lecture else 2.1), self.WIDTH
+        W, tall = self.WIDTH, 30.0  # the grid gets a tall region; the figure then shrinks to the height it uses
         two_line_titles = lecture and bool(res.roles)  # lecture: "head 1" above its role, not beside it
         longest = max(map(len, token_labels(tokens)))
         per_head = res.d_model // res.h
         designed = res.kind == "designed" and res.h * per_head == res.d_model  # its W^O: each head its own columns
-        if lecture:  # the cell the width allows (HeadGrid's arithmetic), then the height that cell needs
-            label_w = longest * (fs - 1) * 0.64 / 72
-            cell = min(cap, (W - 0.2 - label_w - 0.08 - 1.07 - 0.1 * (cols - 1)) / cols) / n
-            title_h = (fs - 1) / 72 * 1.5 + 0.05
-            keys_h = label_w if label_w > 0.95 * cell else 1.4 * (fs - 1) / 72  # turned when too long
-            grid_h = title_h + rows * n * cell + (rows - 1) * (title_h + 0.06) + keys_h + 0.08
-            lines = _caption(res).count("\n") + 1  # 2, or 3 for a long sentence (fixed by the tokens)
-            top = 0.15 + 1.5 * lines * (fs + 1) / 72 + (1.3 * (fs - 1) / 72 if two_line_titles else 0.0)
-            out_rows_h = min(2.2, max(0.6, 1.15 * n * (fs - 3) / 72))
-            out_h = 0.05 + 1.5 * fs / 72 + out_rows_h + (1.4 * (fs - 2) / 72 if designed else 0.0) + 0.05
+        lines = _caption(res).count("\n") + 1  # 2, or 3 for a long sentence in lecture mode
+        top = (0.15 if lecture else 0.3) + 1.5 * lines * cfs / 72 + (1.3 * (fs - 1) / 72 if two_line_titles else 0)
+        if lecture:  # the output strip, the room above it (its title) and under it (its tick labels)
+            out_h, above, below = min(2.2, max(0.6, 1.15 * n * (fs - 3) / 72)), 0.05 + 1.5 * fs / 72, 0.1
+            below += 1.4 * (fs - 2) / 72 if designed else 0.0
         else:
-            panel = min(cap, (W - 2.6 - 0.12 * (cols - 1)) / cols)
-            top = 0.3 + 3.0 * fs / 72  # the sentence and the caption line
-            grid_h = rows * panel + (rows - 1) * (0.3 + fs / 72) + fs / 72 * 1.6 + min(14, longest) * 0.085 + 0.5
-            out_rows_h = min(2.2, max(0.8, 0.14 * n))
-            out_h = out_rows_h + 0.45 + 2.6 * fs / 72
-        H = top + grid_h + out_h + (0.05 if lecture else 0.15)
-        fig.set_size_inches(W, H)
-        box = inch_box(W, H)
-        lay = SimpleNamespace(caption=fig.text(0.3 / W, 1 - 0.15 / H, "", ha="left", va="top", linespacing=1.5,
-                                               fontsize=fs + 1 if lecture else fs, fontfamily=text_family()))
-        lay.grid = HeadGrid(fig, shown, tokens, None, (0.1, top, W - 0.2, grid_h), caption=None, fs=fs - 1,
-                            annotate=n <= self.ANNOTATE_MAX_TOKENS, panel_cap=cap, ncols=cols,
+            out_h, above, below = min(2.2, max(0.8, 0.14 * n)), 0.2 + 1.6 * fs / 72, 0.4 + fs / 72
+        fig.set_size_inches(W, top + tall + above + out_h + below)
+        lay = SimpleNamespace()
+        lay.grid = HeadGrid(fig, shown, tokens, None, (0.1, top, W - 0.2, tall), caption=None, fs=fs - 1, shrink=True,
+                            annotate=n <= self.ANNOTATE_MAX_TOKENS, panel_cap=2.6 if lecture else 2.1, ncols=cols,
                             titles=[f"head {i + 1}\n{r}" for i, r in enumerate(res.roles[:shown])] if two_line_titles
                             else head_titles(shown, res.roles), min_label_fs=fs - 4 if lecture else 6.5,
                             row_label="" if lecture else "query", col_label="" if lecture else "key",
                             number_fs=self.LECTURE_NUMBERS if lecture else None)
+        H = fig.get_size_inches()[1]
+        box, y_out = inch_box(W, H), H - below - out_h
+        lay.caption = fig.text(0.3 / W, 1 - 0.15 / H, "", ha="left", va="top", linespacing=1.5, fontsize=cfs,
+                               fontfamily=text_family())
         if lecture:  # the grid is as wide as the figure: the "masked" key goes under the colour bar, flush right
             lay.grid.legend.set_loc("upper right")
             y = lay.grid.legend.get_bbox_to_anchor().y1 / fig.bbox.height
             lay.grid.legend.set_bbox_to_anchor((1 - 0.05 / W, y))
         left, right = (0.3 + longest * (fs - 2) * 0.64 / 72, 1.1 + 0.9 * fs / 72) if lecture else (1.3, 1.1)
-        y_out = top + grid_h + (0.05 + 1.5 * fs / 72 if lecture else 0.2 + 1.6 * fs / 72)
         out_w = W - left - right
-        lay.oax = fig.add_axes(box(left, y_out, out_w, out_rows_h))
+        lay.oax = fig.add_axes(box(left, y_out, out_w, out_h))
         lay.out_image = lay.oax.imshow(np.zeros((n, res.d_model)), cmap=SIGNED_CMAP, vmin=-1, vmax=1,
                                        interpolation="nearest", aspect="auto",
                                        extent=(0.5, res.d_model + 0.5, n - 0.5, -0.5))  # columns counted from 1
@@ -278,7 +251,7 @@ class LectureDrawer(HeadGridDrawer):
             for i in range(1, res.h):
                 lay.oax.axvline(per_head * i + 0.5, color="black", linewidth=2)
         lay.oax.set_yticks(range(n), labels=token_labels(tokens), fontfamily=text_family(),
-                           fontsize=min(fs - 3 if lecture else fs - 1, max(5.0, 0.8 * out_rows_h * 72 / n)))
+                           fontsize=min(fs - 3 if lecture else fs - 1, max(5.0, 0.8 * out_h * 72 / n)))
         lay.oax.tick_params(axis="x", labelsize=fs - 2)
         lay.oax.tick_params(length=2, pad=1)
         lay.out_columns = f"{per_head} columns written by each head" if designed else f"columns 1 … {res.d_model}"
@@ -286,11 +259,11 @@ class LectureDrawer(HeadGridDrawer):
             lay.oax.set_xlabel(f"output column (1 … {res.d_model})" if not designed else
                                f"output columns 1 … {res.d_model}: {per_head} written by each head", fontsize=fs - 1)
         # The output's colour bar is static (-1..1 of the current largest |value|); its three numbers are texts.
-        ocax = fig.add_axes(box(left + out_w + 0.2, y_out, 0.15, out_rows_h))
+        ocax = fig.add_axes(box(left + out_w + 0.2, y_out, 0.15, out_h))
         ocbar = fig.colorbar(ScalarMappable(norm=Normalize(-1.0, 1.0), cmap=SIGNED_CMAP), cax=ocax)
         ocbar.set_ticks([-1.0, 0.0, 1.0], labels=["", "", ""])
         ocax.tick_params(length=2)
-        lay.out_scale = [fig.text((left + out_w + 0.4) / W, 1 - (y_out + out_rows_h * k / 2) / H, "", ha="left",
+        lay.out_scale = [fig.text((left + out_w + 0.4) / W, 1 - (y_out + out_h * k / 2) / H, "", ha="left",
                                   va="center", fontsize=fs - 2) for k in range(3)]
         return lay
 
@@ -372,7 +345,7 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
         "h": heads_control(d_model, h, max_h=32),
         "tie": checkbox(TIE_LABEL, True),
         "d_k": int_slider("d_k", d_model // h if d_model % h == 0 else 64, 1, max(256, d_model), disabled=True),
-        "mask": dropdown("mask", list(MASKS), value="none"),
+        "mask": dropdown("mask", list(attention.MASK_KINDS), value="none"),
         "scaled": checkbox(SCALE_LABEL, True),
         "lecture": checkbox("lecture mode", lecture),
     }

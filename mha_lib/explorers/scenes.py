@@ -1,19 +1,10 @@
-"""The lecture screen: named scenes on the lecture explorer and the step view.
+"""The lecture screen: the 40 minutes of a 50-minute lecture as named scenes (settings of the controls of the
+lecture explorer or the one-head step view), with a scene menu, previous/next buttons and a high-contrast
+switch above the explorer, whose controls all stay live.
 
-The scenes fill the 40 minutes of a 50-minute lecture between a 5-minute intro and a 5-minute wrap-up.
-A scene is a named, ordered setting of the controls of the lecture explorer (every head at once) or the
-one-head step view. The screen shows a scene menu, previous/next buttons and a high-contrast switch
-above the explorer; every control of the explorer stays live inside a scene.
-
-:func:`make_lecture_screen` does not import the explorers: it is given two factories, ``lecture(dpi)``
-and ``steps(dpi)`` (``notebooks/lecture.ipynb`` passes ``make_lecture_explorer`` and
-``make_step_explorer``), and drives them only through ``box.controls``, ``box.message``, ``box.image``,
-``box.figure``, ``box.refresh()`` and ``box.hold()``.
-
-In a browser (Voila or JupyterLab), :data:`KEYS_JS` adds the left and right arrow keys and tells the
-kernel the window's size and device pixel ratio, so the picture has as many pixels as the screen shows.
-A URL parameter opens a scene: ``?scene=4`` (its number) or ``?scene=masks-causal`` (its slug); Voila
-gives the kernel the query string in ``$QUERY_STRING``.
+:func:`make_lecture_screen` is given the two explorers' factories (it imports neither). In a browser,
+:data:`KEYS_JS` adds the arrow keys and reports the window's size and pixel ratio, so the picture has the
+pixels the screen shows; ``?scene=4`` or ``?scene=masks-causal`` in the URL opens a scene (Voila).
 """
 
 from __future__ import annotations
@@ -238,10 +229,8 @@ def _close_tree(widget):
 
 
 def _retire(box):
-    """Close a replaced explorer (its figure, widgets and buttons), so a rebuild does not keep the old one."""
-    for extra in (getattr(box, "next_step", None), getattr(box, "previous_step", None), *box.controls.values(), box):
-        if extra is not None:
-            _close_tree(extra)
+    """Close a replaced explorer (its widgets, controls and buttons among them, and its figure)."""
+    _close_tree(box)
     figure = getattr(box, "figure", None)
     if figure is not None:  # its drawing and the renderer's pixel buffer, should anything still hold the box
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -304,9 +293,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         screen.add_class("mha-fullscreen")  # a dashboard: the screen covers the whole window
 
     def install(name, dpi):
-        """Build view ``name``'s explorer at ``dpi`` and put it on its stage: controls in a column on the left,
-        the picture on the right (a 16:9 screen is wider than tall). A rebuilt explorer (high contrast, a resized
-        window) gets the old one's control values, and the old one is closed: each kept about 35 MB."""
+        """Put a new explorer of view ``name`` on its stage (controls left, picture right), the old one's values
+        on its controls, and close the old one (each kept about 35 MB)."""
         old = state["explorers"].get(name)
         state["dpi"][name] = dpi
         state["explorers"][name] = box = factories[name](dpi)
@@ -326,13 +314,13 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
             _retire(old)
 
     def explorer(name):
-        """The explorer of a view, built the first time it is needed: a fresh page draws only its first scene."""
+        """The explorer of a view, built when first needed: a fresh page draws only its first scene."""
         if name not in state["explorers"]:  # a guess from the usual figure size; refit() corrects it
             install(name, dpi_for((11.0, 8.0), state["viewport"]) if "viewport" in state else state["dpi"][name])
         return state["explorers"][name]
 
     def refit(name):
-        """After a new picture: when its figure changed size (another layout), render at the resolution it needs."""
+        """After a new picture of another size (another layout): render at the resolution it needs."""
         if "viewport" in state:
             wanted = dpi_for(tuple(state["explorers"][name].figure.get_size_inches()), state["viewport"])
             if needs_refit(wanted, state["dpi"][name]):

@@ -1,13 +1,8 @@
-"""One head, step by step: X, Q_i, K_i, V_i, the scores, the scaled scores, the weights, Head_i.
+"""One head, step by step, for a lecture: X, Q_i, K_i, V_i, the scores, the scaled scores, the weights, Head_i.
 
-A large view of a single head for a lecture: a "next step" button reveals the computation one matrix at
-a time, each with its formula, its shape and the token labels, on random parameters (the running
-example), designed ones (:func:`mha_lib.designed_example`: 4 heads with a job on "the cat saw the dog")
-or trained ones (layer 1 of all-MiniLM-L6-v2, notebook 09; its head 3 looks at the previous token).
-
-:func:`compute_steps` is pure (settings in, a :class:`StepResult` out; every number comes from
-``mha_lib``), :class:`StepDrawer` draws a result, :func:`make_step_explorer` wires the controls and the
-"previous step" / "next step" buttons, and :func:`step_figure` is the still picture.
+A "next step" button reveals one matrix at a time, with its formula, shape and token labels, on random, designed
+(4 heads with a job) or trained parameters (MiniLM layer 1, notebook 09). :func:`compute_steps` is pure,
+:class:`StepDrawer` draws its result, :func:`step_figure` is the still picture.
 
 Shape letters: n tokens, d_model, h heads, d_k, d_v.
 """
@@ -128,13 +123,9 @@ def compute_steps(source="random", head=None, step=7, temperature=1.0):
 
 
 class StepDrawer:
-    """Draws a :class:`StepResult`: eight panels built once per set of parameters, then only updated.
-
-    Top row: X, Q_i, K_i, V_i (wide matrices, no numbers); bottom row: Q_i K_i^T, the scaled scores,
-    the weights (numbers in the cells) and Head_i. Panels of later steps are hidden; the current
-    step's title is highlighted and its formula is written under the panels. Called as
-    ``drawer(fig, res)``; the whole figure is redrawn (a step changes which axes are visible).
-    """
+    """``drawer(fig, res)`` draws a :class:`StepResult`: X, Q_i, K_i, V_i above, the (n, n) matrices (numbers in
+    their cells) and Head_i below, built once per set of parameters. Later steps are hidden, the current one is
+    highlighted and its formula written under the panels; the whole figure is redrawn."""
 
     WIDTH = 11.0  # inches; the height follows from the layout (about 7.5: a 3:2 picture for a 16:9 stage)
     FS = 17  # points: at 1280x720 the picture is drawn at about 77 dpi, so text is about 18 px
@@ -244,10 +235,8 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
             controls["head"].max = h
             controls["head"].value = DEFAULT_HEAD[change["new"]]
 
-    def move(by):
-        def click(_button):
-            controls["step"].value = int(np.clip(controls["step"].value + by, 0, len(STEPS) - 1))
-        return click
+    def step_by(k):
+        controls["step"].value = int(np.clip(controls["step"].value + k, 0, len(STEPS) - 1))
 
     controls["source"].observe(new_source, names="value")
     box = build_explorer(controls, compute_steps, StepDrawer(), dpi=dpi,
@@ -256,8 +245,8 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
     box.previous_step = widgets.Button(description="◀ previous step", layout=widgets.Layout(width="auto"))
     box.next_step = widgets.Button(description="next step ▶", button_style="primary",
                                    layout=widgets.Layout(width="auto"))
-    box.previous_step.on_click(move(-1))
-    box.next_step.on_click(move(+1))
+    box.previous_step.on_click(lambda _button: step_by(-1))
+    box.next_step.on_click(lambda _button: step_by(+1))
     row = box.children[0]  # build_explorer's row of controls: the buttons go first
     row.children = (box.previous_step, box.next_step, *row.children)
     row.layout.align_items = "center"
