@@ -5,6 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data import embed_tokens, tokenize
+from ..minilm import cosine_similarity
 from ..plotting import SIGNED_CMAP, symmetric_limits
 from .grid import matrix_panel
 from .toolkit import LayoutDrawer, Result, build_explorer, check_budget, int_slider, text_box
@@ -53,8 +54,7 @@ def compute_embeddings(sentence, d_model):
                          f"type at most {MAX_TOKENS}")
     check_budget(len(tokens) * d_model, f"X for d_model={d_model}")
     X = embed_tokens(tokens, d_model)  # (n, d_model)
-    unit = X / np.linalg.norm(X, axis=1, keepdims=True)  # (n, d_model), every row of length 1
-    cosine = unit @ unit.T  # (n, d_model) @ (d_model, n) -> (n, n)
+    cosine = cosine_similarity(X[:, None], X[None])  # (n, 1, d_model) with (1, n, d_model) -> (n, n)
     return Embeddings(tokens=tokens, X=X, shown=min(d_model, MAX_COLUMNS), cosine=cosine)
 
 

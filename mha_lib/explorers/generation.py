@@ -42,7 +42,7 @@ class GenerationState:
 def generation_state(t=1, use_cache=True, sentence=GENERATION_SENTENCE, d_model=32, h=4):
     """Feed the first t tokens of ``sentence`` to :func:`mha_lib.decode_step` one at a time; the
     :class:`GenerationState` also counts what step t computes with the cache and without it (the whole prefix)."""
-    tokens = tuple(tokenize(sentence)) if isinstance(sentence, str) else tuple(sentence)
+    tokens = tuple(tokenize(sentence))
     n = len(tokens)
     if not 1 <= t <= n:
         raise ValueError(f"step t={t} must be between 1 and the number of tokens, {n}")
@@ -127,7 +127,7 @@ def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=3,
         "t": int_slider("tokens so far", t, 1, len(tokens)),
         "use_cache": checkbox("use the KV cache", use_cache),
     }
-    compute = functools.partial(generation_state, sentence=tokens, d_model=d_model, h=h)
+    compute = functools.partial(generation_state, sentence=sentence, d_model=d_model, h=h)
     return build_explorer(controls, compute, _GenerationDrawer())
 
 
