@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.patches import Rectangle
 
 from .. import minilm
-from .grid import HeadGrid, plot_heatmap, token_labels
+from .grid import HeadGrid, token_labels
 from .toolkit import LayoutDrawer, Result, build_explorer, int_slider, text_box
 
 __all__ = ["MAX_SHOWN", "DEFAULT_SENTENCE", "Trained", "compute_trained", "TrainedDrawer", "make_trained_explorer",
