@@ -52,9 +52,9 @@ def plot_cells(ax, A, x0=0.0, y0=0.0, *, facecolors=None, row_labels=None, title
     return artists
 
 
-def _token_fills(token_of):
-    """Cell colours from an integer array saying which token each entry came from."""
-    return np.asarray(TOKEN_FILLS)[np.asarray(token_of, dtype=int) % len(TOKEN_FILLS)]
+def _token_fills(A, d_model):
+    """Cell colours of entries of ``Y = [[0, 1, ...], ...]`` (n, d_model): number k belongs to token k // d_model."""
+    return np.asarray(TOKEN_FILLS)[np.asarray(A, dtype=int) // d_model % len(TOKEN_FILLS)]
 
 
 def _finish(ax, width, rows, left=1.6):
@@ -63,19 +63,14 @@ def _finish(ax, width, rows, left=1.6):
     ax.set_axis_off()
 
 
-def _blocks(ax, blocks, token_of, row_labels, name, title, height, left=0.6):
+def _blocks(ax, blocks, d_model, row_labels, name, title, height, left=0.6):
     """A 3-D array drawn as its 2-D blocks side by side ("token 1", "token 2", ... or "head 1", ...)."""
     count, _, cols = blocks.shape
     for b in range(count):
-        plot_cells(ax, blocks[b], x0=b * (cols + 1.2) + 1.0, facecolors=_token_fills(token_of[b]),
+        plot_cells(ax, blocks[b], x0=b * (cols + 1.2) + 1.0, facecolors=_token_fills(blocks[b], d_model),
                    row_labels=row_labels if b == 0 else None, title=f"{name} {b + 1}")
     ax.set_title(title, fontsize=10)
     _finish(ax, count * (cols + 1.2) + 1.0, height, left=left)
-
-
-def _numbered(n, d_model):
-    """``Y = [[0, 1, ...], ...]`` of shape (n, d_model), and the token each entry belongs to."""
-    return np.arange(n * d_model).reshape(n, d_model), np.repeat(np.arange(n)[:, None], d_model, axis=1)
 
 
 def reshape_steps_figure(n=2, d_model=6, h=3, figsize=(14, 3.2)):
@@ -87,18 +82,19 @@ def reshape_steps_figure(n=2, d_model=6, h=3, figsize=(14, 3.2)):
     (n, d_model). Cell colour = the token the number belongs to.
     """
     d_k = d_model // h
-    Y, tok = _numbered(n, d_model)  # (n, d_model)
+    Y = np.arange(n * d_model).reshape(n, d_model)  # (n, d_model)
     fig = Figure(figsize=figsize, layout="constrained")
     axes = fig.subplots(1, 4, width_ratios=[d_model + 1, n * (d_k + 1.2), h * (d_k + 1.2), d_model + 1])
-    _blocks(axes[1], Y.reshape(n, h, d_k), tok.reshape(n, h, d_k), [f"h{i + 1}" for i in range(h)], "token",
+    _blocks(axes[1], Y.reshape(n, h, d_k), d_model, [f"h{i + 1}" for i in range(h)], "token",
             f"② reshape(n, h, d_k) = ({n}, {h}, {d_k})\none block per token, a row per head", h)
-    H, TH = split_heads(Y, h), split_heads(tok, h)  # (n, h, d_k) -> (h, n, d_k)
-    _blocks(axes[2], H, TH, [f"t{m + 1}" for m in range(n)], "head",
+    H = split_heads(Y, h)  # (n, h, d_k) -> (h, n, d_k)
+    _blocks(axes[2], H, d_model, [f"t{m + 1}" for m in range(n)], "head",
             f"③ transpose → (h, n, d_k) = ({h}, {n}, {d_k})\none block per head, a row per token", h)
-    for ax, A, T, title in ((axes[0], Y, tok, f"① Y, shape (n, d_model) = ({n}, {d_model})"),
-                            (axes[3], merge_heads(H), merge_heads(TH),  # (h, n, d_k) -> (n, d_model)
-                             f"④ transpose back, reshape → ({n}, {d_model})\nthe same as ①")):
-        plot_cells(ax, A, facecolors=_token_fills(T), row_labels=[f"token {m + 1}" for m in range(n)], group=d_k)
+    for ax, A, title in ((axes[0], Y, f"① Y, shape (n, d_model) = ({n}, {d_model})"),
+                         (axes[3], merge_heads(H),  # (h, n, d_k) -> (n, d_model)
+                          f"④ transpose back, reshape → ({n}, {d_model})\nthe same as ①")):
+        plot_cells(ax, A, facecolors=_token_fills(A, d_model), row_labels=[f"token {m + 1}" for m in range(n)],
+                   group=d_k)
         ax.set_title(title, fontsize=10)
         _finish(ax, d_model, h)
     for i in range(h):
@@ -111,16 +107,14 @@ def reshape_steps_figure(n=2, d_model=6, h=3, figsize=(14, 3.2)):
 def reshape_bug_figure(n=2, d_model=6, h=3, figsize=(11, 3.4)):
     """Right (``split_heads``: reshape to (n, h, d_k), then transpose) vs wrong (reshape straight to (h, n, d_k))."""
     d_k = d_model // h
-    Y, tok = _numbered(n, d_model)
+    Y = np.arange(n * d_model).reshape(n, d_model)  # (n, d_model)
     fig = Figure(figsize=figsize, layout="constrained")
     ax_right, ax_wrong = fig.subplots(1, 2)
-    for ax, H, T, name, color in (
-        (ax_right, split_heads(Y, h), split_heads(tok, h), "right: split_heads(Y, h)  (reshape, then transpose)",
-         "#1E8449"),
-        (ax_wrong, Y.reshape(h, n, d_k), tok.reshape(h, n, d_k), "wrong: Y.reshape(h, n, d_k)  (no transpose)",
-         "#B03A2E"),
+    for ax, H, name, color in (
+        (ax_right, split_heads(Y, h), "right: split_heads(Y, h)  (reshape, then transpose)", "#1E8449"),
+        (ax_wrong, Y.reshape(h, n, d_k), "wrong: Y.reshape(h, n, d_k)  (no transpose)", "#B03A2E"),
     ):
-        _blocks(ax, H, T, [f"row {m + 1}" for m in range(n)], "head", name, n, left=0.8)
+        _blocks(ax, H, d_model, [f"row {m + 1}" for m in range(n)], "head", name, n, left=0.8)
         ax.title.set_color(color)
     fig.suptitle("Each head's row m must be token m. Colour = the token a number really belongs to.", fontsize=11)
     return fig

@@ -3,12 +3,11 @@
 Its pictures and explorer (h, d_k, W^O random or I, a token); everything is computed with ``mha_lib``.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..attention import head_contributions, multi_head_attention
-from ..params import MHAParams
 from ..plotting import SIGNED_CMAP, plot_matrix, symmetric_limits
 from .grid import CellNumbers, plot_heatmap
 from .toolkit import (D_K_OPTIONS, HEAD_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_params,
@@ -111,8 +110,7 @@ class OutputView(Result):
 
     def shapes(self):
         """``{name: shape}`` of what flows through the output projection."""
-        return {"X": self.X.shape, "Concat": self.concat.shape, "W^O": self.W_o.shape, "output": self.output.shape,
-                "X + output": (self.X + self.output).shape}
+        return {"X": self.X.shape, "Concat": self.concat.shape, "W^O": self.W_o.shape, "output": self.output.shape}
 
 
 def compute_output(X, tokens, h=8, d_k=0, wo="random", seed=0):
@@ -127,7 +125,7 @@ def compute_output(X, tokens, h=8, d_k=0, wo="random", seed=0):
             raise ValueError(
                 f"W^O = I needs a square W^O, i.e. h·d_v = d_model = {d_model}, but here h·d_v = {h}·{params.d_k} = "
                 f"{h * params.d_k}; choose d_k = d_model/h or a random W^O")
-        params = MHAParams(W_q=params.W_q, W_k=params.W_k, W_v=params.W_v, W_o=np.eye(d_model))
+        params = replace(params, W_o=np.eye(d_model))
     elif wo != "random":
         raise ValueError(f"wo={wo!r}: choose 'random' or 'identity'")
     res = multi_head_attention(X, params)

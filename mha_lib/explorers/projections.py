@@ -70,8 +70,7 @@ class ProjectionsDrawer(LayoutDrawer):
         gs = fig.add_gridspec(rows, cols, left=0.1, right=0.9, bottom=0.13, top=0.84, wspace=0.12, hspace=0.5)
         panels = [plot_heatmap(fig.add_subplot(gs[i]), np.zeros((n, 1)), res.tokens if i % cols == 0 else None,
                                None, cmap=SIGNED_CMAP, vmin=-1, vmax=1, numbers=False) for i in range(h)]
-        cax = fig.add_axes([0.92, 0.13, 0.015, 0.71])
-        fig.colorbar(panels[0].image, cax=cax)
+        cax = fig.colorbar(panels[0].image, cax=fig.add_axes([0.92, 0.13, 0.015, 0.71])).ax
         return dict(panels=panels, titles=[heat.ax.set_title("", fontsize=8) for heat in panels],
                     ends=[heat.ax.text(x, -0.04, "", transform=heat.ax.transAxes, ha=ha, va="top", fontsize=7)
                           for heat in panels for x, ha in ((0.0, "left"), (1.0, "right"))],  # "1" and "d_k"

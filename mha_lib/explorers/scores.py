@@ -70,8 +70,7 @@ class ScalingDrawer(LayoutDrawer):
         self.ax_hist.set_title("", fontsize=9)
         self.rows_panel = matrix_panel(fig, (5.65, 0.5, 2.35, H - 1.0), (rows, n),
                                        [f"sentence {i + 1}" for i in range(rows)], [f"key {j + 1}" for j in range(n)],
-                                       cbar_label="weight", fs=8)
-        self.rows_panel.ax.title.set_fontsize(9)
+                                       cbar_label="weight", fs=8)  # its title at fs + 1 = 9 points
 
     def update(self, layout, res):
         n, values = res.weights.shape[-1], res.scores.ravel()

@@ -64,7 +64,6 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
     if not (isinstance(temperature, (int, float, np.floating)) and math.isfinite(temperature) and temperature > 0):
         raise ValueError(f"temperature T={temperature!r} must be a positive number")
     tokens, X = pad_example(6) if sentence == SENTENCES[1] else running_inputs()[::-1]  # (4, 6) or (4, 512)
-    # designed or trained: their own X and layer for this sentence (h, d_k fixed)
     tokens, X, params, roles = explorer_layer(weights, X, tokens, h, None if tie else d_k, seed, sentence)
     m = make_mask(mask, tokens, pad_token="pad" if weights != "random" else "PAD")  # designed and trained lower-case
     r = multi_head_attention(X, params, mask=m, scale=1.0 / (temperature * math.sqrt(params.d_k)))
