@@ -217,8 +217,8 @@ def make_concat_explorer(X=None, tokens=None, seed=0):
 
     Returns
     -------
-    ipywidgets.VBox
-        Controls ``h`` and ``d_k`` (see :func:`mha_lib.explorers.toolkit.build_explorer`).
+    ExplorerBox
+        ``controls`` are ``h`` and ``d_k``; see :mod:`mha_lib.explorers.toolkit`.
     """
     X, tokens = running_inputs(X, tokens)
     controls = {

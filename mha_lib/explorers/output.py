@@ -196,8 +196,8 @@ def make_output_explorer(X=None, tokens=None, seed=0):
 
     Returns
     -------
-    ipywidgets.VBox
-        Controls ``h``, ``d_k``, ``wo`` and ``token`` (see :func:`mha_lib.explorers.toolkit.build_explorer`).
+    ExplorerBox
+        ``controls`` are ``h``, ``d_k``, ``wo`` and ``token``; see :mod:`mha_lib.explorers.toolkit`.
     """
     X, tokens = running_inputs(X, tokens)
     controls = {

@@ -254,8 +254,8 @@ def make_values_explorer(X=None, tokens=None, seed=0):
 
     Returns
     -------
-    ipywidgets.VBox
-        Controls ``weights``, ``query``, ``head``, ``h``, ``d_k`` (see :mod:`mha_lib.explorers.toolkit`).
+    ExplorerBox
+        ``controls`` are ``weights``, ``query``, ``head``, ``h`` and ``d_k``; see :mod:`mha_lib.explorers.toolkit`.
     """
     X, tokens = running_inputs(X, tokens)
     controls = {
