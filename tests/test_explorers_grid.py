@@ -284,7 +284,8 @@ def test_cell_numbers_are_text_in_svg_and_pdf():
     svg = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none"}):  # text stays text (default: glyph paths)
         fig.savefig(svg, format="svg")
-    texts = dict((s, style) for style, s in re.findall(r'<text[^>]*style="([^"]*)"[^>]*>([^<]*)</text>', svg.getvalue()))
+    found = re.findall(r'<text[^>]*style="([^"]*)"[^>]*>([^<]*)</text>', svg.getvalue())  # (style, text) each
+    texts = {text: style for style, text in found}
     assert "0.25" in texts and "0.75" in texts and "0.88" in texts and "0.12" not in texts  # none in a masked cell
     assert "#ffffff" in texts["0.25"] and "#ffffff" not in texts["0.75"]  # white on dark, black on light
     fig.savefig(io.BytesIO(), format="pdf")

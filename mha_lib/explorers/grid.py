@@ -1,11 +1,7 @@
 """The one heatmap-grid component: every per-head picture of the series is drawn by it.
 
-:func:`plot_heatmap` draws one (rows, cols) matrix on an axes (token labels, numbers in the cells,
-masked cells grey and hatched, never a misleading "0.00"); its :class:`Heatmap` updates in place.
-:class:`HeadGrid` places h of them by hand (inches, no layout engine) with one shared colour scale,
-colour bar, head titles, caption and a "masked" legend; :meth:`HeadGrid.update` changes data and
-texts without rebuilding; a :class:`HeadGridDrawer` shows one. :func:`heads_picture` is the still picture drawn
-by the same code. :func:`bar_panel`: labelled bars, each with its value written at its end, updated in place.
+:func:`plot_heatmap` draws one matrix, :class:`HeadGrid` h of them on a shared scale (both update in place);
+:func:`heads_picture` is the still picture drawn by the same code; :func:`bar_panel` draws labelled bars.
 """
 
 from __future__ import annotations
@@ -110,18 +106,15 @@ class CellNumbers(Artist):
         self.stale = False
 
 
-def _hatch_segments(masked, spacing=1 / 3):
+_T = np.arange(-5, 6, 2) / 6  # the hatch lines of a cell, 1/3 apart: y = -(x - t) from its bottom-left corner
+_SX, _EX = np.maximum(_T, 0), np.minimum(_T + 1, 1)  # where each line enters and leaves the cell
+_CELL_HATCH = np.stack([np.stack([_SX, _T - _SX], -1), np.stack([_EX, _T - _EX], -1)], 1)  # (6, 2, 2)
+
+
+def _hatch_segments(masked):
     """Diagonal segments (data coordinates) hatching the masked cells: plain lines draw 10x faster than a hatch."""
-    segments = []
-    for r, row in enumerate(np.asarray(masked, bool)):
-        edges = np.flatnonzero(np.diff(np.concatenate([[0], row.astype(np.int8), [0]])))  # run starts and ends
-        for c0, c1 in zip(edges[::2], edges[1::2]):
-            x0, x1, y1 = c0 - 0.5, c1 - 0.5, r + 0.5
-            t = np.arange(x0 - 1 + spacing / 2, x1, spacing)  # lines y = y1 - (x - t), one cell tall
-            sx, ex = np.maximum(t, x0), np.minimum(t + 1, x1)
-            t, sx, ex = t[sx < ex], sx[sx < ex], ex[sx < ex]
-            segments.append(np.stack([np.stack([sx, y1 - (sx - t)], -1), np.stack([ex, y1 - (ex - t)], -1)], 1))
-    return np.concatenate(segments) if segments else np.zeros((0, 2, 2))
+    rows, cols = np.nonzero(masked)
+    return (_CELL_HATCH + np.stack([cols - 0.5, rows + 0.5], -1)[:, None, None]).reshape(-1, 2, 2)
 
 
 class Heatmap:
@@ -259,11 +252,7 @@ class HeadGrid:
     mask_label : str
         The legend's name for the hatched cells (shown while some cell is masked).
 
-    Attributes
-    ----------
-    panels : list of Heatmap
-    cax, cbar : the colour bar's axes and Colorbar
-    caption, legend : the caption's Text; the "masked" Legend (visible while some cell is masked)
+    Its ``panels`` (Heatmaps), ``cbar`` (Colorbar), ``caption`` (Text) and ``legend`` are the artists it drew.
     """
 
     def __init__(self, fig, h, row_tokens, col_tokens=None, region=None, *, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0,
@@ -313,7 +302,7 @@ class HeadGrid:
         gy = top + cap_h + title_h + (spare / 2 if caption is None else 0.0)  # under its caption
         signed = cmap == SIGNED_CMAP if signed is None else signed
         afs = min(number_fs or fs - 1, cell * 72 / (3.0 if signed else 2.6))
-        self.annotate = bool(annotate) and afs >= 5.0
+        annotate = bool(annotate) and afs >= 5.0
         self.caption = fig.text(gx / W, 1 - (top + 0.02) / H, literal(caption or ""), ha="left", va="top",
                                 fontsize=fs + 1, fontfamily=text_family())
         self.panels, self.titles = [], []
@@ -324,13 +313,12 @@ class HeadGrid:
             bottom, first = i + cols >= h, c == 0
             self.panels.append(plot_heatmap(ax, np.zeros((n, m)), row_tokens if first else None,
                                             col_tokens if bottom else None, cmap=cmap, vmin=vmin, vmax=vmax,
-                                            numbers=self.annotate, fontsize=tfs, number_size=afs, signed=signed,
+                                            numbers=annotate, fontsize=tfs, number_size=afs, signed=signed,
                                             rotate=rotate))
             self.titles.append(ax.set_title(titles[i], fontsize=fs, pad=3))
             ax.set_xlabel(col_label if bottom else "", fontsize=fs, labelpad=2)
             ax.set_ylabel(row_label if first else "", fontsize=fs, labelpad=2)
         self.cbar = _colorbar(fig, self.panels[0].image, box(gx + grid_w + 0.15, gy, 0.12, grid_h), cbar_label, fs)
-        self.cax = self.cbar.ax
         handle = Patch(facecolor=MASKED_COLOR, edgecolor="#737373", hatch="///", label=mask_label)
         self.legend = fig.legend(handles=[handle], loc="upper left", fontsize=fs - 1, frameon=False,
                                  bbox_to_anchor=box(gx + grid_w + 0.05, gy + grid_h + 0.05, 0, 0)[:2],
@@ -359,7 +347,7 @@ class HeadGrid:
             self.caption.set_text(literal(caption))
         self.legend.set_visible(masks is not None and not masks.all())
         changed += self.titles if self.dynamic_titles else []
-        return changed + [self.caption, self.legend] + ([self.cax] if clim is not None else [])
+        return changed + [self.caption, self.legend] + ([self.cbar.ax] if clim is not None else [])
 
     def cell_texts(self, i):
         """The numbers written in head i's cells (0-based), row by row ([] when none are written)."""

@@ -1,13 +1,7 @@
 """The machinery every explorer shares: controls -> compute -> draw -> picture.
 
-:func:`build_explorer` returns an :class:`ExplorerBox`: a VBox with the controls, a one-line message
-and an ``ipywidgets.Image`` showing the PNG of a plain Agg ``Figure`` (no pyplot). A test reaches
-``box.controls`` (name -> widget), ``box.drawer``, ``box.message``, ``box.image``, ``box.figure``,
-``box.result`` (what compute returned), ``box.refresh()``, ``box.hold()`` (several changes, one
-redraw) and ``box.prepare()`` (draw ahead now). Why it is quick (``benchmarks/README.md`` §1): the PNG
-of every setting shown is kept (:data:`KEEP_PNGS`), the pictures one slider step away are drawn while
-the kernel is idle, and a :class:`LayoutDrawer` builds the axes of a layout once, then updates artists
-only (a :class:`Frame`): :func:`render_png` draws them on the kept static background.
+:func:`build_explorer` wires them into an :class:`ExplorerBox`; a :class:`LayoutDrawer` builds the axes of a
+layout once, then updates artists only. Why it is quick: ``benchmarks/README.md`` §1.
 """
 
 from __future__ import annotations
@@ -18,11 +12,14 @@ import html
 import io
 import math
 
+from typing import NamedTuple
+
 import ipywidgets as widgets
 import numpy as np
 from matplotlib import font_manager
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from threadpoolctl import threadpool_limits
 
 from ..attention import divisors
 from ..data import load_running_example
@@ -99,11 +96,8 @@ _PARAMS_KEPT = 12_000_000  # numbers of parameters kept between settings (about 
 
 
 def explorer_params(d_model, h, d_k=None, seed=0):
-    """``mha_lib.init_params(d_model, h, d_k, seed=seed)``, budget-checked and kept for the last settings.
-
-    The rule d_k = d_model / h (d_k None) and its message come from the library; a setting over
-    :data:`MEMORY_BUDGET` is refused before anything is allocated. d_model=512, h=8, seed=0: the
-    running example's parameters.
+    """``mha_lib.init_params(d_model, h, d_k, seed=seed)``, kept for the last settings; a setting over
+    :data:`MEMORY_BUDGET` is refused before anything is allocated. d_model=512, h=8, seed=0: the running example's.
     """
     try:
         count = parameter_count(d_model, h, d_k=d_k)["total"]  # the library says when h does not divide d_model
@@ -135,10 +129,8 @@ def weights_control(value="random"):
 def fixed_layer(kind, sentence=None):
     """``(tokens, X, params, roles)`` of a layer whose weights are not random (shared arrays: do not change).
 
-    ``"designed"``: :func:`mha_lib.designed_example` (4 heads, ``roles`` names their jobs). ``"trained"``:
-    layer 1 of notebook 09's trained all-MiniLM-L6-v2 run through mha_lib (X = its input, WordPiece tokens;
-    ``roles`` None). ``sentence`` None: the designed example's own sentence, or the running example's.
-    ValueError for another kind, a sentence the layer cannot take, or the model not installed.
+    ``"designed"``: :func:`mha_lib.designed_example` (``roles`` names the heads' jobs); ``"trained"``: layer 1 of
+    notebook 09's all-MiniLM-L6-v2 (X its input, roles None). ``sentence`` None: the designed or running example's.
     """
     if kind == "designed":
         d = designed_example(sentence)
@@ -189,14 +181,10 @@ def explorer_layer(weights, X=None, tokens=None, h=8, d_k=None, seed=0, sentence
 
 def single_blas_thread():
     """Context manager: the block runs on one BLAS thread (threadpoolctl): 0.7 ms against 14-47 ms on two."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # best effort
-        return contextlib.nullcontext()
     return threadpool_limits(limits=1, user_api="blas")
 
 
-class Frame:
+class Frame(NamedTuple):
     """What a drawing function returns to say "only these artists changed".
 
     ``dynamic``: the artists whose data changed (left out of the kept static picture, painted on top of
@@ -204,10 +192,9 @@ class Frame:
     whose static picture is reused when the key comes back (h 8 -> 4 -> 8).
     """
 
-    __slots__ = ("dynamic", "new_layout", "key")
-
-    def __init__(self, dynamic, new_layout, key=None):
-        self.dynamic, self.new_layout, self.key = list(dynamic), bool(new_layout), key
+    dynamic: list
+    new_layout: bool
+    key: object = None
 
 
 def _encode(canvas):
@@ -339,7 +326,7 @@ class LayoutDrawer:
         self.layout = self.layouts[key][0]
         static = self.static(res)  # e.g. tick labels that update() rewrites without building axes
         new_layout, self._static = new_layout or static != self._static, static
-        return Frame(self.update(self.layout, res), new_layout, key=(type(self).__name__, key, static))
+        return Frame(list(self.update(self.layout, res)), new_layout, key=(type(self).__name__, key, static))
 
 
 def still_figure(drawer, result, dpi=90):
@@ -433,11 +420,8 @@ def link_heads(box, d_model_of, max_h=16, tie="tie", h="h", d_k="d_k", head=None
 
 
 def kernel_loop():
-    """The asyncio loop of a Jupyter kernel, when we are inside one (else None).
-
-    Only a kernel counts: elsewhere (e.g. under Playwright's sync API) ``asyncio.get_running_loop()`` may
-    answer, and work scheduled there would never run.
-    """
+    """The asyncio loop of a Jupyter kernel, when we are inside one (else None: elsewhere, e.g. under Playwright's
+    sync API, a running loop may answer, and work scheduled there would never run)."""
     import asyncio
 
     try:
@@ -472,7 +456,9 @@ def _flushed(name, sync_figure=False):
 
 
 class ExplorerBox(widgets.VBox):
-    """The container :func:`build_explorer` returns (a VBox with a few extra attributes)."""
+    """What :func:`build_explorer` returns: a VBox of the controls, a one-line ``message`` and the PNG ``image`` of
+    a plain Agg ``figure``; also ``controls`` (name -> widget), ``drawer``, ``result`` (what compute returned),
+    ``refresh()``, ``hold()`` (several changes, one redraw) and ``prepare()`` (draw ahead now)."""
 
     figure, drawer = _flushed("_figure", sync_figure=True), _flushed("_drawer", sync_figure=True)
     image, result = _flushed("_image"), _flushed("_result")
@@ -624,8 +610,7 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
 
     def warm(budget=None):
         """Draw and keep the PNG of one setting a slider step away: 1, or 0 when none is left (or ``budget`` were
-        drawn since the last move). The figure is brought back to the setting shown when it is read.
-        """
+        drawn since the last move). The figure is brought back to the setting shown when it is read."""
         budget = state.get("budget", 6) if budget is None else budget
         if not KEEP_PNGS or state["drawn"] is None or box._pending or state["held"] or state["warmed"] >= budget:
             return 0
