@@ -167,6 +167,8 @@ MISTAKES = [
      / np.exp(S - S.max(axis=-1, keepdims=True)).sum(axis=-1), "keepdims=True the row sums"),
     ("04.softmax", lambda S: np.exp(S - S.max(axis=-1)) / np.exp(S - S.max(axis=-1)).sum(axis=-1, keepdims=True),
      "x.max(axis=-1) without keepdims"),
+    ("04.softmax", lambda S: np.exp(S - S.max(axis=-1)) / np.exp(S - S.max(axis=-1)).sum(axis=-1),
+     "both x.max(axis=-1) and e.sum(axis=-1)"),
     ("04.softmax", lambda S: np.exp(S - S.max(axis=-1, keepdims=True)), "divide each row by its sum"),
     ("04.softmax", lambda S: np.exp(S - S.max(axis=1, keepdims=True))
      / np.exp(S - S.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True), "axis=-1 (not axis=1)"),

@@ -317,6 +317,11 @@ def _softmax_max_no_keepdims(S):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def _softmax_both_no_keepdims(S):
+    e = np.exp(S - S.max(axis=-1))  # (..., n): runs only when the rows are as long as the columns
+    return e / e.sum(axis=-1)
+
+
 def _softmax_global_max(S):
     e = np.exp(S - S.max())
     return e / e.sum(axis=-1, keepdims=True)
@@ -345,6 +350,9 @@ _MISTAKES_SOFTMAX = _mistakes(
     ("max without keepdims", _softmax_max_no_keepdims, _KEEPDIMS,
      "x.max(axis=-1) without keepdims=True has shape (..., n) and is subtracted from the COLUMNS: "
      "write x - x.max(axis=-1, keepdims=True)."),
+    ("keepdims left out twice", _softmax_both_no_keepdims, _KEEPDIMS,
+     "both x.max(axis=-1) and e.sum(axis=-1) lose the row axis without keepdims=True, so each one meets the "
+     "COLUMNS: write x - x.max(axis=-1, keepdims=True) and e / e.sum(axis=-1, keepdims=True)."),
     ("no max subtraction", _naive_softmax,
      "exp of a large score overflows; the softmax of a row does not change when one number is subtracted from "
      "all of its scores.",
