@@ -147,6 +147,7 @@ MISTAKES = [
     ("02.split_heads", lambda P, h: P.reshape(P.shape[0], h, P.shape[1] // h), "head axis is in the middle"),
     ("02.split_heads", lambda P, h: P.reshape(P.shape[0], P.shape[1] // h, h).transpose(2, 0, 1), "every h-th column"),
     ("02.split_heads", lambda P, h: P.reshape(P.shape[0], h, -1).transpose(1, 2, 0), "yours are (d, n)"),
+    ("02.split_heads", lambda P, h: P.reshape(P.shape[0], h, -1).T, ".T reverses ALL three axes"),
     ("03.scores", lambda Q, K: Q @ K / np.sqrt(Q.shape[-1]), "Q @ K.swapaxes(-1, -2)"),
     ("03.scores", lambda Q, K: Q @ K, "Q @ K.swapaxes(-1, -2)"),
     ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2), "not scaled"),

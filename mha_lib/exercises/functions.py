@@ -212,6 +212,10 @@ _MISTAKES_SPLIT = _mistakes(
      "each head's part keeps the layout of P: one row per token.",
      "each head should be (n, d), one row per token like P; yours are (d, n). Use .transpose(1, 0, 2), "
      "not a full .T."),
+    ("full .T after the reshape", lambda P, h: P.reshape(P.shape[0], h, P.shape[1] // h).T,
+     "only the token axis and the head axis trade places; each head's columns stay on the last axis.",
+     "on a 3-D array .T reverses ALL three axes: (n, h, d) becomes (d, h, n). Swap only the first two: "
+     "P.reshape(n, h, d).transpose(1, 0, 2)."),
 )
 
 
@@ -719,8 +723,13 @@ def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
                 f"({ex.returns}).")
     if isinstance(result, (list, tuple)):
         kind = type(result).__name__
-        extra = (" If you return several things, return only the output array." if isinstance(result, tuple)
-                 else " Return a numpy array: numpy operations (@, np.exp, ...) give one.")
+        if isinstance(result, tuple):
+            extra = " If you return several things, return only the output array."
+        elif result and all(isinstance(item, np.ndarray) for item in result):  # one array per head, say
+            extra = (" Return a numpy array: np.stack(your_list) makes one of a list of equal-shaped arrays, "
+                     "along a new first axis.")
+        else:
+            extra = " Return a numpy array: numpy operations (@, np.exp, ...) give one."
         return f"{name} returned a {kind} of {len(result)} items, not an array.{extra}"
     if not isinstance(result, np.ndarray):
         convert = (" Compute with numpy throughout, or convert at the end: np.asarray(result) (a torch tensor: "
