@@ -152,6 +152,7 @@ MISTAKES = [
     ("03.scores", lambda Q, K: Q @ K, "Q @ K.swapaxes(-1, -2)"),
     ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2), "not scaled"),
     ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2) / np.sqrt(512), "sqrt(d_model)"),
+    ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-2]), "sqrt(n), the number of tokens"),
     ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2) / Q.shape[-1], "divide by its square root"),
     ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2) * np.sqrt(Q.shape[-1]), "multiplied by sqrt(d_k)"),
     ("03.scores", lambda Q, K: K @ Q.swapaxes(-1, -2) / np.sqrt(Q.shape[-1]), "not K Q^T"),
@@ -230,6 +231,33 @@ def test_each_mistake_has_its_own_hint():
         hints = [m.hint for m in ex.mistakes]
         # two mistake formulas may share a hint only when they are the same mistake with and without max shift
         assert len(set(hints)) >= len(hints) - 1
+
+
+def test_scores_are_checked_on_a_stack_of_heads_as_notebook_03_says():
+    """Notebook 03 promises one head, a stack of heads and a batch of stacks: the inputs must include each."""
+    shapes = [case.args[0].shape for case in FUNCTION_EXERCISES["03.scores"].make_cases(np.random.default_rng(0))]
+    assert {len(shape) for shape in shapes} == {2, 3, 4}, shapes
+
+
+def test_scores_of_one_head_only_fail_on_the_stack_of_heads(capsys):
+    def my_scores(Q, K):  # works for one matrix, not for a stack of heads
+        if Q.ndim != 2:
+            raise ValueError("only matrices")
+        return Q @ K.T / np.sqrt(Q.shape[-1])
+
+    ok, out = run(capsys, "03.scores", my_scores)
+    assert not ok and "(3, 4, 2)" in out and "It works without leading dimensions" in out
+
+
+def test_a_list_of_heads_is_told_to_use_np_stack(capsys):
+    def my_split_heads(P, h):
+        d = P.shape[1] // h
+        return [P[:, i * d:(i + 1) * d] for i in range(h)]
+
+    ok, out = run(capsys, "02.split_heads", my_split_heads)
+    assert not ok and "returned a list of 3 items" in out and "np.stack(" in out
+    ok, out = run(capsys, "02.split_heads", lambda P, h: np.stack(my_split_heads(P, h)))
+    assert ok
 
 
 # ----------------------------------------------------------------------------- bad functions, bad returns

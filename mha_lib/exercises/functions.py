@@ -276,6 +276,9 @@ def _diagnose_scores(case, got):
         return "you multiplied by sqrt(d_k); divide by it instead."
     m = round(c * c)
     if m >= 2 and abs(c * c - m) < 1e-3 * m:
+        if m == Q.shape[-2]:
+            return (f"you divided by sqrt({m}): sqrt(n), the number of tokens? Divide by sqrt(d_k), the last axis "
+                    f"of Q: d_k = Q.shape[-1], {d_k} here.")
         return (f"you divided by sqrt({m}) (sqrt(d_model)?). The scale is sqrt(d_k), the size of ONE query: "
                 f"d_k = Q.shape[-1], {d_k} here.")
     return f"your scores are Q K^T divided by {c:.4g}; divide by sqrt(d_k) = {math.sqrt(d_k):.4g} (d_k = Q.shape[-1])."
@@ -286,8 +289,9 @@ def _diagnose_scores(case, got):
            batch_hint="K.T reverses ALL the axes of a batched K; swap only the last two: K.swapaxes(-1, -2).")
 def _cases_scores(rng):
     cases = []
-    # The first input is square (n == d_k), so that Q @ K runs and its wrong values can be recognised.
-    for shape in [(4, 4), (5, 3), (3, 6), (2, 3, 4, 2)]:
+    # The first input is square (n == d_k), so that Q @ K runs and its wrong values can be recognised; then one
+    # head (n != d_k), a stack of h = 3 heads (h, n, d_k), and a batch of 2 such stacks. Notebook 03 lists them.
+    for shape in [(4, 4), (5, 3), (3, 6), (3, 4, 2), (2, 3, 4, 2)]:
         Q, K = rng.normal(size=shape), rng.normal(size=shape)
         cases.append(_Case((Q, K), attention_scores(Q, K), len(shape) > 2, f"Q, K of shape {shape}"))
     return cases
