@@ -349,10 +349,6 @@ class HeadGrid:
         changed += self.titles if self.dynamic_titles else []
         return changed + [self.caption, self.legend] + ([self.cbar.ax] if clim is not None else [])
 
-    def cell_texts(self, i):
-        """The numbers written in head i's cells (0-based), row by row ([] when none are written)."""
-        return self.panels[i].numbers.texts()
-
 
 class HeadGridDrawer(LayoutDrawer):
     """A :class:`~mha_lib.explorers.toolkit.LayoutDrawer` whose layout is a :class:`HeadGrid` (or holds one as
@@ -364,7 +360,7 @@ class HeadGridDrawer(LayoutDrawer):
 
     def cell_texts(self, i):
         """The numbers written in head i's cells (0-based), row by row ([] when none are written)."""
-        return getattr(self.layout, "grid", self.layout).cell_texts(i)
+        return getattr(self.layout, "grid", self.layout).panels[i].numbers.texts()
 
 
 def heads_picture(matrices, tokens, *, signed=None, cbar_label=None, title=None, dpi=90, col_tokens=None,
