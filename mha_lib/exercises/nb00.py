@@ -32,7 +32,8 @@ EXERCISES = {
                  "Answer with a tuple, e.g. (4, 64).",
         answer=lambda: multi_head_attention(load_running_example().X, load_running_example().params).output.shape,
         hint=(
-            "Attention keeps one row per token, and the layer's output is added back to its input X.",
+            "The output keeps one row per token, and each row is as wide as a row of X, so that the next layer "
+            "can take the output as its input: layers are stacked.",
             "W^O brings every row back to d_model columns, so the output has the shape of X: (n tokens, d_model).",
         ),
         kind="shape",
