@@ -256,3 +256,22 @@ def test_a_list_of_numbers_is_not_told_about_decimal_commas(capsys):
     assert "not 3 numbers" in out and "3,5" not in out, out
     _, out = said(capsys, "10.swapped_row", "0,1598")
     assert "with a point" in out, out
+
+
+def test_the_cosine_prediction_says_why_a_small_guess_is_still_too_far(capsys):
+    """'About 0.1' is the natural guess for 'small'; the window is 0.1 around -0.043, so the hint must say why."""
+    from mha_lib.exercises.nb01 import _cosine
+
+    exact = _cosine("cat", "dog")
+    assert abs(exact - -0.04) < 0.005  # the value the concrete hint states
+    assert said(capsys, "01.predict_cosine", 0.1)[0] is False
+    ok, second = said(capsys, "01.predict_cosine", 0.1)
+    assert not ok and "-0.04" in second and "0.1 is already too far" in second
+    assert said(capsys, "01.predict_cosine", 0)[0] is True
+
+
+def test_the_output_shape_hint_of_00_does_not_lean_on_the_residual_connection(capsys):
+    """Notebook 00 has not introduced the residual connection (notebook 07 does)."""
+    outs = [said(capsys, "00.output_shape", (4, 64))[1] for _ in range(2)]
+    assert "one row per token" in outs[0] and "stacked" in outs[0]
+    assert not any("added" in out or "residual" in out for out in outs)

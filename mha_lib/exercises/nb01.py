@@ -15,12 +15,15 @@ def _cosine(a, b):
 EXERCISES = {
     "predict_cosine": Exercise(
         question="Predict before you run the cell: in this series' embeddings (d_model = 512, random numbers seeded "
-                 "by the word), what is the cosine similarity of 'cat' and 'dog'? A guess within 0.1 counts.",
+                 "by the word), what is the cosine similarity of 'cat' and 'dog'? A guess within 0.1 of the exact value "
+                 "counts.",
         answer=lambda: _cosine("cat", "dog"),
         hint=(
-            "These rows carry no meaning: 'cat' is no closer to 'dog' than to any other word.",
-            "Two random directions in 512 dimensions are almost perpendicular: their cosine is a small number "
-            "near 0, about 1/sqrt(512) in size.",
+            "These rows carry no meaning: 'cat' is no closer to 'dog' than to any other word. Two unrelated "
+            "random directions in 512 dimensions are almost perpendicular: think of the cosine of a right angle.",
+            "Nearer 0 than you think: the exact value is about -0.04. Random directions in 512 dimensions have a "
+            "cosine of about 1/sqrt(512) = 0.044 in size, either sign, so 0 is close enough and 0.1 is already "
+            "too far.",
         ),
         kind="number",
         rtol=0.0,
