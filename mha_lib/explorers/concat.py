@@ -14,8 +14,9 @@ from matplotlib.patches import Rectangle
 
 from ..attention import merge_heads, multi_head_attention, split_heads
 from ..plotting import SIGNED_CMAP
+from .grid import token_labels
 from .toolkit import (D_K_OPTIONS, HEAD_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_params,
-                      heads_control, link_heads, running_inputs, still_figure)
+                      heads_control, link_heads, running_inputs, still_figure, text_family)
 
 __all__ = ["HEAD_COLORS", "TOKEN_FILLS", "plot_cells", "reshape_steps_figure", "reshape_bug_figure", "ConcatView",
            "compute_concat", "ConcatDrawer", "concat_figure", "make_concat_explorer"]
@@ -176,7 +177,7 @@ class ConcatDrawer(LayoutDrawer):
         lay.im = ax_mat.imshow(np.zeros((n, 1)), cmap=SIGNED_CMAP, vmin=-self.vmax, vmax=self.vmax, aspect="auto",
                                interpolation="nearest")
         ax_mat.set_xlim(-0.5, xmax - 0.5)  # columns line up with the layout above
-        ax_mat.set_yticks(range(n), labels=list(view.tokens), fontsize=9)
+        ax_mat.set_yticks(range(n), labels=token_labels(view.tokens), fontsize=9, fontfamily=text_family())
         ax_mat.set_xticks([])
         ax_mat.set_xlabel("the numbers of Concat: each block, between black lines, is one head's output "
                           "$\\mathrm{Head}_i$ (n × d_v), under its block above", fontsize=9)

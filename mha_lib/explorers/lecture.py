@@ -132,7 +132,10 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
         without a "PAD" token, no real token, too many tokens, over the memory budget), with a
         one-line explanation.
     """
-    tokenize(sentence)  # a string with a visible word, else its message (invisible characters are not words)
+    try:  # a string with a visible word, else its message (invisible characters are not words)
+        tokenize(sentence)
+    except (TypeError, ValueError) as exc:  # the message without the library function's name in front
+        raise type(exc)(str(exc).removeprefix("tokenize: ")) from None
     # "PAD" keeps its case (padding_mask compares with "PAD"); every other word is lower-cased.
     tokens = tuple("PAD" if w == "PAD" else w.lower() for w in _as_seen(sentence).split())
     if len(tokens) > max_tokens:

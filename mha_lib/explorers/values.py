@@ -48,7 +48,7 @@ def _colors(n):
 
 def _convex_artists(ax, tokens, n_out, fontsize, output_color=None):
     """The 2-D panel's artists (hull, lines from the query, dots, stars, labels); :func:`_place` positions them."""
-    n, colors = len(tokens), _colors(len(tokens))
+    n, colors, tokens = len(tokens), _colors(len(tokens)), token_labels(tokens)  # drawn as typed ("$5" stays "$5")
     p = SimpleNamespace(fontsize=fontsize)
     p.hull = ax.fill([0, 1, 0], [0, 0, 1], color="#BBBBBB", alpha=0.35, zorder=0,
                      label="convex hull of the value rows")[0]
@@ -68,9 +68,10 @@ def _convex_artists(ax, tokens, n_out, fontsize, output_color=None):
 
 def _place(p, ax, V2, out2, query=None, weights=None, label_values=True, label_outputs=True, pad=(0.45, 0.2)):
     """Move the 2-D panel's artists to value rows ``V2`` (n, 2) and outputs ``out2`` (n_out, 2); set the view."""
-    hull = convex_hull(V2)
-    p.hull.set(xy=hull, visible=len(hull) >= 3)
-    p.segment.set(data=(hull[:, 0], hull[:, 1]), visible=len(hull) == 2)
+    hull = convex_hull(V2)  # a hidden hull or segment also leaves the legend (an "_" label)
+    p.hull.set(xy=hull, visible=len(hull) >= 3, label=("" if len(hull) >= 3 else "_") + "convex hull of the value rows")
+    p.segment.set(data=(hull[:, 0], hull[:, 1]), visible=len(hull) == 2,
+                  label=("" if len(hull) == 2 else "_") + f"all weighted averages of the {len(V2)} values")
     for j, line in enumerate(p.lines):
         line.set_visible(query is not None and weights is not None)
         if line.get_visible():
@@ -153,7 +154,7 @@ def add_token_legend(target, tokens, *, fontsize=9, **kwargs):
     """
     handles = [(Line2D([], [], ls="", marker="o", ms=8, mfc=c, mec="black"),
                 Line2D([], [], ls="", marker="*", ms=12, mfc=c, mec="black")) for c in _colors(len(tokens))]
-    return target.legend(handles, list(tokens), handler_map={tuple: HandlerTuple(ndivide=None, pad=0.6)},
+    return target.legend(handles, token_labels(tokens), handler_map={tuple: HandlerTuple(ndivide=None, pad=0.6)},
                          fontsize=fontsize, **kwargs)
 
 
@@ -229,7 +230,8 @@ class ValuesDrawer(LayoutDrawer):
 
     def update(self, lay, view):
         cols = self.key(view)[1]
-        tok, i, w = view.tokens[view.query], view.head, view.weights_row
+        toks = token_labels(view.tokens)
+        tok, i, w = toks[view.query], view.head, view.weights_row
         bars = lay.set_bars(w, [f"{value:.3f}" for value in w], pad=0.02)
         lay.ax_bar.set_title(f"weights of '{tok}' in head {i} (sum = {w.sum():.3f})", fontsize=10)
         moved = _place(lay.panel, lay.ax_2d, view.V[:, :2], view.heads[:, :2], view.query, view.weights,
@@ -239,7 +241,7 @@ class ValuesDrawer(LayoutDrawer):
         lay.heat.set_data(M, clim=symmetric_limits(M))
         lay.heat.ax.set_title(f"$V_{{{i}}}$ rows, and the output row of '{tok}' (first {cols} columns)", fontsize=9)
         lay.suptitle.set_text(f"h = {view.h}, d_k = d_v = {view.d_k}: output of '{tok}' = "
-                              + " + ".join(f"{x:.2f}·v({t})" for x, t in zip(w, view.tokens)))
+                              + " + ".join(f"{x:.2f}·v({t})" for x, t in zip(w, toks)))
         return [*bars, lay.ax_bar.title, *lay.ax_bar.spines.values(), *moved, lay.ax_2d.title,
                 *lay.ax_2d.spines.values(), *lay.heat.artists(), lay.sep, lay.heat.ax.title, lay.suptitle]
 
