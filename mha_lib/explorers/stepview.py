@@ -191,7 +191,7 @@ class StepDrawer:
             self.titles[k].set_fontweight("bold" if k == res.step else "normal")
         T, formula = res.temperature, STEPS[res.step][2]
         self.titles[6].set_text(rf"$\mathrm{{weights}}_i$, $T = {T:.2g}$" if T != 1.0 else STEPS[6][1])
-        role = f"  ({res.role})" if res.role else ""
+        role = f"  ({res.role})" if res.role and res.step >= 6 else ""  # named once its weights show it
         self.caption.set_text(
             f"“{' '.join(res.tokens)}”  ·  {SOURCE_NAMES[res.source]}\n"
             f"head {res.head} of {res.h}{role}  ·  d_model = {res.d_model}, d_k = {res.d_k}, d_v = {res.d_v}\n"
