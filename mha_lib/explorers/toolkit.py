@@ -560,12 +560,10 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
         message.value = ""
         state["warmed"] = 0
         key = setting_key(values)
-        state["figure_behind"] = key in pngs  # the figure is brought up to date when it is read
-        if key in pngs:  # drawn before, or ahead by prepare(): no drawing at all
+        state["figure_behind"] = key in pngs  # drawn before or ahead: not drawn now; the figure catches up when read
+        if key in pngs:
             pngs[key] = pngs.pop(key)  # most recently used last
-            image.value = pngs[key]
-        else:
-            image.value = draw_png(key, box._result)
+        image.value = pngs[key] if key in pngs else draw_png(key, box._result)
         image.layout.display = None
         state["drawn"], old = values, state.get("shown") or {}
         moved = [(name, old[name], values[name]) for name in old if values[name] != old[name]]
