@@ -106,7 +106,7 @@ class CellNumbers(Artist):
         self.stale = False
 
 
-_T = np.arange(-5, 6, 2) / 6  # the hatch lines of a cell, 1/3 apart: y = -(x - t) from its bottom-left corner
+_T = np.arange(-5, 6, 2) / 6  # a cell's hatch lines, 1/3 apart: y = t - x (data units) from its bottom-left corner
 _SX, _EX = np.maximum(_T, 0), np.minimum(_T + 1, 1)  # where each line enters and leaves the cell
 _CELL_HATCH = np.stack([np.stack([_SX, _T - _SX], -1), np.stack([_EX, _T - _EX], -1)], 1)  # (6, 2, 2)
 
