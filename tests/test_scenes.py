@@ -316,3 +316,27 @@ def test_a_view_is_built_when_first_needed():
     assert built == [make_lecture_explorer] and set(other.explorers) == {"lecture"}
     other.go(0)
     assert set(other.explorers) == {"lecture", "steps"}
+
+
+# ------------------------------------------------------------------ the map (intro and wrap-up)
+
+
+def test_every_scene_names_a_step_of_the_map():
+    from mha_lib.diagrams import DIAGRAM_STEPS
+
+    assert all(s.step in DIAGRAM_STEPS for s in scenes.SCENES)
+
+
+def test_the_map_shows_the_whole_computation_with_the_scene_step_and_a_new_scene_leaves_it(screen):
+    screen.go(scenes.scene_index("masks-causal"))
+    screen.map_button.value = True
+    stages = {c.layout.display for c in screen.children[2:]}
+    assert stages == {None, "none"} and screen.children[-1].layout.display is None  # the map stage alone
+    softmax_map = screen.map_image.value
+    assert softmax_map[:4] == b"\x89PNG"
+    screen.go(scenes.scene_index("several-heads"))  # a new scene: its own picture, the map is off
+    assert not screen.map_button.value and screen.children[-1].layout.display == "none"
+    screen.map_button.value = True
+    assert screen.map_image.value != softmax_map  # "concat" in orange, not "softmax"
+    screen.map_button.value = False
+    assert screen.children[-1].layout.display == "none"

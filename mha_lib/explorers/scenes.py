@@ -17,19 +17,22 @@ from urllib.parse import parse_qs
 import ipywidgets as widgets
 import matplotlib
 
-from .toolkit import kernel_loop
+from ..diagrams import DIAGRAM_STEPS, mha_diagram_figure
+from .toolkit import kernel_loop, render_png
 
 __all__ = ["Scene", "SCENES", "scene_index", "make_lecture_screen", "KEYS_JS", "SCREEN_CSS", "dpi_for"]
 
 
 @dataclass(frozen=True)
 class Scene:
-    """One scene: its name, which explorer it shows ("lecture" or "steps"), the control values it sets, its minutes."""
+    """One scene: its name, which explorer it shows ("lecture" or "steps"), the control values it sets, its minutes,
+    and the step of the computation it is about (one of :data:`mha_lib.diagrams.DIAGRAM_STEPS`, orange on the map)."""
 
     name: str
     view: str
     settings: dict = field(default_factory=dict)
     minutes: int = 5
+    step: str = None
 
     @property
     def slug(self):
@@ -43,21 +46,24 @@ class Scene:
 _RUNNING = {"weights": "random", "preset": "custom", "sentence": "humpty dumpty sat on", "d_model": 512, "tie": True,
             "h": 8, "mask": "none", "scaled": True, "lecture": True}
 SCENES = (
-    Scene("One head by hand", "steps", {"source": "random", "head": 1, "step": 0, "temperature": 1.0}, 6),
-    Scene("Why divide by sqrt(d_k)", "lecture", {**_RUNNING, "tie": False, "d_k": 256, "scaled": False}, 5),
+    Scene("One head by hand", "steps", {"source": "random", "head": 1, "step": 0, "temperature": 1.0}, 6,
+          "projections"),
+    Scene("Why divide by sqrt(d_k)", "lecture", {**_RUNNING, "tie": False, "d_k": 256, "scaled": False}, 5, "scores"),
     # random parameters: at T = 1 head 1's rows are mixed (0.25/0.26/0.03/0.46), so T = 0.1 sharpens them to
     # almost one-hot and T = 10 flattens them to 0.21-0.28 (a designed head is one-hot already at T = 1)
-    Scene("Softmax and temperature", "steps", {"source": "random", "head": 1, "step": 6, "temperature": 1.0}, 5),
-    Scene("Masks: causal", "lecture", {**_RUNNING, "mask": "causal"}, 4),
+    Scene("Softmax and temperature", "steps", {"source": "random", "head": 1, "step": 6, "temperature": 1.0}, 5,
+          "softmax"),
+    Scene("Masks: causal", "lecture", {**_RUNNING, "mask": "causal"}, 4, "softmax"),
     Scene("Masks: you are welcome PAD", "lecture",
-          {**_RUNNING, "sentence": "you are welcome PAD", "mask": "padding"}, 3),
-    Scene("The weighted sum", "steps", {"source": "designed", "head": 2, "step": 7, "temperature": 1.0}, 4),
+          {**_RUNNING, "sentence": "you are welcome PAD", "mask": "padding"}, 3, "softmax"),
+    Scene("The weighted sum", "steps", {"source": "designed", "head": 2, "step": 7, "temperature": 1.0}, 4, "values"),
     # the designed layer's own sizes (d_model 32, h 4, d_k 16 not tied): the greyed controls show them
     Scene("Several heads", "lecture", {**_RUNNING, "weights": "designed", "sentence": "the cat saw the dog",
-                                       "d_model": 32, "tie": False, "h": 4, "d_k": 16}, 5),
+                                       "d_model": 32, "tie": False, "h": 4, "d_k": 16}, 5, "concat"),
     # opens on the scaled scores: the room predicts where "cat" looks before "next step" shows the weights
-    Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 5, "temperature": 1.0}, 4),
-    Scene("Positions", "lecture", {**_RUNNING, "sentence": "the cat saw the dog"}, 4),
+    Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 5, "temperature": 1.0}, 4,
+          "softmax"),
+    Scene("Positions", "lecture", {**_RUNNING, "sentence": "the cat saw the dog"}, 4, "embeddings"),
 )
 
 
@@ -262,7 +268,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     -------
     ipywidgets.VBox
         With ``.scene_menu`` (Dropdown of scene numbers), ``.next_button``, ``.previous_button``,
-        ``.contrast`` (Checkbox), ``.viewport`` (Text), ``.go(k)``, and ``.explorers``
+        ``.contrast`` (Checkbox), ``.map_button`` (ToggleButton: the map of the computation with the scene's
+        step in orange, in ``.map_image``), ``.viewport`` (Text), ``.go(k)``, and ``.explorers``
         (dict "lecture"/"steps" -> the current ExplorerBox; a view's explorer is built when first shown, or
         in a kernel two seconds after the browser reported its window).
     """
@@ -279,15 +286,22 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     contrast = widgets.Checkbox(value=False, description="high contrast", indent=False,
                                 layout=widgets.Layout(width="auto"))
     viewport = widgets.Text(value="", continuous_update=True, layout=widgets.Layout(display="none"))
+    map_button = widgets.ToggleButton(value=False, description="map", tooltip="the whole computation; this scene's "
+                                      "step in orange (the intro and the wrap-up)", layout=widgets.Layout(width="auto"))
     stages = {name: widgets.HBox(layout=widgets.Layout(width="100%", align_items="stretch")) for name in factories}
+    map_image = widgets.Image(format="png")
+    stages["map"] = widgets.HBox([widgets.VBox([map_image], layout=widgets.Layout(flex="1 1 auto", min_width="0"))],
+                                 layout=widgets.Layout(width="100%", display="none"))
+    stages["map"].children[0].add_class("mha-picture")
     for widget, css_class in ((menu, "mha-scene-menu"), (prev_button, "mha-scene-prev"), (viewport, "mha-viewport"),
                               (next_button, "mha-scene-next"), (counter, "mha-scene-counter"),
-                              (stages["lecture"], "mha-stage"), (stages["steps"], "mha-stage")):
+                              (stages["lecture"], "mha-stage"), (stages["steps"], "mha-stage"),
+                              (stages["map"], "mha-stage"), (map_button, "mha-map")):
         widget.add_class(css_class)
-    bar = widgets.HBox([prev_button, menu, next_button, counter, contrast, viewport],
+    bar = widgets.HBox([prev_button, menu, next_button, counter, map_button, contrast, viewport],
                        layout=widgets.Layout(align_items="center", grid_gap="10px"))
     css = widgets.HTML(SCREEN_CSS, layout=widgets.Layout(display="none"))  # a <style> applies while hidden
-    screen = widgets.VBox([css, bar, stages["lecture"], stages["steps"]], layout=widgets.Layout(width="100%"))
+    screen = widgets.VBox([css, bar, *stages.values()], layout=widgets.Layout(width="100%"))
     screen.add_class("mha-screen")
     full = fullscreen if fullscreen is not None else query_string is not None
     if full:
@@ -343,9 +357,19 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         _apply(box, s.settings)
         if fresh:  # its first picture (the defaults) is followed at once by the scene's: no flash of the defaults
             box.refresh()
-        for name, stage in stages.items():
-            stage.layout.display = None if name == s.view else "none"
+        map_button.value = False  # a new scene shows its picture
+        on_stage(s.view)
         prev_button.disabled, next_button.disabled = k == 0, k == len(scenes) - 1
+
+    def on_stage(view):
+        """Show one stage: a view's explorer, or the map with the scene's step in orange (a PNG kept per step)."""
+        if view == "map":
+            step = scenes[menu.value].step
+            if step not in state.setdefault("maps", {}):  # 10.5 x 4 inches: about 1900 pixels wide
+                state["maps"][step] = render_png(mha_diagram_figure(highlight=step), dpi=180)
+            map_image.value = state["maps"][step]
+        for name, stage in stages.items():
+            stage.layout.display = None if name == view else "none"
 
     def go(k):
         menu.value = max(0, min(len(scenes) - 1, int(k)))
@@ -361,8 +385,11 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         elif "saved_rc" in state:
             matplotlib.rcParams.update(state.pop("saved_rc"))
             fonts.setLevel(state.pop("font_log_level", logging.NOTSET))
+        state.pop("maps", None)  # drawn again in the new style when next shown
         for name in list(state["explorers"]):
             install(name, state["dpi"][name])
+        if map_button.value:
+            on_stage("map")
 
     def on_viewport(change):
         vp = _parse_viewport(change["new"])
@@ -382,16 +409,19 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     prev_button.on_click(lambda _b: go(menu.value - 1))
     next_button.on_click(lambda _b: go(menu.value + 1))
     contrast.observe(on_contrast, names="value")
+    map_button.observe(lambda change: on_stage("map" if change["new"] else scenes[menu.value].view), names="value")
     viewport.observe(on_viewport, names="value")
     loop = kernel_loop()
     if full and loop is not None:  # a fresh Voila page: the first scene is drawn once the browser has reported
         state["waiting"] = True  # its window (at most 5 s)
         counter.value = f"{start + 1} / {len(scenes)}"
-        stages["steps"].layout.display = stages["lecture"].layout.display = "none"
+        for stage in stages.values():
+            stage.layout.display = "none"
         loop.call_later(5.0, lambda: state["waiting"] and show(menu.value))
     else:
         show(start)
     screen.scene_menu, screen.next_button, screen.previous_button, screen.go = menu, next_button, prev_button, go
     screen.contrast, screen.viewport, screen.scenes = contrast, viewport, scenes
+    screen.map_button, screen.map_image = map_button, map_image
     screen.explorers = state["explorers"]  # the dict itself: rebuilt explorers replace its entries
     return screen

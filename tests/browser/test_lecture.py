@@ -253,3 +253,32 @@ def test_picture_is_rendered_for_the_pixel_ratio(browser, lecture_url, screensho
         assert state["dpr"] == 2 and state["naturalWidth"] >= 1.8 * painted_width(state)
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_map_button_shows_the_whole_computation_across_the_window(browser, lecture_url, screenshots, size):
+    """The intro and the wrap-up: "map" shows the diagram of notebook 00 (the scene's step in orange) across the
+    whole width, its 9-point text at least 15 px on screen; the next scene hides it again."""
+    from mha_lib.diagrams import mha_diagram_figure
+
+    width, height = size
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    try:
+        page.goto(f"{lecture_url}&scene=2")
+        page.locator(".mha-screen img:visible").first.wait_for(state="visible", timeout=180_000)
+        state = wait_for_scene(page, 2)
+        page.locator(".mha-map").click()
+        assert ld.wait_until(lambda: page.evaluate(_STATE)["src"] not in state["all"]
+                             and page.evaluate(_STATE)["loaded"], timeout=60.0), "the map did not show"
+        shown = page.evaluate(_STATE)
+        page.screenshot(path=str(screenshots / f"lecture_{width}x{height}_map.png"))
+        text_px = 9 / 72 * painted_width(shown) / mha_diagram_figure().get_figwidth()
+        print(f"\nmap at {width}x{height}: painted {painted_width(shown):.0f} CSS px wide, text {text_px:.1f} px")
+        assert shown["scrollH"] <= height + 1 and shown["imgBottom"] <= height + 1, shown
+        assert painted_width(shown) >= 0.8 * width and text_px >= 15.0, shown
+        page.locator("button.mha-scene-next").click()
+        wait_for_scene(page, 3, previous_src=shown["src"])
+    finally:
+        context.close()
