@@ -157,9 +157,6 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posi
         "positions": checkbox("add positional encodings", positions),
         "head": int_slider("head", head, 1, 8),
     }
-    box = build_explorer(controls, permutation_experiment, PositionsDrawer(),
-                         title="Reorder the words: does attention notice?")
-
     def fit_order(change):
         """A sentence of another length gets an order of its length (the first two words swapped)."""
         n = 0  # a sentence that cannot be read keeps the order: its own message is shown
@@ -170,5 +167,6 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posi
             if 0 < n <= MAX_TOKENS:
                 controls["order"].value = " ".join(map(str, [2, 1, *range(3, n + 1)] if n > 1 else [1]))
 
-    controls["sentence"].observe(fit_order, names="value")
-    return box
+    controls["sentence"].observe(fit_order, names="value")  # before the explorer's own observer: one redraw
+    return build_explorer(controls, permutation_experiment, PositionsDrawer(),
+                          title="Reorder the words: does attention notice?")
