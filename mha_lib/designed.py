@@ -61,7 +61,8 @@ _EXPLANATIONS = [
     "it, and the first token, which has nobody before it, on itself.",
     "Same word: query and key are both the word's own features. Two occurrences of one word have identical "
     "features, so they match each other (and themselves) perfectly; different words match only a little.",
-    "First token: every token's query is 'position 1', and only the first token's key is 'position 1'. "
+    "First token: every token's query is 'position 0' (the first, counting from 0), and only the first token's "
+    "key is 'position 0'. "
     "So every token looks at the first token (real models have such heads; they park their attention "
     "there when nothing else is relevant).",
     "Next token: like the previous-token head, shifted the other way: the query is 'position p+1' (strongly) "
