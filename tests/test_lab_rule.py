@@ -64,3 +64,63 @@ def test_require_plain_numpy_fails_the_test_with_the_name_and_the_rule():
     require_plain_numpy(plain)
     with pytest.raises(AssertionError, match=r"through_helper uses mha_lib\.softmax: this lab asks for plain numpy"):
         require_plain_numpy(through_helper)
+
+
+def imports_inside(s):
+    import mha_lib as m
+
+    return m.softmax(s)
+
+
+def from_import_inside(s):
+    from mha_lib import softmax
+
+    return softmax(s)
+
+
+def default_argument(s, sm=mha_lib.softmax):
+    return sm(s)
+
+
+def closure():
+    sm = mha_lib.softmax
+
+    def inner(s):
+        return sm(s)
+    return inner
+
+
+def stores_its_own_global(s):
+    global imported_softmax  # noqa: PLW0603 (the name of a library function, rebound by the student)
+    imported_softmax = np.exp(s - s.max())
+    return imported_softmax / imported_softmax.sum()
+
+
+def class_body_reuses_a_library_name(Q, K):
+    class Config:
+        imported_softmax = 1.0  # a class attribute, not the global
+        scale = imported_softmax
+
+    return Q @ K.T * Config.scale
+
+
+@pytest.mark.parametrize("fn, used", [
+    (imports_inside, ["import mha_lib"]),
+    (from_import_inside, ["import mha_lib"]),
+    (default_argument, ["mha_lib.attention.softmax"]),
+    (closure(), ["mha_lib.attention.softmax"]),
+])
+def test_imports_defaults_and_closures_are_read_too(fn, used):
+    assert library_calls(fn) == used
+
+
+@pytest.mark.parametrize("fn", [stores_its_own_global, class_body_reuses_a_library_name])
+def test_a_name_the_function_itself_binds_is_not_the_library(fn):
+    assert library_calls(fn) == []
+
+
+def test_a_function_that_is_the_library_itself_is_named_as_such():
+    with pytest.raises(AssertionError, match=r"softmax is mha_lib\.attention\.softmax itself"):
+        require_plain_numpy(mha_lib.softmax)
+    with pytest.raises(AssertionError, match=r"your function is mha_lib\.attention\.softmax itself"):
+        require_plain_numpy(functools.partial(mha_lib.softmax))

@@ -2,8 +2,9 @@
 
 The lab's tests compare a student's function with ``mha_lib``; a function that only calls ``mha_lib``
 would pass them. :func:`library_calls` lists what of ``mha_lib`` a function reaches through its global
-names (``mha_lib.softmax``, ``from mha_lib import softmax``, ``A = mha_lib.attention`` in another cell),
-also through the helper functions the student wrote and it calls. :func:`require_plain_numpy` turns that
+names (``mha_lib.softmax``, ``from mha_lib import softmax``, ``A = mha_lib.attention`` in another cell), an
+import inside it, its default arguments and closure, also through the helper functions the student wrote
+and it calls. :func:`require_plain_numpy` turns that
 into the test's failure message.
 """
 
@@ -27,16 +28,24 @@ def _is_library(obj):
     return isinstance(name, str) and (name == PACKAGE or name.startswith(PACKAGE + "."))
 
 
-def _global_names(code):
-    """(name, attribute read from it or None) for each global a code object (and the functions, lambdas and
-    comprehensions inside it) reads."""
+def _reads(code):
+    """(name, attribute read from it or None) for each global a code object (and the functions, lambdas, classes and
+    comprehensions inside it) reads, and ``("import", module)`` for each module it imports. A name the same code
+    stores (``global x; x = ...``, a class body's own names) is not read from outside."""
     ops = list(dis.get_instructions(code))
+    stored = {ins.argval for ins in ops if ins.opname in ("STORE_NAME", "STORE_GLOBAL")}
     names = [(ins.argval, nxt.argval if nxt.opname in ("LOAD_ATTR", "LOAD_METHOD") else None)
-             for ins, nxt in zip(ops, ops[1:] + ops[:1]) if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")]
+             for ins, nxt in zip(ops, ops[1:] + ops[:1])
+             if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval not in stored]
+    names += [("import", ins.argval) for ins in ops if ins.opname == "IMPORT_NAME"]
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names += _global_names(const)
+            names += _reads(const)
     return names
+
+
+def _qualname(obj):
+    return obj.__name__ if isinstance(obj, types.ModuleType) else f"{obj.__module__}.{getattr(obj, '__qualname__', '')}"
 
 
 def library_calls(fn, own=()):
@@ -67,21 +76,30 @@ def library_calls(fn, own=()):
         while isinstance(f, functools.partial):
             f = f.func
         if _is_library(f):  # my_softmax = mha_lib.softmax
-            found.add(f"{f.__module__}.{getattr(f, '__qualname__', '')}".rstrip("."))
+            found.add(_qualname(f))
             continue
         code, space = getattr(f, "__code__", None), getattr(f, "__globals__", None)
         if code is None or space is None or code in seen:
             continue
         seen.add(code)
-        for name, attr in _global_names(code):
+        cells = [c.cell_contents for c in f.__closure__ or () if c.cell_contents is not None]
+        for value in [*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values(), *cells]:  # def f(s, sm=...)
+            if isinstance(value, (types.FunctionType, functools.partial)):
+                todo.append(value)
+            elif _is_library(value):
+                found.add(_qualname(value))
+        for name, attr in _reads(code):
+            if name == "import":  # import mha_lib, from mha_lib import softmax: inside the function
+                if attr == PACKAGE or attr.startswith(PACKAGE + "."):
+                    found.add(f"import {attr}")
+                continue
             obj = space.get(name)
             if obj is None or name in own:
                 continue
             if _is_library(obj):
-                if isinstance(obj, types.ModuleType):
-                    name, qual = (f"{name}.{attr}", f"{obj.__name__}.{attr}") if attr else (name, obj.__name__)
-                else:
-                    qual = f"{obj.__module__}.{getattr(obj, '__qualname__', name)}"
+                qual = _qualname(obj)
+                if isinstance(obj, types.ModuleType) and attr:
+                    name, qual = f"{name}.{attr}", f"{qual}.{attr}"
                 found.add(name if name == qual else f"{name} ({qual})")
             elif isinstance(obj, types.FunctionType) and obj.__module__ == getattr(f, "__module__", None):
                 todo.append(obj)  # a helper the student wrote next to fn: what it calls counts too
@@ -92,5 +110,9 @@ def require_plain_numpy(fn, own=()):
     """Raise AssertionError (a failed lab test) when ``fn`` uses ``mha_lib``; see :func:`library_calls`."""
     used = library_calls(fn, own)
     if used:
-        raise AssertionError(f"{fn.__name__} uses {', '.join(used)}: this lab asks for plain numpy inside your "
-                             "functions (the tests compare with mha_lib; your function may not call it)")
+        name, base = getattr(fn, "__name__", None) or "your function", fn
+        while isinstance(base, functools.partial):
+            base = base.func
+        said = f"{name} is {used[0]} itself" if _is_library(base) else f"{name} uses {', '.join(used)}"
+        raise AssertionError(f"{said}: this lab asks for plain numpy inside your functions (the tests compare "
+                             "with mha_lib; your functions may not call it, not even to check themselves)")
