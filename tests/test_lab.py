@@ -9,7 +9,8 @@ generate_assignment`` makes the student version, then ``nbgrader autograde`` gra
   exactly the points of part 1, because each later part is graded on its own;
 * part 5.2 answered with a remembered number (``return 3``): it loses that point (the hidden test
   shuffles the heads); part 5.1 wrong: it loses that point only;
-* part 2 answered by calling ``mha_lib.softmax`` (the lab asks for plain numpy): it loses part 2 only.
+* part 2 answered by calling ``mha_lib.softmax`` (the lab asks for plain numpy): it loses part 2 only;
+* part 4 without W^O (the concatenated heads returned): it loses part 4 only, and is told so.
 
 Skipped when nbgrader is not installed (it is a dev/test requirement, not a student one).
 """
@@ -39,6 +40,7 @@ STUB = "raise NotImplementedError()"
 GUESSED = "return int(np.argmax(my_previous_share(out.attentions[0]))) + 1"
 SHARE = "weights[:, rows, rows - 1]"
 SOFTMAX_END = "return e / np.sum(e, axis=-1, keepdims=True)"
+WITH_WO = "return concat @ W_o"
 
 
 def nbgrader_meta(cell):
@@ -103,6 +105,7 @@ def graded(tmp_path_factory):
         # part 2 handed to the library: right numbers, against the rule "plain numpy inside your functions"
         "library": fill_in(release, source,
                            patch=lambda code: code.replace(SOFTMAX_END, "return mha_lib.softmax(scores)")),
+        "no_wo": fill_in(release, source, patch=lambda code: code.replace(WITH_WO, "return concat")),
     }
     for student, nb in submissions.items():
         folder = course / "submitted" / student / ASSIGNMENT
@@ -144,7 +147,7 @@ def test_source_is_an_nbgrader_assignment_without_widgets():
     text = "\n".join(c.source for c in source.cells)
     assert "ipywidgets" not in text and "explorers" not in text, "no widgets in the graded notebook"
     assert TRANSPOSE in text
-    assert text.count(SOFTMAX_END) == 1
+    assert text.count(SOFTMAX_END) == 1 and text.count(WITH_WO) == 1
 
 
 def test_student_version_hides_solutions_and_hidden_tests(graded):
@@ -189,3 +192,10 @@ def test_calling_the_library_loses_that_part_only(graded):
     cell = next(c for c in autograded["library"].cells if nbgrader_meta(c).get("grade_id") == "test_my_softmax")
     text = "".join(o.get("evalue", "") for o in cell.get("outputs", []))
     assert "my_softmax uses mha_lib.softmax" in text and "plain numpy" in text
+
+
+def test_forgotten_w_o_loses_part_4_only_and_says_so(graded):
+    _, results, autograded = graded
+    assert results["no_wo"]["lost"] == ["test_my_multi_head"]
+    cell = next(c for c in autograded["no_wo"].cells if nbgrader_meta(c).get("grade_id") == "test_my_multi_head")
+    assert "multiply by W_o" in "".join(o.get("evalue", "") for o in cell.get("outputs", []))
