@@ -340,3 +340,16 @@ def test_the_map_shows_the_whole_computation_with_the_scene_step_and_a_new_scene
     assert screen.map_image.value != softmax_map  # "concat" in orange, not "softmax"
     screen.map_button.value = False
     assert screen.children[-1].layout.display == "none"
+
+
+def test_go_to_the_scene_shown_turns_the_map_off_and_odd_values_stay(screen):
+    k = scenes.scene_index("masks-causal")
+    screen.go(k)
+    screen.map_button.value = True
+    screen.go(k)  # the same scene: its picture again
+    assert not screen.map_button.value
+    for odd in (None, float("nan"), "3"):
+        screen.go(odd)
+        assert screen.scene_menu.value == k
+    screen.go(10**6)
+    assert screen.scene_menu.value == len(scenes.SCENES) - 1

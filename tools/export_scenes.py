@@ -31,7 +31,7 @@ FIGURE_WIDTH = 11.0  # inches: the lecture explorer's and the step view's figure
 
 def scene_pictures(width=1920):
     """(file stem, PNG bytes) of every scene's opening picture, and of each later step of a step-view scene."""
-    dpi = max(40, round(width / FIGURE_WIDTH))
+    dpi = width / FIGURE_WIDTH
     screen = make_lecture_screen(lambda d: make_lecture_explorer(lecture=True, max_heads=8, dpi=d),
                                  lambda d: make_step_explorer(dpi=d), dpi=dpi, fullscreen=False)
     for k, scene in enumerate(SCENES):
@@ -55,9 +55,17 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if not 200 <= args.width <= 4000:
         parser.error(f"--width {args.width}: choose 200 to 4000 pixels")
+    try:  # before a minute of drawing: the folder, and no folder where a file will go
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / ".export_scenes_check").touch()
+        (args.out / ".export_scenes_check").unlink()
+    except OSError as exc:
+        parser.error(f"--out {args.out}: {exc.strerror}; choose a folder you can write to")
+    taken = [p.name for p in args.out.glob("*") if p.is_dir() and (p.suffix in (".png", ".pdf"))]
+    if taken:
+        parser.error(f"--out {args.out}: {', '.join(taken)} are folders where pictures would go; choose another folder")
     from PIL import Image  # matplotlib depends on Pillow
 
-    args.out.mkdir(parents=True, exist_ok=True)
     pages = []
     for stem, png in scene_pictures(args.width):
         (args.out / f"{stem}.png").write_bytes(png)

@@ -10,6 +10,7 @@ pixels the screen shows; ``?scene=4`` or ``?scene=masks-causal`` in the URL open
 from __future__ import annotations
 
 import logging
+import numbers
 import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs
@@ -372,7 +373,13 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
             stage.layout.display = None if name == view else "none"
 
     def go(k):
-        menu.value = max(0, min(len(scenes) - 1, int(k)))
+        """Show scene k (0-based, kept in range); the scene already shown is shown again (the map turns off)."""
+        if not isinstance(k, numbers.Real) or k != k:  # None, a text, NaN: stay
+            return
+        k = max(0, min(len(scenes) - 1, int(k)))
+        if k == menu.value:
+            show(k)
+        menu.value = k
 
     def on_contrast(change):
         (screen.add_class if change["new"] else screen.remove_class)("mha-contrast")
