@@ -153,7 +153,9 @@ MISTAKES = [
     ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2), "not scaled"),
     ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2) / np.sqrt(512), "sqrt(d_model)"),
     ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-2]), "sqrt(n), the number of tokens"),
+    ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[1]), "sqrt(n), the number of tokens"),
     ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2) / Q.shape[-1], "divide by its square root"),
+    ("03.scores", lambda Q, K: (Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1])).astype(int), "decimals were cut off"),
     ("03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2) * np.sqrt(Q.shape[-1]), "multiplied by sqrt(d_k)"),
     ("03.scores", lambda Q, K: K @ Q.swapaxes(-1, -2) / np.sqrt(Q.shape[-1]), "not K Q^T"),
     ("03.scores", lambda Q, K: _exp_rows(Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1])), "applied the softmax"),
@@ -246,7 +248,7 @@ def test_scores_of_one_head_only_fail_on_the_stack_of_heads(capsys):
         return Q @ K.T / np.sqrt(Q.shape[-1])
 
     ok, out = run(capsys, "03.scores", my_scores)
-    assert not ok and "(3, 4, 2)" in out and "It works without leading dimensions" in out
+    assert not ok and "(3, 5, 2)" in out and "It works without leading dimensions" in out
 
 
 def test_a_list_of_heads_is_told_to_use_np_stack(capsys):

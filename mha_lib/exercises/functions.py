@@ -291,7 +291,8 @@ def _cases_scores(rng):
     cases = []
     # The first input is square (n == d_k), so that Q @ K runs and its wrong values can be recognised; then one
     # head (n != d_k), a stack of h = 3 heads (h, n, d_k), and a batch of 2 such stacks. Notebook 03 lists them.
-    for shape in [(4, 4), (5, 3), (3, 6), (3, 4, 2), (2, 3, 4, 2)]:
+    # n = 5 in the stack: n != d_k**2, so dividing by sqrt(n) is not mistaken for dividing by d_k.
+    for shape in [(4, 4), (5, 3), (3, 6), (3, 5, 2), (2, 3, 4, 2)]:
         Q, K = rng.normal(size=shape), rng.normal(size=shape)
         cases.append(_Case((Q, K), attention_scores(Q, K), len(shape) > 2, f"Q, K of shape {shape}"))
     return cases
@@ -761,6 +762,10 @@ def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
             and np.allclose(got, case.expected, rtol=5e-3, atol=5e-3)):  # right but for float16's rounding
         return (f"{what} Your result is float16, which keeps only about 3 digits: compute in float64 "
                 f"(numpy's default) or float32.")
+    if (np.issubdtype(result.dtype, np.integer) and got.shape == case.expected.shape
+            and np.allclose(got, np.trunc(case.expected))):  # the decimals cut off by an int dtype
+        return (f"{what} Your result is {result.dtype}: whole numbers only, the decimals were cut off. Keep "
+                f"floats (no astype(int), no dtype=int in np.zeros / np.array).")
     if hint:
         return what, hint
     if batch:
