@@ -10,6 +10,7 @@ Screenshots: ``screenshots/lecture_<size>_<k>.png``.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import subprocess
 import sys
@@ -239,20 +240,26 @@ def test_url_opens_a_scene(browser, lecture_url, screenshots):
         context.close()
 
 
-def test_picture_is_rendered_for_the_pixel_ratio(browser, lecture_url, screenshots):
-    """On a screen of pixel ratio 2 (a 4K projector at 200 %), the picture has twice the pixels it is painted with."""
-    context = browser.new_context(viewport={"width": 1280, "height": 720}, device_scale_factor=2)
+@contextlib.contextmanager
+def scene_page(browser, lecture_url, k, width=1280, height=720, **context_options):
+    """A fresh page of the lecture screen opened on scene k (1-based); yields (page, its state once drawn)."""
+    context = browser.new_context(viewport={"width": width, "height": height}, **context_options)
     page = context.new_page()
     page.set_default_timeout(120_000)
     try:
-        page.goto(f"{lecture_url}&scene=2")
+        page.goto(f"{lecture_url}&scene={k}")
         page.locator(".mha-screen img:visible").first.wait_for(state="visible", timeout=180_000)
-        state = wait_for_scene(page, 2)
+        yield page, wait_for_scene(page, k)
+    finally:
+        context.close()
+
+
+def test_picture_is_rendered_for_the_pixel_ratio(browser, lecture_url, screenshots):
+    """On a screen of pixel ratio 2 (a 4K projector at 200 %), the picture has twice the pixels it is painted with."""
+    with scene_page(browser, lecture_url, 2, device_scale_factor=2) as (page, state):
         page.screenshot(path=str(screenshots / "lecture_1280x720_dpr2.png"))
         print(f"\npixel ratio 2: painted {painted_width(state):.0f} CSS px wide, rendered {state['naturalWidth']} px")
         assert state["dpr"] == 2 and state["naturalWidth"] >= 1.8 * painted_width(state)
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
@@ -262,13 +269,7 @@ def test_map_button_shows_the_whole_computation_across_the_window(browser, lectu
     from mha_lib.diagrams import mha_diagram_figure
 
     width, height = size
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(120_000)
-    try:
-        page.goto(f"{lecture_url}&scene=2")
-        page.locator(".mha-screen img:visible").first.wait_for(state="visible", timeout=180_000)
-        state = wait_for_scene(page, 2)
+    with scene_page(browser, lecture_url, 2, width, height) as (page, state):
         page.locator(".mha-map").click()
         assert ld.wait_until(lambda: page.evaluate(_STATE)["src"] not in state["all"]
                              and page.evaluate(_STATE)["loaded"], timeout=60.0), "the map did not show"
@@ -280,5 +281,3 @@ def test_map_button_shows_the_whole_computation_across_the_window(browser, lectu
         assert painted_width(shown) >= 0.8 * width and text_px >= 15.0, shown
         page.locator("button.mha-scene-next").click()
         wait_for_scene(page, 3, previous_src=shown["src"])
-    finally:
-        context.close()
