@@ -21,16 +21,19 @@ def tool():
     return module
 
 
-def test_every_scene_and_every_later_step_is_a_picture(tool, tmp_path, capsys):
+def test_every_scene_and_every_later_step_is_a_16_9_page_between_two_maps(tool, tmp_path, capsys):
+    from PIL import Image
+
     tool.main(["--out", str(tmp_path), "--width", "400"])
     pngs = sorted(tmp_path.glob("*.png"))
-    expected = sum(len(STEPS) - s.settings["step"] if s.view == "steps" else 1 for s in SCENES)
+    expected = 2 + sum(len(STEPS) - s.settings["step"] if s.view == "steps" else 1 for s in SCENES)
     assert len(pngs) == expected
+    assert pngs[0].name == "01_map.png" and pngs[-1].name == f"{expected:02d}_map.png"
     for k, scene in enumerate(SCENES, 1):
-        assert any(p.name.startswith(f"scene_{k:02d}_{scene.slug}") for p in pngs), scene.name
-    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
+        assert any(p.name[3:].startswith(f"scene_{k:02d}_{scene.slug}") for p in pngs), scene.name
+    assert all(Image.open(p).size == (400, 225) for p in pngs)
     assert (tmp_path / "mha_scenes.pdf").read_bytes()[:5] == b"%PDF-"
-    assert f"{expected} pictures" in capsys.readouterr().out
+    assert f"{expected} pages" in capsys.readouterr().out
 
 
 def test_a_width_out_of_range_is_refused_with_the_range(tool, tmp_path, capsys):

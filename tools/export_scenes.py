@@ -6,10 +6,13 @@
 Builds the lecture screen of ``notebooks/lecture.ipynb`` (same explorers, same settings) without a browser
 and saves, for each scene of :data:`mha_lib.explorers.scenes.SCENES`, the picture it opens with; for a scene
 on the step view, also every later step (scene 1 becomes X, then Q_i, ... up to Head_i, as the lecturer
-presses "next step"). Into ``--out``:
+presses "next step"); first and last, the map (the diagram of the whole computation, for the intro and the
+wrap-up). Each picture is centred on a white 16:9 page, so a projector shows every page at the same scale.
+Into ``--out``:
 
-* ``scene_01_one-head-by-hand_step-1.png``, ...: each picture, 1920 pixels wide by default (``--width``);
-* ``mha_scenes.pdf``: the same pictures, one per page, in order.
+* ``01_map.png``, ``02_scene_01_one-head-by-hand_step-1.png``, ...: the pages in order, 1920 x 1080 by default
+  (``--width``);
+* ``mha_scenes.pdf``: the same pages, in order.
 """
 
 from __future__ import annotations
@@ -22,16 +25,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a clone without installing it as well
 
+from mha_lib.diagrams import mha_diagram_figure  # noqa: E402
 from mha_lib.explorers.lecture import make_lecture_explorer  # noqa: E402
 from mha_lib.explorers.scenes import SCENES, make_lecture_screen  # noqa: E402
 from mha_lib.explorers.stepview import STEPS, make_step_explorer  # noqa: E402
+from mha_lib.explorers.toolkit import render_png  # noqa: E402
 
 FIGURE_WIDTH = 11.0  # inches: the lecture explorer's and the step view's figures
 
 
 def scene_pictures(width=1920):
-    """(file stem, PNG bytes) of every scene's opening picture, and of each later step of a step-view scene."""
+    """(file stem, PNG bytes) of the map, every scene's opening picture and each later step of a step-view scene,
+    and the map again."""
     dpi = width / FIGURE_WIDTH
+    the_map = render_png(mha_diagram_figure(), dpi=dpi)
+    yield "map", the_map
     screen = make_lecture_screen(lambda d: make_lecture_explorer(lecture=True, max_heads=8, dpi=d),
                                  lambda d: make_step_explorer(dpi=d), dpi=dpi, fullscreen=False)
     for k, scene in enumerate(SCENES):
@@ -46,6 +54,20 @@ def scene_pictures(width=1920):
         for step in range(box.controls["step"].value, len(STEPS)):
             box.controls["step"].value = step
             yield f"{stem}_step-{step + 1}", box.image.value
+    yield "map", the_map
+
+
+def page(png, width):
+    """The picture scaled to fit a white 16:9 page ``width`` pixels wide, centred (a PIL image)."""
+    from PIL import Image  # matplotlib depends on Pillow
+
+    picture = Image.open(io.BytesIO(png)).convert("RGB")
+    size = (width, round(width * 9 / 16))
+    scale = min(size[0] / picture.width, size[1] / picture.height)
+    picture = picture.resize((round(picture.width * scale), round(picture.height * scale)), Image.LANCZOS)
+    sheet = Image.new("RGB", size, "white")
+    sheet.paste(picture, ((size[0] - picture.width) // 2, (size[1] - picture.height) // 2))
+    return sheet
 
 
 def main(argv=None):
@@ -64,15 +86,13 @@ def main(argv=None):
     taken = [p.name for p in args.out.glob("*") if p.is_dir() and (p.suffix in (".png", ".pdf"))]
     if taken:
         parser.error(f"--out {args.out}: {', '.join(taken)} are folders where pictures would go; choose another folder")
-    from PIL import Image  # matplotlib depends on Pillow
-
     pages = []
-    for stem, png in scene_pictures(args.width):
-        (args.out / f"{stem}.png").write_bytes(png)
-        pages.append(Image.open(io.BytesIO(png)).convert("RGB"))
-        print(f"{stem}.png  {pages[-1].width} x {pages[-1].height}")
+    for number, (stem, png) in enumerate(scene_pictures(args.width), 1):
+        pages.append(page(png, args.width))
+        pages[-1].save(args.out / f"{number:02d}_{stem}.png")
+        print(f"{number:02d}_{stem}.png  {pages[-1].width} x {pages[-1].height}")
     pages[0].save(args.out / "mha_scenes.pdf", save_all=True, append_images=pages[1:], resolution=150)
-    print(f"{len(pages)} pictures and mha_scenes.pdf in {args.out}")
+    print(f"{len(pages)} pages and mha_scenes.pdf in {args.out}")
 
 
 if __name__ == "__main__":

@@ -61,8 +61,8 @@ SCENES = (
     # the designed layer's own sizes (d_model 32, h 4, d_k 16 not tied): the greyed controls show them
     Scene("Several heads", "lecture", {**_RUNNING, "weights": "designed", "sentence": "the cat saw the dog",
                                        "d_model": 32, "tie": False, "h": 4, "d_k": 16}, 5, "concat"),
-    # opens on the scaled scores: the room predicts where "cat" looks before "next step" shows the weights
-    Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 5, "temperature": 1.0}, 4,
+    # opens on V_i, before any score: the room predicts where "cat" looks, then "next step" shows the scores
+    Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 3, "temperature": 1.0}, 4,
           "softmax"),
     Scene("Positions", "lecture", {**_RUNNING, "sentence": "the cat saw the dog"}, 4, "embeddings"),
 )
