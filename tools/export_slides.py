@@ -74,7 +74,7 @@ from matplotlib.lines import Line2D as _Line2D
 from matplotlib.patches import FancyArrowPatch as _FancyArrowPatch, FancyBboxPatch as _FancyBboxPatch, \
     Rectangle as _Rectangle
 from matplotlib.text import Annotation as _Annotation, Text as _Text
-from matplotlib.transforms import Bbox as _Bbox
+from matplotlib.transforms import Bbox as _Bbox, IdentityTransform as _IdentityTransform
 # Thicker lines and larger markers; they grow again with the figure when it is drawn at page size.
 _mpl.rcParams.update({"lines.linewidth": 3.0, "axes.linewidth": 1.5, "patch.linewidth": 1.5,
                       "xtick.major.width": 1.5, "ytick.major.width": 1.5, "lines.markersize": 9})
@@ -116,22 +116,15 @@ def _slides_min_text(fig):
 
 
 def _slides_cell_texts(fig, hide=False):
-    # Cell numbers drawn as bitmaps into the Agg canvas (fast; text only in a vector file): as Text artists.
+    # Cell numbers drawn as bitmaps into the Agg canvas (fast; text only in a vector file): as Text artists,
+    # where and in the colour CellNumbers.cells says (data coordinates: through the identity transform).
     added = []
-    for art in fig.findobj(lambda a: type(a).__name__ in ("CellNumbers", "CellLabels")):
-        values = getattr(art, "values", None)
-        if values is None or not art.get_visible() or not art.get_figure() or not art.axes.get_visible():
+    for art in fig.findobj(lambda a: type(a).__name__ == "CellNumbers"):
+        if art.values is None or not art.get_visible() or not art.get_figure() or not art.axes.get_visible():
             continue
-        image = getattr(art, "image", None)
-        lo, hi = image.get_clim() if image is not None else (0.0, 1.0)
-        signed = getattr(art, "signed", False)
-        for (r, c), v in _np.ndenumerate(_np.asarray(values, dtype=float)):
-            if _np.isnan(v):
-                continue
-            frac = (v - lo) / (hi - lo) if hi > lo else 0.5
-            dark = abs(frac - 0.5) > 0.3 if signed else frac < 0.6
-            added.append(art.axes.text(c, r, format(v, getattr(art, "fmt", ".2f")), ha="center", va="center",
-                                        fontsize=art.fontsize, color="white" if dark else "black"))
+        added += [art.axes.text(x, y, text, ha="center", va="center", fontsize=art.fontsize,
+                                color="white" if white else "black")
+                  for x, y, text, white in art.cells(_IdentityTransform())]
         if hide:
             art.set_visible(False)
     return added
@@ -805,7 +798,7 @@ def _slides_save(fig):
             break
     _, _, talk, problems = min(tries, key=lambda t: t[:2])
     if talk is None:  # cannot be copied: the figure as the notebook draws it (its cell numbers as text meanwhile)
-        shown = [a for a in fig.findobj(lambda a: type(a).__name__ in ("CellNumbers", "CellLabels")) if a.get_visible()]
+        shown = [a for a in fig.findobj(lambda a: type(a).__name__ == "CellNumbers") if a.get_visible()]
         added = _slides_cell_texts(fig, hide=True)
         try:
             page = _slides_write(fig, stem)
