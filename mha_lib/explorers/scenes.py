@@ -64,7 +64,11 @@ SCENES = (
     # opens on V_i, before any score: the room predicts where "cat" looks, then "next step" shows the scores
     Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 3, "temperature": 1.0}, 4,
           "softmax"),
-    Scene("Positions", "lecture", {**_RUNNING, "sentence": "the cat saw the dog"}, 4, "embeddings"),
+    Scene("Positions", "lecture", {**_RUNNING, "sentence": "the cat saw the dog"}, 2, "embeddings"),
+    # the answer to scene 9's poll: the same words swapped, the same numbers moved with them (head 1: "cat"
+    # puts 0.52 on "dog" in both orders)
+    Scene("Positions: cat and dog swapped", "lecture", {**_RUNNING, "sentence": "the dog saw the cat"}, 2,
+          "embeddings"),
 )
 
 
