@@ -21,3 +21,18 @@ def boxes():
     yield made
     for box in made:
         box.figure.clear()
+
+
+@pytest.fixture
+def assert_self_check(capsys):
+    """``assert_self_check(exercise_id, right, wrong)``: the check accepts the right answer only, and says how
+    to start when given the notebook's placeholder None."""
+    from mha_lib.exercises import check
+
+    def assert_it(exercise_id, right, wrong):
+        assert check(exercise_id, right) is True
+        assert check(exercise_id, wrong) is False
+        assert check(exercise_id, None) is False
+        assert "Replace None" in capsys.readouterr().out
+
+    return assert_it

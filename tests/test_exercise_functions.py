@@ -91,8 +91,9 @@ def _library_generate(X, W_q, W_k, W_v, W_o):
     return np.stack([mha_lib.decode_step(x, params, cache).output for x in X])
 
 
-def _generate(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1):
-    """A student's decode loop with one mistake switched on."""
+def _generate(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1, scale=None, project=True, stack=True,
+              interleave=False):
+    """A student's decode loop with one mistake switched on (the defaults: none)."""
     K_rows, V_rows, out = [], [], []
     for x in X:
         q = x @ W_q
@@ -103,11 +104,13 @@ def _generate(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1):
             K, V = X @ W_k, X @ W_v
         elif keys == "newest":
             K, V = K[:, -1:], V[:, -1:]
-        s = np.einsum("hk,htk->ht", q, K) / np.sqrt(q.shape[-1])
+        s = np.einsum("hk,htk->ht", q, K) / (np.sqrt(q.shape[-1]) if scale is None else scale(X))
         e = np.exp(s - s.max(axis=axis, keepdims=True))
         w = e / e.sum(axis=axis, keepdims=True)
-        out.append(np.einsum("ht,htv->hv", w, V).reshape(-1) @ W_o)
-    return np.stack(out)
+        heads = np.einsum("ht,htv->hv", w, V)  # (h, d_v)
+        concat = (heads.T if interleave else heads).reshape(-1)  # interleaved: element 0 of every head first
+        out.append(concat @ W_o if project else concat)
+    return np.stack(out) if stack else out[-1]
 
 
 def _online(row, block, factor=lambda M, M_new: np.exp(M - M_new), divide=True):
@@ -585,29 +588,16 @@ def _online_wrong_sign_from_minus_inf(row, block):
     return np.exp(row - M) / total, [total]
 
 
-def _student_generate(X, W_q, W_k, W_v, W_o, scale=None, project=True, stack=True):
-    K_cache, V_cache, rows = [], [], []
-    for x in X:
-        q = x @ W_q
-        K_cache.append(x @ W_k)
-        V_cache.append(x @ W_v)
-        K, V = np.stack(K_cache, axis=1), np.stack(V_cache, axis=1)
-        w = _student_softmax(np.einsum("hk,htk->ht", q, K) / (np.sqrt(q.shape[-1]) if scale is None else scale(X, W_q)))
-        concat = np.einsum("ht,htv->hv", w, V).reshape(-1)
-        rows.append(concat @ W_o if project else concat)
-    return np.stack(rows) if stack else rows[-1]
-
-
 @pytest.mark.parametrize("exercise_id, fn, concept, concrete", [
     ("08.masked_weights", _masked_scores_only, "through a softmax", "you returned the masked scores"),
     ("08.masked_weights", _mask_added, "True = may attend", "you added the mask itself"),
     ("11.online_softmax", _online_no_max, "exp of a large score overflows", "Keep the running maximum M"),
     ("11.online_softmax", _online_wrong_sign_from_minus_inf, "every term already in it", "0 * inf"),
-    ("12.generate", lambda X, W_q, W_k, W_v, W_o: _student_generate(X, W_q, W_k, W_v, W_o, project=False),
+    ("12.generate", lambda *a: _generate(*a, project=False),
      "the output projection mixes the heads", "Multiply each by W_o"),
-    ("12.generate", lambda X, W_q, W_k, W_v, W_o: _student_generate(X, W_q, W_k, W_v, W_o, scale=lambda X, W: 1.0),
+    ("12.generate", lambda *a: _generate(*a, scale=lambda X: 1.0),
      "square root of d_k", "your scores are not scaled"),
-    ("12.generate", lambda X, W_q, W_k, W_v, W_o: _student_generate(X, W_q, W_k, W_v, W_o, scale=lambda X, W: np.sqrt(X.shape[1])),
+    ("12.generate", lambda *a: _generate(*a, scale=lambda X: np.sqrt(X.shape[1])),
      "square root of d_k", "sqrt(d_model)"),
 ])
 def test_more_classic_mistakes_get_the_idea_then_the_fix(capsys, exercise_id, fn, concept, concrete):
@@ -622,7 +612,7 @@ def test_more_classic_mistakes_get_the_idea_then_the_fix(capsys, exercise_id, fn
     ("10.rope", _rope_cos_only, "keeps the length of each pair"),
     ("10.rope", _rope_halves_swapped, "row 0 is at position 0"),
     ("11.online_softmax", _online_sum_reset, "in the right proportions"),
-    ("12.generate", lambda X, W_q, W_k, W_v, W_o: _student_generate(X, W_q, W_k, W_v, W_o, stack=False),
+    ("12.generate", lambda *a: _generate(*a, stack=False),
      "the last token only"),
 ])
 def test_an_unlisted_mistake_gets_what_was_measured(capsys, exercise_id, fn, words):
@@ -766,22 +756,9 @@ def test_a_right_ls_with_wrong_weights_is_judged_on_the_weights(capsys):
     assert ok is False and "(its weights)" in out and "in the right proportions" in out, out
 
 
-def _generate_interleaved(X, W_q, W_k, W_v, W_o):
-    K_cache, V_cache, rows = [], [], []
-    for x in X:
-        q = x @ W_q
-        K_cache.append(x @ W_k)
-        V_cache.append(x @ W_v)
-        K, V = np.stack(K_cache, axis=1), np.stack(V_cache, axis=1)
-        w = _student_softmax(np.einsum("hk,htk->ht", q, K) / np.sqrt(q.shape[-1]))
-        heads = np.einsum("ht,htv->hv", w, V)  # (h, d_v)
-        rows.append(heads.T.reshape(-1) @ W_o)  # the heads interleaved
-    return np.stack(rows)
-
-
 def test_generate_with_the_heads_interleaved_gets_the_idea_then_the_fix(capsys):
-    _, first = run(capsys, "12.generate", _generate_interleaved)
-    _, second = run(capsys, "12.generate", _generate_interleaved)
+    _, first = run(capsys, "12.generate", lambda *a: _generate(*a, interleave=True))
+    _, second = run(capsys, "12.generate", lambda *a: _generate(*a, interleave=True))
     assert first.startswith("❌ Not yet") and "side by side, in head order" in first and "heads.T" not in first, first
     assert "heads.T.reshape(-1)" in second and "heads.reshape(-1) already" in second, second
 
