@@ -66,7 +66,7 @@ def test_gqa_state_matches_the_library():
         assert s.kv_of == tuple(i // (8 // h_kv) for i in range(8))
     s = gqa_state(2, "Llama 2 70B", 12)
     assert list(s.cache_gib.values()) == [10.0, 1.25, 10.0 / 64]
-    with pytest.raises(ValueError, match="must divide h=8"):
+    with pytest.raises(ValueError, match="cannot be shared evenly by h=8"):
         gqa_state(3)
     with pytest.raises(ValueError, match="unknown"):
         gqa_state(2, "GPT-5")

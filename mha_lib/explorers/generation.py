@@ -152,12 +152,10 @@ def gqa_state(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8, d_model=64):
     """A toy layer with h query heads sharing h_kv key/value heads on the running example's words,
     and the float16 KV cache of ``model`` at 2**log2_tokens tokens, grouped as published and not."""
     tokens = ("humpty", "dumpty", "sat", "on")
-    if h % h_kv:
-        raise ValueError(f"h_kv={h_kv} must divide h={h}; choose one of {divisors(h)}")
     if model not in PUBLISHED_CONFIGS:
         raise ValueError(f"model {model!r} unknown; choose one of {list(PUBLISHED_CONFIGS)}")
     X = embed_tokens(list(tokens), d_model)  # (4, d_model)
-    params = init_params(d_model, h, h_kv=h_kv, seed=1)
+    params = init_params(d_model, h, h_kv=h_kv, seed=1)  # refuses an h_kv that does not divide h
     weights = multi_head_attention(X, params, mask=causal_mask(len(tokens))).weights  # (h, 4, 4)
     cfg, n_tokens = PUBLISHED_CONFIGS[model], 2**log2_tokens
     kinds = {f"one per query\nhead (h_kv = {cfg.h})": cfg.h, f"as published\n(h_kv = {cfg.h_kv})": cfg.h_kv,
