@@ -124,3 +124,40 @@ def test_a_function_that_is_the_library_itself_is_named_as_such():
         require_plain_numpy(mha_lib.softmax)
     with pytest.raises(AssertionError, match=r"your function is mha_lib\.attention\.softmax itself"):
         require_plain_numpy(functools.partial(mha_lib.softmax))
+
+
+class Tools:
+    """A student's class whose methods reach the library (a static method, a class method, an ordinary one)."""
+
+    @staticmethod
+    def normalise(s):
+        return mha_lib.softmax(s)
+
+    @classmethod
+    def scores(cls, Q, K):
+        return mha_lib.attention_scores(Q, K)
+
+    def plain(self, s):
+        return plain(s)
+
+
+tools = Tools()
+
+
+@pytest.mark.parametrize("fn, used", [
+    (lambda s: Tools.normalise(s), ["mha_lib.attention_scores", "mha_lib.softmax"]),
+    (lambda s: tools.plain(s), ["mha_lib.attention_scores", "mha_lib.softmax"]),  # every method of the class counts
+    (lambda s: eval("mha_lib.softmax(s)"), ["eval (code in a string cannot be checked)"]),
+    (lambda s: exec("print(s)"), ["exec (code in a string cannot be checked)"]),
+])
+def test_classes_objects_and_code_in_strings_are_followed(fn, used):
+    assert library_calls(fn) == used
+
+
+class PlainTools:
+    def softmax(self, s):
+        return plain(s)
+
+
+def test_a_plain_class_of_the_student_is_allowed():
+    assert library_calls(lambda s: PlainTools().softmax(s)) == []

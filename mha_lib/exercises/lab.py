@@ -3,9 +3,9 @@
 The lab's tests compare a student's function with ``mha_lib``; a function that only calls ``mha_lib``
 would pass them. :func:`library_calls` lists what of ``mha_lib`` a function reaches through its global
 names (``mha_lib.softmax``, ``from mha_lib import softmax``, ``A = mha_lib.attention`` in another cell), an
-import inside it, its default arguments and closure, also through the helper functions the student wrote
-and it calls. :func:`require_plain_numpy` turns that
-into the test's failure message.
+import inside it, its default arguments and closure, also through the helper functions, classes and objects
+the student wrote and it calls; ``eval`` and ``exec`` break it too (code in a string cannot be read).
+:func:`require_plain_numpy` turns that into the test's failure message.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import types
 __all__ = ["library_calls", "require_plain_numpy", "swapped"]
 
 PACKAGE = "mha_lib"
+_UNREADABLE = ("eval", "exec", "__import__", "compile")  # builtins that run code the rule cannot read
 
 
 def _is_library(obj):
@@ -94,6 +95,8 @@ def library_calls(fn, own=()):
                 if attr == PACKAGE or attr.startswith(PACKAGE + "."):
                     found.add(f"import {attr}")
                 continue
+            if name in _UNREADABLE and name not in space:  # the builtin
+                found.add(f"{name} (code in a string cannot be checked)")
             obj = space.get(name)
             if obj is None or name in own:
                 continue
@@ -102,8 +105,11 @@ def library_calls(fn, own=()):
                 if isinstance(obj, types.ModuleType) and attr:
                     name, qual = f"{name}.{attr}", f"{qual}.{attr}"
                 found.add(name if name == qual else f"{name} ({qual})")
-            elif isinstance(obj, types.FunctionType) and obj.__module__ == getattr(f, "__module__", None):
-                todo.append(obj)  # a helper the student wrote next to fn: what it calls counts too
+            elif not isinstance(obj, types.ModuleType) and getattr(obj, "__module__", 0) == getattr(f, "__module__", 1):
+                # a helper, class or object the student wrote next to fn: what it (or a method of it) calls counts too
+                owner = obj if isinstance(obj, (type, types.FunctionType)) else type(obj)
+                parts = [owner] if isinstance(owner, types.FunctionType) else vars(owner).values()
+                todo += [m for m in (getattr(p, "__func__", p) for p in parts) if isinstance(m, types.FunctionType)]
     return sorted(found)
 
 
