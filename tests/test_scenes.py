@@ -353,3 +353,23 @@ def test_go_to_the_scene_shown_turns_the_map_off_and_odd_values_stay(screen):
         assert screen.scene_menu.value == k
     screen.go(10**6)
     assert screen.scene_menu.value == len(scenes.SCENES) - 1
+
+
+def test_every_scene_text_stays_inside_its_picture_also_in_high_contrast(screen):
+    """Bold text is wider: the trained layer's step-view caption ran off the right edge in high contrast
+    ("...(MiniLM, layer 1" cut at 1280x720). Every text of every scene's picture lies inside the figure."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    for contrast in (False, True):
+        screen.contrast.value = contrast
+        try:
+            for k, scene in enumerate(screen.scenes):
+                screen.go(k)
+                fig = screen.explorers[scene.view].figure
+                renderer = FigureCanvasAgg(fig).get_renderer()
+                texts = list(fig.texts) + [t for ax in fig.axes if ax.get_visible() for t in ax.texts + [ax.title]]
+                for text in texts:
+                    box = text.get_window_extent(renderer)
+                    assert box.x0 >= -1 and box.x1 <= fig.bbox.width + 1, (scene.name, contrast, text.get_text())
+        finally:
+            screen.contrast.value = False

@@ -25,7 +25,7 @@ __all__ = ["SOURCES", "STEPS", "StepResult", "compute_steps", "StepDrawer", "mak
 
 SOURCES = ("random", "designed", "trained")
 SOURCE_NAMES = {"random": "random parameters (the running example)", "designed": "designed parameters",
-                "trained": "trained parameters (MiniLM, layer 1)"}  # short: the caption's line fits at 17 pt
+                "trained": "trained parameters (MiniLM)"}  # short: the caption's line fits at 17 pt, bold too
 TRAINED_SENTENCE = "the cat sat on the mat"
 DEFAULT_HEAD = {"random": 1, "designed": 1, "trained": 3}
 
