@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import types
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,8 @@ def test_every_scene_and_every_later_step_is_a_16_9_page_between_two_maps(tool, 
 
     tool.main(["--out", str(tmp_path), "--width", "400"])
     pngs = sorted(tmp_path.glob("*.png"))
-    expected = 2 + sum(len(STEPS) - s.settings["step"] if s.view == "steps" else 1 for s in SCENES)
+    moves = sum(len(m) for m in tool.LIVE_MOVES.values())
+    expected = 2 + moves + sum(len(STEPS) - s.settings["step"] if s.view == "steps" else 1 for s in SCENES)
     assert len(pngs) == expected
     assert pngs[0].name == "01_map.png" and pngs[-1].name == f"{expected:02d}_map.png"
     for k, scene in enumerate(SCENES, 1):
@@ -40,3 +42,34 @@ def test_a_width_out_of_range_is_refused_with_the_range(tool, tmp_path, capsys):
     with pytest.raises(SystemExit):
         tool.main(["--out", str(tmp_path), "--width", "50000"])
     assert "choose 200 to 4000 pixels" in capsys.readouterr().err
+
+
+def test_the_controls_the_guide_moves_live_get_pages_of_their_own(tool):
+    """Scene 2's point is the picture after "divide by sqrt(d_k)" is ticked, scene 3's the rows at T = 0.1 and 10: a
+    deck without those pages left the lecturer describing a picture nobody sees. Each move is a page right after
+    the scene's opening picture, differs from it, and the control is set back (the later steps are the scene's)."""
+    slugs = {s.slug for s in SCENES}
+    assert set(tool.LIVE_MOVES) <= slugs, "a live move names a scene that is gone"
+    pictures = list(tool.scene_pictures(width=400))
+    stems = [stem for stem, _ in pictures]
+    png = dict(pictures[1:-1])  # the map is there twice
+    assert "scene_02_why-divide-by-sqrt-d-k_scaled-true" in stems
+    opening = "scene_03_softmax-and-temperature_step-7"
+    k = stems.index(opening)
+    assert stems[k + 1:k + 4] == [f"{opening}_temperature-0.1", f"{opening}_temperature-10",
+                                  "scene_03_softmax-and-temperature_step-8"]
+    for stem in stems:
+        if "_scaled-" in stem or "_temperature-" in stem:
+            assert png[stem] != png[stem.rsplit("_", 1)[0]], f"{stem}: the move changed nothing"
+
+    class Control:  # a control and a picture that shows its value
+        value = 1.0
+
+    box = types.SimpleNamespace(controls={"temperature": Control()})
+    box.image = types.SimpleNamespace(value=b"")
+    scene = next(s for s in SCENES if s.slug == "softmax-and-temperature")
+    seen = []
+    for stem, _ in tool.live_moves(box, scene, "s"):
+        seen.append((stem, box.controls["temperature"].value))
+    assert seen == [("s_temperature-0.1", 0.1), ("s_temperature-10", 10.0)]
+    assert box.controls["temperature"].value == 1.0, "the control is set back to the scene's value"

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """The lecture screen's scenes as still pictures: a fallback deck for when the live screen is not there.
 
-    .venv/bin/python tools/export_scenes.py --out ~/mha-scenes      # about a minute
+    .venv/bin/python tools/export_scenes.py --out ~/mha-scenes      # about 15 s
 
 Builds the lecture screen of ``notebooks/lecture.ipynb`` (same explorers, same settings) without a browser
 and saves, for each scene of :data:`mha_lib.explorers.scenes.SCENES`, the picture it opens with; for a scene
 on the step view, also every later step (scene 1 becomes X, then Q_i, ... up to Head_i, as the lecturer
-presses "next step"); first and last, the map (the diagram of the whole computation, for the intro and the
-wrap-up). Each picture is centred on a white 16:9 page, so a projector shows every page at the same scale.
+presses "next step"); after a scene's opening picture, what the lecture guide moves live in it (:data:`LIVE_MOVES`:
+scene 2 with "divide by √d_k" ticked, scene 3 at T = 0.1 and T = 10), since a deck cannot move a control; first
+and last, the map (the diagram of the whole computation, for the intro and the wrap-up). Each picture is centred
+on a white 16:9 page, so a projector shows every page at the same scale.
 Into ``--out``:
 
 * ``01_map.png``, ``02_scene_01_one-head-by-hand_step-1.png``, ...: the pages in order, 1920 x 1080 by default
@@ -32,11 +34,25 @@ from mha_lib.explorers.stepview import STEPS, make_step_explorer  # noqa: E402
 from mha_lib.explorers.toolkit import render_png  # noqa: E402
 
 FIGURE_WIDTH = 11.0  # inches: the lecture explorer's and the step view's figures
+# The controls docs/teaching.md moves live in a scene, by slug: each (control, value) is a page of its own, right
+# after the scene's opening picture (the control is set back before the next page).
+LIVE_MOVES = {"why-divide-by-sqrt-d-k": (("scaled", True),),
+              "softmax-and-temperature": (("temperature", 0.1), ("temperature", 10.0))}
+
+
+def live_moves(box, scene, stem):
+    """(file stem, PNG bytes) of the scene's picture after each of its :data:`LIVE_MOVES`."""
+    for name, value in LIVE_MOVES.get(scene.slug, ()):
+        control = box.controls[name]
+        before = control.value
+        control.value = value
+        yield f"{stem}_{name}-{str(value).lower() if isinstance(value, bool) else format(value, 'g')}", box.image.value
+        control.value = before
 
 
 def scene_pictures(width=1920):
-    """(file stem, PNG bytes) of the map, every scene's opening picture and each later step of a step-view scene,
-    and the map again."""
+    """(file stem, PNG bytes) of the map, every scene's opening picture, its live moves and each later step of a
+    step-view scene, and the map again."""
     dpi = width / FIGURE_WIDTH
     the_map = render_png(mha_diagram_figure(), dpi=dpi)
     yield "map", the_map
@@ -50,10 +66,13 @@ def scene_pictures(width=1920):
             raise RuntimeError(f"scene {k + 1} ({scene.name}) shows a message, not a picture: {box.message.value}")
         if scene.view != "steps":
             yield stem, box.image.value
+            yield from live_moves(box, scene, stem)
             continue
         for step in range(box.controls["step"].value, len(STEPS)):
             box.controls["step"].value = step
             yield f"{stem}_step-{step + 1}", box.image.value
+            if step == scene.settings["step"]:
+                yield from live_moves(box, scene, f"{stem}_step-{step + 1}")
     yield "map", the_map
 
 
