@@ -123,6 +123,7 @@ SCREEN_CSS = """<style>
 .mha-screen .noUi-handle, .mha-screen .noUi-horizontal .noUi-handle { width: calc(var(--u) * 1.3) !important;
   height: calc(var(--u) * 1.3) !important; top: calc(var(--u) * -0.45) !important; border-radius: 50% !important; }
 .mha-screen .widget-slider, .mha-screen .widget-inline-hbox { min-height: calc(var(--u) * 2); }
+.mha-screen .widget-slider:has(.noUi-target[disabled]) { opacity: 0.45; } /* greyed as a disabled menu is */
 .mha-screen .mha-controls { width: calc(var(--u) * 18); flex: 0 0 calc(var(--u) * 18); overflow: hidden; }
 .mha-screen .mha-controls .widget-text, .mha-screen .mha-controls .widget-dropdown,
 .mha-screen .mha-controls .widget-slider { width: calc(var(--u) * 17.5) !important; }

@@ -283,3 +283,22 @@ def test_map_button_shows_the_whole_computation_across_the_window(browser, lectu
         assert painted_width(shown) >= 0.8 * width and text_px >= 15.0, shown
         page.locator("button.mha-scene-next").click()
         wait_for_scene(page, 3, previous_src=shown["src"])
+
+
+def test_controls_a_scene_fixes_are_greyed_and_the_others_are_not(browser, lecture_url, screenshots):
+    """Scene 7's designed layer fixes d_model, h and d_k: the guide says the greyed controls show these sizes. A
+    disabled slider looked like a live one (only its menus were grey); now it is greyed too, and scene 9's h slider,
+    live again, is not."""
+    opacity = """() => [...document.querySelectorAll('.mha-screen .mha-controls .widget-slider')]
+      .filter(e => e.offsetParent !== null)
+      .map(e => [e.querySelector('.widget-label').innerText.trim(), parseFloat(getComputedStyle(e).opacity)])"""
+    with scene_page(browser, lecture_url, 7) as (page, state):
+        page.screenshot(path=str(screenshots / "lecture_1280x720_scene7_greyed.png"))
+        sliders = dict(page.evaluate(opacity))
+        assert sliders["heads h"] < 0.6 and sliders["d_k"] < 0.6, sliders
+        page.locator("button.mha-scene-next").click()
+        wait_for_scene(page, 8, previous_src=state["all"])
+        page.locator("button.mha-scene-next").click()
+        wait_for_scene(page, 9)
+        sliders = dict(page.evaluate(opacity))  # d_k stays grey: "d_k = d_model / h" is ticked, h sets it
+        assert sliders["heads h"] == 1.0 and sliders["d_k"] < 0.6, sliders
