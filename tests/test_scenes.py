@@ -239,6 +239,20 @@ def test_teaching_guide_names_every_scene():
     assert not missing, f"docs/teaching.md does not plan these scenes: {missing}"
 
 
+def test_the_docs_count_the_scenes_and_their_minutes_as_the_screen_has_them():
+    """deploying.md still said "9 scenes" after scene 10 came: every "N scenes" in the README and the docs is the
+    screen's count, and the guide's lecture table gives each scene the minutes the screen's menu plans (40 in all)."""
+    words = {"nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+    for doc in ["README.md", "docs/teaching.md", "docs/deploying.md"]:
+        for m in re.finditer(r"\b(\d+|nine|ten|eleven|twelve) scenes\b", (ROOT / doc).read_text()):
+            assert words.get(m.group(1), m.group(1)) in (len(scenes.SCENES), str(len(scenes.SCENES))), (doc, m.group(0))
+    guide = (ROOT / "docs" / "teaching.md").read_text()
+    rows = {int(k): (name, int(minutes)) for k, name, minutes in
+            re.findall(r"^\| (\d+) \| ([^|]+?) \| (\d+) \|", guide, re.M)}
+    assert rows == {k: (s.name, s.minutes) for k, s in enumerate(scenes.SCENES, 1)}
+    assert sum(s.minutes for s in scenes.SCENES) == 40, "the plan is 5 minutes of intro, 40 of scenes, 5 of wrap-up"
+
+
 def test_a_refit_outside_a_kernel_happens_at_once_even_under_an_event_loop(screen):
     """Outside a kernel the resolution follows at once, even when asyncio reports a running loop (as it
     does while Playwright's sync API is active in the same process: the browser tests)."""
