@@ -214,6 +214,13 @@ def _judge_against(ex, expected, answer):
             return False, "The answer is a single number: type it without brackets or a trailing comma."
         comma = " (in a number, write decimals with a point, 3.5, not 3,5)" if isinstance(typed, str) and "," in typed else ""
         return False, f"The answer is a single number, not {got.size} numbers{comma}."
+    if (expected.ndim > 0 and got.shape != expected.shape and got.size == expected.size
+            and np.allclose(got.ravel(), expected.ravel(), rtol=ex.rtol, atol=ex.atol)):
+        # [2, 3, 8, 9] for [[2, 3], [8, 9]]: the right numbers in the wrong form, not a wrong idea
+        form = ("one plain list, [a, b, ...]" if expected.ndim == 1 else
+                "a list of lists, one inner list per row" if expected.ndim == 2 else "nested lists")
+        return False, (f"Your numbers are right, but they have the shape {got.shape} and the question asks for "
+                       f"{expected.shape}: type them as {form}.")
     right = got.shape == expected.shape and bool(np.allclose(got, expected, rtol=ex.rtol, atol=ex.atol))
     if not right and expected.ndim == 0 and got.ndim == 0:
         return right, _rounding_note(typed, float(got), float(expected))
