@@ -216,6 +216,11 @@ _MISTAKES_SPLIT = _mistakes(
      "only the token axis and the head axis trade places; each head's columns stay on the last axis.",
      "on a 3-D array .T reverses ALL three axes: (n, h, d) becomes (d, h, n). Swap only the first two: "
      "P.reshape(n, h, d).transpose(1, 0, 2)."),
+    ("slice one column short", lambda P, h: np.stack([P[:, i * (P.shape[1] // h):(i + 1) * (P.shape[1] // h) - 1]
+                                                      for i in range(h)]),
+     "each head gets all d = d_model/h columns of its block.",
+     "each of your heads has d - 1 columns: a Python slice already leaves out its end, so head i is "
+     "P[:, i*d:(i+1)*d], not P[:, i*d:(i+1)*d - 1]."),
 )
 
 
@@ -407,6 +412,8 @@ _MISTAKES_WEIGHTED_SUM = _mistakes(
      "which is weights @ V."),
     ("weights transposed", lambda A, V: np.swapaxes(A, -1, -2) @ V, _MIX_VALUE_ROWS,
      "use the weights as they are: row m of weights belongs to query m, so weights @ V, not weights.T @ V."),
+    ("V transposed", lambda A, V: A @ np.swapaxes(V, -1, -2), _MIX_VALUE_ROWS,
+     "use V as it is: row j of V is token j's value, so weights @ V, not weights @ V.T."),
     ("element-wise", lambda A, V: A * V,
      "a weighted sum of rows is a matrix product, not an entry-by-entry product.",
      "weights * V multiplies entry by entry; the weighted sum is a matrix product: weights @ V."),
