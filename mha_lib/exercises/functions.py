@@ -718,6 +718,9 @@ def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
     if isinstance(exc, SystemExit):  # exit(), quit() or sys.exit() in the function: the kernel would restart
         return (f"{name} raised SystemExit (on {case.shapes}): it calls exit() or sys.exit(), which would stop "
                 f"the whole kernel. Remove it; a function ends with `return ...`.")
+    if isinstance(exc, NotImplementedError) and not passed_2d:  # the lab's placeholder, still in place
+        return (f"{name} raised NotImplementedError: it is not written yet. Write your code where it says "
+                f"`# YOUR CODE HERE`, delete the line `raise NotImplementedError()`, and run its cell again.")
     if exc is not None:
         what = f"{name} raised {_first_line(exc)} (on {case.shapes})."
         hint = ex.diagnose_raised(case, exc) if ex.diagnose_raised is not None else None
@@ -912,6 +915,11 @@ def _diagnose_rope(case, got):
     def lengths(y):  # (..., n, d_k/2): the length of each pair (column f, column f + d_k/2)
         return np.hypot(y[..., :half], y[..., half:])
 
+    even_odd = np.concatenate([x[..., 0, 0::2], x[..., 0, 1::2]], axis=-1)  # row 0 with neighbours as pairs
+    if x.shape[-1] > 2 and np.allclose(got[..., 0, :], even_odd, rtol=RTOL, atol=ATOL):
+        return ("row 0 comes back with its columns reordered, the even ones first: your pairs are neighbouring "
+                "columns, x[..., 0::2] with x[..., 1::2]. Here pair f is column f with column f + d_k/2: "
+                "a, b = x[..., :d_k // 2], x[..., d_k // 2:].")
     if not np.allclose(got[..., 0, :], x[..., 0, :], rtol=RTOL, atol=ATOL):
         return ("row 0 is at position 0 and turns by 0: it must come back unchanged, and yours does not "
                 "(halves swapped? positions not np.arange(n)?).")

@@ -88,7 +88,8 @@ EXERCISES = {
         answer=lambda: kv_cache_bytes(PUBLISHED_CONFIGS["Llama 3 8B"].n_layers, 8, 128, 8192, 2) / 2**30,
         hint=(
             "The cache keeps a key vector and a value vector per token, per key/value head, per layer.",
-            "2 (keys and values) x layers x h_kv x d_k x tokens x bytes per number.",
+            "2 (keys and values) x layers x h_kv x d_k x tokens x bytes per number gives bytes; divide by 2^30 "
+            "for GiB.",
         ),
         kind="number",
         rtol=0.0,
