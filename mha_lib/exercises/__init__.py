@@ -300,7 +300,7 @@ def _is_right(ex, answer):
     return _judge(ex, answer)[0]
 
 
-def check(exercise_id, answer):
+def check(exercise_id, answer, *more):
     """Print whether ``answer`` is right, with a hint when it is not; return True/False.
 
     The hints are tiered: the first wrong answer to an exercise gets the
@@ -313,6 +313,12 @@ def check(exercise_id, answer):
     which form is expected. Shapes may be typed as text: ``"4, 128"``.
     """
     ex = _lookup(exercise_id)
+    if more:  # check("07.count_bert", 2,362,368): Python passes 2, 362 and 368, three answers
+        typed = ", ".join(repr(a) for a in (answer, *more))
+        print(f"❌ Not yet. check takes one answer after the exercise name and got {1 + len(more)}: {typed}. "
+              "A number typed with commas between its digits is read as several numbers: type it without "
+              "them (1234567) or in quotes (\"1,234,567\"); a shape goes in parentheses, like (3, 5).")
+        return False
     if answer is None or answer is ...:
         print(f"Replace None with your answer. The question: {ex.question}")
         return False
