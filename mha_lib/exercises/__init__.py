@@ -200,6 +200,8 @@ def _judge_against(ex, expected, answer):
     if isinstance(answer, str) and _shape_from_text(answer) is not None:  # "3.5", "[3, 2]", "3, 2"
         numbers = _shape_from_text(answer)
         answer = numbers[0] if len(numbers) == 1 and np.ndim(expected) == 0 else numbers
+    if np.iscomplexobj(answer):  # numpy would drop the imaginary part (with a warning) and compare the rest
+        return False, "The answer is a real number (or real numbers), not complex: take the real computation's result."
     try:
         got = np.asarray(answer, dtype=float)
     except Exception:  # strings that are not numbers, ragged lists, dicts, complex numbers, ...

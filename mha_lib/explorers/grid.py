@@ -418,7 +418,7 @@ def bar_panel(ax, labels, *, horizontal=False, fontsize=8, **bar_kw):
     bars = list((ax.barh if horizontal else ax.bar)(at, np.ones(len(labels)), **bar_kw))
     texts = [ax.text(0, k, "", va="center", fontsize=8) if horizontal else
              ax.text(k, 0, "", ha="center", va="bottom", fontsize=8) for k in at]
-    (ax.set_yticks if horizontal else ax.set_xticks)(at, labels=labels, fontsize=fontsize)
+    (ax.set_yticks if horizontal else ax.set_xticks)(at, labels=labels, fontsize=fontsize, fontfamily=text_family())
     if horizontal:
         ax.invert_yaxis()
 

@@ -387,8 +387,10 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
     link_heads(box, lambda: controls["d_model"].value, max_h=32)
     for name in ("tie", "h", "d_k"):  # after link_heads: the preset check sees the synchronised d_k
         controls[name].observe(sync, names="value")
-    # the table follows the picture on screen (compute stays pure: the table is part of its result)
+    # the table follows the picture on screen (compute stays pure: the table is part of its result), and hides
+    # with it when a setting is refused (it showed the previous setting's shapes under the message)
     widgets.dlink((box.image, "value"), (shapes, "value"), lambda _: box.result.table if box.result else shapes.value)
+    box.message.observe(lambda c: setattr(shapes.layout, "display", "none" if c["new"] else None), names="value")
     box.shapes = shapes
     if lecture:
         box.add_class("mha-lecture")

@@ -41,6 +41,7 @@ HEAD_COLORS = TOKEN_COLORS[:-1] + ("#999999",)
 SCALE_LABEL = "divide by √d_k"  # the one wording of the scaling control
 MEMORY_BUDGET = 200 * 2**20  # bytes an explorer setting may need (parameters + intermediates)
 KEEP_PNGS = 64  # PNGs kept per explorer (settings shown or drawn ahead); 0: every picture is drawn on demand
+BACKGROUNDS_KEPT = 48 * 2**20  # bytes of static pictures (RGBA) kept per explorer: 2 at 250 dpi, the lecture screen's
 
 
 class Result:
@@ -259,7 +260,8 @@ def render_png(fig, dpi=None, frame=None, state=None):
         state["background"] = canvas.copy_from_bbox(fig.bbox)
         if key is not None:
             backgrounds[key] = state["background"]
-            while len(backgrounds) > 8:
+            pixels = math.prod(canvas.get_width_height(physical=True))  # 8 layouts, fewer for large pictures
+            while len(backgrounds) > max(1, min(8, BACKGROUNDS_KEPT // (4 * pixels))):
                 del backgrounds[next(iter(backgrounds))]
     renderer = canvas.get_renderer()
     for artist in frame.dynamic:

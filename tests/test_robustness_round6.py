@@ -1,0 +1,107 @@
+"""Odd inputs found by the red team's sixth round, each with the message (or the result) it should get.
+
+check() given complex numbers, notebook 08's shapes table under a refused setting, emoji in the positions
+explorer's bar labels, and the static pictures an explorer keeps at a projector's resolution.
+"before:" says what happened before the fix.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from mha_lib import exercises
+from mha_lib.exercises import check
+from mha_lib.explorers import toolkit
+from mha_lib.explorers.lecture import make_lecture_explorer
+from mha_lib.explorers.positions import make_positions_explorer
+
+
+@pytest.fixture(autouse=True)
+def fresh_attempts():
+    exercises._attempts.clear()
+    yield
+    exercises._attempts.clear()
+
+
+# --------------------------------------------------------------------------- check: complex numbers
+
+
+@pytest.mark.parametrize("exercise_id, make", [
+    ("00.predict_equal_scores", lambda right: np.asarray(right, dtype=float) + 3j),  # an array with 3i added
+    ("00.predict_equal_scores", lambda right: np.asarray(right, dtype=float) + 0j),
+    ("00.d_k_bert", lambda right: np.complex128(right + 1e-9j)),
+    ("00.d_k_bert", lambda right: complex(right)),
+])
+def test_a_complex_answer_is_named_not_judged(capsys, exercise_id, make):
+    # before: numpy dropped the imaginary part with a ComplexWarning and the rest was judged: "✅ Right." for
+    # the right answer plus 3i; a Python complex got "could not be read as one"
+    right = exercises._lookup(exercise_id).answer()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning printed under the cell
+        assert check(exercise_id, make(right)) is False
+    out = capsys.readouterr().out
+    assert "not complex" in out and "Right" not in out and "Hint" not in out
+    assert exercises._attempts[exercise_id] == 0  # a note on the form, not an attempt
+
+
+def test_real_answers_are_still_judged(capsys):
+    assert check("00.d_k_bert", 64) is True
+    assert check("00.predict_equal_scores", exercises._lookup("00.predict_equal_scores").answer()) is True
+
+
+# --------------------------------------------------------------------------- notebook 08: the shapes table
+
+
+def test_the_shapes_table_hides_with_the_picture_when_a_setting_is_refused():
+    # before: d_model=4096 with h=1 (d_k=4096, over the budget) showed the message above the previous setting's
+    # table (Q (8, 4, 512)) while the controls said h=1
+    box = make_lecture_explorer()
+    assert box.shapes.layout.display is None and "(8, 4, 64)" in box.shapes.value
+    box.controls["d_model"].value = 4096
+    box.controls["h"].value = 1
+    assert "MB" in box.message.value
+    assert box.shapes.layout.display == "none" and box.image.layout.display == "none"
+    box.controls["h"].value = 16
+    assert box.message.value == "" and box.shapes.layout.display is None
+    assert "(16, 4, 256)" in box.shapes.value
+
+
+# --------------------------------------------------------------------------- notebook 10: emoji in the bar labels
+
+
+def test_the_positions_bars_draw_emoji_with_the_fallback_font():
+    # before: the bar labels (the third panel) used DejaVu Sans alone: "Glyph 128512 missing" warnings and
+    # empty boxes in place of the words, while the heatmaps beside them drew the emoji
+    if "Symbola" not in toolkit.text_family() and "Noto Emoji" not in toolkit.text_family():
+        pytest.skip("no outline emoji font installed (fonts-symbola)")
+    box = make_positions_explorer()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*missing from font")
+        box.controls["sentence"].value = "😀 cat 🐶 dog"
+        box.figure  # drawn now (the figure catches up with the picture on screen)
+    assert box.message.value == ""
+    labels = box.drawer.layout[1].get_yticklabels()  # the bars' axes of the layout on screen
+    assert {t.get_text() for t in labels} == {"😀", "cat", "🐶", "dog"}
+    assert all(set(t.get_fontfamily()) & {"Symbola", "Noto Emoji"} for t in labels)
+
+
+# --------------------------------------------------------------------------- static pictures kept per explorer
+
+
+@pytest.mark.parametrize("inches, dpi, most", [((11.0, 8.0), 250, 2), ((11.0, 8.0), 80, 8)])
+def test_static_pictures_kept_fit_in_their_budget(inches, dpi, most):
+    # before: 8 static pictures per explorer whatever their size: at 250 dpi (a 1920x1080 window of device pixel
+    # ratio 2 on the lecture screen) 8 x 21 MB; the lecture screen's kernel went from 104 MB to 624 MB
+    fig = Figure(figsize=inches, dpi=dpi)
+    ax = fig.add_subplot()
+    state = {}
+    for key in range(10):  # ten layouts in a row
+        line, = ax.plot([0, 1], [0, key])
+        toolkit.render_png(fig, frame=toolkit.Frame([line], True, key=key), state=state)
+    assert len(state["backgrounds"]) == most
+    kept = sum(4 * (e[2] - e[0]) * (e[3] - e[1]) for e in (r.get_extents() for r in state["backgrounds"].values()))
+    assert most == 8 or kept <= toolkit.BACKGROUNDS_KEPT
