@@ -718,8 +718,13 @@ def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
     if isinstance(exc, SystemExit):  # exit(), quit() or sys.exit() in the function: the kernel would restart
         return (f"{name} raised SystemExit (on {case.shapes}): it calls exit() or sys.exit(), which would stop "
                 f"the whole kernel. Remove it; a function ends with `return ...`.")
-    if isinstance(exc, NotImplementedError) and not passed_2d:  # the lab's placeholder, still in place
-        return (f"{name} raised NotImplementedError: it is not written yet. Write your code where it says "
+    if isinstance(exc, NotImplementedError) and not exc.args and not passed_2d:  # the lab's placeholder, in place
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        inner = tb.tb_frame.f_code.co_name if tb is not None else name  # the function that raised it
+        who = name if inner in (name, "<lambda>") else f"{inner} (called by {name})"
+        return (f"{who} raised NotImplementedError: it is not written yet. Write its code where it says "
                 f"`# YOUR CODE HERE`, delete the line `raise NotImplementedError()`, and run its cell again.")
     if exc is not None:
         what = f"{name} raised {_first_line(exc)} (on {case.shapes})."
