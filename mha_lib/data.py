@@ -62,6 +62,10 @@ def tokenize(sentence):
     """
     if not isinstance(sentence, str):
         raise TypeError(f"tokenize: sentence must be a string, got {type(sentence).__name__}")
+    broken = next((ch for ch in sentence if unicodedata.category(ch) == "Cs"), None)
+    if broken is not None:  # "\ud800": half of a character outside the BMP, which no text encoding can hold
+        raise ValueError(f"tokenize: the sentence holds U+{ord(broken):04X}, half of a character (a lone surrogate); "
+                         "delete it or type the whole character")
     # Zero-width spaces, direction marks and control characters are not seen on screen, so they are not part of
     # a word: "a\u200bb" is the word "ab", and a sentence of zero-width spaces alone is empty.
     visible = "".join(ch for ch in sentence if ch.isspace() or unicodedata.category(ch) not in ("Cf", "Cc"))

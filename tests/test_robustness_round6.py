@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
+import mha_lib
 from mha_lib import exercises
 from mha_lib.exercises import check
 from mha_lib.explorers import toolkit
@@ -105,3 +106,14 @@ def test_static_pictures_kept_fit_in_their_budget(inches, dpi, most):
     assert len(state["backgrounds"]) == most
     kept = sum(4 * (e[2] - e[0]) * (e[3] - e[1]) for e in (r.get_extents() for r in state["backgrounds"].values()))
     assert most == 8 or kept <= toolkit.BACKGROUNDS_KEPT
+
+
+def test_a_lone_surrogate_in_a_sentence_is_named_with_the_fix():
+    from mha_lib.explorers.overview import make_overview_explorer
+
+    with pytest.raises(ValueError, match="U\\+D800, half of a character .*delete it"):
+        mha_lib.tokenize("\ud800 x")
+    box = make_overview_explorer()
+    box.controls["sentence"].value = "humpty \udc00 dumpty"
+    assert "U+DC00, half of a character" in box.message.value and box.result is None
+    box.figure.clear()

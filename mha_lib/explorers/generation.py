@@ -100,11 +100,12 @@ class _GenerationDrawer(LayoutDrawer):
         c, r = res.counts["cache"], res.counts["recompute"]
         if res.use_cache:
             line = (f"with the KV cache: this step computes 1 query row, 1 key row and 1 value row per head and "
-                    f"{c['scores']} scores per head;\nthe {t - 1} earlier keys and values are read from the cache, "
-                    f"which now holds {res.cache_rows} rows per head")
+                    f"{_count(c['scores'], 'score')} per head;\nthe {t - 1} earlier keys and values are read from the "
+                    f"cache, which now holds {_count(res.cache_rows, 'row')} per head")
         else:
             line = (f"without a cache: this step recomputes all {r['query rows']} query, key and value rows and "
-                    f"{r['scores']} scores per head\n({t * (t - 1) // 2} of them masked), only to keep the last row")
+                    f"{_count(r['scores'], 'score')} per head\n({t * (t - 1) // 2} of them masked), only to keep the "
+                    "last row")
         text.set_text(literal(line))
         return changed + frames + [text]
 
@@ -146,6 +147,11 @@ class GQAState:
     model: str
     n_tokens: int
     cache_gib: dict  # label -> GiB for this model at n_tokens (float16)
+
+
+def _count(k, noun):
+    """"1 score", "3 scores"."""
+    return f"{k} {noun}" + ("" if k == 1 else "s")
 
 
 def gqa_state(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8, d_model=64):
@@ -192,9 +198,9 @@ class _GQADrawer(LayoutDrawer):
         box = inch_box(*self.size)
         ax_share = fig.add_axes(box(0.3, 0.5, 5.6, 1.3))
         _plot_sharing(ax_share, res.h, res.h_kv)
-        ax_share.set_title(f"h = {res.h} query heads (top) share h_kv = {res.h_kv} key/value heads (bottom, what "
-                           f"the cache stores):\n{res.h // res.h_kv} query heads per key/value head", fontsize=9,
-                           pad=4)
+        ax_share.set_title(f"h = {res.h} query heads (top) share h_kv = {_count(res.h_kv, 'key/value head')} (bottom, "
+                           f"what the cache stores):\n{_count(res.h // res.h_kv, 'query head')} per key/value head",
+                           fontsize=9, pad=4)
         titles = [f"head {i + 1} (K,V {j + 1})" for i, j in enumerate(res.kv_of)]
         grid = HeadGrid(fig, res.h, res.tokens, region=(0.05, 2.05, 6.4, 3.45), titles=titles, caption=None,
                         cbar_label="attention weight", panel_cap=1.3)
