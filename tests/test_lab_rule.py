@@ -161,3 +161,13 @@ class PlainTools:
 
 def test_a_plain_class_of_the_student_is_allowed():
     assert library_calls(lambda s: PlainTools().softmax(s)) == []
+
+
+def test_the_lab_hint_warns_when_a_right_answer_breaks_the_rule(capsys):
+    from mha_lib.exercises.lab import hint
+
+    assert hint("04.softmax", lambda s: mha_lib.softmax(s)) is False
+    out = capsys.readouterr().out
+    assert out.startswith("✅ Right") and "uses mha_lib.softmax: the graded test fails" in out, out
+    assert hint("04.softmax", plain) is True
+    assert "⚠️" not in capsys.readouterr().out

@@ -16,7 +16,7 @@ import functools
 import inspect
 import types
 
-__all__ = ["library_calls", "require_plain_numpy", "swapped"]
+__all__ = ["library_calls", "require_plain_numpy", "swapped", "hint"]
 
 PACKAGE = "mha_lib"
 _UNREADABLE = ("eval", "exec", "__import__", "compile")  # builtins that run code the rule cannot read
@@ -123,6 +123,18 @@ def require_plain_numpy(fn, own=()):
         said = f"{name} is {used[0]} itself" if _is_library(base) else f"{name} uses {', '.join(used)}"
         raise AssertionError(f"{said}: this lab asks for plain numpy inside your functions (the tests compare "
                              "with mha_lib; your functions may not call it, not even to check themselves)")
+
+
+def hint(exercise_id, fn, own=()):
+    """The series' checker on ``fn`` (:func:`mha_lib.exercises.check_function`), then a warning when ``fn`` uses
+    ``mha_lib``: the checker compares numbers only, the lab's test also applies the rule. True when both pass."""
+    from . import check_function
+
+    right, used = check_function(exercise_id, fn), library_calls(fn, own)
+    if used:
+        print(f"⚠️ but {getattr(fn, '__name__', 'your function')} uses {', '.join(used)}: the graded test fails a part "
+              "that calls mha_lib; write it in plain numpy")
+    return bool(right) and not used
 
 
 @contextlib.contextmanager
