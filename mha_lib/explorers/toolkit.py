@@ -316,7 +316,9 @@ class LayoutDrawer:
                 for artist in self.layouts[key][1]:
                     artist.set_visible(True)
             else:
-                if len(self.layouts) >= self.keep:
+                # a hidden layout's texts hold the renderer they were drawn with (a pixel buffer): fewer at high dpi
+                keep = max(1, min(self.keep, BACKGROUNDS_KEPT // (4 * int(fig.dpi ** 2 * np.prod(self.size)))))
+                while len(self.layouts) >= keep:
                     for artist in self.layouts.pop(next(iter(self.layouts)))[1]:
                         artist.remove()
                 before = set(fig.axes) | set(fig.texts) | set(fig.legends)
