@@ -36,3 +36,13 @@ def assert_self_check(capsys):
         assert "Replace None" in capsys.readouterr().out
 
     return assert_it
+
+
+@pytest.fixture(autouse=True)
+def fresh_attempts():
+    """Each test starts with no wrong attempts counted (the hints of the self-checks are tiered per exercise)."""
+    from mha_lib import exercises
+
+    exercises._attempts.clear()
+    yield
+    exercises._attempts.clear()

@@ -13,13 +13,6 @@ from mha_lib import exercises
 from mha_lib.exercises import check
 
 
-@pytest.fixture(autouse=True)
-def _fresh_attempts():
-    exercises._attempts.clear()
-    yield
-    exercises._attempts.clear()
-
-
 @pytest.mark.parametrize("answer", [[2, 3, 8, 9], "2, 3, 8, 9", (2.0, 3.0, 8.0, 9.0)])
 def test_flat_list_for_a_matrix_is_told_its_form(capsys, answer):
     assert check("06.split_numbers", answer) is False

@@ -15,14 +15,6 @@ IDS = ["02.split_heads", "03.scores", "04.softmax", "05.weighted_sum", "06.conca
        "08.masked_weights", "10.rope", "11.online_softmax", "12.generate"]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_attempts():
-    """Each test starts with no wrong attempts counted (the hints are tiered per exercise and session)."""
-    exercises._attempts.clear()
-    yield
-    exercises._attempts.clear()
-
-
 def run(capsys, exercise_id, fn):
     ok = check_function(exercise_id, fn)
     out = capsys.readouterr().out

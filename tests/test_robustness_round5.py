@@ -19,13 +19,6 @@ from mha_lib.explorers import scenes
 from mha_lib.explorers.lecture import compute_lecture
 
 
-@pytest.fixture(autouse=True)
-def fresh_attempts():
-    exercises._attempts.clear()
-    yield
-    exercises._attempts.clear()
-
-
 # --------------------------------------------------------------------------- check: answers of the wrong form
 
 

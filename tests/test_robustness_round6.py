@@ -21,13 +21,6 @@ from mha_lib.explorers.lecture import make_lecture_explorer
 from mha_lib.explorers.positions import make_positions_explorer
 
 
-@pytest.fixture(autouse=True)
-def fresh_attempts():
-    exercises._attempts.clear()
-    yield
-    exercises._attempts.clear()
-
-
 # --------------------------------------------------------------------------- check: complex numbers
 
 
