@@ -387,3 +387,28 @@ def test_every_scene_text_stays_inside_its_picture_also_in_high_contrast(screen)
                     assert box.x0 >= -1 and box.x1 <= fig.bbox.width + 1, (scene.name, contrast, text.get_text())
         finally:
             screen.contrast.value = False
+
+
+def test_a_replaced_explorer_frees_its_pixels_at_once():
+    # before: a refit or a high-contrast switch left the old explorer's renderer, kept backgrounds and PNGs in
+    # reference cycles until Python's collector happened to run: at 250 dpi the lecture screen peaked 100 MB higher
+    import gc
+    import weakref
+
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    def renderers():
+        gc.collect()
+        return {id(o): weakref.ref(o) for o in gc.get_objects() if isinstance(o, RendererAgg)}
+
+    before = renderers()  # other tests' explorers
+    box = make_lecture_explorer(lecture=True, max_heads=8, dpi=120)
+    for h in (4, 8, 16):  # three layouts, each drawn with a renderer of its own size
+        box.controls["h"].value = h
+        assert box.image.value
+    ours = [r for key, r in renderers().items() if key not in before]
+    assert ours
+    box.release()
+    assert all(r() is None for r in ours)
+    box.controls["h"].value = 8  # a released explorer still draws (all anew)
+    assert box.image.value[:4] == b"\x89PNG"

@@ -57,10 +57,13 @@ def _per_head(tokens, d_model, h, d_k, seed):
     VW = np.empty((h, len(X), d_model))
     for i in range(h):
         rng = np.random.default_rng([seed, d_model, h, d_k, i])
-        W = rng.standard_normal((3, d_model, d_k), dtype=np.float32) * np.float32(d_model**-0.5)
-        Q[i], K[i], V[i] = X @ W[0], X @ W[1], X @ W[2]  # (n, d_model) @ (d_model, d_k) -> (n, d_k)
-        W_o = rng.standard_normal((d_k, d_model), dtype=np.float32) * np.float32((h * d_k) ** -0.5)
-        VW[i] = V[i] @ W_o  # (n, d_k) @ (d_k, d_model) -> (n, d_model)
+        for out in (Q, K, V):  # one matrix at a time, scaled in place (at d_model 4096, h 4 each is 17 MB)
+            W = rng.standard_normal((d_model, d_k), dtype=np.float32)
+            W *= np.float32(d_model**-0.5)
+            out[i] = X @ W  # (n, d_model) @ (d_model, d_k) -> (n, d_k)
+        W = rng.standard_normal((d_k, d_model), dtype=np.float32)
+        W *= np.float32((h * d_k) ** -0.5)
+        VW[i] = V[i] @ W  # (n, d_k) @ (d_k, d_model) -> (n, d_model): head i's W^O_i
     return Q, K, V, VW
 
 

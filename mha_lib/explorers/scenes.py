@@ -9,6 +9,8 @@ pixels the screen shows; ``?scene=4`` or ``?scene=masks-causal`` in the URL open
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import logging
 import numbers
 import re
@@ -242,14 +244,17 @@ def _close_tree(widget):
 
 
 def _retire(box):
-    """Close a replaced explorer (its widgets, controls and buttons among them, and its figure)."""
+    """Close a replaced explorer: its widgets (controls and buttons among them), its pictures and its figure."""
     _close_tree(box)
-    figure = getattr(box, "figure", None)
-    if figure is not None:  # its drawing and the renderer's pixel buffer, should anything still hold the box
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
+    box.release()  # should anything still hold the box, it holds no pixels
 
-        figure.clear()
-        FigureCanvasAgg(figure)  # a fresh canvas without the old one's renderer
+
+def _unmap_freed_pixels():
+    """Linux (glibc): blocks of 4 MB or more (the lecture screen's pixel buffers) get pages of their own, given back
+    to the system when freed. By default glibc raises that limit to the size of the last block freed (up to 32 MB)
+    and then keeps freed pixel buffers in its heap: 80 MB more at the end of the ten scenes at 250 dpi."""
+    with contextlib.suppress(OSError, AttributeError):  # another C library: nothing to do
+        ctypes.CDLL("libc.so.6").mallopt(-3, 4 * 2**20)  # M_MMAP_THRESHOLD, see mallopt(3)
 
 
 def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SCENES, dpi=90, fullscreen=None):
@@ -279,6 +284,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         (dict "lecture"/"steps" -> the current ExplorerBox; a view's explorer is built when first shown, or
         in a kernel two seconds after the browser reported its window).
     """
+    _unmap_freed_pixels()
     start = scene_index(scene, scenes) if scene is not None else scene_from_query(query_string, scenes)
     start = 0 if start is None else start
     factories = {"lecture": lecture, "steps": steps}
@@ -315,8 +321,10 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
 
     def install(name, dpi):
         """Put a new explorer of view ``name`` on its stage (controls left, picture right), the old one's values
-        on its controls, and close the old one (each kept about 35 MB)."""
+        on its controls, and close the old one."""
         old = state["explorers"].get(name)
+        if old is not None:  # its pictures go first: at 250 dpi the two explorers' pixels would add up to 100 MB
+            old.release()
         state["dpi"][name] = dpi
         state["explorers"][name] = box = factories[name](dpi)
         if old is not None:

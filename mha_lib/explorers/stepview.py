@@ -19,7 +19,8 @@ from matplotlib.transforms import offset_copy
 from .. import attention
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, symmetric_limits
 from .grid import plot_heatmap
-from .toolkit import build_explorer, dropdown, explorer_layer, inch_box, int_slider, selection_slider, still_figure
+from .toolkit import (LayoutDrawer, build_explorer, dropdown, explorer_layer, inch_box, int_slider, selection_slider,
+                      still_figure)
 
 __all__ = ["SOURCES", "STEPS", "StepResult", "compute_steps", "StepDrawer", "make_step_explorer", "step_figure"]
 
@@ -134,6 +135,8 @@ class StepDrawer:
 
     def __init__(self):
         self.key = self.fig = None
+
+    reset = LayoutDrawer.reset  # forget the figure's artists (an explorer being replaced frees its pixels)
 
     def _build(self, fig, res):
         fig.clear()

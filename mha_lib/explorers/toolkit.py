@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import html
 import io
 import math
@@ -27,10 +28,10 @@ from ..designed import designed_example
 from ..params import init_params, parameter_count
 
 __all__ = ["Result", "build_explorer", "render_png", "Frame", "ExplorerBox", "LayoutDrawer", "still_figure",
-           "int_slider", "dropdown", "checkbox", "text_box", "selection_slider", "heads_control", "link_heads",
-           "TIE_LABEL", "SCALE_LABEL", "D_K_OPTIONS", "TOKEN_COLORS", "HEAD_COLORS", "literal", "short", "text_family",
-           "MEMORY_BUDGET", "check_budget", "explorer_params", "running_inputs", "WEIGHT_KINDS", "weights_control",
-           "fixed_layer", "explorer_layer", "single_blas_thread", "inch_box", "kernel_loop"]
+           "collect_soon", "int_slider", "dropdown", "checkbox", "text_box", "selection_slider", "heads_control",
+           "link_heads", "TIE_LABEL", "SCALE_LABEL", "D_K_OPTIONS", "TOKEN_COLORS", "HEAD_COLORS", "literal", "short",
+           "text_family", "MEMORY_BUDGET", "check_budget", "explorer_params", "running_inputs", "WEIGHT_KINDS",
+           "weights_control", "fixed_layer", "explorer_layer", "single_blas_thread", "inch_box", "kernel_loop"]
 
 TIE_LABEL = "d_k = d_model / h"  # the one wording of the tie control, in every explorer
 # Choices of a d_k dropdown: "d_model / h" (tied, the usual choice) or a fixed size.
@@ -41,7 +42,8 @@ HEAD_COLORS = TOKEN_COLORS[:-1] + ("#999999",)
 SCALE_LABEL = "divide by √d_k"  # the one wording of the scaling control
 MEMORY_BUDGET = 200 * 2**20  # bytes an explorer setting may need (parameters + intermediates)
 KEEP_PNGS = 64  # PNGs kept per explorer (settings shown or drawn ahead); 0: every picture is drawn on demand
-BACKGROUNDS_KEPT = 48 * 2**20  # bytes of static pictures (RGBA) kept per explorer: 2 at 250 dpi, the lecture screen's
+PNG_BYTES_KEPT = 12 * 2**20  # and at most this many bytes of them (30 pictures at the lecture screen's 250 dpi)
+BACKGROUNDS_KEPT = 32 * 2**20  # bytes of static pictures (RGBA) kept per explorer: 1-2 at 250 dpi (lecture screen)
 
 
 class Result:
@@ -93,7 +95,7 @@ def check_budget(numbers, what, budget=MEMORY_BUDGET):
 
 
 _PARAMS: dict = {}
-_PARAMS_KEPT = 12_000_000  # numbers of parameters kept between settings (about 100 MB)
+_PARAMS_KEPT = 4_000_000  # numbers of parameters kept between settings (32 MB; the newest set is always kept)
 
 
 def explorer_params(d_model, h, d_k=None, seed=0):
@@ -296,6 +298,12 @@ class LayoutDrawer:
     def key(self, res):
         return None
 
+    def reset(self):
+        """Forget every layout, and with them their artists and the renderers their texts hold: the next call
+        builds anew."""
+        vars(self).clear()
+        self.__init__()
+
     def static(self, res):
         """What else fixes the static picture without needing new axes (default: nothing)."""
         return None
@@ -321,6 +329,7 @@ class LayoutDrawer:
                 while len(self.layouts) >= keep:
                     for artist in self.layouts.pop(next(iter(self.layouts)))[1]:
                         artist.remove()
+                    collect_soon()
                 before = set(fig.axes) | set(fig.texts) | set(fig.legends)
                 fig.set_size_inches(self.size)
                 layout = self.build(fig, res)
@@ -462,7 +471,8 @@ def _flushed(name, sync_figure=False):
 class ExplorerBox(widgets.VBox):
     """What :func:`build_explorer` returns: a VBox of the controls, a one-line ``message`` and the PNG ``image`` of
     a plain Agg ``figure``; also ``controls`` (name -> widget), ``drawer``, ``result`` (what compute returned),
-    ``refresh()``, ``hold()`` (several changes, one redraw) and ``prepare()`` (draw ahead now)."""
+    ``refresh()``, ``hold()`` (several changes, one redraw), ``prepare()`` (draw ahead now) and ``release()``
+    (free its pictures before it is replaced)."""
 
     figure, drawer = _flushed("_figure", sync_figure=True), _flushed("_drawer", sync_figure=True)
     image, result = _flushed("_image"), _flushed("_result")
@@ -495,6 +505,19 @@ def _draw_ahead_later(warm, first=True):
     if not _AHEAD["scheduled"]:
         _AHEAD["scheduled"] = True
         loop.call_later(0.1, _draw_ahead)
+
+
+def collect_soon():
+    """One full garbage collection in the kernel's idle time (a second from now), after big objects were dropped.
+
+    Matplotlib's artists live in reference cycles, which Python frees only when its collector runs, and it runs
+    after so many new objects, not so many bytes: the texts of a removed layout keep the renderer they were drawn
+    with (a pixel buffer of 15-22 MB at the lecture screen's 250 dpi), and several could pile up (130 MB).
+    """
+    loop = kernel_loop()
+    if loop is not None and not _AHEAD.get("collect"):
+        _AHEAD["collect"] = True
+        loop.call_later(1.0, lambda: (_AHEAD.update(collect=False), gc.collect()))
 
 
 def _draw_ahead():
@@ -590,7 +613,7 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
             frame = draw(fig, result)
         png = render_png(fig, dpi=dpi, frame=frame if isinstance(frame, Frame) else None, state=cache)
         pngs[key] = png
-        while len(pngs) > KEEP_PNGS or (len(pngs) > 1 and sum(map(len, pngs.values())) > 24 * 2**20):
+        while len(pngs) > KEEP_PNGS or (len(pngs) > 1 and sum(map(len, pngs.values())) > PNG_BYTES_KEPT):
             del pngs[next(iter(pngs))]  # the least recently used
         return png
 
@@ -674,7 +697,19 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
             done += 1
         return done
 
-    box._render, box._sync_figure = render, sync_figure
+    def release():
+        """Drop the kept pictures and the figure's drawing (the explorer is being replaced): memory now, not at
+        the next garbage collection; a later redraw builds everything again."""
+        pngs.clear()
+        cache.clear()
+        if hasattr(draw, "reset"):
+            draw.reset()
+        fig.clear()
+        FigureCanvasAgg(fig)  # a fresh canvas: the old renderer's pixel buffer goes
+        state["drawn"] = None
+        gc.collect()  # the cleared artists are in reference cycles, with the renderers their texts were drawn with
+
+    box._render, box._sync_figure, box.release = render, sync_figure, release
     for w in controls.values():
         w.observe(refresh, names="value")
     box.refresh, box.hold, box.prepare = refresh, hold, prepare
