@@ -169,8 +169,10 @@ class ConcatDrawer(LayoutDrawer):
             lay.ranges.append(ax_lay.text(0, n * 0.3, "", ha="center", va="center", fontsize=7))
         ax_lay.set(xlim=(0, xmax), ylim=(-0.6, n + 1.3))
         lay.marker = ax_lay.axvline(d_model, color="#B03A2E", linestyle="--", linewidth=1.5)
-        lay.marker_text = ax_lay.text(d_model, n + 0.15, f"d_model = {d_model}", color="#B03A2E", ha="right",
-                                      va="bottom", fontsize=8)
+        # right-aligned half an em left of the dashed line, so that the line does not strike through the last digit
+        lay.marker_text = ax_lay.annotate(f"d_model = {d_model}", (d_model, n + 0.15), xytext=(-0.5 * 8, 0),
+                                          textcoords="offset points", color="#B03A2E", ha="right", va="bottom",
+                                          fontsize=8)
         ax_lay.set_yticks([n / 2], labels=[f"{n} rows\n(tokens)"], fontsize=8)
         ax_lay.set_xlabel("column of Concat (column c, counting from 1, is the strip from c - 1 to c)", fontsize=9)
         ax_lay.set_title(" ", fontsize=10)
