@@ -71,6 +71,10 @@ class ScalingDrawer(LayoutDrawer):
         self.rows_panel = matrix_panel(fig, (5.65, 0.5, 2.35, H - 1.0), (rows, n),
                                        [f"sentence {i + 1}" for i in range(rows)], [f"key {j + 1}" for j in range(n)],
                                        cbar_label="weight", fs=8)  # its title at fs + 1 = 9 points
+        # Its title is wider than the heatmap and reaches over the colour bar, whose top tick label ("1.0") sticks
+        # out above the axes by half a line: lift the title by that much more than matrix_panel's 3 points.
+        tick_fs = self.rows_panel.cbar.ax.yaxis.get_majorticklabels()[0].get_fontsize()
+        self.rows_panel.ax.set_title("", fontsize=9, pad=3 + 0.6 * tick_fs)
 
     def update(self, layout, res):
         n, values = res.weights.shape[-1], res.scores.ravel()
