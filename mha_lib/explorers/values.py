@@ -213,6 +213,16 @@ class ValuesDrawer(LayoutDrawer):
             left=0.045, right=0.985, bottom=0.17, top=0.83, wspace=0.32))  # fixed margins: a redraw only renders
         lay.set_bars = bar_panel(lay.ax_bar, token_labels(view.tokens), fontsize=9, color=colors, edgecolor="#34495E")
         lay.ax_bar.set(ylim=(0, 1.12))
+        # Room per bar, in points; a character is about 0.62 em wide (DejaVu Sans digits and letters).
+        slot = lay.ax_bar.get_position().width * fig.get_size_inches()[0] * 72 / n
+        # the weight above each bar: 3 decimals ("0.041") while they fit at 7 points or more, else 2 ("0.04")
+        lay.decimals = 3 if (slot - 2) / (5 * 0.62) >= 7 else 2
+        bar_fs = min(8.0, (slot - 2) / ((lay.decimals + 2) * 0.62))
+        for text in lay.set_bars(np.zeros(n), [""] * n)[n:]:
+            text.set_fontsize(bar_fs)
+        if max(map(len, token_labels(view.tokens))) * 0.62 * 9 + 3 > slot:  # level key labels would run together
+            for label in lay.ax_bar.get_xticklabels():
+                label.set(rotation=40, ha="right", rotation_mode="anchor")
         lay.ax_bar.set_ylabel("weight", fontsize=9)
         lay.ax_bar.set_xlabel("key token (whose value is used)", fontsize=9)
         lay.heat = plot_heatmap(ax, np.zeros((n + 1, cols)), [f"v({t})" for t in view.tokens] + ["output"],
@@ -232,7 +242,7 @@ class ValuesDrawer(LayoutDrawer):
         cols = self.key(view)[1]
         toks = token_labels(view.tokens)
         tok, i, w = toks[view.query], view.head, view.weights_row
-        bars = lay.set_bars(w, [f"{value:.3f}" for value in w], pad=0.02)
+        bars = lay.set_bars(w, [f"{value:.{lay.decimals}f}" for value in w], pad=0.02)
         lay.ax_bar.set_title(f"weights of '{tok}' in head {i} (sum = {w.sum():.3f})", fontsize=10)
         moved = _place(lay.panel, lay.ax_2d, view.V[:, :2], view.heads[:, :2], view.query, view.weights,
                        pad=(0.45, 0.25))
