@@ -40,8 +40,11 @@ def plot_wo_blocks(ax, W_o, h, *, fontsize=9, title="$W^O$: one block of rows pe
     for i in range(1, h):
         ax.axhline(i * d_v - 0.5, color="black", linewidth=1.5)
     if h <= 16:
+        # "$W^O_i$" is 1.4 em tall (superscript and subscript): at most 0.85 of a block's height, so that neighbours
+        # keep a gap (at h = 16 a block is about 13 points of this explorer's axes, less than 1.4 x 9 points)
+        block = ax.get_position().height * ax.figure.get_size_inches()[1] * 72 / h  # points
         ax.set_yticks([i * d_v + (d_v - 1) / 2 for i in range(h)],
-                      labels=[f"$W^O_{{{i + 1}}}$" for i in range(h)], fontsize=fontsize)
+                      labels=[f"$W^O_{{{i + 1}}}$" for i in range(h)], fontsize=min(fontsize, 0.85 * block / 1.4))
         for i, label in enumerate(ax.get_yticklabels()):
             color = HEAD_COLORS[i % len(HEAD_COLORS)]
             label.set_color("#B8A800" if color == "#F0E442" else color)  # a darker yellow, readable on white
