@@ -16,6 +16,7 @@ __all__ = ["CostSetting", "cost_setting", "CostDrawer", "make_cost_explorer"]
 
 STEP_LABELS = {"projections": "Q, K, V projections", "scores": "scores QKᵀ", "softmax": "softmax",
                "weighted_sum": "weighted sum AV", "output": "output $W^O$"}
+BLOCK_LABEL, WEIGHTS_LABEL = "one block of scores per head", "attention weights h n²"  # the last memory item
 MODELS = [("512 (running example)", 512), ("768 (BERT-Base, GPT-2)", 768), ("4096 (LLaMA-7B)", 4096)]
 
 
@@ -47,7 +48,7 @@ def cost_setting(d_model=768, h=12, log2_n=9, blockwise=False, block_size=64):
     memory = {
         "parameters W": 4 * c["parameters"]["numbers"],
         "Q, K, V": 4 * c["projections"]["numbers"],  # h n (2 d_k + d_v)
-        ("one block of scores per head" if blockwise else "attention weights h n²"): 4 * held,
+        (BLOCK_LABEL if blockwise else WEIGHTS_LABEL): 4 * held,
     }
     return CostSetting(n=n, d_model=int(d_model), h=int(h), blockwise=bool(blockwise), block_size=int(block_size),
                        flops={name: c[name]["flops"] for name in STEP_LABELS}, memory=memory)
@@ -62,7 +63,20 @@ class CostDrawer(LayoutDrawer):
         return res.blockwise
 
     def build(self, fig, res):
-        ax_f, ax_m = fig.subplots(1, 2, gridspec_kw=dict(left=0.13, right=0.975, bottom=0.16, top=0.9, wspace=0.5))
+        # Room for each panel's bar names, from their length (about 0.62 em a character at bar_panel's 8 points,
+        # plus the tick and its pad): the left margin holds the steps, the gap between the panels the memory items.
+        W, fs = self.size[0], 8
+
+        def names_width(labels):  # inches
+            return (max(map(len, labels)) * 0.62 * fs + 8) / 72
+
+        left, right = names_width(list(STEP_LABELS.values())) + 0.1, 0.025 * W
+        # the same for both kinds of attention (the panels stay put when blockwise is switched); + room for the
+        # left panel's numbers past its longest bar
+        gap = names_width([*res.memory, BLOCK_LABEL, WEIGHTS_LABEL]) + 0.3
+        width = (W - left - right - gap) / 2  # of each panel
+        ax_f, ax_m = fig.subplots(1, 2, gridspec_kw=dict(left=left / W, right=1 - right / W, bottom=0.16, top=0.9,
+                                                         wspace=gap / width))
         quadratic = {"scores", "softmax", "weighted_sum"}
         colors = [["#D55E00" if k in quadratic else "#0072B2" for k in STEP_LABELS],
                   ["#999999", "#0072B2", "#009E73" if res.blockwise else "#D55E00"]]
