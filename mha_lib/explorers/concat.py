@@ -194,11 +194,23 @@ class ConcatDrawer(LayoutDrawer):
         (h, n, d_v), d_model, width = view.heads.shape, view.d_model, view.concat.shape[1]
         if h > self.MAX_HEADS:
             raise ValueError(f"h={h}: this picture draws at most {self.MAX_HEADS} heads")
+        # a block's width in points; a text is written in it only if it fits (about 0.62 em a character, 0.7 bold)
+        ax = lay.ax_lay
+        block = d_v / np.diff(ax.get_xlim())[0] * ax.get_position().width * ax.figure.get_size_inches()[0] * 72
+
+        def fits(text, size, em=0.62):
+            return len(text) * em * size + 2 <= block
+
+        size = 9 if h <= 8 else 8
+        # one choice for every block, made on the last (longest) texts: "head 8", else "8", else none
+        name_form = ("head {}" if h <= 8 and fits(f"head {h}", size, 0.7) else "{}" if fits(str(h), size, 0.7)
+                     else "")
+        show_span = h <= 8 and fits(f"cols {(h - 1) * d_v + 1}–{h * d_v}", 7)
         for i, (rect, name, cols) in enumerate(zip(lay.rects, lay.names, lay.ranges)):
             rect.set(x=i * d_v, width=d_v, visible=i < h)
-            name.set(x=i * d_v + d_v / 2, text=f"head {i + 1}" if h <= 8 else f"{i + 1}", fontsize=9 if h <= 8 else 8,
+            name.set(x=i * d_v + d_v / 2, text=name_form.format(i + 1), fontsize=size, visible=i < h)
+            cols.set(x=i * d_v + d_v / 2, text=f"cols {i * d_v + 1}–{(i + 1) * d_v}" if show_span else "",
                      visible=i < h)
-            cols.set(x=i * d_v + d_v / 2, text=f"cols {i * d_v + 1}–{(i + 1) * d_v}" if h <= 8 else "", visible=i < h)
         verdict = ("= d_model, the input's width" if width == d_model
                    else f"≠ d_model = {d_model}, so $W^O$ must be ({width}, {d_model}) to get back")
         lay.ax_lay.set_title(f"{h} heads of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  "
