@@ -170,6 +170,12 @@ class OutputDrawer(LayoutDrawer):
         heat = plot_heatmap(ax_norm, norms, view.tokens, [str(i + 1) for i in range(h)], cmap="viridis",
                             vmax=float(norms.max()), numbers=norms.size <= 40, fontsize=8, number_size=7)
         fig.colorbar(heat.image, ax=ax_norm, fraction=0.08, pad=0.03).ax.tick_params(labelsize=7)
+        # the colour bar has narrowed the panel: at h = 16 a column is about 6 points, less than "16" at 8 points
+        # (0.62 em a character); then only every step-th head is numbered, from head 1
+        column = ax_norm.get_position().width * fig.get_size_inches()[0] * 72 / h
+        step = int(np.ceil((len(str(h)) * 0.62 * 8 + 3) / column))
+        if step > 1:
+            ax_norm.set_xticks(range(0, h, step), labels=[str(i + 1) for i in range(0, h, step)], rotation=0)
         ax_norm.set_xlabel("head", fontsize=8)
         ax_norm.set_title("size of what each head adds\n(length of the row, per token)", fontsize=9)
         s = view.shapes()
