@@ -93,7 +93,21 @@ class CostDrawer(LayoutDrawer):
         (set_flops, title_f), (set_memory, title_m) = layout
         percent = 100 * (np.array([res.flops[k] for k in STEP_LABELS], dtype=float) / res.total_flops)
         changed = set_flops(percent, [f"{v:.1f}%" for v in percent], pad=1)
-        changed += set_memory(res.memory.values(), [format_bytes(v) for v in res.memory.values()], factor=1.3)
+        sizes = [format_bytes(v) for v in res.memory.values()]
+        memory = set_memory(res.memory.values(), sizes, factor=1.3)
+        changed += memory
+        # Keep every size on the log axis: past a bar shorter than the axis starts (64 B at n = 4), not over the
+        # bar names; inside, right-aligned, a bar whose size would end past the axis (4 TiB at n = 2**17, h = 64).
+        ax = title_m.axes
+        lo, hi = ax.get_xlim()
+        points = ax.get_position().width * self.size[0] * 72  # the axes' width
+        for text, value, size in zip(memory[len(sizes):], res.memory.values(), sizes):
+            x = max(value, lo) * 1.3
+            end = np.log10(x) + (len(size) * 0.62 * text.get_fontsize() + 2) / points * np.log10(hi / lo)
+            if end > np.log10(hi):
+                text.set(x=min(value, hi) / 1.3, ha="right", color="white")
+            else:
+                text.set(x=x, ha="left", color="black")
         title_f.set_text(f"n = {res.n}, d_model = {res.d_model}, h = {res.h}: {res.total_flops / 1e9:,.2f} GFLOP")
         kind = f"blockwise, {res.block_size} keys at a time" if res.blockwise else "standard attention"
         title_m.set_text(f"memory held at once: {kind}")
