@@ -213,7 +213,8 @@ class ConcatDrawer(LayoutDrawer):
                      visible=i < h)
         verdict = ("= d_model, the input's width" if width == d_model
                    else f"≠ d_model = {d_model}, so $W^O$ must be ({width}, {d_model}) to get back")
-        lay.ax_lay.set_title(f"{h} heads of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  "
+        heads = "1 head" if h == 1 else f"{h} heads"
+        lay.ax_lay.set_title(f"{heads} of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  "
                              f"{h}·{d_v} = {width} {verdict}", fontsize=10)
         lay.im.set_data(view.concat)
         lay.im.set_extent((-0.5, width - 0.5, n - 0.5, -0.5))
