@@ -11,8 +11,10 @@ import pytest
 
 import mha_lib
 from mha_lib.attention import make_mask, row_entropy
+from mha_lib.explorers.lecture import make_lecture_explorer
 from mha_lib.explorers.scores import make_scaling_explorer, make_scores_explorer, random_scores, scores_setting
 from mha_lib.explorers.softmax import make_softmax_explorer, pad_example, softmax_setting
+from mha_lib.explorers.values import make_values_explorer
 
 from pictures import PNG_MAGIC
 
@@ -364,3 +366,23 @@ def test_weight_choice_designed_and_trained(boxes, make):
     assert not box.controls["h"].disabled and list(box.controls["h"].options) == [1, 2, 4, 8, 16]
     ex = mha_lib.load_running_example()
     np.testing.assert_allclose(box.result.weights, mha_lib.multi_head_attention(ex.X, ex.params).weights, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [make_scores_explorer, make_softmax_explorer, make_values_explorer,
+                                  make_lecture_explorer])
+def test_greyed_controls_show_the_fixed_layers_sizes_and_give_the_students_back(boxes, make):
+    # before: with the designed layer (d_model 32, h 4, d_k 16) the greyed tie control still said
+    # "d_k = d_model / h" (32 / 4 = 8), and going back to random parameters left h where the fixed layers put it
+    box = make()
+    boxes.append(box)
+    c = box.controls
+    c["h"].value = 4
+    own = {name: c[name].value for name in ("tie", "d_k", "d_model", "h") if name in c}
+    c["weights"].value = "designed"
+    tied = c["tie"].value if "tie" in c else c["d_k"].value == 0
+    assert not tied and c["d_k"].value == 16 and c["h"].value == 4
+    assert c.get("d_model", c["h"]).value in (32, 4)  # the lecture explorer's d_model menu shows 32
+    c["weights"].value = "trained"  # MiniLM: 384 / 12 = 32, tied
+    assert (c["tie"].value if "tie" in c else c["d_k"].value == 0) and c["h"].value == 12
+    c["weights"].value = "random"
+    assert {name: c[name].value for name in own} == own

@@ -400,30 +400,58 @@ def link_heads(box, d_model_of, max_h=16, tie="tie", h="h", d_k="d_k", head=None
     """
     controls = box.controls
     tied_of = tie if callable(tie) else (lambda c: c[tie].value if tie in c else True)
+    saved, busy = {}, []  # the student's values of the controls that show a fixed layer's sizes; sync running
+
+    def show_sizes(params):
+        """Designed or trained parameters fix d_model, h and d_k: the greyed controls show theirs (where offered)."""
+        tied = params.h * params.d_k == params.d_model
+        saved.setdefault(h, controls[h].value)
+        in_menu = isinstance(controls.get(d_k), widgets.Dropdown)  # a d_k menu whose "d_model / h" entry is 0
+        for name, value in ((tie, tied), (d_k, (0 if tied else params.d_k) if in_menu else params.d_k),
+                            ("d_model", params.d_model)):
+            w = controls.get(name) if isinstance(name, str) else None
+            offered = [o[1] if isinstance(o, tuple) else o for o in getattr(w, "options", None) or [value]]
+            if w is not None and value in offered:
+                saved.setdefault(name, w.value)
+                if isinstance(w, widgets.IntSlider):
+                    w.max = max(w.max, value)
+                w.value = value
+            elif name in saved:  # not offered (MiniLM's d_model 384): the student's own value, greyed
+                w.value = saved[name]
 
     def sync(change=None):
-        tied, d_model = tied_of(controls), d_model_of()
+        if busy:  # a change made by sync itself: the call that made it sees it
+            return
         fixed = None  # designed or trained weights fix h and d_k: the controls show them, disabled
         if "weights" in controls and controls["weights"].value != "random":
-            params = fixed_layer(controls["weights"].value)[2]
-            fixed = params.h, params.d_k
-        options = [fixed[0]] if fixed else _h_options(d_model, tied, max_h)
-        d_k_slider = isinstance(controls.get(d_k), widgets.IntSlider)
-        with box.hold():
-            if list(controls[h].options) != options:
-                old = controls[h].value
-                controls[h].options = options
-                controls[h].value = min(options, key=lambda k: abs(k - old))
-            for name in (h, tie, "d_model", "preset", d_k):
-                if isinstance(name, str) and name in controls:
-                    controls[name].disabled = fixed is not None or (name == d_k and d_k_slider and tied)
-            if d_k_slider and fixed:
-                controls[d_k].max = max(controls[d_k].max, fixed[1])
-                controls[d_k].value = fixed[1]
-            elif d_k_slider and tied:
-                controls[d_k].value = d_model // controls[h].value
-            if head is not None:
-                controls[head].max = controls[h].value
+            fixed = fixed_layer(controls["weights"].value)[2]
+        d_k_slider, back = isinstance(controls.get(d_k), widgets.IntSlider), {}
+        busy.append(True)
+        try:
+            with box.hold():
+                if fixed is not None:
+                    show_sizes(fixed)
+                elif saved:  # back to random parameters: the student's own values (h once its options are set)
+                    back = dict(saved)
+                    saved.clear()
+                    for name, value in back.items():
+                        if name != h:
+                            controls[name].value = value
+                tied, d_model = tied_of(controls), d_model_of()
+                options = [fixed.h] if fixed else _h_options(d_model, tied, max_h)
+                if list(controls[h].options) != options:
+                    old = back.get(h, controls[h].value)
+                    controls[h].options = options
+                    controls[h].value = min(options, key=lambda k: abs(k - old))
+                for name in (h, tie, "d_model", "preset", d_k):
+                    if isinstance(name, str) and name in controls:
+                        controls[name].disabled = fixed is not None or (name == d_k and d_k_slider and tied)
+                if d_k_slider and tied and not fixed:
+                    controls[d_k].value = d_model // controls[h].value
+                if head is not None:
+                    controls[head].max = controls[h].value
+        finally:
+            busy.clear()
 
     for name in {tie if isinstance(tie, str) else None, h, d_k, "d_model", "sentence", "weights"} - {None}:
         if name in controls:
