@@ -837,3 +837,57 @@ def test_an_unrelated_error_in_generate_still_gets_just_the_error(capsys):
         raise ValueError("something else")
     _, out = run(capsys, "12.generate", broken)
     assert "raised ValueError: something else" in out and "Hint" not in out and "OWN KEY" not in out, out
+
+
+# ----------------------------------------------------------------------------- a softmax without the row maximum
+
+
+def _mha_naive(X, W_q, W_k, W_v, W_o, shift=lambda S: 0.0):
+    """A student's layer whose softmax subtracts ``shift(S)`` (nothing: exp of the scores as they are)."""
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    S = Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1])
+    e = np.exp(S - shift(S))
+    H = (e / e.sum(axis=-1, keepdims=True)) @ V
+    h, n, d_v = H.shape
+    return H.transpose(1, 0, 2).reshape(n, h * d_v) @ W_o
+
+
+@pytest.mark.parametrize("fn", [_mha_naive, lambda *a: _mha_naive(*a, shift=lambda S: S.max())])
+def test_a_layer_whose_softmax_overflows_is_told_to_subtract_the_row_maximum(capsys, fn):
+    # the small random inputs never overflow: the check has a layer whose scores reach +-1000
+    _, first = run(capsys, "07.multi_head_attention", fn)
+    _, second = run(capsys, "07.multi_head_attention", fn)
+    assert first.startswith("❌ Not yet") and "+-1000" in first and first.count("\n") == 1, first
+    assert "overflows" in first and "subtract the row's maximum" in first, first
+    assert "scores.max(axis=-1, keepdims=True)" in second, second
+    ok, out = run(capsys, "07.multi_head_attention", lambda *a: _mha_naive(*a, shift=lambda S: S.max(-1, keepdims=True)))
+    assert ok is True, out  # the same layer with each row's maximum subtracted
+
+
+def test_a_softmax_without_the_row_maximum_is_told_it_overflows(capsys):
+    ok, out = run(capsys, "04.softmax", lambda S: np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True))
+    assert ok is False and "+-1e4" in out and "overflows" in out and "subtract the row's maximum" in out, out
+
+
+def _naive_rows(S):
+    e = np.exp(S)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _generate_naive(X, W_q, W_k, W_v, W_o):
+    K_rows, V_rows, out = [], [], []
+    for x in X:
+        K_rows.append(x @ W_k)
+        V_rows.append(x @ W_v)
+        s = np.einsum("hk,htk->ht", x @ W_q, np.stack(K_rows, axis=1)) / np.sqrt(W_q.shape[-1])
+        out.append(np.einsum("ht,htv->hv", _naive_rows(s), np.stack(V_rows, axis=1)).reshape(-1) @ W_o)
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("exercise_id, fn", [
+    ("08.masked_weights", lambda Q, K, mask: _naive_rows(np.where(mask, _scores(Q, K), -np.inf))),
+    ("12.generate", _generate_naive),
+])
+def test_the_other_layers_with_a_softmax_inside_also_have_scores_of_1000(capsys, exercise_id, fn):
+    ok, out = run(capsys, exercise_id, fn)
+    assert ok is False and "+-1000" in out and "overflows" in out and "subtract the row's maximum" in out, out

@@ -76,6 +76,7 @@ class _Case:
     expected: np.ndarray
     batched: bool
     shapes: str  # e.g. "Q, K of shape (2, 3, 4, 2)"
+    large_scores: bool = False  # scores of +-1000 or more: a softmax without each row's maximum overflows here
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,13 @@ _KEEPDIMS = ("a number computed per row (its maximum, its sum) must keep its row
 _MIX_VALUE_ROWS = "output row m mixes the value ROWS, each weighted by the entry of row m of the weights."
 _SIDE_BY_SIDE = "Concat keeps one row per token and puts the heads side by side: shape (n, h * d_v)."
 _TOKEN_ROWS = "row m of Concat must hold token m's row of EVERY head."
+_OVERFLOW = ("exp of a large score overflows (exp(710) is already inf, and inf / inf is NaN). The softmax of a row "
+             "does not change when one number is subtracted from all of its scores: subtract the row's maximum "
+             "before exp.")
+_OVERFLOW_FIX = ("on large scores exp overflowed to inf (or, with one number subtracted from the whole array, "
+                 "underflowed to 0 / 0 in the rows far below it). Subtract each row's own maximum before exp, "
+                 "scores - scores.max(axis=-1, keepdims=True): it does not change the result and keeps every exp "
+                 "at most 1.")
 
 
 # --------------------------------------------------------------------------- 02.split_heads
@@ -367,9 +375,7 @@ _MISTAKES_SOFTMAX = _mistakes(
     ("keepdims left out twice", _softmax_both_no_keepdims, _KEEPDIMS,
      "both x.max(axis=-1) and e.sum(axis=-1) lose the row axis without keepdims=True, so each one meets the "
      "COLUMNS: write x - x.max(axis=-1, keepdims=True) and e / e.sum(axis=-1, keepdims=True)."),
-    ("no max subtraction", _naive_softmax,
-     "exp of a large score overflows; the softmax of a row does not change when one number is subtracted from "
-     "all of its scores.",
+    ("no max subtraction", _naive_softmax, _OVERFLOW,
      "exp(1e4) overflows to inf, and inf / inf is NaN. Subtract each row's maximum before exp, "
      "x - x.max(axis=-1, keepdims=True): it does not change the result and keeps every exp at most 1."),
     ("global max", _softmax_global_max,
@@ -399,7 +405,7 @@ def _cases_softmax(rng):
         S = rng.normal(scale=2.0, size=shape)
         cases.append(_Case((S,), softmax(S), len(shape) > 2, f"scores of shape {shape}"))
     S = _large_scores()
-    cases.append(_Case((S,), softmax(S), False, "scores as large as +-1e4"))
+    cases.append(_Case((S,), softmax(S), False, "scores as large as +-1e4", large_scores=True))
     return cases
 
 
@@ -489,6 +495,8 @@ def _mha_variant(X, W_q, W_k, W_v, W_o, transpose_k=True, divisor="d_k", weights
     S = raw / scale
     if weights == "row":
         A = softmax(S)
+    elif weights == "naive":  # exp of the scores as they are: overflows to inf / inf = NaN on large scores
+        A = _naive_softmax(S)
     elif weights == "column":
         A = softmax(S, axis=-2)
     else:  # each head's whole matrix
@@ -527,21 +535,32 @@ _MISTAKES_MHA = _switched(
     ("concat by reshape", {"concat": "reshape"}, _TOKEN_ROWS,
      "your concatenation mixes tokens: heads.reshape(n, h * d_v) without a transpose puts head 1's rows "
      "side by side. Use heads.transpose(1, 0, 2).reshape(n, h * d_v)."),
+    ("no max subtraction", {"weights": "naive"}, _OVERFLOW, _OVERFLOW_FIX),
 )
 
 
+def _diagnose_overflow(case, got):
+    """A NaN or inf on an input with large scores (the last of :func:`_layer_cases`), whatever the softmax did (no
+    maximum subtracted, the maximum of the whole array subtracted, ...): the softmax overflowed."""
+    if got.shape == case.expected.shape and not np.isfinite(got).all() and case.large_scores:
+        return _OVERFLOW, _OVERFLOW_FIX
+    return None
+
+
 @_exercise("07.multi_head_attention", worked.my_multi_head_attention, mistakes=_MISTAKES_MHA,
-           library="mha_lib.multi_head_attention(X, params).output",
+           diagnose=_diagnose_overflow, library="mha_lib.multi_head_attention(X, params).output",
            returns="the layer's output Concat(head_1, ..., head_h) W_o, shape (n, d_model)")
 def _cases_mha(rng):
-    return _layer_cases(rng, lambda X, params: multi_head_attention(X, params).output)
+    return _layer_cases(rng, lambda X, params: multi_head_attention(X, params).output, large=True)
 
 
-def _layer_cases(rng, output):
+def _layer_cases(rng, output, large=False):
     """Inputs (X, W_q, W_k, W_v, W_o) of four small layers, each with ``output(X, params)`` as its answer.
 
     d_k != d_v in some; the first has n == d_k (so Q @ K runs) and h*d_v == d_model (so forgetting W^O keeps
-    the shape).
+    the shape). ``large``: a fifth layer, last, whose X is scaled so that the largest score is +-1000: a softmax
+    without each row's maximum subtracted overflows there (exp(710) is inf), the small scores of the others never
+    show it.
     """
     cases = []
     for n, d_model, h, d_k, d_v in [(4, 8, 2, 4, 4), (5, 6, 2, 3, 4), (3, 8, 4, 2, 3), (6, 6, 3, 2, 2)]:
@@ -550,6 +569,13 @@ def _layer_cases(rng, output):
         params = MHAParams(W_q=p.W_q, W_k=p.W_k, W_v=p.W_v, W_o=p.W_o)
         cases.append(_Case((X, p.W_q, p.W_k, p.W_v, p.W_o), output(X, params), False,
                            f"n={n}, d_model={d_model}, h={h}, d_k={d_k}, d_v={d_v}"))
+    if large:
+        X, (_, W_q, W_k, W_v, W_o) = rng.normal(size=(4, 8)), cases[0].args
+        S = attention_scores(X @ W_q, X @ W_k)  # (h, n, n) at the scale of the other inputs
+        X = X * math.sqrt(1000.0 / np.abs(S).max())  # the scores grow with the square of X: now up to +-1000
+        params = MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o)
+        cases.append(_Case((X, W_q, W_k, W_v, W_o), output(X, params), False,
+                           "n=4, d_model=8, h=2, d_k=4, d_v=4 and scores as large as +-1000", large_scores=True))
     return cases
 
 
@@ -852,7 +878,7 @@ _MISTAKES_MASKED = _switched(
 )
 
 
-@_exercise("08.masked_weights", worked.my_masked_weights, mistakes=_MISTAKES_MASKED,
+@_exercise("08.masked_weights", worked.my_masked_weights, mistakes=_MISTAKES_MASKED, diagnose=_diagnose_overflow,
            library="mha_lib.softmax(mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask))",
            returns="the weights softmax(Q K^T / sqrt(d_k)) with -inf where mask is False, shape (..., n, n)",
            batch_hint="with a stack of heads (h, n, d_k) count the axes from the end: K.swapaxes(-1, -2), not K.T "
@@ -870,6 +896,12 @@ def _cases_masked(rng):
         Q, K = rng.normal(size=lead + (n, d_k)), rng.normal(size=lead + (n, d_k))
         cases.append(_Case((Q, K, mask), softmax(apply_mask(attention_scores(Q, K), mask)), bool(lead),
                            f"Q, K of shape {Q.shape} and a {n} x {n} mask"))
+    # Last, scores as large as +-1000 (the others are small): a softmax without each row's maximum overflows.
+    Q, K = rng.normal(size=(2, 4, 3)), rng.normal(size=(2, 4, 3))
+    Q = Q * (1000.0 / np.abs(attention_scores(Q, K)[..., causal_mask(4)]).max())  # the scores grow with Q: the
+    # unmasked ones now up to +-1000
+    cases.append(_Case((Q, K, causal_mask(4)), softmax(apply_mask(attention_scores(Q, K), causal_mask(4))), True,
+                       f"Q, K of shape {Q.shape}, a 4 x 4 mask and scores as large as +-1000", large_scores=True))
     return cases
 
 
@@ -1164,7 +1196,7 @@ def _diagnose_generate(case, got):
                     "each token looked only at the tokens BEFORE it, never at itself (so the first token had "
                     "nothing to look at). Append the new token's k and v to the cache first, then compare its "
                     "query with every key in the cache, its own included.")
-    return None
+    return _diagnose_overflow(case, got)
 
 
 def _diagnose_generate_raised(case, exc):
@@ -1186,14 +1218,15 @@ def _cases_generate(rng):
     def generated(X, params):
         cache = _KVCache(params)
         return np.stack([_decode_step(x, params, cache).output for x in X])  # (n, d_model), one row per step
-    return _layer_cases(rng, generated)
+    return _layer_cases(rng, generated, large=True)
 
 
 def check_function(exercise_id, fn):
     """Test the student's function against ``mha_lib``; print right or a hint; return True/False.
 
-    The function runs on several small random inputs (and, for the softmax,
-    scores of +-1e4). Classic mistakes are recognised by comparing its output
+    The function runs on several small random inputs (and, where the step is
+    or contains a softmax, scores of +-1e4 or +-1000, where a softmax without
+    each row's maximum subtracted overflows). Classic mistakes are recognised by comparing its output
     with what each mistake would return on the same inputs. Whatever the
     function does (raise, return None, a list, NaN, the wrong shape, change
     its input in place, never finish: it is stopped after TIME_LIMIT seconds)
