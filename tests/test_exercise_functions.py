@@ -33,7 +33,8 @@ def test_reference_solution_passes(capsys, exercise_id):
 
 
 @pytest.mark.parametrize("exercise_id", IDS)
-def test_library_itself_passes(capsys, exercise_id):
+def test_the_library_itself_is_refused_with_what_it_called(capsys, exercise_id):
+    # the checker compares with mha_lib: a function that calls it would only be compared with itself
     lib = {
         "02.split_heads": mha_lib.split_heads,
         "03.scores": mha_lib.attention_scores,
@@ -49,7 +50,31 @@ def test_library_itself_passes(capsys, exercise_id):
         "12.generate": _library_generate,
         "10.rope": lambda x: mha_lib.rotary_embedding(x, np.arange(x.shape[-2])),
     }[exercise_id]
-    assert run(capsys, exercise_id, lib)[0] is True
+    ok, out = run(capsys, exercise_id, lib)
+    wanted = FUNCTION_EXERCISES[exercise_id].reference.__name__
+    assert ok is False and out.startswith("❌ Not yet") and out.count("\n") == 1, out
+    assert ("uses mha_lib." in out or "is mha_lib." in out) and f"write {wanted} yourself" in out, out
+
+
+def test_a_softmax_that_calls_the_library_names_the_call_and_the_task(capsys):
+    from mha_lib import softmax as imported
+
+    for fn, called in [(lambda s: mha_lib.softmax(s), "your function uses mha_lib.softmax"),
+                       (mha_lib.softmax, "softmax is mha_lib.attention.softmax itself"),
+                       (lambda s: imported(s), "uses mha_lib.attention.softmax")]:  # a name from outside it
+        ok, out = run(capsys, "04.softmax", fn)
+        assert ok is False and called in out and "write my_softmax yourself, in plain numpy" in out, out
+        assert "Hint" not in out  # not a wrong idea: no attempt is counted
+
+
+def test_notebook_08_may_call_the_library_softmax_it_suggests(capsys):
+    def my_masked_weights(Q, K, mask):
+        return mha_lib.softmax(np.where(mask, _scores(Q, K), -np.inf))
+
+    assert run(capsys, "08.masked_weights", my_masked_weights)[0] is True
+    ok, out = run(capsys, "08.masked_weights", lambda Q, K, mask: mha_lib.softmax(
+        mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask)))
+    assert ok is False and "mha_lib.apply_mask" in out and "here mha_lib.softmax may be used" in out, out
 
 
 # ----------------------------------------------------------------------------- the classic mistakes

@@ -163,11 +163,28 @@ def test_a_plain_class_of_the_student_is_allowed():
     assert library_calls(lambda s: PlainTools().softmax(s)) == []
 
 
-def test_the_lab_hint_warns_when_a_right_answer_breaks_the_rule(capsys):
+def test_the_lab_hint_refuses_a_function_that_breaks_the_rule(capsys):
     from mha_lib.exercises.lab import hint
 
-    assert hint("04.softmax", lambda s: mha_lib.softmax(s)) is False
+    assert hint("04.softmax", lambda s: mha_lib.softmax(s)) is False  # the series' checker refuses it itself
     out = capsys.readouterr().out
-    assert out.startswith("✅ Right") and "uses mha_lib.softmax: the graded test fails" in out, out
+    assert out.startswith("❌ Not yet") and "uses mha_lib.softmax" in out and out.count("\n") == 1, out
     assert hint("04.softmax", plain) is True
     assert "⚠️" not in capsys.readouterr().out
+
+
+def test_the_lab_hint_warns_where_the_series_allows_what_the_lab_does_not(capsys):
+    from mha_lib.exercises.lab import hint
+
+    def my_masked_weights(Q, K, mask):  # notebook 08 may call mha_lib.softmax; the lab's rule does not allow it
+        return mha_lib.softmax(np.where(mask, Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1]), -np.inf))
+
+    assert hint("08.masked_weights", my_masked_weights) is False
+    out = capsys.readouterr().out
+    assert out.startswith("✅ Right") and "uses mha_lib.softmax: the graded test fails" in out, out
+
+
+def test_a_function_defined_in_a_docstring_example_is_not_the_library():
+    namespace = {"__name__": "mha_lib.exercises.functions", "np": np}  # what doctest runs an example in
+    exec("def my_softmax(s):\n    return np.exp(s) / np.exp(s).sum()", namespace)
+    assert library_calls(namespace["my_softmax"]) == []

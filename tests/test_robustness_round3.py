@@ -168,7 +168,8 @@ def test_an_exception_whose_message_cannot_be_printed():
 def test_a_function_that_closes_stdout():
     def my_softmax(scores):
         sys.stdout.close()  # the checker's capture, not the notebook's output
-        return mha_lib.softmax(scores)
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
 
     ok, text = _verdict("04.softmax", my_softmax)  # before: ValueError: I/O operation on closed file
     assert ok and "Right" in text
@@ -211,7 +212,7 @@ def test_decode_step_after_rows_appended_by_hand():
 
 def test_negated_scores_are_not_called_a_wrong_scale():
     def my_scores(Q, K):
-        return -mha_lib.attention_scores(Q, K)
+        return -(Q @ np.swapaxes(K, -1, -2)) / np.sqrt(Q.shape[-1])
 
     ok, text = _verdict("03.scores", my_scores)
     # before: "you divided by sqrt(4) (sqrt(d_model)?) ... d_k = Q.shape[-1], 4 here": wrong and self-contradicting

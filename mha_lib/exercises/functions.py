@@ -56,6 +56,7 @@ from .. import apply_mask, causal_mask
 from ..flash import online_softmax_steps
 from .. import weighted_sum as lib_weighted_sum
 from . import _tiered_hint, worked
+from .lab import library_calls, library_use
 
 __all__ = ["check_function", "FUNCTION_EXERCISES", "function_exercise_ids"]
 
@@ -112,6 +113,7 @@ class FunctionExercise:
     diagnose: Callable | None = None  # (case, got) -> hint or None, for mistakes a formula cannot list
     parts: tuple = ()  # _Part entries when the function returns several things; expected and mistakes are tuples
     diagnose_raised: Callable | None = None  # (case, exception) -> hint or None, for a mistake that makes it raise
+    allowed: tuple = ()  # functions of mha_lib the student's function may call (the notebook says so)
 
     @property
     def signature(self):
@@ -879,6 +881,7 @@ _MISTAKES_MASKED = _switched(
 
 
 @_exercise("08.masked_weights", worked.my_masked_weights, mistakes=_MISTAKES_MASKED, diagnose=_diagnose_overflow,
+           allowed=(softmax,),  # notebook 08: "one or two lines of numpy with mha_lib.softmax"
            library="mha_lib.softmax(mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask))",
            returns="the weights softmax(Q K^T / sqrt(d_k)) with -inf where mask is False, shape (..., n, n)",
            batch_hint="with a stack of heads (h, n, d_k) count the axes from the end: K.swapaxes(-1, -2), not K.T "
@@ -1221,7 +1224,7 @@ def _cases_generate(rng):
     return _layer_cases(rng, generated, large=True)
 
 
-def check_function(exercise_id, fn):
+def check_function(exercise_id, fn, *, own=()):
     """Test the student's function against ``mha_lib``; print right or a hint; return True/False.
 
     The function runs on several small random inputs (and, where the step is
@@ -1241,7 +1244,11 @@ def check_function(exercise_id, fn):
         ``"05.weighted_sum"``, ``"06.concat"``, ``"07.multi_head_attention"``,
         ``"08.masked_weights"``, ``"10.rope"``, ``"11.online_softmax"``, ``"12.generate"``.
     fn : callable
-        The student's function, e.g. ``my_scores`` (without brackets).
+        The student's function, e.g. ``my_scores`` (without brackets). It must not call ``mha_lib`` (notebook
+        08's may call ``mha_lib.softmax``): the checker compares it with the library, so a function that calls
+        the library is refused, with what it called (the graded lab's rule, :func:`.lab.library_calls`).
+    own : sequence of str
+        Names of the student's other graded functions that ``fn`` may call unread (the lab's parts).
 
     Returns
     -------
@@ -1273,6 +1280,10 @@ def check_function(exercise_id, fn):
     if name != wanted and name in others:  # the check line copied from another exercise, or the wrong name passed
         print(f"❌ Not yet: check_function({exercise_id!r}, ...) checks {ex.signature}; you passed {name}, the "
               f"function of {others[name]}. Pass {wanted} (without brackets).")
+        return False
+    refusal = _library_refusal(ex, fn, own)
+    if refusal:
+        print(refusal)
         return False
     cases = ex.make_cases(np.random.default_rng(SEED))
     try:
@@ -1314,6 +1325,29 @@ def check_function(exercise_id, fn):
     hidden = f" (it printed {printed} lines during the check; they were hidden)" if printed else ""
     print(f"✅ Right: {name} agrees with {ex.library} on {len(cases)} random inputs{hidden}.")
     return True
+
+
+def _library_refusal(ex, fn, own):
+    """The verdict on a function that calls mha_lib where the exercise is to write the step (None: it does not).
+    The exercise's worked solution (what solution() prints) may be passed as it is."""
+    try:
+        used = library_calls(fn, own, allowed=(ex.reference, *ex.allowed))
+    except Exception:  # an object the rule cannot read: judged on what it returns, as before
+        return None
+    if not used:
+        return None
+    wanted = ex.reference.__name__
+    also = "".join(f"; here {_library_name(f)} may be used" for f in ex.allowed)
+    return (f"❌ Not yet: {library_use(fn, used)}. The exercise is to write {wanted} yourself, in plain numpy, "
+            f"without calling mha_lib{also}: the checker compares your function with {ex.library}, so a function "
+            f"that calls the library proves nothing.")
+
+
+def _library_name(f):
+    """mha_lib.softmax, as the notebooks call it (mha_lib exports its public functions at the top level)."""
+    import mha_lib
+
+    return f"mha_lib.{f.__name__}" if getattr(mha_lib, f.__name__, None) is f else f"{f.__module__}.{f.__name__}"
 
 
 def function_solution(exercise_id):

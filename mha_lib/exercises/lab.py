@@ -5,7 +5,8 @@ would pass them. :func:`library_calls` lists what of ``mha_lib`` a function reac
 names (``mha_lib.softmax``, ``from mha_lib import softmax``, ``A = mha_lib.attention`` in another cell), an
 import inside it, its default arguments and closure, also through the helper functions, classes and objects
 the student wrote and it calls; ``eval`` and ``exec`` break it too (code in a string cannot be read).
-:func:`require_plain_numpy` turns that into the test's failure message.
+:func:`require_plain_numpy` turns that into the test's failure message. The self-checks of the notebooks
+(:func:`mha_lib.exercises.check_function`) refuse such a function too, with what it used.
 """
 
 from __future__ import annotations
@@ -14,18 +15,31 @@ import contextlib
 import dis
 import functools
 import inspect
+import os
 import types
 
-__all__ = ["library_calls", "require_plain_numpy", "swapped", "hint"]
+__all__ = ["library_calls", "library_use", "require_plain_numpy", "swapped", "hint"]
 
 PACKAGE = "mha_lib"
 _UNREADABLE = ("eval", "exec", "__import__", "compile")  # builtins that run code the rule cannot read
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../mha_lib
+
+
 def _is_library(obj):
-    """A module, function or class of mha_lib (not data it made, such as the running example)."""
+    """A module, function or class of mha_lib (not data it made, such as the running example). A function counts
+    when its code is in mha_lib's files: one defined in a docstring's example runs in a module's namespace but is
+    the example's, like a student's."""
     if not isinstance(obj, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)):
         return False
+    if isinstance(obj, types.FunctionType):
+        try:
+            inside = os.path.commonpath([os.path.abspath(obj.__code__.co_filename), _PACKAGE_DIR]) == _PACKAGE_DIR
+        except ValueError:  # on another drive (Windows)
+            inside = False
+        if not inside:
+            return False
     name = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(obj, "__module__", None)
     return isinstance(name, str) and (name == PACKAGE or name.startswith(PACKAGE + "."))
 
@@ -50,7 +64,11 @@ def _qualname(obj):
     return obj.__name__ if isinstance(obj, types.ModuleType) else f"{obj.__module__}.{getattr(obj, '__qualname__', '')}"
 
 
-def library_calls(fn, own=()):
+def _is_allowed(obj, allowed):
+    return any(obj is a for a in allowed)  # identity: ``in`` would compare a student's array with ==
+
+
+def library_calls(fn, own=(), allowed=()):
     """What of ``mha_lib`` the function ``fn`` uses, as ``["mha_lib.softmax", ...]`` (empty: plain code).
 
     Parameters
@@ -60,6 +78,9 @@ def library_calls(fn, own=()):
     own : sequence of str
         Names of the student's other graded functions: each is checked in its own part, so ``fn`` calling
         one of them is not followed (a mistake there does not cost this part).
+    allowed : sequence of functions
+        Functions of ``mha_lib`` that ``fn`` may use (the self-check of notebook 08 lets the student call
+        ``mha_lib.softmax``): neither listed nor followed, however ``fn`` reaches them.
 
     Returns
     -------
@@ -77,6 +98,8 @@ def library_calls(fn, own=()):
         f = inspect.unwrap(todo.pop())
         while isinstance(f, functools.partial):
             f = f.func
+        if _is_allowed(f, allowed):
+            continue
         if _is_library(f):  # my_softmax = mha_lib.softmax
             found.add(_qualname(f))
             continue
@@ -86,6 +109,8 @@ def library_calls(fn, own=()):
         seen.add(code)
         cells = [c.cell_contents for c in f.__closure__ or () if c.cell_contents is not None]
         for value in [*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values(), *cells]:  # def f(s, sm=...)
+            if _is_allowed(value, allowed):
+                continue
             if isinstance(value, (types.FunctionType, functools.partial)):
                 todo.append(value)
             elif _is_library(value):
@@ -98,9 +123,11 @@ def library_calls(fn, own=()):
             if name in _UNREADABLE and name not in space:  # the builtin
                 found.add(f"{name} (code in a string cannot be checked)")
             obj = space.get(name)
-            if obj is None or name in own:
+            if obj is None or name in own or _is_allowed(obj, allowed):
                 continue
             if _is_library(obj):
+                if isinstance(obj, types.ModuleType) and attr and _is_allowed(getattr(obj, attr, None), allowed):
+                    continue  # mha_lib.softmax where softmax is allowed
                 qual = _qualname(obj)
                 if isinstance(obj, types.ModuleType) and attr:
                     name, qual = f"{name}.{attr}", f"{qual}.{attr}"
@@ -113,24 +140,34 @@ def library_calls(fn, own=()):
     return sorted(found)
 
 
+def library_use(fn, used):
+    """What ``fn`` does with ``mha_lib``, for a message: "my_softmax uses mha_lib.softmax", or "softmax is
+    mha_lib.attention.softmax itself" when the function passed is the library's own; ``used`` is what
+    :func:`library_calls` found (not empty)."""
+    name, base = getattr(fn, "__name__", None), fn
+    name = "your function" if name in (None, "<lambda>") else name
+    while isinstance(base, functools.partial):
+        base = base.func
+    return f"{name} is {used[0]} itself" if _is_library(base) else f"{name} uses {', '.join(used)}"
+
+
 def require_plain_numpy(fn, own=()):
     """Raise AssertionError (a failed lab test) when ``fn`` uses ``mha_lib``; see :func:`library_calls`."""
     used = library_calls(fn, own)
     if used:
-        name, base = getattr(fn, "__name__", None) or "your function", fn
-        while isinstance(base, functools.partial):
-            base = base.func
-        said = f"{name} is {used[0]} itself" if _is_library(base) else f"{name} uses {', '.join(used)}"
+        said = library_use(fn, used)
         raise AssertionError(f"{said}: this lab asks for plain numpy inside your functions (the tests compare "
                              "with mha_lib; your functions may not call it, not even to check themselves)")
 
 
 def hint(exercise_id, fn, own=()):
     """The series' checker on ``fn`` (:func:`mha_lib.exercises.check_function`), then a warning when ``fn`` uses
-    ``mha_lib``: the checker compares numbers only, the lab's test also applies the rule. True when both pass."""
+    ``mha_lib`` where the checker allows it (notebook 08's lets the student call ``mha_lib.softmax``, the lab's
+    test does not). True when both pass."""
     from . import check_function
 
-    right, used = check_function(exercise_id, fn), library_calls(fn, own)
+    right = check_function(exercise_id, fn, own=own)  # it refuses a function that calls what the exercise asks for
+    used = library_calls(fn, own) if right else []
     if used:
         print(f"⚠️ but {getattr(fn, '__name__', 'your function')} uses {', '.join(used)}: the graded test fails a part "
               "that calls mha_lib; write it in plain numpy")
