@@ -275,3 +275,52 @@ def test_the_output_shape_hint_of_00_does_not_lean_on_the_residual_connection(ca
     outs = [said(capsys, "00.output_shape", (4, 64))[1] for _ in range(2)]
     assert "one row per token" in outs[0] and "stacked" in outs[0]
     assert not any("added" in out or "residual" in out for out in outs)
+
+
+# A question that asks for N decimals accepts the answer rounded to N decimals (or more digits), not coarser:
+# 0.7 passed for 0.7071 with "Two decimals" (the default tolerance, 1% + 0.001, is 0.008 there).
+
+@pytest.mark.parametrize("exercise_id, right, coarse, typed", [
+    ("07.predict_blur", 0.71, 0.7, 1),  # 0.7071, two decimals
+    ("03.scale_factor", 11.31, 11.3, 1),  # 11.3137, two decimals (the default accepted 11.2 to 11.4)
+    ("03.doc002_entry", 1.41, 1.4, 1),  # 1.4142
+    ("10.swapped_row", 0.1598, 0.16, 2),  # 0.15978, four decimals (1e-4 accepted 0.1597 too)
+    ("10.rope_pair_speed", 0.7499, 0.75, 2),
+    ("11.online_rescale", 0.0498, 0.05, 2),
+])
+def test_an_answer_rounded_coarser_than_asked_is_told_how_many_decimals(capsys, exercise_id, right, coarse, typed):
+    from mha_lib.exercises import question
+
+    asked = exercises._lookup(exercise_id).decimals
+    assert asked is not None and "decimals" in question(exercise_id).lower()
+    assert said(capsys, exercise_id, right)[0] is True
+    _, out = said(capsys, exercise_id, coarse)
+    assert out.startswith("❌ Not yet. Close:") and f"rounded to {typed} decimal" in out and f"asks for {asked}" in out, out
+    assert exercises._attempts[exercise_id] == 0  # a matter of form, not a wrong idea
+
+
+def test_every_question_that_asks_for_decimals_has_the_tolerance_of_that_rounding():
+    import importlib
+    import pkgutil
+    import re
+
+    import mha_lib.exercises as pkg
+
+    words = {"two": 2, "four": 4, "2": 2, "4": 4}
+    found = 0
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if not info.name.startswith("nb"):
+            continue
+        for name, ex in importlib.import_module(f"mha_lib.exercises.{info.name}").EXERCISES.items():
+            m = re.search(r"\b(two|four|2|4) decimals", ex.question, flags=re.IGNORECASE)
+            if m:
+                found += 1
+                assert ex.decimals == words[m.group(1).lower()], (info.name, name)
+                rtol, atol = ex.tolerance()
+                assert rtol == 0 and atol <= 0.5 * 10.0 ** -ex.decimals * 1.001, (info.name, name)
+    assert found >= 8
+
+
+def test_a_count_is_compared_exactly():
+    assert check("09.weights_count", 64800) is True
+    assert check("09.weights_count", 64500) is False  # within 1% of 64,800: accepted before

@@ -8,7 +8,9 @@ dict ``EXERCISES`` of name -> :class:`Exercise`; a notebook calls
     check("03.scores_shape", (4, 4))
 
 Kinds of answers:
-    "number"  a float, compared with a relative and absolute tolerance
+    "number"  a float, compared with a relative and absolute tolerance; a question that asks for a number of
+              decimals sets ``decimals``, and the tolerance is then half a unit of the last decimal asked for
+              (0.71 is right for 0.7071 and two decimals, 0.7 is not)
     "array"   an array, compared element-wise with the same tolerance
     "shape"   a tuple of whole numbers, compared exactly; also typed as text, "4, 128" or "(4, 128)"
     "choice"  a string or a number, compared exactly (strings case-insensitively; "129" counts as 129)
@@ -53,6 +55,14 @@ class Exercise:
     rtol: float = 1e-2
     atol: float = 1e-3
     solution: str = ""  # the worked answer that solution() prints; empty: see exercises/solutions.py
+    decimals: int | None = None  # the question asks for this many decimals: rtol and atol are replaced (tolerance)
+
+    def tolerance(self):
+        """(rtol, atol) for comparing an answer: ``rtol`` and ``atol``, or, when the question asks for ``decimals``
+        decimals, half a unit of the last of them (the answer rounded as asked, or given with more digits)."""
+        if self.decimals is None:
+            return self.rtol, self.atol
+        return 0.0, 0.5 * 10.0 ** -self.decimals * (1 + 1e-9)  # 1e-9: a value exactly halfway rounds either way
 
     def __post_init__(self):
         hint = self.hint
@@ -216,16 +226,17 @@ def _judge_against(ex, expected, answer):
             return False, "The answer is a single number: type it without brackets or a trailing comma."
         comma = " (in a number, write decimals with a point, 3.5, not 3,5)" if isinstance(typed, str) and "," in typed else ""
         return False, f"The answer is a single number, not {got.size} numbers{comma}."
+    rtol, atol = ex.tolerance()
     if (expected.ndim > 0 and got.shape != expected.shape and got.size == expected.size
-            and np.allclose(got.ravel(), expected.ravel(), rtol=ex.rtol, atol=ex.atol)):
+            and np.allclose(got.ravel(), expected.ravel(), rtol=rtol, atol=atol)):
         # [2, 3, 8, 9] for [[2, 3], [8, 9]]: the right numbers in the wrong form, not a wrong idea
         form = ("one plain list, [a, b, ...]" if expected.ndim == 1 else
                 "a list of lists, one inner list per row" if expected.ndim == 2 else "nested lists")
         return False, (f"Your numbers are right, but they have the shape {got.shape} and the question asks for "
                        f"{expected.shape}: type them as {form}.")
-    right = got.shape == expected.shape and bool(np.allclose(got, expected, rtol=ex.rtol, atol=ex.atol))
+    right = got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol))
     if not right and expected.ndim == 0 and got.ndim == 0:
-        return right, _rounding_note(typed, float(got), float(expected))
+        return right, _rounding_note(typed, float(got), float(expected), ex.decimals)
     return right, None
 
 
@@ -243,9 +254,10 @@ def _number_in_words(text):
     return None
 
 
-def _rounding_note(answer, got, expected):
+def _rounding_note(answer, got, expected, decimals=None):
     """A note when ``answer`` is ``expected`` rounded to the digits the student typed (0.75 for 0.7499,
-    "2.36e6" for 2,359,296): not a wrong idea, too few digits. None otherwise."""
+    "2.36e6" for 2,359,296): not a wrong idea, too few digits. None otherwise. ``decimals``: how many decimals
+    the question asks for, named in the note (then one significant digit typed, 0.7 for 0.7071, is a rounding too)."""
     if isinstance(answer, str):
         text = answer.strip()
     elif isinstance(answer, (float, np.floating)):
@@ -256,6 +268,10 @@ def _rounding_note(answer, got, expected):
         step = 10.0 ** decimal.Decimal(text).as_tuple().exponent  # "0.75" -> 0.01, "2.36e6" -> 1e4, "45" -> 1
     except (decimal.InvalidOperation, TypeError, ValueError):
         return None
+    if decimals is not None and got != 0 and 10.0 ** -decimals < step <= 1 and abs(got - expected) <= 0.5 * step * (1 + 1e-9):
+        typed = -int(round(math.log10(step)))  # "0.7" -> 1 decimal
+        return (f"Close: {text} is the right number rounded to {typed} decimal{'s' if typed != 1 else ''}, but the "
+                f"question asks for {decimals}: type {decimals} decimals.")
     if step > 0.1 * abs(expected):  # fewer than two significant digits (0 or 1 for 0.75): not a rounding
         return None
     if abs(got - expected) <= 0.5 * step * (1 + 1e-9):

@@ -80,6 +80,7 @@ EXERCISES = {
             "d_model.",
             "First d_k = d_model / h = 4096 / 32, then take its square root.",
         ),
+        decimals=2,
     ),
     "doc002_entry": Exercise(
         question="In the 2-token example of doc 002 (Q = [[1, 3], [2, 0.5]], K = [[0.5, 2], [1, 3]], d_k = 2), "
@@ -90,6 +91,7 @@ EXERCISES = {
             "Row 2 of Q, (2, 0.5), dotted with row 1 of K, (0.5, 2) (a row, not column 1!), then divided by "
             "sqrt(2).",
         ),
+        decimals=2,
     ),
     "spread_unscaled": Exercise(
         question="Queries and keys with d_k = 256 independent standard-normal entries: roughly what is the "

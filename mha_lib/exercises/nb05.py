@@ -54,6 +54,7 @@ EXERCISES = {
             "Scores row 1 = (6.5, 10) / sqrt(2); softmax it; then weight the value rows (0, 4) and (1, 2).",
         ),
         kind="array",
+        decimals=2,
         solution="Scores of token 1: q_1 . k_1 = 1*0.5 + 3*2 = 6.5 and q_1 . k_2 = 1*1 + 3*3 = 10; divided by "
                  "sqrt(2): 4.596 and 7.071. Softmax: the gap 2.475 gives weights 1 / (1 + e^2.475) = 0.0776 and "
                  "0.9224. Output: 0.0776 * (0, 4) + 0.9224 * (1, 2) = (0.9224, 2.1553).",

@@ -38,6 +38,7 @@ EXERCISES = {
             "points.",
             "The output is 0.5 * (1, 0) + 0.5 * (0, 1). Then Pythagoras.",
         ),
+        decimals=2,
         solution="The output is 0.5 (1, 0) + 0.5 (0, 1) = (0.5, 0.5). Its distance from (1, 0) is "
                  "sqrt(0.5^2 + 0.5^2) = sqrt(0.5) = 0.71, and the same from (0, 1): halfway, neither one.",
     ),

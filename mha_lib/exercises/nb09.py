@@ -60,6 +60,8 @@ EXERCISES = {
             "Each head makes an n x n matrix with n = 30; there are 6 x 12 heads. (You can check with "
             "minilm.run_minilm(...).attentions.shape.)",
         ),
+        rtol=0.0,  # a count: exactly (the default 1% let 64,500 pass for 64,800)
+        atol=0.5,
         solution="30 x 30 = 900 weights per head, 6 layers x 12 heads = 72 heads: 72 * 900 = 64,800 "
                  "(out.attentions.shape is (6, 12, 30, 30)). The count grows as n squared: the 16 tokens of the "
                  "classic sentence made 72 * 256 = 18,432.",
@@ -131,7 +133,7 @@ EXERCISES = {
             "with (layer, head) your answer to the previous question and i_it = out.tokens.index('it'), "
             "i_street = out.tokens.index('street').",
         ),
-        atol=5e-3,
+        decimals=2,
         solution="Layer 6, head 2 gives 'street' 0.19 with 'tired' and 0.24 with 'wide': it already looked at "
                  "'street' before the word changed (with 'tired', layer 6 head 6 even gives it 0.22). A rise of 0.05 "
                  "is not the head working out that 'it' is now the street.",

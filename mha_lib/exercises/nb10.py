@@ -40,8 +40,7 @@ EXERCISES = {
             "on key a1 in the original weights: row 2, column 1.",
         ),
         kind="number",
-        rtol=0.0,
-        atol=1e-4,
+        decimals=4,
     ),
     "pe_first_entry": Exercise(
         question="What is PE[5, 1], the entry in column 1 of the encoding of position 5 (the sixth token; positions "
@@ -53,8 +52,7 @@ EXERCISES = {
             "Column 1 is cos(p / 10000^0) = cos(p), with p = 5 in radians (not degrees).",
         ),
         kind="number",
-        rtol=0.0,
-        atol=1e-4,
+        decimals=4,
     ),
     "pe_self_dot": Exercise(
         question="For d_model = 768 (BERT-Base), what is the dot product PE[p] · PE[p] of a position's encoding with "
@@ -105,8 +103,7 @@ EXERCISES = {
             "theta_f = base^(-2f / d_k); pair 0 turns by exactly 1 radian per position.",
         ),
         kind="number",
-        rtol=0.0,
-        atol=1e-4,
+        decimals=4,
         solution="theta_1 = 10000^(-2/64) = 10000^(-1/32) = 0.7499 radians per position.",
     ),
 }

@@ -57,7 +57,6 @@ EXERCISES = {
             "and must become exp(score - 5): multiply by exp(M_old - M_new).",
         ),
         kind="number",
-        rtol=0.0,
-        atol=1e-4,
+        decimals=4,
     ),
 }
