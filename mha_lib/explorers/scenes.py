@@ -130,6 +130,12 @@ SCREEN_CSS = """<style>
 .mha-screen .mha-controls .widget-text, .mha-screen .mha-controls .widget-dropdown,
 .mha-screen .mha-controls .widget-slider { width: calc(var(--u) * 17.5) !important; }
 .mha-screen .mha-controls .widget-button { width: auto !important; }
+/* a menu's choice in full ("designed (4 heads with a job)", "running example (512/8/64)"): its label on a line
+   of its own, the menu across the column under it */
+.mha-screen .mha-controls .widget-dropdown { flex-wrap: wrap; height: auto !important; }
+.mha-screen .mha-controls .widget-dropdown > .widget-label { flex: 0 0 100%; max-width: none !important;
+  text-align: left; margin-bottom: calc(var(--u) * 0.15); }
+.mha-screen .mha-controls .widget-dropdown > select { flex: 1 1 100%; width: 100%; min-width: 0; }
 .mha-screen .mha-picture .widget-html { min-height: 0; margin: 0; }
 .mha-screen .mha-picture .widget-html-content:empty { display: none; }
 .mha-screen .mha-picture img { width: 100%; object-fit: contain; object-position: left top; }
