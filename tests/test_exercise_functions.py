@@ -365,9 +365,13 @@ def test_not_a_function(capsys, fn, words):
     assert ok is False and words in out and out.count("\n") == 1
 
 
-def test_unknown_id_is_a_clear_error():
-    with pytest.raises(ValueError, match="the ids are"):
-        check_function("03.score", worked.my_scores)
+def test_unknown_id_is_one_line_with_the_nearest_id(capsys):
+    ok, out = run(capsys, "03.score", worked.my_scores)  # before: ValueError
+    assert ok is False and out == "❌ check_function: there is no function exercise '03.score'. Did you mean '03.scores'?\n"
+    ok, out = run(capsys, "03.nothing_near", worked.my_scores)
+    assert ok is False and "Notebook 03's is '03.scores'" in out and out.count("\n") == 1, out
+    ok, out = run(capsys, "99.x", worked.my_scores)
+    assert ok is False and "'02.split_heads', '03.scores'" in out and out.count("\n") == 1, out
 
 
 def test_softmax_check_includes_huge_scores(capsys):
@@ -432,9 +436,11 @@ def test_every_answer_exercise_has_a_solution(capsys):
         assert len(text) > len(question(exercise_id)) + 10, exercise_id
 
 
-def test_solution_of_unknown_id_is_a_clear_error():
-    with pytest.raises(ValueError):
-        solution("05.nothing")
+def test_solution_of_unknown_id_is_one_line(capsys):
+    solution("05.nothing")  # before: ValueError
+    out = capsys.readouterr().out
+    assert out.startswith("❌ solution: notebook 05 has no exercise 'nothing'") and "'05.by_hand'" in out, out
+    assert out.count("\n") == 1
 
 
 def test_check_still_works():
@@ -667,9 +673,10 @@ def test_another_exercise_s_function_is_named_not_run(capsys):
     assert exercises._attempts["10.rope"] == 0
 
 
-def test_a_question_id_given_to_check_function_names_check():
-    with pytest.raises(ValueError, match=r"is a question: answer it with check\('12.decode_scores', answer\)"):
-        check_function("12.decode_scores", worked.my_generate)
+def test_a_question_id_given_to_check_function_names_check(capsys):
+    ok, out = run(capsys, "12.decode_scores", worked.my_generate)
+    assert ok is False and "is a question: answer it with check('12.decode_scores', answer)" in out, out
+    assert out.count("\n") == 1
 
 
 def test_the_time_limit_puts_back_a_timer_that_was_running(capsys):

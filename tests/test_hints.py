@@ -324,3 +324,22 @@ def test_every_question_that_asks_for_decimals_has_the_tolerance_of_that_roundin
 def test_a_count_is_compared_exactly():
     assert check("09.weights_count", 64800) is True
     assert check("09.weights_count", 64500) is False  # within 1% of 64,800: accepted before
+
+
+# A mistyped exercise id: one line with the nearest id and the notebook's ids, never a traceback.
+
+@pytest.mark.parametrize("typed, words", [
+    ("07.predict_blurr", "Did you mean '07.predict_blur'?"),
+    ("07.Predict_Blur", "Did you mean '07.predict_blur'?"),
+    ("7.predict_blur", "Did you mean '07.predict_blur'?"),  # the notebook without its leading zero
+    ("predict_blur", "Did you mean '07.predict_blur'?"),  # the notebook left out
+    ("07.multi_head_atention", "Did you mean '07.multi_head_attention', a function to write (check_function)?"),
+    ("07.zzz", "Its exercises are '07.predict_blur', '07.wo_block_shape', '07.count_h16', '07.count_bert', and "
+               "the function to write '07.multi_head_attention'."),
+    ("13.x", "the notebooks are numbered 00 to 12"),
+    (42, "an exercise id is text in quotes"),
+    (["07.predict_blur"], "an exercise id is text in quotes"),
+])
+def test_a_mistyped_id_gets_one_line_with_the_ids_there_are(capsys, typed, words):
+    ok, out = said(capsys, typed, 0.71)  # before: ValueError out of check
+    assert ok is False and out.startswith("❌ check:") and words in out and out.count("\n") == 1, out

@@ -146,11 +146,13 @@ def _verdict(exercise_id, fn):
 
 @pytest.mark.parametrize("bad_id", [["03.scores"], {"a": 1}, {"03.scores"}])
 def test_an_unhashable_exercise_id_gets_the_clear_message(bad_id):
-    # before: TypeError: unhashable type: 'list'
-    with pytest.raises(ValueError, match="no function exercise"):
-        check_function(bad_id, lambda Q, K: Q)
-    with pytest.raises(ValueError, match="exercise id"):
+    # before: TypeError: unhashable type: 'list'; then a ValueError; now one printed line
+    ok, text = _verdict(bad_id, lambda Q, K: Q)
+    assert ok is False and text.startswith("❌ check_function: there is no function exercise") and text.count("\n") == 1
+    out = io.StringIO()
+    with redirect_stdout(out):
         solution(bad_id)
+    assert out.getvalue().startswith("❌ solution: an exercise id is text") and out.getvalue().count("\n") == 1
 
 
 def test_an_exception_whose_message_cannot_be_printed():

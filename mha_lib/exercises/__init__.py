@@ -26,9 +26,11 @@ answer of the wrong form do not count.
 from __future__ import annotations
 
 import decimal
+import difflib
 import importlib
 import math
 import numbers
+import pkgutil
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -71,15 +73,52 @@ class Exercise:
             raise TypeError(f"Exercise: hint must be a string or a pair (concept, concrete) of strings, got {hint!r}")
 
 
+def _all_ids():
+    """The ids of every exercise, answers ("00.d_k_bert", ...) then functions ("02.split_heads", ...)."""
+    from .functions import FUNCTION_EXERCISES
+
+    names = sorted(info.name for info in pkgutil.iter_modules(__path__) if re.fullmatch(r"nb\d\d", info.name))
+    answers = [f"{m[2:]}.{name}" for m in names for name in importlib.import_module(f"{__name__}.{m}").EXERCISES]
+    return answers + list(FUNCTION_EXERCISES)
+
+
+def closest_id(exercise_id, ids):
+    """The id of ``ids`` nearest to a mistyped ``exercise_id`` ("07.predict_blurr", "7.predict_blur",
+    "07.Predict_Blur" -> "07.predict_blur"), or None when none is near."""
+    if not isinstance(exercise_id, str):
+        return None
+    lower = {i.lower(): i for i in ids}
+    near = difflib.get_close_matches(exercise_id.strip().lower(), list(lower), n=1, cutoff=0.6)
+    return lower[near[0]] if near else None
+
+
+def _did_you_mean(exercise_id, ids, name_functions=True):
+    """" Did you mean '07.predict_blur'?" for the id of ``ids`` nearest to ``exercise_id``, or ""; with
+    ``name_functions``, a function exercise is named as one (``check`` does not take it)."""
+    from .functions import FUNCTION_EXERCISES
+
+    near = closest_id(exercise_id, ids)
+    if name_functions and near in FUNCTION_EXERCISES:
+        return f" Did you mean {near!r}, a function to write (check_function)?"
+    return f" Did you mean {near!r}?" if near else ""
+
+
 def _lookup(exercise_id):
+    """The Exercise of ``exercise_id``; ValueError with a one-line message (the nearest id, the notebook's ids)
+    for an id that is not one. ``check`` prints that message instead of raising it."""
     if not isinstance(exercise_id, str) or "." not in exercise_id:
-        raise ValueError(f"check: exercise id {exercise_id!r} must look like '03.scores_shape'")
+        raise ValueError(f"check: an exercise id is text in quotes, the notebook's number, a point and the name, like "
+                         f"'03.scores_shape'; {exercise_id!r:.40} is not one.{_did_you_mean(exercise_id, _all_ids())}")
     exercise_id = exercise_id.strip()  # "00.d_k_bert " copied with a space
     nb, name = exercise_id.split(".", 1)
     try:
-        module = importlib.import_module(f"{__name__}.nb{nb}")
+        module = importlib.import_module(f"{__name__}.nb{nb}") if re.fullmatch(r"\d\d", nb) else None
     except ModuleNotFoundError:
-        raise ValueError(f"check: there are no exercises for notebook {nb!r}") from None
+        module = None
+    if module is None:
+        numbers = sorted({i.split(".")[0] for i in _all_ids()})
+        raise ValueError(f"check: there are no exercises for notebook {nb!r:.20} (the notebooks are numbered "
+                         f"{numbers[0]} to {numbers[-1]}, with two digits).{_did_you_mean(exercise_id, _all_ids())}")
     if name not in module.EXERCISES:
         from .functions import FUNCTION_EXERCISES
 
@@ -87,7 +126,11 @@ def _lookup(exercise_id):
             signature = FUNCTION_EXERCISES[exercise_id].signature
             raise ValueError(f"check: {exercise_id!r} asks for a function, not an answer: write {signature} and "
                              f"run check_function({exercise_id!r}, {signature.split('(')[0]})")
-        raise ValueError(f"check: notebook {nb} has no exercise {name!r}; it has {sorted(module.EXERCISES)}")
+        ids = [f"{nb}.{n}" for n in module.EXERCISES]
+        functions = [i for i in FUNCTION_EXERCISES if i.split(".")[0] == nb]
+        also = f", and the function to write {functions[0]!r}" if functions else ""
+        raise ValueError(f"check: notebook {nb} has no exercise {name!r:.40}.{_did_you_mean(exercise_id, ids + functions)} "
+                         f"Its exercises are {', '.join(map(repr, ids))}{also}.")
     return module.EXERCISES[name]
 
 
@@ -330,7 +373,11 @@ def check(exercise_id, answer, *more):
     several values for a single choice) is not right, and the message says
     which form is expected. Shapes may be typed as text: ``"4, 128"``.
     """
-    ex = _lookup(exercise_id)
+    try:
+        ex = _lookup(exercise_id)
+    except ValueError as err:  # a mistyped id: one line with the ids there are, not a traceback
+        print(f"❌ {err}")
+        return False
     if more:  # check("07.count_bert", 2,362,368): Python passes 2, 362 and 368, three answers
         typed = ", ".join(repr(a) for a in (answer, *more))
         print(f"❌ Not yet. check takes one answer after the exercise name and got {1 + len(more)}: {typed}. "

@@ -55,7 +55,7 @@ from .. import MHAParams, attention_scores, concat_heads, init_params, multi_hea
 from .. import apply_mask, causal_mask
 from ..flash import online_softmax_steps
 from .. import weighted_sum as lib_weighted_sum
-from . import _tiered_hint, worked
+from . import _did_you_mean, _tiered_hint, worked
 from .lab import library_calls, library_use
 
 __all__ = ["check_function", "FUNCTION_EXERCISES", "function_exercise_ids"]
@@ -599,10 +599,12 @@ def _lookup(exercise_id):
             question = f" ({exercise_id!r} is a question: answer it with check({exercise_id!r}, answer))"
         except Exception:  # not a question either
             pass
-        raise ValueError(
-            f"check_function: there is no function exercise {exercise_id!r}{question}; the ids are "
-            f"{function_exercise_ids()}"
-        )
+        ids = function_exercise_ids()
+        near = "" if question else _did_you_mean(exercise_id, ids, name_functions=False)
+        same = [i for i in ids if isinstance(exercise_id, str) and i.split(".")[0] == exercise_id.split(".")[0]]
+        listed = ("" if near else f" Notebook {same[0].split('.')[0]}'s is {same[0]!r}." if same else
+                  f" The function exercises are {', '.join(map(repr, ids))}.")
+        raise ValueError(f"check_function: there is no function exercise {exercise_id!r:.40}{question}.{near}{listed}")
     return FUNCTION_EXERCISES[exercise_id]
 
 
@@ -1264,7 +1266,11 @@ def check_function(exercise_id, fn, *, own=()):
     ✅ Right: my_weighted_sum agrees with mha_lib.weighted_sum on 4 random inputs.
     True
     """
-    ex = _lookup(exercise_id)
+    try:
+        ex = _lookup(exercise_id)
+    except ValueError as err:  # a mistyped id: one line with the ids there are, not a traceback
+        print(f"❌ {err}")
+        return False
     if fn is None or fn is ...:
         print(f"⏳ Not yet: write {ex.signature} and pass it (without brackets) to check_function.")
         return False

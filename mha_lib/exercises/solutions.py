@@ -153,5 +153,11 @@ def solution(exercise_id):
     def my_weighted_sum(weights, V):
         return weights @ V  # (..., n, n) @ (..., n, d_v) -> (..., n, d_v)
     <BLANKLINE>
+
+    A mistyped id prints one line with the nearest id and the notebook's ids, not a traceback.
     """
-    print(solution_text(exercise_id))
+    try:
+        text = solution_text(exercise_id)
+    except ValueError as err:  # an id that is not one: the same line as check gives
+        text = "❌ " + str(err).replace("check: ", "solution: ", 1)
+    print(text)
