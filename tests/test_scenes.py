@@ -288,28 +288,6 @@ def test_cell_numbers_are_large_on_the_running_example(screen, viewport, least):
     assert _on_screen_px(box, panel.ax.get_yticklabels()[0].get_fontsize(), viewport) >= 0.9 * least  # tokens
 
 
-@pytest.mark.parametrize("viewport, least", [((1280, 720, 1), 16.0), ((1920, 1080, 1), 24.0)])
-def test_cell_numbers_are_large_on_several_heads(viewport, least):
-    """Scene 7 (4 designed heads, 5 tokens) drew its heads in one row, leaving height unused: its numbers were
-    14.2 px at 720p (22.3 at 1080p). Laid out for the window's shape it takes 2 x 2 heads and larger numbers;
-    the running example's 8 heads keep their 4 columns and their size."""
-    screen = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
-                                        lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="",
-                                        scene="several-heads")
-    screen.viewport.value = "{}x{}@{}".format(*viewport)
-    box = screen.explorers["lecture"]
-    columns = {round(p.ax.get_position().x0, 3) for p in box.drawer.panels}
-    panel = box.drawer.panels[0]
-    assert panel.numbers.get_visible() and len(box.drawer.panels) == 4 and len(columns) == 2
-    assert _on_screen_px(box, panel.numbers.fontsize, viewport) >= least
-    assert _on_screen_px(box, panel.ax.get_yticklabels()[0].get_fontsize(), viewport) >= 0.8 * least  # tokens
-    screen.go(scenes.scene_index("why-divide-by-sqrt-d-k"))
-    box = screen.explorers["lecture"]
-    panel = box.drawer.panels[0]
-    assert len({round(p.ax.get_position().x0, 3) for p in box.drawer.panels}) == 4
-    assert _on_screen_px(box, panel.numbers.fontsize, viewport) >= {1280: 16.5, 1920: 25.0}[viewport[0]]
-
-
 @pytest.mark.parametrize("source", ["random", "designed"])
 def test_step_view_draws_nothing_outside_its_panels_and_texts(source):
     """At every step, every dark pixel belongs to a visible panel (with its labels and title) or a caption:

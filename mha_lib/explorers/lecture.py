@@ -16,12 +16,11 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
-from matplotlib.figure import Figure
 
 from .. import attention, params as _params
 from ..data import embed_tokens, tokenize
 from ..designed import _as_seen  # the sentence as seen on screen (invisible characters removed)
-from ..plotting import SIGNED_CMAP, head_grid
+from ..plotting import SIGNED_CMAP
 from .grid import HeadGrid, HeadGridDrawer, head_titles, token_labels
 from .toolkit import (MEMORY_BUDGET, SCALE_LABEL, TIE_LABEL, build_explorer, check_budget, checkbox, dropdown,
                       explorer_params, fixed_layer, heads_control, inch_box, int_slider, link_heads, literal, short,
@@ -204,61 +203,18 @@ class LectureDrawer(HeadGridDrawer):
     # lecture screen draws this 11-inch figure at about 80 dpi: 15 pt is 17 px, the numbers up to 19 px.
     FS, LECTURE_FS, LECTURE_NUMBERS = 9, 15, 17
     last_layout_built = False
-    # Lecture mode: the width / height of the space the picture is shown in (the lecture screen sets it from the
-    # window). The heads then take the columns that give the largest cell numbers once the whole figure is fitted
-    # into that shape (4 heads of 5 tokens: 2 x 2 rather than 1 x 4), and a panel may grow until its numbers
-    # reach LECTURE_NUMBERS. None: the columns below, the figure as tall as they need.
-    screen_aspect = None
 
     def key(self, res):
-        aspect = self.screen_aspect if res.lecture else None
-        return res.heads_shown, res.tokens, res.d_model, res.lecture, res.roles, aspect
+        return res.heads_shown, res.tokens, res.d_model, res.lecture, res.roles
 
     def build(self, fig, res):
-        n, shown = res.n, res.heads_shown
-        # 4 columns keep 8+ tokens readable; 8 columns only for many heads of few tokens.
-        cols = shown if shown <= 4 else (4 if shown <= 8 or res.lecture or (n > 8 and shown <= 16) else 8)
-        if res.lecture and self.screen_aspect is not None:
-            cols = self.columns_for_screen(res, cols)
-        return self.build_with(fig, res, cols)
-
-    def columns_for_screen(self, res, cols):
-        """The number of columns whose figure, fitted into a space of ``screen_aspect`` (width / height), shows the
-        largest cell numbers (their size, or the cell's where none are written); ``cols`` unless another is 5 %
-        better. From ``cols``, one more row at a time while the figure is wider than the space (one fewer while it
-        is taller), each laid out on a figure of its own: only when a new layout is built (a sentence, h, ...)."""
-        def on_screen(c):  # the numbers' size in points times the figure's scale in the space (width 1 / aspect)
-            trial = Figure()
-            lay = self.build_with(trial, res, c)
-            w, h = trial.get_size_inches()
-            pos, m = lay.grid.panels[0].ax.get_position(), len(res.tokens)
-            size = min(pos.width * w / m * 72 / 2.6, self.LECTURE_NUMBERS)  # HeadGrid's numbers: cell / 2.6
-            return size * min(self.screen_aspect / w, 1 / h), w / h
-
-        by_rows = {head_grid(res.heads_shown, c)[0]: c for c in range(res.heads_shown, 0, -1)}  # fewest columns
-        order = sorted(by_rows)
-        best, (score, shape) = cols, on_screen(cols)
-        step = 1 if shape > self.screen_aspect else -1  # room to spare under the picture: more rows
-        k = order.index(head_grid(res.heads_shown, cols)[0]) + step
-        while 0 <= k < len(order):
-            other, _ = on_screen(by_rows[order[k]])
-            if other <= 1.05 * score:
-                break
-            best, score, k = by_rows[order[k]], other, k + step
-        return best
-
-    def build_with(self, fig, res, cols):
-        """The layout of ``res`` with its heads in ``cols`` columns."""
         lecture, n, shown, tokens = res.lecture, res.n, res.heads_shown, list(res.tokens)
         fs = self.LECTURE_FS if lecture else self.FS
         cfs = fs + 1 if lecture else fs  # the caption's font size
+        # 4 columns keep 8+ tokens readable; 8 columns only for many heads of few tokens.
+        cols = shown if shown <= 4 else (4 if shown <= 8 or lecture or (n > 8 and shown <= 16) else 8)
         W, tall = self.WIDTH, 30.0  # the grid gets a tall region; the figure then shrinks to the height it uses
-        fitted = lecture and self.screen_aspect is not None
-        # lecture: "head 1" above its role, not beside it, in one row of panels (between rows of panels HeadGrid
-        # keeps room for one line of title); fitted: panels large enough for numbers of LECTURE_NUMBERS points
-        multi_row = head_grid(shown, cols)[0] > 1
-        two_line_titles = lecture and bool(res.roles) and not multi_row
-        panel_cap = max(2.6, n * 2.6 * self.LECTURE_NUMBERS / 72) if fitted else 2.6 if lecture else 2.1
+        two_line_titles = lecture and bool(res.roles)  # lecture: "head 1" above its role, not beside it
         longest = max(map(len, token_labels(tokens)))
         per_head = res.d_model // res.h
         designed = res.kind == "designed" and res.h * per_head == res.d_model  # its W^O: each head its own columns
@@ -272,7 +228,7 @@ class LectureDrawer(HeadGridDrawer):
         fig.set_size_inches(W, top + tall + above + out_h + below)
         lay = SimpleNamespace()
         lay.grid = HeadGrid(fig, shown, tokens, None, (0.1, top, W - 0.2, tall), caption=None, fs=fs - 1, shrink=True,
-                            annotate=n <= self.ANNOTATE_MAX_TOKENS, panel_cap=panel_cap, ncols=cols,
+                            annotate=n <= self.ANNOTATE_MAX_TOKENS, panel_cap=2.6 if lecture else 2.1, ncols=cols,
                             titles=[f"head {i + 1}\n{r}" for i, r in enumerate(res.roles[:shown])] if two_line_titles
                             else head_titles(shown, res.roles), min_label_fs=fs - 4 if lecture else 6.5,
                             row_label="" if lecture else "query", col_label="" if lecture else "key",

@@ -23,8 +23,7 @@ import matplotlib
 from ..diagrams import DIAGRAM_STEPS, mha_diagram_figure
 from .toolkit import kernel_loop, render_png
 
-__all__ = ["Scene", "SCENES", "scene_index", "make_lecture_screen", "KEYS_JS", "SCREEN_CSS", "dpi_for",
-           "picture_area"]
+__all__ = ["Scene", "SCENES", "scene_index", "make_lecture_screen", "KEYS_JS", "SCREEN_CSS", "dpi_for"]
 
 
 @dataclass(frozen=True)
@@ -96,32 +95,10 @@ def dpi_for(fig_inches, viewport):
     pixels and its device pixel ratio. The controls column takes 18.75 units of :data:`SCREEN_CSS` and the
     scene bar 3 (a unit is :data:`CONTROL_UNIT`: 375 and 60 CSS pixels at 720 px high).
     """
-    (w, h), ratio = fig_inches, viewport[2]
-    free_w, free_h = picture_area(viewport)
-    css = min(free_w / w, free_h / h)  # CSS pixels per inch
-    return int(min(300, max(40, round(css * ratio))))
-
-
-def picture_area(viewport):
-    """The (width, height) in CSS pixels a window of ``viewport`` (width, height, pixel ratio) leaves the picture,
-    besides the controls column and the scene bar (see :func:`dpi_for`)."""
-    vw, vh = viewport[:2]
+    (w, h), (vw, vh, ratio) = fig_inches, viewport
     unit = max(CONTROL_UNIT[0], CONTROL_UNIT[1] * vh)
-    return max(vw - 18.75 * unit, 200), max(vh - 3 * unit, 150)
-
-
-def _fit_to_window(box, viewport):
-    """Tell an explorer whose drawer can lay its picture out for a shape (the lecture explorer's
-    ``screen_aspect``) the shape of the picture's area; True when that changed (the picture is to be drawn anew)."""
-    drawer = getattr(box, "drawer", None)
-    if viewport is None or not hasattr(drawer, "screen_aspect"):
-        return False
-    w, h = picture_area(viewport)
-    aspect = round(w / h, 2)  # a window resized by a pixel keeps its layout
-    if drawer.screen_aspect == aspect:
-        return False
-    drawer.screen_aspect = aspect
-    return True
+    css = min(max(vw - 18.75 * unit, 200) / w, max(vh - 3 * unit, 150) / h)  # CSS pixels per inch
+    return int(min(300, max(40, round(css * ratio))))
 
 
 # The controls grow with the window as the picture does: one unit --u = 2.5 % of the window's height, at least
@@ -356,11 +333,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
             old.release()
         state["dpi"][name] = dpi
         state["explorers"][name] = box = factories[name](dpi)
-        with box.hold():  # one redraw: for the window's shape, with the old explorer's values
-            if _fit_to_window(box, state.get("viewport")):
-                box.refresh()
-            if old is not None:
-                _apply(box, {key: widget.value for key, widget in old.controls.items()})
+        if old is not None:
+            _apply(box, {key: widget.value for key, widget in old.controls.items()})
         box.image.observe(lambda _change: refit_soon(name), names="value")
         buttons = [b for b in (getattr(box, "previous_step", None), getattr(box, "next_step", None)) if b]
         column = widgets.VBox([widgets.HBox(buttons)] * bool(buttons) +
@@ -450,9 +424,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         state["viewport"] = vp
         if state.get("waiting"):
             show(menu.value)  # the first picture, drawn once, for this window
-        for name, box in list(state["explorers"].items()):
-            if _fit_to_window(box, vp):  # another shape: the lecture explorer lays its heads out anew
-                box.refresh()
+        for name in list(state["explorers"]):
             refit(name)
         loop = kernel_loop()
         for name in factories:  # the other view is built while the class looks at the first picture
