@@ -289,3 +289,19 @@ def test_cell_numbers_are_text_in_svg_and_pdf():
     assert "0.25" in texts and "0.75" in texts and "0.88" in texts and "0.12" not in texts  # none in a masked cell
     assert "#ffffff" in texts["0.25"] and "#ffffff" not in texts["0.75"]  # white on dark, black on light
     fig.savefig(io.BytesIO(), format="pdf")
+
+
+def test_cell_numbers_follow_the_font_weight_of_the_moment():
+    # before: the sprite cache was keyed by text, size and dpi only: numbers drawn while the lecture screen's high
+    # contrast was on (bold) stayed bold after it was switched off, mixed with regular ones in one heatmap
+    import matplotlib
+
+    from mha_lib.explorers.grid import CellNumbers
+
+    numbers = CellNumbers.__new__(CellNumbers)
+    numbers.fontsize = 11
+    regular = numbers.sprite("0.25", 100).copy()
+    with matplotlib.rc_context({"font.weight": "bold"}):
+        bold = numbers.sprite("0.25", 100)
+    assert bold.sum() > 1.1 * regular.sum()  # more ink
+    np.testing.assert_array_equal(numbers.sprite("0.25", 100), regular)

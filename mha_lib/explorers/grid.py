@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import numpy as np
-from matplotlib import colormaps
+from matplotlib import colormaps, rcParams
 from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import get_hinting_flag
 from matplotlib.figure import Figure
@@ -65,9 +65,10 @@ class CellNumbers(Artist):
 
     def sprite(self, text, dpi):
         """(rows, cols, 1) alpha bitmap of ``text`` at this font size and dpi."""
-        key = (text, self.fontsize, dpi)
+        weight = rcParams["font.weight"]  # bold while the lecture screen's high contrast is on
+        key = (text, self.fontsize, dpi, weight)
         if key not in self._sprites:
-            prop = FontProperties(size=self.fontsize)
+            prop = FontProperties(size=self.fontsize, weight=weight)
             font = get_font(findfont(prop))
             font.clear()
             font.set_size(prop.get_size_in_points(), dpi)
