@@ -334,8 +334,8 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
         Start in lecture mode (large fonts and controls, for a projector).
     max_heads : int
         Draw at most this many heads (all are computed; the caption says when some are not drawn).
-    dpi : int
-        Resolution of the picture.
+    dpi : int or callable
+        Resolution of the picture, or a function of the figure's size (inches) giving it.
 
     Returns
     -------

@@ -223,36 +223,20 @@ def _parse_viewport(text):
 
 
 def needs_refit(wanted, dpi):
-    """Whether a picture rendered at ``dpi`` is rebuilt at ``wanted``: when it would be enlarged on screen by 2 %
-    or more (soft; scene 7 at 1920x1080 was enlarged 9 %), or shrunk by 15 % or more (sharp, but twice the pixels)."""
+    """Whether a picture rendered at ``dpi`` is drawn again at ``wanted`` (the window changed): when it would be
+    enlarged on screen by 2 % or more (soft), or shrunk by 15 % or more (sharp, but twice the pixels)."""
     return wanted >= 1.02 * dpi or wanted <= 0.85 * dpi
 
 
 def _apply(box, settings):
-    """Set the controls of an explorer to a scene's (or an old explorer's) values, redrawing once: names it does
-    not have are skipped, and so are values its control does not offer (e.g. an h the current d_model forbids)."""
+    """Set the controls of an explorer to a scene's values, redrawing once: names it does not have are skipped, and
+    so are values its control does not offer (e.g. an h the current d_model forbids)."""
     with box.hold():
         for name, value in settings.items():
             widget = box.controls.get(name)
             offered = [o[1] if isinstance(o, tuple) else o for o in getattr(widget, "options", None) or [value]]
             if widget is not None and value in offered and widget.value != value:
                 widget.value = value
-
-
-def _close_tree(widget):
-    """Close a widget and every widget inside it: ipywidgets keeps a widget alive until it is closed."""
-    for child in getattr(widget, "children", ()):
-        _close_tree(child)
-    for part in (getattr(widget, "layout", None), getattr(widget, "style", None)):  # widgets of their own
-        if isinstance(part, widgets.Widget):
-            part.close()
-    widget.close()
-
-
-def _retire(box):
-    """Close a replaced explorer: its widgets (controls and buttons among them), its pictures and its figure."""
-    _close_tree(box)
-    box.release()  # should anything still hold the box, it holds no pixels
 
 
 def _unmap_freed_pixels():
@@ -269,7 +253,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     Parameters
     ----------
     lecture, steps : callable(dpi) -> ExplorerBox
-        Build the lecture explorer and the one-head step view at a given resolution.
+        Build the lecture explorer and the one-head step view; ``dpi`` is a function of a figure's size (inches)
+        giving the resolution that fills the window (see :func:`dpi_for`).
     scene : int or str, optional
         The first scene: a number from 1, a slug or a name. Default: the URL's ``scene=``, else 1.
     query_string : str, optional
@@ -287,14 +272,14 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         With ``.scene_menu`` (Dropdown of scene numbers), ``.next_button``, ``.previous_button``,
         ``.contrast`` (Checkbox), ``.map_button`` (ToggleButton: the map of the computation with the scene's
         step in orange, in ``.map_image``), ``.viewport`` (Text), ``.go(k)``, and ``.explorers``
-        (dict "lecture"/"steps" -> the current ExplorerBox; a view's explorer is built when first shown, or
-        in a kernel two seconds after the browser reported its window).
+        (dict "lecture"/"steps" -> its ExplorerBox, built when first shown, or in a kernel two seconds after the
+        browser reported its window; high contrast and a new window size redraw it, they do not replace it).
     """
     _unmap_freed_pixels()
     start = scene_index(scene, scenes) if scene is not None else scene_from_query(query_string, scenes)
     start = 0 if start is None else start
     factories = {"lecture": lecture, "steps": steps}
-    state = {"dpi": dict.fromkeys(factories, dpi), "explorers": {}}  # an explorer is built when first needed
+    state = {"explorers": {}, "stale": set()}  # an explorer is built when first needed
     menu = widgets.Dropdown(options=[(f"{k + 1}. {s.name}", k) for k, s in enumerate(scenes)], value=start,
                             layout=widgets.Layout(width="430px"))
     prev_button, next_button = (widgets.Button(description=arrow, tooltip=f"{which} scene ({side} arrow)",
@@ -325,57 +310,33 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     if full:
         screen.add_class("mha-fullscreen")  # a dashboard: the screen covers the whole window
 
-    def install(name, dpi):
-        """Put a new explorer of view ``name`` on its stage (controls left, picture right), the old one's values
-        on its controls, and close the old one."""
-        old = state["explorers"].get(name)
-        if old is not None:  # its pictures go first: at 250 dpi the two explorers' pixels would add up to 100 MB
-            old.release()
-        state["dpi"][name] = dpi
-        state["explorers"][name] = box = factories[name](dpi)
-        if old is not None:
-            _apply(box, {key: widget.value for key, widget in old.controls.items()})
-        box.image.observe(lambda _change: refit_soon(name), names="value")
-        buttons = [b for b in (getattr(box, "previous_step", None), getattr(box, "next_step", None)) if b]
-        column = widgets.VBox([widgets.HBox(buttons)] * bool(buttons) +
-                              [c for key, c in box.controls.items() if key != "lecture"])
-        column.add_class("mha-controls")
-        picture = widgets.VBox([box.message, box.image], layout=widgets.Layout(flex="1 1 auto", min_width="0"))
-        picture.add_class("mha-picture")
-        wrappers, stages[name].children = stages[name].children, (column, picture)
-        for wrapper in wrappers:  # the old column and picture boxes, with the old explorer's widgets
-            _close_tree(wrapper)
-        if old is not None:
-            _retire(old)
+    def fit(inches):
+        """The resolution of a picture of this size: the window's, once the browser has reported it."""
+        return dpi_for(inches, state["viewport"]) if "viewport" in state else dpi
 
     def explorer(name):
-        """The explorer of a view, built when first needed: a fresh page draws only its first scene."""
-        if name not in state["explorers"]:  # a guess from the usual figure size; refit() corrects it
-            install(name, dpi_for((11.0, 8.0), state["viewport"]) if "viewport" in state else state["dpi"][name])
+        """The explorer of a view, built when first needed (a fresh page draws only its first scene) and kept for
+        the whole lecture: a new style or window size draws it again, with the values the lecturer set."""
+        if name not in state["explorers"]:
+            state["explorers"][name] = box = factories[name](fit)  # each layout at the resolution it needs
+            buttons = [b for b in (getattr(box, "previous_step", None), getattr(box, "next_step", None)) if b]
+            column = widgets.VBox([widgets.HBox(buttons)] * bool(buttons) +
+                                  [c for key, c in box.controls.items() if key != "lecture"])
+            column.add_class("mha-controls")
+            picture = widgets.VBox([box.message, box.image], layout=widgets.Layout(flex="1 1 auto", min_width="0"))
+            picture.add_class("mha-picture")
+            stages[name].children = (column, picture)
         return state["explorers"][name]
-
-    def refit(name):
-        """After a new picture of another size (another layout): render at the resolution it needs."""
-        if "viewport" in state:
-            wanted = dpi_for(tuple(state["explorers"][name].figure.get_size_inches()), state["viewport"])
-            if needs_refit(wanted, state["dpi"][name]):
-                install(name, wanted)
-
-    def refit_soon(name):
-        loop = kernel_loop()
-        if loop is None:  # not in a kernel (a script, a test): now
-            refit(name)
-        else:
-            loop.call_soon(refit, name)  # after the render that showed the picture
 
     def show(k):
         state["waiting"] = False
         s = scenes[k]
         counter.value = f"{k + 1} / {len(scenes)}"
-        fresh = s.view not in state["explorers"]
+        fresh = s.view not in state["explorers"] or s.view in state["stale"]
         box = explorer(s.view)
         _apply(box, s.settings)
-        if fresh:  # its first picture (the defaults) is followed at once by the scene's: no flash of the defaults
+        if fresh:  # its first picture (the defaults, or an old style) is followed at once by the scene's
+            state["stale"].discard(s.view)
             box.refresh()
         map_button.value = False  # a new scene shows its picture
         on_stage(s.view)
@@ -390,6 +351,22 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
             map_image.value = state["maps"][step]
         for name, stage in stages.items():
             stage.layout.display = None if name == view else "none"
+        release_hidden()
+
+    def release_hidden():
+        """Only the explorer on stage keeps pixel buffers (20-30 MB each at 250 dpi). A hidden one keeps its PNGs
+        and draws in full when next moved."""
+        for name, box in state["explorers"].items():
+            if stages[name].layout.display == "none":
+                box.release(keep_pngs=True)
+
+    def redraw(name):
+        """Draw a view's explorer anew (a new style or window size): now if on stage, else when next shown."""
+        if stages[name].layout.display == "none":
+            state["explorers"][name].release()
+            state["stale"].add(name)
+        else:
+            state["explorers"][name].redraw()
 
     def go(k):
         """Show scene k (0-based, kept in range); the scene already shown is shown again (the map turns off)."""
@@ -412,8 +389,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
             matplotlib.rcParams.update(state.pop("saved_rc"))
             fonts.setLevel(state.pop("font_log_level", logging.NOTSET))
         state.pop("maps", None)  # drawn again in the new style when next shown
-        for name in list(state["explorers"]):
-            install(name, state["dpi"][name])
+        for name in state["explorers"]:
+            redraw(name)
         if map_button.value:
             on_stage("map")
 
@@ -424,14 +401,26 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         state["viewport"] = vp
         if state.get("waiting"):
             show(menu.value)  # the first picture, drawn once, for this window
-        for name in list(state["explorers"]):
-            refit(name)
+        for name, box in state["explorers"].items():  # a hidden one is drawn anew when shown
+            if stages[name].layout.display == "none" or needs_refit(fit(tuple(box.figure.get_size_inches())),
+                                                                       box.figure.dpi):
+                redraw(name)
         loop = kernel_loop()
         for name in factories:  # the other view is built while the class looks at the first picture
             if loop is not None and name not in state["explorers"]:
-                loop.call_later(2.0, explorer, name)
+                loop.call_later(2.0, lambda name=name: (explorer(name), release_hidden()))
 
-    menu.observe(lambda change: show(change["new"]), names="value")
+    def on_menu(_change):
+        """A scene picked: drawn once the kernel has read the picks already sent, so a lecturer running down the
+        menu (arrow keys on it) waits for the last scene only, not for each in turn."""
+        loop = kernel_loop()
+        if loop is None:
+            show(menu.value)
+        elif not state.get("menu_pending"):
+            state["menu_pending"] = True
+            loop.call_soon(lambda: (state.update(menu_pending=False), show(menu.value)))
+
+    menu.observe(on_menu, names="value")
     prev_button.on_click(lambda _b: go(menu.value - 1))
     next_button.on_click(lambda _b: go(menu.value + 1))
     contrast.observe(on_contrast, names="value")
@@ -449,5 +438,5 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     screen.scene_menu, screen.next_button, screen.previous_button, screen.go = menu, next_button, prev_button, go
     screen.contrast, screen.viewport, screen.scenes = contrast, viewport, scenes
     screen.map_button, screen.map_image = map_button, map_image
-    screen.explorers = state["explorers"]  # the dict itself: rebuilt explorers replace its entries
+    screen.explorers = state["explorers"]  # the dict itself: a view's explorer is added when first shown
     return screen

@@ -499,8 +499,8 @@ def _flushed(name, sync_figure=False):
 class ExplorerBox(widgets.VBox):
     """What :func:`build_explorer` returns: a VBox of the controls, a one-line ``message`` and the PNG ``image`` of
     a plain Agg ``figure``; also ``controls`` (name -> widget), ``drawer``, ``result`` (what compute returned),
-    ``refresh()``, ``hold()`` (several changes, one redraw), ``prepare()`` (draw ahead now) and ``release()``
-    (free its pictures before it is replaced)."""
+    ``refresh()``, ``hold()`` (several changes, one redraw), ``prepare()`` (draw ahead now), ``release()``
+    (free its pixels) and ``redraw()`` (everything drawn anew: in a new style, or for a window of another size)."""
 
     figure, drawer = _flushed("_figure", sync_figure=True), _flushed("_drawer", sync_figure=True)
     image, result = _flushed("_image"), _flushed("_result")
@@ -576,8 +576,9 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
     draw : callable(fig, result) -> None or Frame
         Draws the result on the figure; a :class:`LayoutDrawer` returns a Frame.
     figsize, dpi, layout
-        The figure's size (inches; default: a LayoutDrawer's ``size``, else 8 x 4), the PNG's resolution, its
-        layout engine (None: the drawer places its axes).
+        The figure's size (inches; default: a LayoutDrawer's ``size``, else 8 x 4), the PNG's resolution (a
+        number, or a function of the figure's size giving one: the lecture screen fits each layout to the
+        window), its layout engine (None: the drawer places its axes).
     title, extra : str and list of widgets, optional
         A heading above the controls, widgets under the picture.
 
@@ -585,7 +586,9 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
     -------
     ExplorerBox (an ipywidgets.VBox)
     """
-    fig = Figure(figsize=figsize or getattr(draw, "size", (8, 4)), dpi=dpi, layout=layout)
+    fit = dpi if callable(dpi) else lambda _inches: dpi
+    figsize = figsize or getattr(draw, "size", (8, 4))
+    fig = Figure(figsize=figsize, dpi=fit(tuple(figsize)), layout=layout)
     FigureCanvasAgg(fig)
     message, image = widgets.HTML(value=""), widgets.Image(format="png")
     rows = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
@@ -639,7 +642,8 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
         """Draw ``result`` and render it; the PNG is kept for ``key`` (a setting)."""
         with single_blas_thread():
             frame = draw(fig, result)
-        png = render_png(fig, dpi=dpi, frame=frame if isinstance(frame, Frame) else None, state=cache)
+        png = render_png(fig, dpi=fit(tuple(fig.get_size_inches())), frame=frame if isinstance(frame, Frame) else None,
+                         state=cache)
         pngs[key] = png
         while len(pngs) > KEEP_PNGS or (len(pngs) > 1 and sum(map(len, pngs.values())) > PNG_BYTES_KEPT):
             del pngs[next(iter(pngs))]  # the least recently used
@@ -725,19 +729,29 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
             done += 1
         return done
 
-    def release():
-        """Drop the kept pictures and the figure's drawing (the explorer is being replaced): memory now, not at
-        the next garbage collection; a later redraw builds everything again."""
-        pngs.clear()
+    def release(keep_pngs=False):
+        """Drop the figure's drawing and the kept pictures: memory now, not at the next garbage collection; a later
+        redraw builds everything again. ``keep_pngs``: keep the PNGs (small), e.g. while the explorer is hidden."""
+        if not keep_pngs:
+            pngs.clear()
+            state["drawn"] = None
+        elif not fig.axes and not cache:
+            return  # nothing drawn since the last release
         cache.clear()
         if hasattr(draw, "reset"):
             draw.reset()
         fig.clear()
         FigureCanvasAgg(fig)  # a fresh canvas: the old renderer's pixel buffer goes
-        state["drawn"] = None
+        state["figure_behind"] = True  # the figure is drawn again when read
         gc.collect()  # the cleared artists are in reference cycles, with the renderers their texts were drawn with
 
-    box._render, box._sync_figure, box.release = render, sync_figure, release
+    def redraw():
+        """Draw the setting on screen anew: after a change of matplotlib's style (rcParams, read when artists are
+        made), or of what ``dpi`` gives (a window of another size). The widgets stay: no new ones to send."""
+        release()
+        refresh()
+
+    box._render, box._sync_figure, box.release, box.redraw = render, sync_figure, release, redraw
     for w in controls.values():
         w.observe(refresh, names="value")
     box.refresh, box.hold, box.prepare = refresh, hold, prepare
