@@ -177,6 +177,7 @@ def test_high_contrast_redraws_the_pictures_bold(screen):
         assert screen.explorers["lecture"] is box, "the same explorer, drawn again: no new widgets to send"
         assert box.image.value != before, "the picture is drawn again, not only filtered"
         assert box.controls["mask"].value == "causal", "the scene's settings stay"
+        assert matplotlib.rcParams["font.weight"] == weight, "the explorers' style, not the whole kernel's"
         assert box.drawer.panels[0].ax.title.get_fontweight() == "bold"
     finally:
         screen.contrast.value = False
@@ -422,3 +423,13 @@ def test_only_the_explorer_on_stage_keeps_pixel_buffers():
         assert other.explorers["lecture"].drawer.panels[0].ax.title.get_fontweight() == "bold"
     finally:
         other.contrast.value = False
+
+
+def test_a_view_first_shown_in_high_contrast_is_drawn_in_it():
+    other = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
+                                       lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="")
+    other.contrast.value = True  # on the first scene (the step view): the lecture explorer is not built yet
+    other.go(1)
+    assert other.explorers["lecture"].drawer.panels[0].ax.title.get_fontweight() == "bold"
+    other.go(0)
+    other.contrast.value = False

@@ -209,8 +209,8 @@ KEYS_JS = r"""
 })();
 """
 
-# High contrast: the pictures are drawn again with these matplotlib settings (bold black text, thick lines).
-# They are set for the whole kernel while the switch is on (the lecture screen has a kernel of its own).
+# High contrast: the pictures are drawn again with these matplotlib settings (bold black text, thick lines), the
+# explorers' ``style`` (matplotlib's own settings, for anything else in the kernel, do not change).
 CONTRAST_RC = {"font.weight": "bold", "axes.titleweight": "bold", "axes.labelweight": "bold",
                "text.color": "black", "axes.labelcolor": "black", "xtick.color": "black", "ytick.color": "black",
                "axes.edgecolor": "black", "axes.linewidth": 2.0, "xtick.major.width": 2.0,
@@ -319,6 +319,9 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         the whole lecture: a new style or window size draws it again, with the values the lecturer set."""
         if name not in state["explorers"]:
             state["explorers"][name] = box = factories[name](fit)  # each layout at the resolution it needs
+            if contrast.value:  # its first picture is drawn again in high contrast when shown
+                box.style = CONTRAST_RC
+                redraw(name)
             buttons = [b for b in (getattr(box, "previous_step", None), getattr(box, "next_step", None)) if b]
             column = widgets.VBox([widgets.HBox(buttons)] * bool(buttons) +
                                   [c for key, c in box.controls.items() if key != "lecture"])
@@ -347,7 +350,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         if view == "map":
             step = scenes[menu.value].step
             if step not in state.setdefault("maps", {}):  # 10.5 x 4 inches: about 1900 pixels wide
-                state["maps"][step] = render_png(mha_diagram_figure(highlight=step), dpi=180)
+                with matplotlib.rc_context(CONTRAST_RC if contrast.value else {}):
+                    state["maps"][step] = render_png(mha_diagram_figure(highlight=step), dpi=180)
             map_image.value = state["maps"][step]
         for name, stage in stages.items():
             stage.layout.display = None if name == view else "none"
@@ -381,15 +385,13 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         (screen.add_class if change["new"] else screen.remove_class)("mha-contrast")
         fonts = logging.getLogger("matplotlib.font_manager")  # "findfont: Failed to find font weight bold for
         if change["new"]:  # Symbola" (and 13 more), printed under the screen: those fonts have no bold, drawn regular
-            state["saved_rc"] = {k: matplotlib.rcParams[k] for k in CONTRAST_RC}
             state.setdefault("font_log_level", fonts.level)
             fonts.setLevel(logging.ERROR)
-            matplotlib.rcParams.update(CONTRAST_RC)
-        elif "saved_rc" in state:
-            matplotlib.rcParams.update(state.pop("saved_rc"))
-            fonts.setLevel(state.pop("font_log_level", logging.NOTSET))
+        elif "font_log_level" in state:
+            fonts.setLevel(state.pop("font_log_level"))
         state.pop("maps", None)  # drawn again in the new style when next shown
-        for name in state["explorers"]:
+        for name, box in state["explorers"].items():
+            box.style = CONTRAST_RC if change["new"] else {}
             redraw(name)
         if map_button.value:
             on_stage("map")

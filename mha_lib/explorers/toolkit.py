@@ -16,6 +16,7 @@ import math
 from typing import NamedTuple
 
 import ipywidgets as widgets
+import matplotlib
 import numpy as np
 from matplotlib import font_manager
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -500,7 +501,8 @@ class ExplorerBox(widgets.VBox):
     """What :func:`build_explorer` returns: a VBox of the controls, a one-line ``message`` and the PNG ``image`` of
     a plain Agg ``figure``; also ``controls`` (name -> widget), ``drawer``, ``result`` (what compute returned),
     ``refresh()``, ``hold()`` (several changes, one redraw), ``prepare()`` (draw ahead now), ``release()``
-    (free its pixels) and ``redraw()`` (everything drawn anew: in a new style, or for a window of another size)."""
+    (free its pixels) and ``redraw()`` (everything drawn anew: in a new style, or for a window of another size);
+    ``style``: matplotlib settings (rcParams) its pictures are drawn with, e.g. high contrast (default: none)."""
 
     figure, drawer = _flushed("_figure", sync_figure=True), _flushed("_drawer", sync_figure=True)
     image, result = _flushed("_image"), _flushed("_result")
@@ -595,7 +597,7 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
     rows.append(widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")))
     box = ExplorerBox(rows + [message, image] + list(extra or []))
     box._figure, box._image, box._result, box._pending, box._drawer = fig, image, None, False, draw
-    box.controls, box.message = controls, message
+    box.controls, box.message, box.style = controls, message, {}
     state = {"held": 0, "scheduled": False, "drawn": None, "warmed": 0}
     cache, pngs, failed = {}, {}, set()  # static pictures per layout; PNG per setting; settings refused
 
@@ -638,12 +640,18 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
         return repr([(name, f"{v:.12g}" if isinstance(v, float) else v) for name, v in values.items()
                      if not controls[name].disabled])
 
+    @contextlib.contextmanager
+    def drawing():
+        """One BLAS thread, and matplotlib's settings of ``box.style`` (e.g. high contrast) for this explorer only."""
+        with single_blas_thread(), matplotlib.rc_context(box.style):
+            yield
+
     def draw_png(key, result):
         """Draw ``result`` and render it; the PNG is kept for ``key`` (a setting)."""
-        with single_blas_thread():
+        with drawing():
             frame = draw(fig, result)
-        png = render_png(fig, dpi=fit(tuple(fig.get_size_inches())), frame=frame if isinstance(frame, Frame) else None,
-                         state=cache)
+            png = render_png(fig, dpi=fit(tuple(fig.get_size_inches())),
+                             frame=frame if isinstance(frame, Frame) else None, state=cache)
         pngs[key] = png
         while len(pngs) > KEEP_PNGS or (len(pngs) > 1 and sum(map(len, pngs.values())) > PNG_BYTES_KEPT):
             del pngs[next(iter(pngs))]  # the least recently used
@@ -653,7 +661,7 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
         """Draw the setting on screen on the figure (it was shown from a kept PNG)."""
         if state.get("figure_behind") and box._result is not None:
             state["figure_behind"] = False
-            with single_blas_thread():
+            with drawing():
                 frame = draw(fig, box._result)
             if not isinstance(frame, Frame) or frame.new_layout:
                 cache["background"] = None  # the kept static picture is of another layout: render in full next time
@@ -746,8 +754,8 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
         gc.collect()  # the cleared artists are in reference cycles, with the renderers their texts were drawn with
 
     def redraw():
-        """Draw the setting on screen anew: after a change of matplotlib's style (rcParams, read when artists are
-        made), or of what ``dpi`` gives (a window of another size). The widgets stay: no new ones to send."""
+        """Draw the setting on screen anew: after a change of ``style`` (rcParams are read when artists are made) or
+        of what ``dpi`` gives (a window of another size). The widgets stay: no new ones to send."""
         release()
         refresh()
 
