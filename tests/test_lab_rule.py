@@ -188,3 +188,94 @@ def test_a_function_defined_in_a_docstring_example_is_not_the_library():
     namespace = {"__name__": "mha_lib.exercises.functions", "np": np}  # what doctest runs an example in
     exec("def my_softmax(s):\n    return np.exp(s) / np.exp(s).sum()", namespace)
     assert library_calls(namespace["my_softmax"]) == []
+
+
+class CallsTheLibrary:
+    """A callable object: ``sm = CallsTheLibrary(); sm(s)`` runs __call__, which calls mha_lib."""
+
+    def __call__(self, s):
+        return mha_lib.softmax(s)
+
+
+class HandsOn:
+    """A callable object whose __call__ calls what it was given (the library, here)."""
+
+    def __init__(self, step):
+        self.step = step
+
+    def __call__(self, s):
+        return self.step(s)
+
+
+class ThroughAProperty:
+    @property
+    def step(self):
+        return mha_lib.softmax
+
+    def __call__(self, s):
+        return self.step(s)
+
+
+class PlainCall:
+    def __init__(self):
+        self.data = running  # data made by mha_lib, held by the object: reading it is allowed
+
+    def __call__(self, s):
+        return plain(s)
+
+
+def takes_a_step(s, step):
+    return step(s)
+
+
+library_partial = functools.partial(mha_lib.softmax, axis=-1)
+
+
+def through_a_global_partial(s):
+    return library_partial(s)
+
+
+def default_object(s, sm=CallsTheLibrary()):
+    return sm(s)
+
+
+@pytest.mark.parametrize("fn, used", [
+    (CallsTheLibrary(), ["mha_lib.softmax"]),
+    (HandsOn(mha_lib.softmax), ["mha_lib.attention.softmax"]),
+    (ThroughAProperty(), ["mha_lib.softmax"]),
+    (functools.partial(CallsTheLibrary()), ["mha_lib.softmax"]),
+    (functools.partial(takes_a_step, step=mha_lib.softmax), ["mha_lib.attention.softmax"]),  # a partial's argument
+    (through_a_global_partial, ["mha_lib.attention.softmax"]),
+    (default_object, ["mha_lib.softmax"]),
+    (lambda s: HandsOn(plain)(s), []),
+    (PlainCall(), []),
+    (HandsOn(plain), []),
+    (functools.partial(takes_a_step, step=plain), []),
+])
+def test_callable_objects_and_partials_are_followed(fn, used):
+    assert library_calls(fn) == used
+
+
+def test_installed_code_an_object_holds_is_not_read():
+    from unittest import mock
+
+    # numpy's vectorize and the standard library's Mock are callable objects; Mock's own code calls exec, which
+    # is not the student's
+    def uses_tools(s, vec=np.vectorize(float), stand_in=mock.Mock()):
+        return vec(s)
+
+    assert library_calls(uses_tools) == []
+    assert library_calls(functools.partial(np.sum, axis=-1)) == []
+
+
+def test_a_callable_object_is_refused_like_a_function(capsys):
+    from mha_lib.exercises import check_function
+
+    for fn in (CallsTheLibrary(), functools.partial(takes_a_step, step=mha_lib.softmax)):
+        assert check_function("04.softmax", fn) is False
+        out = capsys.readouterr().out
+        assert out.startswith("❌ Not yet: your function uses mha_lib") and "write my_softmax yourself" in out, out
+    assert check_function("04.softmax", HandsOn(plain)) is True
+    assert capsys.readouterr().out.startswith("✅ Right")
+    with pytest.raises(AssertionError, match=r"your function uses mha_lib\.softmax: this lab asks for plain numpy"):
+        require_plain_numpy(CallsTheLibrary())

@@ -4,7 +4,9 @@ The lab's tests compare a student's function with ``mha_lib``; a function that o
 would pass them. :func:`library_calls` lists what of ``mha_lib`` a function reaches through its global
 names (``mha_lib.softmax``, ``from mha_lib import softmax``, ``A = mha_lib.attention`` in another cell), an
 import inside it, its default arguments and closure, also through the helper functions, classes and objects
-the student wrote and it calls; ``eval`` and ``exec`` break it too (code in a string cannot be read).
+the student wrote and it calls; an object with a ``__call__`` or a ``functools.partial`` is read like a function
+(its class's methods and attributes; the partial's function and arguments). ``eval`` and ``exec`` break the rule
+too (code in a string cannot be read).
 :func:`require_plain_numpy` turns that into the test's failure message. The self-checks of the notebooks
 (:func:`mha_lib.exercises.check_function`) refuse such a function too, with what it used.
 """
@@ -16,6 +18,8 @@ import dis
 import functools
 import inspect
 import os
+import sys
+import sysconfig
 import types
 
 __all__ = ["library_calls", "library_use", "require_plain_numpy", "swapped", "hint"]
@@ -73,8 +77,9 @@ def library_calls(fn, own=(), allowed=()):
 
     Parameters
     ----------
-    fn : function
-        A function the student wrote (in a notebook: defined in ``__main__``).
+    fn : callable
+        A function the student wrote (in a notebook: defined in ``__main__``), or an object of a class with
+        ``__call__``, or a ``functools.partial``.
     own : sequence of str
         Names of the student's other graded functions: each is checked in its own part, so ``fn`` calling
         one of them is not followed (a mistake there does not cost this part).
@@ -94,14 +99,22 @@ def library_calls(fn, own=(), allowed=()):
     []
     """
     found, seen, todo = set(), set(), [fn]
+    visited = {}  # id -> the object itself (kept alive, so that its id is not reused): each object is read once
     while todo:
-        f = inspect.unwrap(todo.pop())
-        while isinstance(f, functools.partial):
-            f = f.func
+        f = todo.pop()
+        try:
+            f = inspect.unwrap(f)  # a decorated function: the student's own
+        except Exception:  # noqa: BLE001 - an object whose attributes raise (a proxy, a mock): read it as it is
+            pass
         if _is_allowed(f, allowed):
             continue
         if _is_library(f):  # my_softmax = mha_lib.softmax
             found.add(_qualname(f))
+            continue
+        if isinstance(f, (functools.partial, types.MethodType)) or _is_object(f):
+            if id(f) not in visited:  # partial(mha_lib.softmax), Softmax() with a __call__ that calls mha_lib
+                visited[id(f)] = f
+                todo += [v for v in _handed_on(f) if _is_library(v) or _worth_following(v, f)]
             continue
         code, space = getattr(f, "__code__", None), getattr(f, "__globals__", None)
         if code is None or space is None or code in seen:
@@ -111,10 +124,10 @@ def library_calls(fn, own=(), allowed=()):
         for value in [*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values(), *cells]:  # def f(s, sm=...)
             if _is_allowed(value, allowed):
                 continue
-            if isinstance(value, (types.FunctionType, functools.partial)):
-                todo.append(value)
-            elif _is_library(value):
+            if _is_library(value):
                 found.add(_qualname(value))
+            elif _worth_following(value, f):  # a function, a partial, a method, an object with __call__
+                todo.append(value)
         for name, attr in _reads(code):
             if name == "import":  # import mha_lib, from mha_lib import softmax: inside the function
                 if attr == PACKAGE or attr.startswith(PACKAGE + "."):
@@ -132,12 +145,75 @@ def library_calls(fn, own=(), allowed=()):
                 if isinstance(obj, types.ModuleType) and attr:
                     name, qual = f"{name}.{attr}", f"{qual}.{attr}"
                 found.add(name if name == qual else f"{name} ({qual})")
-            elif not isinstance(obj, types.ModuleType) and getattr(obj, "__module__", 0) == getattr(f, "__module__", 1):
-                # a helper, class or object the student wrote next to fn: what it (or a method of it) calls counts too
-                owner = obj if isinstance(obj, (type, types.FunctionType)) else type(obj)
-                parts = [owner] if isinstance(owner, types.FunctionType) else vars(owner).values()
-                todo += [m for m in (getattr(p, "__func__", p) for p in parts) if isinstance(m, types.FunctionType)]
+            elif isinstance(obj, functools.partial) or (
+                    not isinstance(obj, types.ModuleType) and getattr(obj, "__module__", 0) == getattr(f, "__module__", 1)):
+                # a partial, or a helper, class or object the student wrote next to fn: what it (or a method of it)
+                # calls counts too
+                todo.append(obj)
     return sorted(found)
+
+
+def _is_object(obj):
+    """A class, or an instance (``sm = Softmax()``; ``sm(s)`` runs ``Softmax.__call__``): what ``library_calls``
+    reads through its methods, not a function, module or builtin."""
+    return not isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType,
+                                types.MethodType, functools.partial))
+
+
+def _handed_on(obj):
+    """What a partial, method, class or object runs when it is called or used: a partial's function and the
+    arguments it holds (``partial(my_softmax, sm=mha_lib.softmax)``), a method's function and its object, the
+    methods of a class (``__call__`` among them, from its bases too), an object's class and attributes
+    (``self.sm = mha_lib.softmax``)."""
+    if isinstance(obj, functools.partial):
+        return [obj.func, *obj.args, *obj.keywords.values()]
+    if isinstance(obj, types.MethodType):
+        return [obj.__func__, obj.__self__]
+    if not isinstance(obj, type):
+        if _is_library(type(obj)):  # an object of mha_lib's class: the class is what is named
+            return [type(obj)]
+        attributes = getattr(obj, "__dict__", None)
+        return [type(obj), *(attributes.values() if isinstance(attributes, dict) else ())]
+    members = [m for klass in obj.__mro__ if klass.__module__ != "builtins" for m in vars(klass).values()]
+    methods = [getattr(m, "__func__", m) for m in members]  # static and class methods: their function
+    methods += [getattr(m, part) for m in members if isinstance(m, property) for part in ("fget", "fset")]
+    return [m for m in methods if isinstance(m, types.FunctionType)]
+
+
+def _worth_following(value, holder):
+    """Whether ``library_calls`` reads ``value``, which ``holder`` (a partial, method, class or object) runs or
+    holds: what can be called (a function, a partial, a method, a class, an object with ``__call__``), or an
+    object of a class written next to the holder's. Data (an array, the running example) is not code."""
+    if isinstance(value, (functools.partial, types.MethodType)):
+        return True  # what it holds is judged in turn
+    if _is_installed(value):  # numpy's, matplotlib's or Python's own code (which may use exec) is not the student's
+        return False
+    return callable(value) or (_is_object(value) and type(value).__module__ == getattr(holder, "__module__", None))
+
+
+_INSTALLED = sorted({os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
+                                                  *sysconfig.get_paths().values())})
+
+
+def _is_installed(obj):
+    """Whether a function, class or object's class comes from Python or an installed package (its file is under
+    the environment's prefix), not from the student's notebook or files. mha_lib is recognised before this."""
+    if isinstance(obj, types.FunctionType):
+        filename = obj.__code__.co_filename
+    else:
+        cls = obj if isinstance(obj, type) else type(obj)
+        if cls.__module__ == "builtins":
+            return True
+        filename = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    if not isinstance(filename, str) or not os.path.isabs(filename):  # a notebook cell, a string run with exec
+        return False
+    for prefix in _INSTALLED:
+        try:
+            if os.path.commonpath([os.path.abspath(filename), prefix]) == prefix:
+                return True
+        except ValueError:  # on another drive (Windows)
+            continue
+    return False
 
 
 def library_use(fn, used):
