@@ -192,14 +192,16 @@ def test_a_signature_that_cannot_be_read_does_not_stop_the_check():
         def __signature__(self):
             raise RuntimeError("no signature here")
 
-        def __call__(self, scores):
-            return mha_lib.softmax(scores)
+        def __call__(self, scores):  # plain numpy: an object that calls mha_lib is refused, like a function
+            e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1, keepdims=True)
 
     class OddSignature:
         __signature__ = "not a Signature"
 
-        def __call__(self, scores):
-            return mha_lib.softmax(scores)
+        def __call__(self, scores):  # plain numpy: an object that calls mha_lib is refused, like a function
+            e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1, keepdims=True)
 
     assert _verdict("04.softmax", RaisingSignature())[0]  # before: RuntimeError out of check_function
     assert _verdict("04.softmax", OddSignature())[0]  # before: "does not take these parameters"
