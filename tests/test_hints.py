@@ -299,6 +299,56 @@ def test_an_answer_rounded_coarser_than_asked_is_told_how_many_decimals(capsys, 
     assert exercises._attempts[exercise_id] == 0  # a matter of form, not a wrong idea
 
 
+# An answer cut off after its decimals instead of rounded (0.70 for 0.7071) is a rounding slip, not a wrong idea:
+# it gets a short note with the rounding, only when it really is the cut-off value and that is outside the tolerance.
+
+@pytest.mark.parametrize("exercise_id, typed, words", [
+    ("07.predict_blur", "0.70", "0.70 looks like 0.7071… cut off after 2 decimals; round it instead: 0.71."),
+    ("10.swapped_row", "0.1597", "0.1597 looks like 0.159782… cut off after 4 decimals; round it instead: 0.1598."),
+    ("10.swapped_row", 0.159, "cut off after 3 decimals; round it instead, to 4 decimals: 0.1598."),  # fewer typed
+    ("10.rope_pair_speed", 0.7498, "0.7498 looks like 0.749894… cut off after 4 decimals; round it instead: 0.7499."),
+    ("t.precise", "0.7071", "0.7071 looks like 0.707184 cut off after 4 decimals; round it instead, to 5 decimals: "
+                            "0.70718."),  # no decimals asked: the rounding suggested is one within the tolerance
+    ("t.negative", "-0.70", "-0.70 looks like -0.7071… cut off after 2 decimals; round it instead: -0.71."),
+])
+def test_an_answer_cut_off_instead_of_rounded_gets_a_rounding_note(capsys, exercise_id, typed, words):
+    ok, out = said(capsys, exercise_id, typed)
+    assert not ok and out.startswith("❌ Not yet. Close: ") and words in out and "Hint" not in out, out
+    assert exercises._attempts[exercise_id] == 0  # a slip of form, not an attempt
+    suggested = re.search(r": (-?[\d.]+)\.$", out.strip()).group(1)
+    assert said(capsys, exercise_id, suggested)[0] is True  # the rounding it suggests is right
+
+
+TEST_EXERCISES.update({
+    "t.precise": exercises.Exercise(question="ratio?", answer=lambda: 0.707184, hint="idea", rtol=1e-5, atol=0.0),
+    "t.negative": exercises.Exercise(question="cosine? Two decimals.", answer=lambda: -0.7071068, hint="idea",
+                                     decimals=2),
+})
+
+
+@pytest.mark.parametrize("exercise_id, typed", [
+    ("07.predict_blur", "0.71"),  # rounded: right
+    ("07.predict_blur", "0.707"),  # more digits: right
+    ("07.predict_blur", "0.7"),  # rounded to fewer decimals: the note on decimals, not this one
+    ("07.predict_blur", "0.69"),  # not the cut-off value
+    ("07.predict_blur", "-0.70"),  # the sign is wrong
+    ("10.swapped_row", "0.1"),  # one significant digit: may be a guess, and the note would show the answer
+    ("t.precise", "0.7072"),  # rounded to 4 decimals (the rounding note, more digits)
+])
+def test_only_a_real_cut_off_gets_the_cut_off_note(capsys, exercise_id, typed):
+    out = said(capsys, exercise_id, typed)[1]
+    assert "cut off" not in out, out
+
+
+def test_a_cut_off_within_the_tolerance_is_right(capsys):
+    # no decimals asked: the default tolerance (1%) accepts 0.70 for 0.7071, cut off or not
+    TEST_EXERCISES["t.loose"] = exercises.Exercise(question="ratio?", answer=lambda: 0.7071068, hint="idea")
+    try:
+        assert said(capsys, "t.loose", "0.70")[0] is True
+    finally:
+        del TEST_EXERCISES["t.loose"]
+
+
 def test_every_question_that_asks_for_decimals_has_the_tolerance_of_that_rounding():
     import importlib
     import pkgutil

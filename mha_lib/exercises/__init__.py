@@ -10,7 +10,8 @@ dict ``EXERCISES`` of name -> :class:`Exercise`; a notebook calls
 Kinds of answers:
     "number"  a float, compared with a relative and absolute tolerance; a question that asks for a number of
               decimals sets ``decimals``, and the tolerance is then half a unit of the last decimal asked for
-              (0.71 is right for 0.7071 and two decimals, 0.7 is not)
+              (0.71 is right for 0.7071 and two decimals, 0.7 is not); an answer rounded coarser than asked,
+              or cut off instead of rounded (0.70 for 0.7071), gets a note saying so, not a hint
     "array"   an array, compared element-wise with the same tolerance
     "shape"   a tuple of whole numbers, compared exactly; also typed as text, "4, 128" or "(4, 128)"
     "choice"  a string or a number, compared exactly (strings case-insensitively; "129" counts as 129)
@@ -279,7 +280,8 @@ def _judge_against(ex, expected, answer):
                        f"{expected.shape}: type them as {form}.")
     right = got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol))
     if not right and expected.ndim == 0 and got.ndim == 0:
-        return right, _rounding_note(typed, float(got), float(expected), ex.decimals)
+        return right, (_rounding_note(typed, float(got), float(expected), ex.decimals)
+                       or _truncation_note(typed, float(expected), ex.decimals, (rtol, atol)))
     return right, None
 
 
@@ -301,11 +303,8 @@ def _rounding_note(answer, got, expected, decimals=None):
     """A note when ``answer`` is ``expected`` rounded to the digits the student typed (0.75 for 0.7499,
     "2.36e6" for 2,359,296): not a wrong idea, too few digits. None otherwise. ``decimals``: how many decimals
     the question asks for, named in the note (then one significant digit typed, 0.7 for 0.7071, is a rounding too)."""
-    if isinstance(answer, str):
-        text = answer.strip()
-    elif isinstance(answer, (float, np.floating)):
-        text = repr(float(answer))  # the shortest text of the float: 0.75 -> "0.75"
-    else:
+    text = _typed_text(answer)
+    if text is None:
         return None
     try:
         step = 10.0 ** decimal.Decimal(text).as_tuple().exponent  # "0.75" -> 0.01, "2.36e6" -> 1e4, "45" -> 1
@@ -321,6 +320,48 @@ def _rounding_note(answer, got, expected, decimals=None):
         return (f"Close: {text} is the right number rounded to fewer digits than the question asks for. "
                 f"Type more digits (the question says how many), or the exact value.")
     return None
+
+
+def _typed_text(answer):
+    """The digits of a number as typed: "0.70" for the text "0.70", "0.75" for the float 0.75 (its shortest text);
+    None for an integer or anything else (no decimals to judge)."""
+    if isinstance(answer, str):
+        return answer.strip()
+    if isinstance(answer, (float, np.floating)):
+        return repr(float(answer))
+    return None
+
+
+def _truncation_note(answer, expected, decimals, tolerance):
+    """A note when ``answer`` is ``expected`` cut off after the decimals typed instead of rounded ("0.70" for
+    0.7071, whose rounding is 0.71): not a wrong idea, a rounding slip. None otherwise, also when cutting off and
+    rounding agree (0.70 for 0.7049 is then simply wrong), and when fewer than two significant digits are typed
+    (0.7 for 0.79 may be a guess, and the note shows the answer). ``decimals``: how many the question asks for;
+    ``tolerance`` (rtol, atol): the rounding suggested is one that passes."""
+    text = _typed_text(answer)
+    if text is None or not re.fullmatch(r"[-+]?\d*\.\d+", text) or float(text) == 0 or not math.isfinite(expected):
+        return None
+    typed = len(text.split(".")[1])  # "0.70" -> 2
+    unit = decimal.Decimal(1).scaleb(-typed)  # 0.01
+    if float(unit) > 0.1 * abs(expected):  # fewer than two significant digits
+        return None
+    rtol, atol = tolerance
+    places = max(typed, decimals or 0)  # the decimals asked for, at least those typed
+    while places < 15 and abs(round(expected, places) - expected) > atol + rtol * abs(expected):
+        places += 1
+    exact = decimal.Decimal(repr(expected))
+    try:
+        cut = exact.quantize(unit, rounding=decimal.ROUND_DOWN)  # toward 0: -0.7071 -> -0.70
+        if decimal.Decimal(text) != cut or cut == exact.quantize(unit, rounding=decimal.ROUND_HALF_UP):
+            return None
+        rounded = exact.quantize(decimal.Decimal(1).scaleb(-places), rounding=decimal.ROUND_HALF_UP)
+        shown = exact.quantize(unit.scaleb(-2), rounding=decimal.ROUND_DOWN).normalize()  # two digits more, cut off
+    except decimal.InvalidOperation:  # more digits than Decimal's 28 (a huge number): no note
+        return None
+    more = "…" if shown != exact else ""
+    to = "" if places == typed else f", to {places} decimals"
+    return (f"Close: {text} looks like {shown:f}{more} cut off after {typed} decimal{'s' if typed != 1 else ''}; "
+            f"round it instead{to}: {rounded:f}.")
 
 
 # Wrong attempts so far, per exercise id (answers and functions alike), for the session.
