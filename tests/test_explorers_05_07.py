@@ -143,6 +143,31 @@ def test_values_figure_draws_three_panels():
     fig.clear()
 
 
+def test_values_explorer_labels_never_overlap(boxes):
+    # The 2-D panel's "v(token)" and "out(token)" labels, as the renderer lays them out, touch neither each other
+    # nor the panel's frame, for every head and query of the running example (and with h = 16, d_k = 128).
+    box = make_values_explorer()
+    boxes.append(box)
+    settings = [dict(head=head, query=query) for head in range(1, 9) for query in range(4)]
+    settings += [dict(h=16, head=head, query=1) for head in range(1, 17)] + [dict(h=8, d_k=128, head=1, query=0)]
+    for setting in settings:
+        with box.hold():
+            for name, value in setting.items():
+                box.controls[name].value = value
+        fig = box.figure
+        renderer = fig.canvas.get_renderer()
+        ax_2d = fig.get_axes()[1]
+        frame = ax_2d.get_window_extent(renderer)
+        texts = [t for t in ax_2d.texts if t.get_visible()]
+        assert len(texts) == 5, setting  # 4 values and the query's output
+        boxes_px = [t.get_window_extent(renderer) for t in texts]
+        for i, a in enumerate(boxes_px):
+            assert frame.x0 <= a.x0 and a.x1 <= frame.x1 and frame.y0 <= a.y0 and a.y1 <= frame.y1, \
+                (setting, texts[i].get_text())
+            for j in range(i):
+                assert not a.overlaps(boxes_px[j]), (setting, texts[i].get_text(), texts[j].get_text())
+
+
 # --------------------------------------------------------------------------- 06 concat explorer
 
 

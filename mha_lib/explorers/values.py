@@ -10,12 +10,14 @@ from types import SimpleNamespace
 import numpy as np
 from matplotlib.legend_handler import HandlerTuple
 from matplotlib.lines import Line2D
+from matplotlib.path import Path
 
 from ..attention import multi_head_attention
 from ..plotting import SIGNED_CMAP, symmetric_limits
 from .grid import bar_panel, plot_heatmap, token_labels
 from .toolkit import (D_K_OPTIONS, TOKEN_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_layer,
-                      fixed_layer, heads_control, int_slider, link_heads, running_inputs, still_figure, weights_control)
+                      fixed_layer, heads_control, int_slider, link_heads, running_inputs, still_figure, text_family,
+                      weights_control)
 
 __all__ = ["convex_hull", "plot_convex_combination", "add_token_legend", "ValuesView", "compute_values",
            "ValuesDrawer", "values_figure", "make_values_explorer"]
@@ -58,16 +60,75 @@ def _convex_artists(ax, tokens, n_out, fontsize, output_color=None):
     p.dots = ax.scatter(np.zeros(n), np.zeros(n), s=90, c=colors, edgecolors="black", zorder=3)
     p.stars = ax.scatter(np.zeros(n_out), np.zeros(n_out), marker="*", c=[output_color] * n_out if output_color
                          else _colors(n_out), edgecolors="black", linewidths=0.8, zorder=4)
-    p.labels = [ax.annotate(f"v({t})", (0, 0), xytext=(0, 0), textcoords="offset points", fontsize=fontsize, color=c,
-                            fontweight="bold", annotation_clip=False, zorder=5) for t, c in zip(tokens, colors)]
-    p.out_labels = [ax.annotate(f"out({tokens[m]})" if m < n else f"out {m + 1}", (0, 0), xytext=(8, -12),
-                                textcoords="offset points", fontsize=fontsize, annotation_clip=False, zorder=5)
+    text = dict(xytext=(0, 0), textcoords="offset points", fontsize=fontsize, fontfamily=text_family(),
+                annotation_clip=False, zorder=5)  # placed by _place
+    # bold: in the fallback fonts only for text that needs them (they have no bold, and matplotlib warns about it)
+    bold = dict(text, fontweight="bold", fontfamily=None if all(t.isascii() for t in tokens) else text_family())
+    p.labels = [ax.annotate(f"v({t})", (0, 0), color=c, **bold) for t, c in zip(tokens, colors)]
+    p.out_labels = [ax.annotate(f"out({tokens[m]})" if m < n else f"out {m + 1}", (0, 0), **text)
                     for m in range(n_out)]
     return p
 
 
+# Where a label may go: 16 directions from its point, at one or two gaps; its box lies on that side of the offset.
+_DIRS = np.array([(np.cos(a), np.sin(a)) for a in np.pi / 8 * np.arange(16)] * 2)  # (32, 2)
+_FAR = np.repeat([1.0, 2.0], 16)  # (32,)
+_SIDES = (np.sign(_DIRS) * (np.abs(_DIRS) > 0.3)).astype(int)  # -1 before the offset, 0 centred on it, 1 after
+
+
+def _overlap(a, b):
+    """Areas (p, m) shared by the boxes ``a`` (p, 4) and ``b`` (m, 4), each (x0, y0, x1, y1)."""
+    a, b = a[:, None], np.reshape(b, (1, -1, 4))
+    return (np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
+            * np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None))
+
+
+def _spots(at, sizes, frame, marks, prefer, hull=None, fixed=np.empty((0, 4)), gap=8.0):
+    """Where to write labels of ``sizes`` (k, 2) next to the points ``at`` (k, 2), all in points in the axes.
+
+    Each label takes the place (of 32) that keeps it inside ``frame`` (width, height), off the other labels
+    (each moved in turn, three rounds) and the ``fixed`` label boxes, off the ``marks`` (m, 4), outside the
+    polygon ``hull``, and nearest its direction in ``prefer`` (k, 2, unit vectors).
+    Returns the offsets (k, 2), sides (k, 2) and boxes (k, 4) chosen.
+    """
+    inside = Path(hull).contains_points if hull is not None and len(hull) >= 3 else lambda pts: np.zeros(len(pts))
+    pick, boxes = np.zeros(len(at), dtype=int), np.full((len(at), 4), np.nan)
+    for _ in range(3):
+        for j in range(len(at)):
+            lower = at[j] + gap * _FAR[:, None] * _DIRS - (1 - _SIDES) / 2 * sizes[j]  # (32, 2)
+            cand = np.c_[lower, lower + sizes[j]]  # (32, 4)
+            labels = np.vstack([np.delete(boxes, j, axis=0), fixed])
+            probes = np.stack([(lower + cand[:, 2:]) / 2, lower, cand[:, 2:], cand[:, [0, 3]], cand[:, [2, 1]]], 1)
+            cost = (1e3 * (np.clip(-lower, 0, None) + np.clip(cand[:, 2:] - frame, 0, None)).sum(axis=1)
+                    + 1e2 * _overlap(cand + [-1, -1, 1, 1], labels[~np.isnan(labels[:, 0])]).sum(axis=1)
+                    + 3 * _overlap(cand, marks).sum(axis=1)
+                    + 50 * inside(probes.reshape(-1, 2)).reshape(-1, 5).sum(axis=1)  # centre and corners (32, 5, 2)
+                    - 5 * _DIRS @ prefer[j] + 5 * _FAR)
+            pick[j] = np.argmin(cost)
+            boxes[j] = cand[pick[j]]
+    return gap * _FAR[pick, None] * _DIRS[pick], _SIDES[pick], boxes
+
+
+def _put(labels, at, offsets, sides):
+    """Write ``labels`` at the data points ``at``, moved by ``offsets`` (points) to the ``sides`` chosen."""
+    for label, xy, off, side in zip(labels, at, offsets, sides):
+        label.xy = xy
+        label.set(position=tuple(off), ha=("right", "center", "left")[side[0] + 1],
+                  va=("top", "center", "bottom")[side[1] + 1])
+
+
+def _unit(vectors):
+    """Each row of ``vectors`` (k, 2) scaled to length 1; a zero row points up."""
+    length = np.hypot(*vectors.T)[:, None]
+    return np.divide(vectors, length, out=np.tile([0.0, 1.0], (len(vectors), 1)), where=length > 1e-9)
+
+
 def _place(p, ax, V2, out2, query=None, weights=None, label_values=True, label_outputs=True, pad=(0.45, 0.2)):
-    """Move the 2-D panel's artists to value rows ``V2`` (n, 2) and outputs ``out2`` (n_out, 2); set the view."""
+    """Move the 2-D panel's artists to value rows ``V2`` (n, 2) and outputs ``out2`` (n_out, 2); set the view.
+
+    The "v(token)" labels go outside the hull, off each other, the dots and stars, inside the frame (the view leaves
+    room for them); then each "out(token)" label next to its star, off all of these.
+    """
     hull = convex_hull(V2)  # a hidden hull or segment also leaves the legend (an "_" label)
     p.hull.set(xy=hull, visible=len(hull) >= 3, label=("" if len(hull) >= 3 else "_") + "convex hull of the value rows")
     p.segment.set(data=(hull[:, 0], hull[:, 1]), visible=len(hull) == 2,
@@ -77,30 +138,45 @@ def _place(p, ax, V2, out2, query=None, weights=None, label_values=True, label_o
         if line.get_visible():
             line.set(data=([out2[query, 0], V2[j, 0]], [out2[query, 1], V2[j, 1]]),
                      linewidth=0.5 + 6 * float(weights[query][j]))
-    big = [query is None or m == query for m in range(len(out2))]
+    big = np.array([query is None or m == query for m in range(len(out2))])
     p.dots.set_offsets(V2)
-    p.stars.set(offsets=out2, sizes=[260 if b else 90 for b in big], alpha=[1.0 if b else 0.55 for b in big])
+    p.stars.set(offsets=out2, sizes=np.where(big, 260, 90), alpha=np.where(big, 1.0, 0.55))
+    for label in p.labels:
+        label.set_visible(label_values)
     for m, label in enumerate(p.out_labels):
-        label.xy = out2[m]
         label.set_visible(big[m] and label_outputs)
+    frame = ax.get_position().size * ax.figure.get_size_inches() * 72  # the axes' width and height in points
+    sizes = np.array([_text_size(label) for label in p.labels]) if label_values else np.zeros((0, 2))
     lo, hi = np.vstack([V2, out2]).min(axis=0), np.vstack([V2, out2]).max(axis=0)
     spans = np.where(hi - lo > 0, hi - lo, 1.0)
-    pad = np.array(pad) * spans if label_values else 0.1 * spans  # labels point outwards: room for them
+    if label_values:  # ``pad`` (fractions of the spans) or more: room for the longest label, up to 30 % of the frame
+        room = np.minimum(sizes.max(axis=0) + 12, 0.3 * frame)  # points, each side
+        pad = np.maximum(np.array(pad) * spans, room / (frame - 2 * room) * spans)
+    else:
+        pad = 0.1 * spans
     ax.set_xlim(lo[0] - pad[0], hi[0] + pad[0])
     ax.set_ylim(lo[1] - pad[1], hi[1] + pad[1])
-    inches = ax.get_position().size * ax.figure.get_size_inches()  # the axes' width and height
-    for j, label in enumerate(p.labels):  # pointing away from the centre, unless that crosses the frame
-        d = (V2[j] - V2.mean(axis=0)) / spans  # in units of the view's size, so x and y compare
-        off = 7 * d / np.hypot(*d) if np.hypot(*d) > 1e-12 else np.array([0.0, 7.0])  # points, from the dot
-        side = (np.sign(off) * (np.abs(off) > 0.35 * 7)).astype(int)  # per axis: -1 before the dot, 0 on it, 1 after
-        at = (V2[j] - lo + pad) / (hi - lo + 2 * pad)  # the dot in axes fractions
-        need = (np.array([len(label.get_text()) * 0.62, 1.3]) * p.fontsize + 8) / 72 / inches  # the label's size
-        flip = ((side < 0) & (at < need)) | ((side > 0) & (at + need > 1))
-        off, side = np.where(flip, -off, off), np.where(flip, -side, side)
-        label.xy = V2[j]
-        label.set(position=tuple(off), ha=("right", "center", "left")[side[0] + 1],
-                  va=("top", "center", "bottom")[side[1] + 1], visible=label_values)
+    dots, stars = [(xy - lo + pad) / (spans + 2 * pad) * frame for xy in (V2, out2)]  # in points in the axes
+    half = np.where(big, 6, 4)[:, None]  # a star's half width (its arms fill less than its box)
+    marks = np.vstack([np.c_[dots - 4.5, dots + 4.5], np.c_[stars - half, stars + half]])
+    placed = np.empty((0, 4))
+    if label_values:
+        offsets, sides, placed = _spots(dots, sizes, frame, marks, _unit(dots - dots.mean(axis=0)),
+                                        hull=(hull - lo + pad) / (spans + 2 * pad) * frame)
+        _put(p.labels, V2, offsets, sides)
+    shown = [m for m, label in enumerate(p.out_labels) if label.get_visible()]
+    if shown:
+        out_sizes = np.array([_text_size(p.out_labels[m]) for m in shown])
+        offsets, sides, _ = _spots(stars[shown], out_sizes, frame, marks, _unit(np.tile([1.0, -1.0], (len(shown), 1))),
+                                   fixed=placed, gap=10.0)
+        _put([p.out_labels[m] for m in shown], out2[shown], offsets, sides)
     return [p.hull, p.segment, *p.lines, p.dots, p.stars, *p.labels, *p.out_labels]
+
+
+def _text_size(text):
+    """The width and height (points) of a matplotlib Text as the figure's renderer lays it out."""
+    box = text.get_window_extent()
+    return np.array([box.width, box.height]) * 72 / text.figure.dpi
 
 
 def plot_convex_combination(ax, values2d, outputs2d, tokens, *, query=None, weights=None, title=None,
@@ -220,9 +296,14 @@ class ValuesDrawer(LayoutDrawer):
         bar_fs = min(8.0, (slot - 2) / ((lay.decimals + 2) * 0.62))
         for text in lay.set_bars(np.zeros(n), [""] * n)[n:]:
             text.set_fontsize(bar_fs)
-        if max(map(len, token_labels(view.tokens))) * 0.62 * 9 + 3 > slot:  # level key labels would run together
+        longest = max(map(len, token_labels(view.tokens))) * 0.62 * 9  # points
+        if longest + 3 > slot:  # level key labels would run together: turned, with room under them for the axis label
             for label in lay.ax_bar.get_xticklabels():
                 label.set(rotation=40, ha="right", rotation_mode="anchor")
+            below = longest * np.sin(np.radians(40)) + 9 * np.cos(np.radians(40)) + 28  # points
+            lay.ax_bar.get_gridspec().update(bottom=min(0.3, max(0.17, below / 72 / self.size[1])))
+            for a in (lay.ax_bar, lay.ax_2d, ax):  # the grid's new bottom, for the three panels
+                a.set_position(a.get_subplotspec().get_position(fig))
         lay.ax_bar.set_ylabel("weight", fontsize=9)
         lay.ax_bar.set_xlabel("key token (whose value is used)", fontsize=9)
         lay.heat = plot_heatmap(ax, np.zeros((n + 1, cols)), [f"v({t})" for t in view.tokens] + ["output"],
@@ -230,7 +311,8 @@ class ValuesDrawer(LayoutDrawer):
                                 rotate=False, number_size=7)
         ax.set_xlabel("component (counting from 1)", fontsize=8)
         lay.sep = ax.axhline(n - 0.5, color="black", lw=2)
-        lay.suptitle = fig.text(0.5, 0.98, " ", ha="center", va="top", fontsize=10)  # a suptitle is one per figure
+        # a suptitle is one per figure
+        lay.suptitle = fig.text(0.5, 0.98, " ", ha="center", va="top", fontsize=10, fontfamily=text_family())
         # The 2-D panel's limits follow the data: no numbered ticks (they would be laid out again at every move).
         lay.panel = _convex_artists(lay.ax_2d, view.tokens, n, 9)
         lay.ax_2d.set(xticks=[], yticks=[])
@@ -243,13 +325,16 @@ class ValuesDrawer(LayoutDrawer):
         toks = token_labels(view.tokens)
         tok, i, w = toks[view.query], view.head, view.weights_row
         bars = lay.set_bars(w, [f"{value:.{lay.decimals}f}" for value in w], pad=0.02)
-        lay.ax_bar.set_title(f"weights of '{tok}' in head {i} (sum = {w.sum():.3f})", fontsize=10)
+        lay.ax_bar.set_title(f"weights of '{tok}' in head {i} (sum = {w.sum():.3f})", fontsize=10,
+                              fontfamily=text_family())
         moved = _place(lay.panel, lay.ax_2d, view.V[:, :2], view.heads[:, :2], view.query, view.weights,
                        pad=(0.45, 0.25))
         lay.ax_2d.set_title(f"head {i}: first 2 of d_v={view.V.shape[1]} components", fontsize=10)
         M = np.vstack([view.V[:, :cols], view.output_row[None, :cols]])  # (n + 1, cols)
         lay.heat.set_data(M, clim=symmetric_limits(M))
-        lay.heat.ax.set_title(f"$V_{{{i}}}$ rows, and the output row of '{tok}' (first {cols} columns)", fontsize=9)
+        sub = str(i).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))  # plain text: the token may be Chinese
+        lay.heat.ax.set_title(f"V{sub} rows, and the output row of '{tok}' (first {cols} columns)", fontsize=9,
+                              fontfamily=text_family(), parse_math=False)
         lay.suptitle.set_text(f"h = {view.h}, d_k = d_v = {view.d_k}: output of '{tok}' = "
                               + " + ".join(f"{x:.2f}·v({t})" for x, t in zip(w, toks)))
         return [*bars, lay.ax_bar.title, *lay.ax_bar.spines.values(), *moved, lay.ax_2d.title,
