@@ -12,7 +12,7 @@ from mha_lib.explorers.concat import (compute_concat, make_concat_explorer, plot
                                       reshape_steps_figure, concat_figure)
 from mha_lib.attention import head_contributions, wo_blocks
 from mha_lib.explorers.output import make_output_explorer, output_figure, spread_columns
-from mha_lib.explorers.toolkit import explorer_params, running_inputs
+from mha_lib.explorers.toolkit import explorer_params, running_inputs, text_family
 from mha_lib.explorers.values import compute_values, convex_hull, make_values_explorer, values_figure
 
 from pictures import PNG_MAGIC
@@ -202,6 +202,20 @@ def test_concat_explorer_follows_h_and_d_k(ex, boxes, h, d_k):
     assert ("≠ d_model" in layout_ax.get_title()) == (h * d != 512)
 
 
+def test_concat_explorer_long_token_and_one_row_read_in_full(boxes):
+    # "international…" was cut at the figure's left edge; one token said "1 rows"; its head name and columns touched
+    for tokens in (["internationalization", "is", "long"], ["word"]):
+        box = make_concat_explorer(np.random.default_rng(1).normal(size=(len(tokens), 512)), tokens)
+        boxes.append(box)
+        fig = box.figure
+        renderer = fig.canvas.get_renderer()
+        ax_lay, ax_mat = fig.get_axes()[:2]
+        assert all(t.get_window_extent(renderer).x0 >= 0 for t in ax_mat.get_yticklabels())
+        assert ax_lay.get_yticklabels()[0].get_text().startswith(f"{len(tokens)} row" + "s" * (len(tokens) > 1) + "\n")
+        name, cols = [t for t in ax_lay.texts if t.get_text() in ("head 1", "cols 1–64")]
+        assert not name.get_window_extent(renderer).overlaps(cols.get_window_extent(renderer))
+
+
 def test_concat_explorer_h_follows_the_d_k_choice(boxes):
     box = make_concat_explorer()
     boxes.append(box)
@@ -290,6 +304,20 @@ def test_output_explorer_follows_controls(ex, boxes, h, d_k, wo):
     con_ax = box.drawer.layout["ax"]  # the layout shown (layouts of other settings stay hidden on the figure)
     assert len(con_ax.get_yticklabels()) == h + 1
     assert "sat" in con_ax.get_title()
+
+
+def test_output_explorer_writes_sizes_only_where_they_fit(boxes):
+    # two tokens and 16 heads: 32 sizes, 10 points a column, and they were written on top of each other
+    box = make_output_explorer(np.random.default_rng(1).normal(size=(2, 512)), ["你好", "世界"])
+    boxes.append(box)
+    def panels():  # W^O, the contributions, the sizes (and colour bars) of the layout on screen
+        return [ax for ax in box.figure.get_axes() if ax.get_visible()]
+
+    assert panels()[2].artists[-1].get_visible()  # the sizes' numbers; h = 8: "4.86" fits a column
+    box.controls["h"].value = 16
+    assert not panels()[2].artists[-1].get_visible()
+    title = panels()[1].title  # the contributions', in the fonts that have Chinese (empty boxes before)
+    assert "你好" in title.get_text() and title.get_fontfamily() == text_family()
 
 
 def test_output_explorer_identity_needs_a_square_wo(boxes):

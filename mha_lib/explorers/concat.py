@@ -159,21 +159,24 @@ class ConcatDrawer(LayoutDrawer):
     def build(self, fig, view):
         n, d_model = len(view.tokens), view.d_model
         xmax = self.key(view)[2]
+        left = max(0.08, (max(map(len, token_labels(view.tokens))) * 0.62 * 9 + 12) / 72 / self.size[0])  # the names
         ax_lay, ax_mat = fig.subplots(2, 1, height_ratios=[1, 1.5], gridspec_kw=dict(
-            left=0.08, right=0.91, bottom=0.12, top=0.91, hspace=0.45))  # fixed margins: a redraw only renders
+            left=left, right=0.91, bottom=0.12, top=0.91, hspace=0.45))  # fixed margins: a redraw only renders
         lay = SimpleNamespace(ax_lay=ax_lay, ax_mat=ax_mat, rects=[], names=[], ranges=[])
         for i in range(self.MAX_HEADS):  # a pool of head blocks, moved and shown by update()
             lay.rects.append(ax_lay.add_patch(Rectangle((0, 0), 1, n, facecolor=HEAD_COLORS[i % len(HEAD_COLORS)],
                                                         edgecolor="white", linewidth=1.2, alpha=0.9)))
-            lay.names.append(ax_lay.text(0, n * 0.62, "", ha="center", va="center", fontsize=9, fontweight="bold"))
-            lay.ranges.append(ax_lay.text(0, n * 0.3, "", ha="center", va="center", fontsize=7))
+            # a head's name above its columns, apart also in a block of one row
+            lay.names.append(ax_lay.text(0, n / 2 + max(0.12 * n, 0.25), "", ha="center", va="center", fontsize=9,
+                                         fontweight="bold"))
+            lay.ranges.append(ax_lay.text(0, n / 2 - max(0.2 * n, 0.25), "", ha="center", va="center", fontsize=7))
         ax_lay.set(xlim=(0, xmax), ylim=(-0.6, n + 1.3))
         lay.marker = ax_lay.axvline(d_model, color="#B03A2E", linestyle="--", linewidth=1.5)
         # right-aligned half an em left of the dashed line, so that the line does not strike through the last digit
         lay.marker_text = ax_lay.annotate(f"d_model = {d_model}", (d_model, n + 0.15), xytext=(-0.5 * 8, 0),
                                           textcoords="offset points", color="#B03A2E", ha="right", va="bottom",
                                           fontsize=8)
-        ax_lay.set_yticks([n / 2], labels=[f"{n} rows\n(tokens)"], fontsize=8)
+        ax_lay.set_yticks([n / 2], labels=[f"{n} row{'s' if n > 1 else ''}\n(tokens)"], fontsize=8)
         ax_lay.set_xlabel("column of Concat (column c, counting from 1, is the strip from c - 1 to c)", fontsize=9)
         ax_lay.set_title(" ", fontsize=10)
         lay.im = ax_mat.imshow(np.zeros((n, 1)), cmap=SIGNED_CMAP, vmin=-self.vmax, vmax=self.vmax, aspect="auto",

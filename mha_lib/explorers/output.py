@@ -9,9 +9,9 @@ import numpy as np
 
 from ..attention import head_contributions, multi_head_attention
 from ..plotting import SIGNED_CMAP, plot_matrix, symmetric_limits
-from .grid import CellNumbers, plot_heatmap
+from .grid import CellNumbers, plot_heatmap, token_labels
 from .toolkit import (D_K_OPTIONS, HEAD_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_params,
-                      heads_control, link_heads, running_inputs, still_figure)
+                      heads_control, link_heads, running_inputs, still_figure, text_family)
 
 __all__ = ["plot_wo_blocks", "plot_contributions", "spread_columns", "OutputView", "compute_output", "OutputDrawer",
            "output_figure", "make_output_explorer"]
@@ -174,6 +174,7 @@ class OutputDrawer(LayoutDrawer):
         # (0.62 em a character); then only every step-th head is numbered, from head 1
         column = ax_norm.get_position().width * fig.get_size_inches()[0] * 72 / h
         step = int(np.ceil((len(str(h)) * 0.62 * 8 + 3) / column))
+        heat.numbers.set_visible(heat.numbers.get_visible() and column >= 4 * 0.62 * 7 + 3)  # "4.86" fits a column
         if step > 1:
             ax_norm.set_xticks(range(0, h, step), labels=[str(i + 1) for i in range(0, h, step)], rotation=0)
         ax_norm.set_xlabel("head", fontsize=8)
@@ -191,7 +192,8 @@ class OutputDrawer(LayoutDrawer):
         layout["numbers"].set_values(M)
         ax = layout["ax"]
         fs = 8 if len(view.contributions) <= 8 else 7
-        ax.set_title(_contributions_title(view.tokens[token], layout["columns"]), fontsize=fs)
+        ax.set_title(_contributions_title(token_labels(view.tokens)[token], layout["columns"]), fontsize=fs,
+                     fontfamily=text_family())  # the token as typed ("$5"), Chinese too
         return [layout["image"], *ax.lines, layout["numbers"], ax.title, *ax.spines.values(), layout["cbar"].ax]
 
 

@@ -332,9 +332,9 @@ class ValuesDrawer(LayoutDrawer):
         lay.ax_2d.set_title(f"head {i}: first 2 of d_v={view.V.shape[1]} components", fontsize=10)
         M = np.vstack([view.V[:, :cols], view.output_row[None, :cols]])  # (n + 1, cols)
         lay.heat.set_data(M, clim=symmetric_limits(M))
-        sub = str(i).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))  # plain text: the token may be Chinese
+        sub = str(i).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))  # no mathtext: the token may be Chinese
         lay.heat.ax.set_title(f"V{sub} rows, and the output row of '{tok}' (first {cols} columns)", fontsize=9,
-                              fontfamily=text_family(), parse_math=False)
+                              fontfamily=text_family())
         lay.suptitle.set_text(f"h = {view.h}, d_k = d_v = {view.d_k}: output of '{tok}' = "
                               + " + ".join(f"{x:.2f}·v({t})" for x, t in zip(w, toks)))
         return [*bars, lay.ax_bar.title, *lay.ax_bar.spines.values(), *moved, lay.ax_2d.title,
