@@ -235,3 +235,16 @@ def test_positions_explorer_in_place_update_draws_the_heatmaps():
     np.testing.assert_allclose(im.get_array(), res.weights[2], rtol=0, atol=1e-12)
     assert fig.axes[0].get_title() == "head 3: as written"
     plt.close("all")
+
+
+def test_positions_explorer_turned_long_names_stay_in_the_figure():
+    # "international…" turned under the heatmaps ran off the figure's bottom, and the axis label with it
+    box = make_positions_explorer(sentence="internationalization is long", order="2 1 3")
+    fig = box.figure
+    renderer = fig.canvas.get_renderer()
+    ax_a = [ax for ax in fig.get_axes() if ax.get_visible()][0]
+    assert ax_a.get_xticklabels()[0].get_rotation() == 90
+    names = [t.get_window_extent(renderer) for t in ax_a.get_xticklabels()]
+    label = ax_a.xaxis.label.get_window_extent(renderer)
+    assert min(b.y0 for b in names) > label.y1 and label.y0 >= 0
+    fig.clear()

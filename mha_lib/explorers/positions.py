@@ -111,6 +111,11 @@ class PositionsDrawer(LayoutDrawer):
         n = len(res.tokens)
         heat = [plot_heatmap(ax, np.zeros((n, n)), toks, toks, numbers=n <= 6)
                 for ax, toks in ((ax_a, res.tokens), (ax_b, res.tokens_perm))]
+        if ax_a.get_xticklabels()[0].get_rotation() == 90:  # turned key names: room under them for the axis label
+            below = max(map(len, token_labels(res.tokens))) * 0.62 * 8 + 26  # points
+            ax_a.get_gridspec().update(bottom=min(0.45, max(0.25, below / 72 / self.size[1])))
+            for ax in (ax_a, ax_b, ax_c):
+                ax.set_position(ax.get_subplotspec().get_position(fig))
         ax_a.set_ylabel("query (looks)", fontsize=8)
         for ax in (ax_a, ax_b):
             ax.set_xlabel("key (is looked at)", fontsize=8)
