@@ -90,3 +90,22 @@ def test_gqa_explorer_offers_only_divisors_and_every_setting_draws(boxes):
     before = bytes(box.image.value)
     slider.value = slider.max
     assert box.result.n_tokens == 2**17 and bytes(box.image.value) != before
+
+
+def test_gqa_key_value_names_contrast_with_their_boxes():
+    # "K,V 7" was white on yellow (contrast 1.3:1), "K,V 2" white on orange (2.1:1): hard to read
+    from matplotlib.colors import to_rgb
+
+    def luminance(colour):  # WCAG relative luminance
+        c = np.array(to_rgb(colour))
+        return float(np.dot(np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4), [0.2126, 0.7152, 0.0722]))
+
+    box = make_gqa_explorer(h_kv=8)
+    ax = [a for a in box.figure.get_axes() if a.get_visible()][0]  # the sharing diagram
+    names = [t for t in ax.texts if t.get_text().startswith("K,V")]
+    boxes = [p for p in ax.patches if p.get_y() == 0]  # the key/value heads, on the bottom row
+    assert len(names) == len(boxes) == 8
+    for text, patch in zip(names, boxes):
+        a, b = sorted([luminance(text.get_color()), luminance(patch.get_facecolor()[:3])])
+        assert (b + 0.05) / (a + 0.05) >= 3, text.get_text()
+    box.figure.clear()

@@ -8,6 +8,7 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+from matplotlib.colors import to_rgb
 from matplotlib.patches import Rectangle
 
 from ..attention import causal_mask, divisors, multi_head_attention
@@ -181,7 +182,9 @@ def _plot_sharing(ax, h, h_kv):
         colour = TOKEN_COLORS[j % len(TOKEN_COLORS)]
         x_kv = j * group + (group - 1) / 2  # under the middle of its group
         ax.add_patch(Rectangle((x_kv - 0.4, 0.0), 0.8, 0.3, facecolor=colour, edgecolor="black", alpha=0.85))
-        ax.text(x_kv, 0.15, f"K,V {j + 1}", ha="center", va="center", fontsize=7, color="white", fontweight="bold")
+        light = np.dot(to_rgb(colour), [0.2126, 0.7152, 0.0722]) > 0.5  # relative luminance: white on yellow is unread
+        ax.text(x_kv, 0.15, f"K,V {j + 1}", ha="center", va="center", fontsize=7, color="black" if light else "white",
+                fontweight="bold")
         for i in range(j * group, (j + 1) * group):
             ax.plot([i, x_kv], [0.9, 0.3], color=colour, lw=1.2)
             ax.add_patch(Rectangle((i - 0.4, 0.9), 0.8, 0.3, facecolor="white", edgecolor=colour, linewidth=2))
