@@ -168,6 +168,22 @@ def test_values_explorer_labels_never_overlap(boxes):
                 assert not a.overlaps(boxes_px[j]), (setting, texts[i].get_text(), texts[j].get_text())
 
 
+def test_values_explorer_formula_fits_the_figure(boxes):
+    # 12 tokens: the output's formula ran off both sides of the figure; now its largest terms and "… (k more)"
+    tokens = "internationalization of the $5 or $10 你好 世界 word is long".split()
+    box = make_values_explorer(np.random.default_rng(3).normal(size=(len(tokens), 512)), tokens)
+    boxes.append(box)
+    fig = box.figure
+    formula = [t for t in fig.texts if "output of" in t.get_text()][0]
+    extent = formula.get_window_extent(fig.canvas.get_renderer())
+    assert 0 <= extent.x0 and extent.x1 <= fig.bbox.width
+    assert "more)" in formula.get_text() and "0.36·v(long)" in formula.get_text()  # the largest weight stays
+    box = make_values_explorer()
+    boxes.append(box)
+    formula = [t for t in box.figure.texts if "output of" in t.get_text()][0]
+    assert formula.get_text().count("·v(") == 4 and "more)" not in formula.get_text()  # the running example: all four
+
+
 # --------------------------------------------------------------------------- 06 concat explorer
 
 

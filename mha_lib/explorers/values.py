@@ -4,6 +4,7 @@ Its pictures and explorer (a query token, a head, h and d_k: the weights, the va
 """
 
 import functools
+import unicodedata
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -173,6 +174,11 @@ def _place(p, ax, V2, out2, query=None, weights=None, label_values=True, label_o
     return [p.hull, p.segment, *p.lines, p.dots, p.stars, *p.labels, *p.out_labels]
 
 
+def _width(text):
+    """``text``'s width in characters of about 0.55 em (10-point DejaVu Sans): a Chinese character counts as two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 def _text_size(text):
     """The width and height (points) of a matplotlib Text as the figure's renderer lays it out."""
     box = text.get_window_extent()
@@ -335,8 +341,14 @@ class ValuesDrawer(LayoutDrawer):
         sub = str(i).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))  # no mathtext: the token may be Chinese
         lay.heat.ax.set_title(f"V{sub} rows, and the output row of '{tok}' (first {cols} columns)", fontsize=9,
                               fontfamily=text_family())
-        lay.suptitle.set_text(f"h = {view.h}, d_k = d_v = {view.d_k}: output of '{tok}' = "
-                              + " + ".join(f"{x:.2f}·v({t})" for x, t in zip(w, toks)))
+        start = f"h = {view.h}, d_k = d_v = {view.d_k}: output of '{tok}' = "
+        terms = [f"{x:.2f}·v({t})" for x, t in zip(w, toks)]
+        keep = np.argsort(-w, kind="stable")  # a long sentence: its largest terms (in sentence order) and the rest
+        for k in range(len(w), 0, -1):
+            shown = [terms[j] for j in sorted(keep[:k])] + ([f"… ({len(w) - k} more)"] if k < len(w) else [])
+            if _width(start + " + ".join(shown)) <= self.size[0] * 72 * 0.96 / (0.55 * 10):  # the figure's width
+                break
+        lay.suptitle.set_text(start + " + ".join(shown))
         return [*bars, lay.ax_bar.title, *lay.ax_bar.spines.values(), *moved, lay.ax_2d.title,
                 *lay.ax_2d.spines.values(), *lay.heat.artists(), lay.sep, lay.heat.ax.title, lay.suptitle]
 
