@@ -219,8 +219,9 @@ def test_concat_explorer_follows_h_and_d_k(ex, boxes, h, d_k):
 
 
 def test_concat_explorer_long_token_and_one_row_read_in_full(boxes):
-    # "international…" was cut at the figure's left edge; one token said "1 rows"; its head name and columns touched
-    for tokens in (["internationalization", "is", "long"], ["word"]):
+    # "international…" was cut at the figure's left edge; one token said "1 rows"; its head name and columns touched;
+    # above 11 rows the top of the axes struck through "d_model = 512"
+    for tokens in (["internationalization", "is", "long"], ["word"], "a b c d e f g h i j k".split()):
         box = make_concat_explorer(np.random.default_rng(1).normal(size=(len(tokens), 512)), tokens)
         boxes.append(box)
         fig = box.figure
@@ -230,6 +231,8 @@ def test_concat_explorer_long_token_and_one_row_read_in_full(boxes):
         assert ax_lay.get_yticklabels()[0].get_text().startswith(f"{len(tokens)} row" + "s" * (len(tokens) > 1) + "\n")
         name, cols = [t for t in ax_lay.texts if t.get_text() in ("head 1", "cols 1–64")]
         assert not name.get_window_extent(renderer).overlaps(cols.get_window_extent(renderer))
+        marker = [t for t in ax_lay.texts if t.get_text() == "d_model = 512"][0]
+        assert marker.get_window_extent(renderer).y1 < ax_lay.get_window_extent(renderer).y1
 
 
 def test_concat_explorer_h_follows_the_d_k_choice(boxes):

@@ -170,7 +170,8 @@ class ConcatDrawer(LayoutDrawer):
             lay.names.append(ax_lay.text(0, n / 2 + max(0.12 * n, 0.25), "", ha="center", va="center", fontsize=9,
                                          fontweight="bold"))
             lay.ranges.append(ax_lay.text(0, n / 2 - max(0.2 * n, 0.25), "", ha="center", va="center", fontsize=7))
-        ax_lay.set(xlim=(0, xmax), ylim=(-0.6, n + 1.3))
+        m = max(n, 4)  # margins in rows grow with n: room for 'd_model = ...' above 11 rows too
+        ax_lay.set(xlim=(0, xmax), ylim=(-0.15 * m, n + 0.325 * m))
         lay.marker = ax_lay.axvline(d_model, color="#B03A2E", linestyle="--", linewidth=1.5)
         # right-aligned half an em left of the dashed line, so that the line does not strike through the last digit
         lay.marker_text = ax_lay.annotate(f"d_model = {d_model}", (d_model, n + 0.15), xytext=(-0.5 * 8, 0),
