@@ -248,3 +248,10 @@ def test_positions_explorer_turned_long_names_stay_in_the_figure():
     label = ax_a.xaxis.label.get_window_extent(renderer)
     assert min(b.y0 for b in names) > label.y1 and label.y0 >= 0
     fig.clear()
+
+
+def test_parse_order_speaks_of_one_word():
+    with pytest.raises(ValueError, match=r"must use 1 \(the sentence has 1 word\)"):
+        parse_order("2 1", 1)
+    with pytest.raises(ValueError, match=r"each of 1..3 exactly once \(the sentence has 3 words\)"):
+        parse_order("1 2", 3)

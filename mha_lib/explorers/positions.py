@@ -35,7 +35,8 @@ def parse_order(text, n):
         raise ValueError(f"the order {text!r} must be whole numbers separated by spaces, e.g. "
                          f"'{' '.join(str(i) for i in range(n, 0, -1))}'") from None
     if sorted(numbers) != list(range(1, n + 1)):
-        raise ValueError(f"the order {text!r} must use each of 1..{n} exactly once (the sentence has {n} words)")
+        use = f"each of 1..{n} exactly once (the sentence has {n} words)" if n > 1 else "1 (the sentence has 1 word)"
+        raise ValueError(f"the order {text!r} must use {use}")
     return [k - 1 for k in numbers]
 
 
