@@ -300,8 +300,30 @@ def test_cell_numbers_follow_the_font_weight_of_the_moment():
 
     numbers = CellNumbers.__new__(CellNumbers)
     numbers.fontsize = 11
-    regular = numbers.sprite("0.25", 100).copy()
+    regular = numbers.sprite("0.25", 100, 11).copy()
     with matplotlib.rc_context({"font.weight": "bold"}):
-        bold = numbers.sprite("0.25", 100)
+        bold = numbers.sprite("0.25", 100, 11)
     assert bold.sum() > 1.1 * regular.sum()  # more ink
-    np.testing.assert_array_equal(numbers.sprite("0.25", 100), regular)
+    np.testing.assert_array_equal(numbers.sprite("0.25", 100, 11), regular)
+
+
+@pytest.mark.parametrize("weight", ["normal", "bold"])
+def test_cell_numbers_fit_their_cells(weight, monkeypatch):
+    # before: in high contrast (bold) the lecture screen's scene 7 ran its numbers together ("0.000.000.00")
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from mha_lib.explorers.grid import CellNumbers
+
+    widths = []
+    sprite = CellNumbers.sprite
+    monkeypatch.setattr(CellNumbers, "sprite", lambda self, *a: widths.append(sprite(self, *a).shape[1]) or
+                        sprite(self, *a))
+    with matplotlib.rc_context({"font.weight": weight}):
+        fig = Figure(figsize=(2.0, 2.0), dpi=100)
+        ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))  # 5 cells of 32 pixels
+        plot_heatmap(ax, np.full((5, 5), 0.25), list("abcde"), list("abcde"), number_size=14)
+        FigureCanvasAgg(fig).draw()
+    cell = ax.transData.transform((1, 0))[0] - ax.transData.transform((0, 0))[0]
+    assert widths[0] > cell, "14 points is too wide for these cells"
+    assert widths[-1] <= 0.9 * cell + 1

@@ -433,3 +433,31 @@ def test_a_view_first_shown_in_high_contrast_is_drawn_in_it():
     assert other.explorers["lecture"].drawer.panels[0].ax.title.get_fontweight() == "bold"
     other.go(0)
     other.contrast.value = False
+
+
+def test_a_view_restyled_under_the_map_is_drawn_anew_when_the_map_closes():
+    # before: high contrast switched while the map was shown left the view's old, regular picture on screen
+    other = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
+                                       lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="")
+    other.go(3)
+    before = other.explorers["lecture"].image.value
+    other.map_button.value = True
+    other.contrast.value = True
+    try:
+        other.map_button.value = False
+        box = other.explorers["lecture"]
+        assert box.image.value != before and box.drawer.panels[0].ax.title.get_fontweight() == "bold"
+    finally:
+        other.contrast.value = False
+
+
+def test_a_hidden_view_draws_nothing_ahead():
+    # before: the lecture explorer, moved and then hidden, went on drawing the settings around it (16 MB of pixels)
+    other = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
+                                       lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="")
+    other.go(1)
+    other.explorers["lecture"].controls["h"].value = 4
+    other.go(0)
+    assert other.explorers["lecture"].prepare() == 0
+    other.go(1)
+    assert other.explorers["lecture"].prepare(2) == 2, "on stage again, it draws ahead"

@@ -44,7 +44,8 @@ class CellNumbers(Artist):
     once (public ``font_manager.get_font``) and pasted into the buffer with numpy. SVG, PDF, PS: drawn as text.
     """
 
-    _sprites: dict = {}
+    _sprites: dict = {}  # (text, size, dpi, weight) -> bitmap, for every heatmap; emptied past SPRITES_KEPT
+    SPRITES_KEPT = 600  # about 5 MB at the lecture screen's 250 dpi (a new window size brings another 100)
 
     def __init__(self, ax, fontsize, image, fmt=".2f", signed=False):
         super().__init__()
@@ -63,12 +64,14 @@ class CellNumbers(Artist):
             return []
         return ["" if np.isnan(v) else format(v, self.fmt) for v in self.values.ravel()]
 
-    def sprite(self, text, dpi):
-        """(rows, cols, 1) alpha bitmap of ``text`` at this font size and dpi."""
+    def sprite(self, text, dpi, size):
+        """(rows, cols, 1) alpha bitmap of ``text`` at this font size (points) and dpi."""
         weight = rcParams["font.weight"]  # bold while the lecture screen's high contrast is on
-        key = (text, self.fontsize, dpi, weight)
+        key = (text, size, dpi, weight)
         if key not in self._sprites:
-            prop = FontProperties(size=self.fontsize, weight=weight)
+            if len(self._sprites) >= self.SPRITES_KEPT:
+                self._sprites.clear()
+            prop = FontProperties(size=size, weight=weight)
             font = get_font(findfont(prop))
             font.clear()
             font.set_size(prop.get_size_in_points(), dpi)
@@ -96,8 +99,14 @@ class CellNumbers(Artist):
             return
         buf = np.asarray(renderer.buffer_rgba())  # (H, W, 4) uint8, the canvas itself
         height, width = buf.shape[:2]
-        for x, y, text, white in self.cells(self.ax.transData):  # pixels, y up
-            sprite = self.sprite(text, renderer.dpi)
+        cells = list(self.cells(self.ax.transData))  # pixels, y up
+        cell_px = abs(self.ax.transData.transform((1, 0))[0] - self.ax.transData.transform((0, 0))[0])
+        widest = max((text for _x, _y, text, _w in cells), key=len, default="")
+        size, wide = self.fontsize, (lambda size: self.sprite(widest, renderer.dpi, size).shape[1])
+        while widest and size > 4 and wide(size) > 0.9 * cell_px:  # e.g. bold (high contrast): smaller, to fit
+            size = round(size * 0.9 * cell_px / wide(size) - 0.1, 1)
+        for x, y, text, white in cells:
+            sprite = self.sprite(text, renderer.dpi, size)
             sh, sw = sprite.shape[:2]
             x0, y0 = int(round(x - sw / 2)), int(round(height - y - sh / 2))
             if x0 < 0 or y0 < 0 or x0 + sw > width or y0 + sh > height:

@@ -158,7 +158,8 @@ KEYS_JS = r"""
   if (window.__mhaLectureKeys) { return; }
   window.__mhaLectureKeys = true;
   const $ = (selector) => document.querySelector(selector);
-  const fields = 'input, textarea, select, [contenteditable=true], .noUi-handle, [role=slider]';
+  // arrows typed into these stay theirs (not a ticked checkbox: the keys still change scenes after high contrast)
+  const fields = 'input:not([type=checkbox]), textarea, select, [contenteditable=true], .noUi-handle, [role=slider]';
   document.addEventListener('keydown', function (e) {
     // only on the full-window screen (Voila): inside JupyterLab the arrows move between cells
     if (!$('.mha-screen.mha-fullscreen') || e.altKey || e.ctrlKey || e.metaKey) { return; }
@@ -341,6 +342,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         if fresh:  # its first picture (the defaults, or an old style) is followed at once by the scene's
             state["stale"].discard(s.view)
             box.refresh()
+        box.image  # reading it draws the new setting now, so the stage never shows the last scene's picture
         map_button.value = False  # a new scene shows its picture
         on_stage(s.view)
         prev_button.disabled, next_button.disabled = k == 0, k == len(scenes) - 1
@@ -353,6 +355,9 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
                 with matplotlib.rc_context(CONTRAST_RC if contrast.value else {}):
                     state["maps"][step] = render_png(mha_diagram_figure(highlight=step), dpi=180)
             map_image.value = state["maps"][step]
+        if view in state["stale"]:  # restyled or resized while the map was shown
+            state["stale"].discard(view)
+            state["explorers"][view].refresh()
         for name, stage in stages.items():
             stage.layout.display = None if name == view else "none"
         release_hidden()

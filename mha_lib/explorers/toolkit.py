@@ -751,6 +751,7 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
         fig.clear()
         FigureCanvasAgg(fig)  # a fresh canvas: the old renderer's pixel buffer goes
         state["figure_behind"] = True  # the figure is drawn again when read
+        state["warmed"] = math.inf  # and nothing is drawn ahead until a control moves
         gc.collect()  # the cleared artists are in reference cycles, with the renderers their texts were drawn with
 
     def redraw():
