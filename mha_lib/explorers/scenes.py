@@ -3,7 +3,7 @@ lecture explorer or the one-head step view), with a scene menu, previous/next bu
 switch above the explorer, whose controls all stay live.
 
 :func:`make_lecture_screen` is given the two explorers' factories (it imports neither). In a browser,
-:data:`KEYS_JS` adds the arrow keys and reports the window's size and pixel ratio, so the picture has the
+:data:`KEYS_JS` adds the arrow keys and reports the screen's size and pixel ratio, so the picture has the
 pixels the screen shows; ``?scene=4`` or ``?scene=masks-causal`` in the URL opens a scene (Voila).
 """
 
@@ -89,10 +89,10 @@ def scene_from_query(query_string, scenes=SCENES):
 
 
 def dpi_for(fig_inches, viewport):
-    """The resolution (dots per inch, 40 to 300) at which a figure fills the free part of a window.
+    """The resolution (dots per inch, 40 to 300) at which a figure fills the free part of the screen.
 
-    ``fig_inches`` is the figure's (width, height); ``viewport`` the window's inner width and height in CSS
-    pixels and its device pixel ratio. The controls column takes 18.75 units of :data:`SCREEN_CSS` and the
+    ``fig_inches`` is the figure's (width, height); ``viewport`` the screen's width (the window's in Voila, a
+    cell's in JupyterLab) and the window's height in CSS pixels, and the device pixel ratio. The controls column takes 18.75 units of :data:`SCREEN_CSS` and the
     scene bar 3 (a unit is :data:`CONTROL_UNIT`: 375 and 60 CSS pixels at 720 px high).
     """
     (w, h), (vw, vh, ratio) = fig_inches, viewport
@@ -152,12 +152,31 @@ SCREEN_CSS = """<style>
 .mha-screen.mha-drawing .mha-scene-counter { min-width: 170px; }
 </style>"""
 
-# Arrow keys -> the scene buttons; window size and device pixel ratio -> the hidden "viewport" text box.
+# Arrow keys -> the scene buttons; the screen's width, the window's height and the device pixel ratio -> the hidden
+# "viewport" text box. The listeners are added once per page; the size is reported each time this runs (a new screen).
 KEYS_JS = r"""
 (function () {
+  const $ = (selector) => document.querySelector(selector);
+  let timer = null;
+  const later = () => { clearTimeout(timer); timer = setTimeout(report, 400); };
+  function report() {
+    const box = $('.mha-viewport input'), screen = $('.mha-screen');
+    if (!box || !screen) { setTimeout(report, 300); return; }
+    if (!screen.__mhaWatched) {  // its width changes without the window's too (JupyterLab's side panels)
+      screen.__mhaWatched = true;
+      new ResizeObserver(later).observe(screen);
+    }
+    // the screen's own width: the whole window in Voila, a cell in JupyterLab (a picture drawn for the window
+    // there had up to 1.9 times the pixels it was painted with)
+    const value = (screen.clientWidth || window.innerWidth) + 'x' + window.innerHeight + '@' + window.devicePixelRatio;
+    if (box.value === value) { return; }
+    box.value = value;
+    ['input', 'change'].forEach((type) => box.dispatchEvent(new Event(type, { bubbles: true })));
+  }
+  report();
   if (window.__mhaLectureKeys) { return; }
   window.__mhaLectureKeys = true;
-  const $ = (selector) => document.querySelector(selector);
+  window.addEventListener('resize', later);
   // arrows typed into these stay theirs (not a ticked checkbox: the keys still change scenes after high contrast)
   const fields = 'input:not([type=checkbox]), textarea, select, [contenteditable=true], .noUi-handle, [role=slider]';
   document.addEventListener('keydown', function (e) {
@@ -198,15 +217,6 @@ KEYS_JS = r"""
     drawing(true);
     (function poll() { if (busy()) { setTimeout(poll, 100); } })();
   }, true);
-  function report() {
-    const box = $('.mha-viewport input');
-    if (!box) { setTimeout(report, 300); return; }
-    box.value = window.innerWidth + 'x' + window.innerHeight + '@' + window.devicePixelRatio;
-    ['input', 'change'].forEach((type) => box.dispatchEvent(new Event(type, { bubbles: true })));
-  }
-  let timer = null;
-  window.addEventListener('resize', function () { clearTimeout(timer); timer = setTimeout(report, 400); });
-  report();
 })();
 """
 

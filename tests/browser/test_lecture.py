@@ -242,6 +242,15 @@ def test_url_opens_a_scene(browser, lecture_url, screenshots):
         context.close()
 
 
+def test_arrow_keys_still_change_scenes_after_high_contrast_is_clicked(browser, lecture_url):
+    # before: the ticked checkbox kept the focus and the arrow keys with it (Voila: nine presses did nothing)
+    with scene_page(browser, lecture_url, 7) as (page, state):
+        page.locator(".mha-screen .widget-checkbox:has-text('high contrast') input").click()
+        state = wait_for_scene(page, 7, previous_src=state["all"])
+        page.keyboard.press("ArrowRight")
+        wait_for_scene(page, 8, previous_src=state["all"])
+
+
 @contextlib.contextmanager
 def scene_page(browser, lecture_url, k, width=1280, height=720, **context_options):
     """A fresh page of the lecture screen opened on scene k (1-based); yields (page, its state once drawn)."""
