@@ -752,7 +752,9 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
         FigureCanvasAgg(fig)  # a fresh canvas: the old renderer's pixel buffer goes
         state["figure_behind"] = True  # the figure is drawn again when read
         state["warmed"] = math.inf  # and nothing is drawn ahead until a control moves
-        gc.collect()  # the cleared artists are in reference cycles, with the renderers their texts were drawn with
+        # the cleared artists are in reference cycles, with the renderers their texts were drawn with: collected now
+        # before a new drawing (a full collection: 0.1 s in a kernel, seconds in a big process), else when idle
+        collect_soon() if keep_pngs else gc.collect()
 
     def redraw():
         """Draw the setting on screen anew: after a change of ``style`` (rcParams are read when artists are made) or
