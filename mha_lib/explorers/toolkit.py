@@ -754,7 +754,10 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
         state["warmed"] = math.inf  # and nothing is drawn ahead until a control moves
         # the cleared artists are in reference cycles, with the renderers their texts were drawn with: collected now
         # before a new drawing (a full collection: 0.1 s in a kernel, seconds in a big process), else when idle
-        collect_soon() if keep_pngs else gc.collect()
+        if keep_pngs:
+            collect_soon()
+        else:
+            gc.collect()
 
     def redraw():
         """Draw the setting on screen anew: after a change of ``style`` (rcParams are read when artists are made) or
