@@ -89,15 +89,18 @@ def _scores(Q, K):
     return Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1])
 
 
-def _mha(X, W_q, W_k, W_v, W_o, transpose=True, divide=None, axis=-1, concat="right", wo=True):
+def _mha(X, W_q, W_k, W_v, W_o, transpose=True, divide=None, axis=-1, concat="right", wo=True, scores=None,
+         mix=None):
     Q, K, V = X @ W_q, X @ W_k, X @ W_v
-    S = Q @ (K.swapaxes(-1, -2) if transpose else K)
+    S = Q @ (K.swapaxes(-1, -2) if transpose else K) if scores is None else scores(Q, K)
     S = S / (np.sqrt(Q.shape[-1]) if divide is None else divide(X, W_q, W_v))
     e = np.exp(S - S.max(axis=axis, keepdims=True))
     A = e / e.sum(axis=axis, keepdims=True)
-    H = A @ V
+    H = A @ V if mix is None else mix(A, V)
     h, n, d_v = H.shape
-    C = H.transpose(1, 0, 2).reshape(n, h * d_v) if concat == "right" else H.reshape(n, h * d_v)
+    C = {"right": lambda: H.transpose(1, 0, 2).reshape(n, h * d_v), "reshape": lambda: H.reshape(n, h * d_v),
+         "interleaved": lambda: H.transpose(1, 2, 0).reshape(n, h * d_v),
+         "rows": lambda: np.concatenate(list(H), axis=0)}[concat]()
     return C @ W_o if wo else C
 
 
@@ -216,6 +219,14 @@ MISTAKES = [
     ("07.multi_head_attention", lambda *a: _mha(*a, divide=lambda X, Wq, Wv: Wq.shape[-1]), "its square root"),
     ("07.multi_head_attention", lambda *a: _mha(*a, axis=-2), "normalises the COLUMNS"),
     ("07.multi_head_attention", lambda *a: _mha(*a, concat="reshape"), "concatenation mixes tokens"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, scores=lambda Q, K: Q @ K.T), "reverses ALL three axes"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, axis=0), "across the HEADS"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, axis=None), "whole stack of h heads"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, scores=lambda Q, K: K @ Q.swapaxes(-1, -2)), "transpose of the right"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, mix=lambda A, V: V @ A), "wrong order"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, mix=lambda A, V: A * V), "entry by entry"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, concat="interleaved"), "interleave the heads"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, concat="rows"), "(n, h * d_v)"),
     ("08.masked_weights", lambda Q, K, m: _exp_rows(_scores(Q, K)), "weights are those without the mask"),
     ("08.masked_weights", lambda Q, K, m: mha_lib.softmax(np.where(m, -np.inf, _scores(Q, K))), "wrong way round"),
     ("08.masked_weights", lambda Q, K, m: _exp_rows(np.where(m, -np.inf, _scores(Q, K))), "wrong way round"),

@@ -486,29 +486,41 @@ _WRONG_SCALES = {
 }
 
 
-def _mha_variant(X, W_q, W_k, W_v, W_o, transpose_k=True, divisor="d_k", weights="row", concat="right",
+def _mha_variant(X, W_q, W_k, W_v, W_o, transpose_k=True, divisor="d_k", weights="row", mix="right", concat="right",
                  use_wo="yes"):
-    """The layer with one classic mistake switched on (the defaults give the right answer)."""
+    """The layer with one classic mistake switched on (the defaults give the right answer).
+
+    The mistakes are those of notebooks 03-06 made again on the stack of heads, and those of moving from one head
+    to the stack: ``K.T`` (which reverses ALL three axes of (h, n, d_k)) and a softmax over the head axis.
+    """
     Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (h, n, d_k), (h, n, d_k), (h, n, d_v)
-    raw = Q @ (np.swapaxes(K, -1, -2) if transpose_k else K)  # (h, n, n)
+    if transpose_k == "K.T":  # (h, n, d_k).T is (d_k, n, h): raises, or (h == d_k == n) runs on the wrong numbers
+        raw = Q @ K.T
+    elif transpose_k == "K Q^T":  # rows are keys, columns queries
+        raw = K @ np.swapaxes(Q, -1, -2)
+    else:
+        raw = Q @ (np.swapaxes(K, -1, -2) if transpose_k else K)  # (h, n, n)
     d_k, d_v, d_model = W_q.shape[-1], W_v.shape[-1], X.shape[-1]
     scale = {"d_k": math.sqrt(d_k), "none": 1.0, "d_model": math.sqrt(d_model), "d_v": math.sqrt(d_v),
              "d_k_no_sqrt": float(d_k)}[divisor]  # the right divisor, then the keys of _WRONG_SCALES
     S = raw / scale
-    if weights == "row":
-        A = softmax(S)
-    elif weights == "naive":  # exp of the scores as they are: overflows to inf / inf = NaN on large scores
-        A = _naive_softmax(S)
-    elif weights == "column":
-        A = softmax(S, axis=-2)
-    else:  # each head's whole matrix
-        A = _softmax_whole_matrix(S)
-    H = A @ V  # (h, n, d_v)
-    h, n, _ = H.shape
-    if concat == "right":
-        C = concat_heads(H)  # (n, h*d_v)
+    A = {"row": softmax, "naive": _naive_softmax,  # naive: exp as it is, inf / inf = NaN on large scores
+         "column": functools.partial(softmax, axis=-2), "head": functools.partial(softmax, axis=0),
+         "whole": _softmax_whole_matrix, "all heads": _softmax_whole, "no keepdims": _softmax_no_keepdims,
+         "max without keepdims": _softmax_max_no_keepdims}[weights](S)  # (h, n, n)
+    if mix == "V @ weights":
+        H = V @ A
+    elif mix == "weights transposed":
+        H = np.swapaxes(A, -1, -2) @ V
+    elif mix == "element-wise":
+        H = A * V
     else:
-        C = H.reshape(n, h * d_v)  # reshape without transpose
+        H = A @ V  # (h, n, d_v)
+    h, n, _ = H.shape
+    C = {"right": concat_heads, "reshape": lambda H: H.reshape(n, h * d_v),  # reshape without transpose
+         "interleaved": lambda H: H.transpose(1, 2, 0).reshape(n, h * d_v),
+         "rows": lambda H: np.concatenate(list(H), axis=0),  # (h*n, d_v): the heads on top of each other
+         "no reshape": lambda H: H.transpose(1, 0, 2)}[concat](H)  # (n, h, d_v)
     if use_wo == "no":
         return C
     if use_wo == "transposed":
@@ -518,6 +530,10 @@ def _mha_variant(X, W_q, W_k, W_v, W_o, transpose_k=True, divisor="d_k", weights
 
 _MISTAKES_MHA = _switched(
     _mha_variant,
+    ("K.T on the stack", {"transpose_k": "K.T"},
+     "in the stack (h, n, d_k) only the last two axes of K trade places; the head axis stays first.",
+     "K.T reverses ALL three axes of the stack: (h, n, d_k) becomes (d_k, n, h). Swap only the last two: "
+     "Q @ K.swapaxes(-1, -2) (or K.transpose(0, 2, 1)), shape (h, d_k, n)."),
     ("W^O forgotten", {"use_wo": "no"},
      "the layer does one more thing after the concatenation: the output projection mixes the heads.",
      "you returned Concat(head_1, ..., head_h). The last step multiplies it by W_o, which mixes the heads "
@@ -527,18 +543,70 @@ _MISTAKES_MHA = _switched(
      "W_o has shape (h*d_v, d_model) and is used as it is: concat @ W_o, not concat @ W_o.T."),
     ("Q @ K", {"transpose_k": False}, _ROW_DOT_ROW,
      "the scores need each query row dotted with each key ROW: Q @ K.swapaxes(-1, -2), not Q @ K."),
+    ("K Q^T", {"transpose_k": "K Q^T"},
+     "row m of a head's scores belongs to query m, and column j to key j.",
+     "your scores are the transpose of the right ones: Q @ K.swapaxes(-1, -2), not K @ Q.swapaxes(-1, -2)."),
     *((f"wrong scale: {divisor}", {"divisor": divisor}, _SCALE, concrete)  # one idea for every wrong scale
       for divisor, concrete in _WRONG_SCALES.items()),
+    ("softmax over the heads", {"weights": "head"}, _ROWS_SUM_TO_1,
+     "your softmax normalises across the HEADS, axis 0 of the stack (h, n, n): for one query and one key the "
+     "weights of all heads sum to 1. Each head's ROW must sum to 1 by itself: axis=-1, keepdims=True."),
     ("softmax over columns", {"weights": "column"}, _ROWS_SUM_TO_1,
      "your softmax normalises the COLUMNS; each query's ROW of weights must sum to 1: axis=-1."),
     ("softmax over the whole matrix", {"weights": "whole"}, _ROWS_SUM_TO_1,
      "your softmax normalises each head's whole matrix; each query's ROW of weights must sum to 1: "
      "axis=-1, keepdims=True."),
+    ("softmax over the whole stack", {"weights": "all heads"}, _ROWS_SUM_TO_1,
+     "your softmax normalises the whole stack of h heads at once: all its weights together sum to 1. Each "
+     "query's ROW in each head must: axis=-1, keepdims=True."),
+    ("no keepdims", {"weights": "no keepdims"}, _KEEPDIMS,
+     "without keepdims=True the row sums (shape (h, n)) line up with the COLUMNS when you divide: "
+     "write e / e.sum(axis=-1, keepdims=True)."),
+    ("max without keepdims", {"weights": "max without keepdims"}, _KEEPDIMS,
+     "scores.max(axis=-1) without keepdims=True has shape (h, n) and is subtracted from the COLUMNS: "
+     "write scores - scores.max(axis=-1, keepdims=True)."),
+    ("V @ weights", {"mix": "V @ weights"}, _MIX_VALUE_ROWS,
+     "V @ weights multiplies in the wrong order. Output row m of a head is the sum over j of weights[m, j] * V[j]: "
+     "weights @ V."),
+    ("weights transposed", {"mix": "weights transposed"}, _MIX_VALUE_ROWS,
+     "use the weights as they are: row m belongs to query m, so weights @ V, not weights.swapaxes(-1, -2) @ V."),
+    ("weights * V", {"mix": "element-wise"},
+     "a weighted sum of rows is a matrix product, not an entry-by-entry product.",
+     "weights * V multiplies entry by entry; the weighted sum of the value rows is weights @ V."),
     ("concat by reshape", {"concat": "reshape"}, _TOKEN_ROWS,
      "your concatenation mixes tokens: heads.reshape(n, h * d_v) without a transpose puts head 1's rows "
      "side by side. Use heads.transpose(1, 0, 2).reshape(n, h * d_v)."),
+    ("interleaved columns", {"concat": "interleaved"}, _NEIGHBOURING,
+     "head i must own a block of d_v neighbouring columns of Concat; your columns interleave the heads. Use "
+     "heads.transpose(1, 0, 2), not (1, 2, 0), before the reshape."),
+    ("heads stacked as rows", {"concat": "rows"}, _SIDE_BY_SIDE,
+     "you put the heads on top of each other (h*n rows). Put them side by side, one row per token: "
+     "np.concatenate(list(heads), axis=-1), shape (n, h * d_v)."),
+    ("missing reshape", {"concat": "no reshape"}, _SIDE_BY_SIDE,
+     "after heads.transpose(1, 0, 2) the heads are (n, h, d_v): one step more, reshape them to (n, h * d_v) "
+     "before multiplying by W_o."),
     ("no max subtraction", {"weights": "naive"}, _OVERFLOW, _OVERFLOW_FIX),
 )
+
+
+def _diagnose_mha_raised(case, exc):
+    """A mistake that makes the layer raise on the stack of heads (``K.T`` on (h, n, d_k), the heads stacked as
+    rows, the reshape left out, V @ weights): the student's function raised exactly what that mistake raises on
+    the same inputs (numpy's message names the shapes, so it tells the mistakes apart)."""
+    hints = []
+    for mistake in _MISTAKES_MHA:
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                mistake.compute(*(np.copy(a) for a in case.args))
+        except Exception as theirs:  # noqa: BLE001 -- compared with the student's exception, never raised
+            if type(theirs) is type(exc) and str(theirs) == str(exc) and mistake.hint not in hints:
+                hints.append(mistake.hint)
+    if len(hints) == 1:
+        return hints[0]
+    if hints and len({concept for concept, _ in hints}) == 1:  # the same idea missed in one of several ways
+        return hints[0][0], " Or: ".join(concrete for _, concrete in hints)
+    return None
 
 
 def _diagnose_overflow(case, got):
@@ -550,7 +618,7 @@ def _diagnose_overflow(case, got):
 
 
 @_exercise("07.multi_head_attention", worked.my_multi_head_attention, mistakes=_MISTAKES_MHA,
-           diagnose=_diagnose_overflow, library="mha_lib.multi_head_attention(X, params).output",
+           diagnose=_diagnose_overflow, diagnose_raised=_diagnose_mha_raised, library="mha_lib.multi_head_attention(X, params).output",
            returns="the layer's output Concat(head_1, ..., head_h) W_o, shape (n, d_model)")
 def _cases_mha(rng):
     return _layer_cases(rng, lambda X, params: multi_head_attention(X, params).output, large=True)
