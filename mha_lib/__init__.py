@@ -30,8 +30,10 @@ from .attention import (
     split_heads,
     weighted_sum,
 )
+from .backward import MHAGradients, multi_head_attention_backward, softmax_backward
 from .data import RunningExample, embed_tokens, load_running_example, tokenize
-from .designed import DesignedExample, TwoHeadsDemo, designed_example, two_heads_demo
+from .designed import (DesignedExample, SoftLookup, TwoHeadsDemo, designed_example, soft_lookup_example,
+                       two_heads_demo)
 from .flash import blockwise_attention
 from .generation import PUBLISHED_CONFIGS, DecodeResult, KVCache, ModelConfig, decode_step, kv_cache_bytes
 from .rope import rope_angles, rotary_embedding
@@ -54,8 +56,13 @@ __all__ = [
     "TranslationExample",
     "translation_example",
     "DesignedExample",
+    "SoftLookup",
+    "soft_lookup_example",
     "MHAParams",
     "MHAResult",
+    "MHAGradients",
+    "multi_head_attention_backward",
+    "softmax_backward",
     "RunningExample",
     "apply_mask",
     "attention_scores",

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import output_projection, scaled_dot_product_attention
+from .attention import attention_scores, output_projection, scaled_dot_product_attention
 from .data import embed_tokens, tokenize
 from .params import MHAParams
 
@@ -42,6 +42,8 @@ __all__ = [
     "DESIGNED_SENTENCE",
     "DESIGNED_ROLES",
     "MAX_DESIGNED_TOKENS",
+    "SoftLookup",
+    "soft_lookup_example",
 ]
 
 DESIGNED_SENTENCE = "the cat saw the dog"
@@ -364,3 +366,89 @@ def two_heads_demo(strength=5.0):
         swapped_one_head_output=swapped[0][1],
         swapped_output=swapped[4][1],
     )
+
+
+# --------------------------------------------------------------------------- what attention is for
+
+
+@dataclass(frozen=True)
+class SoftLookup:
+    """Attention as a soft dictionary lookup, on four words and 2-D vectors you can check by hand.
+
+    Queries and keys use two coordinates with a meaning: (is a thing, is an action). Values use two
+    other ones: (means "cat", means "sitting"). Scores are plain dot products (``scale=1``), so every
+    number can be checked with a calculator.
+
+    Attributes
+    ----------
+    tokens : tuple of str
+        ``("the", "cat", "sat", "it")``.
+    query_axes, value_axes : tuple of str
+        What the two coordinates of the queries and keys, and of the values, mean.
+    Q, K : ndarray, shape (4, 2)
+        Row m: what token m looks for (query) and what it offers (key).
+    V : ndarray, shape (4, 2)
+        Row j: what token j passes on when it is looked at.
+    scores : ndarray, shape (4, 4)
+        ``Q K^T``: how well query m matches key j (not divided by sqrt(d_k)).
+    weights : ndarray, shape (4, 4)
+        The softmax of each row of scores: positive, each row sums to 1.
+    output : ndarray, shape (4, 2)
+        ``weights V``: what each token receives.
+    """
+
+    tokens: tuple
+    query_axes: tuple
+    value_axes: tuple
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    scores: np.ndarray
+    weights: np.ndarray
+    output: np.ndarray
+
+
+def soft_lookup_example():
+    """"it" finds the noun it refers to: attention as a soft lookup, by hand.
+
+    In "the cat sat it" (four words of "the cat sat down because it was tired"),
+    the query of "it" is (3, 0): "I look for a thing". The keys say what each
+    word offers: "the" (0, 0) nothing, "cat" (1, 0) a thing, "sat" (0, 1) an
+    action, "it" (0.5, 0) half a thing (a pronoun). The scores of "it" are
+    0, 3, 0 and 1.5; the softmax gives "cat" e^3 / (1 + e^3 + 1 + e^1.5) =
+    0.76 of the weight, and "it" receives mostly the value of "cat", (1, 0):
+    its output is (0.76, 0.04). The other rows: "the" and "sat" also look for
+    a thing, "cat" looks for an action.
+
+    Notebook step: 00 overview (before the matrices).
+
+    Returns
+    -------
+    SoftLookup
+
+    Examples
+    --------
+    >>> look = soft_lookup_example()
+    >>> look.scores[3], look.weights[3].round(3)
+    (array([0. , 3. , 0. , 1.5]), array([0.038, 0.756, 0.038, 0.169]))
+    >>> look.output[3].round(2)
+    array([0.76, 0.04])
+    """
+    tokens = ("the", "cat", "sat", "it")
+    Q = np.array([[3.0, 0.0],    # the: looks for a thing (its noun)
+                  [0.0, 3.0],    # cat: looks for an action (what it does)
+                  [3.0, 0.0],    # sat: looks for a thing (who sat)
+                  [3.0, 0.0]])   # it:  looks for a thing (what it refers to)
+    K = np.array([[0.0, 0.0],    # the: offers nothing
+                  [1.0, 0.0],    # cat: a thing
+                  [0.0, 1.0],    # sat: an action
+                  [0.5, 0.0]])   # it:  half a thing
+    V = np.array([[0.0, 0.0],    # the: no meaning of its own
+                  [1.0, 0.0],    # cat: "cat"
+                  [0.0, 1.0],    # sat: "sitting"
+                  [0.0, 0.0]])   # it:  no meaning of its own
+    scores = attention_scores(Q, K, scale=1.0)  # (4, 2) @ (2, 4) -> (4, 4), plain dot products
+    output, weights = scaled_dot_product_attention(Q, K, V, scale=1.0)  # (4, 2), (4, 4)
+    return SoftLookup(tokens=tokens, query_axes=("is a thing", "is an action"),
+                      value_axes=('means "cat"', 'means "sitting"'), Q=Q, K=K, V=V, scores=scores,
+                      weights=weights, output=output)

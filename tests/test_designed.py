@@ -157,3 +157,19 @@ def test_each_designed_output_is_one_words_value():
         assert dist.min(axis=1).max() < 0.01
     # the previous-token head hands 'saw' the word 'cat'
     assert ex.tokens[int(np.linalg.norm(r.heads[0, 2] - words, axis=1).argmin())] == "cat"
+
+
+# --------------------------------------------------------------------------- the soft lookup of notebook 00
+
+
+def test_soft_lookup_it_takes_most_of_its_value_from_cat_with_weights_checkable_by_hand():
+    from mha_lib import soft_lookup_example
+
+    look = soft_lookup_example()
+    e3, e15 = np.exp(3.0), np.exp(1.5)
+    by_hand = np.array([1.0, e3, 1.0, e15]) / (2.0 + e3 + e15)  # the row of "it": scores 0, 3, 0, 1.5
+    assert look.tokens[3] == "it" and np.allclose(look.scores[3], [0.0, 3.0, 0.0, 1.5])
+    assert np.allclose(look.weights[3], by_hand)
+    assert np.allclose(look.output, look.weights @ look.V)
+    assert look.tokens[int(look.weights[3].argmax())] == "cat"
+    assert np.allclose(look.weights.sum(axis=-1), 1.0)
