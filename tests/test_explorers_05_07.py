@@ -17,6 +17,8 @@ from mha_lib.explorers.values import compute_values, convex_hull, make_values_ex
 
 from pictures import PNG_MAGIC
 
+pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
+
 
 def _reference(ex, h, d_k):
     """multi_head_attention for h heads of size d_k, with the explorers' parameters (seed 0)."""

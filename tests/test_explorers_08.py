@@ -14,6 +14,8 @@ from mha_lib.explorers import toolkit
 from mha_lib.explorers.lecture import (LectureDrawer, compute_lecture, lecture_figure, make_lecture_explorer,
                                        shapes_table_html)
 
+pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
+
 
 @pytest.fixture
 def box():

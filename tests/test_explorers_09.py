@@ -15,6 +15,8 @@ from mha_lib.explorers.trained import compute_trained, make_trained_explorer
 
 from pictures import PNG_MAGIC
 
+pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
+
 
 @pytest.fixture
 def box():

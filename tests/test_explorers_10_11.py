@@ -12,6 +12,8 @@ from mha_lib.explorers.positions import make_positions_explorer, parse_order, pe
 
 from pictures import PNG_MAGIC, image_axes as _heatmap_axes
 
+pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
+
 
 def _expected(tokens, perm, positions, h=8, d_model=512):
     params = mha_lib.init_params(d_model, h, seed=0)

@@ -13,6 +13,8 @@ from mha_lib.explorers.generation import (GENERATION_SENTENCE, generation_state,
 
 from pictures import PNG_MAGIC
 
+pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
+
 
 def test_generation_state_is_the_causal_layer_row_by_row():
     tokens = mha_lib.tokenize(GENERATION_SENTENCE)

@@ -11,6 +11,8 @@ from mha_lib.explorers.toolkit import (LayoutDrawer, build_explorer, check_budge
 from mha_lib.plotting import plot_heads
 from pictures import PNG_MAGIC, png_pixels
 
+pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
+
 
 def _weights(h, n, m, seed=0):
     return mha_lib.softmax(np.random.default_rng(seed).standard_normal((h, n, m)))

@@ -11,6 +11,8 @@ import pytest
 from mha_lib.explorers.scenes import SCENES
 from mha_lib.explorers.stepview import STEPS
 
+pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs nbgrader on whole notebooks: `pytest -m slow`
+
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader", reason="nbgrader is not installed (pip install nbgrader; a dev/test requirement)")
 

@@ -132,6 +132,7 @@ class _Small(widgets.VBox):
         self.redrawn = getattr(self, "redrawn", 0) + 1
 
 
+@pytest.mark.render
 def test_high_contrast_redraws_the_explorers_it_has():
     # before: every switch built both explorers anew (widgets, figure, pictures) and closed the old ones; in a
     # browser at pixel ratio 2 twelve switches took the kernel to 430 MB. Now the same explorers are drawn again.
@@ -184,6 +185,7 @@ def _close_tree(widget):
     widget.close()
 
 
+@pytest.mark.render
 def test_a_closed_step_view_is_freed():
     # before: make_step_explorer replaced build_explorer's row of controls without closing it; that row, left in
     # ipywidgets' registry, kept the whole step view (figure and pictures) alive: +23 MB per high-contrast switch
@@ -203,6 +205,7 @@ def test_a_closed_step_view_is_freed():
     assert ref() is None
 
 
+@pytest.mark.render
 def test_high_contrast_prints_no_font_warnings():
     # before: "findfont: Failed to find font weight bold for Symbola, now using 400." and 13 more lines on stderr,
     # under the lecture screen, when high contrast was switched on

@@ -50,6 +50,7 @@ def test_real_answers_are_still_judged(capsys):
 # --------------------------------------------------------------------------- notebook 08: the shapes table
 
 
+@pytest.mark.render
 def test_the_shapes_table_hides_with_the_picture_when_a_setting_is_refused():
     # before: d_model=4096 with h=1 (d_k=4096, over the budget) showed the message above the previous setting's
     # table (Q (8, 4, 512)) while the controls said h=1
@@ -67,6 +68,7 @@ def test_the_shapes_table_hides_with_the_picture_when_a_setting_is_refused():
 # --------------------------------------------------------------------------- notebook 10: emoji in the bar labels
 
 
+@pytest.mark.render
 def test_the_positions_bars_draw_emoji_with_the_fallback_font():
     # before: the bar labels (the third panel) used DejaVu Sans alone: "Glyph 128512 missing" warnings and
     # empty boxes in place of the words, while the heatmaps beside them drew the emoji
@@ -86,6 +88,7 @@ def test_the_positions_bars_draw_emoji_with_the_fallback_font():
 # --------------------------------------------------------------------------- static pictures kept per explorer
 
 
+@pytest.mark.render
 @pytest.mark.parametrize("inches, dpi, most", [((11.0, 8.0), 250, 1), ((11.0, 8.0), 80, 8)])
 def test_static_pictures_kept_fit_in_their_budget(inches, dpi, most):
     # before: 8 static pictures per explorer whatever their size: at 250 dpi (a 1920x1080 window of device pixel
@@ -101,6 +104,7 @@ def test_static_pictures_kept_fit_in_their_budget(inches, dpi, most):
     assert most == 8 or kept <= toolkit.BACKGROUNDS_KEPT
 
 
+@pytest.mark.render
 def test_a_lone_surrogate_in_a_sentence_is_named_with_the_fix():
     from mha_lib.explorers.overview import make_overview_explorer
 
@@ -112,6 +116,7 @@ def test_a_lone_surrogate_in_a_sentence_is_named_with_the_fix():
     box.figure.clear()
 
 
+@pytest.mark.render
 @pytest.mark.parametrize("dpi, kept", [(250, range(1, 4)), (80, range(5, 9))])
 def test_hidden_layouts_kept_fit_in_the_budget_too(dpi, kept):
     # a hidden layout's texts hold the renderer they were drawn with (a pixel buffer of the figure's size): at

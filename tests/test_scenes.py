@@ -12,6 +12,8 @@ import mha_lib
 from mha_lib.explorers import scenes, stepview
 from mha_lib.explorers.lecture import make_lecture_explorer
 
+pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

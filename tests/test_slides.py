@@ -13,6 +13,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
+
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("export_slides", ROOT / "tools" / "export_slides.py")
 export_slides = importlib.util.module_from_spec(spec)
