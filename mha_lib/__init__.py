@@ -31,6 +31,7 @@ from .attention import (
     weighted_sum,
 )
 from .backward import MHAGradients, multi_head_attention_backward, softmax_backward
+from .backward import MHAGradients, multi_head_attention_backward, softmax_backward
 from .data import RunningExample, embed_tokens, load_running_example, tokenize
 from .designed import (DesignedExample, SoftLookup, TwoHeadsDemo, designed_example, soft_lookup_example,
                        two_heads_demo)
@@ -60,6 +61,9 @@ __all__ = [
     "soft_lookup_example",
     "MHAParams",
     "MHAResult",
+    "MHAGradients",
+    "multi_head_attention_backward",
+    "softmax_backward",
     "MHAGradients",
     "multi_head_attention_backward",
     "softmax_backward",
