@@ -31,10 +31,9 @@ from .attention import (
     weighted_sum,
 )
 from .backward import MHAGradients, multi_head_attention_backward, softmax_backward
-from .backward import MHAGradients, multi_head_attention_backward, softmax_backward
 from .data import RunningExample, embed_tokens, load_running_example, tokenize
-from .designed import (DesignedExample, SoftLookup, TwoHeadsDemo, designed_example, soft_lookup_example,
-                       two_heads_demo)
+from .designed import (DesignedExample, SoftLookup, TwoHeadsDemo, closest_words, designed_example,
+                       soft_lookup_example, two_heads_demo)
 from .flash import blockwise_attention
 from .generation import PUBLISHED_CONFIGS, DecodeResult, KVCache, ModelConfig, decode_step, kv_cache_bytes
 from .rope import rope_angles, rotary_embedding
@@ -64,9 +63,6 @@ __all__ = [
     "MHAGradients",
     "multi_head_attention_backward",
     "softmax_backward",
-    "MHAGradients",
-    "multi_head_attention_backward",
-    "softmax_backward",
     "RunningExample",
     "apply_mask",
     "attention_scores",
@@ -74,6 +70,7 @@ __all__ = [
     "causal_mask",
     "concat_heads",
     "divisors",
+    "closest_words",
     "designed_example",
     "embed_tokens",
     "init_params",

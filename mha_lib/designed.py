@@ -37,6 +37,7 @@ from .params import MHAParams
 __all__ = [
     "DesignedExample",
     "designed_example",
+    "closest_words",
     "TwoHeadsDemo",
     "two_heads_demo",
     "DESIGNED_SENTENCE",
@@ -229,6 +230,58 @@ def designed_example(sentence=None):
         roles=list(DESIGNED_ROLES),
         explanations=list(_EXPLANATIONS),
     )
+
+
+def closest_words(example, rows):
+    """For each head and token: the word whose value row is closest to ``rows``, and how close.
+
+    In the designed layer every head's value is the word itself, so an output
+    row that is (almost) one word's value row can be read back as that word:
+    the previous-token head hands "saw" the word "cat".
+
+    Notebook steps: 05 value aggregation, 06 concatenation.
+
+    Parameters
+    ----------
+    example : DesignedExample
+        The sentence and layer, from :func:`designed_example`.
+    rows : ndarray, shape (h, n, d_v)
+        One row per head and token, e.g. ``multi_head_attention(example.X,
+        example.params).heads``.
+
+    Returns
+    -------
+    words : list of list of str
+        ``words[i][m]``: the word whose value row in head i is closest to ``rows[i, m]``.
+    distances : ndarray, shape (h, n)
+        The straight-line distance to it (a value row has length 1).
+
+    Examples
+    --------
+    >>> from mha_lib import multi_head_attention
+    >>> ex = designed_example()
+    >>> words, dist = closest_words(ex, multi_head_attention(ex.X, ex.params).heads)
+    >>> words[0][2], bool(dist[0, 2] < 0.01)  # the previous-token head hands "saw" the word "cat"
+    ('cat', True)
+    """
+    if not isinstance(example, DesignedExample):
+        raise TypeError(f"closest_words: example must be a DesignedExample (from designed_example()), "
+                        f"got {type(example).__name__}")
+    rows = np.asarray(rows, dtype=float)
+    n, h = len(example.tokens), example.params.h
+    if rows.ndim != 3 or rows.shape[:2] != (h, n):
+        raise ValueError(f"closest_words: rows must have shape (h, n, d_v) = ({h}, {n}, d_v) for this layer, "
+                         f"got {rows.shape}; pass multi_head_attention(example.X, example.params).heads")
+    words = list(dict.fromkeys(example.tokens))  # each different word once, in sentence order
+    first = [example.tokens.index(w) for w in words]
+    V = np.einsum("nd,hde->hne", example.X, example.params.W_v)[:, first]  # (h, words, d_v): each word's value
+    if V.shape[-1] != rows.shape[-1]:
+        raise ValueError(f"closest_words: rows have {rows.shape[-1]} numbers each, the layer's values "
+                         f"{V.shape[-1]}; pass multi_head_attention(example.X, example.params).heads")
+    dist = np.linalg.norm(rows[:, :, None, :] - V[:, None, :, :], axis=-1)  # (h, n, words)
+    nearest = dist.argmin(axis=-1)  # (h, n)
+    return ([[words[k] for k in head] for head in nearest],
+            np.take_along_axis(dist, nearest[..., None], axis=-1)[..., 0])
 
 
 # --------------------------------------------------------------------------- why several heads

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from mha_lib import MHAParams, designed_example, multi_head_attention, multi_head_attention_loop, two_heads_demo
+from mha_lib import (MHAParams, closest_words, designed_example, load_running_example, multi_head_attention,
+                     multi_head_attention_loop, two_heads_demo)
 from mha_lib.designed import DESIGNED_ROLES, MAX_DESIGNED_TOKENS
 
 SENTENCES = [
@@ -173,3 +174,21 @@ def test_soft_lookup_it_takes_most_of_its_value_from_cat_with_weights_checkable_
     assert np.allclose(look.output, look.weights @ look.V)
     assert look.tokens[int(look.weights[3].argmax())] == "cat"
     assert np.allclose(look.weights.sum(axis=-1), 1.0)
+
+
+def test_closest_words_read_each_head_output_as_the_word_it_copies():
+    ex = designed_example()
+    words, dist = closest_words(ex, multi_head_attention(ex.X, ex.params).heads)
+    assert words == [["the", "the", "cat", "saw", "the"],   # previous token (the first token: itself)
+                     ["the", "cat", "saw", "the", "dog"],   # same word
+                     ["the"] * 5,                           # first token
+                     ["cat", "saw", "the", "dog", "dog"]]   # next token (the last token: itself)
+    assert dist.shape == (4, 5) and dist.max() < 0.01
+
+
+def test_closest_words_refuses_rows_of_another_layer():
+    ex = designed_example()
+    with pytest.raises(ValueError, match="rows must have shape"):
+        closest_words(ex, np.zeros((8, 4, 64)))
+    with pytest.raises(TypeError, match="DesignedExample"):
+        closest_words(load_running_example(), np.zeros((4, 5, 16)))
