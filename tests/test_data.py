@@ -1,7 +1,8 @@
 """The running example's data file: found from anywhere, reproducible, and guarded."""
 
+from __future__ import annotations
+
 import hashlib
-import os
 import shutil
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 import mha_lib
+import mha_lib.cost
 from mha_lib import data
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,3 +115,22 @@ def test_data_dir_override(tmp_path, monkeypatch):
     monkeypatch.setenv("MHA_LIB_DATA", str(tmp_path))
     assert data.data_dir() == tmp_path
     assert mha_lib.load_running_example().X.shape == (4, 512)
+
+
+@pytest.mark.parametrize("bad", [123, 1.5, b"data/x.npz", ["data"], object()])
+def test_load_running_example_names_its_parameter(bad):
+    with pytest.raises(TypeError, match=r"load_running_example: path must be .*str.*Path"):
+        data.load_running_example(bad)
+
+
+@pytest.mark.parametrize("sentence, words", [("\u200b", None), ("\u200b \ufeff", None), ("a\u200bb cat", ["ab", "cat"]),
+                                             ("the\x00 cat", ["the", "cat"]), ("Humpty  dumpty", ["humpty", "dumpty"])])
+def test_tokenize_keeps_only_what_is_seen(sentence, words):
+    # before: '\u200b' was a word of its own (embeddings, overview and positions drew an invisible token)
+    from mha_lib import tokenize
+
+    if words is None:
+        with pytest.raises(ValueError, match="only invisible characters"):
+            tokenize(sentence)
+    else:
+        assert tokenize(sentence) == words

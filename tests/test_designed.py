@@ -1,10 +1,19 @@
 """Hand-built heads meet their thresholds; the two-heads demonstration gives the numbers it promises."""
 
+from __future__ import annotations
+
 import numpy as np
 import pytest
 
-from mha_lib import (MHAParams, closest_words, designed_example, load_running_example, multi_head_attention,
-                     multi_head_attention_loop, two_heads_demo)
+from mha_lib import (
+    MHAParams,
+    closest_words,
+    designed_example,
+    load_running_example,
+    multi_head_attention,
+    multi_head_attention_loop,
+    two_heads_demo,
+)
 from mha_lib.designed import DESIGNED_ROLES, MAX_DESIGNED_TOKENS
 
 SENTENCES = [
@@ -192,3 +201,34 @@ def test_closest_words_refuses_rows_of_another_layer():
         closest_words(ex, np.zeros((8, 4, 64)))
     with pytest.raises(TypeError, match="DesignedExample"):
         closest_words(load_running_example(), np.zeros((4, 5, 16)))
+
+
+@pytest.mark.parametrize("sentence, tokens", [
+    ("the\u200b cat", ("the", "cat")),  # before: ('the\u200b', 'cat'), a "the" unlike every other "the"
+    ("the \u200b cat", ("the", "cat")),  # before: an invisible third token
+    ("\ufeffthe cat", ("the", "cat")),  # a byte-order mark pasted in front
+    ("the\u2060cat saw", ("thecat", "saw")),  # a word joiner: the student sees one word
+    ("cafe\u0301 caf\u00e9", ("caf\u00e9", "caf\u00e9")),  # a combining accent and the composed letter: one word
+    ("the\x07 cat", ("the", "cat")),  # a control character
+])
+def test_designed_example_takes_the_words_as_they_are_seen(sentence, tokens):
+    assert designed_example(sentence).tokens == tokens
+
+
+def test_an_invisible_character_does_not_break_the_same_word_head():
+    plain = designed_example("the cat saw the dog")
+    pasted = designed_example("the\u200b cat saw the dog")
+    assert np.array_equal(plain.X, pasted.X)
+
+
+@pytest.mark.parametrize("sentence", ["\u200b", " \u200b\u200c ", "\ufeff"])
+def test_a_sentence_of_only_invisible_characters_is_called_empty(sentence):
+    # before: accepted, with tokens that print as nothing
+    with pytest.raises(ValueError, match="empty.*invisible characters"):
+        designed_example(sentence)
+
+
+def test_designed_example_counts_the_visible_words_against_the_limit():
+    assert len(designed_example(" ".join(["a\u200b"] * 16)).tokens) == 16
+    with pytest.raises(ValueError, match="17 words"):
+        designed_example(" ".join(["a"] * 17))

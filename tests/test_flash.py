@@ -4,12 +4,18 @@ blockwise_attention must equal the standard scaled_dot_product_attention to
 1e-12 in float64, with and without masks, and hold far less memory.
 """
 
+from __future__ import annotations
+
+import warnings
+
 import numpy as np
 import pytest
 
 import mha_lib
+import mha_lib.cost
+from mha_lib import blockwise_attention, init_params, repeat_kv
 from mha_lib.cost import MODEL_CONFIGS, attention_cost, format_bytes, weights_bytes
-from mha_lib.flash import blockwise_attention, peak_memory
+from mha_lib.flash import blockwise_attention, online_softmax_steps, peak_memory
 
 TOL = 1e-12
 
@@ -243,3 +249,116 @@ def test_online_softmax_steps_by_hand():
     assert np.all(w == 0.0)
     with pytest.raises(ValueError, match="scores"):
         online_softmax_steps([1.0, np.nan], 1)
+
+
+Q = np.random.default_rng(0).normal(size=(5, 4))
+
+
+def _grouped_qkv(h=8, h_kv=2, n=5, d_k=4, d_v=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(h, n, d_k)), rng.normal(size=(h_kv, n, d_k)), rng.normal(size=(h_kv, n, d_v))
+
+
+@pytest.mark.parametrize("dtype,size", [(np.float16, 300.0), (np.float64, 1e155)])
+def test_blockwise_attention_refuses_scores_that_overflow(dtype, size):
+    rng = np.random.default_rng(0)
+    Q = (np.abs(rng.standard_normal((6, 4))) * size).astype(dtype)
+    K = V = Q
+    with pytest.raises(ValueError, match="scores"):  # as scaled_dot_product_attention does
+        mha_lib.scaled_dot_product_attention(Q, K, V)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a clear error, not a RuntimeWarning and NaN
+        with pytest.raises(ValueError, match=r"scores .*(overflow|inf)"):
+            mha_lib.blockwise_attention(Q, K, V, block_size=2)
+
+
+def test_blockwise_attention_with_no_keys():
+    with pytest.raises(ValueError, match=r"no keys|no tokens"):
+        mha_lib.blockwise_attention(np.ones((3, 4)), np.ones((0, 4)), np.ones((0, 4)))
+
+
+@pytest.mark.parametrize("causal", ["yes", 1, None, np.array([True, False])])
+def test_blockwise_causal_must_be_a_bool(causal):
+    with pytest.raises(TypeError, match="causal must be True or False"):
+        blockwise_attention(Q, Q, Q, causal=causal)
+
+
+def test_blockwise_causal_accepts_numpy_bools():
+    assert blockwise_attention(Q, Q, Q, causal=np.bool_(True)).shape == (5, 4)
+
+
+def test_online_softmax_steps_of_far_apart_scores():
+    steps, w = online_softmax_steps([-1e308, 1e308], 1)
+    assert list(w) == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("scores,exc", [("abc", TypeError), ([1j, 2], TypeError), ([True, False], TypeError)])
+def test_online_softmax_steps_refuses_what_is_not_real(scores, exc):
+    with pytest.raises(exc, match="real numbers"):
+        online_softmax_steps(scores, 1)
+
+
+def test_peak_memory_of_something_not_callable():
+    with pytest.raises(TypeError, match="func must be callable"):
+        peak_memory(5)
+
+
+@pytest.mark.parametrize("bad,exc", [(np.nan, ValueError), (np.inf, ValueError), ("12", TypeError),
+                                     (True, TypeError), (None, TypeError)])
+def test_format_bytes_of_what_is_not_a_byte_count(bad, exc):
+    with pytest.raises(exc, match="nbytes"):
+        format_bytes(bad)
+
+
+def test_format_bytes_still_formats():
+    assert format_bytes(3 * 2**20) == "3.0 MiB" and format_bytes(np.int64(512)) == "512 B"
+    assert format_bytes(-2048) == "-2.0 KiB"
+
+
+@pytest.mark.parametrize("which, args", [
+    ("K", lambda Q, K, V: (Q, K, repeat_kv(V, 8))),
+    ("V", lambda Q, K, V: (Q, repeat_kv(K, 8), V)),
+    ("K", lambda Q, K, V: (Q, K, V)),
+])
+def test_blockwise_attention_refuses_grouped_query_shapes_with_the_repeat_kv_fix(which, args):
+    # before: ValueError: operands could not be broadcast together with shapes (8,5,4) (2,4,5) (numpy's)
+    Q, K, V = _grouped_qkv()
+    with pytest.raises(ValueError, match=rf"blockwise_attention: Q has leading dimensions \(8,\).*repeat_kv\({which}, h\)"):
+        blockwise_attention(*args(Q, K, V))
+
+
+def test_blockwise_attention_with_repeated_heads_equals_multi_head_attention_weights():
+    """The fix the message names gives the layer's own grouped-query heads."""
+    X = np.random.default_rng(1).normal(size=(5, 16))
+    params = init_params(16, 8, h_kv=2, seed=2)
+    layer = mha_lib.multi_head_attention(X, params)
+    heads = blockwise_attention(layer.Q, repeat_kv(layer.K, 8), repeat_kv(layer.V, 8), block_size=2)
+    assert np.allclose(heads, layer.heads, rtol=0, atol=1e-12)
+
+
+def test_blockwise_attention_names_leading_dimensions_that_do_not_broadcast_together():
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.normal(size=(1, 5, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(3, 5, 3))
+    with pytest.raises(ValueError, match=r"leading dimensions of Q \(1,\), K \(2,\) and V \(3,\)"):
+        blockwise_attention(Q, K, V)
+
+
+def test_blockwise_attention_and_attention_scores_share_the_d_k_message():
+    Q, K = np.ones((3, 4)), np.ones((3, 5))
+    for call, where in [(lambda: blockwise_attention(Q, K, np.ones((3, 2))), "blockwise_attention"),
+                        (lambda: mha_lib.attention_scores(Q, K), "attention_scores")]:
+        with pytest.raises(ValueError, match=rf"{where}: queries have d_k=4 but keys have d_k=5"):
+            call()
+
+
+@pytest.mark.parametrize("bad, error, words", [
+    ({"block_size": 0}, ValueError, "block_size=0 must be at least 1"),
+    ({"block_size": 2.5}, TypeError, "block_size must be a whole number"),
+    ({"causal": 1}, TypeError, "causal must be True or False"),
+    ({"scale": -1.0}, ValueError, "positive finite"),
+    ({"mask": np.ones((5, 5))}, TypeError, "boolean"),
+])
+def test_blockwise_attention_other_odd_arguments(bad, error, words):
+    Q = K = V = np.random.default_rng(0).normal(size=(5, 4))
+    with pytest.raises(error, match=words):
+        blockwise_attention(Q, K, V, **bad)

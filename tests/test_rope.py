@@ -5,10 +5,11 @@ import doctest
 
 import numpy as np
 import pytest
+from today_golden import CONFIGS, load
 
 import mha_lib
 from mha_lib import rope, rotary_embedding
-from today_golden import CONFIGS, load
+from mha_lib.rope import rope_angles
 
 TOL = 1e-12  # float64 angles on both sides
 ROPE = CONFIGS["rope"]
@@ -92,3 +93,23 @@ def test_matches_transformers_live():
     emb = torch.cat([torch.from_numpy(pos).double()[:, None] * inv_freq] * 2, dim=-1)[None]
     q_hf, _ = llama.apply_rotary_pos_emb(torch.from_numpy(q), torch.from_numpy(q), emb.cos(), emb.sin())
     np.testing.assert_allclose(rotary_embedding(q, pos), q_hf.numpy(), rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("base", [10**400, -10**400], ids=["10**400", "-10**400"])
+def test_rope_angles_refuses_a_base_too_large_for_a_float(base):
+    # before: OverflowError: int too large to convert to float
+    with pytest.raises(ValueError, match="finite number larger than 1"):
+        rope_angles([0, 1], 4, base=base)
+
+
+def test_rope_angles_refuses_a_size_it_cannot_allocate():
+    # before: numpy's "ValueError: Maximum allowed size exceeded" from np.arange, naming no parameter
+    with pytest.raises(ValueError, match=r"d=100000000000000000000.*too large"):
+        rope_angles([0, 1], 10**20)
+
+
+@pytest.mark.parametrize("x", [np.full((2, 4), 1.5e308), np.full((2, 4), 6e4, np.float16)], ids=["float64", "float16"])
+def test_rotary_embedding_reports_an_overflow(x):
+    # before: RuntimeWarning "overflow encountered in add" (or "in cast") and inf in the result
+    with pytest.raises(ValueError, match="overflow"):
+        mha_lib.rotary_embedding(x, np.arange(2))

@@ -1,0 +1,155 @@
+"""check_function(): odd things a student's function does (raise, exit, print, float16, batch shapes) get one line."""
+
+from __future__ import annotations
+
+import io
+import sys
+from contextlib import redirect_stdout
+
+import numpy as np
+
+from mha_lib import exercises
+from mha_lib.exercises import check_function
+
+
+def _verdict(exercise_id, fn):
+    out = io.StringIO()
+    with redirect_stdout(out):
+        ok = check_function(exercise_id, fn)
+    return ok, out.getvalue()
+
+
+def test_an_exception_whose_message_cannot_be_printed():
+    class Weird(Exception):
+        def __str__(self):
+            return 1 / 0
+
+    def my_softmax(scores):
+        raise Weird()
+
+    ok, text = _verdict("04.softmax", my_softmax)  # before: ZeroDivisionError out of _first_line
+    assert not ok and "raised Weird" in text
+
+
+def test_a_function_that_closes_stdout():
+    def my_softmax(scores):
+        sys.stdout.close()  # the checker's capture, not the notebook's output
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    ok, text = _verdict("04.softmax", my_softmax)  # before: ValueError: I/O operation on closed file
+    assert ok and "Right" in text
+
+
+def test_float16_results_are_told_about_precision():
+    def my_softmax(scores):
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True)).astype(np.float16)
+        return e / e.sum(axis=-1, keepdims=True)
+
+    ok, text = _verdict("04.softmax", my_softmax)
+    assert not ok and "float16" in text and "float64" in text  # before: "compare with the formula"
+
+
+def test_a_signature_that_cannot_be_read_does_not_stop_the_check():
+    class RaisingSignature:
+        @property
+        def __signature__(self):
+            raise RuntimeError("no signature here")
+
+        def __call__(self, scores):  # plain numpy: an object that calls mha_lib is refused, like a function
+            e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1, keepdims=True)
+
+    class OddSignature:
+        __signature__ = "not a Signature"
+
+        def __call__(self, scores):  # plain numpy: an object that calls mha_lib is refused, like a function
+            e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1, keepdims=True)
+
+    assert _verdict("04.softmax", RaisingSignature())[0]  # before: RuntimeError out of check_function
+    assert _verdict("04.softmax", OddSignature())[0]  # before: "does not take these parameters"
+
+
+def test_negated_scores_are_not_called_a_wrong_scale():
+    def my_scores(Q, K):
+        return -(Q @ np.swapaxes(K, -1, -2)) / np.sqrt(Q.shape[-1])
+
+    ok, text = _verdict("03.scores", my_scores)
+    # before: "you divided by sqrt(4) (sqrt(d_model)?) ... d_k = Q.shape[-1], 4 here": wrong and self-contradicting
+    assert not ok and "sqrt(d_model)" not in text and "sign" in text
+
+
+def test_the_float16_hint_only_when_float16_rounding_is_all_that_is_wrong():
+    def my_scores(Q, K):
+        return (Q @ np.swapaxes(K, -1, -2)).astype(np.float16)  # unscaled: a real mistake, not precision
+
+    ok, text = _verdict("03.scores", my_scores)
+    assert not ok and "float16" not in text
+
+
+def test_none_on_batched_inputs_only_is_not_called_an_empty_body():
+    def my_weighted_sum(weights, V):
+        if weights.ndim > 2:
+            return None
+        return weights @ V
+
+    ok, text = _verdict("05.weighted_sum", my_weighted_sum)
+    # before: "returns None: write its body and end it with `return ...`", though it returned arrays for 2-D inputs
+    assert not ok and "write its body" not in text and "leading dimensions" in text
+
+
+def test_a_function_that_calls_exit_gets_one_line(capsys):
+    import sys
+
+    def my_scores(Q, K):
+        sys.exit(1)
+
+    # before: SystemExit escaped check_function
+    assert check_function("03.scores", my_scores) is False
+    assert "raised SystemExit" in capsys.readouterr().out
+
+
+def test_an_interrupted_function_gets_one_line(capsys):
+    def my_scores(Q, K):  # what the stop button does to an endless loop
+        raise KeyboardInterrupt
+
+    # before: a KeyboardInterrupt traceback through mha_lib's checker
+    assert check_function("03.scores", my_scores) is False
+    out = capsys.readouterr().out
+    assert "interrupted" in out and "loop" in out
+    assert exercises._attempts["03.scores"] == 0
+
+
+def test_rope_with_neighbouring_columns_as_pairs_is_named(capsys):
+    def my_rope(x):  # pairs (2f, 2f + 1), put back as two halves
+        n, d_k = x.shape[-2:]
+        angles = np.arange(n)[:, None] * 10000.0 ** (-2 * np.arange(d_k // 2) / d_k)  # (n, d_k/2)
+        a, b = x[..., 0::2], x[..., 1::2]
+        return np.concatenate([a * np.cos(angles) - b * np.sin(angles), a * np.sin(angles) + b * np.cos(angles)],
+                              axis=-1)
+
+    assert check_function("10.rope", my_rope) is False
+    out = capsys.readouterr().out
+    assert "neighbouring columns" in out and "x[..., :d_k // 2]" in out
+
+
+def test_the_labs_placeholder_is_told_where_to_write(capsys):
+    def my_scores(Q, K):
+        raise NotImplementedError()
+
+    assert check_function("03.scores", my_scores) is False
+    out = capsys.readouterr().out
+    assert "not written yet" in out and "YOUR CODE HERE" in out and "raise NotImplementedError()" in out
+
+
+def test_the_placeholder_of_an_earlier_part_is_named(capsys):
+    def my_head(X, W_q, W_k, W_v):  # part 3 of the lab, not written yet
+        raise NotImplementedError()
+
+    def my_multi_head(X, W_q, W_k, W_v, W_o):  # part 4, written, calls it
+        heads = [my_head(X, W_q[i], W_k[i], W_v[i]) for i in range(W_q.shape[0])]
+        return np.concatenate(heads, axis=-1) @ W_o
+
+    assert check_function("07.multi_head_attention", my_multi_head) is False
+    assert "my_head (called by my_multi_head) raised NotImplementedError" in capsys.readouterr().out
