@@ -2,10 +2,11 @@
 
 import numpy as np
 
-from .. import designed_example, load_running_example, multi_head_attention, scaled_dot_product_attention, weighted_sum
+from .. import (closest_words, designed_example, load_running_example, multi_head_attention,
+                 scaled_dot_product_attention, weighted_sum)
 from . import Exercise
 
-# Doc 002's 2-token example (its Q, K, V).
+# The 2-token example of a source document (its Q, K, V; see the appendix of sources).
 DOC002_Q = np.array([[1.0, 3.0], [2.0, 0.5]])
 DOC002_K = np.array([[0.5, 2.0], [1.0, 3.0]])
 DOC002_V = np.array([[0.0, 4.0], [1.0, 2.0]])
@@ -30,6 +31,12 @@ def _previous_head_output_word():
     return ex.tokens[int(nearest)]
 
 
+def _swapped_word():
+    """The word the previous-token head hands 'saw' in 'the dog saw the cat'."""
+    ex = designed_example("the dog saw the cat")
+    return closest_words(ex, multi_head_attention(ex.X, ex.params).heads)[0][0][2]
+
+
 EXERCISES = {
     "by_hand": Exercise(
         question="A query gives weight 0.25 to the value row (0, 4) and 0.75 to the value row (1, 2). "
@@ -45,7 +52,7 @@ EXERCISES = {
                  "In numpy: np.array([[0.25, 0.75]]) @ np.array([[0, 4], [1, 2]]).",
     ),
     "doc002_output": Exercise(
-        question="Doc 002's example, done right (scores Q K^T, not Q K): what is the output row "
+        question="The 2-token example of the appendix of sources, done right (scores Q K^T, not Q K): what is the output row "
                  "of the FIRST token? Give a list [a, b] (to 2 decimals or better).",
         answer=lambda: scaled_dot_product_attention(DOC002_Q, DOC002_K, DOC002_V)[0][0],
         hint=(
@@ -95,5 +102,18 @@ EXERCISES = {
         solution="The previous-token head gives 'saw' a weight of about 0.998 on 'cat', the token before it, so "
                  "its output is 0.998 v(cat) + (a little of the others): almost exactly v(cat). A head that "
                  "attends to one token copies that token's value.",
+    ),
+    "predict_swap": Exercise(
+        question="Predict before you run the cell: swap 'cat' and 'dog', so the sentence is 'the dog saw the cat'. "
+                 "Which word does the designed previous-token head now hand to 'saw'? Give the word as a string.",
+        answer=_swapped_word,
+        hint=(
+            "The previous-token head's weights depend only on positions, not on which words stand there.",
+            "'saw' still puts almost all its weight on position 2, the token before it; which word stands there now?",
+        ),
+        kind="choice",
+        solution="The weights of 'saw' are unchanged (about 0.998 on the token before it, position 2), because the "
+                 "head's queries and keys see only positions. The word at position 2 is now 'dog', so the head hands "
+                 "'saw' v(dog). The weights choose WHO is heard; the values decide WHAT is said.",
     ),
 }
