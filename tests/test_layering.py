@@ -1,0 +1,52 @@
+"""The dependency arrows point one way: the math uses no pictures and no widgets.
+
+Pictures (`plotting`, `diagrams`) may import matplotlib; only `explorers` may import widgets. Everything else
+in `mha_lib` (the math, the model, the exercises) imports neither, so it can be read, tested and reused alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mha_lib"
+PICTURES = {"plotting.py", "diagrams.py"}
+WIDGETS = {"ipywidgets", "anywidget", "traitlets", "IPython.display"}
+
+
+def _modules_imported(path):
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def _below_the_explorers():
+    return sorted(p for p in PACKAGE.rglob("*.py") if "explorers" not in p.relative_to(PACKAGE).parts)
+
+
+@pytest.mark.parametrize("path", _below_the_explorers(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_below_the_explorers_imports_widgets(path):
+    widgets = {name for name in _modules_imported(path) if name.split(".")[0] in WIDGETS or name in WIDGETS}
+    assert not widgets, f"{path.name} imports {sorted(widgets)}: widgets belong in mha_lib/explorers/"
+
+
+@pytest.mark.parametrize("path", [p for p in _below_the_explorers() if p.name not in PICTURES],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_the_math_imports_no_matplotlib(path):
+    plots = {name for name in _modules_imported(path) if name.split(".")[0] == "matplotlib"}
+    assert not plots, f"{path.name} imports {sorted(plots)}: pictures belong in plotting, diagrams or explorers"
+
+
+def test_importing_mha_lib_loads_neither_matplotlib_nor_widgets():
+    code = ("import sys, mha_lib, mha_lib.exercises; "
+            "print(sorted(m for m in ('matplotlib', 'ipywidgets', 'anywidget') if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]", f"import mha_lib loaded {loaded}"
