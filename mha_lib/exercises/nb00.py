@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .. import MHAParams, init_params, load_running_example, multi_head_attention
+from .. import MHAParams, init_params, load_running_example, multi_head_attention, soft_lookup_example
 from . import Exercise
 
 
@@ -14,7 +14,43 @@ def _tiny_row2():
     return multi_head_attention(X, p).weights[0, 1]  # (2,)
 
 
+def _lookup_top(word):
+    """The word that ``word`` gives the largest weight to, in the soft lookup of "the cat sat it"."""
+    look = soft_lookup_example()
+    return look.tokens[int(look.weights[look.tokens.index(word)].argmax())]
+
+
+def _lookup_weight(query, key):
+    look = soft_lookup_example()
+    return float(look.weights[look.tokens.index(query), look.tokens.index(key)])
+
+
 EXERCISES = {
+    "predict_it": Exercise(
+        question="Predict before you run the cell: the query of 'it' is (3, 0), 'I look for a thing'. The keys are "
+                 "the (0, 0), cat (1, 0), sat (0, 1), it (0.5, 0). Which word gets the largest share of the "
+                 "attention of 'it'? Answer with the word.",
+        answer=lambda: _lookup_top("it"),
+        hint=(
+            "A score is the dot product of the query with a key: the key that points most the same way as the "
+            "query, and is longest, wins.",
+            "Compute (3, 0) . key for each of the four keys: 3*0 + 0*0, 3*1 + 0*0, 3*0 + 0*1, 3*0.5 + 0*0. The "
+            "largest score gets the largest weight.",
+        ),
+        kind="choice",
+    ),
+    "cat_looks_at": Exercise(
+        question="In the lookup of 'the cat sat it', the query of 'cat' is (0, 3), 'I look for an action'. What "
+                 "share of its attention goes to 'sat'? Two decimals.",
+        answer=lambda: _lookup_weight("cat", "sat"),
+        hint=(
+            "First the four scores (query . key), then the softmax: e to the power of each score, divided by "
+            "their total.",
+            "The scores of 'cat' are 0, 0, 3, 0 (only the key of 'sat', (0, 1), has a second coordinate). "
+            "The weight of 'sat' is e^3 / (1 + 1 + e^3 + 1).",
+        ),
+        decimals=2,
+    ),
     "predict_equal_scores": Exercise(
         question="Predict before you run the cell: token a_2's two scores are equal (0.71 and 0.71). What are its "
                  "two weights after the softmax? Answer with a list of 2 numbers.",

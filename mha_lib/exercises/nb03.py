@@ -83,7 +83,7 @@ EXERCISES = {
         decimals=2,
     ),
     "doc002_entry": Exercise(
-        question="In the 2-token example of doc 002 (Q = [[1, 3], [2, 0.5]], K = [[0.5, 2], [1, 3]], d_k = 2), "
+        question="In the published 2-token example (Q = [[1, 3], [2, 0.5]], K = [[0.5, 2], [1, 3]], d_k = 2), "
                  "what is the SCALED score of token 2 looking at token 1, i.e. scaled[1, 0]? Two decimals.",
         answer=lambda: _doc002_scores()[1, 0],
         hint=(

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from .. import attention_dropout, causal_mask, load_running_example, multi_head_attention, softmax
+from .. import (attention_dropout, attention_scores, causal_mask, designed_example, load_running_example,
+                multi_head_attention, softmax)
 from . import Exercise
 
 
@@ -16,7 +17,60 @@ def _causal_weights():
     return multi_head_attention(ex.X, ex.params, mask=causal_mask(len(ex.tokens))).weights  # (8, 4, 4)
 
 
+def _peak_unscaled(d_k=64, sentences=2000, seed=0):
+    """Average largest weight of a softmax row of unscaled scores of random queries and keys."""
+    rng = np.random.default_rng(seed)
+    Q = rng.standard_normal((sentences, 4, d_k))
+    K = rng.standard_normal((sentences, 4, d_k))
+    return float(softmax(attention_scores(Q, K, scale=1.0)).max(axis=-1).mean())
+
+
+def _designed_causal_weights():
+    ex = designed_example()
+    return multi_head_attention(ex.X, ex.params, mask=causal_mask(len(ex.tokens))).weights  # (4, 5, 5)
+
+
 EXERCISES = {
+    "predict_peak_unscaled": Exercise(
+        question="Predict before you run the cell: random standard-normal queries and keys, 4 tokens, d_k = 64, "
+                 "NO division by sqrt(d_k). On average, how large is the largest softmax weight of a row? "
+                 "A guess within 0.1 counts.",
+        answer=_peak_unscaled,
+        hint=(
+            "Without the division, the scores spread more as d_k grows, and the softmax turns large gaps between "
+            "scores into very unequal weights.",
+            "Scores spread by about 8 = sqrt(64), and exp(8) is about 3000: the largest score usually takes "
+            "almost everything. Think 'close to one-hot'.",
+        ),
+        rtol=0.0,
+        atol=0.1,
+        solution="Unscaled scores of d_k = 64 standard-normal numbers spread by sqrt(64) = 8, so the largest of a "
+                 "row's 4 scores is usually several units above the next one, and exp of that gap is hundreds or "
+                 "thousands: the row is almost one-hot. Measured: about 0.91 on average.",
+    ),
+    "debug_causal": Exercise(
+        question="Debug: buggy_causal_weights(X, params) should give every head's weights with the causal mask "
+                 "(each token looks only at itself and the tokens before it). Fix it as my_causal_weights and "
+                 "pass my_causal_weights(designed.X, designed.params), the weights of the 4 designed heads on "
+                 "'the cat saw the dog': an array of shape (4, 5, 5).",
+        answer=_designed_causal_weights,
+        hint=(
+            "Run the buggy function on the designed heads and look at the previous-token head: where does each "
+            "row put its weight, and does every row add up to 1? Then reread the line that uses the mask: in "
+            "this series True = may attend.",
+            "np.where(allowed, -np.inf, scores) puts -inf where the token MAY look and keeps the forbidden scores: "
+            "the mask works the wrong way round. Keep the score where allowed is True: "
+            "np.where(allowed, scores, -np.inf).",
+        ),
+        kind="array",
+        solution="The bug is on the mask line: np.where(allowed, -np.inf, scores) forbids exactly the allowed "
+                 "pairs (the convention of PyTorch's attn_mask, where True = blocked). In mha_lib True = may "
+                 "attend, so the line is np.where(allowed, scores, -np.inf), which is "
+                 "mha_lib.apply_mask(scores, allowed). The symptom: the first token looked only at LATER tokens, "
+                 "and the last token's row was all zeros (every key forbidden). Fixed, the previous-token head "
+                 "keeps its job (the token before is allowed) and the next-token head loses it (the token after "
+                 "is forbidden): multi_head_attention(designed.X, designed.params, mask=causal_mask(5)).weights.",
+    ),
     "predict_dropout_row": Exercise(
         question="Predict before you run the cell: dropout with p = 0.5 drops the first two weights of the row "
                  "[0.1, 0.2, 0.3, 0.4] and keeps the last two. What is the row after dropout? A list of 4 numbers.",
