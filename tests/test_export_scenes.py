@@ -24,6 +24,7 @@ def tool():
     return module
 
 
+@pytest.mark.render
 def test_every_scene_and_every_later_step_is_a_16_9_page_between_two_maps(tool, tmp_path, capsys):
     from PIL import Image
 
@@ -46,6 +47,7 @@ def test_a_width_out_of_range_is_refused_with_the_range(tool, tmp_path, capsys):
     assert "choose 200 to 4000 pixels" in capsys.readouterr().err
 
 
+@pytest.mark.render
 def test_the_controls_the_guide_moves_live_get_pages_of_their_own(tool):
     """Scene 2's point is the picture after "divide by sqrt(d_k)" is ticked, scene 3's the rows at T = 0.1 and 10: a
     deck without those pages left the lecturer describing a picture nobody sees. Each move is a page right after
@@ -75,3 +77,42 @@ def test_the_controls_the_guide_moves_live_get_pages_of_their_own(tool):
         seen.append((stem, box.controls["temperature"].value))
     assert seen == [("s_temperature-0.1", 0.1), ("s_temperature-10", 10.0)]
     assert box.controls["temperature"].value == 1.0, "the control is set back to the scene's value"
+
+
+@pytest.fixture
+def quick(tool, monkeypatch):
+    """The tool with one small picture instead of the lecture screen's (what --out does, without the drawing)."""
+    from PIL import Image
+    import io
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (16, 9), "white").save(buffer, format="PNG")
+    monkeypatch.setattr(tool, "scene_pictures", lambda width: iter([("map", buffer.getvalue())]))
+    return tool
+
+
+def test_an_out_with_a_tilde_is_the_home_folder(quick, tmp_path, monkeypatch):
+    # "~/scenes" in quotes (or from a script) made a folder named "~" in the current folder.
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    quick.main(["--out", "~/scenes", "--width", "200"])
+    assert (tmp_path / "home" / "scenes" / "01_map.png").is_file()
+    assert not (tmp_path / "~").exists()
+
+
+@pytest.mark.parametrize("out", ["", "."])
+def test_an_empty_out_is_refused_not_the_current_folder(quick, tmp_path, monkeypatch, capsys, out):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        quick.main(["--out", out, "--width", "200"])
+    assert "give the folder to write into" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [], "nothing is written into the current folder"
+
+
+def test_an_out_that_is_a_file_is_refused_in_one_line(quick, tmp_path, capsys):
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine")
+    with pytest.raises(SystemExit):
+        quick.main(["--out", str(taken), "--width", "200"])
+    assert "is a file, not a folder; choose a folder" in capsys.readouterr().err
+    assert taken.read_text() == "mine"

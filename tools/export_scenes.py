@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The lecture screen's scenes as still pictures: a fallback deck for when the live screen is not there.
 
-    .venv/bin/python tools/export_scenes.py --out ~/mha-scenes      # about 15 s
+    .venv/bin/python tools/export_scenes.py --out ~/mha-scenes      # time: docs/teaching.md
 
 Builds the lecture screen of ``notebooks/lecture.ipynb`` (same explorers, same settings) without a browser
 and saves, for each scene of :data:`mha_lib.explorers.scenes.SCENES`, the picture it opens with; for a scene
@@ -91,17 +91,22 @@ def page(png, width):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=Path.home() / "mha-scenes", help="folder to write into")
+    parser.add_argument("--out", type=Path, default=Path("~/mha-scenes"), help="folder to write into (default ~/mha-scenes)")
     parser.add_argument("--width", type=int, default=1920, help="picture width in pixels (default 1920)")
     args = parser.parse_args(argv)
     if not 200 <= args.width <= 4000:
         parser.error(f"--width {args.width}: choose 200 to 4000 pixels")
-    try:  # before a minute of drawing: the folder, and no folder where a file will go
+    if not str(args.out).strip() or str(args.out) == ".":
+        parser.error(f"--out {str(args.out)!r}: give the folder to write into, for example ~/mha-scenes")
+    args.out = args.out.expanduser()  # "~/scenes" in quotes, or from a script, is the home folder's
+    if args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out}: is a file, not a folder; choose a folder (it is created if missing)")
+    try:  # before the drawing: the folder, and no folder where a file will go
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / ".export_scenes_check").touch()
         (args.out / ".export_scenes_check").unlink()
-    except OSError as exc:
-        parser.error(f"--out {args.out}: {exc.strerror}; choose a folder you can write to")
+    except (OSError, ValueError) as exc:  # ValueError: a name the system cannot hold (a NUL character)
+        parser.error(f"--out {args.out}: {getattr(exc, 'strerror', None) or exc}; choose a folder you can write to")
     taken = [p.name for p in args.out.glob("*") if p.is_dir() and (p.suffix in (".png", ".pdf"))]
     if taken:
         parser.error(f"--out {args.out}: {', '.join(taken)} are folders where pictures would go; choose another folder")

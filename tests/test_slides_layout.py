@@ -1,0 +1,172 @@
+"""tools/slides_layout.py: a figure redrawn for a 13.33 x 7.5 inch slide (texts of 24 pt, at most two pages)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import export_slides  # noqa: E402
+import slides_layout  # noqa: E402
+
+sys.path.remove(str(ROOT / "tools"))
+
+pytestmark = pytest.mark.render
+TOKENS = ["humpty", "dumpty", "sat", "on"]
+DPI = 60  # the PNG files: small and quick; the sizes in points do not depend on it
+
+
+@pytest.fixture
+def layout(tmp_path):
+    """The layout module, writing into tmp_path, for the page the tool gives it."""
+    slides_layout.configure(tmp_path, export_slides.PAGE_W - 2 * export_slides.MARGIN,
+                            export_slides.PAGE_H - 2 * export_slides.MARGIN - export_slides.FOOTER_H, 24, DPI)
+    return slides_layout
+
+
+def figure(figsize):
+    """An empty figure with an Agg canvas (as in a kernel)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def page_min_text(page):
+    """The smallest text of a saved page in points on the 13.33 x 7.5 inch slide, as the tool computes it."""
+    png = Path(page["png"]).read_bytes()
+    return page["min_font"] * export_slides.page_scale(*export_slides.png_size(png), DPI)
+
+
+def page_fill(page):
+    """How much of the room above the footer the saved picture covers (0 to 1)."""
+    w, h = export_slides.png_size(Path(page["png"]).read_bytes())
+    s = export_slides.page_scale(w, h, DPI)
+    room = (export_slides.PAGE_W - 2 * export_slides.MARGIN,
+            export_slides.PAGE_H - 2 * export_slides.MARGIN - export_slides.FOOTER_H)
+    return (w / DPI * s) * (h / DPI * s) / (room[0] * room[1])
+
+
+def saved(layout, fig, tmp_path):
+    fig.draw_without_rendering()  # the colour bar makes its tick labels
+    layout.save_figure(fig)
+    return json.loads((tmp_path / f"{layout._index[0]:02d}.json").read_text())
+
+
+@pytest.mark.slow
+def test_a_grid_of_eight_heads_is_one_page_with_24pt_text_and_its_colour_bar(layout, tmp_path):
+    from mha_lib.explorers.grid import heads_picture
+
+    weights = np.random.default_rng(0).random((8, 4, 4))
+    weights /= weights.sum(-1, keepdims=True)
+    fig = heads_picture(weights, TOKENS, cbar_label="attention weight", title="all 8 heads")
+    before = layout.min_text(fig)
+    record = saved(layout, fig, tmp_path)
+    assert len(record["pages"]) == 1, "the eight heads are compared on one page"
+    page = record["pages"][0]
+    assert page["problems"] == [] and page_min_text(page) >= 24 - 1e-6, page
+    assert not page["numbers"], "32 numbers a panel do not fit at 24 pt: the colours and the colour bar stay"
+    svg = Path(page["svg"]).read_text()
+    assert "<!-- all 8 heads -->" in svg and "<!-- attention weight -->" in svg
+    assert all(f"<!-- {t} -->" in svg for t in ("0.0", "1.0")), "the colour bar keeps its ticks"
+    assert page_fill(page) > 0.6, "the grid fills the page"
+    assert layout.min_text(fig) == before, "the notebook's figure itself is left as it was"
+
+
+@pytest.mark.slow
+def test_two_pages_of_a_grid_keep_the_caption_the_colour_bar_and_the_masked_key(layout, tmp_path):
+    # Four causal heads with numbers in their cells: the numbers are the point, so two pages of two heads,
+    # each with the grid's caption, its colour bar with ticks and the "masked" key.
+    from mha_lib.explorers.grid import heads_picture
+
+    causal = np.tril(np.ones((4, 4), bool))
+    weights = np.where(causal, 1.0, 0.0) / causal.sum(-1, keepdims=True)
+    fig = heads_picture(np.stack([weights] * 4), TOKENS, cbar_label="attention weight", title="causal heads",
+                        mask=causal)
+    record = saved(layout, fig, tmp_path)
+    pages = record["pages"]
+    assert [p["part"] for p in pages] == ["part 1 of 2: panels 1, 2", "part 2 of 2: panels 3, 4"]
+    for page in pages:
+        assert page["problems"] == [] and page_min_text(page) >= 24 - 1e-6, page
+        assert page["numbers"]
+        svg = Path(page["svg"]).read_text()
+        assert "<!-- causal heads -->" in svg and "<!-- masked -->" in svg
+        assert "<!-- attention weight -->" in svg and "<!-- 1.00 -->" in svg
+        assert len(re.findall(r"<!-- 0\.\d\d -->", svg)) >= 2 * 4, "the colour bar's ticks and the cells"
+        assert page_fill(page) > 0.6, "two heads fill their page"
+
+
+def test_overlapping_text_is_reported(layout):
+    fig = figure((4, 3))
+    ax = fig.add_subplot()
+    ax.text(0.5, 0.5, "one label")
+    ax.text(0.52, 0.5, "another label")
+    assert any(p.startswith("overlap") for p in layout.problems_of(fig))
+    ax.texts[1].set_position((0.1, 0.1))
+    assert layout.problems_of(fig) == []
+
+
+def test_axis_name_touching_its_tick_labels_is_reported(layout):
+    # The text-against-text check lets boxes touch (a tenth of an em); an axis name on its tick labels
+    # needs its own check.
+    fig = figure((4, 3))
+    ax = fig.add_axes((0.4, 0.3, 0.5, 0.6))
+    ax.set_yticks([0, 1], ["dumpty", "sat"], fontsize=14)
+    ax.set_xticks([0, 1], ["humpty", "on"], fontsize=14)
+    ax.set_ylabel("query", fontsize=14, labelpad=-3)  # drawn into "dumpty"
+    ax.set_xlabel("key", fontsize=14, labelpad=10)
+    problems = layout.problems_of(fig)
+    assert any(p.startswith("axis name touches") and "query" in p for p in problems), problems
+    assert not any("key" in p for p in problems), problems
+    ax.yaxis.labelpad = 8
+    assert layout.problems_of(fig) == []
+
+
+def test_colour_bar_name_longer_than_its_bar_is_reported_and_put_on_two_lines(layout):
+    fig = figure((6, 3))
+    ax = fig.add_axes((0.1, 0.3, 0.5, 0.4))
+    cax = fig.add_axes((0.65, 0.3, 0.03, 0.4))
+    cbar = fig.colorbar(ax.imshow(np.eye(3)), cax=cax)
+    cbar.set_label("attention weight (causal mask)", fontsize=24)
+    assert any(p.startswith("colour-bar name longer") for p in layout.problems_of(fig))
+    assert layout.fit_cbar_labels(fig)
+    label = cax.yaxis.label
+    assert label.get_text() == "attention weight\n(causal mask)"
+    assert label.get_fontsize() >= 24 - 1e-9, "a name never shrinks under the floor"
+    cax.set_position((0.65, 0.05, 0.03, 0.9))  # a bar tall enough for the two lines
+    fig.set_size_inches(6, 5)
+    assert not any(p.startswith("colour-bar") for p in layout.problems_of(fig))
+
+
+def test_a_point_label_on_another_label_is_moved_to_a_free_place(layout):
+    # Notebook 05's tiny example: "v(token 2)" under "w = (0.00, 1.00)" once both grew to 24 pt.
+    fig = figure((8, 5))
+    ax = fig.add_axes((0.15, 0.15, 0.8, 0.8))
+    ax.plot([0, 1], [4, 2])
+    ax.set_xlim(-0.5, 1.5)
+    ax.set_ylim(1.5, 4.5)
+    ax.annotate("w = (0.00, 1.00)", (1, 2), xytext=(10, 0), textcoords="offset points", fontsize=24, va="center")
+    ax.annotate("v(token 2)", (1, 2), xytext=(5, -5), textcoords="offset points", fontsize=24, va="top")
+    problems = layout.problems_of(fig)
+    assert any(p.startswith("overlap") for p in problems), problems
+    assert layout.untangle(fig, problems) == []
+    assert layout.problems_of(fig) == []
+
+
+def test_a_colour_bar_several_panels_use_belongs_to_none_of_them(layout):
+    # A row of heads with the shared bar beside the last one: a page of the first heads keeps the bar too.
+    fig = figure((8, 3))
+    axes = [fig.add_axes((0.05 + 0.2 * k, 0.2, 0.15, 0.6)) for k in range(4)]
+    images = [ax.imshow(np.eye(3), vmin=0, vmax=1) for ax in axes]
+    cax = fig.add_axes((0.86, 0.2, 0.02, 0.6))
+    fig.colorbar(images[0], cax=cax)
+    units, cbars = layout.panels_and_bars(fig)
+    assert len(units) == 4 and layout.cbar_owners(units, cbars) == {}

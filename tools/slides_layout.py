@@ -1,0 +1,945 @@
+"""The slide tool's layout: a figure of the series redrawn for a talk, on a 13.33 x 7.5 inch (16:9) slide.
+
+``tools/export_slides.py`` runs each notebook in a kernel whose first cell calls :func:`install`. From then on,
+every matplotlib Figure a cell shows (a Figure that is a cell's value, or one turned into a still PNG with
+``mha_lib.explorers.toolkit.render_png``) goes through :func:`save_figure`, which draws a copy of it for a page:
+
+* the copy is drawn at page size; every text grows with it and to at least ``SETTINGS.floor`` points on the
+  page (larger texts stay larger: sizes keep their order), lines, ticks and markers grow too (at most twice);
+* the figure is laid out again for its new text sizes (:func:`layout_grid`): the panels back in their grid,
+  as large as their labels leave room for; a grid of heatmaps fills the page (its cells need not be square);
+  colour bars at the right with their ticks, the caption and the "masked" key kept;
+* the copy is checked (:func:`problems_of`): texts that overlap, run over another panel or out of the figure,
+  or are too big for the heatmap cell or diagram box they sit in. A figure with problems is tried without the
+  numbers in its heatmap cells (the colours and the colour bar stay), then in two parts, one page each: never
+  more than two pages, each with the figure's caption, colour bar and keys.
+
+Each figure becomes ``NN.png``, ``NN.svg`` (or ``NN_a``, ``NN_b`` for two pages) and ``NN.json``, a record
+of the pages (their files, smallest text, problems left, which panels) in ``SETTINGS.out``.
+
+The functions work on any Figure with an Agg canvas; ``tests/test_slides_layout.py`` calls them directly.
+This module lives beside the tool, not in ``mha_lib``: students never need it, and the kernel imports it from
+``tools/`` (:func:`install` is handed the folder).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import pickle
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.axis import Tick, XTick
+from matplotlib.backends.backend_agg import FigureCanvasAgg as Agg
+from matplotlib.collections import Collection
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+from matplotlib.text import Annotation, Text
+from matplotlib.transforms import Bbox, IdentityTransform
+
+PAD = 0.05  # inches of white around a saved figure
+LABEL_GAP = 0.3  # an axis name's distance from its tick labels, in ems of the name (at least)
+MAX_PAGES = 2  # a figure is shown on one page, or in two parts
+
+
+@dataclass
+class Settings:
+    """Where the pages go and what they hold; :func:`install` (or a test) sets them."""
+
+    out: Path = Path(".")  # the folder save_figure writes into
+    page: tuple = (13.333 - 0.4 - 2 * PAD - 0.05, 7.5 - 0.4 - 0.55 - 2 * PAD - 0.05)  # inches a figure may fill
+    floor: float = 24.0  # the smallest text on a page, in points at the page's size
+    dpi: float = 150.0  # the PNG files
+
+
+SETTINGS = Settings()
+_seen = []  # (png bytes, figure) drawn with render_png during the current cell
+_index = [0]  # figures seen so far in the notebook
+
+
+def configure(out, page_w, page_h, floor=24.0, dpi=150.0):
+    """Set :data:`SETTINGS`: write into ``out``; a figure may fill ``page_w`` x ``page_h`` inches (the page
+    without its margins and footer); texts of ``floor`` points or more; PNG files at ``dpi``."""
+    SETTINGS.out = Path(out)
+    SETTINGS.page = (page_w - 2 * PAD - 0.05, page_h - 2 * PAD - 0.05)  # pixels round up
+    SETTINGS.floor = float(floor)
+    SETTINGS.dpi = float(dpi)
+    _index[0] = 0
+
+
+def install(shell, out, page_w, page_h, floor=24.0, dpi=150.0):
+    """In a kernel: configure, draw thicker lines, and save every figure a cell shows (see the module's text)."""
+    configure(out, page_w, page_h, floor, dpi)
+    # Thicker lines and larger markers; they grow again with the figure when it is drawn at page size.
+    mpl.rcParams.update({"lines.linewidth": 3.0, "axes.linewidth": 1.5, "patch.linewidth": 1.5,
+                         "xtick.major.width": 1.5, "ytick.major.width": 1.5, "lines.markersize": 9})
+    try:
+        import mha_lib.explorers as explorers
+        from mha_lib.explorers import toolkit
+    except ImportError:
+        explorers = toolkit = None
+    if toolkit is not None:
+        render_png = toolkit.render_png
+
+        def wrapped(fig, *args, **kwargs):
+            png = render_png(fig, *args, **kwargs)
+            _seen.append((png, fig))
+            return png
+
+        toolkit.render_png = wrapped
+        toolkit.KEEP_PNGS = 0  # every picture is drawn through render_png (a kept PNG would hide its figure)
+        if hasattr(explorers, "render_png"):
+            explorers.render_png = wrapped
+    shell.events.register("post_run_cell", _post_run)
+
+
+def _post_run(result):
+    value = result.result
+    try:
+        if isinstance(value, Figure):
+            save_figure(value)
+        elif type(value).__name__ == "Image" and getattr(value, "data", None):
+            for png, fig in reversed(_seen):
+                if png == value.data:
+                    save_figure(fig)
+                    break
+            else:
+                _index[0] += 1  # a picture this module cannot redraw: the tool keeps its stored PNG
+    finally:
+        _seen.clear()
+
+
+def walk(artist):
+    # The artists a draw shows: not the invisible ones and their children, not the axis decorations of an
+    # axes drawn without axis, not the ticks outside the view limits.
+    if not artist.get_visible():
+        return
+    if isinstance(artist, Tick):
+        lo, hi = sorted(artist.axes.get_xlim() if isinstance(artist, XTick) else artist.axes.get_ylim())
+        if not lo - 1e-9 * (hi - lo) <= artist.get_loc() <= hi + 1e-9 * (hi - lo):
+            return
+    yield artist
+    hidden = ()
+    if isinstance(artist, Axes) and not artist.axison:
+        hidden = (artist.xaxis, artist.yaxis, *artist.spines.values())
+    for child in artist.get_children():
+        if not any(child is h for h in hidden):
+            yield from walk(child)
+
+
+def shown_texts(fig):
+    return [a for a in walk(fig) if isinstance(a, Text) and str(a.get_text()).strip()]
+
+
+def min_text(fig):
+    sizes = [t.get_fontsize() for t in shown_texts(fig)]
+    return min(sizes) if sizes else 0.0
+
+
+def cell_texts(fig, hide=False):
+    # Cell numbers drawn as bitmaps into the Agg canvas (fast; text only in a vector file): as Text artists,
+    # where and in the colour CellNumbers.cells says (data coordinates: through the identity transform).
+    added = []
+    for art in fig.findobj(lambda a: type(a).__name__ == "CellNumbers"):
+        if art.values is None or not art.get_visible() or not art.get_figure() or not art.axes.get_visible():
+            continue
+        for x, y, text, white in art.cells(IdentityTransform()):
+            added.append(art.axes.text(x, y, text, ha="center", va="center", fontsize=art.fontsize,
+                                       color="white" if white else "black"))
+            added[-1]._slides_cell = True  # a cell's number
+        if hide:
+            art.set_visible(False)
+    return added
+
+
+def talk_copy(fig, numbers=True):
+    """A copy to change freely (a later cell may draw the original again), its cell numbers as texts (or none,
+    when not ``numbers``); None if it cannot be copied."""
+    try:
+        copy = pickle.loads(pickle.dumps(fig))
+    except Exception:
+        return None
+    Agg(copy)
+    if numbers:
+        cell_texts(copy, hide=True)
+    else:
+        for art in copy.findobj(lambda a: type(a).__name__ == "CellNumbers"):
+            art.set_visible(False)
+    return copy
+
+
+def has_cell_numbers(fig):
+    """True when some heatmap of the figure shows numbers in its cells."""
+    return any(art.values is not None and art.get_visible() and art.axes.get_visible()
+               for art in fig.findobj(lambda a: type(a).__name__ == "CellNumbers"))
+
+
+def grow_figure(fig, factor, texts, spread=0.3):
+    # Draw the figure `factor` times larger: every text grows at least as much, and to SETTINGS.floor points or more,
+    # keeping the order of sizes (a title stays larger than a tick label; the spread compressed: size ** 0.3);
+    # lines, ticks and marks grow too, at most twice as thick (the notebook's lines are thick already).
+    smallest = min(t.get_fontsize() for t in texts)
+    grow = min(factor, 1.25 * SETTINGS.floor / smallest)  # a small panel drawn page-high: text not past 30 pt
+    def target(size):
+        return max(size * grow, SETTINGS.floor * (size / smallest) ** spread)
+    lines = min(factor, 2.0)
+    w, h = fig.get_size_inches()
+    renderer = fig.canvas.get_renderer()
+    pads = []  # a title's distance from its panel, in points, grows with the title (a line may sit below it)
+    for ax in fig.axes:
+        if ax.get_visible():
+            top = ax.get_window_extent(renderer).y1
+            for loc, t in titles_of(ax):
+                gap = (t.get_window_extent(renderer).y0 - top) * 72 / fig.dpi
+                pads.append((ax, loc, t, gap + 0.25 * t.get_fontsize()))  # the pad is measured from the baseline
+    fig.set_size_inches(w * factor, h * factor)
+    skip = set()
+    for ax in fig.axes:
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            for which, tks in (("major", axis.get_major_ticks()), ("minor", axis.get_minor_ticks())):
+                if not tks:
+                    continue
+                for t in tks:
+                    skip.update(id(a) for a in (t.label1, t.label2, t.tick1line, t.tick2line, t.gridline))
+                t0 = tks[0]
+                ax.tick_params(axis=name, which=which, labelsize=target(t0.label1.get_fontsize()),
+                               width=t0.tick1line.get_markeredgewidth() * lines,
+                               length=t0.tick1line.get_markersize() * lines, pad=t0.get_pad() * lines)
+    most = max(target(t.get_fontsize()) / t.get_fontsize() for t in texts)
+    for ax, loc, t, pad in pads:
+        props, color, old = t.get_fontproperties().copy(), t.get_color(), t.get_fontsize()
+        # a wide gap holds a line of smaller text (the step view's shapes): it grows as that text does
+        ratio = most if pad > 0.8 * old else target(old) / old
+        ax.set_title(t.get_text(), loc=loc, pad=max(pad, 0.0) * ratio * 1.1)
+        t.set_fontproperties(props)
+        t.set_color(color)
+    for t in texts:
+        if id(t) not in skip:
+            old = t.get_fontsize()
+            t.set_fontsize(target(old))
+            if isinstance(t, Annotation) and t.anncoords in ("offset points", "offset pixels"):
+                x, y = t.xyann  # a label set off from its point by some points: set off as much more
+                t.xyann = (x * t.get_fontsize() / old, y * t.get_fontsize() / old)
+    for ax in fig.axes:  # an axis name sits a third of its height from its tick labels (the notebook: 2 pt)
+        for axis in (ax.xaxis, ax.yaxis):
+            if str(axis.label.get_text()).strip():
+                axis.labelpad = max(axis.labelpad * lines, LABEL_GAP * axis.label.get_fontsize())
+    for art in fig.findobj():
+        if isinstance(art, Text) or art is fig or id(art) in skip:
+            continue
+        if hasattr(art, "get_linewidth") and hasattr(art, "set_linewidth"):
+            lw = art.get_linewidth()
+            art.set_linewidth(np.asarray(lw) * lines if np.ndim(lw) else lw * lines)
+        if isinstance(art, Line2D):
+            art.set_markersize(art.get_markersize() * lines)
+            art.set_markeredgewidth(art.get_markeredgewidth() * lines)
+        if isinstance(art, FancyArrowPatch):
+            art.set_mutation_scale(art.get_mutation_scale() * lines)
+        if isinstance(art, Collection) and hasattr(art, "get_sizes") and len(art.get_sizes()):
+            art.set_sizes(np.asarray(art.get_sizes()) * lines ** 2)
+
+
+def panels_and_bars(fig):
+    # The panels of a figure (visible axes with something in them; twins, which share a box, together) and
+    # its colour bars (axes with a colour bar's outline).
+    groups, cbars = {}, []
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        if "outline" in ax.spines:
+            cbars.append(ax)
+            continue
+        if not (ax.has_data() or ax.texts or ax.patches or ax.images):
+            continue
+        key = tuple(round(v, 3) for v in ax.get_position().extents)
+        groups.setdefault(key, []).append(ax)
+    return list(groups.values()), cbars
+
+
+def label_room(fig, renderer, axes):
+    # Inches the labels of these axes take beyond their box: left, right, bottom, top.
+    tight = Bbox.union([ax.get_tightbbox(renderer) for ax in axes])
+    box = Bbox.union([ax.get_window_extent(renderer) for ax in axes])
+    d = fig.dpi
+    return (max(0.0, (box.x0 - tight.x0) / d), max(0.0, (tight.x1 - box.x1) / d),
+            max(0.0, (box.y0 - tight.y0) / d), max(0.0, (tight.y1 - box.y1) / d))
+
+
+def cluster(values, tol):
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    labels, k = [0] * len(values), 0
+    for a, b in zip(order, order[1:]):
+        if values[b] - values[a] > tol:
+            k += 1
+        labels[b] = k
+    return labels, k + 1
+
+
+def colour_key(mappable):
+    """(colour map name, limits) of an image or a colour bar's mesh: what two of them share to share a scale."""
+    lo, hi = mappable.get_clim()
+    return mappable.get_cmap().name, None if lo is None or hi is None else (round(lo, 6), round(hi, 6))
+
+
+def scale_of(cax):
+    """The colour maps and limits a colour bar shows."""
+    return {colour_key(m) for m in (*cax.collections, *cax.images) if hasattr(m, "get_clim")}
+
+
+def cbar_owners(units, cbars):
+    """{colour bar: panel}: a colour bar beside one panel (about as tall as it) belongs to it, unless other
+    panels use its colours too; one beside several, or whose scale several panels share (a grid's shared
+    scale), belongs to none and goes at the right."""
+    boxes = [Bbox.union([ax.get_position() for ax in u]) for u in units]
+    maps = [{colour_key(im) for ax in u for im in ax.images} for u in units]
+    owner = {}
+    for c, cax in enumerate(cbars):
+        cb = cax.get_position()
+        near = [i for i, b in enumerate(boxes) if b.x1 <= cb.x0 + 1e-3 and cb.height <= 1.3 * b.height
+                and min(b.y1, cb.y1) - max(b.y0, cb.y0) > 0.5 * cb.height]
+        if near and sum(bool(scale_of(cax) & m) for m in maps) <= 1:
+            owner[c] = max(near, key=lambda i: boxes[i].x1)
+    return owner
+
+
+def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=True):
+    """Lay the panels out again in their grid on a figure of ``size`` inches, as large as the labels (measured
+    at their new size) leave room for, each panel keeping its shape; colour bars at the right, as tall as
+    the grid. Figure-level texts (a caption) keep their place at the top or bottom; a figure legend (the
+    "masked" key) goes at the top right. With ``fill``, a grid of several heatmaps of one shape fills the
+    page: its cells may become up to twice as tall as wide or the other way round. False: no room."""
+    W0, H0 = fig.get_size_inches()
+    boxes = [Bbox.union([ax.get_position() for ax in u]) for u in units]
+    wh = [(b.width * W0, b.height * H0) for b in boxes]
+    cols, nc = cluster([(b.x0 + b.x1) / 2 for b in boxes], 0.3 * min(b.width for b in boxes))
+    rows, nr = cluster([-(b.y0 + b.y1) / 2 for b in boxes], 0.3 * min(b.height for b in boxes))
+    cb_w = [ax.get_position().width * W0 for ax in cbars]
+    owner = cbar_owners(units, cbars)
+    shared = [c for c in range(len(cbars)) if c not in owner]
+    W, H = size
+    fig.set_size_inches(W, H)
+    fig.set_layout_engine("none")
+    for _ in range(3):
+        fig.draw_without_rendering()
+        renderer = fig.canvas.get_renderer()
+        before = [tuple(ax.get_position().bounds) for ax in fig.axes]
+        deco = [list(label_room(fig, renderer, u)) for u in units]
+        cdeco = [label_room(fig, renderer, [c]) for c in cbars]
+        for c, i in owner.items():
+            deco[i][1] += 0.2 + cdeco[c][0] + cb_w[c] + cdeco[c][1]
+        top_res = bottom_res = 0.0
+        legends = [leg for leg in fig.legends if leg.get_visible()]
+        for leg in legends:
+            top_res = max(top_res, leg.get_window_extent(renderer).height / fig.dpi + 0.05)
+        for t in fig.texts:
+            if t.get_visible() and str(t.get_text()).strip():
+                e = t.get_window_extent(renderer)
+                if (e.y0 + e.y1) / 2 > fig.bbox.height / 2:
+                    top_res = max(top_res, H - e.y0 / fig.dpi)
+                else:
+                    bottom_res = max(bottom_res, e.y1 / fig.dpi)
+        col_l = [max(deco[i][0] for i in range(len(units)) if cols[i] == c) for c in range(nc)]
+        col_r = [max(deco[i][1] for i in range(len(units)) if cols[i] == c) for c in range(nc)]
+        row_b = [max(deco[i][2] for i in range(len(units)) if rows[i] == r) for r in range(nr)]
+        row_t = [max(deco[i][3] for i in range(len(units)) if rows[i] == r) for r in range(nr)]
+        cbar_total = sum(gap + cdeco[c][0] + cb_w[c] + cdeco[c][1] for c in shared)
+        avail_w = W - 2 * pad - sum(col_l) - sum(col_r) - gap * (nc - 1) - cbar_total
+        avail_h = H - 2 * pad - top_res - bottom_res - sum(row_t) - sum(row_b) - gap * (nr - 1)
+        if avail_w <= 0.5 or avail_h <= 0.5:
+            return False
+        strip = max(wh[0]) > 3 * min(wh[0]) and all(ax.get_aspect() == "auto" for ax in units[0])
+        if len(units) == 1 and (strip or stretch or not any(ax.images for ax in units[0])):
+            wh = [(avail_w, avail_h)]  # one plot, diagram or long strip of numbers alone takes the whole page
+        elif fill and len(units) > 1 and uniform_heatmaps(units, wh):
+            w, h = avail_w / nc, avail_h / nr  # the grid fills the page; a cell at most twice as tall as wide
+            shape = wh[0][0] / wh[0][1]
+            w, h = min(w, 2 * shape * h), min(h, 2 * w / shape)
+            wh = [(w, h)] * len(units)
+            for ax in (ax for u in units for ax in u):
+                ax.set_aspect("auto")
+        z = min(min(avail_w / nc / w, avail_h / nr / h) for w, h in wh)
+        col_w = [max(wh[i][0] * z for i in range(len(units)) if cols[i] == c) for c in range(nc)]
+        row_h = [max(wh[i][1] * z for i in range(len(units)) if rows[i] == r) for r in range(nr)]
+        total_w = sum(col_l) + sum(col_w) + sum(col_r) + gap * (nc - 1) + cbar_total
+        total_h = sum(row_t) + sum(row_h) + sum(row_b) + gap * (nr - 1)
+        x = [(W - total_w) / 2]
+        for c in range(nc):
+            x.append(x[-1] + col_l[c] + col_w[c] + col_r[c] + gap)
+        y_top = H - pad - top_res - (H - 2 * pad - top_res - bottom_res - total_h) / 2
+        y = [y_top]
+        for r in range(nr):
+            y.append(y[-1] - row_t[r] - row_h[r] - row_b[r] - gap)
+        for i, u in enumerate(units):
+            c, r = cols[i], rows[i]
+            w, h = wh[i][0] * z, wh[i][1] * z
+            x0 = x[c] + col_l[c] + (col_w[c] - w) / 2
+            y1 = y[r] - row_t[r] - (row_h[r] - h) / 2
+            for ax in u:
+                ax.set_position((x0 / W, (y1 - h) / H, w / W, h / H))
+            right = x0 + w + label_room(fig, renderer, u)[1]
+            for c in (c for c, j in owner.items() if j == i):
+                right += 0.2 + cdeco[c][0]
+                cbars[c].set_position((right / W, (y1 - h) / H, cb_w[c] / W, h / H))
+                right += cb_w[c] + cdeco[c][1]
+        grid_top = y[0] - row_t[0]
+        grid_bottom = y[nr] + gap + row_b[nr - 1]
+        xc = x[nc] - gap
+        for c in shared:
+            xc += gap + cdeco[c][0]
+            cbars[c].set_position((xc / W, grid_bottom / H, cb_w[c] / W, (grid_top - grid_bottom) / H))
+            xc += cb_w[c] + cdeco[c][1]
+        for k, leg in enumerate(legends):  # drawn again at its text's size: its patch grows with its words
+            texts = leg.get_texts()
+            size = max(t.get_fontsize() for t in texts) if texts else leg._fontsize
+            new = fig.legend(handles=leg.legend_handles, labels=[t.get_text() for t in texts], fontsize=size,
+                             loc="upper right", bbox_to_anchor=(1 - pad / W, 1 - pad / H),
+                             bbox_transform=fig.transFigure, frameon=False, handlelength=1.2, borderaxespad=0)
+            leg.remove()
+            legends[k] = new
+        if np.allclose([ax.get_position().bounds for ax in fig.axes], before, atol=0.002):
+            break  # placed where its labels were measured: another round would change nothing
+    return True
+
+
+def uniform_heatmaps(units, wh):
+    """True when every panel is one heatmap and all have the same size (a grid of heads)."""
+    return all(len(u) == 1 and u[0].images for u in units) and \
+        all(abs(w - wh[0][0]) < 0.02 * wh[0][0] and abs(h - wh[0][1]) < 0.02 * wh[0][1] for w, h in wh)
+
+
+def holder_of(t, renderer):
+    # (width, height, share) in pixels of the heatmap cell or diagram box a text sits in, or None; share:
+    # how much of the width the text may take (numbers side by side need a gap).
+    own = t.axes
+    if own is None:
+        return None
+    x0, y0, x1, y1 = t.get_window_extent(renderer).extents
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    holders = []
+    for im in own.images:
+        if not isinstance(im, AxesImage) or not im.get_visible():
+            continue
+        rows, cols = im.get_array().shape[:2]
+        l, r, b_, tp = im.get_extent()
+        (px0, py0), (px1, py1) = own.transData.transform([(l, b_), (r, tp)])
+        if min(px0, px1) <= cx <= max(px0, px1) and min(py0, py1) <= cy <= max(py0, py1):
+            holders.append((abs(px1 - px0) / cols, abs(py1 - py0) / rows, 0.88))
+    for p in own.patches:
+        if isinstance(p, (FancyBboxPatch, Rectangle)) and p.get_visible():
+            b = p.get_window_extent(renderer)
+            if b.x0 <= cx <= b.x1 and b.y0 <= cy <= b.y1:
+                holders.append((b.width, b.height, 0.98))
+    return min(holders, key=lambda h: h[0] * h[1]) if holders else None
+
+
+def titles_of(ax):
+    # The title Texts of an axes (centre, left, right) that have text.
+    names = [ax.get_title(loc) for loc in ("center", "left", "right")]
+    found = []
+    for child in ax.get_children():
+        if isinstance(child, Text) and child not in ax.texts and child.get_text() and child.get_text() in names:
+            loc = ("center", "left", "right")[names.index(child.get_text())]
+            found.append((loc, child))
+    return found
+
+
+def wrap_long(fig):
+    # Words, not letters, when a text grew wider than its place: a title wider than its panel, a caption
+    # wider than the page, a label wider than its box (never inside a word or a $...$ formula).
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    changed = False
+    titles = {id(t): ax for ax in fig.axes for _, t in titles_of(ax)}
+    # a legend's entries: the legend is placed (and sized) around its texts by matplotlib, not broken up
+    legends = {id(t) for leg in (*fig.legends, *(ax.get_legend() for ax in fig.axes)) if leg is not None
+               for t in leg.get_texts()}
+    for t in shown_texts(fig):
+        text = str(t.get_text())
+        if text.count("$") % 2 or " " not in text.strip() or t.get_rotation() or id(t) in legends:
+            continue
+        width = t.get_window_extent(renderer).width
+        if id(t) in titles:
+            limit = titles[id(t)].get_window_extent(renderer).width * 1.1
+        else:
+            holder = holder_of(t, renderer)
+            b, room = t.get_window_extent(renderer), fig.bbox.width - 0.2 * fig.dpi
+            free = {"left": room - b.x0, "right": b.x1, "center": 2 * min((b.x0 + b.x1) / 2, room - (b.x0 + b.x1) / 2)}
+            limit = holder[0] * holder[2] if holder else free.get(t.get_horizontalalignment(), room)
+        if width <= limit:
+            continue
+        chars = max(6, int(max(len(line) for line in text.split("\n")) * limit / width * 0.95))
+        parts = text.split("$")  # spaces inside a formula are not places to break
+        glued = "$".join(part.replace(" ", "\0") if k % 2 else part for k, part in enumerate(parts))
+        wrapped = "\n".join(textwrap.fill(line, chars, break_long_words=False, break_on_hyphens=False)
+                            for line in glued.split("\n")).replace("\0", " ")
+        if wrapped != text:
+            t.set_text(wrapped)
+            changed = True
+    return changed
+
+
+def problems_of(fig):
+    # Texts that overlap each other, run over another panel, or out of the cell or box they label.
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    texts = shown_texts(fig)
+    boxes = []
+    for t in texts:
+        # texts that touch side by side read as one ("0.000.00"): a tenth of an em of space on each side
+        b = t.get_window_extent(renderer)
+        em = t.get_fontsize() * fig.dpi / 72
+        if abs(t.get_rotation() % 180 - 90) < 1:  # written upwards
+            dx, dy = -min(3.0, 0.08 * b.width), 0.1 * em
+        else:
+            dx, dy = 0.1 * em, -min(3.0, 0.08 * b.height)
+        boxes.append((b.x0 - dx, b.y0 - dy, b.x1 + dx, b.y1 + dy))
+    B = np.array(boxes).reshape(-1, 4)
+    found = []
+    fw, fh = fig.bbox.width, fig.bbox.height
+    def name(t):
+        return repr(str(t.get_text())[:30])
+    for i, t in enumerate(texts):
+        x0, y0, x1, y1 = B[i]
+        if x0 + dx < 0 or y0 + dy < 0 or x1 - dx > fw or y1 - dy > fh:
+            found.append("cut off: " + name(t))
+        hit = (np.minimum(B[i + 1:, 2], x1) > np.maximum(B[i + 1:, 0], x0)) & \
+              (np.minimum(B[i + 1:, 3], y1) > np.maximum(B[i + 1:, 1], y0))
+        for j in np.nonzero(hit)[0] + i + 1:
+            u = texts[j]
+            if t.get_rotation() and t.get_rotation() == u.get_rotation():
+                continue  # turned labels side by side: their boxes overlap, their letters need not
+            found.append("overlap: %s / %s" % (name(t), name(u)))
+    found += label_problems(fig, renderer)
+    axes_boxes = [(ax, ax.get_window_extent(renderer)) for ax in fig.axes if ax.get_visible()]
+    for t in texts:
+        x0, y0, x1, y1 = t.get_window_extent(renderer).extents
+        own = t.axes
+        own_box = own.get_window_extent(renderer).extents if own is not None else None
+        for ax, b in axes_boxes:
+            if ax is own or own_box is not None and np.allclose(b.extents, own_box):
+                continue
+            if min(x1, b.x1) > max(x0, b.x0) and min(y1, b.y1) > max(y0, b.y0):
+                found.append("runs over a panel: " + name(t))
+                break
+        holder = holder_of(t, renderer)
+        if holder:
+            cw, ch, room = holder
+            if x1 - x0 > room * cw or y1 - y0 > 0.95 * ch:
+                found.append("too big for its cell or box: " + name(t))
+    return found
+
+
+def label_side(axis):
+    # Where an axis name sits: "bottom", "top", "left" or "right" of its axes.
+    return axis.get_label_position()
+
+
+def tick_box(axis, renderer, side):
+    # The box around the tick labels on the side of the axis name, or None.
+    labels = [t for t in (axis.get_ticklabels() + axis.get_ticklabels(minor=True)) if t.get_visible()
+              and str(t.get_text()).strip()]
+    ax = axis.axes
+    lo, hi = sorted(ax.get_xlim() if axis is ax.xaxis else ax.get_ylim())
+    boxes = []
+    for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+        if not tick.get_visible() or not lo - 1e-9 * (hi - lo) <= tick.get_loc() <= hi + 1e-9 * (hi - lo):
+            continue
+        label = tick.label1 if side in ("bottom", "left") else tick.label2
+        if label.get_visible() and any(label is t for t in labels):
+            boxes.append(label.get_window_extent(renderer))
+    return Bbox.union(boxes) if boxes else None
+
+
+def label_problems(fig, renderer):
+    # What the text-against-text check misses: an axis name that touches its tick labels (less than a tenth
+    # of an em between them), and a colour bar's name longer than its bar or past the figure's edge.
+    found = []
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison:
+            continue
+        for axis in (ax.xaxis, ax.yaxis):
+            label = axis.label
+            if not label.get_visible() or not str(label.get_text()).strip():
+                continue
+            side = label_side(axis)
+            lb = label.get_window_extent(renderer)
+            tb = tick_box(axis, renderer, side)
+            if tb is not None:
+                gap = {"bottom": tb.y0 - lb.y1, "top": lb.y0 - tb.y1,
+                       "left": tb.x0 - lb.x1, "right": lb.x0 - tb.x1}[side]
+                if gap < 0.1 * label.get_fontsize() * fig.dpi / 72:
+                    found.append("axis name touches its tick labels: %r" % str(label.get_text())[:30])
+            if "outline" in ax.spines and axis is (ax.yaxis if ax.get_position().height >= ax.get_position().width
+                                                   else ax.xaxis):
+                bar = ax.get_window_extent(renderer)
+                tol = 0.05 * label.get_fontsize() * fig.dpi / 72
+                longer = (lb.height > bar.height + tol) if axis is ax.yaxis else (lb.width > bar.width + tol)
+                outside = lb.x0 < -tol or lb.y0 < -tol or lb.x1 > fig.bbox.width + tol or lb.y1 > fig.bbox.height + tol
+                if longer or outside:
+                    found.append("colour-bar name longer than its bar: %r" % str(label.get_text())[:30])
+    return found
+
+
+def fit_cbar_labels(fig):
+    # A colour bar's name longer than its bar: on two lines (broken at the space nearest its middle, never
+    # inside a $...$ formula), and if still too long, smaller, but not under the floor. True: something changed.
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    changed = False
+    for ax in fig.axes:
+        if not ax.get_visible() or "outline" not in ax.spines:
+            continue
+        upright = ax.get_position().height >= ax.get_position().width
+        label = (ax.yaxis if upright else ax.xaxis).label
+        text = str(label.get_text())
+        if not text.strip():
+            continue
+        bar = ax.get_window_extent(renderer)
+        room = bar.height if upright else bar.width
+        def length():
+            b = label.get_window_extent(renderer)
+            return b.height if upright else b.width
+        if length() <= room:
+            continue
+        if "\n" not in text:
+            spaces, inside = [], False
+            for k, ch in enumerate(text):
+                if ch == "$":
+                    inside = not inside
+                elif ch == " " and not inside:
+                    spaces.append(k)
+            if spaces:
+                k = min(spaces, key=lambda k: abs(k - len(text) / 2))
+                label.set_text(text[:k] + "\n" + text[k + 1:])
+                changed = True
+        size = label.get_fontsize()
+        if length() > room and size > SETTINGS.floor:
+            label.set_fontsize(max(SETTINGS.floor, size * room / length()))
+            changed = True
+    return changed
+
+
+def obstacles(ax, renderer):
+    # The boxes and arrows of an axes (a diagram's boxes, arrows; a plot's frames), as display boxes.
+    return [(p, p.get_window_extent(renderer)) for p in ax.patches if p.get_visible()
+            and isinstance(p, (FancyBboxPatch, Rectangle, FancyArrowPatch))]
+
+
+def meets(a, b, margin=0.0):
+    return min(a.x1, b.x1) + margin > max(a.x0, b.x0) and min(a.y1, b.y1) + margin > max(a.y0, b.y0)
+
+
+def untangle(fig, problems, budget=40):
+    # What the re-layout cannot do for a diagram or a plot with labelled points: a label that overlaps
+    # another text is moved to the nearest free place (within its panel, off every box and arrow it was not
+    # already on); a diagram box too small for its grown text grows around its centre, when that covers
+    # no other text or box. Each change is kept only if the figure has fewer problems with it.
+    renderer = fig.canvas.get_renderer()
+    count = len(problems)
+    for t in shown_texts(fig):
+        if budget <= 0 or not count:
+            break
+        ax = t.axes
+        if ax is None or t in (ax.xaxis.label, ax.yaxis.label) or any(t is x for _, x in titles_of(ax)) \
+                or any(t is x for x in ax.get_xticklabels() + ax.get_yticklabels()):
+            continue
+        name = repr(str(t.get_text())[:30])
+        mine = [p for p in problems if name in p]
+        if not mine:
+            continue
+        box = t.get_window_extent(renderer)
+        holder = holder_of(t, renderer)
+        patch = None
+        if holder and any(p.startswith("too big") for p in mine):
+            cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
+            for p, b in obstacles(ax, renderer):
+                if isinstance(p, FancyBboxPatch) and b.x0 <= cx <= b.x1 and b.y0 <= cy <= b.y1 \
+                        and abs(b.width - holder[0]) < 1 and abs(b.height - holder[1]) < 1:
+                    patch = p
+        if patch is not None:  # grow the box around its centre to hold its text
+            old = (patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height())
+            b = patch.get_window_extent(renderer)
+            sx = max(1.0, (box.width / 0.9 + 0.3 * t.get_fontsize() * fig.dpi / 72) / b.width)
+            sy = max(1.0, box.height / 0.9 / b.height)
+            grow_x, grow_y = old[2] * (sx - 1), old[3] * (sy - 1)
+            patch.set_x(old[0] - grow_x / 2)
+            patch.set_width(old[2] + grow_x)
+            patch.set_y(old[1] - grow_y / 2)
+            patch.set_height(old[3] + grow_y)
+            nb = patch.get_window_extent(renderer)
+            others = [o for o in shown_texts(fig) if o is not t and o.axes is ax
+                      and meets(o.get_window_extent(renderer), nb)]
+            hits = [q for q, qb in obstacles(ax, renderer) if q is not patch
+                    and isinstance(q, FancyBboxPatch) and meets(qb, nb) and not meets(qb, b)]
+            budget -= 1
+            now = problems_of(fig) if not others and not hits else None
+            if now is not None and len(now) < count:
+                problems, count = now, len(now)
+                continue
+            patch.set_x(old[0]); patch.set_y(old[1]); patch.set_width(old[2]); patch.set_height(old[3])
+            continue
+        centred = t.get_horizontalalignment() == "center" and t.get_verticalalignment() in ("center", "center_baseline")
+        if holder and centred or not any(p.startswith("overlap") for p in mine):
+            continue  # the text of a box or cell stays there
+        # move the label: offsets of half its width / its height, nearest first
+        w, h = box.width, box.height
+        def within(inner, outer):
+            return outer.x0 <= inner.x0 and inner.x1 <= outer.x1 and outer.y0 <= inner.y0 and inner.y1 <= outer.y1
+        # how the label sits to each box and arrow: inside it (stays inside, off its edge), off it (stays
+        # off), across it (anything)
+        before = {id(p): "in" if within(box, b) else "across" if meets(b, box) else "off"
+                  for p, b in obstacles(ax, renderer)}
+        frame = ax.get_window_extent(renderer)
+        steps = sorted(((dx * w, dy * h) for dx, dy in itertools.product((0, -0.5, 0.5, -1, 1), (0, 1.2, -1.2, 2.4, -2.4))
+                        if dx or dy), key=lambda d: d[0] ** 2 + d[1] ** 2)
+        is_offset = isinstance(t, Annotation) and t.anncoords in ("offset points", "offset pixels")
+        if not is_offset and t.get_transform() is not ax.transData:
+            continue
+        start = t.xyann if is_offset else t.get_position()
+        def place(dx, dy):
+            if is_offset:
+                k = 72 / fig.dpi if t.anncoords == "offset points" else 1.0
+                t.xyann = (start[0] + dx * k, start[1] + dy * k)
+            else:
+                px, py = ax.transData.transform(start)
+                t.set_position(tuple(ax.transData.inverted().transform((px + dx, py + dy))))
+        kept = False
+        for dx, dy in steps:
+            nb = Bbox.from_extents(box.x0 + dx, box.y0 + dy, box.x1 + dx, box.y1 + dy)
+            if not within(nb, frame):
+                continue
+            if any(before.get(id(p)) == "off" and meets(b, nb) or before.get(id(p)) == "in" and not within(nb, b)
+                   for p, b in obstacles(ax, renderer)):
+                continue
+            place(dx, dy)
+            budget -= 1
+            now = problems_of(fig)
+            if len(now) < count:
+                problems, count, kept = now, len(now), True
+                break
+            if budget <= 0:
+                break
+        if not kept:
+            place(0, 0)
+    return problems
+
+
+def write_files(fig, stem):
+    fig.savefig(str(stem) + ".png", dpi=SETTINGS.dpi, bbox_inches="tight", pad_inches=PAD)
+    fig.savefig(str(stem) + ".svg", bbox_inches="tight", pad_inches=PAD)
+    return {"png": str(stem) + ".png", "svg": str(stem) + ".svg", "min_font": float(min_text(fig))}
+
+
+def share_labels(fig, shown):
+    # A grid labels its keys under the bottom row and its queries left of the first column only; the
+    # panels shown without those get the labels of their column (row) under the lowest (left of the first).
+    for ax in shown:
+        p = ax.get_position()
+        for which in ("x", "y"):
+            if any(o is not ax and (abs(o.get_position().x0 - p.x0) < 1e-3 and o.get_position().y0 < p.y0 - 1e-3
+                                    if which == "x" else
+                                    abs(o.get_position().y0 - p.y0) < 1e-3 and o.get_position().x0 < p.x0 - 1e-3)
+                   for o in shown):
+                continue  # a panel below (to the left) carries them
+            axis = ax.xaxis if which == "x" else ax.yaxis
+            if any(t.get_text() for t in axis.get_ticklabels()):
+                continue
+            for other in fig.axes:
+                if other is ax or "outline" in other.spines:
+                    continue
+                a, o = ax.get_position(), other.get_position()
+                same = (abs(a.x0 - o.x0) < 1e-3 and abs(a.width - o.width) < 1e-3 if which == "x" else
+                        abs(a.y0 - o.y0) < 1e-3 and abs(a.height - o.height) < 1e-3)
+                oaxis = other.xaxis if which == "x" else other.yaxis
+                labels = oaxis.get_ticklabels()
+                lim = (ax.get_xlim(), other.get_xlim()) if which == "x" else (ax.get_ylim(), other.get_ylim())
+                if not same or not any(t.get_text() for t in labels) or not np.allclose(*lim):
+                    continue
+                first = labels[0]
+                setter = ax.set_xticks if which == "x" else ax.set_yticks
+                setter(oaxis.get_ticklocs(), labels=[t.get_text() for t in labels],
+                       fontsize=first.get_fontsize(), rotation=first.get_rotation(), ha=first.get_ha())
+                ax.tick_params(axis=which, **({"labelbottom": True} if which == "x" else {"labelleft": True}))
+                label = other.get_xlabel() if which == "x" else other.get_ylabel()
+                if label and not (ax.get_xlabel() if which == "x" else ax.get_ylabel()):
+                    src = other.xaxis.label if which == "x" else other.yaxis.label
+                    (ax.set_xlabel if which == "x" else ax.set_ylabel)(label, fontsize=src.get_fontsize())
+                break
+
+
+def attempt(fig, keep, fill, relayout, spread=0.3, numbers=True):
+    """A copy showing the panels ``keep`` (indexes into the units; None: all), drawn larger for a page, with
+    the numbers in its heatmap cells or not; and the problems it still has. The caption, the legend (the
+    "masked" key) and the colour bars of the panels shown stay on every part."""
+    copy = talk_copy(fig, numbers)
+    if copy is None:
+        return None, ["cannot be copied"]
+    units, cbars = panels_and_bars(copy)
+    if keep is not None:
+        owner = cbar_owners(units, cbars)
+        units = [units[k] for k in keep]
+        shown_maps = {colour_key(im) for u in units for ax in u for im in ax.images}
+        # a colour bar of a panel shown; a shared one only when a panel shown uses its colours
+        cbars = [cax for c, cax in enumerate(cbars)
+                 if (owner[c] in keep if c in owner else bool(scale_of(cax) & shown_maps))]
+        shown = [ax for u in units for ax in u] + cbars
+        for ax in copy.axes:
+            if not any(ax is a for a in shown):
+                ax.set_visible(False)
+        share_labels(copy, [ax for u in units for ax in u])
+    copy.draw_without_rendering()  # a colour bar makes its tick labels when drawn
+    renderer = copy.canvas.get_renderer()
+    texts = shown_texts(copy)
+    if not texts:
+        return copy, []
+    if keep is None:
+        w, h = copy.get_size_inches()
+    else:
+        tight = Bbox.union([ax.get_tightbbox(renderer) for ax in (*[a for u in units for a in u], *cbars)])
+        w, h = tight.width / copy.dpi, tight.height / copy.dpi
+    scale = min(SETTINGS.page[0] / w, SETTINGS.page[1] / h)
+    grow_figure(copy, scale, texts, spread)
+    size = SETTINGS.page if fill else tuple(copy.get_size_inches())
+    for _ in range(3):
+        if relayout or keep is not None:
+            room = layout_grid(copy, units, cbars, size)
+        else:
+            copy.set_size_inches(*size)
+            room = True
+        if not (wrap_long(copy) | turn_crowded_labels(copy) | fit_cbar_labels(copy)):
+            break
+    if not room:
+        return copy, ["no room for the panels at this text size"]
+    problems = problems_of(copy)
+    if problems:
+        problems = untangle(copy, problems)
+    if problems and len(units) == 1 and all(ax.get_aspect() == "auto" for ax in units[0]):
+        # one heatmap alone whose numbers do not fit its cells: cells as wide as the page allows
+        if layout_grid(copy, units, cbars, size, stretch=True):
+            wider = problems_of(copy)
+            if len(wider) < len(problems):
+                return copy, wider
+        layout_grid(copy, units, cbars, size)
+    return copy, problems
+
+
+def turn_crowded_labels(fig):
+    # Key labels wider than the space between their ticks are turned upright (as the grid does on screen).
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    turned = False
+    for ax in fig.axes:
+        if not ax.get_visible() or "outline" in ax.spines:
+            continue
+        labels = [t for t in ax.xaxis.get_ticklabels() if t.get_visible() and t.get_text()]
+        if len(labels) < 2 or labels[0].get_rotation():
+            continue
+        locs = ax.transData.transform([(x, 0) for x in ax.get_xticks()[:len(labels)]])[:, 0]
+        if len(locs) < 2:
+            continue
+        space = np.min(np.abs(np.diff(locs)))
+        widest = max(t.get_window_extent(renderer).width for t in labels)
+        if widest + 0.2 * labels[0].get_fontsize() * fig.dpi / 72 > space:
+            ax.tick_params(axis="x", labelrotation=90)
+            turned = True
+    return turned
+
+
+# How a whole figure is tried on a page, in order: (fill the page, lay it out again, spread of text sizes).
+CONFIGS = ((True, False, 0.3), (True, True, 0.3), (False, False, 0.3), (True, True, 0.0))
+
+
+def save_figure(fig):
+    """Write the pages of one figure (see the module's text) and its record ``NN.json`` into SETTINGS.out."""
+    _index[0] += 1
+    stem = SETTINGS.out / ("%02d" % _index[0])
+    record = {"pages": []}
+    units, cbars = panels_and_bars(fig)
+    engine = fig.get_layout_engine() is not None
+    # The whole figure on one page, tried as laid out (its layout engine, or its own positions), then
+    # laid out again by the hook; the first attempt without problems wins, else the one with the fewest.
+    tries = []
+    # Last, for a diagram whose words outgrow their boxes: every text at the same size.
+    for fill, relayout, spread in CONFIGS:
+        if (relayout and not units) or (fill and not relayout and not engine):
+            continue
+        if spread == 0.0 and not any(p.startswith("too big") for t in tries for p in t[3]):
+            continue
+        copy, problems = attempt(fig, None, fill, relayout, spread)
+        tries.append((len(problems), len(tries), copy, problems, (fill, relayout, spread)))
+        if not problems:
+            break
+    _, _, talk, problems, config = min(tries, key=lambda t: t[:2])
+    if talk is None:  # cannot be copied: the figure as the notebook draws it (its cell numbers as text meanwhile)
+        shown = [a for a in fig.findobj(lambda a: type(a).__name__ == "CellNumbers") if a.get_visible()]
+        added = cell_texts(fig, hide=True)
+        try:
+            page = write_files(fig, stem)
+        finally:
+            for t in added:
+                t.remove()
+            for a in shown:
+                a.set_visible(True)
+        page.update(problems=problems, part="")
+        record["pages"].append(page)
+        record["figure"] = page
+        (SETTINGS.out / ("%02d.json" % _index[0])).write_text(json.dumps(record))
+        return
+    options = [(len(problems), 1, 0, [(talk, problems, None)])]  # (problems, pages, order, pages' contents)
+    numbers = has_cell_numbers(fig)
+    if problems and len(units) > 1:  # in two parts, the cell numbers kept
+        options.append(in_two_parts(fig, units, numbers=True, last_resort=not numbers))
+    if problems and numbers and min(o[0] for o in options):  # one page, the colours without the numbers
+        copy, left = attempt(fig, None, *config, numbers=False)
+        options.append((len(left), 1, 2, [(copy, left, None)]))
+        if left and len(units) > 1:
+            options.append(in_two_parts(fig, units, numbers=False, last_resort=True))
+    count, n_pages, _, pages = min(options, key=lambda o: o[:3])
+    if problems:
+        record["whole_problems"] = problems
+    if n_pages > 1:  # the figure's own files keep the notebook's text sizes (and the thicker lines)
+        fig.savefig(str(stem) + ".png", dpi=SETTINGS.dpi)
+        fig.savefig(str(stem) + ".svg")  # the cell numbers are text in an SVG
+        record["figure"] = {"png": str(stem) + ".png", "svg": str(stem) + ".svg"}
+    for k, (copy, left, keep) in enumerate(pages):
+        page = write_files(copy, str(stem) + ("_" + "ab"[k] if n_pages > 1 else ""))
+        part = "" if keep is None else f"part {k + 1} of {n_pages}: " + \
+            ("panels " if len(keep) > 1 else "panel ") + ", ".join(str(i + 1) for i in keep)
+        page.update(problems=left, part=part, numbers=numbers and copy is not None and has_cell_texts(copy))
+        record["pages"].append(page)
+    if n_pages == 1:
+        record["figure"] = record["pages"][0]
+    (SETTINGS.out / ("%02d.json" % _index[0])).write_text(json.dumps(record))
+
+
+def has_cell_texts(copy):
+    """True when a talk copy shows the numbers of its heatmap cells (as texts)."""
+    return any(getattr(t, "_slides_cell", False) for t in shown_texts(copy))
+
+
+def in_two_parts(fig, units, numbers, last_resort=False):
+    """The figure on two pages: the first half of its grid's rows on one, the rest on the other (a single
+    row: its first half of panels, then the rest). An option for :func:`save_figure`: (problems, 2, its rank,
+    the pages); unless it is the ``last_resort``, it stops at the first page with problems."""
+    boxes = [Bbox.union([ax.get_position() for ax in u]) for u in units]
+    rows, nr = cluster([-(b.y0 + b.y1) / 2 for b in boxes], 0.3 * min(b.height for b in boxes))
+    cols, _ = cluster([(b.x0 + b.x1) / 2 for b in boxes], 0.3 * min(b.width for b in boxes))
+    order = sorted(range(len(units)), key=lambda k: (rows[k], cols[k]))
+    if nr > 1:
+        first = [k for k in order if rows[k] < (nr + 1) // 2]
+    else:
+        first = order[:(len(order) + 1) // 2]
+    halves = [first, [k for k in order if k not in first]]
+    pages = []
+    for keep in halves:
+        pages.append((*attempt(fig, keep, True, True, numbers=numbers), keep))
+        if pages[-1][1] and not last_resort:  # a half with problems: another option will do better
+            return float("inf"), 2, 1, []
+    return sum(len(p[1]) for p in pages), 2, 1 if numbers else 3, pages
