@@ -12,7 +12,7 @@ from mha_lib.exercises.solutions import solution_text
 from mha_lib.exercises import worked
 
 IDS = ["02.split_heads", "03.scores", "04.softmax", "05.weighted_sum", "06.concat", "07.multi_head_attention",
-       "08.masked_weights", "10.rope", "11.online_softmax", "12.generate"]
+       "08.masked_weights", "10.rope", "11.online_softmax", "12.generate", "13.softmax_backward"]
 
 
 def run(capsys, exercise_id, fn):
@@ -49,6 +49,7 @@ def test_the_library_itself_is_refused_with_what_it_called(capsys, exercise_id):
                                                                         online_softmax_steps(row, block)[0]]),
         "12.generate": _library_generate,
         "10.rope": lambda x: mha_lib.rotary_embedding(x, np.arange(x.shape[-2])),
+        "13.softmax_backward": mha_lib.softmax_backward,
     }[exercise_id]
     ok, out = run(capsys, exercise_id, lib)
     wanted = FUNCTION_EXERCISES[exercise_id].reference.__name__

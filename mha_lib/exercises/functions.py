@@ -53,6 +53,7 @@ import numpy as np
 
 from .. import MHAParams, attention_scores, concat_heads, init_params, multi_head_attention, softmax, split_heads
 from .. import apply_mask, causal_mask
+from ..backward import softmax_backward as _lib_softmax_backward
 from ..flash import online_softmax_steps
 from .. import weighted_sum as lib_weighted_sum
 from . import _did_you_mean, _tiered_hint, worked
@@ -1294,6 +1295,89 @@ def _cases_generate(rng):
     return _layer_cases(rng, generated, large=True)
 
 
+# --------------------------------------------------------------------------- 13.softmax_backward
+
+
+_ROW_SUM = ("moving one score moves EVERY weight of its row (they must still sum to 1), so dL/ds_j collects the "
+            "gradient of every weight of the row: w_j (dL/dw_j - sum_k w_k dL/dw_k).")
+
+
+def _softmax_backward_variant(w, dw, row="right", axis=-1, keepdims=True, sign=1.0):
+    """The softmax backward with one classic mistake switched on (the defaults give the right answer)."""
+    if row == "none":
+        return w * dw
+    if row == "diagonal":
+        return w * (1 - w) * dw  # the diagonal of the Jacobian only
+    if row == "unweighted":
+        total = dw.sum(axis=axis, keepdims=keepdims)
+    else:
+        total = (dw * w).sum(axis=axis, keepdims=keepdims)
+    return sign * w * (dw - total)
+
+
+def _reference_softmax_backward(w, dw):
+    return _softmax_backward_variant(w, dw)
+
+
+_MISTAKES_SOFTMAX_BACKWARD = _mistakes(
+    ("no row-sum term", functools.partial(_softmax_backward_variant, row="none"), _ROW_SUM,
+     "you returned weights * d_weights: the row-sum term is missing. Subtract from d_weights the sum over the "
+     "row of weights * d_weights (axis=-1, keepdims=True) before multiplying by the weights."),
+    ("diagonal of the Jacobian only", functools.partial(_softmax_backward_variant, row="diagonal"), _ROW_SUM,
+     "w * (1 - w) * d_weights is only the diagonal of the Jacobian diag(w) - w w^T: each weight's own score. "
+     "The off-diagonal terms -w_j w_k are missing: use w * (d_weights - (weights * d_weights).sum(axis=-1, "
+     "keepdims=True))."),
+    ("row sum over the wrong axis", functools.partial(_softmax_backward_variant, axis=-2), _ROWS_SUM_TO_1,
+     "your sum runs down the COLUMNS (axis=-2): a softmax row belongs to one query, so the sum is over the "
+     "last axis, axis=-1."),
+    ("row sum without keepdims", functools.partial(_softmax_backward_variant, keepdims=False), _KEEPDIMS,
+     "without keepdims=True the row sums (shape (..., n)) line up with the COLUMNS when you subtract: write "
+     "(weights * d_weights).sum(axis=-1, keepdims=True)."),
+    ("row sum not weighted", functools.partial(_softmax_backward_variant, row="unweighted"), _ROW_SUM,
+     "the row-sum term is sum_k w_k dL/dw_k, each gradient weighted by its weight: (weights * d_weights).sum("
+     "axis=-1, keepdims=True), not d_weights.sum(...)."),
+    ("sign flipped", functools.partial(_softmax_backward_variant, sign=-1.0), _ROW_SUM,
+     "your result has the opposite sign: it is w * (d_weights - row sum), not w * (row sum - d_weights)."),
+    ("softmax of the weights", lambda w, dw: _reference_softmax_backward(softmax(w), dw),
+     "the function receives the weights, which are already the softmax of the scores.",
+     "you applied softmax to the weights (as if they were scores): use them as they are, "
+     "weights * (d_weights - row sum)."),
+)
+
+
+def _diagnose_softmax_backward(case, got):
+    """Recognise a result that uses the scores in place of the weights (the scores are what the mistake would
+    be given, recovered as log(weights))."""
+    w, dw = case.args
+    if got.shape != w.shape or not np.isfinite(got).all() or (w <= 0).any():
+        return None
+    s = np.log(w)  # scores up to a constant per row: what a student who multiplied by the scores used
+    for candidate in (s * (dw - (dw * s).sum(axis=-1, keepdims=True)), s * (dw - (dw * w).sum(axis=-1, keepdims=True))):
+        if np.allclose(got, candidate, rtol=RTOL, atol=ATOL):
+            return ("the gradient is built from the softmax OUTPUTS: dL/ds_j = w_j (dL/dw_j - sum_k w_k dL/dw_k).",
+                    "you multiplied by the scores; multiply by the weights (the softmax outputs) instead.")
+    if np.allclose(got.sum(axis=-1), 0.0, atol=1e-9) and np.allclose(got, -case.expected, rtol=RTOL, atol=ATOL):
+        return "your result has the opposite sign: w * (d_weights - row sum), not w * (row sum - d_weights)."
+    return None
+
+
+@_exercise("13.softmax_backward", worked.my_softmax_backward, mistakes=_MISTAKES_SOFTMAX_BACKWARD,
+           diagnose=_diagnose_softmax_backward, library="mha_lib.softmax_backward",
+           returns="dL/d scores, the gradient with respect to the scores: the shape of weights (..., n)",
+           batch_hint="with leading dimensions (heads, a batch) the rows are along the LAST axis: sum with "
+                      "axis=-1 and keepdims=True.")
+def _cases_softmax_backward(rng):
+    cases = []
+    # a square matrix first (n = n), so that the wrong axis and the missing keepdims run and can be recognised;
+    # then a wide one, a row of a causal (masked) matrix stack, and a stack of heads in a batch
+    for shape in [(4, 4), (3, 5), (6,), (2, 3, 4, 4)]:
+        w = softmax(rng.normal(scale=1.5, size=shape))
+        dw = rng.normal(size=shape)
+        cases.append(_Case((w, dw), _lib_softmax_backward(w, dw), len(shape) > 2,
+                           f"weights and d_weights of shape {shape}"))
+    return cases
+
+
 def check_function(exercise_id, fn, *, own=()):
     """Test the student's function against ``mha_lib``; print right or a hint; return True/False.
 
@@ -1305,14 +1389,15 @@ def check_function(exercise_id, fn, *, own=()):
     its input in place, never finish: it is stopped after TIME_LIMIT seconds)
     becomes a one-line verdict, never a traceback.
 
-    Notebook steps: the "Your turn" cells of 02-07 and the "write it" cells of 08, 10, 11 and 12.
+    Notebook steps: the "Your turn" cells of 02-07 and the "write it" cells of 08, 10, 11, 12 and 13.
 
     Parameters
     ----------
     exercise_id : str
         One of ``"02.split_heads"``, ``"03.scores"``, ``"04.softmax"``,
         ``"05.weighted_sum"``, ``"06.concat"``, ``"07.multi_head_attention"``,
-        ``"08.masked_weights"``, ``"10.rope"``, ``"11.online_softmax"``, ``"12.generate"``.
+        ``"08.masked_weights"``, ``"10.rope"``, ``"11.online_softmax"``, ``"12.generate"``,
+        ``"13.softmax_backward"``.
     fn : callable
         The student's function, e.g. ``my_scores`` (without brackets). It must not call ``mha_lib`` (notebook
         08's may call ``mha_lib.softmax``): the checker compares it with the library, so a function that calls

@@ -23,6 +23,7 @@ __all__ = [
     "my_rope",
     "my_online_softmax",
     "my_generate",
+    "my_softmax_backward",
 ]
 
 
@@ -114,3 +115,8 @@ def my_generate(X, W_q, W_k, W_v, W_o):
         heads = np.einsum("ht,htv->hv", weights, V)  # (h, d_v)
         outputs.append(heads.reshape(-1) @ W_o)  # Concat (h*d_v,) @ (h*d_v, d_model) -> (d_model,)
     return np.stack(outputs)  # (n, d_model)
+
+
+def my_softmax_backward(weights, d_weights):
+    row = (d_weights * weights).sum(axis=-1, keepdims=True)  # (..., n, 1): sum_k w_k dL/dw_k, one per row
+    return weights * (d_weights - row)  # (..., n): dL/ds_j = w_j (dL/dw_j - row); each row sums to 0
