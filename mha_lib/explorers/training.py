@@ -1,0 +1,144 @@
+"""Notebook 13's explorer: a slider over training steps, the heads' attention on a held-out sequence, the loss.
+
+:func:`compute_training` (pure: numbers only) picks one checkpoint of a
+:class:`mha_lib.training.TrainResult`; :func:`draw_training` draws it on a
+matplotlib figure; :func:`training_figure` is the still picture the notebook
+stores; :func:`make_training_explorer` puts a slider in front of them. The
+picture is drawn again when the slider moves (one small figure, nothing kept).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from ..plotting import plot_attention
+from ..training import TrainResult, train_toy, weight_on_offset
+
+__all__ = ["TrainingView", "compute_training", "draw_training", "training_figure", "make_training_explorer",
+           "token_names"]
+
+
+def token_names(tokens) -> list:
+    """Token ids as letters ("a" for 0, "b" for 1, ...), so that a picture's labels read as a sequence."""
+    return [chr(ord("a") + int(t)) for t in tokens]
+
+
+@dataclass(frozen=True)
+class TrainingView:
+    """One checkpoint of training, ready to draw."""
+
+    step: int  # training steps done
+    steps: int  # of how many
+    weights: np.ndarray  # (heads, n, n): the attention of every head (block 1's first) on the held-out sequence
+    titles: list  # one per head
+    tokens: list  # the held-out sequence, as letters
+    losses: np.ndarray  # (step,): the training loss so far
+    accuracy: float  # held-out accuracy at this checkpoint
+    previous: np.ndarray  # (heads,): each head's average weight on the previous token, over the held-out examples
+
+
+def compute_training(result: TrainResult, index: int, example: int = 0) -> TrainingView:
+    """The checkpoint ``index`` of a training run, for the held-out sequence ``example``.
+
+    Parameters
+    ----------
+    result : TrainResult
+        From :func:`mha_lib.training.train_toy`.
+    index : int
+        Which snapshot: 0 is the random start, -1 the end.
+    example : int
+        Which of the held-out sequences the snapshots keep.
+    """
+    if not isinstance(result, TrainResult):
+        raise TypeError(f"compute_training: result must be what train_toy returns, got {type(result).__name__}")
+    count = len(result.snapshots)
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not -count <= index < count:
+        raise ValueError(f"compute_training: index={index!r} must be a whole number from 0 to {count - 1} "
+                         "(the snapshots kept)")
+    examples = len(result.heldout)
+    if isinstance(example, bool) or not isinstance(example, (int, np.integer)) or not 0 <= example < examples:
+        raise ValueError(f"compute_training: example={example!r} must be a whole number from 0 to {examples - 1}")
+    snap = result.snapshots[index]
+    heads = snap.weights.shape[1]
+    h = heads // result.task.layers if result.params is None else result.params.blocks[0].attn.h
+    layers = heads // h
+    titles = [f"head {i % h + 1}" if layers == 1 else f"block {i // h + 1}, head {i % h + 1}" for i in range(heads)]
+    return TrainingView(step=snap.step, steps=len(result.losses), weights=snap.weights[example], titles=titles,
+                        tokens=token_names(result.heldout[example]), losses=result.losses[:snap.step],
+                        accuracy=snap.accuracy, previous=weight_on_offset(snap.weights))
+
+
+def draw_training(fig: Figure, view: TrainingView) -> None:
+    """Draw a :class:`TrainingView` on ``fig``: one heatmap per head (shared [0, 1] scale), then the loss so far."""
+    fig.clear()
+    heads = len(view.weights)
+    grid = fig.add_gridspec(1, heads + 1, width_ratios=[1] * heads + [1.3])
+    head_axes = [fig.add_subplot(grid[0, i]) for i in range(heads)]
+    for i, ax in enumerate(head_axes):
+        im = plot_attention(ax, view.weights[i], view.tokens, title=f"{view.titles[i]}\n"
+                            f"on the previous token: {view.previous[i]:.2f}")
+    fig.colorbar(im, ax=head_axes, shrink=0.8, label="attention weight")
+    ax = fig.add_subplot(grid[0, heads])
+    if len(view.losses):
+        ax.plot(np.arange(1, len(view.losses) + 1), view.losses, color="tab:blue", lw=1)
+    ax.set_xlim(0, max(view.steps, 1))
+    ax.set_ylim(1e-4, 10)
+    ax.set_yscale("log")
+    ax.set_xlabel("training step", fontsize=8)
+    ax.set_title(f"training loss\nstep {view.step} of {view.steps}, held-out accuracy {view.accuracy:.2f}",
+                 fontsize=9)
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.3)
+
+
+def training_figure(result: TrainResult, index: int = -1, example: int = 0) -> Figure:
+    """The still picture of checkpoint ``index`` (see :func:`draw_training`)."""
+    view = compute_training(result, index, example)
+    fig = Figure(figsize=(3.2 * (len(view.weights) + 1.3), 3.4), layout="constrained")
+    draw_training(fig, view)
+    return fig
+
+
+def _png(fig):
+    buffer = io.BytesIO()
+    FigureCanvasAgg(fig).print_png(buffer)
+    return buffer.getvalue()
+
+
+def make_training_explorer(result: TrainResult | None = None, *, task: str = "previous_token",
+                           seed: int = 0) -> widgets.VBox:
+    """A slider over the training steps of ``result`` (trained here with ``train_toy(task, seed=seed)`` if None).
+
+    Moving the slider shows the heads' attention on a held-out sequence at that step and the loss up to it; the
+    second slider picks another held-out sequence. The returned box has ``.step``, ``.example`` (the sliders),
+    ``.image`` (the picture's PNG in ``.image.value``) and ``.result``.
+    """
+    if result is None:
+        result = train_toy(task, seed=seed)
+    elif not isinstance(result, TrainResult):
+        raise TypeError(f"make_training_explorer: result must be what train_toy returns (or None), "
+                        f"got {type(result).__name__}")
+    steps = [s.step for s in result.snapshots]
+    step = widgets.SelectionSlider(options=steps, value=steps[-1], description="step",
+                                   continuous_update=False, layout=widgets.Layout(width="480px"))
+    example = widgets.IntSlider(min=1, max=len(result.heldout), value=1, description="sequence",
+                                continuous_update=False, layout=widgets.Layout(width="300px"))
+    image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+    fig = Figure(figsize=(3.2 * (result.snapshots[0].weights.shape[1] + 1.3), 3.4), layout="constrained")
+
+    def redraw(_=None):
+        draw_training(fig, compute_training(result, steps.index(step.value), example.value - 1))
+        image.value = _png(fig)
+
+    step.observe(redraw, names="value")
+    example.observe(redraw, names="value")
+    redraw()
+    box = widgets.VBox([widgets.HBox([step, example]), image])
+    box.step, box.example, box.image, box.result = step, example, image, result
+    return box
