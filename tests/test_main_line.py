@@ -1,0 +1,67 @@
+"""The main line of notebooks 00-08: how each notebook opens and ends, its detours, and no source documents.
+
+A notebook opens with what the student will be able to do and how long it takes, ends its main line with a
+three-line summary and the links to its neighbours, and keeps every detour in cells tagged ``optional`` at the end,
+under one visible "Going further" heading. The source documents ("doc 000" to "doc 004") and their corrections
+live in the appendix of sources, never on the main line.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MAIN_LINE = sorted((ROOT / "notebooks").glob("0[0-8]_*.ipynb"))
+
+
+def cells(path):
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def text(cell):
+    return "".join(cell["source"])
+
+
+def optional(cell):
+    return "optional" in cell.get("metadata", {}).get("tags", [])
+
+
+@pytest.mark.parametrize("path", MAIN_LINE, ids=lambda p: p.name[:2])
+def test_opens_with_what_the_student_can_do_and_how_long_it_takes(path):
+    first = text(cells(path)[0])
+    assert "**At the end of this notebook** you can" in first, first[:200]
+    assert re.search(r"\*\*Time:\*\* about \d+ minutes", first), first[:300]
+
+
+@pytest.mark.parametrize("path", MAIN_LINE, ids=lambda p: p.name[:2])
+def test_main_line_ends_with_a_three_line_summary(path):
+    summaries = [text(c) for c in cells(path) if c["cell_type"] == "markdown" and not optional(c)
+                 and text(c).startswith("## Summary")]
+    assert len(summaries) == 1, path.name
+    bullets = [line for line in summaries[0].splitlines() if line.startswith("- ")]
+    assert len(bullets) == 3, summaries[0]
+
+
+@pytest.mark.parametrize("path", MAIN_LINE, ids=lambda p: p.name[:2])
+def test_detours_are_tagged_and_sit_under_going_further_at_the_end(path):
+    tags = [optional(c) for c in cells(path)]
+    if True not in tags:
+        return
+    first = tags.index(True)
+    assert all(tags[first:]), f"{path.name}: a main-line cell follows the first optional cell"
+    assert text(cells(path)[first]).startswith("## Going further"), text(cells(path)[first])[:80]
+
+
+@pytest.mark.parametrize("path", MAIN_LINE, ids=lambda p: p.name[:2])
+def test_main_line_does_not_cite_the_source_documents(path):
+    cited = [text(c)[:80] for c in cells(path) if c["cell_type"] == "markdown" and not optional(c)
+             and re.search(r"\bdoc(?:&nbsp;|\s)00[0-4]\b", text(c), re.IGNORECASE)]
+    assert not cited, f"{path.name}: the source documents belong in the appendix of sources: {cited}"
+
+
+def test_the_appendix_of_sources_holds_every_document():
+    appendix = "".join(text(c) for c in cells(ROOT / "notebooks" / "appendix_sources.ipynb"))
+    for k in range(5):
+        assert f"doc&nbsp;00{k}" in appendix
