@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from .. import MHAParams, init_params, load_running_example, multi_head_attention, soft_lookup_example
+from .. import (MHAParams, init_params, load_running_example, multi_head_attention, scaled_dot_product_attention,
+                soft_lookup_example)
 from . import Exercise
 
 
@@ -20,9 +21,13 @@ def _lookup_top(word):
     return look.tokens[int(look.weights[look.tokens.index(word)].argmax())]
 
 
-def _lookup_weight(query, key):
+def _it_full_thing():
+    """The weight "it" gives "cat" when the key of "it" is (1, 0), as full a thing as "cat"."""
     look = soft_lookup_example()
-    return float(look.weights[look.tokens.index(query), look.tokens.index(key)])
+    K = look.K.copy()  # (4, 2)
+    K[3] = [1.0, 0.0]
+    _, weights = scaled_dot_product_attention(look.Q, K, look.V, scale=1.0)  # (4, 4)
+    return float(weights[3, 1])
 
 
 EXERCISES = {
@@ -39,15 +44,15 @@ EXERCISES = {
         ),
         kind="choice",
     ),
-    "cat_looks_at": Exercise(
-        question="In the lookup of 'the cat sat it', the query of 'cat' is (0, 3), 'I look for an action'. What "
-                 "share of its attention goes to 'sat'? Two decimals.",
-        answer=lambda: _lookup_weight("cat", "sat"),
+    "it_full_thing": Exercise(
+        question="In the lookup of 'the cat sat it', change one key: 'it' now offers (1, 0), a full thing, like "
+                 "'cat'. The query of 'it' stays (3, 0). What share of its attention does 'it' now give 'cat'? "
+                 "Two decimals.",
+        answer=_it_full_thing,
         hint=(
-            "First the four scores (query . key), then the softmax: e to the power of each score, divided by "
-            "their total.",
-            "The scores of 'cat' are 0, 0, 3, 0 (only the key of 'sat', (0, 1), has a second coordinate). "
-            "The weight of 'sat' is e^3 / (1 + 1 + e^3 + 1).",
+            "Recompute the four scores of 'it' with the new key, then the softmax: two keys now match equally "
+            "well.",
+            "The scores of 'it' become 0, 3, 0, 3. The weight of 'cat' is e^3 / (1 + e^3 + 1 + e^3).",
         ),
         decimals=2,
     ),
