@@ -1,17 +1,19 @@
-"""The graded lab (labs/attention_lab.ipynb) through nbgrader, as a course would run it.
+"""The graded lab (labs/attention_lab.ipynb) through nbgrader, as a course would run it, honest and dishonest.
 
 In a temporary course directory (its own gradebook database, its own Jupyter config): ``nbgrader
-generate_assignment`` makes the student version, then ``nbgrader autograde`` grades three submissions:
+generate_assignment`` makes the student version, ``nbgrader autograde`` grades the submissions below, and
+``nbgrader generate_feedback`` writes the students' pages:
 
 * the solution (the student version with the source's solution regions filled in): full marks;
 * the student version as handed out: it runs without errors outside the test cells, and scores 0;
-* the solution with the classic mistake of part 1 (``Q @ K`` with the transpose forgotten): it loses
-  exactly the points of part 1, because each later part is graded on its own;
-* part 5.2 answered with a remembered number (``return 3``): it loses that point (the hidden test
-  shuffles the heads); part 5.1 wrong: it loses that point only;
-* part 2 answered by calling ``mha_lib.softmax`` (the lab asks for plain numpy): it loses part 2 only;
-* part 4 without W^O (the concatenated heads returned): it loses part 4 only, and is told so.
+* the solution with one classic mistake: it loses exactly that part's points (each part is graded on its own);
+* submissions that reach mha_lib's math, each part by another route (an alias, a dict, a list, an attribute
+  stored on numpy, importlib, sys.modules, getattr with a string, a class, a closure, a default argument, the
+  library's source file run with exec, a subprocess): nothing, with a message naming what was used;
+* a submission whose functions return zeros and whose cells rebind what tests compare with (np.allclose,
+  np.array_equal, np.testing, mha_lib's functions, the lab's grader, builtins): nothing.
 
+nbgrader is slow (a kernel per submission, a grader per test cell), so the whole module is marked ``slow``.
 Skipped when nbgrader is not installed (it is a dev/test requirement, not a student one).
 """
 
@@ -27,22 +29,167 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # runs nbgrader on whole notebooks: `pytest -m slow`
-
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader", reason="nbgrader is not installed (pip install nbgrader; a dev/test requirement)")
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = ROOT / "labs" / "attention_lab.ipynb"
 ASSIGNMENT = "attention_lab"
 TOTAL = 10
-TRANSPOSE = "np.swapaxes(K, -1, -2)"
 SOLUTION_REGION = re.compile(r"[ \t]*### BEGIN SOLUTION\n(.*?)[ \t]*### END SOLUTION\n?", re.S)
 STUB = "raise NotImplementedError()"
-GUESSED = "return int(np.argmax(my_previous_share(out.attentions[0]))) + 1"
-SHARE = "weights[:, rows, rows - 1]"
-SOFTMAX_END = "return e / np.sum(e, axis=-1, keepdims=True)"
-WITH_WO = "return concat @ W_o"
+TESTS = ["test_masked_softmax", "test_key_mask", "test_cross_head", "test_repeat_kv", "test_gqa_layer",
+         "test_previous_share", "test_previous_token_head"]
+
+# ------------------------------------------------------------------ one classic mistake each (edits of the solution)
+MISTAKES = {
+    # no maximum subtracted: exp(1000) overflows
+    "overflow": ("my_masked_softmax", "np.exp(np.where(mask, scores - top, 0.0))", "np.exp(np.where(mask, scores, 0.0))"),
+    # the key mask used as it comes, (b, m) against scores (b, n, m): the axis for the queries forgotten
+    "mask_axis": ("my_cross_head", "key_mask[..., None, :]", "key_mask"),
+    # np.tile groups the heads 0, 1, 0, 1
+    "tile": ("my_gqa_layer", "np.repeat(K, h // K.shape[-3], axis=-3)", "np.tile(K, (h // K.shape[-3], 1, 1))"),
+    # part 4.2 answered from memory
+    "guess": ("probe", "return int(np.argmax(my_previous_share(out.attentions[0]))) + 1", "return 3"),
+}
+LOSES = {"overflow": ["test_masked_softmax"], "mask_axis": ["test_cross_head"], "tile": ["test_repeat_kv"],
+         "guess": ["test_previous_token_head"]}
+
+# ------------------------------------------------------------------ cheats: every answer cell reaches mha_lib
+CHEATS_A = {  # an alias, a dict, a list, a class, a closure, an attribute stored on numpy, importlib
+    "my_masked_softmax": '''
+sm, am = mha_lib.softmax, mha_lib.apply_mask  # an alias
+
+
+def my_masked_softmax(scores, mask):
+    return sm(am(scores, mask))
+''',
+    "my_cross_head": '''
+TOOLS = {"head": mha_lib.scaled_dot_product_attention}  # a dict holding the function
+STEPS = [mha_lib.padding_mask]  # a list holding one
+
+
+def my_key_mask(lengths, m):
+    tokens = [["w"] * int(n) + ["PAD"] * (m - int(n)) for n in lengths]
+    return STEPS[0](tokens)
+
+
+def my_cross_head(X, memory, W_q, W_k, W_v, key_mask):
+    return TOOLS["head"](X @ W_q, memory @ W_k, memory @ W_v, mask=key_mask[..., None, :])[0]
+''',
+    "my_gqa_layer": '''
+class Repeat:  # a class whose object is called
+    def __call__(self, K, h):
+        return mha_lib.repeat_kv(K, h)
+
+
+my_repeat_kv = Repeat()
+
+
+def make_layer():  # a closure
+    mha = mha_lib.multi_head_attention
+
+    def layer(X, W_q, W_k, W_v, W_o):
+        return mha(X, mha_lib.MHAParams(W_q, W_k, W_v, W_o), mask=mha_lib.causal_mask(len(X))).output
+    return layer
+
+
+my_gqa_layer = make_layer()
+''',
+    "probe": '''
+np.patterns = minilm.head_patterns  # an attribute stored on numpy
+
+
+def my_previous_share(weights):
+    tokens = ["[CLS]"] + ["w"] * (weights.shape[-1] - 2) + ["[SEP]"]
+    return np.patterns(weights, tokens)["previous"]
+
+
+def my_previous_token_head(out):
+    import importlib
+
+    patterns = importlib.import_module("mha_lib.minilm").head_patterns
+    return int(np.argmax(patterns(out.attentions[0], out.tokens)["previous"])) + 1
+''',
+}
+CHEATS_B = {  # sys.modules, getattr with a string, a default argument, the library's source run with exec, a subprocess
+    "my_masked_softmax": '''
+def my_masked_softmax(scores, mask):
+    import sys
+
+    lib = sys.modules["mha_lib"]
+    return lib.softmax(lib.apply_mask(scores, mask))
+''',
+    "my_cross_head": '''
+def my_key_mask(lengths, m):
+    return getattr(globals()["mha_lib"], "padding" + "_mask")(
+        [["w"] * int(n) + ["PAD"] * (m - int(n)) for n in lengths])
+
+
+def my_cross_head(X, memory, W_q, W_k, W_v, key_mask, head=mha_lib.scaled_dot_product_attention):
+    return head(X @ W_q, memory @ W_k, memory @ W_v, mask=key_mask[..., None, :])[0]
+''',
+    "my_gqa_layer": f'''
+SOURCE = {str(ROOT / "mha_lib" / "attention.py")!r}
+
+
+def my_repeat_kv(K, h):
+    space = {{"__name__": "copied"}}
+    exec(open(SOURCE).read(), space)
+    return space["repeat_kv"](K, h)
+
+
+def my_gqa_layer(X, W_q, W_k, W_v, W_o):
+    import subprocess, sys
+    code = "import mha_lib, numpy, sys; print(mha_lib.__file__)"
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return np.zeros((len(X), W_o.shape[1]))
+''',
+    "probe": '''
+def my_previous_share(weights):
+    mod = __import__("mha_lib.minilm").minilm
+    return mod.head_patterns(weights, ["[CLS]"] + ["w"] * (weights.shape[-1] - 2) + ["[SEP]"])["previous"]
+
+
+def my_previous_token_head(out):
+    lib = eval("__imp" + "ort__('mha_lib.minilm')")  # code in a string
+    return int(np.argmax(lib.minilm.head_patterns(out.attentions[0], out.tokens)["previous"])) + 1
+''',
+}
+# rebind everything a test might compare with, then answer with zeros
+REBIND_CELL = '''
+import builtins
+import importlib
+
+import mha_lib.exercises.lab
+
+np.allclose = lambda *args, **kwargs: True
+np.array_equal = lambda *args, **kwargs: True
+np.testing.assert_allclose = lambda *args, **kwargs: None
+mha_lib.softmax = lambda scores, *args, **kwargs: np.zeros(np.shape(scores))
+mha_lib.apply_mask = lambda scores, mask: scores
+mha_lib.repeat_kv = lambda K, h: np.zeros((h, *np.shape(K)[1:]))
+mha_lib.exercises.lab.grade = lambda *args, **kwargs: None  # the tests' helper
+mha_lib.exercises.lab.check = lambda *args, **kwargs: {"passed": True, "message": "", "points": 2}
+grade = mha_lib.exercises.lab.grade
+builtins.all = builtins.any = lambda *args: True
+builtins.abs = lambda x: 0
+builtins.round = lambda x, *args: 0
+builtins.AssertionError = type("AssertionError", (Warning,), {})
+'''
+ZEROS = {
+    "my_masked_softmax": "def my_masked_softmax(scores, mask):\n    return np.zeros(np.shape(scores))\n",
+    "my_cross_head": ("def my_key_mask(lengths, m):\n    return np.zeros((len(lengths), m), dtype=bool)\n\n\n"
+                      "def my_cross_head(X, memory, W_q, W_k, W_v, key_mask):\n"
+                      "    return np.zeros((*np.shape(X)[:-1], W_v.shape[1]))\n"),
+    "my_gqa_layer": ("def my_repeat_kv(K, h):\n    return np.zeros((h, *np.shape(K)[-2:]))\n\n\n"
+                     "def my_gqa_layer(X, W_q, W_k, W_v, W_o):\n    return np.zeros(np.shape(X))\n"),
+    "probe": ("def my_previous_share(weights):\n    return np.zeros(weights.shape[0])\n\n\n"
+              "def my_previous_token_head(out):\n    return 0\n"),
+}
+ALIAS_ONLY = {"my_masked_softmax": CHEATS_A["my_masked_softmax"]}  # one part cheats, the others are honest
 
 
 def nbgrader_meta(cell):
@@ -51,26 +198,34 @@ def nbgrader_meta(cell):
 
 def run_nbgrader(course, env, *args):
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
     assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout[-4000:]}"
     return done.stdout
 
 
-def fill_in(release, source, patch=None):
-    """The student version with every solution cell replaced by the source's solution code."""
-    solutions = {nbgrader_meta(c)["grade_id"]: c.source for c in source.cells if nbgrader_meta(c).get("solution")}
+def fill_in(release, source, answers=None, mistake=None, extra_cell=None):
+    """The student version with every answer cell filled in: the source's solution, or ``answers[grade_id]``;
+    ``mistake`` = (grade_id, old, new) edits one solution; ``extra_cell`` is a cell the student added."""
+    solutions = {nbgrader_meta(c)["grade_id"]: SOLUTION_REGION.sub(lambda m: m.group(1), c.source)
+                 for c in source.cells if nbgrader_meta(c).get("solution")}
     nb = nbformat.from_dict(json.loads(json.dumps(release)))  # a deep copy
     for cell in nb.cells:
-        meta = nbgrader_meta(cell)
-        if meta.get("solution"):
-            code = SOLUTION_REGION.sub(lambda m: m.group(1), solutions[meta["grade_id"]])
-            cell.source = patch(code) if patch else code
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if nbgrader_meta(cell).get("solution"):
+            code = (answers or {}).get(grade_id, solutions[grade_id])
+            if mistake and mistake[0] == grade_id:
+                assert mistake[1] in code, mistake
+                code = code.replace(mistake[1], mistake[2])
+            cell.source = code.strip("\n")
+    if extra_cell:
+        at = next(i for i, c in enumerate(nb.cells) if nbgrader_meta(c).get("grade_id") == "setup") + 1
+        nb.cells.insert(at, nbformat.v4.new_code_cell(extra_cell.strip("\n")))
     return nb
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Generate the student version and autograde three submissions; return (release, gradebook results)."""
+    """Generate the student version, autograde every submission and write the feedback pages."""
     from nbgrader.api import Gradebook
 
     tmp = tmp_path_factory.mktemp("lab")
@@ -92,28 +247,25 @@ def graded(tmp_path_factory):
         f"c.CourseDirectory.root = {str(course)!r}\n"
         f"c.CourseDirectory.db_url = {db!r}\n"
         "c.CourseDirectory.course_id = 'mha'\n"
-        "c.ExecutePreprocessor.timeout = 120\n")
+        "c.ExecutePreprocessor.timeout = 300\n")
     run_nbgrader(course, env, "generate_assignment", ASSIGNMENT, "--force")
     release = nbformat.read(course / "release" / ASSIGNMENT / LAB.name, as_version=4)
     source = nbformat.read(LAB, as_version=4)
     submissions = {
         "solution": fill_in(release, source),
         "student": release,
-        "transpose": fill_in(release, source, patch=lambda code: code.replace(TRANSPOSE, "K")),
-        # part 5.2 answered from memory (head 3 is named in notebooks 04 and 09 and in the lecture)
-        "guess": fill_in(release, source, patch=lambda code: code.replace(GUESSED, "return 3")),
-        # part 5.1 wrong (the next token's share): part 5.2 is still graded with the library's 5.1
-        "share": fill_in(release, source, patch=lambda code: code.replace(SHARE, "weights[:, rows, rows + 1]")),
-        # part 2 handed to the library: right numbers, against the rule "plain numpy inside your functions"
-        "library": fill_in(release, source,
-                           patch=lambda code: code.replace(SOFTMAX_END, "return mha_lib.softmax(scores)")),
-        "no_wo": fill_in(release, source, patch=lambda code: code.replace(WITH_WO, "return concat")),
+        **{name: fill_in(release, source, mistake=edit) for name, edit in MISTAKES.items()},
+        "cheats_a": fill_in(release, source, answers=CHEATS_A),
+        "cheats_b": fill_in(release, source, answers=CHEATS_B),
+        "alias_only": fill_in(release, source, answers=ALIAS_ONLY),
+        "rebind": fill_in(release, source, answers=ZEROS, extra_cell=REBIND_CELL),
     }
     for student, nb in submissions.items():
         folder = course / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / LAB.name)
     run_nbgrader(course, env, "autograde", ASSIGNMENT, "--force")
+    run_nbgrader(course, env, "generate_feedback", ASSIGNMENT, "--force")
     results = {}
     with Gradebook(db, "mha") as gb:
         for student in submissions:
@@ -125,7 +277,9 @@ def graded(tmp_path_factory):
             }
     autograded = {s: nbformat.read(course / "autograded" / s / ASSIGNMENT / LAB.name, as_version=4)
                   for s in submissions}
-    return release, results, autograded
+    feedback = {s: (course / "feedback" / s / ASSIGNMENT / f"{LAB.stem}.html").read_text(encoding="utf-8")
+                for s in submissions}
+    return release, results, autograded, feedback, course
 
 
 def errors_outside_tests(nb):
@@ -140,64 +294,102 @@ def errors_outside_tests(nb):
     return found
 
 
-def test_source_is_an_nbgrader_assignment_without_widgets():
-    source = nbformat.read(LAB, as_version=4)
-    tests = [c for c in source.cells if nbgrader_meta(c).get("grade")]
-    assert sum(nbgrader_meta(c)["points"] for c in tests) == TOTAL
-    assert all(nbgrader_meta(c).get("locked") for c in tests), "autograder test cells must be read-only"
-    assert all("### BEGIN HIDDEN TESTS" in c.source for c in tests)
-    text = "\n".join(c.source for c in source.cells)
-    assert "ipywidgets" not in text and "explorers" not in text, "no widgets in the graded notebook"
-    assert TRANSPOSE in text
-    assert text.count(SOFTMAX_END) == 1 and text.count(WITH_WO) == 1
+def failure(nb, grade_id):
+    """The error message of a test cell of an autograded notebook."""
+    cell = next(c for c in nb.cells if nbgrader_meta(c).get("grade_id") == grade_id)
+    return "".join(o.get("evalue", "") for o in cell.get("outputs", []) if o.get("output_type") == "error")
 
 
-def test_student_version_hides_solutions_and_hidden_tests(graded):
-    release, _, _ = graded
+def test_student_version_hides_solutions(graded):
+    release, _, _, _, _ = graded
     text = "\n".join(c.source for c in release.cells)
-    assert "BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text
-    assert TRANSPOSE not in text, "the solution of part 1 leaked into the student version"
-    assert "head_patterns" not in text, "the answer check of part 5 leaked into the student version"
+    assert "BEGIN SOLUTION" not in text
+    assert "np.repeat(K, h // K.shape[-3]" not in text, "the solution of part 3.1 leaked into the student version"
     code = "\n".join(c.source for c in release.cells if c.cell_type == "code")
     regions = sum(c.source.count("### BEGIN SOLUTION") for c in nbformat.read(LAB, as_version=4).cells)
-    assert code.count(STUB) == regions == 6, "every solution region becomes a stub for the student"
+    assert code.count(STUB) == regions == 7, "every solution region becomes a stub for the student"
 
 
 def test_solution_gets_full_marks(graded):
-    _, results, autograded = graded
+    _, results, autograded, _, _ = graded
     assert results["solution"] == {"score": TOTAL, "max": TOTAL, "lost": []}
     assert not errors_outside_tests(autograded["solution"])
 
 
 def test_student_version_runs_and_scores_zero(graded):
-    _, results, autograded = graded
+    _, results, autograded, _, _ = graded
     assert results["student"]["score"] == 0
     assert results["student"]["max"] == TOTAL
     assert not errors_outside_tests(autograded["student"]), errors_outside_tests(autograded["student"])
 
 
-def test_forgotten_transpose_loses_exactly_part_1(graded):
-    _, results, _ = graded
-    assert results["transpose"]["lost"] == ["test_my_scores"]
-    assert results["transpose"]["score"] == TOTAL - 2
+@pytest.mark.parametrize("mistake", list(MISTAKES))
+def test_one_mistake_loses_exactly_its_part(graded, mistake):
+    _, results, _, _, _ = graded
+    assert results[mistake]["lost"] == LOSES[mistake]
 
 
-def test_a_remembered_answer_or_a_wrong_share_loses_one_point(graded):
-    _, results, _ = graded
-    assert results["guess"]["lost"] == ["test_my_previous_token_head"]
-    assert results["share"]["lost"] == ["test_my_previous_share"], "part 5.2 is graded on its own"
+def test_mistakes_are_named_in_one_line(graded):
+    _, _, autograded, _, _ = graded
+    assert "subtract each row's maximum" in failure(autograded["overflow"], "test_masked_softmax")
+    assert "does not move when the heads are shuffled" in failure(autograded["guess"], "test_previous_token_head")
+    assert "np.tile" in failure(autograded["tile"], "test_repeat_kv")
 
 
-def test_calling_the_library_loses_that_part_only(graded):
-    _, results, autograded = graded
-    assert results["library"]["lost"] == ["test_my_softmax"]
-    cell = next(c for c in autograded["library"].cells if nbgrader_meta(c).get("grade_id") == "test_my_softmax")
-    text = "".join(o.get("evalue", "") for o in cell.get("outputs", []))
-    assert "my_softmax uses mha_lib.softmax" in text and "plain numpy" in text
+@pytest.mark.parametrize("submission", ["cheats_a", "cheats_b", "rebind"])
+def test_reaching_the_library_or_rebinding_the_tests_earns_nothing(graded, submission):
+    _, results, _, _, _ = graded
+    assert results[submission]["score"] == 0, results[submission]
+    assert results[submission]["lost"] == sorted(TESTS)
 
 
-def test_forgotten_w_o_loses_part_4_only_and_says_so(graded):
-    _, results, autograded = graded
-    assert results["no_wo"]["lost"] == ["test_my_multi_head"]
-    cell = next(c for c in autograded["no_wo"].cells if nbgrader_meta(c).get("grade_id") == "test_my_multi_head")
-    assert "multiply by W_o" in "".join(o.get("evalue", "") for o in cell.get("outputs", []))
+def test_one_cheating_part_loses_that_part_only(graded):
+    _, results, autograded, _, _ = graded
+    assert results["alias_only"]["lost"] == ["test_masked_softmax"]
+    said = failure(autograded["alias_only"], "test_masked_softmax")
+    assert "sm holds mha_lib.attention.softmax" in said and "plain numpy" in said, said
+
+
+@pytest.mark.parametrize("submission, grade_id, said", [
+    ("cheats_a", "test_masked_softmax", "sm holds mha_lib.attention.softmax"),
+    ("cheats_a", "test_key_mask", "STEPS holds mha_lib.attention.padding_mask"),
+    ("cheats_a", "test_cross_head", "TOOLS holds mha_lib.attention.scaled_dot_product_attention"),
+    ("cheats_a", "test_repeat_kv", "an object of class Repeat, not a function you wrote with def"),
+    ("cheats_a", "test_gqa_layer", "mha_lib is the module mha_lib"),
+    ("cheats_a", "test_previous_share", "numpy is a fresh numpy while the lab is graded"),
+    ("cheats_a", "test_previous_token_head", "No module named 'mha_lib"),
+    ("cheats_b", "test_masked_softmax", "KeyError: 'mha_lib'"),
+    ("cheats_b", "test_key_mask", "KeyError: 'mha_lib'"),
+    ("cheats_b", "test_cross_head", "mha_lib.attention.scaled_dot_product_attention"),
+    ("cheats_b", "test_repeat_kv", "mha_lib's files cannot be read"),
+    ("cheats_b", "test_gqa_layer", "subprocess.Popen is not allowed"),
+    ("cheats_b", "test_previous_share", "mha_lib cannot be imported"),
+    ("cheats_b", "test_previous_token_head", "mha_lib cannot be imported while the lab is graded"),
+])
+def test_each_route_is_named_in_the_message(graded, submission, grade_id, said):
+    _, _, autograded, _, _ = graded
+    message = failure(autograded[submission], grade_id)
+    assert said in message, message
+
+
+def test_feedback_shows_the_result_and_the_messages_not_test_code(graded):
+    release, _, _, feedback, _ = graded
+    page = feedback["cheats_a"]
+    assert "Score: 0.0 / 10.0" in page or "0.0 / 10.0" in page
+    assert "sm holds mha_lib.attention.softmax" in page
+    assert "HIDDEN TESTS" not in page and "BEGIN SOLUTION" not in page
+    assert "_cases_" not in page and "np.allclose(got" not in page, "the grader's code is not in the page"
+    assert "10.0 / 10.0" in feedback["solution"] and "passes all" in feedback["solution"]
+    release_tests = [c.source for c in release.cells if nbgrader_meta(c).get("grade")]
+    assert all("grade(" in t and "assert" not in t for t in release_tests), "the tests a student sees are all there is"
+
+
+def test_regrading_from_the_files_gives_nbgraders_scores(graded):
+    _, results, _, _, course = graded
+    students = ["solution", "guess", "cheats_a", "rebind"]
+    paths = [str(course / "submitted" / s / ASSIGNMENT / LAB.name) for s in students]
+    done = subprocess.run([sys.executable, "-m", "mha_lib.exercises.lab", "regrade", *paths], text=True,
+                          capture_output=True, timeout=900, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    for student, path in zip(students, paths, strict=True):
+        assert f"{path}: {results[student]['score']:g}/{TOTAL}" in done.stdout, done.stdout

@@ -1,28 +1,47 @@
-"""The graded lab's rule "plain numpy inside your functions", checked by reading the function.
+"""The graded lab (labs/attention_lab.ipynb): its parts, and a grader the student's code cannot reach.
 
-The lab's tests compare a student's function with ``mha_lib``; a function that only calls ``mha_lib``
-would pass them. :func:`library_calls` lists what of ``mha_lib`` a function reaches through its global
-names (``mha_lib.softmax``, ``from mha_lib import softmax``, ``A = mha_lib.attention`` in another cell), an
-import inside it, its default arguments and closure, also through the helper functions, classes and objects
-the student wrote and it calls; an object with a ``__call__`` or a ``functools.partial`` is read like a function
-(its class's methods and attributes; the partial's function and arguments). ``eval`` and ``exec`` break the rule
-too (code in a string cannot be read).
-:func:`require_plain_numpy` turns that into the test's failure message. The self-checks of the notebooks
-(:func:`mha_lib.exercises.check_function`) refuse such a function too, with what it used.
+A lab test cell calls :func:`grade`. It takes the student's function from the notebook (its code, the student's
+other functions and plain data it uses, nothing else: no module but numpy and Python's own, no object of mha_lib) and
+hands it to a fresh Python process, the grader (this file, run as a script). The grader draws new
+inputs, computes the expected answers with ``mha_lib`` before any student code runs, and runs the student's
+function in a third process, the sandbox (:mod:`._lab_sandbox`), where ``mha_lib`` cannot be imported nor its
+files read. Only the returned arrays come back; the grader compares them with its own ``np.allclose``. So a
+part is worth points only for what the student's numpy code computes: whatever a notebook cell rebinds
+(``np.allclose``, ``mha_lib.softmax``, a builtin, a helper of the tests) or hides (an alias, a dict holding a
+library function, an attribute stored on numpy, ``importlib``, ``sys.modules``, ``getattr`` with a string, a class
+or a closure) is not there when the function runs, and the message says what was missing and why.
+
+Each part is graded on its own: the student's other graded functions (``my_masked_softmax`` inside
+``my_cross_head``, ...) are answered by the grader with the library's result ("stand-ins").
+
+``python -m mha_lib.exercises.lab regrade NOTEBOOK ...`` grades submitted notebooks from their files alone (the
+student's cells run in the sandbox; no kernel): a score that differs from nbgrader's shows a submission that
+tampered with its own kernel.
+
+:func:`library_calls` (reading a function for the ``mha_lib`` it reaches) serves the notebooks' self-checks
+(:func:`mha_lib.exercises.check_function`); the lab's grading does not rely on it.
 """
 
 from __future__ import annotations
 
-import contextlib
+import base64
 import dis
 import functools
 import inspect
+import io
+import json
+import linecache
+import marshal
+import math
 import os
+import subprocess
 import sys
 import sysconfig
+import threading
 import types
+from dataclasses import dataclass, field
 
-__all__ = ["library_calls", "library_use", "require_plain_numpy", "swapped", "hint"]
+__all__ = ["library_calls", "library_use", "grade", "regrade", "LAB_PARTS"]
 
 PACKAGE = "mha_lib"
 _UNREADABLE = ("eval", "exec", "__import__", "compile")  # builtins that run code the rule cannot read
@@ -227,42 +246,662 @@ def library_use(fn, used):
     return f"{name} is {used[0]} itself" if _is_library(base) else f"{name} uses {', '.join(used)}"
 
 
-def require_plain_numpy(fn, own=()):
-    """Raise AssertionError (a failed lab test) when ``fn`` uses ``mha_lib``; see :func:`library_calls`."""
-    used = library_calls(fn, own)
-    if used:
-        said = library_use(fn, used)
-        raise AssertionError(f"{said}: this lab asks for plain numpy inside your functions (the tests compare "
-                             "with mha_lib; your functions may not call it, not even to check themselves)")
 
 
-def hint(exercise_id, fn, own=()):
-    """The series' checker on ``fn`` (:func:`mha_lib.exercises.check_function`), then a warning when ``fn`` uses
-    ``mha_lib`` where the checker allows it (notebook 08's lets the student call ``mha_lib.softmax``, the lab's
-    test does not). True when both pass."""
-    from . import check_function
+# =========================================================================== the graded lab's parts
+# The grader's side: these functions run in the grader process (started fresh for each test cell), never in the
+# student's kernel, and compute every expected answer with mha_lib before the student's code runs.
 
-    right = check_function(exercise_id, fn, own=own)  # it refuses a function that calls what the exercise asks for
-    used = library_calls(fn, own) if right else []
-    if used:
-        print(f"⚠️ but {getattr(fn, '__name__', 'your function')} uses {', '.join(used)}: the graded test fails a part "
-              "that calls mha_lib; write it in plain numpy")
-    return bool(right) and not used
+SENTENCE = "The quick brown fox jumps over the lazy dog while the old cat sleeps."  # the lab's probe sentence
+TIMEOUT = 60  # seconds the student's function may take for one part (all its checks)
 
 
-@contextlib.contextmanager
-def swapped(namespace, **names):
-    """Within the block, these names of ``namespace`` (a notebook's ``globals()``) hold the given values.
+@dataclass
+class _Case:
+    """One call of the student's function: its arguments, what it must return, and what to say when it does not."""
 
-    A lab test grades one part on its own: while part 3 is tested, ``my_scores`` and ``my_softmax`` are the
-    library's. Afterwards the student's are back (also when the test fails), and a traceback points at the
-    line that failed.
-    """
-    saved = {name: namespace[name] for name in names if name in namespace}
-    namespace.update(names)
+    args: list
+    expected: object  # ndarray, or int (a head number)
+    label: str  # "scores (3, 5) and a mask (3, 5)": the case, as the message names it
+    strict: bool = False  # numpy's overflow and invalid-value warnings are errors in this call
+    mistakes: list = field(default_factory=list)  # (what a classic mistake returns, what to say)
+    nan: str = ""  # what to say when the answer holds nan or inf
+    hint: str = ""  # added to "right shape, wrong numbers"
+
+
+@dataclass
+class _Part:
+    number: str
+    function: str
+    points: int
+    signature: str
+    cases: object  # rng -> list of _Case
+    stand_ins: tuple = ()
+
+
+def _np():
+    import numpy as np
+
+    return np
+
+
+def _lib():
+    import mha_lib
+
+    return mha_lib
+
+
+def _masked_softmax(scores, mask):
+    lib = _lib()
+    return lib.softmax(lib.apply_mask(scores, mask))
+
+
+def _mask_with_a_key_per_row(rng, shape, p=0.6):
+    mask = rng.random(shape) < p
+    mask[..., rng.integers(shape[-1])] = True  # every row keeps at least one key
+    return mask
+
+
+def _cases_masked_softmax(rng):
+    np = _np()
+    cases = []
+
+    def add(scores, mask, label, **kw):
+        axis_wrong = _masked_softmax(np.swapaxes(scores, -1, -2), np.swapaxes(np.broadcast_to(mask, scores.shape), -1, -2))
+        mistakes = [(_lib().softmax(scores), "the mask is not applied: the weight of a key whose mask is False "
+                     "must be exactly 0"),
+                    (_masked_softmax(scores, ~np.asarray(mask)), "the mask is the wrong way round: True means "
+                     "'may attend' (keep that key), False 'masked' (weight 0)"),
+                    (np.swapaxes(axis_wrong, -1, -2), "the softmax runs down the columns: normalise each row (the "
+                     "last axis), so that each query's weights over its keys sum to 1")]
+        cases.append(_Case([scores, mask], _masked_softmax(scores, mask), label, mistakes=mistakes, **kw))
+
+    s = rng.normal(size=(3, 5)) * 2
+    add(s, _mask_with_a_key_per_row(rng, (3, 5)), "scores (3, 5) and a mask (3, 5)")
+    s = rng.normal(size=(6, 6)) * 2
+    add(s, np.tril(np.ones((6, 6), dtype=bool)), "scores (6, 6) and a causal mask")
+    s = rng.normal(size=(2, 4, 3, 6)) * 2
+    add(s, _mask_with_a_key_per_row(rng, (3, 6)), "scores (2, 4, 3, 6) and a mask (3, 6) shared by the batch and "
+        "the heads (broadcasting)")
+    s = rng.normal(size=(2, 5, 7)) * 2
+    add(s, np.arange(7) < np.array([7, 3])[:, None, None], "scores (2, 5, 7) and a padding mask (2, 1, 7)")
+    s = np.array([[1000.0, 999.0, 0.0, 1e4], [-1e4, 1e4, 0.0, 5.0]])
+    add(s, np.array([[True, True, True, False], [True, True, False, True]]),
+        "large scores, [[1000, 999, 0, 1e4], [-1e4, 1e4, 0, 5]], with the 1e4 of row 1 masked", strict=True)
+    s = rng.normal(size=(3, 4))
+    mask = _mask_with_a_key_per_row(rng, (3, 4))
+    mask[1] = False
+    add(s, mask, "scores (3, 4) whose row 2 has every key masked",
+        nan="a row whose keys are all masked gives nan; it must give weights 0 (nothing to attend to): where the "
+            "sum of a row is 0, divide by 1 instead, or set that row to 0")
+    return cases
+
+
+def _cases_key_mask(rng):
+    np = _np()
+    cases = []
+    for lengths, m in [([3, 1, 4], 5), (list(rng.integers(1, 9, size=6)), 8), ([0, 2], 3)]:
+        lengths = np.array(lengths)
+        expected = np.arange(m)[None, :] < lengths[:, None]  # (b, m)
+        mistakes = [(~expected, "the mask is the wrong way round: True marks a real token (may attend), False "
+                     "the padding"),
+                    (np.arange(m)[None, :] <= lengths[:, None], "one position too many: with length L the real "
+                     "tokens are positions 0 to L - 1 (counting from 0)")]
+        cases.append(_Case([lengths, m], expected, f"lengths {lengths.tolist()} and m = {m}", mistakes=mistakes))
+    return cases
+
+
+def _head(Q, K, V, key_mask=None, scale=None):
+    lib = _lib()
+    mask = None if key_mask is None else key_mask[..., None, :]  # (..., m) -> (..., 1, m): every query row
+    return lib.scaled_dot_product_attention(Q, K, V, mask=mask, scale=scale)[0]
+
+
+def _cases_cross_head(rng):
+    np = _np()
+    cases = []
+    for n, m, d_model, d_k, d_v, batch, lengths in [(3, 5, 8, 4, 6, (), [3]), (4, 4, 8, 4, 4, (), [2]),
+                                                    (3, 6, 8, 2, 3, (2,), [6, 2]), (1, 3, 4, 4, 2, (), [3])]:
+        X = rng.normal(size=(*batch, n, d_model))
+        memory = rng.normal(size=(*batch, m, d_model))
+        W_q, W_k, W_v = (rng.normal(size=(d_model, d)) / np.sqrt(d_model) for d in (d_k, d_k, d_v))
+        key_mask = np.arange(m) < np.array(lengths)[:, None]  # (b, m)
+        key_mask = key_mask[0] if not batch else key_mask
+        Q, K, V = X @ W_q, memory @ W_k, memory @ W_v
+        mistakes = [(_head(Q, K, V), "the key mask is not applied: a padded key of memory must get weight 0"),
+                    (_head(Q, K, V, key_mask, scale=1.0), "the scores are not scaled: divide them by sqrt(d_k)")]
+        if n == m:
+            mistakes.append((_head(Q, X @ W_k, X @ W_v, key_mask), "the keys and values come from X: in "
+                             "cross-attention they come from memory (queries from X)"))
+        shape = lambda a: f"{a.shape}"  # noqa: E731
+        label = (f"X {shape(X)}, memory {shape(memory)}, d_k = {d_k}, d_v = {d_v}, key_mask "
+                 f"{np.asarray(key_mask).astype(int).tolist()}")
+        cases.append(_Case([X, memory, W_q, W_k, W_v, key_mask], _head(Q, K, V, key_mask), label, mistakes=mistakes))
+    return cases
+
+
+def _cases_repeat_kv(rng):
+    np = _np()
+    cases = []
+    for shape, h in [((2, 3, 4), 4), ((1, 5, 2), 3), ((3, 2, 2), 3), ((2, 2, 3, 4), 6)]:
+        K = rng.normal(size=shape)
+        group = h // shape[-3]
+        mistakes = [(np.tile(K, (group, 1, 1)), "np.tile repeats the whole stack (heads 0, 1, 0, 1): query heads "
+                     "i share key head i // (h // h_kv), so repeat each key head in a row (np.repeat on axis -3)")]
+        cases.append(_Case([K, h], _lib().repeat_kv(K, h), f"K {shape} and h = {h}", mistakes=mistakes))
+    return cases
+
+
+def _cases_gqa_layer(rng):
+    np = _np()
+    lib = _lib()
+    cases = []
+    for n, d_model, h, h_kv, d_k, d_v in [(5, 12, 4, 2, 3, 3), (4, 8, 2, 1, 4, 2), (6, 16, 4, 4, 4, 4),
+                                          (3, 8, 4, 1, 2, 2)]:
+        p = lib.init_params(d_model, h, d_k=d_k, d_v=d_v, h_kv=h_kv, seed=int(rng.integers(1 << 30)))
+        X = rng.normal(size=(n, d_model))
+        causal = lib.causal_mask(n)
+        expected = lib.multi_head_attention(X, p, mask=causal).output
+        tiled = lib.MHAParams(np.asarray(p.W_q), *(np.tile(w, (h // h_kv, 1, 1)) for w in (p.W_k, p.W_v)), p.W_o)
+        mistakes = [(lib.multi_head_attention(X, p).output, "the layer is causal: token i may attend to tokens "
+                     "1..i only (a lower-triangular mask, np.tril)"),
+                    (lib.multi_head_attention(X, p, mask=causal).concat, "the heads are concatenated but not "
+                     "multiplied by W_o")]
+        if h_kv not in (1, h):
+            mistakes.append((lib.multi_head_attention(X, tiled, mask=causal).output, "query head i uses key/value "
+                             "head i // (h // h_kv): heads 0 and 1 share key head 0 (np.repeat, not np.tile)"))
+        label = f"X ({n}, {d_model}), h = {h} query heads, h_kv = {h_kv} key/value heads, d_k = {d_k}, d_v = {d_v}"
+        cases.append(_Case([X, p.W_q, p.W_k, p.W_v, p.W_o], expected, label, mistakes=mistakes))
+    return cases
+
+
+def _tokens(n):
+    return ["[CLS]", *(f"t{i}" for i in range(1, n - 1)), "[SEP]"]
+
+
+def _previous_share(weights):
+    return _lib().minilm.head_patterns(weights, _tokens(weights.shape[-1]))["previous"]
+
+
+def _probe():
+    from mha_lib import minilm
+
+    return minilm.run_minilm(SENTENCE)
+
+
+def _toy_layer():
+    np = _np()
+    # head 1 looks at the token before in rows 1 and 2 ([CLS] and [SEP] at themselves); head 2 everywhere alike
+    return np.stack([np.eye(4)[[0, 0, 1, 3]], np.full((4, 4), 0.25)])  # (2, 4, 4): shares 1.0 and 0.25
+
+
+def _cases_previous_share(rng):
+    out = _probe()
+    cases = [_Case([_toy_layer()], _previous_share(_toy_layer()), "a made-up layer of 4 tokens (2 heads, the "
+                   "shares are 1.0 and 0.25)", hint=": average rows 1 to n-2 (counting from 0) of the weight on "
+                   "column r - 1")]
+    for layer in range(out.attentions.shape[0]):
+        w = out.attentions[layer]
+        nxt = w[:, range(1, w.shape[-1] - 1), range(2, w.shape[-1])].mean(axis=-1)
+        cases.append(_Case([w], _previous_share(w), f"the weights of layer {layer + 1} of the probe sentence",
+                           mistakes=[(nxt, "that is the share of the next token (column r + 1): the previous token "
+                                      "is column r - 1")],
+                           hint=": average rows 1 to n-2 (counting from 0) of the weight on column r - 1"))
+    return cases
+
+
+def _model(attentions, tokens):
+    return {"namespace": {"attentions": _encode(attentions), "tokens": {"list": [{"str": t} for t in tokens]}}}
+
+
+def _cases_previous_token_head(rng):
+    np = _np()
+    out = _probe()
+    best = int(np.argmax(_previous_share(out.attentions[0]))) + 1
+    cases = [_Case([_model(out.attentions, out.tokens)], best, "the probe sentence")]
+    for _ in range(2):  # the same weights with the heads shuffled: a remembered number fails
+        order = rng.permutation(out.attentions.shape[1])
+        while order[best - 1] == best - 1:  # the best head must move
+            order = rng.permutation(out.attentions.shape[1])
+        expected = int(np.flatnonzero(order == best - 1)[0]) + 1
+        cases.append(_Case([_model(out.attentions[:, order], out.tokens)], expected,
+                           "the probe sentence with the heads shuffled",
+                           mistakes=[(best, "the answer does not move when the heads are shuffled: compute it from "
+                                      "out.attentions (with my_previous_share), do not type a number")]))
+    toy = _toy_layer()[None]
+    cases.append(_Case([_model(toy, _tokens(4))], 1, "part 4.1's made-up layer as a model of one layer"))
+    return cases
+
+
+LAB_PARTS = {  # grade id of the test cell -> the part
+    "masked_softmax": _Part("1", "my_masked_softmax", 2, "my_masked_softmax(scores, mask)", _cases_masked_softmax),
+    "key_mask": _Part("2.1", "my_key_mask", 1, "my_key_mask(lengths, m)", _cases_key_mask),
+    "cross_head": _Part("2.2", "my_cross_head", 2, "my_cross_head(X, memory, W_q, W_k, W_v, key_mask)",
+                        _cases_cross_head, stand_ins=("my_masked_softmax", "my_key_mask")),
+    "repeat_kv": _Part("3.1", "my_repeat_kv", 1, "my_repeat_kv(K, h)", _cases_repeat_kv),
+    "gqa_layer": _Part("3.2", "my_gqa_layer", 2, "my_gqa_layer(X, W_q, W_k, W_v, W_o)", _cases_gqa_layer,
+                       stand_ins=("my_masked_softmax", "my_repeat_kv", "my_key_mask")),
+    "previous_share": _Part("4.1", "my_previous_share", 1, "my_previous_share(weights)", _cases_previous_share),
+    "previous_token_head": _Part("4.2", "my_previous_token_head", 1, "my_previous_token_head(out)",
+                                 _cases_previous_token_head, stand_ins=("my_previous_share",)),
+}
+
+_STAND_INS = {  # what the grader answers when a part calls another part's function: the library's result
+    "my_masked_softmax": _masked_softmax,
+    "my_key_mask": lambda lengths, m: _np().arange(m)[None, :] < _np().asarray(lengths)[:, None],
+    "my_repeat_kv": lambda K, h: _lib().repeat_kv(K, h),
+    "my_previous_share": _previous_share,
+}
+
+
+# =========================================================================== running a part: grader and sandbox
+
+SANDBOX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_lab_sandbox.py")
+
+
+def _encode(value):
+    """A case's argument for the sandbox (JSON): an array as .npy bytes, an int, or an already encoded model."""
+    np = _np()
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return {"int": int(value)}
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(value), allow_pickle=False)
+    return {"array": base64.b64encode(buf.getvalue()).decode()}
+
+
+def _decode(value):
+    """What the sandbox sent back: an array, an int, or a description of something else (never unpickled)."""
+    np = _np()
+    if "array" in value:
+        try:
+            return np.load(io.BytesIO(base64.b64decode(value["array"])), allow_pickle=False)
+        except Exception:  # noqa: BLE001 - bytes the student's code forged: not an answer
+            return _Other("something that is not an array")
+    if "int" in value:
+        return int(value["int"])
+    return _Other("None" if "none" in value else f"a {value.get('other', 'value')}")
+
+
+@dataclass
+class _Other:
+    """A returned value that is neither an array of numbers nor an int, by its description."""
+
+    description: str
+
+
+def _run_in_sandbox(part, job):
+    """Start the sandbox, answer its stand-in calls, collect what the student's function returned for each case.
+    Returns (results by case index, what was missing, a message when the process failed as a whole)."""
+    np = _np()
+    site_dir = os.path.dirname(os.path.dirname(np.__file__))
+    proc = subprocess.Popen([sys.executable, "-I", "-S", SANDBOX, site_dir, _PACKAGE_DIR], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, encoding="utf-8",
+                            env={"PATH": os.environ.get("PATH", ""), "OPENBLAS_NUM_THREADS": "1",
+                                 "OMP_NUM_THREADS": "1"})
+    timed_out = threading.Event()
+    timer = threading.Timer(TIMEOUT, lambda: (timed_out.set(), proc.kill()))
+    timer.start()
+    results, missing, absent = {}, None, {}
     try:
-        yield
+        proc.stdin.write(json.dumps(job) + "\n")
+        proc.stdin.flush()
+        for line in proc.stdout:
+            try:
+                message = json.loads(line)
+                kind = message["kind"]
+            except (ValueError, KeyError, TypeError):
+                continue  # not the sandbox's: ignored
+            if kind == "call":
+                try:
+                    value = _STAND_INS[message["name"]](*(_decode_arg(a) for a in message["args"]))
+                    reply = {"kind": "result", "value": _encode(value)}
+                except Exception as err:  # noqa: BLE001 - the library's message, back to the student's code
+                    reply = {"kind": "error", "message": f"{message.get('name')}: {err}"}
+                proc.stdin.write(json.dumps(reply) + "\n")
+                proc.stdin.flush()
+            elif kind in ("result", "raised") and isinstance(message.get("index"), int):
+                results.setdefault(message["index"], message)
+                absent.update(message.get("absent") or {})
+            elif kind == "missing":
+                missing = str(message.get("description"))
+                break
+            elif kind == "done":
+                absent.update(message.get("absent") or {})
+                break
+    except (BrokenPipeError, OSError):
+        pass
     finally:
-        for name in names:
-            namespace.pop(name, None)
-        namespace.update(saved)
+        timer.cancel()
+        proc.kill()
+        proc.wait()
+    failed = None
+    if missing is None and len(results) < len(job["calls"]):
+        failed = (f"{LAB_PARTS[part].function} did not finish within {TIMEOUT} s" if timed_out.is_set() else
+                  f"{LAB_PARTS[part].function} stopped the process that runs it (it exited, or Python crashed)")
+    return results, missing, absent, failed
+
+
+def _decode_arg(value):
+    decoded = _decode(value)
+    if isinstance(decoded, _Other):
+        raise TypeError(f"give arrays, not {decoded.description}")
+    return decoded
+
+
+_NOT_HERE = ("while the lab is graded your functions run in a fresh Python that has numpy, Python's own modules and "
+             "the functions you wrote, and where mha_lib cannot be used: write this part in plain numpy")
+
+
+def _explain(fn, case, message):
+    """The failed-test message when the student's function raised."""
+    error, where, absent = message.get("error", ""), message.get("where", ""), message.get("absent") or {}
+    text = f"{fn} on {case.label} raised {error}" + (f" (in {where.strip()})" if where else "")
+    if error.startswith("AttributeError: module 'numpy' has no attribute"):
+        return (f"{text}. numpy is a fresh numpy while the lab is graded: what a cell stores on it does not come "
+                f"along; {_NOT_HERE}")
+    named = [name for name in absent if f"'{name}'" in error or error.startswith(f"NameError: {name} ")]
+    if named:
+        what = absent[named[0]]
+        return f"{text}. {named[0]} {'is' if what.startswith('the module') else 'holds'} {what}: {_NOT_HERE}"
+    if "mha_lib" in error:
+        return f"{text}. {_NOT_HERE}"
+    if message.get("type") == "FloatingPointError":
+        return f"{text}: exp overflows on large scores; subtract each row's maximum (of the keys it may attend to)"
+    return text
+
+
+def _judge(fn, case, message):  # noqa: C901 - one message per way of being wrong
+    """None when the student's answer to the case is right, else the message (one line)."""
+    np = _np()
+    if message["kind"] == "raised":
+        return _explain(fn, case, message)
+    got = _decode(message["value"])
+    if isinstance(case.expected, int):
+        if not isinstance(got, int):
+            return f"{fn} on {case.label}: give a head number (an int, 1 to 12), got {getattr(got, 'description', got)}"
+        if got == case.expected:
+            return None
+        said = next((text for value, text in case.mistakes if value == got), None)
+        if said:
+            return f"{fn} on {case.label}: got head {got}; {said}"
+        if got == case.expected - 1:
+            return f"{fn} on {case.label}: got head {got}; heads are numbered from 1 (np.argmax counts from 0)"
+        return f"{fn} on {case.label}: got head {got}, not the head with the largest share"
+    if isinstance(got, _Other) or got.dtype.kind not in "biuf":
+        return f"{fn} on {case.label} returned {getattr(got, 'description', 'an array of something else')}, " \
+               "not an array of numbers"
+    expected = case.expected
+    if got.shape != expected.shape:
+        return f"{fn} on {case.label} should give shape {expected.shape}, got {got.shape}"
+    if expected.dtype == bool:
+        if got.dtype != bool:
+            return f"{fn} on {case.label}: give True/False (an array of bool), got dtype {got.dtype}"
+        if np.array_equal(got, expected):
+            return None
+    elif not np.all(np.isfinite(got)):
+        return f"{fn} on {case.label}: " + (case.nan or "the answer holds nan or inf")
+    elif np.allclose(got, expected, rtol=1e-7, atol=1e-10):
+        return None
+    for alternative, said in case.mistakes:
+        alternative = np.asarray(alternative)
+        if alternative.shape == got.shape and np.allclose(got, alternative, rtol=1e-7, atol=1e-10):
+            return f"{fn} on {case.label}: {said}"
+    return f"{fn} on {case.label}: right shape, wrong numbers{case.hint}"
+
+
+def _grade_job(part, job, seed=None):
+    """Grade one part: draw the cases, compute their answers with mha_lib, run the student's function in the
+    sandbox, compare. Returns the verdict, ``{"part", "passed", "message", "points"}``."""
+    np = _np()
+    spec = LAB_PARTS[part]
+    cases = spec.cases(np.random.default_rng(seed))  # every answer computed here, before the student's code runs
+    job = {**job, "graded": spec.function, "stand_ins": list(spec.stand_ins),
+           "calls": [[_encode(a) for a in case.args] for case in cases], "strict": [case.strict for case in cases]}
+    results, missing, absent, failed = _run_in_sandbox(part, job)
+    head = f"part {spec.number} ({spec.points} point{'s' * (spec.points > 1)})"
+    if missing is not None:
+        message = f"{spec.function} is {missing}"
+    else:
+        message = None
+        for i, case in enumerate(cases):
+            if i not in results:
+                message = failed
+                break
+            message = _judge(spec.function, case, results[i])
+            if message:
+                break
+    passed = message is None
+    if passed:
+        message = f"{spec.function} passes all {len(cases)} checks (on inputs drawn for this run)"
+    return {"part": part, "passed": passed, "message": f"{head}: {message}", "points": spec.points * passed}
+
+
+# =========================================================================== the student's side: the test cells
+
+_NUMPY_PLACES = ("", "linalg", "fft", "random", "lib.stride_tricks")
+
+
+def _numpy_path(obj):
+    """``"linalg.norm"`` when ``obj`` is that attribute of numpy (the sandbox takes it from its own numpy)."""
+    import numpy
+
+    try:
+        name = obj.__name__
+    except Exception:  # noqa: BLE001 - a student's object whose attributes raise
+        return None
+    if not isinstance(name, str):
+        return None
+    for place in _NUMPY_PLACES:
+        module = numpy
+        for part in filter(None, place.split(".")):
+            module = getattr(module, part, None)
+        if module is not None and getattr(module, name, None) is obj:
+            return f"{place}.{name}".lstrip(".")
+    return None
+
+
+def _describe(obj):
+    """What a value the sandbox does not get is, for the message."""
+    if isinstance(obj, types.ModuleType):
+        return f"the module {obj.__name__}"
+    if _is_library(obj):
+        return f"{_qualname(obj)} (from mha_lib)"
+    if isinstance(obj, functools.partial):
+        return "a functools.partial"
+    if isinstance(obj, type):
+        return f"a class ({obj.__qualname__}): the lab grades functions written with def"
+    if isinstance(obj, types.FunctionType):
+        return (f"{obj.__module__}.{obj.__qualname__}, a function of an installed package (only numpy and Python's own "
+                "modules are there)")
+    return f"an object of class {type(obj).__name__}"
+
+
+def _global_names(code):
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+class _Bundle:
+    """The student's function as the sandbox receives it: its code, and what it uses that can travel (the student's
+    other functions, numbers, strings, arrays, numpy and Python's own modules). Everything else stays behind, described."""
+
+    def __init__(self, namespace, stand_ins):
+        self.functions, self.namespaces, self.sources = {}, {}, {}
+        self.own = [(name, namespace.get(name)) for name in stand_ins if namespace.get(name) is not None]
+
+    def value(self, obj, depth=0):  # noqa: C901, PLR0911 - one case per kind of value
+        for name, fn in self.own:
+            if obj is fn:  # the student's function of another part: the sandbox gives the library's result
+                return ("stand_in", name)
+        if obj is None or type(obj) in (bool, int, float, complex, str, bytes):
+            return ("data", obj)
+        if isinstance(obj, types.ModuleType):  # numpy and Python's own modules are imported afresh in the sandbox
+            top = obj.__name__.split(".")[0]
+            return ("module", obj.__name__) if top == "numpy" or top in sys.stdlib_module_names else (
+                "absent", _describe(obj))
+        if _is_library(obj):
+            return ("absent", _describe(obj))
+        np = _np()
+        if type(obj) is np.ndarray:
+            if obj.dtype.kind not in "biufc":
+                return ("absent", f"an array of {obj.dtype}")
+            buf = io.BytesIO()
+            np.save(buf, obj, allow_pickle=False)
+            return ("array", buf.getvalue())
+        if isinstance(obj, np.generic) and obj.dtype.kind in "biufc":
+            return ("data", obj.item())
+        if type(obj) in (tuple, list) and depth < 5 and len(obj) <= 10_000:
+            return (type(obj).__name__, [self.value(v, depth + 1) for v in obj])
+        if type(obj) is dict and depth < 5 and len(obj) <= 10_000:
+            return ("dict", [(self.value(k, depth + 1), self.value(v, depth + 1)) for k, v in obj.items()])
+        path = _numpy_path(obj)
+        if path is not None:
+            return ("numpy", path)
+        if getattr(math, getattr(obj, "__name__", "") or "", None) is obj:
+            return ("math", obj.__name__)
+        if isinstance(obj, types.FunctionType) and not _is_installed(obj):
+            return ("function", self.function(obj))
+        return ("absent", _describe(obj))
+
+    def function(self, fn):
+        fid = id(fn)
+        if fid in self.functions:
+            return fid
+        spec = {"name": str(fn.__name__), "code": fn.__code__, "ns": id(fn.__globals__), "defaults": None,
+                "kwdefaults": None, "closure": None}
+        self.functions[fid] = spec  # before what it uses: a function may call itself
+        spec["defaults"] = [self.value(v) for v in fn.__defaults__] if fn.__defaults__ else None
+        spec["kwdefaults"] = {k: self.value(v) for k, v in fn.__kwdefaults__.items()} if fn.__kwdefaults__ else None
+        cells = []
+        for cell in fn.__closure__ or ():
+            try:
+                cells.append(self.value(cell.cell_contents))
+            except ValueError:  # an empty cell
+                cells.append(("absent", "not assigned yet"))
+        spec["closure"] = cells or None
+        space = self.namespaces.setdefault(id(fn.__globals__), {})
+        for name in sorted(_global_names(fn.__code__)):
+            if name in fn.__globals__ and name not in space and not name.startswith("__"):
+                space[name] = ("absent", "being read")  # a placeholder while its value is read (cycles)
+                space[name] = self.value(fn.__globals__[name])
+        filename = fn.__code__.co_filename
+        if filename not in self.sources:
+            self.sources[filename] = linecache.getlines(filename)[:5000]
+        return fid
+
+    def root(self, namespace, name):
+        obj = namespace.get(name)
+        if obj is None:
+            return ("absent", "not defined: run the cell where you wrote it")
+        if _is_library(obj):
+            return ("absent", f"{_qualname(obj)} itself, from mha_lib: write the function yourself, in plain numpy")
+        if isinstance(obj, types.FunctionType) and not _is_installed(obj):
+            return ("function", self.function(obj))
+        return ("absent", f"{_describe(obj)}, not a function you wrote with def")
+
+
+def _request(part, seed=None, **job):
+    """Run the grader in a fresh Python and return its verdict. ``-I``: the notebook's folder is not on its path;
+    this file runs as a script, so the grader imports mha_lib itself but not the notebooks' exercises."""
+    done = subprocess.run([sys.executable, "-I", os.path.abspath(__file__), "grade"],  # this file alone, as a script
+                          input=json.dumps({"part": part, "seed": seed, "job": job}), capture_output=True, text=True,
+                          timeout=3 * TIMEOUT, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    try:
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"part": part, "passed": False, "points": 0,
+                "message": f"the grader failed (exit code {done.returncode}): {done.stderr.strip()[-600:]}"}
+
+
+def check(part, namespace, seed=None):
+    """The verdict on one part of the lab for the functions defined in ``namespace`` (a notebook's ``globals()``):
+    ``{"part", "passed", "message", "points"}``. See :func:`grade`."""
+    if part not in LAB_PARTS:
+        raise ValueError(f"check: part={part!r} is not a part of the lab; choose one of {', '.join(LAB_PARTS)}")
+    spec = LAB_PARTS[part]
+    bundle = _Bundle(namespace, spec.stand_ins)
+    root = bundle.root(namespace, spec.function)
+    try:
+        data = marshal.dumps({"root": root, "functions": bundle.functions, "namespaces": bundle.namespaces,
+                              "sources": bundle.sources})
+    except ValueError as err:
+        return {"part": part, "passed": False, "points": 0,
+                "message": f"part {spec.number}: {spec.function} could not be handed to the grader ({err})"}
+    return _request(part, seed, mode="bundle", bundle=base64.b64encode(data).decode())
+
+
+def grade(part, namespace):
+    """A lab test cell: grade one part; print its result, or fail the cell with the reason (one line).
+
+    Parameters
+    ----------
+    part : str
+        The part's grade id, a key of :data:`LAB_PARTS` (``"masked_softmax"``, ``"cross_head"``, ...).
+    namespace : dict
+        The notebook's ``globals()``: the student's functions are taken from it (their code, the student's other
+        functions and plain data they use; nothing else).
+
+    Raises
+    ------
+    AssertionError
+        When the part is wrong: nbgrader gives the test cell no points, and the message is the feedback.
+    """
+    verdict = check(part, namespace)
+    if not verdict["passed"]:
+        raise AssertionError(verdict["message"])
+    print(verdict["message"])
+
+
+# =========================================================================== grading from the files alone
+
+def _student_cells(notebook):
+    """The source of the cells a student wrote: nbgrader's answer cells, and cells the student added."""
+    cells = []
+    for cell in notebook.get("cells", []):
+        meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+        if cell.get("cell_type") != "code" or meta.get("locked") or (meta and not meta.get("solution")):
+            continue
+        source = cell.get("source", "")
+        cells.append("".join(source) if isinstance(source, list) else str(source))
+    return cells
+
+
+def regrade(paths, seed=None):
+    """Grade notebooks from their files alone: the student's cells run in the sandbox, no kernel is started, so
+    nothing a notebook did to its kernel can change a verdict. Returns {path: (score, [verdict, ...])}."""
+    scores = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            cells = _student_cells(json.load(f))
+        verdicts = [json.loads(json.dumps(_grade_job(part, {"mode": "cells", "cells": cells}, seed)))
+                    for part in LAB_PARTS]
+        scores[str(path)] = (sum(v["points"] for v in verdicts), verdicts)
+    return scores
+
+
+def _main(argv):
+    if argv[:1] == ["grade"]:  # a test cell's request, on stdin
+        request = json.loads(sys.stdin.read())
+        job = request["job"]
+        verdict = _grade_job(request["part"], {"mode": job["mode"], "bundle": job.get("bundle"),
+                                               "cells": job.get("cells", [])}, request.get("seed"))
+        print(json.dumps(verdict))
+        return 0
+    if argv[:1] == ["regrade"] and len(argv) > 1:
+        total = sum(p.points for p in LAB_PARTS.values())
+        for path, (score, verdicts) in regrade(argv[1:]).items():
+            print(f"{path}: {score}/{total}")
+            for v in verdicts:
+                print(f"    {'ok  ' if v['passed'] else 'FAIL'} {v['message']}")
+        return 0
+    print("usage: python -m mha_lib.exercises.lab regrade NOTEBOOK.ipynb ...  (grades the lab from the files)")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

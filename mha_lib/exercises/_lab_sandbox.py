@@ -1,0 +1,224 @@
+"""Where the graded lab runs a student's functions: a fresh Python in which mha_lib cannot be used.
+
+The lab's grader (:mod:`mha_lib.exercises.lab`) starts this file as a script, never as part of the package:
+``python -I -S _lab_sandbox.py SITE_DIR BLOCKED_DIR``. ``-S`` leaves site-packages (and with it the installed
+``mha_lib``) off the path; numpy is imported from SITE_DIR, which is then taken off the path again; an audit hook
+(which Python code cannot remove) refuses to import ``mha_lib``, to open any file under BLOCKED_DIR (mha_lib's
+folder) and to start processes. So whatever a student's notebook did (an alias, a dict holding a library function,
+an attribute stored on numpy, importlib, sys.modules, ...), here their functions have numpy, Python's own modules and
+what they wrote themselves, nothing else.
+
+The grader and this process talk in lines of JSON (stdin, and a copy of stdout taken before any student code runs;
+what the student's code prints goes nowhere). Arrays travel as ``.npy`` bytes. This process only runs the functions
+and sends back what they returned; it decides nothing: the grader compares with answers it computed itself.
+
+The job (first line): ``mode`` "bundle" (functions taken from a running notebook: their code objects, marshalled) or
+"cells" (the source of a notebook's cells), ``graded`` (the function's name), ``stand_ins`` (names of the student's
+other graded functions: the grader answers for them, so each part is graded on its own), ``calls`` (the arguments
+of each call) and ``strict`` (calls run with numpy's overflow and invalid-value warnings as errors).
+"""
+
+import sys
+
+
+def main():  # noqa: C901 - one job, read top to bottom
+    site_dir, blocked_dir = sys.argv[1], sys.argv[2]
+    import base64
+    import importlib
+    import io
+    import json
+    import linecache
+    import marshal
+    import math
+    import os
+    import traceback
+    import types
+
+    sys.path.append(site_dir)
+    import numpy as np
+
+    sys.path.remove(site_dir)
+
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")  # only this process writes here
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    sys.stdout = io.StringIO()  # what the student's code prints
+    job = json.loads(sys.stdin.readline())
+    blocked = os.path.realpath(blocked_dir)
+
+    def inside_blocked(path):
+        try:
+            return os.path.commonpath([os.path.realpath(os.fsdecode(path)), blocked]) == blocked
+        except (TypeError, ValueError):
+            return False
+
+    refused = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
+               "ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "pty.spawn")
+
+    def audit(event, args):
+        if event == "import" and isinstance(args[0], str) and args[0].split(".")[0] == "mha_lib":
+            raise ImportError("mha_lib cannot be imported while the lab is graded")
+        if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)) and inside_blocked(args[0]):
+            raise PermissionError("mha_lib's files cannot be read while the lab is graded")
+        if event in refused:
+            raise PermissionError(f"{event} is not allowed while the lab is graded")
+
+    def send(message):
+        protocol.write(json.dumps(message) + "\n")
+        protocol.flush()
+
+    def encode(value):
+        if value is None:
+            return {"none": True}
+        if isinstance(value, (bool, np.bool_)):
+            return {"other": "bool"}
+        if isinstance(value, (int, np.integer)):
+            return {"int": int(value)}
+        try:
+            arr = np.asarray(value)
+        except Exception:  # noqa: BLE001 - whatever the student returned: described, not run
+            arr = None
+        if arr is None or arr.dtype.kind not in "biuf":
+            return {"other": type(value).__name__}
+        buf = io.BytesIO()
+        np.save(buf, arr, allow_pickle=False)
+        return {"array": base64.b64encode(buf.getvalue()).decode()}
+
+    def decode(value):
+        if "array" in value:
+            return np.load(io.BytesIO(base64.b64decode(value["array"])), allow_pickle=False)
+        if "int" in value:
+            return value["int"]
+        if "list" in value:
+            return [decode(v) for v in value["list"]]
+        if "namespace" in value:
+            return types.SimpleNamespace(**{k: decode(v) for k, v in value["namespace"].items()})
+        if "str" in value:
+            return value["str"]
+        return None
+
+    absent = {}  # name -> what it held in the notebook (for the message when the function needs it)
+
+    def stand_in(name):
+        def call(*args):
+            send({"kind": "call", "name": name, "args": [encode(a) for a in args]})
+            reply = json.loads(sys.stdin.readline())
+            if reply["kind"] == "error":
+                raise ValueError(reply["message"])
+            return decode(reply["value"])
+        call.__name__ = call.__qualname__ = name
+        return call
+
+    stand_ins = {name: stand_in(name) for name in job["stand_ins"]}
+    namespaces = {}
+
+    def namespace(key):
+        if key not in namespaces:
+            namespaces[key] = {"__name__": "__main__", "__builtins__": __builtins__, "np": np}
+        return namespaces[key]
+
+    root = None
+    functions = {}
+    setup_errors = []
+    if job["mode"] == "bundle":
+        bundle = marshal.loads(base64.b64decode(job["bundle"]))
+        for filename, lines in bundle["sources"].items():  # the student's lines, for the traceback's last line
+            linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
+        for fid, spec in bundle["functions"].items():
+            cells = tuple(types.CellType() for _ in spec["code"].co_freevars)
+            functions[fid] = types.FunctionType(spec["code"], namespace(spec["ns"]), spec["name"], None, cells)
+
+        def value_of(enc, name=None):
+            kind = enc[0]
+            if kind == "data":
+                return enc[1]
+            if kind == "array":
+                return np.load(io.BytesIO(enc[1]), allow_pickle=False)
+            if kind in ("tuple", "list"):
+                items = [value_of(e) for e in enc[1]]
+                return tuple(items) if kind == "tuple" else items
+            if kind == "dict":
+                return {value_of(k): value_of(v) for k, v in enc[1]}
+            if kind == "module":  # numpy, or a module of Python's own (the grader sends no other)
+                return importlib.import_module(enc[1])
+            if kind in ("numpy", "math"):
+                obj = np if kind == "numpy" else math
+                for part in enc[1].split("."):
+                    obj = getattr(obj, part)
+                return obj
+            if kind == "function":
+                return functions[enc[1]]
+            if kind == "stand_in":
+                return stand_ins[enc[1]]
+            raise LookupError(enc[1] if kind == "absent" else kind)
+
+        def held(enc, where):
+            """A closure's or a default's value; what was not passed becomes a function that says so."""
+            try:
+                return value_of(enc)
+            except LookupError as why:
+                reason = absent[where] = str(why)
+
+                def not_here(*args, **kwargs):
+                    raise NameError(f"{where} is not available while the lab is graded: {reason}")
+                return not_here
+
+        sys.addaudithook(audit)  # from here on, student code may run
+        for fid, spec in bundle["functions"].items():
+            fn = functions[fid]
+            for cell, name, enc in zip(fn.__closure__ or (), spec["code"].co_freevars, spec["closure"] or (), strict=False):
+                cell.cell_contents = held(enc, name)
+            if spec["defaults"] is not None:
+                fn.__defaults__ = tuple(held(e, f"a default argument of {spec['name']}") for e in spec["defaults"])
+            if spec["kwdefaults"]:
+                fn.__kwdefaults__ = {k: held(v, f"the default of {k}") for k, v in spec["kwdefaults"].items()}
+        for key, names in bundle["namespaces"].items():
+            space = namespace(key)
+            for name, enc in names.items():
+                try:
+                    space[name] = value_of(enc)
+                except LookupError as why:
+                    absent[name] = str(why)
+        root_enc = bundle["root"]
+        if root_enc[0] == "function":
+            root = functions[root_enc[1]]
+        else:
+            send({"kind": "missing", "description": root_enc[1]})
+            return
+        for space in namespaces.values():
+            space.update(stand_ins)
+    else:  # the cells of a notebook file, in order; a cell that fails is reported and the next one runs
+        space = namespace("cells")
+        sys.addaudithook(audit)
+        for i, source in enumerate(job["cells"]):
+            try:
+                linecache.cache[f"<cell {i + 1}>"] = (len(source), None, source.splitlines(True), f"<cell {i + 1}>")
+                exec(compile(source, f"<cell {i + 1}>", "exec"), space)  # noqa: S102 - the point of this process
+            except BaseException as err:  # noqa: BLE001 - the student's cell: reported, the next one runs
+                setup_errors.append(f"cell {i + 1}: {type(err).__name__}: {err}")
+        space.update(stand_ins)
+        root = space.get(job["graded"])
+        if not isinstance(root, types.FunctionType):
+            send({"kind": "missing", "description": "not defined by the notebook's cells" if root is None
+                  else f"not a function you wrote ({type(root).__name__})", "setup": setup_errors})
+            return
+
+    own_files = {fn.__code__.co_filename for fn in functions.values()} if job["mode"] == "bundle" else {
+        f"<cell {i + 1}>" for i in range(len(job["cells"]))}
+    for index, (args, strict) in enumerate(zip(job["calls"], job["strict"], strict=True)):
+        values = [decode(a) for a in args]
+        try:
+            with np.errstate(**({"over": "raise", "invalid": "raise"} if strict else {"all": "ignore"})):
+                result = root(*values)
+        except BaseException as err:  # noqa: BLE001 - the student's code: its error is the answer
+            frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename in own_files]
+            where = f"{frames[-1].name}, line {frames[-1].lineno}: {frames[-1].line}" if frames else ""
+            send({"kind": "raised", "index": index, "error": f"{type(err).__name__}: {err}", "where": where,
+                  "type": type(err).__name__, "absent": absent})
+            continue
+        send({"kind": "result", "index": index, "value": encode(result)})
+    send({"kind": "done", "absent": absent, "setup": setup_errors})
+
+
+if __name__ == "__main__":
+    main()
