@@ -57,9 +57,9 @@ def test_induction_targets():
 
 
 def test_previous_token_is_learned_from_seed_0():
-    r = train_toy("previous_token", seed=0)
+    r = train_toy("previous_token", seed=0, examples=256)  # the weights of all 256 held-out sequences
     assert r.accuracy >= 0.95
-    assert weight_on_offset(r.snapshots[-1].weights).max() >= 0.9  # some head looks one step back
+    assert weight_on_offset(r.snapshots[-1].weights).max() >= 0.9  # some head looks one step back, on average
     assert weight_on_offset(r.snapshots[0].weights).max() < 0.5  # and did not at the random start
     assert r.losses.shape == (TASKS["previous_token"].steps,) and r.losses[-1] < 0.1 * r.losses[0]
     assert [s.step for s in r.snapshots][0] == 0 and r.snapshots[-1].step == TASKS["previous_token"].steps
