@@ -33,7 +33,7 @@ from .attention import (
 from .backward import MHAGradients, multi_head_attention_backward, softmax_backward
 from .data import RunningExample, embed_tokens, load_running_example, tokenize
 from .designed import (DesignedExample, SoftLookup, TwoHeadsDemo, closest_words, designed_example,
-                       soft_lookup_example, two_heads_demo)
+                       output_words, soft_lookup_example, two_heads_demo)
 from .flash import blockwise_attention
 from .generation import PUBLISHED_CONFIGS, DecodeResult, KVCache, ModelConfig, decode_step, kv_cache_bytes
 from .rope import rope_angles, rotary_embedding
@@ -74,6 +74,7 @@ __all__ = [
     "designed_example",
     "embed_tokens",
     "init_params",
+    "output_words",
     "load_running_example",
     "merge_heads",
     "multi_head_attention",

@@ -38,6 +38,7 @@ __all__ = [
     "DesignedExample",
     "designed_example",
     "closest_words",
+    "output_words",
     "TwoHeadsDemo",
     "two_heads_demo",
     "DESIGNED_SENTENCE",
@@ -99,6 +100,9 @@ class DesignedExample:
     params: MHAParams
     roles: list
     explanations: list
+
+
+PAD_TOKEN = "[PAD]"  # the padding token of the designed layer's sentences, as BERT-like models write it
 
 
 def _word_features(tokens):
@@ -213,7 +217,10 @@ def designed_example(sentence=None):
     if not visible.strip():
         invisible = " (it holds only invisible characters, such as zero-width spaces)" if sentence.strip() else ""
         raise ValueError(f"designed_example: the sentence is empty{invisible}; type at least one word")
-    tokens = tokenize(visible)
+    # "PAD" in capitals (the series' padding marker) or "[PAD]" is the padding token, written "[PAD]" as a real
+    # model writes it; every other word is lower-cased, so the real word "pad" stays a word.
+    tokens = [PAD_TOKEN if word in ("PAD", PAD_TOKEN) else token
+              for word, token in zip(visible.split(), tokenize(visible))]
     if len(tokens) > MAX_DESIGNED_TOKENS:
         raise ValueError(
             f"designed_example: the sentence has {len(tokens)} words, but X has position columns for at most "
@@ -279,6 +286,63 @@ def closest_words(example, rows):
         raise ValueError(f"closest_words: rows have {rows.shape[-1]} numbers each, the layer's values "
                          f"{V.shape[-1]}; pass multi_head_attention(example.X, example.params).heads")
     dist = np.linalg.norm(rows[:, :, None, :] - V[:, None, :, :], axis=-1)  # (h, n, words)
+    nearest = dist.argmin(axis=-1)  # (h, n)
+    return ([[words[k] for k in head] for head in nearest],
+            np.take_along_axis(dist, nearest[..., None], axis=-1)[..., 0])
+
+
+def output_words(example, output):
+    """For each head and token: the word written in that head's block of the layer's output row.
+
+    The designed W^O writes what head i found (the first 8 numbers of the
+    word it fetched) into output columns 8i+1 to 8i+8, counting from 1. So
+    each block of an output row can be read back as a word: the correct
+    layer's row of "saw" reads "cat", "saw", "the", "the" (previous token,
+    same word, first token, next token). A layer with a bug reads otherwise.
+
+    Notebook step: 07 output projection (debugging a layer).
+
+    Parameters
+    ----------
+    example : DesignedExample
+        The sentence and layer, from :func:`designed_example`.
+    output : ndarray, shape (n, d_model)
+        A layer's output for ``example.X``, e.g. ``multi_head_attention(example.X, example.params).output``.
+
+    Returns
+    -------
+    words : list of list of str
+        ``words[i][m]``: the word in head i's block of token m's output row (the word whose value, written by
+        head i's block of W^O, is closest).
+    distances : ndarray, shape (h, n)
+        The straight-line distance to it (0 for an exact copy).
+
+    Examples
+    --------
+    >>> from mha_lib import multi_head_attention
+    >>> ex = designed_example()
+    >>> words, dist = output_words(ex, multi_head_attention(ex.X, ex.params).output)
+    >>> [words[i][2] for i in range(4)]  # the output row of "saw"
+    ['cat', 'saw', 'the', 'the']
+    """
+    if not isinstance(example, DesignedExample):
+        raise TypeError(f"output_words: example must be a DesignedExample (from designed_example()), "
+                        f"got {type(example).__name__}")
+    output = np.asarray(output, dtype=float)
+    n, p = len(example.tokens), example.params
+    if output.shape != (n, p.d_model):
+        raise ValueError(f"output_words: output must have shape (n, d_model) = ({n}, {p.d_model}) for this layer, "
+                         f"got {output.shape}; pass multi_head_attention(example.X, example.params).output")
+    per = p.d_model // p.h  # output columns per head
+    words = list(dict.fromkeys(example.tokens))
+    first = [example.tokens.index(w) for w in words]
+    V = np.einsum("nd,hde->hne", example.X, p.W_v)[:, first]  # (h, words, d_v): each word's value in each head
+    W_o = p.W_o.reshape(p.h, -1, p.d_model)  # (h, d_v, d_model): W^O_i, the rows head i's columns meet
+    written = np.einsum("hwe,hed->hwd", V, W_o)  # (h, words, d_model): what head i writes for each word
+    cols = np.arange(p.d_model).reshape(p.h, per)  # (h, per): head i's block of output columns
+    ours = output[:, cols]  # (n, h, per)
+    theirs = np.take_along_axis(written, cols[:, None, :], axis=-1)  # (h, words, per)
+    dist = np.linalg.norm(ours.transpose(1, 0, 2)[:, :, None, :] - theirs[:, None, :, :], axis=-1)  # (h, n, words)
     nearest = dist.argmin(axis=-1)  # (h, n)
     return ([[words[k] for k in head] for head in nearest],
             np.take_along_axis(dist, nearest[..., None], axis=-1)[..., 0])

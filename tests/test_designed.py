@@ -12,6 +12,7 @@ from mha_lib import (
     load_running_example,
     multi_head_attention,
     multi_head_attention_loop,
+    output_words,
     two_heads_demo,
 )
 from mha_lib.designed import DESIGNED_ROLES, MAX_DESIGNED_TOKENS
@@ -232,3 +233,24 @@ def test_designed_example_counts_the_visible_words_against_the_limit():
     assert len(designed_example(" ".join(["a\u200b"] * 16)).tokens) == 16
     with pytest.raises(ValueError, match="17 words"):
         designed_example(" ".join(["a"] * 17))
+
+
+def test_output_words_read_the_designed_layers_output_row_by_head():
+    ex = designed_example()
+    words, dist = output_words(ex, multi_head_attention(ex.X, ex.params).output)
+    assert [words[i][2] for i in range(4)] == ["cat", "saw", "the", "the"]  # the row of "saw"
+    assert dist.shape == (4, 5) and dist.max() < 0.01
+
+
+def test_output_words_show_heads_merged_without_a_transpose():
+    ex = designed_example()
+    heads = multi_head_attention(ex.X, ex.params).heads  # (4, 5, 16)
+    wrong = heads.reshape(5, 64) @ ex.params.W_o  # the merge without the transpose
+    words, _ = output_words(ex, wrong)
+    assert [words[i][2] for i in range(4)] == ["the", "dog", "the", "the"]
+
+
+def test_output_words_refuse_an_output_of_another_shape():
+    ex = designed_example()
+    with pytest.raises(ValueError, match=r"output must have shape \(n, d_model\) = \(5, 32\)"):
+        output_words(ex, np.zeros((4, 512)))

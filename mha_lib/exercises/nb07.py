@@ -1,6 +1,6 @@
 """Self-check questions for notebook 07 (output projection)."""
 
-from .. import load_running_example, parameter_count, two_heads_demo
+from .. import designed_example, load_running_example, multi_head_attention, parameter_count, two_heads_demo
 from . import Exercise
 
 
@@ -20,6 +20,11 @@ def parameter_count_exercise(question, d_model, h, *, bias=False, idea_end, conc
         atol=0.5,
         solution=solution,
     )
+
+
+def _designed_output():
+    ex = designed_example()
+    return multi_head_attention(ex.X, ex.params).output  # (5, 32)
 
 
 def _wo_block_shape():
@@ -72,5 +77,27 @@ EXERCISES = {
         concrete="4 * 768^2 matrix entries plus 4 * 768 biases (b^Q, b^K, b^V for all heads together, and b^O).",
         solution="Matrices: 4 * 768^2 = 2,359,296. Biases: b^Q, b^K, b^V have 12 * 64 = 768 each and b^O has 768, "
                  "so 4 * 768 = 3,072. Total 2,362,368.",
+    ),
+    "debug_layer": Exercise(
+        question="Debug: buggy_layer(X, params) should compute the whole layer. Fix it as my_layer and pass "
+                 "my_layer(designed.X, designed.params), the output of the designed layer on 'the cat saw the "
+                 "dog': an array of shape (5, 32).",
+        answer=_designed_output,
+        hint=(
+            "Read the buggy output with output_words: the blocks of a token's row hold words, but the wrong ones. "
+            "Then compare the buggy function's steps, one at a time, with the intermediates of "
+            "multi_head_attention(designed.X, designed.params) (.heads, .concat): where do they first differ?",
+            "The heads are right; the concatenation is not. heads.reshape(n, h * d_v) without a transpose puts "
+            "head 1's rows of several tokens side by side. Use mha_lib.concat_heads(heads), or "
+            "heads.transpose(1, 0, 2).reshape(n, h * d_v).",
+        ),
+        kind="array",
+        solution="The bug is the merge of the heads: heads.reshape(n, h * d_v) reads the (h, n, d_v) stack in "
+                 "stored order, head 1's rows first, so the row of 'the' holds head 1's outputs for 'the', 'cat', "
+                 "'saw' and 'the', and the row of 'saw' ends up with 'the | dog | the | the' instead of "
+                 "'cat | saw | the | the'. Shapes cannot catch it; the readable designed output and the "
+                 "intermediates of multi_head_attention can. Fixed: concat = mha_lib.concat_heads(heads), which is "
+                 "heads.transpose(1, 0, 2).reshape(n, h * d_v); my_layer(designed.X, designed.params) then equals "
+                 "multi_head_attention(designed.X, designed.params).output.",
     ),
 }
