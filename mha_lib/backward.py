@@ -26,13 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import check_array
-from .attention import MHAResult, multi_head_attention, repeat_kv, split_heads
+from .attention import MHAResult, _check_scale, multi_head_attention, repeat_kv, split_heads
 from .params import MHAParams
 
 __all__ = ["MHAGradients", "softmax_backward", "multi_head_attention_backward"]
 
 
-def softmax_backward(weights, d_weights):
+def softmax_backward(weights: np.ndarray, d_weights: np.ndarray) -> np.ndarray:
     """The gradient with respect to the scores, from the gradient with respect to the softmax weights.
 
     For one row ``w = softmax(s)`` the Jacobian is ``diag(w) - w w^T``
@@ -117,7 +117,8 @@ class MHAGradients:
         return MHAParams(**{name: getattr(self, f"d_{name}") for name in names})
 
 
-def multi_head_attention_backward(X, params, d_output, mask=None, scale=None, *,
+def multi_head_attention_backward(X: np.ndarray, params: MHAParams, d_output: np.ndarray,
+                                  mask: np.ndarray | None = None, scale: float | None = None, *,
                                   forward: MHAResult | None = None) -> MHAGradients:
     """Gradients of ``sum(d_output * output)`` with respect to X and every parameter of the layer.
 
@@ -181,7 +182,7 @@ def multi_head_attention_backward(X, params, d_output, mask=None, scale=None, *,
         )
     h, h_kv = params.h, params.h_kv
     d_k = params.d_k
-    scale = 1.0 / np.sqrt(d_k) if scale is None else float(scale)
+    scale = _check_scale(scale, d_k)  # 1/sqrt(d_k) by default
     batch = tuple(range(X.ndim - 2))  # the leading axes, summed over for the weights' gradients
 
     # output = Concat W^O + b^O

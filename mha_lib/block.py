@@ -165,7 +165,7 @@ def init_model(vocab: int, n_max: int, d_model: int, h: int, d_ff: int, n_out: i
                        W_out=rng.normal(0.0, d_model**-0.5, (d_model, n_out)), b_out=np.zeros(n_out))
 
 
-def layer_norm(x, g, b):
+def layer_norm(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> tuple:
     """LayerNorm of each row: ``g * (x - mean) / sqrt(var + eps) + b``.
 
     Returns
@@ -199,7 +199,7 @@ def _rows(a):
     return a.reshape(-1, a.shape[-1])  # (..., n, k) -> (...*n, k)
 
 
-def block_forward(X, params: BlockParams, mask=None) -> BlockResult:
+def block_forward(X: np.ndarray, params: BlockParams, mask: np.ndarray | None = None) -> BlockResult:
     """One block on token vectors X (..., n, d_model), causal by default, every intermediate returned.
 
     Notebook step: 13 training (the full block).
@@ -216,7 +216,7 @@ def block_forward(X, params: BlockParams, mask=None) -> BlockResult:
                        X2=X2, mask=mask)
 
 
-def block_backward(result: BlockResult, params: BlockParams, d_X2) -> tuple:
+def block_backward(result: BlockResult, params: BlockParams, d_X2: np.ndarray) -> tuple:
     """Gradients of ``sum(d_X2 * X2)`` for one block: (d_X, {name: gradient}) with the names of BlockParams
     ("attn.W_q" for the attention layer's)."""
     grads = {"W_2": _rows(result.hidden).T @ _rows(d_X2), "b_2": _rows(d_X2).sum(axis=0)}
@@ -233,7 +233,7 @@ def block_backward(result: BlockResult, params: BlockParams, d_X2) -> tuple:
     return d_X1 + d_in, grads
 
 
-def model_forward(tokens, params: ModelParams) -> ModelResult:
+def model_forward(tokens: np.ndarray, params: ModelParams) -> ModelResult:
     """The model on sequences of token ids, every intermediate returned.
 
     Notebook step: 13 training (the full block).
@@ -261,7 +261,7 @@ def model_forward(tokens, params: ModelParams) -> ModelResult:
     return ModelResult(tokens=tokens, blocks=tuple(blocks), logits=logits)
 
 
-def model_backward(result: ModelResult, params: ModelParams, d_logits) -> dict:
+def model_backward(result: ModelResult, params: ModelParams, d_logits: np.ndarray) -> dict:
     """Gradients of ``sum(d_logits * logits)`` with respect to every array of the model.
 
     Notebook step: 13 training (the full block).
@@ -294,7 +294,7 @@ def model_backward(result: ModelResult, params: ModelParams, d_logits) -> dict:
     return grads
 
 
-def cross_entropy(logits, targets):
+def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple:
     """Mean cross-entropy over the positions with a target, and its gradient with respect to the logits.
 
     Parameters

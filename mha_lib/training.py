@@ -227,7 +227,7 @@ def train_toy(task: str, *, seed: int = 0, steps: int | None = None, h: int | No
                        snapshots=tuple(snapshots), heldout=held[:examples], seconds=seconds)
 
 
-def weight_on_offset(weights, offset: int = 1, start: int | None = None) -> np.ndarray:
+def weight_on_offset(weights: np.ndarray, offset: int = 1, start: int | None = None) -> np.ndarray:
     """Each head's average weight on the token ``offset`` places back (1: the previous token).
 
     Averaged over the query positions ``start .. n-1`` (default ``offset``,

@@ -24,7 +24,7 @@ __all__ = ["TrainingView", "compute_training", "draw_training", "training_figure
            "token_names"]
 
 
-def token_names(tokens) -> list:
+def token_names(tokens: np.ndarray) -> list:
     """Token ids as letters ("a" for 0, "b" for 1, ...), so that a picture's labels read as a sequence."""
     return [chr(ord("a") + int(t)) for t in tokens]
 
