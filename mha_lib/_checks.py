@@ -7,6 +7,8 @@ says how to fix it. No bare ``assert``: asserts vanish under ``python -O``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -65,25 +67,25 @@ def check_mask(mask, shape, heads=None):
         ) from None
 
 
-def divisors(m):
+def divisors(m, limit=None):
     """The divisors of m, in increasing order: the valid head counts for d_model=m.
 
-    Trial division up to sqrt(m), so even m = 10**9 + 7 answers at once.
+    Trial division up to sqrt(m), so m = 10**9 + 7 answers at once. With ``limit``, trial division stops at
+    ``limit``: the divisors up to it and their partners m // k, a quick partial list for a message about a huge m.
 
     Examples
     --------
     >>> divisors(12)
     [1, 2, 3, 4, 6, 12]
     """
-    m = int(m)
+    m = whole_number(m, "m", "divisors", minimum=1)
+    stop = math.isqrt(m) if limit is None else min(math.isqrt(m), limit)
     small, large = [], []
-    k = 1
-    while k * k <= m:
+    for k in range(1, stop + 1):
         if m % k == 0:
             small.append(k)
             if k * k != m:
                 large.append(m // k)
-        k += 1
     return small + large[::-1]
 
 
@@ -95,8 +97,68 @@ def valid_h_text(d_model, h=None, most=12):
     >>> valid_h_text(8)
     '[1, 2, 4, 8]'
     """
+    if d_model > 10**10:  # trial division to sqrt(d_model) would take seconds: the divisors up to 10**5 and partners
+        choices = divisors(d_model, limit=10**5)
+        near = sorted(sorted(choices, key=lambda k: abs(k - (h or 1)))[:most])
+        return f"{near} (divisors of {d_model}, for example)"
     choices = divisors(d_model)
     if len(choices) <= most:
         return str(choices)
     near = sorted(sorted(choices, key=lambda k: abs(k - (h or 1)))[:most])
     return f"{near} (the {most} nearest of its {len(choices)} divisors)"
+
+
+def whole_number(value, name, where, minimum=None, maximum=None):
+    """``value`` as an int, or a one-line TypeError/ValueError naming ``where`` and ``name``.
+
+    Accepts Python and numpy integers; refuses bools (``True`` is not 1 head), floats (2.5 is not silently 2;
+    4.0 gets the fix ``4``), strings and everything else, and values outside ``minimum``..``maximum``.
+
+    Examples
+    --------
+    >>> whole_number(8, "h", "init_params", minimum=1)
+    8
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        whole = isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer()
+        fix = f"; use {name}={int(value)}" if whole else ""
+        raise TypeError(f"{where}: {name} must be a whole number, got {value!r:.40}{fix}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{where}: {name}={value} must be at least {minimum}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{where}: {name}={value} must be at most {maximum:,}")
+    return value
+
+
+def check_flag(value, name, where):
+    """``value`` as a bool, or a TypeError: ``bias="no"`` or ``None`` is not read as True or False silently."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{where}: {name} must be True or False, got {value!r:.40}")
+    return bool(value)
+
+
+BUDGET_BYTES = 256 * 2**20  # the most one array from a size a user types may take (a kernel is sized at 250 MB)
+
+
+def check_budget(nbytes, what, where, fix, budget=None):
+    """Refuse an allocation of ``nbytes`` (estimated before allocating) over ``budget`` (default
+    :data:`BUDGET_BYTES`), with a message that gives the size and the fix."""
+    budget = BUDGET_BYTES if budget is None else budget
+    if nbytes > budget:
+        raise ValueError(f"{where}: {what} is too large: it would take {nbytes / 2**20:,.0f} MiB, more than the "
+                         f"{budget / 2**20:,.0f} MiB allowed for one array; {fix}")
+
+
+def check_token(token, where, name="token"):
+    """``token`` as it is, if it is a non-empty string of whole characters; else a one-line error.
+
+    A lone surrogate ("\\ud800", half of a character outside the BMP) cannot be encoded, hashed or drawn.
+    """
+    if not isinstance(token, str) or not token.strip():
+        raise TypeError(f"{where}: every {name} must be a non-empty string, got {token!r:.40}")
+    broken = next((ch for ch in token if 0xD800 <= ord(ch) <= 0xDFFF), None)
+    if broken is not None:
+        raise ValueError(f"{where}: the {name} {token!r:.40} holds U+{ord(broken):04X}, half of a character (a lone "
+                         "surrogate); delete it or type the whole character")
+    return token

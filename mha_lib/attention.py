@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_array, check_mask, divisors, valid_h_text
+from ._checks import check_array, check_budget, check_mask, divisors, valid_h_text, whole_number
 from .params import MHAParams
 
 __all__ = [
@@ -117,6 +117,9 @@ def softmax(x, axis=-1):
         x = x.astype(np.float64)  # integers -> float64; float32 stays float32
     if x.ndim == 0:
         raise ValueError("softmax: x is a single number; pass at least a 1-D array of scores")
+    if axis is None or isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"softmax: axis must be one whole number, the axis along which the weights sum to 1, "
+                        f"got {axis!r:.40}; use axis=-1 (the rows)")
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"softmax: axis={axis} does not exist for x of shape {x.shape}; use axis=-1 (the rows)")
     if x.shape[axis] == 0:
@@ -450,6 +453,9 @@ def concat_heads(heads):
         Columns ``i*d_v : (i+1)*d_v`` hold head i.
     """
     heads = check_array(heads, "heads", min_ndim=3)
+    if heads.shape[-3] == 0:
+        raise ValueError(f"concat_heads: heads has shape {heads.shape}, with no heads along axis -3; "
+                         "pass the stack of h >= 1 head outputs, shape (..., h, n, d_v)")
     return np.concatenate([heads[..., i, :, :] for i in range(heads.shape[-3])], axis=-1)
 
 
@@ -724,7 +730,7 @@ def attention_dropout(weights, p, rng=None, *, keep=None):
     if keep is None:
         p = _check_dropout(p, rng, "attention_dropout")
         if p == 0:
-            return weights
+            return weights.copy()  # a new array, as for p > 0: the caller's array is never handed back
         keep = rng.random(weights.shape) >= p  # True with probability 1 - p
     else:
         p = _check_dropout(p, None, "attention_dropout", need_rng=False)
@@ -807,7 +813,10 @@ def causal_mask(n):
            [1, 1, 1]])
     """
     n = _check_positive_int(n, "n", "causal_mask")
-    return np.tril(np.ones((n, n), dtype=bool))
+    check_budget(n * n, f"causal_mask(n={n:,}), an (n, n) array of bools,", "causal_mask",
+                 "a mask for that many tokens is built block by block (see blockwise_attention(..., causal=True))")
+    positions = np.arange(n)
+    return positions[:, None] >= positions[None, :]  # (n, 1) >= (1, n) -> (n, n): key j at or before query m
 
 
 def padding_mask(tokens, pad_token="PAD"):
@@ -890,6 +899,8 @@ def sinusoidal_positions(n, d_model):
     """
     n = _check_positive_int(n, "n", "sinusoidal_positions")
     d_model = _check_positive_int(d_model, "d_model", "sinusoidal_positions")
+    check_budget(n * d_model * 8 * 3 // 2, f"sinusoidal_positions(n={n:,}, d_model={d_model:,}) in float64 "
+                 "(with its angles)", "sinusoidal_positions", "choose a smaller n or d_model")
     pos = np.arange(n)[:, None]  # (n, 1)
     i2 = np.arange(0, d_model, 2)[None, :]  # (1, ceil(d_model/2)): the even column indices 2i
     angle = pos / np.power(10000.0, i2 / d_model)  # (n, ceil(d_model/2))
@@ -1089,19 +1100,15 @@ def _check_leading(A, B, where, a, b):
 
 
 def _check_h(h):
-    if isinstance(h, bool) or not isinstance(h, (int, np.integer)):
-        raise TypeError(f"h must be a whole number of heads, got {h!r}")
+    if isinstance(h, (bool, np.bool_)) or not isinstance(h, (int, np.integer)):
+        raise TypeError(f"h must be a whole number of heads, got {h!r:.40}")
     if h <= 0:
         raise ValueError(f"h={h} is impossible: the number of heads must be at least 1")
     return int(h)
 
 
 def _check_positive_int(value, name, where):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{where}: {name} must be a whole number, got {value!r}")
-    if value <= 0:
-        raise ValueError(f"{where}: {name}={value} must be at least 1")
-    return int(value)
+    return whole_number(value, name, where, minimum=1)
 
 
 def _check_dropout(p, rng, where, need_rng=True):

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._checks import check_budget, check_token, whole_number
 from .params import MHAParams, init_params
 
 __all__ = [
@@ -111,10 +112,10 @@ def embed_tokens(tokens, d_model):
     if not tokens:
         raise ValueError("embed_tokens: no tokens; pass at least one word")
     for t in tokens:
-        if not isinstance(t, str) or not t.strip():
-            raise TypeError(f"embed_tokens: every token must be a non-empty string, got {t!r}")
-    if isinstance(d_model, bool) or not isinstance(d_model, (int, np.integer)) or d_model <= 0:
-        raise ValueError(f"embed_tokens: d_model={d_model!r} must be a whole number of at least 1")
+        check_token(t, "embed_tokens")
+    d_model = whole_number(d_model, "d_model", "embed_tokens", minimum=1)
+    check_budget(2 * len(tokens) * d_model * 8, f"{len(tokens):,} rows of d_model={d_model:,} numbers in float64 "
+                 "(drawn, then stacked)", "embed_tokens", "d_model is 512 in the running example; choose a smaller one")
     rows = [np.random.default_rng(_word_seed(t.strip().lower())).standard_normal(d_model) for t in tokens]
     return np.stack(rows)  # n x (d_model,) -> (n, d_model)
 
@@ -147,6 +148,9 @@ def data_dir():
     return Path(__file__).resolve().parent.parent / "data"
 
 
+_RUNNING_EXAMPLE_MAX_BYTES = 16 * 2**20  # its arrays unpack to about 8 MiB: a file that unpacks to more is refused unread
+
+
 def load_running_example(path=None):
     """Load "humpty dumpty sat on" with its 4x512 X and 8-head parameters.
 
@@ -175,6 +179,15 @@ def load_running_example(path=None):
     fix = "regenerate it with `python data/make_data.py` (or restore it with `git checkout data/`)"
     if not path.is_file():
         raise FileNotFoundError(f"The running example's data file {path} is missing; {fix}")
+    try:
+        with zipfile.ZipFile(path) as archive:  # sizes from the zip's directory, before anything is unpacked
+            unpacked = sum(info.file_size for info in archive.infolist())
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"The data file {path} is corrupted or was changed: it could not be read ({exc}); "
+                         f"{fix}") from None
+    if unpacked > _RUNNING_EXAMPLE_MAX_BYTES:
+        raise ValueError(f"The data file {path} is not the running example: it unpacks to {unpacked / 2**20:,.0f} MiB, "
+                         f"and the running example's arrays take about 8 MiB; {fix}")
     try:
         with np.load(path, allow_pickle=False) as f:
             arrays = {k: f[k] for k in f.files}

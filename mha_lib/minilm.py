@@ -243,7 +243,14 @@ def layer_norm(x, gamma, beta, eps=LAYER_NORM_EPS):
     ----------
     x : ndarray, shape (..., d_model)
     gamma, beta : ndarray, shape (d_model,)
+    eps : float, default 1e-12 (the model's)
+        Added to the variance; must be positive, or a row of equal numbers (variance 0) gives 0/0.
     """
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, (int, float, np.integer, np.floating)):
+        raise TypeError(f"layer_norm: eps must be a small positive number such as 1e-12, got {eps!r:.40}")
+    if not (math.isfinite(eps) and eps > 0):
+        raise ValueError(f"layer_norm: eps={eps} must be a positive finite number (the model's is 1e-12); with 0 a "
+                         "row of equal numbers divides 0 by 0")
     mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
     centred = x - mean
     var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
@@ -527,6 +534,7 @@ def _load_cached(folder, expected_sha256):
         in_w = np.concatenate([get(s + "query.weight", (d, d)), get(s + "key.weight", (d, d)),
                                get(s + "value.weight", (d, d))])  # (3*d_model, d_model), float32
         in_b = np.concatenate([get(s + "query.bias", (d,)), get(s + "key.bias", (d,)), get(s + "value.bias", (d,))])
+        in_w.flags.writeable = in_b.flags.writeable = False  # the cached model is shared: its heads' views too
         attention = params_from_fused(in_w, in_b, get(p + "attention.output.dense.weight", (d, d)),
                                       get(p + "attention.output.dense.bias", (d,)), h=HEADS)
         layers.append(EncoderLayer(
@@ -649,11 +657,13 @@ class MiniLMOutput:
         return self.hidden_states[..., -1, :, :]
 
 
-def embed(ids, model):
+def embed(ids, model=None):
     """Input embeddings: word + position + token type (all type 0), then LayerNorm.
 
     ids : ndarray of int, shape (..., n)  ->  ndarray, shape (..., n, d_model), float64
+    model : MiniLM, optional (default: the installed model, as for run_minilm)
     """
+    model = _model_or_default(model, "embed")
     if not isinstance(ids, np.ndarray):
         raise TypeError(f"embed: ids must be a numpy array of token ids (from encode_tokens), got {type(ids).__name__}")
     if not np.issubdtype(ids.dtype, np.integer) or ids.ndim == 0:
@@ -832,14 +842,18 @@ def cosine_similarity(a, b):
     >>> cosine_similarity(np.array([1.0, 0.0]), np.array([1.0, 1.0]))  # doctest: +ELLIPSIS
     0.7071...
     """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape[-1:] != b.shape[-1:] or a.ndim == 0:
+    a, b = check_array(a, "a"), check_array(b, "b")
+    if a.ndim == 0 or b.ndim == 0 or a.shape[-1:] != b.shape[-1:] or a.shape[-1] == 0:
         raise ValueError(f"cosine_similarity: a and b must be vectors of the same length, got shapes {a.shape} and "
                          f"{b.shape}")
+    # Each vector divided by its largest entry first: the cosine does not change, and |a|^2 of entries of 1e200
+    # no longer overflows to inf (nor do entries of 1e-200 underflow to a norm of 0).
+    a = a / np.where((big := np.abs(a).max(axis=-1, keepdims=True)) > 0, big, 1)
+    b = b / np.where((big := np.abs(b).max(axis=-1, keepdims=True)) > 0, big, 1)
     norms = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)  # (...)
     if np.any(norms == 0):
         raise ValueError("cosine_similarity: a vector of length 0 points nowhere; give non-zero vectors")
-    cos = np.sum(a * b, axis=-1) / norms  # (...)
+    cos = np.clip(np.sum(a * b, axis=-1) / norms, -1.0, 1.0)  # (...); rounding can give 1 + 1e-16
     return float(cos) if np.ndim(cos) == 0 else cos
 
 

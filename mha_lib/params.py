@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_array, valid_h_text
+from ._checks import check_array, check_flag, valid_h_text, whole_number
 
 __all__ = ["MHAParams", "init_params", "params_from_fused", "params_to_fused", "parameter_count", "selection_matrix"]
 
@@ -115,9 +115,8 @@ class MHAParams:
 
 
 def _resolve_sizes(d_model, h, d_k, d_v, where):
-    for name, value in (("d_model", d_model), ("h", h)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{where}: {name} must be a whole number, got {value!r}")
+    d_model = whole_number(d_model, "d_model", where)
+    h = whole_number(h, "h", where)
     if d_model <= 0:
         raise ValueError(f"{where}: d_model={d_model} must be at least 1")
     if h <= 0:
@@ -131,11 +130,8 @@ def _resolve_sizes(d_model, h, d_k, d_v, where):
             )
         d_k = d_model // h
     d_v = d_k if d_v is None else d_v
-    for name, value in (("d_k", d_k), ("d_v", d_v)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{where}: {name} must be a whole number, got {value!r}")
-        if value <= 0:
-            raise ValueError(f"{where}: {name}={value} must be at least 1")
+    d_k = whole_number(d_k, "d_k", where, minimum=1)
+    d_v = whole_number(d_v, "d_v", where, minimum=1)
     return int(d_model), int(h), int(d_k), int(d_v)
 
 
@@ -143,10 +139,10 @@ def _resolve_h_kv(h, h_kv, where):
     """h_kv = h by default; otherwise a whole number that divides h."""
     if h_kv is None:
         return h
-    if isinstance(h_kv, bool) or not isinstance(h_kv, (int, np.integer)):
-        raise TypeError(f"{where}: h_kv must be a whole number of key/value heads (or None for h_kv = h), got {h_kv!r}")
+    if isinstance(h_kv, (bool, np.bool_)) or not isinstance(h_kv, (int, np.integer)):
+        raise TypeError(f"{where}: h_kv must be a whole number of key/value heads (or None for h_kv = h), got {h_kv!r:.40}")
     if h_kv < 1 or h % h_kv:
-        choices = [k for k in range(1, h + 1) if h % k == 0]
+        choices = valid_h_text(h, h_kv)  # quick for any h: no list of h candidates
         raise ValueError(
             f"{where}: h_kv={h_kv} key/value heads cannot be shared evenly by h={h} query heads; "
             f"choose h_kv in {choices} (1 = multi-query, {h} = ordinary multi-head)"
@@ -231,8 +227,7 @@ def init_params(d_model, h, d_k=None, d_v=None, bias=False, seed=0, h_kv=None):
     """
     d_model, h, d_k, d_v = _resolve_sizes(d_model, h, d_k, d_v, "init_params")
     h_kv = _resolve_h_kv(h, h_kv, "init_params")
-    if not isinstance(bias, (bool, np.bool_)):  # bias="no" or None would be read as True / False silently
-        raise TypeError(f"init_params: bias must be True or False, got {bias!r}")
+    bias = check_flag(bias, "bias", "init_params")  # bias="no" or None would be read as True / False silently
     count = (h * d_k + h_kv * (d_k + d_v)) * d_model + h * d_v * d_model  # W_q, W_k, W_v, W_o
     if count * 8 > _PARAMETER_BUDGET:  # refused before anything is allocated
         raise ValueError(
@@ -368,6 +363,7 @@ def parameter_count(d_model, h, d_k=None, d_v=None, bias=False, h_kv=None):
     """
     d_model, h, d_k, d_v = _resolve_sizes(d_model, h, d_k, d_v, "parameter_count")
     h_kv = _resolve_h_kv(h, h_kv, "parameter_count")
+    bias = check_flag(bias, "bias", "parameter_count")
     counts = {
         "W_q": h * d_model * d_k,
         "W_k": h_kv * d_model * d_k,
@@ -400,7 +396,7 @@ def selection_matrix(d_model, h, i):
            [0., 0.]])
     """
     d_model, h, d_k, _ = _resolve_sizes(d_model, h, None, None, "selection_matrix")
-    if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < h:
+    if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i < h:
         raise ValueError(f"selection_matrix: head index i={i!r} must be a whole number in 0..{h - 1}")
     S = np.zeros((d_model, d_k))
     S[i * d_k : (i + 1) * d_k, :] = np.eye(d_k)

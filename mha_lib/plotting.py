@@ -12,8 +12,12 @@ symmetric around 0 for signed matrices such as scores, Q, K and V.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from matplotlib.figure import Figure
+
+from ._checks import check_token
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 __all__ = [
@@ -157,6 +161,39 @@ def symmetric_limits(*arrays):
     return (-m, m) if m > 0 else (-1.0, 1.0)
 
 
+MAX_CELLS = 1024 * 1024  # the most cells a heatmap draws (n = 1024 tokens): more would take minutes, and no screen shows them
+MAX_ANNOTATED = 2500  # the most cells written as numbers (50 x 50): one text each, and no one reads more
+MAX_LABELS = 512  # the most labels on one axis
+
+
+def _labels(labels, count, name, where):
+    """Labels as literal text, one per row or column: '$' is escaped (a token "$x$" is not mathtext, a lone "$"
+    does not break the drawing), and each must be a string (or a number) of whole characters."""
+    if isinstance(labels, str) or not isinstance(labels, (list, tuple, np.ndarray)):
+        raise TypeError(f"{where}: {name} must be a list of labels (tokens), one per entry, got "
+                        f"{type(labels).__name__}")
+    labels = list(labels)
+    if len(labels) != count:
+        raise ValueError(f"{where}: {name} has {len(labels)} labels for {count} entries; give one label each")
+    if count > MAX_LABELS:
+        raise ValueError(f"{where}: {count} labels on one axis are more than the {MAX_LABELS} a picture can show; "
+                         f"pass {name}=None")
+    text = []
+    for label in labels:
+        if isinstance(label, (numbers.Number, np.generic)) and not isinstance(label, (bool, np.bool_)):
+            label = str(label)
+        check_token(label, where, name="label")
+        text.append(label.replace("$", r"\$"))  # literal: matplotlib reads text between two $ as mathtext
+    return text
+
+
+def _check_fontsize(fontsize, where):
+    if isinstance(fontsize, (bool, np.bool_)) or not isinstance(fontsize, numbers.Real) or \
+            not (np.isfinite(fontsize) and 1 <= fontsize <= 100):
+        raise ValueError(f"{where}: fontsize={fontsize!r:.40} must be a size in points between 1 and 100, e.g. 8")
+    return float(fontsize)
+
+
 def plot_matrix(ax, M, row_labels=None, col_labels=None, *, title=None, cmap=None, vmin=None, vmax=None,
                 annotate=None, fmt=".2f", fontsize=8):
     """Draw a matrix as a heatmap with labelled rows and columns.
@@ -183,16 +220,32 @@ def plot_matrix(ax, M, row_labels=None, col_labels=None, *, title=None, cmap=Non
     -------
     AxesImage
     """
-    M = np.asarray(M, dtype=float)
-    if M.ndim != 2:
-        raise ValueError(f"plot_matrix: M must be 2-D, got shape {M.shape}")
+    try:
+        M = np.asarray(M, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"plot_matrix: M must be a 2-D array of numbers ({exc})") from None
+    if M.ndim != 2 or M.size == 0:
+        raise ValueError(f"plot_matrix: M must be a non-empty 2-D array, got shape {M.shape}")
+    if np.isnan(M).any():
+        raise ValueError("plot_matrix: M contains NaN; find where it came from (a 0/0 upstream) before drawing it")
+    if M.size > MAX_CELLS:
+        raise ValueError(f"plot_matrix: M has {M.size:,} cells (shape {M.shape}), more than the {MAX_CELLS:,} a "
+                         "heatmap draws; draw a slice of it, e.g. M[:64, :64]")
+    fontsize = _check_fontsize(fontsize, "plot_matrix")
+    if annotate is not None and not isinstance(annotate, (bool, np.bool_)):
+        raise TypeError(f"plot_matrix: annotate must be True, False or None, got {annotate!r:.40}")
+    if annotate and M.size > MAX_ANNOTATED:
+        raise ValueError(f"plot_matrix: annotate=True writes one number per cell, and {M.size:,} cells are more "
+                         f"than the {MAX_ANNOTATED:,} anyone reads; pass annotate=False or draw a slice")
+    rows, cols = M.shape
+    row_labels = None if row_labels is None else _labels(row_labels, rows, "row_labels", "plot_matrix")
+    col_labels = None if col_labels is None else _labels(col_labels, cols, "col_labels", "plot_matrix")
     signed = bool((M < 0).any())
     if cmap is None:
         cmap = SIGNED_CMAP if signed else WEIGHTS_CMAP
     if vmin is None and vmax is None and cmap == SIGNED_CMAP:
         vmin, vmax = symmetric_limits(M)
     im = ax.imshow(M, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
-    rows, cols = M.shape
     if row_labels is not None:
         ax.set_yticks(range(rows), labels=list(row_labels), fontsize=fontsize)
     if col_labels is not None:
@@ -229,6 +282,9 @@ def plot_attention(ax, weights, tokens, *, title=None, vmin=0.0, vmax=1.0, annot
     AxesImage
     """
     weights = np.asarray(weights)
+    if isinstance(tokens, str) or not isinstance(tokens, (list, tuple, np.ndarray)):
+        raise TypeError(f"plot_attention: tokens must be a list of tokens, one per row of weights, got "
+                        f"{type(tokens).__name__}")
     if weights.ndim != 2 or weights.shape[0] != weights.shape[1] or weights.shape[0] != len(tokens):
         raise ValueError(f"plot_attention: weights must be (n, n) with n = len(tokens) = {len(tokens)}, "
                          f"got {weights.shape}")
@@ -237,6 +293,9 @@ def plot_attention(ax, weights, tokens, *, title=None, vmin=0.0, vmax=1.0, annot
     ax.set_ylabel("query (looks)", fontsize=fontsize)
     ax.set_xlabel("key (is looked at)", fontsize=fontsize)
     return im
+
+
+MAX_HEADS = 64  # the most panels plot_heads draws (GPT-3 has 96 heads: draw them in slices)
 
 
 def head_grid(h, ncols=None):
@@ -268,5 +327,21 @@ def plot_heads(fig, matrices, tokens, *, annotate=None, cbar_label=None):
     """
     from .explorers.grid import heads_picture
 
+    try:
+        stack = np.asarray(matrices, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"plot_heads: matrices must be an array of numbers, shape (h, n, n) ({exc})") from None
+    if stack.ndim != 3 or stack.shape[1] != stack.shape[2] or stack.shape[0] == 0:
+        raise ValueError(f"plot_heads: matrices must have shape (h, n, n), one (n, n) matrix per head, got "
+                         f"{stack.shape}")
+    if stack.shape[0] > MAX_HEADS:
+        raise ValueError(f"plot_heads: {stack.shape[0]} heads are more than the {MAX_HEADS} one figure shows; "
+                         f"pass a slice, e.g. matrices[:{MAX_HEADS}]")
+    if stack.size > MAX_CELLS:
+        raise ValueError(f"plot_heads: {stack.size:,} cells are more than the {MAX_CELLS:,} a figure draws; "
+                         "draw fewer heads or fewer tokens")
+    if np.isnan(stack).any():
+        raise ValueError("plot_heads: matrices contain NaN; find where it came from (a 0/0 upstream)")
+    tokens = _labels(tokens, stack.shape[1], "tokens", "plot_heads")
     heads_picture(matrices, tokens, annotate=annotate, cbar_label=cbar_label, fig=fig)
     return [ax.images[0] for ax in fig.axes if ax.images]

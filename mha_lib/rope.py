@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ._checks import check_array
+from ._checks import check_array, check_budget
 
 __all__ = ["rotary_embedding", "rope_angles"]
 
@@ -54,11 +54,9 @@ def rope_angles(positions, d, base=10000.0):
     positions = check_array(positions, "positions")
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2 or d % 2:
         raise ValueError(f"rope_angles: d={d!r} must be an even whole number >= 2 (RoPE rotates pairs of dimensions)")
-    if max(positions.size, 1) * (int(d) // 2) > 10**8:  # budget at the door: 800 MB of float64 angles
-        raise ValueError(
-            f"rope_angles: d={d} for {positions.size} positions is too large ({max(positions.size, 1) * (int(d) // 2):.3g} "
-            "angles); d is the size of one head's vectors, 64 or 128 in most models"
-        )
+    count = max(positions.size, 1) * (int(d) // 2)
+    check_budget(2 * count * 8, f"d={d} for {positions.size:,} positions: {count:,} angles in float64 (and their "
+                 "cosines or sines)", "rope_angles", "d is the size of one head's vectors, 64 or 128 in most models")
     try:
         good_base = (not isinstance(base, bool) and isinstance(base, (int, float, np.integer, np.floating))
                      and math.isfinite(base) and base > 1)

@@ -260,3 +260,24 @@ def test_the_lab_names_the_exercises_it_builds_on():
     intro = "".join(lab_notebook["cells"][0]["source"])
     named = {i for i in FUNCTION_EXERCISES if f"`{i}`" in intro}
     assert {"04.softmax", "08.masked_weights", "07.multi_head_attention"} <= named, named
+
+
+@pytest.mark.slow
+def test_a_forged_call_for_the_librarys_answer_is_refused():
+    """The sandbox's channel to the grader is reachable from the student's code; the grader answers only the
+    stand-ins of the part being graded, so part 1 cannot ask it for the masked softmax."""
+    cell = '''
+import json, os, sys
+
+def my_masked_softmax(scores, mask):
+    for fd in range(3, 20):
+        try:
+            os.write(fd, (json.dumps({"kind": "call", "name": "my_masked_softmax", "args": []}) + "\\n").encode())
+        except OSError:
+            continue
+        reply = json.loads(sys.stdin.readline())
+        raise RuntimeError(reply.get("message", "an answer came back"))
+'''
+    verdict = lab._grade_job("masked_softmax", {"mode": "cells", "cells": [cell]})
+    assert not verdict["passed"]
+    assert "not a function this part may call" in verdict["message"], verdict["message"]

@@ -155,6 +155,35 @@ def _shape_from_text(text):
     return [float(p) for p in parts]
 
 
+def _nested_from_text(text):
+    """An array typed or pasted as numpy prints it, "[[0.1 0.2]\n [0.3 0.4]]" or "array([[0.1, 0.2], [0.3, 0.4]])"
+    (or as nested lists), -> nested lists of floats; None for text that is not such an array. Linear in the
+    length of the text: one pass over its tokens."""
+    inner = text.strip()
+    wrapped = re.fullmatch(r"array\((.*?)(?:,\s*dtype=[\w.]+)?\)", inner, flags=re.DOTALL)
+    if wrapped:
+        inner = wrapped.group(1).strip()
+    if not inner.startswith("["):
+        return None
+    tokens = re.findall(rf"\[|\]|{_NUMBER}|[^\s,\[\]]+", inner, flags=re.IGNORECASE)
+    stack, top = [[]], None
+    for token in tokens:
+        if token == "[":
+            stack.append([])
+        elif token == "]":
+            if len(stack) < 2:
+                return None
+            top = stack.pop()
+            stack[-1].append(top)
+        elif re.fullmatch(_NUMBER, token, flags=re.IGNORECASE):
+            stack[-1].append(float(token))
+        else:  # "...", a word: not an array of numbers
+            return None
+    if len(stack) != 1 or len(stack[0]) != 1:
+        return None
+    return stack[0][0]
+
+
 def _judge_shape(expected, answer):
     """(right, note): note says what is malformed about the answer, None when it could be judged."""
     if isinstance(answer, str):
@@ -254,12 +283,15 @@ def _judge_against(ex, expected, answer):
     if isinstance(answer, str) and _shape_from_text(answer) is not None:  # "3.5", "[3, 2]", "3, 2"
         numbers = _shape_from_text(answer)
         answer = numbers[0] if len(numbers) == 1 and np.ndim(expected) == 0 else numbers
+    elif isinstance(answer, str) and _nested_from_text(answer) is not None:  # [[0.1 0.2]\n [0.3 0.4]] as numpy prints
+        answer = _nested_from_text(answer)
     if np.iscomplexobj(answer):  # numpy would drop the imaginary part (with a warning) and compare the rest
         return False, "The answer is a real number (or real numbers), not complex: take the real computation's result."
     try:
         got = np.asarray(answer, dtype=float)
     except Exception:  # strings that are not numbers, ragged lists, dicts, complex numbers, ...
         return False, f"The answer is a number (or a list of numbers); {answer!r:.60} could not be read as one."
+    whole = isinstance(expected, (int, np.integer)) and not isinstance(expected, (bool, np.bool_))
     expected = np.asarray(expected, dtype=float)
     if not np.isfinite(got).all() and np.isfinite(expected).all():  # a NaN from a computation gone wrong
         bad = "NaN (not a number)" if np.isnan(got).any() else "an infinity"
@@ -271,6 +303,13 @@ def _judge_against(ex, expected, answer):
         comma = " (in a number, write decimals with a point, 3.5, not 3,5)" if isinstance(typed, str) and "," in typed else ""
         return False, f"The answer is a single number, not {got.size} numbers{comma}."
     rtol, atol = ex.tolerance()
+    if whole:  # a count or a size: 64.6 is not 64, nor is 63.5
+        right = got.shape == () and float(got) == float(expected)
+        if not right and got.shape == () and not float(got).is_integer():
+            return False, "The answer is a whole number (a count or a size): type it without decimals."
+        if not right and got.shape == ():
+            return False, _rounding_note(typed, float(got), float(expected), ex.decimals)
+        return right, None
     if (expected.ndim > 0 and got.shape != expected.shape and got.size == expected.size
             and np.allclose(got.ravel(), expected.ravel(), rtol=rtol, atol=atol)):
         # [2, 3, 8, 9] for [[2, 3], [8, 9]]: the right numbers in the wrong form, not a wrong idea
@@ -282,18 +321,51 @@ def _judge_against(ex, expected, answer):
     if not right and expected.ndim == 0 and got.ndim == 0:
         return right, (_rounding_note(typed, float(got), float(expected), ex.decimals)
                        or _truncation_note(typed, float(expected), ex.decimals, (rtol, atol)))
+    if not right and got.shape == expected.shape:
+        return right, _list_rounding_note(typed, got, expected, ex.decimals)
     return right, None
+
+
+def _list_rounding_note(typed, got, expected, decimals=None):
+    """The "close, rounded" note of :func:`_rounding_note` for several numbers: every one of them is the expected
+    one rounded to the digits typed for it ([0.9, 2.2] for [0.9224, 2.1553]). None otherwise."""
+    if isinstance(typed, str):
+        texts = re.findall(_NUMBER, re.sub(r"dtype=\w+", "", typed), flags=re.IGNORECASE)
+    else:
+        try:
+            flat = np.asarray(typed, dtype=object).ravel()
+        except Exception:  # noqa: BLE001 - an odd object: no note
+            return None
+        texts = [str(int(v)) if isinstance(v, (int, np.integer)) else _typed_text(v) for v in flat]
+    if len(texts) != got.size or None in texts:
+        return None
+    try:
+        steps = np.array([10.0 ** decimal.Decimal(t).as_tuple().exponent for t in texts])
+    except (decimal.InvalidOperation, TypeError, ValueError):
+        return None
+    if not (np.abs(got.ravel() - expected.ravel()) <= 0.5 * steps * (1 + 1e-9)).all():
+        return None
+    step = float(steps.max())
+    if step > 0.1 * float(np.abs(expected).max()):  # fewer than two significant digits: a guess, not a rounding
+        return None
+    if decimals is not None and 10.0 ** -decimals < step <= 1:
+        places = -int(round(math.log10(step)))
+        return (f"Close: these are the right numbers rounded to {places} decimal{'s' if places != 1 else ''}, but the "
+                f"question asks for {decimals}: type {decimals} decimals.")
+    return ("Close: these are the right numbers rounded to fewer digits than the question asks for. Type more "
+            "digits (the question says how many), or the exact values.")
 
 
 def _number_in_words(text):
     """A note for a number typed with words or a unit around it ("about 384", "48 MiB", "1 GiB"), or with
     a product still to compute ("32*100*100"); None for any other text."""
-    m = re.fullmatch(rf"\s*(?:about|approx\.?|approximately|around|~|≈)?\s*({_NUMBER})\s*([a-zA-Z%]+\.?)?\s*",
+    text = text.strip()  # the patterns below have no space at their ends: two \s* in a row backtrack quadratically
+    m = re.fullmatch(rf"(?:(?:about|approx\.?|approximately|around|~|≈)\s*)?({_NUMBER})(?:\s*[a-zA-Z%]+\.?)?",
                      text, flags=re.IGNORECASE)
-    if m and text.strip() != m.group(1):
+    if m and text != m.group(1):
         return (f"Type the number alone, in digits, without words or units: {text!r} is not read "
                 f"(\"48\", not \"48 MiB\"; a million is 1000000 or 1e6).")
-    if re.fullmatch(r"\s*\d+(?:\.\d*)?(?:\s*[*x×]\s*\d+(?:\.\d*)?)+\s*", text):
+    if re.fullmatch(r"\d+(?:\.\d*)?(?:\s*[*x×]\s*\d+(?:\.\d*)?)+", text):
         return (f"Type the value of the product, not the product in quotes: without the quotes, "
                 f"{text.strip()} is computed by Python.")
     return None

@@ -42,9 +42,14 @@ import functools
 import inspect
 import io
 import math
+import os
+import pickle
+import select
 import signal
+import sys
 import threading
 import time
+import types
 import warnings
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -295,7 +300,11 @@ def _diagnose_scores(case, got):
         if m == Q.shape[-2]:
             return (f"you divided by sqrt({m}): sqrt(n), the number of tokens? Divide by sqrt(d_k), the last axis "
                     f"of Q: d_k = Q.shape[-1], {d_k} here.")
-        return (f"you divided by sqrt({m}) (sqrt(d_model)?). The scale is sqrt(d_k), the size of ONE query: "
+        if m == 64:  # 8 typed as a number: the running example's d_k = 64, one head's size, not d_model
+            return (f"you divided by 8 = sqrt(64), the running example's d_k written as a number. Here d_k = "
+                    f"Q.shape[-1] is {d_k}: divide by np.sqrt(Q.shape[-1]), whatever the size.")
+        which = " (sqrt(d_model) of the running example?)" if m == 512 else ""
+        return (f"you divided by sqrt({m}){which}. The scale is sqrt(d_k), the size of ONE query: "
                 f"d_k = Q.shape[-1], {d_k} here.")
     return f"your scores are Q K^T divided by {c:.4g}; divide by sqrt(d_k) = {math.sqrt(d_k):.4g} (d_k = Q.shape[-1])."
 
@@ -771,6 +780,209 @@ def _run(fn, args):
     return result, exc, lines, copies
 
 
+def _raised_in(exc):
+    """The name of the function an exception was raised in: read from its traceback, or, for one that came back
+    from the process the student's function ran in (without its traceback), from the note put on it there."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_name if tb is not None else getattr(exc, "__dict__", {}).get("_raised_in")
+
+
+# --------------------------------------------------------------------------- running the student's function apart
+#
+# Where the platform can fork (Linux, macOS), each call of the student's function runs in a child process, a
+# copy of the kernel made for that call:
+# - the time limit holds whatever the function catches: the child is killed (a bare ``except:`` in a loop
+#   swallows any exception raised inside it, but not a SIGKILL sent to its process);
+# - "plain numpy" is checked by what the function does, not only by reading it: in the child every function
+#   of mha_lib answers as usual but notes when code outside the library calls it, so a function that reaches
+#   mha_lib by any path (a dict of functions, importlib, sys.modules, getattr on a string) is seen;
+# - what it breaks (a global it rebinds, memory it exhausts, os._exit) stays in the child.
+# The child sends back the result, the exception, the lines printed, the arguments as the function left
+# them and the library functions it called, pickled; then it ends with os._exit (no cleanup of the kernel's
+# state runs twice).
+
+_EXERCISES_DIR = os.path.dirname(os.path.abspath(__file__))  # .../mha_lib/exercises
+_LIBRARY_DIR = os.path.dirname(_EXERCISES_DIR)  # .../mha_lib
+
+
+def _in_library_code(code):
+    """True for code of mha_lib's own functions (the checker's, in mha_lib/exercises, excepted: the
+    student's function is called from there)."""
+    path = os.path.abspath(code.co_filename)
+    return path.startswith(_LIBRARY_DIR + os.sep) and not path.startswith(_EXERCISES_DIR + os.sep)
+
+
+def _stub(*args, **kwargs):  # the code every library function gets in the child; the frame says which one it is
+    return _MHA_LIB_CALLED(args, kwargs)  # noqa: F821 - put into each module's namespace by _watch_library
+
+
+def _watch_library(allowed, used):
+    """In the child: make every function of mha_lib (outside mha_lib.exercises) note in ``used`` its name when
+    code outside the library calls it, then run as usual. ``allowed`` functions are not noted."""
+    originals = {}  # the stub's code object of each function -> (a copy of the function with its own code, name)
+
+    def called(args, kwargs):
+        frame = sys._getframe(1)  # the stub's frame: its code says which function was called
+        original, name = originals[frame.f_code]
+        caller = frame.f_back
+        if caller is not None and not _in_library_code(caller.f_code) and name not in used:
+            used.append(name)
+        return original(*args, **kwargs)
+
+    allowed_codes = {getattr(f, "__code__", None) for f in allowed}
+    top = sys.modules.get("mha_lib")
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not (module_name == "mha_lib" or module_name.startswith("mha_lib.")) or \
+                module_name.startswith("mha_lib.exercises"):
+            continue
+        namespace = vars(module)
+        functions = [f for f in namespace.values() if isinstance(f, types.FunctionType)]
+        for cls in [c for c in namespace.values() if isinstance(c, type) and c.__module__ == module_name]:
+            functions += [f for key, f in vars(cls).items() if isinstance(f, types.FunctionType)
+                          and not key.startswith("__")]
+        for f in functions:
+            code = f.__code__
+            if code in allowed_codes or code in originals or code.co_freevars or not _in_library_code(code):
+                continue
+            copy = types.FunctionType(code, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
+            copy.__kwdefaults__ = f.__kwdefaults__
+            stub_code = _stub.__code__.replace(co_name=f.__name__, co_qualname=f.__qualname__)
+            public = getattr(top, f.__name__, None) is f  # mha_lib.softmax, as the notebooks call it
+            originals[stub_code] = (copy, f"mha_lib.{f.__name__}" if public else f"{f.__module__}.{f.__qualname__}")
+            f.__globals__["_MHA_LIB_CALLED"] = called
+            f.__code__ = stub_code
+
+
+@dataclass(frozen=True)
+class _StandIn:
+    """What the child sends for a result or exception that cannot be pickled (a class defined inside a
+    function, say): its type's name, its repr or message, and for an array-like result its array."""
+
+    type_name: str
+    text: str
+    array: object = None
+    raised_in: object = None
+
+
+def _pickled(value):
+    """``value`` pickled, or a stand-in that keeps what the checker says about it (its type name and repr)."""
+    try:
+        return pickle.dumps(value)
+    except Exception:  # noqa: BLE001 - a generator, a lambda, an object holding a lock: sent as a description
+        try:
+            text = repr(value)[:200]
+        except Exception:  # noqa: BLE001
+            text = "?"
+        array = None
+        if hasattr(value, "__array__"):  # a tensor-like object: what np.asarray makes of it, for the hint
+            with contextlib.suppress(Exception):
+                array = np.asarray(value)
+        return pickle.dumps(_StandIn(type(value).__name__, text, array))
+
+
+def _unpickled(data):
+    value = pickle.loads(data)
+    if isinstance(value, _StandIn):  # an object of the same type name, as the checker names the type
+        namespace = {"__repr__": lambda self, text=value.text: text}
+        if value.array is not None:
+            namespace["__array__"] = lambda self, dtype=None, copy=None, a=value.array: np.asarray(a, dtype=dtype)
+        return type(value.type_name, (), namespace)()
+    return value
+
+
+def _exception_unpickled(data):
+    exc = pickle.loads(data)
+    if isinstance(exc, _StandIn):
+        stand_in = type(exc.type_name, (Exception,), {})(exc.text)
+        stand_in.__dict__["_raised_in"] = exc.raised_in
+        return stand_in
+    return exc
+
+
+def _child(fn, args, allowed, w):
+    """The child's side: watch the library, run the function, send what happened, and end."""
+    status = 0
+    try:
+        used = []
+        _watch_library(allowed, used)
+        try:
+            result, exc, lines, copies = _run(fn, args)
+        except BaseException as stop:  # noqa: BLE001 - KeyboardInterrupt (the stop button reaches the child too)
+            result, exc, lines, copies = None, stop, 0, args
+        sent = pickle.dumps(None)
+        if exc is not None:
+            raised_in = _raised_in(exc)
+            exc.__traceback__ = None
+            with contextlib.suppress(Exception):
+                exc.__dict__["_raised_in"] = raised_in
+            try:
+                sent = pickle.dumps(exc)
+                pickle.loads(sent)
+            except Exception:  # noqa: BLE001 - an exception that does not survive pickling: its name and message
+                sent = pickle.dumps(_StandIn(type(exc).__name__, _first_line(exc).partition(": ")[2],
+                                             raised_in=raised_in))
+        payload = pickle.dumps((_pickled(result), sent, lines, _pickled(copies), used))
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(w, view):]
+    except BaseException:  # noqa: BLE001 - nothing may escape the child: it would go on running the kernel's code
+        status = 1
+    finally:
+        os._exit(status)
+
+
+class ProcessEnded(Exception):
+    """The student's function ended the process it ran in."""
+
+
+def _run_apart(fn, args, allowed, seconds):
+    """Run ``fn(*args)`` in a child process: (result, exception, printed lines, copies, library functions used).
+    Raises _TimeUp when it has not finished after ``seconds`` (the child is killed), KeyboardInterrupt when
+    interrupted."""
+    for stream in (sys.stdout, sys.stderr):  # what is buffered would be written twice, once by each process
+        with contextlib.suppress(Exception):
+            stream.flush()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.close(r)
+        _child(fn, args, allowed, w)
+    os.close(w)
+    chunks, deadline, finished = [], time.monotonic() + seconds, False
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            ready, _, _ = select.select([r], [], [], min(left, 0.5))
+            if ready:
+                chunk = os.read(r, 1 << 20)
+                if not chunk:
+                    finished = True
+                    break
+                chunks.append(chunk)
+    finally:
+        os.close(r)
+        if not finished:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    if not finished:
+        raise _TimeUp
+    data = b"".join(chunks)
+    if not data:  # the child died without a word: os._exit in the function, killed for its memory, a crash
+        how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit code {os.WEXITSTATUS(status)}"
+        return None, ProcessEnded(f"the process it ran in ended ({how}) before it returned: os._exit, a crash, "
+                                  f"or more memory than the machine has"), 0, args, []
+    result, exc, lines, copies, used = pickle.loads(data)
+    exc = _exception_unpickled(exc)
+    if isinstance(exc, KeyboardInterrupt):  # the function raised it, or the stop button reached the child
+        raise exc
+    return _unpickled(result), exc, lines, _unpickled(copies), used
+
+
 def _judge(ex, name, case, result, exc, copies, passed_2d):
     """None if this case is right, else (what is wrong, hint).
 
@@ -818,10 +1030,7 @@ def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
         return (f"{name} raised SystemExit (on {case.shapes}): it calls exit() or sys.exit(), which would stop "
                 f"the whole kernel. Remove it; a function ends with `return ...`.")
     if isinstance(exc, NotImplementedError) and not exc.args and not passed_2d:  # the lab's placeholder, in place
-        tb = exc.__traceback__
-        while tb is not None and tb.tb_next is not None:
-            tb = tb.tb_next
-        inner = tb.tb_frame.f_code.co_name if tb is not None else name  # the function that raised it
+        inner = _raised_in(exc) or name  # the function that raised it
         who = name if inner in (name, "<lambda>") else f"{inner} (called by {name})"
         return (f"{who} raised NotImplementedError: it is not written yet. Write its code where it says "
                 f"`# YOUR CODE HERE`, delete the line `raise NotImplementedError()`, and run its cell again.")
@@ -1458,10 +1667,18 @@ def check_function(exercise_id, fn, *, own=()):
         return False
     printed = 0
     passed_2d = False  # has an input without leading dimensions passed yet?
+    apart = hasattr(os, "fork")  # Linux, macOS: each call runs in a child process (see _run_apart)
+    allowed = (ex.reference, *ex.allowed)
     for case in cases:
         try:
-            with _time_limit(TIME_LIMIT):
-                result, exc, lines, copies = _run(fn, case.args)
+            if apart:
+                result, exc, lines, copies, used = _run_apart(fn, case.args, allowed, TIME_LIMIT)
+                if used:  # it reached mha_lib by a path the reading of its code did not see
+                    print(_library_refusal(ex, fn, own, used=used))
+                    return False
+            else:
+                with _time_limit(TIME_LIMIT):
+                    result, exc, lines, copies = _run(fn, case.args)
         except (KeyboardInterrupt, _TimeUp) as stop:  # the stop button, or the time limit: it did not finish
             how = ("was interrupted" if isinstance(stop, KeyboardInterrupt)
                    else f"did not finish within {TIME_LIMIT:g} seconds and was stopped")
@@ -1486,18 +1703,24 @@ def check_function(exercise_id, fn, *, own=()):
     return True
 
 
-def _library_refusal(ex, fn, own):
+def _library_refusal(ex, fn, own, used=None):
     """The verdict on a function that calls mha_lib where the exercise is to write the step (None: it does not).
-    The exercise's worked solution (what solution() prints) may be passed as it is."""
-    try:
-        used = library_calls(fn, own, allowed=(ex.reference, *ex.allowed))
-    except Exception:  # an object the rule cannot read: judged on what it returns, as before
-        return None
-    if not used:
-        return None
+    The exercise's worked solution (what solution() prints) may be passed as it is. ``used``: the library
+    functions it was seen calling while it ran; None: read its code (the lab's rule) to find them."""
+    if used is None:
+        try:
+            used = library_calls(fn, own, allowed=(ex.reference, *ex.allowed))
+        except Exception:  # an object the rule cannot read: judged on what it did when it ran
+            return None
+        if not used:
+            return None
+        uses = library_use(fn, used)
+    else:
+        name = getattr(fn, "__name__", "your function")
+        uses = f"{'your function' if name == '<lambda>' else name} calls {', '.join(used)}"
     wanted = ex.reference.__name__
     also = "".join(f"; here {_library_name(f)} may be used" for f in ex.allowed)
-    return (f"❌ Not yet: {library_use(fn, used)}. The exercise is to write {wanted} yourself, in plain numpy, "
+    return (f"❌ Not yet: {uses}. The exercise is to write {wanted} yourself, in plain numpy, "
             f"without calling mha_lib{also}: the checker compares your function with {ex.library}, so a function "
             f"that calls the library proves nothing.")
 

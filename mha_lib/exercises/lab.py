@@ -41,7 +41,7 @@ import threading
 import types
 from dataclasses import dataclass, field
 
-__all__ = ["library_calls", "library_use", "grade", "regrade", "LAB_PARTS"]
+__all__ = ["library_calls", "library_use", "grade", "check", "regrade", "LAB_PARTS"]
 
 PACKAGE = "mha_lib"
 _UNREADABLE = ("eval", "exec", "__import__", "compile")  # builtins that run code the rule cannot read
@@ -553,8 +553,10 @@ def _run_in_sandbox(part, job):
                 kind = message["kind"]
             except (ValueError, KeyError, TypeError):
                 continue  # not the sandbox's: ignored
-            if kind == "call":
+            if kind == "call":  # only this part's stand-ins answer (a forged call for another name gets an error)
                 try:
+                    if message.get("name") not in LAB_PARTS[part].stand_ins:
+                        raise LookupError("not a function this part may call")
                     value = _STAND_INS[message["name"]](*(_decode_arg(a) for a in message["args"]))
                     reply = {"kind": "result", "value": _encode(value)}
                 except Exception as err:  # noqa: BLE001 - the library's message, back to the student's code

@@ -40,9 +40,11 @@ def my_scores(Q, K):
 
 
 def my_softmax(scores):
-    shifted = scores - scores.max(axis=-1, keepdims=True)  # each row's largest entry becomes 0, so exp <= 1
-    e = np.exp(shifted)
-    return e / e.sum(axis=-1, keepdims=True)  # each row (one query) sums to 1
+    row_max = scores.max(axis=-1, keepdims=True)
+    row_max = np.where(np.isneginf(row_max), 0.0, row_max)  # a row of only -inf (all masked) has no maximum to remove
+    e = np.exp(scores - row_max)  # each row's largest entry becomes 0, so exp <= 1
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total == 0, 1.0, total)  # each row (one query) sums to 1; an all-masked row stays 0
 
 
 def my_weighted_sum(weights, V):
@@ -73,8 +75,10 @@ def my_masked_weights(Q, K, mask):
     d_k = Q.shape[-1]
     scores = Q @ K.swapaxes(-1, -2) / np.sqrt(d_k)  # (..., n, d_k) @ (..., d_k, n) -> (..., n, n)
     scores = np.where(mask, scores, -np.inf)  # mask True = may attend; exp(-inf) = 0: a forbidden key gets 0
-    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)  # (..., n, n), each row sums to 1
+    row_max = scores.max(axis=-1, keepdims=True)
+    e = np.exp(scores - np.where(np.isneginf(row_max), 0.0, row_max))  # a row with every key masked stays -inf
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total == 0, 1.0, total)  # (..., n, n), each row sums to 1; a row with nothing to see is 0
 
 
 def my_rope(x):
@@ -94,9 +98,12 @@ def my_online_softmax(row, block):
     for start in range(0, len(row), block):
         chunk = row[start:start + block]  # (b,): the next block of scores
         M_new = max(M, chunk.max())
-        l = l * np.exp(M - M_new) + np.exp(chunk - M_new).sum()  # old sum onto the new maximum, then the block
+        if M_new > -np.inf:  # while every score read is -inf (masked), there is nothing to sum yet
+            l = l * np.exp(M - M_new) + np.exp(chunk - M_new).sum()  # old sum onto the new maximum, then the block
         M = M_new
         ls.append(l)
+    if l == 0:  # every key masked: weights of 0, as mha_lib.softmax gives
+        return np.zeros(len(row)), np.array(ls)
     return np.exp(row - M) / l, np.array(ls)  # (n,): the softmax of the row; (number of blocks,): l after each
 
 

@@ -1,0 +1,184 @@
+"""Bad input to the math gets a one-line error that names the parameter, at once; sizes are guarded before
+anything is allocated; nothing silently wrong comes back (no NaN, no coercion, no answer for another input)."""
+
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+import mha_lib
+from mha_lib import _checks, attention_dropout, causal_mask, concat_heads, divisors, embed_tokens
+from mha_lib import init_params, parameter_count, rope_angles, sinusoidal_positions, softmax
+from mha_lib import minilm, plotting
+
+
+def _quick(f, *args, **kwargs):
+    """Run f, which must raise; return (exception, CPU seconds it took)."""
+    start = time.process_time()
+    with pytest.raises((TypeError, ValueError)) as info:
+        f(*args, **kwargs)
+    return info.value, time.process_time() - start
+
+
+def _floor():
+    """CPU seconds of a small piece of work measured in the same run: what 'at once' is compared with."""
+    start = time.process_time()
+    divisors(10**10)  # trial division to 10**5
+    return time.process_time() - start
+
+
+# --------------------------------------------------------------------------- item 8: messages that cost nothing
+
+
+@pytest.mark.parametrize("call", [
+    lambda: parameter_count(10**16 + 1, 2),
+    lambda: init_params(10**16 + 1, 3),
+    lambda: parameter_count(10**8, 10**8, h_kv=3),
+])
+def test_an_error_message_is_cheaper_than_the_work_it_refuses(call):
+    floor = _floor()
+    exc, seconds = _quick(call)
+    assert seconds < 20 * floor + 0.05, (seconds, floor)
+    assert str(exc).count("\n") == 0
+
+
+def test_the_valid_h_of_a_huge_d_model_are_given_as_examples():
+    exc, _ = _quick(parameter_count, 10**16 + 1, 2)
+    assert "for example" in str(exc) and "353" in str(exc)
+
+
+# --------------------------------------------------------------------------- item 11: sizes guarded at the door
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: causal_mask(20000), "causal_mask"),
+    (lambda: sinusoidal_positions(8192, 4096), "sinusoidal_positions"),
+    (lambda: embed_tokens(["a"], 5 * 10**7), "embed_tokens"),
+    (lambda: rope_angles(np.arange(10**6), 100), "rope_angles"),
+])
+def test_a_size_over_the_budget_is_refused_before_allocating(call, name):
+    tracemalloc.start()
+    try:
+        exc, _ = _quick(call)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert name in str(exc) and "MiB" in str(exc)
+    assert peak < 50 * 2**20, peak
+
+
+def test_a_causal_mask_at_the_budget_is_built_in_one_array():
+    tracemalloc.start()
+    try:
+        m = causal_mask(4096)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert m.shape == (4096, 4096) and m[5, 5] and not m[4, 5] and m[5, 4]
+    assert peak < 1.5 * m.nbytes
+
+
+@pytest.mark.parametrize("call", [
+    lambda: plotting.plot_matrix(Figure().add_subplot(), np.zeros((3000, 3000))),
+    lambda: plotting.plot_matrix(Figure().add_subplot(), np.zeros((100, 100)), annotate=True),
+    lambda: plotting.plot_heads(Figure(), np.zeros((500, 3, 3)), ["a", "b", "c"]),
+])
+def test_a_figure_helper_refuses_a_size_no_screen_shows(call):
+    exc, seconds = _quick(call)
+    assert "plot_" in str(exc) and seconds < 1.0
+
+
+# --------------------------------------------------------------------------- item 13: one line, never a traceback
+
+
+def test_softmax_axis_none_names_the_parameter():
+    exc, _ = _quick(softmax, np.ones(3), axis=None)
+    assert isinstance(exc, TypeError) and "axis" in str(exc) and "axis=-1" in str(exc)
+
+
+def test_concat_heads_of_zero_heads_names_the_problem():
+    exc, _ = _quick(concat_heads, np.ones((0, 3, 2)))
+    assert "no heads" in str(exc)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: embed_tokens(["a\ud800"], 4),
+    lambda: plotting.plot_attention(Figure().add_subplot(), np.eye(2), ["a", "\udc00"]),
+])
+def test_a_lone_surrogate_in_a_token_is_named(call):
+    exc, _ = _quick(call)
+    assert "surrogate" in str(exc)
+
+
+def test_minilm_embed_takes_model_none_as_its_siblings_do():
+    pytest.importorskip("tokenizers")
+    try:
+        minilm.load_minilm()
+    except minilm.ModelNotInstalledError:
+        pytest.skip("the model package is not installed")
+    _, ids = minilm.encode_tokens("hello there")
+    assert minilm.embed(ids, None).shape == (len(ids), 384)
+    assert minilm.embed(ids).shape == (len(ids), 384)
+
+
+@pytest.mark.parametrize("token", ["$", "$x^2$", "a$b", r"\frac", "$$"])
+def test_a_token_is_drawn_as_literal_text_not_mathtext(token):
+    fig = Figure()
+    ax = fig.add_subplot()
+    plotting.plot_attention(ax, np.eye(2), [token, "b"])
+    fig.canvas.draw()  # a lone "$" used to end in matplotlib's parser traceback here
+    shown = [t.get_text() for t in ax.get_xticklabels()]
+    assert shown[0].replace("\\$", "$") == token
+
+
+# --------------------------------------------------------------------------- item 15: no silent nonsense
+
+
+def test_divisors_of_a_fraction_is_an_error_not_the_divisors_of_its_floor():
+    exc, _ = _quick(divisors, 2.5)
+    assert "whole number" in str(exc)
+
+
+@pytest.mark.parametrize("bias", ["no", None, 0, "False"])
+def test_parameter_count_refuses_a_bias_that_is_not_true_or_false(bias):
+    exc, _ = _quick(parameter_count, 8, 2, bias=bias)
+    assert "bias" in str(exc)
+
+
+@pytest.mark.parametrize("size", [1e200, 1e-200, 1e308])
+def test_cosine_similarity_of_two_equal_vectors_is_one_at_any_scale(size):
+    v = np.full(3, size)
+    assert minilm.cosine_similarity(v, v) == pytest.approx(1.0, abs=1e-12)
+    assert -1.0 <= minilm.cosine_similarity(v, -v) <= 1.0
+
+
+def test_cosine_similarity_refuses_nan():
+    exc, _ = _quick(minilm.cosine_similarity, np.array([1.0, np.nan]), np.array([1.0, 1.0]))
+    assert "NaN" in str(exc)
+
+
+@pytest.mark.parametrize("eps", [0, 0.0, -1e-12, float("nan"), float("inf"), "1e-12", True])
+def test_layer_norm_refuses_an_eps_that_is_not_a_small_positive_number(eps):
+    exc, _ = _quick(minilm.layer_norm, np.ones((2, 3)), np.ones(3), np.zeros(3), eps=eps)
+    assert "eps" in str(exc)
+
+
+def test_dropout_of_zero_returns_a_new_array_not_the_caller_s():
+    w = np.full((2, 2), 0.5)
+    out = attention_dropout(w, 0.0)
+    assert out is not w and not np.shares_memory(out, w)
+    out[0, 0] = 9.0
+    assert w[0, 0] == 0.5
+
+
+@pytest.mark.parametrize("value", [True, np.bool_(True), 2.0, 2.5, "2", None, [2]])
+def test_the_shared_whole_number_check_refuses_what_is_not_a_whole_number(value):
+    with pytest.raises(TypeError, match="h must be a whole number"):
+        _checks.whole_number(value, "h", "f")
+
+
+def test_the_shared_whole_number_check_suggests_the_integer_for_a_whole_float():
+    with pytest.raises(TypeError, match="use h=4"):
+        _checks.whole_number(4.0, "h", "f")
