@@ -384,8 +384,8 @@ def test_a_count_is_compared_exactly():
     ("7.predict_blur", "Did you mean '07.predict_blur'?"),  # the notebook without its leading zero
     ("predict_blur", "Did you mean '07.predict_blur'?"),  # the notebook left out
     ("07.multi_head_atention", "Did you mean '07.multi_head_attention', a function to write (check_function)?"),
-    ("07.zzz", "Its exercises are '07.predict_blur', '07.wo_block_shape', '07.count_h16', '07.count_bert', and "
-               "the function to write '07.multi_head_attention'."),
+    ("07.zzz", "Its exercises are '07.predict_blur', '07.wo_block_shape', '07.count_h16', '07.count_bert', "
+               "'07.debug_layer', and the function to write '07.multi_head_attention'."),
     ("14.x", "the notebooks are numbered 00 to 13"),
     (42, "an exercise id is text in quotes"),
     (["07.predict_blur"], "an exercise id is text in quotes"),
