@@ -239,7 +239,7 @@ def designed_example(sentence=None):
     )
 
 
-def closest_words(example, rows):
+def closest_words(example: DesignedExample, rows: np.ndarray) -> tuple[list[list[str]], np.ndarray]:
     """For each head and token: the word whose value row is closest to ``rows``, and how close.
 
     In the designed layer every head's value is the word itself, so an output
@@ -291,7 +291,7 @@ def closest_words(example, rows):
             np.take_along_axis(dist, nearest[..., None], axis=-1)[..., 0])
 
 
-def output_words(example, output):
+def output_words(example: DesignedExample, output: np.ndarray) -> tuple[list[list[str]], np.ndarray]:
     """For each head and token: the word written in that head's block of the layer's output row.
 
     The designed W^O writes what head i found (the first 8 numbers of the

@@ -2,8 +2,14 @@
 
 import numpy as np
 
-from .. import (closest_words, designed_example, load_running_example, multi_head_attention,
-                 scaled_dot_product_attention, weighted_sum)
+from .. import (
+    closest_words,
+    designed_example,
+    load_running_example,
+    multi_head_attention,
+    scaled_dot_product_attention,
+    weighted_sum,
+)
 from . import Exercise
 
 # The 2-token example of a source document (its Q, K, V; see the appendix of sources).
@@ -52,8 +58,8 @@ EXERCISES = {
                  "In numpy: np.array([[0.25, 0.75]]) @ np.array([[0, 4], [1, 2]]).",
     ),
     "doc002_output": Exercise(
-        question="The 2-token example of the appendix of sources, done right (scores Q K^T, not Q K): what is the output row "
-                 "of the FIRST token? Give a list [a, b] (to 2 decimals or better).",
+        question="The 2-token example of the appendix of sources, done right (scores Q K^T, not Q K): what is the "
+                 "output row of the FIRST token? Give a list [a, b] (to 2 decimals or better).",
         answer=lambda: scaled_dot_product_attention(DOC002_Q, DOC002_K, DOC002_V)[0][0],
         hint=(
             "Do the three steps for token 1 only, in order: its scores, their softmax, the weighted sum of the "
