@@ -628,7 +628,8 @@ def _diagnose_overflow(case, got):
 
 
 @_exercise("07.multi_head_attention", worked.my_multi_head_attention, mistakes=_MISTAKES_MHA,
-           diagnose=_diagnose_overflow, diagnose_raised=_diagnose_mha_raised, library="mha_lib.multi_head_attention(X, params).output",
+           diagnose=_diagnose_overflow, diagnose_raised=_diagnose_mha_raised,
+           library="mha_lib.multi_head_attention(X, params).output",
            returns="the layer's output Concat(head_1, ..., head_h) W_o, shape (n, d_model)")
 def _cases_mha(rng):
     return _layer_cases(rng, lambda X, params: multi_head_attention(X, params).output, large=True)
