@@ -132,16 +132,24 @@ def test(extra):
     if extra[:1] == ["--"]:
         extra = extra[1:]
     if extra:  # pytest with the caller's arguments and nothing else (`pytest` alone is the fast tier)
-        cmd = [str(PYTHON), "-m", "pytest", *extra]
-    else:  # every tier (-m "" lifts pyproject's fast-tier filter) and every notebook under nbval
-        cmd = [str(PYTHON), "-m", "pytest", "-m", "", *NOTEBOOK_ARGS, "tests", "notebooks"]
-    say(" ".join(cmd[1:]))
-    started = time.monotonic()
-    code = subprocess.call(cmd, cwd=ROOT, env=env)
-    say(f"pytest took {time.monotonic() - started:.0f} s")
-    if code == 5:
-        say("pytest collected no tests: that is a failure")
-        return 1
+        runs = [extra]
+    else:
+        # Every tier and every notebook, in two runs: first all but the browser and hub tests, one process per
+        # core (a notebook's cells stay together in one process: --dist loadfile); then the browser and hub
+        # tests alone, as they time what a browser shows and would only be slowed down by company.
+        runs = [["-m", "not browser and not hub", "-n", "auto", "--dist", "loadfile", *NOTEBOOK_ARGS,
+                 "tests", "notebooks"],
+                ["-m", "browser or hub", "tests"]]
+    code = 0
+    for args in runs:
+        cmd = [str(PYTHON), "-m", "pytest", *args]
+        say(" ".join(cmd[1:]))
+        started = time.monotonic()
+        done = subprocess.call(cmd, cwd=ROOT, env=env)
+        say(f"pytest took {time.monotonic() - started:.0f} s")
+        if done == 5:
+            say("pytest collected no tests: that is a failure")
+        code = code or done
     return code
 
 
