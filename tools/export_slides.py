@@ -232,9 +232,10 @@ def collect(paths, work, rerender_figures=False, log=print, all_roadmaps=False, 
             record = fresh[k]
             pages = record["pages"]
             if record.get("whole_problems"):
-                kept = "with" if all(p.get("numbers", True) for p in pages) else "without"
+                kept = {True: ", with the numbers in its cells", False: ", without the numbers in its cells"}.get(
+                    all(p.get("numbers") for p in pages) if any(p.get("numbers") is not None for p in pages) else None, "")
                 log(f"  {name}: too much for one page at {MIN_TEXT_PT} pt ({record['whole_problems'][0]}, ...): "
-                    f"{len(pages)} page{'s' if len(pages) > 1 else ''}, {kept} the numbers in its cells")
+                    f"{len(pages)} page{'s' if len(pages) > 1 else ''}{kept}")
             for i, page in enumerate(pages):
                 part = page["part"]
                 slide = Slide(notebook=title, section=section, png=Path(page["png"]).read_bytes(),

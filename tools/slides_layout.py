@@ -47,6 +47,8 @@ from matplotlib.transforms import Bbox, IdentityTransform
 PAD = 0.05  # inches of white around a saved figure
 LABEL_GAP = 0.3  # an axis name's distance from its tick labels, in ems of the name (at least)
 MAX_PAGES = 2  # a figure is shown on one page, or in two parts
+BOX_SHARE = 0.98  # how much of a diagram box's width its text may take
+NO_ROOM = "no room for the panels at this text size"
 
 
 @dataclass
@@ -264,7 +266,7 @@ def panels_and_bars(fig):
 
 
 def label_room(fig, renderer, axes):
-    # Inches the labels of these axes take beyond their box: left, right, bottom, top.
+    """Inches the labels of these axes take beyond their box: left, right, bottom, top."""
     tight = Bbox.union([ax.get_tightbbox(renderer) for ax in axes])
     box = Bbox.union([ax.get_window_extent(renderer) for ax in axes])
     d = fig.dpi
@@ -435,7 +437,7 @@ def holder_of(t, renderer):
         if isinstance(p, (FancyBboxPatch, Rectangle)) and p.get_visible():
             b = p.get_window_extent(renderer)
             if b.x0 <= cx <= b.x1 and b.y0 <= cy <= b.y1:
-                holders.append((b.width, b.height, 0.98))
+                holders.append((b.width, b.height, BOX_SHARE))
     return min(holders, key=lambda h: h[0] * h[1]) if holders else None
 
 
@@ -462,13 +464,16 @@ def wrap_long(fig):
                for t in leg.get_texts()}
     for t in shown_texts(fig):
         text = str(t.get_text())
-        if text.count("$") % 2 or " " not in text.strip() or t.get_rotation() or id(t) in legends:
+        if text.count("$") % 2 or t.get_rotation() or id(t) in legends:
+            continue
+        holder = None if id(t) in titles else holder_of(t, renderer)
+        boxed = holder is not None and holder[2] == BOX_SHARE  # a diagram box: a long word may be hyphenated
+        if " " not in text.strip() and not boxed:
             continue
         width = t.get_window_extent(renderer).width
         if id(t) in titles:
             limit = titles[id(t)].get_window_extent(renderer).width * 1.1
         else:
-            holder = holder_of(t, renderer)
             b, room = t.get_window_extent(renderer), fig.bbox.width - 0.2 * fig.dpi
             free = {"left": room - b.x0, "right": b.x1, "center": 2 * min((b.x0 + b.x1) / 2, room - (b.x0 + b.x1) / 2)}
             limit = holder[0] * holder[2] if holder else free.get(t.get_horizontalalignment(), room)
@@ -479,10 +484,20 @@ def wrap_long(fig):
         glued = "$".join(part.replace(" ", "\0") if k % 2 else part for k, part in enumerate(parts))
         wrapped = "\n".join(textwrap.fill(line, chars, break_long_words=False, break_on_hyphens=False)
                             for line in glued.split("\n")).replace("\0", " ")
+        if boxed:  # "embeddings" in a box narrower than the word: "embed-" over "dings"
+            wrapped = "\n".join(hyphenate(line, chars) for line in wrapped.split("\n"))
         if wrapped != text:
             t.set_text(wrapped)
             changed = True
     return changed
+
+
+def hyphenate(line, chars):
+    """A one-word line of letters longer than ``chars`` (and 8 letters or more) cut in two with a hyphen."""
+    if len(line) <= chars or len(line) < 8 or not line.isalpha():
+        return line
+    cut = max(4, min(len(line) - 3, (len(line) + 1) // 2))
+    return line[:cut] + "-\n" + line[cut:]
 
 
 def problems_of(fig):
@@ -732,8 +747,15 @@ def untangle(fig, problems, budget=40):
 
 
 def write_files(fig, stem):
-    fig.savefig(str(stem) + ".png", dpi=SETTINGS.dpi, bbox_inches="tight", pad_inches=PAD)
-    fig.savefig(str(stem) + ".svg", bbox_inches="tight", pad_inches=PAD)
+    """Save the page as PNG and SVG, trimmed to what it shows but never beyond the figure: a text that runs
+    off the page is cut there (and reported), it does not make the page larger and every text smaller."""
+    renderer = fig.canvas.get_renderer()
+    w, h = fig.get_size_inches()
+    tight = fig.get_tightbbox(renderer)
+    box = Bbox.from_extents(max(tight.x0 - PAD, 0.0), max(tight.y0 - PAD, 0.0),
+                            min(tight.x1 + PAD, w), min(tight.y1 + PAD, h))
+    fig.savefig(str(stem) + ".png", dpi=SETTINGS.dpi, bbox_inches=box)
+    fig.savefig(str(stem) + ".svg", bbox_inches=box)
     return {"png": str(stem) + ".png", "svg": str(stem) + ".svg", "min_font": float(min_text(fig))}
 
 
@@ -816,7 +838,7 @@ def attempt(fig, keep, fill, relayout, spread=0.3, numbers=True):
         if not (wrap_long(copy) | turn_crowded_labels(copy) | fit_cbar_labels(copy)):
             break
     if not room:
-        return copy, ["no room for the panels at this text size"]
+        return copy, [NO_ROOM]
     problems = problems_of(copy)
     if problems:
         problems = untangle(copy, problems)
@@ -856,6 +878,11 @@ def turn_crowded_labels(fig):
 CONFIGS = ((True, False, 0.3), (True, True, 0.3), (False, False, 0.3), (True, True, 0.0))
 
 
+def cost(problems):
+    """How bad a page's problems are: each counts 1, a page with no room for its panels 1000."""
+    return sum(1000 if p == NO_ROOM else 1 for p in problems)
+
+
 def save_figure(fig):
     """Write the pages of one figure (see the module's text) and its record ``NN.json`` into SETTINGS.out."""
     _index[0] += 1
@@ -873,7 +900,7 @@ def save_figure(fig):
         if spread == 0.0 and not any(p.startswith("too big") for t in tries for p in t[3]):
             continue
         copy, problems = attempt(fig, None, fill, relayout, spread)
-        tries.append((len(problems), len(tries), copy, problems, (fill, relayout, spread)))
+        tries.append((cost(problems), len(tries), copy, problems, (fill, relayout, spread)))
         if not problems:
             break
     _, _, talk, problems, config = min(tries, key=lambda t: t[:2])
@@ -892,13 +919,13 @@ def save_figure(fig):
         record["figure"] = page
         (SETTINGS.out / ("%02d.json" % _index[0])).write_text(json.dumps(record))
         return
-    options = [(len(problems), 1, 0, [(talk, problems, None)])]  # (problems, pages, order, pages' contents)
+    options = [(cost(problems), 1, 0, [(talk, problems, None)])]  # (cost, pages, rank, pages' contents)
     numbers = has_cell_numbers(fig)
     if problems and len(units) > 1:  # in two parts, the cell numbers kept
         options.append(in_two_parts(fig, units, numbers=True, last_resort=not numbers))
     if problems and numbers and min(o[0] for o in options):  # one page, the colours without the numbers
         copy, left = attempt(fig, None, *config, numbers=False)
-        options.append((len(left), 1, 2, [(copy, left, None)]))
+        options.append((cost(left), 1, 2, [(copy, left, None)]))
         if left and len(units) > 1:
             options.append(in_two_parts(fig, units, numbers=False, last_resort=True))
     count, n_pages, _, pages = min(options, key=lambda o: o[:3])
@@ -912,7 +939,7 @@ def save_figure(fig):
         page = write_files(copy, str(stem) + ("_" + "ab"[k] if n_pages > 1 else ""))
         part = "" if keep is None else f"part {k + 1} of {n_pages}: " + \
             ("panels " if len(keep) > 1 else "panel ") + ", ".join(str(i + 1) for i in keep)
-        page.update(problems=left, part=part, numbers=numbers and copy is not None and has_cell_texts(copy))
+        page.update(problems=left, part=part, numbers=has_cell_texts(copy) if numbers and copy is not None else None)
         record["pages"].append(page)
     if n_pages == 1:
         record["figure"] = record["pages"][0]
@@ -942,4 +969,4 @@ def in_two_parts(fig, units, numbers, last_resort=False):
         pages.append((*attempt(fig, keep, True, True, numbers=numbers), keep))
         if pages[-1][1] and not last_resort:  # a half with problems: another option will do better
             return float("inf"), 2, 1, []
-    return sum(len(p[1]) for p in pages), 2, 1 if numbers else 3, pages
+    return sum(cost(p[1]) for p in pages), 2, 1 if numbers else 3, pages

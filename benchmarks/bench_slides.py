@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""How long the two decks take, and what they hold: the figures docs/teaching.md quotes.
+
+    .venv/bin/python benchmarks/bench_slides.py              # export_scenes, then export_slides of 00-12
+    .venv/bin/python benchmarks/bench_slides.py --scenes     # export_scenes only (under a minute)
+
+Runs ``tools/export_scenes.py`` and ``tools/export_slides.py`` (every notebook, 2 at a time) into a
+temporary folder, removed at the end, and prints for each the wall-clock time, the CPU time of the tool
+and its children, the number of pages, the PDF's size and, for the slides, the smallest text of any page
+and the figures shown on two pages. It prints the machine (cores) and its load average before and after:
+the tools share the machine with whatever else runs, and their times grow with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+
+
+def run(args):
+    """(wall seconds, CPU seconds of the children, stdout) of one tool run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, *args], cwd=ROOT, env=ENV, capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stdout
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scenes", action="store_true", help="export_scenes only")
+    args = parser.parse_args(argv)
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} before")
+    work = Path(tempfile.mkdtemp(prefix="bench-slides-"))
+    try:
+        wall, cpu, out = run(["tools/export_scenes.py", "--out", str(work / "scenes")])
+        pdf = work / "scenes" / "mha_scenes.pdf"
+        pages = len(list((work / "scenes").glob("[0-9][0-9]_*.png")))
+        print(f"export_scenes: {wall:.1f} s wall, {cpu:.1f} s CPU, {pages} pages, PDF {pdf.stat().st_size / 1e6:.1f} MB")
+        if not args.scenes:
+            wall, cpu, out = run(["tools/export_slides.py", "--out", str(work / "slides")])
+            pdf = work / "slides" / "mha_slides.pdf"
+            sizes = [float(m) for m in re.findall(r"min text ([\d.]+) pt", out)]
+            pages = len(re.findall(r"^page +\d+:", out, re.M))
+            split = len(re.findall(r"_a  .*\(part 1 of 2", out))
+            print(f"export_slides: {wall:.1f} s wall ({wall / 60:.1f} min), {cpu:.1f} s CPU, {pages} pages, "
+                  f"{split} figures on two pages, smallest text {min(sizes):.1f} pt, "
+                  f"PDF {pdf.stat().st_size / 1e6:.1f} MB")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"load average {os.getloadavg()[0]:.1f} after")
+
+
+if __name__ == "__main__":
+    main()
