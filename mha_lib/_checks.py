@@ -12,16 +12,42 @@ import math
 import numpy as np
 
 
-def check_array(x, name, ndim=None, min_ndim=None):
+def shown(value, width=40):
+    """``value`` as a message shows it: its repr on one line, cut to ``width`` characters; an array by its shape
+    and dtype (its repr would take several lines).
+
+    Examples
+    --------
+    >>> shown(np.zeros((2, 3)))
+    'an array of shape (2, 3), dtype float64'
+    >>> shown("abc")
+    "'abc'"
+    """
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        return f"an array of shape {value.shape}, dtype {value.dtype}"
+    try:
+        text = " ".join(repr(value).split())
+    except Exception:  # noqa: BLE001 - an object whose repr fails
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def as_array(x, name):
+    """``np.asarray(x)``, or a one-line TypeError naming ``name`` for what cannot be an array (a ragged list)."""
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError):  # rows of different lengths, and the like
+        raise TypeError(f"{name} cannot be turned into an array (a list whose rows have different lengths?); "
+                        "give rows of equal length, or a numpy array") from None
+
+
+def check_array(x, name, ndim=None, min_ndim=None, finite=True):
     """Return x as a float ndarray, or raise a message naming ``name``.
 
     Rejects non-numeric and boolean arrays, the wrong number of dimensions,
-    and NaN or inf entries.
+    and NaN or inf entries (with ``finite=False``: NaN and +inf; -inf is a masked score).
     """
-    try:
-        arr = np.asarray(x)
-    except Exception as exc:  # ragged lists and the like
-        raise TypeError(f"{name} could not be turned into an array ({exc}); pass a rectangular numpy array") from None
+    arr = as_array(x, name)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}; convert it with np.asarray({name}, dtype=float)")
     if not np.issubdtype(arr.dtype, np.floating):
@@ -30,7 +56,7 @@ def check_array(x, name, ndim=None, min_ndim=None):
         raise ValueError(f"{name} must have {ndim} dimensions, got shape {arr.shape}")
     if min_ndim is not None and arr.ndim < min_ndim:
         raise ValueError(f"{name} must have at least {min_ndim} dimensions, got shape {arr.shape}")
-    if not np.isfinite(arr).all():
+    if not np.isfinite(arr).all() and (finite or np.isnan(arr).any() or np.isposinf(arr).any()):
         bad = "NaN" if np.isnan(arr).any() else "inf"
         where = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
         raise ValueError(f"{name} contains {bad} (first at index {where}); every entry must be a finite number")
@@ -43,7 +69,7 @@ def check_mask(mask, shape, heads=None):
     ``heads``: the number of heads that share this mask (the head dimension is
     not part of ``shape``); named in the message when the shape is wrong.
     """
-    mask = np.asarray(mask)
+    mask = as_array(mask, "mask")
     if mask.dtype != bool:
         raise TypeError(
             f"mask must be boolean with True = may attend, got dtype {mask.dtype}. "
@@ -79,6 +105,9 @@ def divisors(m, limit=None):
     [1, 2, 3, 4, 6, 12]
     """
     m = whole_number(m, "m", "divisors", minimum=1)
+    if limit is None and m > 10**12:  # trial division to sqrt(m) = 10**6 takes a tenth of a second; more, seconds
+        raise ValueError(f"divisors: m={m} is larger than 10**12, too large to list its divisors at once; "
+                         "d_model is at most tens of thousands in real models")
     stop = math.isqrt(m) if limit is None else min(math.isqrt(m), limit)
     small, large = [], []
     for k in range(1, stop + 1):
@@ -122,7 +151,7 @@ def whole_number(value, name, where, minimum=None, maximum=None):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         whole = isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer()
         fix = f"; use {name}={int(value)}" if whole else ""
-        raise TypeError(f"{where}: {name} must be a whole number, got {value!r:.40}{fix}")
+        raise TypeError(f"{where}: {name} must be a whole number, got {shown(value)}{fix}")
     value = int(value)
     if minimum is not None and value < minimum:
         raise ValueError(f"{where}: {name}={value} must be at least {minimum}")
@@ -134,7 +163,7 @@ def whole_number(value, name, where, minimum=None, maximum=None):
 def check_flag(value, name, where):
     """``value`` as a bool, or a TypeError: ``bias="no"`` or ``None`` is not read as True or False silently."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{where}: {name} must be True or False, got {value!r:.40}")
+        raise TypeError(f"{where}: {name} must be True or False, got {shown(value)}")
     return bool(value)
 
 
@@ -156,9 +185,9 @@ def check_token(token, where, name="token"):
     A lone surrogate ("\\ud800", half of a character outside the BMP) cannot be encoded, hashed or drawn.
     """
     if not isinstance(token, str) or not token.strip():
-        raise TypeError(f"{where}: every {name} must be a non-empty string, got {token!r:.40}")
+        raise TypeError(f"{where}: every {name} must be a non-empty string, got {shown(token)}")
     broken = next((ch for ch in token if 0xD800 <= ord(ch) <= 0xDFFF), None)
     if broken is not None:
-        raise ValueError(f"{where}: the {name} {token!r:.40} holds U+{ord(broken):04X}, half of a character (a lone "
+        raise ValueError(f"{where}: the {name} {shown(token)} holds U+{ord(broken):04X}, half of a character (a lone "
                          "surrogate); delete it or type the whole character")
     return token

@@ -41,7 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_array, check_budget, check_mask, divisors, valid_h_text, whole_number
+from ._checks import (as_array, check_array, check_budget, check_mask, check_token, divisors, shown, valid_h_text,
+                      whole_number)
 from .params import MHAParams
 
 __all__ = [
@@ -109,7 +110,7 @@ def softmax(x, axis=-1):
     >>> softmax([[0.0, np.log(3.0)]]).round(3)
     array([[0.25, 0.75]])
     """
-    x = np.asarray(x)
+    x = as_array(x, "softmax: x")
     if x.dtype == bool or not np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.complexfloating):
         raise TypeError(f"softmax: x must hold real numbers, got dtype {x.dtype}"
                         + (" (complex numbers have no order, so no maximum)" if x.dtype.kind == "c" else ""))
@@ -119,7 +120,7 @@ def softmax(x, axis=-1):
         raise ValueError("softmax: x is a single number; pass at least a 1-D array of scores")
     if axis is None or isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
         raise TypeError(f"softmax: axis must be one whole number, the axis along which the weights sum to 1, "
-                        f"got {axis!r:.40}; use axis=-1 (the rows)")
+                        f"got {shown(axis)}; use axis=-1 (the rows)")
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"softmax: axis={axis} does not exist for x of shape {x.shape}; use axis=-1 (the rows)")
     if x.shape[axis] == 0:
@@ -354,6 +355,7 @@ def apply_mask(scores, mask):
     ndarray, shape of scores
         A copy with ``-inf`` where ``mask`` is False (scores itself when mask is None).
     """
+    scores = check_array(scores, "scores", min_ndim=2, finite=False)  # -inf: already masked
     if mask is None:
         return scores
     mask = check_mask(mask, scores.shape)
@@ -673,7 +675,7 @@ def repeat_kv(K, h):
     >>> repeat_kv(np.arange(2.0).reshape(2, 1, 1), 4).ravel()  # kv heads 0, 1 -> query heads 0, 0, 1, 1
     array([0., 0., 1., 1.])
     """
-    K = np.asarray(K)
+    K = as_array(K, "K")
     h = _check_h(h)
     if K.ndim < 3:
         raise ValueError(f"repeat_kv: K must have shape (..., h_kv, m, d), got shape {K.shape}")
@@ -681,10 +683,12 @@ def repeat_kv(K, h):
     if h_kv < 1 or h % h_kv:
         raise ValueError(
             f"repeat_kv: {h_kv} key/value heads cannot be shared evenly by h={h} query heads; "
-            f"h_kv must be one of {divisors(h)}"
+            f"h_kv must be one of {valid_h_text(h, h_kv)}"
         )
     if h_kv == h:
         return K
+    check_budget(K.nbytes * (h // h_kv), f"repeat_kv to h={h} heads", "repeat_kv",
+                 "h is the number of query heads, 8 to 64 in real models")
     return np.repeat(K, h // h_kv, axis=-3)  # (..., h_kv, m, d) -> (..., h, m, d): 0,0,..,1,1,..
 
 
@@ -846,6 +850,7 @@ def padding_mask(tokens, pad_token="PAD"):
            [1, 1, 1, 0],
            [1, 1, 1, 0]])
     """
+    check_token(pad_token, "padding_mask", name="pad_token")
     if isinstance(tokens, str):
         raise TypeError(
             "padding_mask: tokens is a single string; pass a list of tokens, e.g. \"You are welcome PAD\".split()"
@@ -854,10 +859,10 @@ def padding_mask(tokens, pad_token="PAD"):
     if rows and any(isinstance(r, (list, tuple, np.ndarray)) for r in rows):  # a batch of sentences
         lengths = [len(r) if isinstance(r, (list, tuple, np.ndarray)) else None for r in rows]
         if None in lengths or len(set(lengths)) > 1:
-            shown = [("a string" if isinstance(r, str) else length) for r, length in zip(rows, lengths)]
+            seen = [("a string" if isinstance(r, str) else length) for r, length in zip(rows, lengths)]
             raise ValueError(
-                f"padding_mask: a batch needs sentences of equal length, got lengths {shown}; "
-                f"pad the short ones explicitly with {pad_token!r} first, e.g. sentence + [{pad_token!r}] * (n - len(sentence))"
+                f"padding_mask: a batch needs sentences of equal length, got lengths {seen}; "
+                f"pad the short ones explicitly with {shown(pad_token)} first, e.g. sentence + [{shown(pad_token)}] * (n - len(sentence))"
             )
     toks = np.asarray(tokens, dtype=object)
     if toks.ndim not in (1, 2) or toks.size == 0:
@@ -958,7 +963,7 @@ def make_mask(kind, tokens, pad_token="PAD"):
             raise ValueError(f"the sentence {' '.join(tokens)!r} has no {pad_token} token, so a padding mask "
                              f"would hide nothing: add {pad_token} at the end (e.g. 'You are welcome {pad_token}')")
         return padding_mask(list(tokens), pad_token=pad_token)
-    raise ValueError(f"mask={kind!r} is not one of {MASK_KINDS}")
+    raise ValueError(f"mask={shown(kind)} is not one of {MASK_KINDS}")
 
 
 def row_entropy(weights):
@@ -1101,7 +1106,7 @@ def _check_leading(A, B, where, a, b):
 
 def _check_h(h):
     if isinstance(h, (bool, np.bool_)) or not isinstance(h, (int, np.integer)):
-        raise TypeError(f"h must be a whole number of heads, got {h!r:.40}")
+        raise TypeError(f"h must be a whole number of heads, got {shown(h)}")
     if h <= 0:
         raise ValueError(f"h={h} is impossible: the number of heads must be at least 1")
     return int(h)
@@ -1113,7 +1118,7 @@ def _check_positive_int(value, name, where):
 
 def _check_dropout(p, rng, where, need_rng=True):
     if isinstance(p, bool) or not isinstance(p, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{where}: dropout must be a number in [0, 1), got {p!r}")
+        raise TypeError(f"{where}: dropout must be a number in [0, 1), got {shown(p)}")
     p = float(p)
     if not 0.0 <= p < 1.0:
         raise ValueError(
@@ -1127,7 +1132,7 @@ def _check_dropout(p, rng, where, need_rng=True):
                 "(or dropout=0.0, as at inference)"
             )
         if rng is not None and not isinstance(rng, np.random.Generator):  # even unused: a seed passed as rng is a mistake
-            raise TypeError(f"{where}: rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {rng!r}")
+            raise TypeError(f"{where}: rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {shown(rng)}")
     return p
 
 
@@ -1135,7 +1140,7 @@ def _check_scale(scale, d_k):
     if scale is None:
         return 1.0 / math.sqrt(d_k)
     if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
-        raise TypeError(f"scale must be a number (or None for 1/sqrt(d_k)), got {scale!r}")
+        raise TypeError(f"scale must be a number (or None for 1/sqrt(d_k)), got {shown(scale)}")
     if not math.isfinite(scale) or scale <= 0:
         raise ValueError(f"scale={scale} must be a positive finite number (None means 1/sqrt(d_k))")
     return float(scale)

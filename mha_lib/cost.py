@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from ._checks import shown
+
 from .attention import _check_positive_int
 from .params import _resolve_sizes
 
@@ -108,7 +110,7 @@ def weights_bytes(n, h, bytes_per_number=4):
 def format_bytes(nbytes):
     """A byte count in binary units: ``format_bytes(3 * 2**20) == '3.0 MiB'``."""
     if isinstance(nbytes, (bool, np.bool_)) or not isinstance(nbytes, (int, float, np.integer, np.floating)):
-        raise TypeError(f"format_bytes: nbytes must be a number of bytes, got {type(nbytes).__name__} {nbytes!r}")
+        raise TypeError(f"format_bytes: nbytes must be a number of bytes, got {type(nbytes).__name__} {shown(nbytes)}")
     value = float(nbytes)
     if not math.isfinite(value):
         raise ValueError(f"format_bytes: nbytes={nbytes} is not a finite number of bytes")

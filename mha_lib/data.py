@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._checks import check_budget, check_token, whole_number
+from ._checks import check_budget, check_token, shown, whole_number
 from .params import MHAParams, init_params
 
 __all__ = [
@@ -174,9 +174,17 @@ def load_running_example(path=None):
     """
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"load_running_example: path must be a str or Path of an .npz file (or None for the "
-                        f"project's own), got {type(path).__name__} {path!r:.40}")
-    path = Path(path) if path is not None else data_dir() / RUNNING_EXAMPLE_FILE
+                        f"project's own), got {type(path).__name__} {shown(path)}")
+    given = path is not None
+    if given and not str(path).strip():
+        raise ValueError("load_running_example: path is empty; give the path of an .npz file, or no path for the "
+                         "project's own")
+    path = Path(path) if given else data_dir() / RUNNING_EXAMPLE_FILE
     fix = "regenerate it with `python data/make_data.py` (or restore it with `git checkout data/`)"
+    if given and not path.is_file() and path.name != RUNNING_EXAMPLE_FILE:
+        what = "is a folder" if path.is_dir() else "does not exist"
+        raise FileNotFoundError(f"load_running_example: {shown(str(path), 80)} {what}; give the path of the .npz "
+                                "file, or no path for the project's own")
     if not path.is_file():
         raise FileNotFoundError(f"The running example's data file {path} is missing; {fix}")
     try:
@@ -232,7 +240,7 @@ def arrays_sha256(arrays):
     for name in sorted(arrays):
         arr = np.asarray(arrays[name])
         if arr.dtype.hasobject:
-            raise TypeError(f"arrays_sha256: array {name!r} holds Python objects; only plain dtypes are hashed")
+            raise TypeError(f"arrays_sha256: array {shown(name)} holds Python objects; only plain dtypes are hashed")
         # Little-endian, C order: the same numbers give the same digest on every machine.
         arr = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
         header = f"{name}\0{arr.dtype.str}\0{arr.shape}\0".encode("utf-8")

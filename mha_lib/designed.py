@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import shown
+
 from .attention import attention_scores, output_projection, scaled_dot_product_attention
 from .data import embed_tokens, tokenize
 from .params import MHAParams
@@ -442,7 +444,7 @@ def two_heads_demo(strength=5.0):
            [1.4142, 0.    ]])
     """
     if isinstance(strength, bool) or not isinstance(strength, (int, float, np.integer, np.floating)):
-        raise TypeError(f"two_heads_demo: strength must be a number, got {strength!r}")
+        raise TypeError(f"two_heads_demo: strength must be a number, got {shown(strength)}")
     if not np.isfinite(strength) or not 1.0 <= strength <= 20.0:
         raise ValueError(f"two_heads_demo: strength={strength} must be between 1 and 20 (default 5)")
     s = float(strength)

@@ -17,6 +17,8 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
+from ._checks import shown as _shown
+
 __all__ = ["DIAGRAM_STEPS", "plot_mha_diagram", "mha_diagram_figure"]
 
 # The steps a box can stand for (the same keys as mha_lib.plotting.PIPELINE_STEPS).
@@ -82,10 +84,10 @@ def plot_mha_diagram(ax, h=8, highlight=None, fontsize=9):
     True
     """
     if highlight is not None and highlight not in DIAGRAM_STEPS:
-        raise ValueError(f"plot_mha_diagram: highlight={highlight!r} is not a step; choose one of "
+        raise ValueError(f"plot_mha_diagram: highlight={_shown(highlight)} is not a step; choose one of "
                          f"{list(DIAGRAM_STEPS)} or None")
     if isinstance(h, bool) or not isinstance(h, int) or h < 1:
-        raise ValueError(f"plot_mha_diagram: h={h!r} must be a whole number of heads, 1 or more")
+        raise ValueError(f"plot_mha_diagram: h={_shown(h)} must be a whole number of heads, 1 or more")
     ax.set_xlim(0, 15.6)
     ax.set_ylim(-0.15, 6.0)
     ax.set_axis_off()

@@ -30,7 +30,7 @@ import tracemalloc
 
 import numpy as np
 
-from ._checks import check_array, check_mask
+from ._checks import as_array, check_array, check_mask, shown
 from .attention import _check_leading, _check_positive_int, _check_queries_keys, _check_scale, _check_shared_axis
 
 __all__ = ["blockwise_attention", "online_softmax_steps", "peak_memory"]
@@ -84,7 +84,7 @@ def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=Fa
                        empty="K has no keys (no tokens, n_k=0, shape {shape}); give at least one key")
     block_size = _check_positive_int(block_size, "block_size", "blockwise_attention")
     if not isinstance(causal, (bool, np.bool_)):
-        raise TypeError(f"blockwise_attention: causal must be True or False, got {causal!r}")
+        raise TypeError(f"blockwise_attention: causal must be True or False, got {shown(causal)}")
     scale = _check_scale(scale, Q.shape[-1])
     n_q, n_k, d_v = Q.shape[-2], K.shape[-2], V.shape[-1]
     _check_leading(Q, V, "blockwise_attention", "Q", "V")
@@ -164,7 +164,7 @@ def online_softmax_steps(scores, block_size):
     >>> w.round(4)
     array([0.0152, 0.1125, 0.0414, 0.831 ])
     """
-    x = np.asarray(scores)
+    x = as_array(scores, "online_softmax_steps: scores")
     if x.dtype == bool or not np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.complexfloating):
         raise TypeError(f"online_softmax_steps: scores must hold real numbers, got dtype {x.dtype}")
     x = x.astype(float)

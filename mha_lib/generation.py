@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_array
+from ._checks import check_array, shown
 from .attention import attention_scores, softmax
 from .params import MHAParams
 
@@ -283,11 +283,11 @@ def kv_cache_bytes(n_layers, h_kv, d_k, n_tokens, dtype_bytes):
     """
     for name, value in (("n_layers", n_layers), ("h_kv", h_kv), ("d_k", d_k), ("n_tokens", n_tokens)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"kv_cache_bytes: {name} must be a whole number, got {value!r}")
+            raise TypeError(f"kv_cache_bytes: {name} must be a whole number, got {shown(value)}")
         if value < (0 if name == "n_tokens" else 1):
             raise ValueError(f"kv_cache_bytes: {name}={value} must be at least {0 if name == 'n_tokens' else 1}")
     if isinstance(dtype_bytes, bool) or not isinstance(dtype_bytes, (int, float, np.integer, np.floating)):
-        raise TypeError(f"kv_cache_bytes: dtype_bytes must be a number of bytes (2 for float16), got {dtype_bytes!r}")
+        raise TypeError(f"kv_cache_bytes: dtype_bytes must be a number of bytes (2 for float16), got {shown(dtype_bytes)}")
     if not dtype_bytes > 0 or not math.isfinite(dtype_bytes):
         raise ValueError(f"kv_cache_bytes: dtype_bytes={dtype_bytes} must be positive (2 for float16, 4 for float32)")
     total = 2 * int(n_layers) * int(h_kv) * int(d_k) * int(n_tokens) * dtype_bytes

@@ -69,7 +69,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._checks import check_array
+from ._checks import check_array, shown
 from .attention import MHAResult, multi_head_attention
 from .params import MHAParams, params_from_fused
 
@@ -247,7 +247,7 @@ def layer_norm(x, gamma, beta, eps=LAYER_NORM_EPS):
         Added to the variance; must be positive, or a row of equal numbers (variance 0) gives 0/0.
     """
     if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, (int, float, np.integer, np.floating)):
-        raise TypeError(f"layer_norm: eps must be a small positive number such as 1e-12, got {eps!r:.40}")
+        raise TypeError(f"layer_norm: eps must be a small positive number such as 1e-12, got {shown(eps)}")
     if not (math.isfinite(eps) and eps > 0):
         raise ValueError(f"layer_norm: eps={eps} must be a positive finite number (the model's is 1e-12); with 0 a "
                          "row of equal numbers divides 0 by 0")
@@ -430,10 +430,10 @@ def _map_safetensors(path):
             shape = tuple(int(k) for k in info["shape"])
             begin, end = (int(k) for k in info["data_offsets"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"tensor {name!r} has an unreadable or unsupported entry in the header ({exc!r})") from None
+            raise ValueError(f"tensor {shown(name)} has an unreadable or unsupported entry in the header ({shown(exc)})") from None
         count = math.prod(shape)
         if begin < 0 or end - begin != count * dtype.itemsize or 8 + n + end > size:
-            raise ValueError(f"tensor {name!r}: its data_offsets {begin}..{end} do not fit its shape or the file")
+            raise ValueError(f"tensor {shown(name)}: its data_offsets {begin}..{end} do not fit its shape or the file")
         tensors[name] = np.frombuffer(mapped, dtype=dtype, count=count, offset=8 + n + begin).reshape(shape)
     return tensors
 
@@ -600,7 +600,7 @@ def encode_tokens(sentence, model=None, *, truncate=False):
     if truncate is not False and truncate is not True:
         if isinstance(truncate, bool) or not isinstance(truncate, (int, np.integer)) or not 3 <= truncate <= MAX_TOKENS:
             raise ValueError(f"truncate must be False, True or a number of tokens from 3 to {MAX_TOKENS}, "
-                             f"got {truncate!r}")
+                             f"got {shown(truncate)}")
         limit = int(truncate)
     model = _model_or_default(model, "encode_tokens")
     try:
@@ -708,7 +708,7 @@ def run_minilm(sentences, model=None, *, truncate=False):
     single = isinstance(sentences, str)
     if not single and not (isinstance(sentences, (list, tuple)) and all(isinstance(s, str) for s in sentences)):
         raise TypeError(f"run_minilm: sentences must be a string or a list of strings, got "
-                        f"{type(sentences).__name__} {sentences!r:.60}")
+                        f"{type(sentences).__name__} {shown(sentences)}")
     batch = [sentences] if single else list(sentences)
     if not batch:
         raise ValueError("sentences is an empty list: give at least one sentence")
@@ -804,7 +804,7 @@ def switch_off_heads(model, layer, heads):
     model = _model_or_default(model, "switch_off_heads")
     if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < model.n_layers:
         raise ValueError(f"switch_off_heads: layer must be a whole number from 0 to {model.n_layers - 1} (counted "
-                         f"from 0: layer 1 of the prose is 0), got {layer!r}")
+                         f"from 0: layer 1 of the prose is 0), got {shown(layer)}")
     if isinstance(heads, (int, np.integer)) and not isinstance(heads, bool):
         heads = [heads]
     try:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_array, check_flag, valid_h_text, whole_number
+from ._checks import check_array, check_flag, shown, valid_h_text, whole_number
 
 __all__ = ["MHAParams", "init_params", "params_from_fused", "params_to_fused", "parameter_count", "selection_matrix"]
 
@@ -140,7 +140,7 @@ def _resolve_h_kv(h, h_kv, where):
     if h_kv is None:
         return h
     if isinstance(h_kv, (bool, np.bool_)) or not isinstance(h_kv, (int, np.integer)):
-        raise TypeError(f"{where}: h_kv must be a whole number of key/value heads (or None for h_kv = h), got {h_kv!r:.40}")
+        raise TypeError(f"{where}: h_kv must be a whole number of key/value heads (or None for h_kv = h), got {shown(h_kv)}")
     if h_kv < 1 or h % h_kv:
         choices = valid_h_text(h, h_kv)  # quick for any h: no list of h candidates
         raise ValueError(
@@ -171,7 +171,7 @@ def _rng_from_seed(seed, where):
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
         whole = isinstance(seed, (float, np.floating)) and float(seed).is_integer()
         fix = f"seed={int(seed)}" if whole else "a whole number such as seed=0"
-        raise TypeError(f"{where}: seed must be a whole number (or a numpy.random.Generator), got {seed!r}; "
+        raise TypeError(f"{where}: seed must be a whole number (or a numpy.random.Generator), got {shown(seed)}; "
                         f"use {fix}")
     if seed < 0:
         raise ValueError(f"{where}: seed={seed} is negative; numpy's generators take seeds of 0 or more, "
@@ -397,7 +397,7 @@ def selection_matrix(d_model, h, i):
     """
     d_model, h, d_k, _ = _resolve_sizes(d_model, h, None, None, "selection_matrix")
     if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i < h:
-        raise ValueError(f"selection_matrix: head index i={i!r} must be a whole number in 0..{h - 1}")
+        raise ValueError(f"selection_matrix: head index i={shown(i)} must be a whole number in 0..{h - 1}")
     S = np.zeros((d_model, d_k))
     S[i * d_k : (i + 1) * d_k, :] = np.eye(d_k)
     return S

@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 from matplotlib.figure import Figure
 
-from ._checks import check_token
+from ._checks import check_token, shown
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 __all__ = [
@@ -86,7 +86,7 @@ def plot_pipeline(ax, current=None):
     True
     """
     if current is not None and current not in _STEP_KEYS:
-        raise ValueError(f"plot_pipeline: current={current!r} is not a step; choose one of {_STEP_KEYS} or None")
+        raise ValueError(f"plot_pipeline: current={shown(current)} is not a step; choose one of {_STEP_KEYS} or None")
     ax.set_xlim(0, len(PIPELINE_STEPS))
     ax.set_ylim(-0.12, 1.72)
     ax.set_axis_off()
@@ -190,7 +190,7 @@ def _labels(labels, count, name, where):
 def _check_fontsize(fontsize, where):
     if isinstance(fontsize, (bool, np.bool_)) or not isinstance(fontsize, numbers.Real) or \
             not (np.isfinite(fontsize) and 1 <= fontsize <= 100):
-        raise ValueError(f"{where}: fontsize={fontsize!r:.40} must be a size in points between 1 and 100, e.g. 8")
+        raise ValueError(f"{where}: fontsize={shown(fontsize)} must be a size in points between 1 and 100, e.g. 8")
     return float(fontsize)
 
 
@@ -233,7 +233,7 @@ def plot_matrix(ax, M, row_labels=None, col_labels=None, *, title=None, cmap=Non
                          "heatmap draws; draw a slice of it, e.g. M[:64, :64]")
     fontsize = _check_fontsize(fontsize, "plot_matrix")
     if annotate is not None and not isinstance(annotate, (bool, np.bool_)):
-        raise TypeError(f"plot_matrix: annotate must be True, False or None, got {annotate!r:.40}")
+        raise TypeError(f"plot_matrix: annotate must be True, False or None, got {shown(annotate)}")
     if annotate and M.size > MAX_ANNOTATED:
         raise ValueError(f"plot_matrix: annotate=True writes one number per cell, and {M.size:,} cells are more "
                          f"than the {MAX_ANNOTATED:,} anyone reads; pass annotate=False or draw a slice")

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ._checks import check_array, check_budget
+from ._checks import check_array, check_budget, shown
 
 __all__ = ["rotary_embedding", "rope_angles"]
 
@@ -53,7 +53,7 @@ def rope_angles(positions, d, base=10000.0):
     """
     positions = check_array(positions, "positions")
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2 or d % 2:
-        raise ValueError(f"rope_angles: d={d!r} must be an even whole number >= 2 (RoPE rotates pairs of dimensions)")
+        raise ValueError(f"rope_angles: d={shown(d)} must be an even whole number >= 2 (RoPE rotates pairs of dimensions)")
     count = max(positions.size, 1) * (int(d) // 2)
     check_budget(2 * count * 8, f"d={d} for {positions.size:,} positions: {count:,} angles in float64 (and their "
                  "cosines or sines)", "rope_angles", "d is the size of one head's vectors, 64 or 128 in most models")
@@ -63,7 +63,7 @@ def rope_angles(positions, d, base=10000.0):
     except OverflowError:  # an int too large for a float, 10**400
         good_base = False
     if not good_base:
-        raise ValueError(f"rope_angles: base={base!r} must be a finite number larger than 1 (10000.0 in most models)")
+        raise ValueError(f"rope_angles: base={shown(base)} must be a finite number larger than 1 (10000.0 in most models)")
     theta = float(base) ** (-np.arange(0, d, 2) / d)  # (d/2,): theta_i = base^(-2i/d)
     return positions[..., None] * theta  # (..., 1) * (d/2,) -> (..., d/2)
 
@@ -117,7 +117,7 @@ def rotary_embedding(x, positions, base=10000.0, *, pairing="half"):
     """
     x = check_array(x, "x", min_ndim=2)
     if pairing not in _PAIRINGS:
-        raise ValueError(f"rotary_embedding: pairing={pairing!r} must be one of {_PAIRINGS}")
+        raise ValueError(f"rotary_embedding: pairing={shown(pairing)} must be one of {_PAIRINGS}")
     n, d = x.shape[-2:]
     if d % 2:
         raise ValueError(

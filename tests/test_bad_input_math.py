@@ -182,3 +182,69 @@ def test_the_shared_whole_number_check_refuses_what_is_not_a_whole_number(value)
 def test_the_shared_whole_number_check_suggests_the_integer_for_a_whole_float():
     with pytest.raises(TypeError, match="use h=4"):
         _checks.whole_number(4.0, "h", "f")
+
+
+# --------------------------------------------------------------------------- found by trying odd inputs
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: softmax(np.ones((2, 2)), axis=a),
+    lambda a: mha_lib.split_heads(np.ones((4, 8)), a),
+    lambda a: mha_lib.attention_scores(np.ones((2, 2)), np.ones((2, 2)), scale=a),
+    lambda a: mha_lib.multi_head_attention(np.ones((4, 8)), init_params(8, 2), dropout=a),
+    lambda a: init_params(8, a),
+    lambda a: mha_lib.kv_cache_bytes(2, 2, 4, 16, a),
+])
+def test_a_message_about_an_array_given_for_a_number_stays_on_one_line(call):
+    exc, _ = _quick(call, np.ones((3, 4, 5)))
+    assert "\n" not in str(exc) and "shape (3, 4, 5)" in str(exc)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: softmax([[1.0, 2.0], [3.0]]), "x"),
+    (lambda: mha_lib.apply_mask(np.ones((2, 2)), [[True, False], [True]]), "mask"),
+    (lambda: mha_lib.repeat_kv([[[1.0]], [[2.0, 3.0]]], 2), "K"),
+    (lambda: mha_lib.flash.online_softmax_steps([[1.0], [2.0, 3.0]], 1), "scores"),
+])
+def test_a_ragged_list_is_named_in_one_line(call, name):
+    exc, _ = _quick(call)
+    assert name in str(exc) and "different lengths" in str(exc) and "inhomogeneous" not in str(exc)
+
+
+@pytest.mark.parametrize("scores", [None, 3.0, "abc", [1.0, 2.0]])
+def test_apply_mask_names_scores_that_are_not_a_matrix(scores):
+    exc, _ = _quick(mha_lib.apply_mask, scores, np.ones((2, 2), bool))
+    assert "scores" in str(exc)
+
+
+def test_apply_mask_keeps_scores_already_masked():
+    S = np.array([[0.0, -np.inf], [1.0, 2.0]])
+    out = mha_lib.apply_mask(S, np.array([[True, True], [False, True]]))
+    assert np.isneginf(out[0, 1]) and np.isneginf(out[1, 0]) and out[1, 1] == 2.0
+
+
+def test_repeat_kv_refuses_a_head_count_too_large_for_memory_or_numpy():
+    exc, seconds = _quick(mha_lib.repeat_kv, np.ones((1, 4, 4)), 10**20)
+    assert "repeat_kv" in str(exc) and seconds < 1.0
+
+
+def test_divisors_of_a_huge_number_is_refused_at_once():
+    exc, seconds = _quick(divisors, 10**20)
+    assert "10**12" in str(exc) and seconds < 0.5
+
+
+@pytest.mark.parametrize("pad", [None, 0, np.array([]), ["PAD"], "\ud800"])
+def test_padding_mask_refuses_a_pad_token_that_is_not_text(pad):
+    exc, _ = _quick(mha_lib.padding_mask, ["a", "PAD"], pad_token=pad)
+    assert "pad_token" in str(exc)
+
+
+@pytest.mark.parametrize("path", ["abc", "no/such/file.npz"])
+def test_load_running_example_names_a_path_that_does_not_exist(path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        mha_lib.load_running_example(path)
+
+
+def test_load_running_example_refuses_an_empty_path():
+    exc, _ = _quick(mha_lib.load_running_example, "")
+    assert "empty" in str(exc)
