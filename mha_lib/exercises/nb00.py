@@ -2,8 +2,14 @@
 
 import numpy as np
 
-from .. import (MHAParams, init_params, load_running_example, multi_head_attention, scaled_dot_product_attention,
-                soft_lookup_example)
+from .. import (
+    MHAParams,
+    init_params,
+    load_running_example,
+    multi_head_attention,
+    scaled_dot_product_attention,
+    soft_lookup_example,
+)
 from . import Exercise
 
 

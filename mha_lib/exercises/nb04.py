@@ -2,8 +2,15 @@
 
 import numpy as np
 
-from .. import (attention_dropout, attention_scores, causal_mask, designed_example, load_running_example,
-                multi_head_attention, softmax)
+from .. import (
+    attention_dropout,
+    attention_scores,
+    causal_mask,
+    designed_example,
+    load_running_example,
+    multi_head_attention,
+    softmax,
+)
 from . import Exercise
 
 
