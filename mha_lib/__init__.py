@@ -32,13 +32,21 @@ from .attention import (
 )
 from .backward import MHAGradients, multi_head_attention_backward, softmax_backward
 from .data import RunningExample, embed_tokens, load_running_example, tokenize
-from .designed import (DesignedExample, SoftLookup, TwoHeadsDemo, closest_words, designed_example,
-                       output_words, soft_lookup_example, two_heads_demo)
+from .designed import (
+    DesignedExample,
+    SoftLookup,
+    TwoHeadsDemo,
+    closest_words,
+    designed_example,
+    output_words,
+    soft_lookup_example,
+    two_heads_demo,
+)
 from .flash import blockwise_attention
 from .generation import PUBLISHED_CONFIGS, DecodeResult, KVCache, ModelConfig, decode_step, kv_cache_bytes
+from .params import MHAParams, init_params, parameter_count, params_from_fused, params_to_fused, selection_matrix
 from .rope import rope_angles, rotary_embedding
 from .translation import TranslationExample, translation_example
-from .params import MHAParams, init_params, parameter_count, params_from_fused, params_to_fused, selection_matrix
 
 __version__ = "0.1.0"
 
