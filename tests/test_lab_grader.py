@@ -208,6 +208,17 @@ def test_rebinding_what_tests_compare_with_changes_nothing(monkeypatch):
 
 
 @pytest.mark.slow
+def test_the_placeholder_is_told_where_to_write():
+    def my_masked_softmax(scores, mask):
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+    verdict = lab.check("masked_softmax", honest(my_masked_softmax=my_masked_softmax))
+    assert verdict["message"] == ("part 1 (2 points): my_masked_softmax is not written yet: write your code where it "
+                                  "says # YOUR CODE HERE, and delete the line raise NotImplementedError()")
+
+
+@pytest.mark.slow
 def test_a_missing_function_is_named():
     verdict = lab.check("masked_softmax", {"np": np})
     assert verdict["message"] == "part 1 (2 points): my_masked_softmax is not defined: run the cell where you wrote it"

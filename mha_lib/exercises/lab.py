@@ -599,6 +599,9 @@ _NOT_HERE = ("while the lab is graded your functions run in a fresh Python that 
 def _explain(fn, case, message):
     """The failed-test message when the student's function raised."""
     error, where, absent = message.get("error", ""), message.get("where", ""), message.get("absent") or {}
+    if message.get("type") == "NotImplementedError" and "raise NotImplementedError()" in where:
+        return (f"{fn} is not written yet: write your code where it says # YOUR CODE HERE, and delete the line "
+                "raise NotImplementedError()")
     text = f"{fn} on {case.label} raised {error}" + (f" (in {where.strip()})" if where else "")
     if error.startswith("AttributeError: module 'numpy' has no attribute"):
         return (f"{text}. numpy is a fresh numpy while the lab is graded: what a cell stores on it does not come "
