@@ -199,3 +199,29 @@ def test_each_fixed_printed_solution_still_passes_its_own_check(exercise_id):
 def test_check_still_prints_one_line_for_a_whole_number_near_miss():
     ok, text = _verdict(check, "00.d_k_bert", 64.6)
     assert not ok and text.count("\n") == 1
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="the child process needs fork")
+def test_a_function_that_ends_its_process_gets_one_line_and_the_kernel_lives_on():
+    import os
+    import signal
+
+    def my_softmax(scores):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    ok, text = _verdict(check_function, "04.softmax", my_softmax)
+    assert not ok and "ended the process" in text and "signal 15" in text and text.count("\n") == 1
+
+    def my_softmax(scores):  # noqa: F811 - the next attempt
+        os._exit(0)
+
+    ok, text = _verdict(check_function, "04.softmax", my_softmax)
+    assert not ok and "exited with code 0" in text
+
+
+def test_judging_an_odd_result_prints_no_warning(recwarn):
+    def my_scores(Q, K):  # a masked array: the scale diagnosis takes its median, which warns about the mask
+        return np.ma.masked_array(Q @ K.swapaxes(-1, -2) / 3.0)
+
+    ok, _ = _verdict(check_function, "03.scores", my_scores)
+    assert not ok and len(recwarn) == 0

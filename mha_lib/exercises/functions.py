@@ -974,9 +974,10 @@ def _run_apart(fn, args, allowed, seconds):
         raise _TimeUp
     data = b"".join(chunks)
     if not data:  # the child died without a word: os._exit in the function, killed for its memory, a crash
-        how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit code {os.WEXITSTATUS(status)}"
-        return None, ProcessEnded(f"the process it ran in ended ({how}) before it returned: os._exit, a crash, "
-                                  f"or more memory than the machine has"), 0, args, []
+        how = (f"it was ended by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+               else f"it exited with code {os.WEXITSTATUS(status)}")
+        return None, ProcessEnded(f"{how} before returning (os._exit, a signal, a crash, or more memory than the "
+                                  f"machine has)."), 0, args, []
     result, exc, lines, copies, used = pickle.loads(data)
     exc = _exception_unpickled(exc)
     if isinstance(exc, KeyboardInterrupt):  # the function raised it, or the stop button reached the child
@@ -1688,7 +1689,13 @@ def check_function(exercise_id, fn, *, own=()):
                   f"counter that is never increased).")
             return False
         printed += lines
-        verdict = _judge(ex, name, case, result, exc, copies, passed_2d)
+        if isinstance(exc, ProcessEnded):  # os._exit, a signal, the machine's memory: no exception to name
+            print(f"❌ Not yet: {name} ended the process it ran in while it ran on {case.shapes}: {exc} "
+                  "A function ends with `return ...`.")
+            return False
+        with warnings.catch_warnings():  # judging an odd result (a masked array, say) must not warn in the notebook
+            warnings.simplefilter("ignore")
+            verdict = _judge(ex, name, case, result, exc, copies, passed_2d)
         if verdict is not None:
             what, hint = verdict
             if result is None and exc is None and not passed_2d:  # the scaffold, not written yet: no attempt
