@@ -14,6 +14,7 @@ notebook cell. Nothing here changes global rcParams.
 
 from __future__ import annotations
 
+import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
@@ -83,10 +84,13 @@ def plot_mha_diagram(ax, h=8, highlight=None, fontsize=9):
     >>> len(plot_mha_diagram(ax, h=8, highlight="softmax")) > 20
     True
     """
-    if highlight is not None and highlight not in DIAGRAM_STEPS:
+    from .plotting import check_axes
+
+    check_axes(ax, "plot_mha_diagram")
+    if highlight is not None and (not isinstance(highlight, str) or highlight not in DIAGRAM_STEPS):
         raise ValueError(f"plot_mha_diagram: highlight={_shown(highlight)} is not a step; choose one of "
                          f"{list(DIAGRAM_STEPS)} or None")
-    if isinstance(h, bool) or not isinstance(h, int) or h < 1:
+    if isinstance(h, (bool, np.bool_)) or not isinstance(h, (int, np.integer)) or h < 1:
         raise ValueError(f"plot_mha_diagram: h={_shown(h)} must be a whole number of heads, 1 or more")
     ax.set_xlim(0, 15.6)
     ax.set_ylim(-0.15, 6.0)

@@ -69,7 +69,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._checks import check_array, shown
+from ._checks import as_array, check_array, shown
 from .attention import MHAResult, multi_head_attention
 from .params import MHAParams, params_from_fused
 
@@ -160,7 +160,7 @@ def erf(x):
     >>> float(abs(erf(0.5) - math.erf(0.5))) < 1e-15
     True
     """
-    x = np.asarray(x, dtype=np.float64)
+    x = _real_array(x, "erf")
     table = _erf_table()  # (degree + 1, pieces)
     t_all = np.abs(x).ravel()  # (size,), also for a single number
     t = np.minimum(np.nan_to_num(t_all, nan=0.0), _ERF_END)  # NaN and huge values: set at the end
@@ -230,8 +230,16 @@ def gelu(x):
     >>> gelu(np.array([0.0, 1.0])).round(4)
     array([0.    , 0.8413])
     """
-    x = np.asarray(x, dtype=np.float64)
+    x = _real_array(x, "gelu")
     return 0.5 * x * (1.0 + erf(x * (1 / math.sqrt(2.0))))
+
+
+def _real_array(x, where):
+    """x as a float64 array; a TypeError for what is not real numbers (complex numbers, text, objects)."""
+    arr = as_array(x, f"{where}: x")
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+        raise TypeError(f"{where}: x must hold real numbers, got dtype {arr.dtype}")
+    return arr.astype(np.float64, copy=False)
 
 
 def layer_norm(x, gamma, beta, eps=LAYER_NORM_EPS):
@@ -251,6 +259,13 @@ def layer_norm(x, gamma, beta, eps=LAYER_NORM_EPS):
     if not (math.isfinite(eps) and eps > 0):
         raise ValueError(f"layer_norm: eps={eps} must be a positive finite number (the model's is 1e-12); with 0 a "
                          "row of equal numbers divides 0 by 0")
+    x = check_array(x, "x", min_ndim=1)
+    if x.shape[-1] == 0:
+        raise ValueError(f"layer_norm: x has shape {x.shape}, with no numbers to normalise along its last axis")
+    for name, vector in (("gamma", gamma), ("beta", beta)):
+        if check_array(vector, name).shape != x.shape[-1:]:
+            raise ValueError(f"layer_norm: {name} must have shape {x.shape[-1:]} (one number per column of x), "
+                             f"got shape {np.shape(vector)}")
     mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
     centred = x - mean
     var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
@@ -293,6 +308,9 @@ def encoder_layer(X, layer, mask=None):
     attention : MHAResult
         Every intermediate of the attention; ``.weights`` has shape (..., h, n, n).
     """
+    if not isinstance(layer, EncoderLayer):
+        raise TypeError(f"encoder_layer: layer must be an EncoderLayer (model.layers[i] of load_minilm()), got "
+                        f"{type(layer).__name__}")
     att = multi_head_attention(X, layer.attention, mask=mask)  # (..., n, d_model), weights (..., h, n, n)
     X1 = layer_norm(X + att.output, *layer.ln_attention)  # residual, then LayerNorm
     # The feed-forward's float32 parameters are converted for this call only (4.7 MB each, freed at once):
@@ -815,7 +833,7 @@ def switch_off_heads(model, layer, heads):
     bad = [i for i in heads if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < model.h]
     if bad:
         raise ValueError(f"switch_off_heads: heads are whole numbers from 0 to {model.h - 1} (counted from 0: head "
-                         f"1 of the prose is 0), got {bad[0]!r}")
+                         f"1 of the prose is 0), got {shown(bad[0])}")
     attention = model.layers[layer].attention
     d_v = attention.d_v
     W_o = np.array(attention.W_o)  # (h*d_v, d_model): a writeable copy, the original stays mapped on the file

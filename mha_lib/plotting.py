@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 from matplotlib.figure import Figure
 
-from ._checks import check_token, shown
+from ._checks import as_array, check_token, shown
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 __all__ = [
@@ -85,7 +85,8 @@ def plot_pipeline(ax, current=None):
     >>> any("skips the softmax" in a.get_text() for a in artists if hasattr(a, "get_text"))
     True
     """
-    if current is not None and current not in _STEP_KEYS:
+    check_axes(ax, "plot_pipeline")
+    if current is not None and (not isinstance(current, str) or current not in _STEP_KEYS):
         raise ValueError(f"plot_pipeline: current={shown(current)} is not a step; choose one of {_STEP_KEYS} or None")
     ax.set_xlim(0, len(PIPELINE_STEPS))
     ax.set_ylim(-0.12, 1.72)
@@ -187,6 +188,25 @@ def _labels(labels, count, name, where):
     return text
 
 
+def _real(values, name, where):
+    """values as a float array (a boolean mask is drawn as 0 and 1); a TypeError for complex numbers, text or
+    objects, which a heatmap cannot show (numpy would drop an imaginary part with only a warning)."""
+    arr = as_array(values, f"{where}: {name}")
+    if arr.dtype != bool and (not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating)):
+        raise TypeError(f"{where}: {name} must hold real numbers, got dtype {arr.dtype}")
+    return arr.astype(float)
+
+
+def check_axes(ax, where):
+    """``ax`` as it is if it is a matplotlib Axes; else a TypeError with the fix (a figure, a list of axes...)."""
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
+        raise TypeError(f"{where}: ax must be a matplotlib Axes, e.g. ax = Figure().add_subplot(), got "
+                        f"{type(ax).__name__}")
+    return ax
+
+
 def _check_fontsize(fontsize, where):
     if isinstance(fontsize, (bool, np.bool_)) or not isinstance(fontsize, numbers.Real) or \
             not (np.isfinite(fontsize) and 1 <= fontsize <= 100):
@@ -220,10 +240,8 @@ def plot_matrix(ax, M, row_labels=None, col_labels=None, *, title=None, cmap=Non
     -------
     AxesImage
     """
-    try:
-        M = np.asarray(M, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"plot_matrix: M must be a 2-D array of numbers ({exc})") from None
+    check_axes(ax, "plot_matrix")
+    M = _real(M, "M", "plot_matrix")
     if M.ndim != 2 or M.size == 0:
         raise ValueError(f"plot_matrix: M must be a non-empty 2-D array, got shape {M.shape}")
     if np.isnan(M).any():
@@ -281,6 +299,7 @@ def plot_attention(ax, weights, tokens, *, title=None, vmin=0.0, vmax=1.0, annot
     -------
     AxesImage
     """
+    check_axes(ax, "plot_attention")
     weights = np.asarray(weights)
     if isinstance(tokens, str) or not isinstance(tokens, (list, tuple, np.ndarray)):
         raise TypeError(f"plot_attention: tokens must be a list of tokens, one per row of weights, got "
@@ -325,12 +344,14 @@ def plot_heads(fig, matrices, tokens, *, annotate=None, cbar_label=None):
     -------
     list of AxesImage, one per head
     """
+    from matplotlib.figure import FigureBase
+
     from .explorers.grid import heads_picture
 
-    try:
-        stack = np.asarray(matrices, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"plot_heads: matrices must be an array of numbers, shape (h, n, n) ({exc})") from None
+    if not isinstance(fig, FigureBase):
+        raise TypeError(f"plot_heads: fig must be a matplotlib Figure, e.g. Figure(figsize=(8, 4)), got "
+                        f"{type(fig).__name__}")
+    stack = _real(matrices, "matrices", "plot_heads")
     if stack.ndim != 3 or stack.shape[1] != stack.shape[2] or stack.shape[0] == 0:
         raise ValueError(f"plot_heads: matrices must have shape (h, n, n), one (n, n) matrix per head, got "
                          f"{stack.shape}")

@@ -248,3 +248,47 @@ def test_load_running_example_names_a_path_that_does_not_exist(path):
 def test_load_running_example_refuses_an_empty_path():
     exc, _ = _quick(mha_lib.load_running_example, "")
     assert "empty" in str(exc)
+
+
+@pytest.mark.parametrize("x, gamma", [(None, np.ones(3)), ("abc", np.ones(3)), (np.ones((2, 3)), np.ones(4)),
+                                      (np.ones((2, 3)), np.full(3, np.nan)), (np.ones((2, 0)), np.ones(0))])
+def test_layer_norm_names_what_does_not_fit(x, gamma):
+    exc, _ = _quick(minilm.layer_norm, x, gamma, np.zeros(3))
+    assert "layer_norm" in str(exc) or "x " in str(exc) or "gamma" in str(exc)
+
+
+@pytest.mark.parametrize("f", [minilm.gelu, minilm.erf])
+def test_gelu_and_erf_refuse_complex_numbers_instead_of_dropping_their_imaginary_part(f):
+    exc, _ = _quick(f, np.array([1.0 + 2.0j]))
+    assert "real numbers" in str(exc)
+
+
+def test_encoder_layer_names_a_layer_that_is_not_one():
+    exc, _ = _quick(minilm.encoder_layer, np.ones((2, 384)), np.ones((384, 384)))
+    assert "EncoderLayer" in str(exc)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: plotting.plot_matrix(None, np.eye(2)),
+    lambda: plotting.plot_attention(Figure(), np.eye(2), ["a", "b"]),
+    lambda: plotting.plot_pipeline([Figure().add_subplot()], "scores"),
+    lambda: plotting.plot_heads(Figure().add_subplot(), np.stack([np.eye(2)] * 2), ["a", "b"]),
+    lambda: mha_lib.diagrams.plot_mha_diagram("ax"),
+])
+def test_a_figure_helper_names_an_ax_or_fig_that_is_not_one(call):
+    exc, _ = _quick(call)
+    assert "must be a matplotlib" in str(exc)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: plotting.plot_matrix(Figure().add_subplot(), np.eye(2) * 1j),
+    lambda: plotting.plot_heads(Figure(), np.stack([np.eye(2)] * 2) * 1j, ["a", "b"]),
+])
+def test_a_heatmap_of_complex_numbers_is_refused_not_drawn_without_its_imaginary_part(call):
+    exc, _ = _quick(call)
+    assert "real numbers" in str(exc)
+
+
+def test_a_boolean_mask_is_still_drawn_as_a_heatmap():
+    im = plotting.plot_matrix(Figure().add_subplot(), causal_mask(3))
+    assert im.get_array().max() == 1.0
