@@ -78,9 +78,9 @@ def main(argv=None):
     else:
         widths = [max(len(head[i]), *(len(r[i]) for r in rows)) for i in range(len(head))]
         print()
-        print("  ".join(x.rjust(w) for x, w in zip(head, widths)))
+        print("  ".join(x.rjust(w) for x, w in zip(head, widths, strict=False)))
         for r in rows:
-            print("  ".join(x.rjust(w) for x, w in zip(r, widths)))
+            print("  ".join(x.rjust(w) for x, w in zip(r, widths, strict=False)))
     return 0
 
 

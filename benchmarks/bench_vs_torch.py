@@ -116,7 +116,7 @@ def run_size(n, d_model, h, repeats, loop):
     del ours
 
     best = {name: float("inf") for name in candidates}
-    for name, f in candidates.items():  # warm-up
+    for f in candidates.values():  # warm-up
         f()
     for _ in range(repeats):
         for name, f in candidates.items():
@@ -143,14 +143,14 @@ def main():
     for n in ARGS.sizes:
         best, flops, rate, check = run_size(n, d_model, h, ARGS.repeats, not ARGS.no_loop)
         rows.append((n, best, flops, rate, check))
-        print(f"  n={n}: done ({', '.join(f'{k} {v:.2g}' if isinstance(v, float) else f'{k} {v}' for k, v in check.items())})",
-              flush=True)
+        done = ", ".join(f"{k} {v:.2g}" if isinstance(v, float) else f"{k} {v}" for k, v in check.items())
+        print(f"  n={n}: done ({done})", flush=True)
 
     have_torch = torch is not None
     head = ["n", "mha_lib ms", "loop ms", "torch (weights) ms", "torch (fused) ms", "mha_lib / torch",
             "matmul GFLOP/s", "mha_lib GFLOP/s", "% of matmul"]
     lines = []
-    for n, best, flops, rate, check in rows:
+    for n, best, flops, rate, _check in rows:
         ours = best["mha_lib"]
         tw = best.get("torch (weights)")
         cells = [
@@ -173,11 +173,11 @@ def main():
     else:
         widths = [max(len(head[i]), *(len(c[i]) for c in lines)) for i in range(len(head))]
         print()
-        print("  ".join(hd.rjust(w) for hd, w in zip(head, widths)))
+        print("  ".join(hd.rjust(w) for hd, w in zip(head, widths, strict=False)))
         for cells in lines:
-            print("  ".join(c.rjust(w) for c, w in zip(cells, widths)))
+            print("  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=False)))
     print()
-    for n, best, flops, rate, check in rows:
+    for n, best, flops, rate, _check in rows:
         goals = []
         if have_torch:
             ratio = best["mha_lib"] / best["torch (weights)"]

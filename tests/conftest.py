@@ -1,11 +1,9 @@
 """Fixtures shared by the test files (helpers may append theirs below, each with a comment)."""
 
-import numpy as np
 import pytest
+from pictures import PNG_MAGIC, picture_hidden, png_pixels  # noqa: F401  (plain helpers, importable by name)
 
 import mha_lib
-
-from pictures import PNG_MAGIC, picture_hidden, png_pixels  # noqa: F401  (plain helpers, importable by name)
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ import pytest
 
 import mha_lib
 
-
 # ---------------------------------------------------------------- document 000 (humpty dumpty, d_model=512, h=8)
 
 def test_doc000_running_example_shapes():
