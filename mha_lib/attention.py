@@ -174,7 +174,11 @@ def softmax_jacobian(weights):
             "softmax_jacobian: weights must be softmax outputs (non-negative, each row summing to 1); "
             "pass softmax(scores), not the scores themselves"
         )
-    eye = np.eye(w.shape[-1], dtype=w.dtype)
+    n = w.shape[-1]
+    check_budget(3 * w.size * n * w.dtype.itemsize, f"the Jacobian of {w.size // n:,} rows of {n:,} weights, "
+                 f"(n, n) = ({n:,}, {n:,}) numbers each", "softmax_jacobian",
+                 "the Jacobian of a row of n weights has n^2 entries: take it of a few rows, or a short row")
+    eye = np.eye(n, dtype=w.dtype)
     # (..., n, 1) * (n, n) - (..., n, 1) @ (..., 1, n) -> (..., n, n)
     return w[..., :, None] * eye - w[..., :, None] * w[..., None, :]
 
@@ -296,6 +300,9 @@ def merge_heads(H):
 # --------------------------------------------------------------------------- one head
 
 
+SCORES_BUDGET_BYTES = 2 * 2**30  # the library's 2 GiB rule: the most the scores of one call (and what follows) take
+
+
 def attention_scores(Q, K, scale=None):
     """Scaled dot-product scores ``Q K^T / sqrt(d_k)``.
 
@@ -328,6 +335,12 @@ def attention_scores(Q, K, scale=None):
     Q, K = _check_queries_keys(Q, K, "attention_scores")
     d_k = Q.shape[-1]
     scale = _check_scale(scale, d_k)
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
+    count = math.prod(lead) * Q.shape[-2] * K.shape[-2]
+    check_budget(3 * count * np.result_type(Q.dtype, K.dtype).itemsize,
+                 f"{count:,} scores (shape {lead + (Q.shape[-2], K.shape[-2])}; with the weights and a masked copy)",
+                 "attention_scores", "for that many tokens use mha_lib.blockwise_attention, which never holds them all",
+                 budget=SCORES_BUDGET_BYTES)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported just below, clearly
         scores = (Q @ np.swapaxes(K, -1, -2)) * scale  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)
     if not np.isfinite(scores).all():
@@ -870,6 +883,8 @@ def padding_mask(tokens, pad_token="PAD"):
             f"padding_mask: tokens must be a non-empty list of tokens or a list of equal-length token lists, "
             f"got an array of shape {toks.shape}"
         )
+    check_budget(toks.size * toks.shape[-1], f"a mask for {toks.size:,} tokens, (n, n) bools per sentence,",
+                 "padding_mask", "a mask for that many tokens is built block by block (see blockwise_attention)")
     is_real = toks != pad_token  # (..., n)
     is_real = np.asarray(is_real, dtype=bool)
     n = toks.shape[-1]

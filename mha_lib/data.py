@@ -111,11 +111,11 @@ def embed_tokens(tokens, d_model):
     tokens = list(tokens)
     if not tokens:
         raise ValueError("embed_tokens: no tokens; pass at least one word")
-    for t in tokens:
-        check_token(t, "embed_tokens")
     d_model = whole_number(d_model, "d_model", "embed_tokens", minimum=1)
     check_budget(2 * len(tokens) * d_model * 8, f"{len(tokens):,} rows of d_model={d_model:,} numbers in float64 "
                  "(drawn, then stacked)", "embed_tokens", "d_model is 512 in the running example; choose a smaller one")
+    for t in tokens:
+        check_token(t, "embed_tokens")
     rows = [np.random.default_rng(_word_seed(t.strip().lower())).standard_normal(d_model) for t in tokens]
     return np.stack(rows)  # n x (d_model,) -> (n, d_model)
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_array, check_flag, shown, valid_h_text, whole_number
+from ._checks import check_array, check_budget, check_flag, shown, valid_h_text, whole_number
 
 __all__ = ["MHAParams", "init_params", "params_from_fused", "params_to_fused", "parameter_count", "selection_matrix"]
 
@@ -398,6 +398,8 @@ def selection_matrix(d_model, h, i):
     d_model, h, d_k, _ = _resolve_sizes(d_model, h, None, None, "selection_matrix")
     if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i < h:
         raise ValueError(f"selection_matrix: head index i={shown(i)} must be a whole number in 0..{h - 1}")
+    check_budget(d_model * d_k * 8, f"selection_matrix({d_model:,}, {h:,}, ...), a ({d_model:,}, {d_k:,}) matrix,",
+                 "selection_matrix", "the picture of a selection needs a small d_model, 4 to 512")
     S = np.zeros((d_model, d_k))
     S[i * d_k : (i + 1) * d_k, :] = np.eye(d_k)
     return S

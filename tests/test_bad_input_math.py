@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 import mha_lib
 from mha_lib import _checks, attention_dropout, causal_mask, concat_heads, divisors, embed_tokens
 from mha_lib import init_params, parameter_count, rope_angles, sinusoidal_positions, softmax
-from mha_lib import minilm, plotting
+from mha_lib import diagrams, minilm, plotting
 
 
 def _quick(f, *args, **kwargs):
@@ -273,7 +273,7 @@ def test_encoder_layer_names_a_layer_that_is_not_one():
     lambda: plotting.plot_attention(Figure(), np.eye(2), ["a", "b"]),
     lambda: plotting.plot_pipeline([Figure().add_subplot()], "scores"),
     lambda: plotting.plot_heads(Figure().add_subplot(), np.stack([np.eye(2)] * 2), ["a", "b"]),
-    lambda: mha_lib.diagrams.plot_mha_diagram("ax"),
+    lambda: diagrams.plot_mha_diagram("ax"),
 ])
 def test_a_figure_helper_names_an_ax_or_fig_that_is_not_one(call):
     exc, _ = _quick(call)
@@ -292,3 +292,27 @@ def test_a_heatmap_of_complex_numbers_is_refused_not_drawn_without_its_imaginary
 def test_a_boolean_mask_is_still_drawn_as_a_heatmap():
     im = plotting.plot_matrix(Figure().add_subplot(), causal_mask(3))
     assert im.get_array().max() == 1.0
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: mha_lib.padding_mask(["a"] * 20000), "padding_mask"),
+    (lambda: mha_lib.softmax_jacobian(np.ones(20000) / 20000), "softmax_jacobian"),
+    (lambda: mha_lib.selection_matrix(10**5, 1, 0), "selection_matrix"),
+    (lambda: mha_lib.multi_head_attention(np.ones((20000, 8)), init_params(8, 2)), "attention_scores"),
+    (lambda: mha_lib.scaled_dot_product_attention(np.ones((20000, 4)), np.ones((20000, 4)), np.ones((20000, 4))),
+     "attention_scores"),
+])
+def test_what_a_typed_size_would_allocate_is_refused_at_the_door(call, name):
+    tracemalloc.start()
+    try:
+        exc, seconds = _quick(call)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert name in str(exc) and "MiB" in str(exc) and peak < 50 * 2**20 and seconds < 1.0
+
+
+def test_blockwise_attention_is_not_held_to_the_budget_of_the_full_scores():
+    n = 20000
+    out = mha_lib.blockwise_attention(np.ones((n, 2)), np.ones((n, 2)), np.ones((n, 2)), block_size=4096)
+    assert out.shape == (n, 2)
