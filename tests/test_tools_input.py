@@ -33,6 +33,16 @@ def test_execute_notebooks_refuses_what_is_not_a_notebook(tmp_path, name, conten
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
+@pytest.mark.parametrize("timeout", ["inf", "nan", "0", "-5"])
+def test_execute_notebooks_refuses_a_timeout_that_is_not_a_positive_number(tmp_path, timeout):
+    import nbformat
+
+    path = tmp_path / "ok.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), path)
+    run = _execute("--timeout", timeout, str(path))
+    assert run.returncode == 2 and "--timeout" in run.stderr and "Traceback" not in run.stderr
+
+
 def test_execute_notebooks_has_help():
     run = _execute("--help")
     assert run.returncode == 0 and "notebooks" in run.stdout

@@ -17,6 +17,7 @@ and the tool says which cell failed, in one line, and exits with status 1.
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -34,7 +35,7 @@ def execute(path, timeout=120):
     Raises CellExecutionError (and the like) without writing anything when a cell fails."""
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
-    NotebookClient(nb, timeout=timeout, kernel_name="python3",
+    NotebookClient(nb, timeout=math.ceil(timeout), kernel_name="python3",  # nbclient takes whole seconds
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     seconds = time.perf_counter() - start
     nb.metadata.pop("widgets", None)
@@ -79,7 +80,7 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=120.0,
                         help="seconds one cell may take before the run is stopped (default 120)")
     args = parser.parse_args(argv)
-    if not args.timeout > 0:
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
         parser.error(f"--timeout {args.timeout:g}: give a positive number of seconds, e.g. --timeout 120")
     paths = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
     problems = [problem for problem in map(path_problem, paths) if problem]
