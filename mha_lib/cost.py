@@ -18,6 +18,7 @@ Notebook: 11 the cost of attention.
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 
@@ -29,11 +30,11 @@ from .params import _resolve_sizes
 __all__ = ["MODEL_CONFIGS", "attention_cost", "weights_bytes", "format_bytes"]
 
 #: (d_model, h) of real models: the table of the second source document.
-MODEL_CONFIGS = {
+MODEL_CONFIGS = types.MappingProxyType({  # read-only: shared by every caller in the kernel
     "BERT-Base": (768, 12),
     "GPT-2": (768, 12),
     "LLaMA-7B": (4096, 32),
-}
+})
 
 SOFTMAX_OPS_PER_SCORE = 5
 

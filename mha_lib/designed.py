@@ -61,7 +61,7 @@ SELF_STRENGTH = 3.5  # previous/next heads: a weaker pull to the token itself (7
 WORD_STRENGTH = 10.0  # same-word head: identical words score 10*10/4 = 25, other words 25 cos(angle)
 
 DESIGNED_ROLES = ["previous token", "same word", "first token", "next token"]
-_EXPLANATIONS = [
+_EXPLANATIONS = (
     "Previous token: the query of the token at position p is 'position p-1' (strongly) plus 'position p' "
     "(weakly); every key is its own position. So each token puts almost all its weight on the token before "
     "it, and the first token, which has nobody before it, on itself.",
@@ -73,7 +73,7 @@ _EXPLANATIONS = [
     "there when nothing else is relevant).",
     "Next token: like the previous-token head, shifted the other way: the query is 'position p+1' (strongly) "
     "plus 'position p' (weakly). The last token, with nobody after it, looks at itself.",
-]
+)
 
 
 @dataclass(frozen=True)

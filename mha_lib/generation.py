@@ -19,6 +19,7 @@ Notebook: 12 attention in today's models.
 from __future__ import annotations
 
 import math
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -327,9 +328,9 @@ class ModelConfig:
 #: Attention sizes of four published models, from the ``config.json`` files
 #: their authors published with the weights (``num_hidden_layers``,
 #: ``num_attention_heads``, ``num_key_value_heads``, ``hidden_size``).
-PUBLISHED_CONFIGS = {
+PUBLISHED_CONFIGS = types.MappingProxyType({  # read-only: shared by every caller in the kernel
     "Llama 2 7B": ModelConfig(n_layers=32, h=32, h_kv=32, d_k=128, d_model=4096),
     "Llama 2 70B": ModelConfig(n_layers=80, h=64, h_kv=8, d_k=128, d_model=8192),
     "Llama 3 8B": ModelConfig(n_layers=32, h=32, h_kv=8, d_k=128, d_model=4096),
     "Mistral 7B": ModelConfig(n_layers=32, h=32, h_kv=8, d_k=128, d_model=4096),
-}
+})

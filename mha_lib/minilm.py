@@ -626,6 +626,8 @@ def encode_tokens(sentence, model=None, *, truncate=False):
     except UnicodeEncodeError as exc:  # a lone surrogate such as "\ud800": the tokenizer refuses it obscurely
         raise ValueError(f"the sentence is not valid text: {sentence[exc.start]!r} at position {exc.start} is half "
                          "of a character (a lone surrogate); remove it or retype the text") from None
+    model.tokenizer.no_truncation()  # the tokenizer is shared: what a caller switched on is switched off again
+    model.tokenizer.no_padding()
     enc = model.tokenizer.encode(sentence)
     tokens, ids = list(enc.tokens), list(enc.ids)
     if len(ids) <= 2:  # only [CLS] and [SEP]
