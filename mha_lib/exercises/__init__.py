@@ -59,6 +59,7 @@ class Exercise:
     atol: float = 1e-3
     solution: str = ""  # the worked answer that solution() prints; empty: see exercises/solutions.py
     decimals: int | None = None  # the question asks for this many decimals: rtol and atol are replaced (tolerance)
+    diagnose: Callable[[Any], str | None] | None = None  # a wrong answer -> a hint naming its mistake, or None
 
     def tolerance(self):
         """(rtol, atol) for comparing an answer: ``rtol`` and ``atol``, or, when the question asks for ``decimals``
@@ -430,10 +431,10 @@ def _truncation_note(answer, expected, decimals, tolerance):
         shown = exact.quantize(unit.scaleb(-2), rounding=decimal.ROUND_DOWN).normalize()  # two digits more, cut off
     except decimal.InvalidOperation:  # more digits than Decimal's 28 (a huge number): no note
         return None
-    more = "…" if shown != exact else ""
+    del rounded, shown  # the note never shows the answer, only the slip
     to = "" if places == typed else f", to {places} decimals"
-    return (f"Close: {text} looks like {shown:f}{more} cut off after {typed} decimal{'s' if typed != 1 else ''}; "
-            f"round it instead{to}: {rounded:f}.")
+    return (f"Close: {text} looks like the right value cut off after {typed} decimal{'s' if typed != 1 else ''}; "
+            f"round it instead{to} (the last digit goes up when the next one is 5 or more).")
 
 
 # Wrong attempts so far, per exercise id (answers and functions alike), for the session.
@@ -500,10 +501,22 @@ def check(exercise_id, answer, *more):
     if answer is None or answer is ...:
         print(f"Replace None with your answer. The question: {ex.question}")
         return False
+    if callable(answer) and not isinstance(answer, type):  # my_fn instead of my_fn(...): the function itself
+        name = getattr(answer, "__name__", "the function")
+        print(f"❌ Not yet. {name} is a function: call it and pass what it returns, {name}(...), as the cell says.")
+        return False
     right, note = _judge(ex, answer)
     if right:
         print("✅ Right.")
         return True
+    if not note and ex.diagnose is not None:
+        try:
+            named = ex.diagnose(answer)
+        except Exception:  # noqa: BLE001 - a diagnosis that cannot read the answer falls back to the hint
+            named = None
+        if named:
+            print(f"❌ Not yet. {named} {_tiered_hint(exercise_id, None)}".rstrip())
+            return False
     if note:  # the answer could not be read: say which form is expected (not an attempt at the exercise)
         print(f"❌ Not yet. {note}")
     else:
