@@ -13,6 +13,7 @@ import re
 import numpy as np
 import pytest
 
+import mha_lib
 from mha_lib import exercises
 from mha_lib.exercises import check, check_function
 from mha_lib.exercises.solutions import _fmt, solution_text
@@ -300,7 +301,8 @@ def test_an_answer_rounded_coarser_than_asked_is_told_how_many_decimals(capsys, 
 
 
 # An answer cut off after its decimals instead of rounded (0.70 for 0.7071) is a rounding slip, not a wrong idea:
-# it gets a short note naming the slip (never the answer), only when it really is the cut-off value and that is outside the tolerance.
+# it gets a short note naming the slip (never the answer), only when it really is the cut-off value and that is
+# outside the tolerance.
 
 @pytest.mark.parametrize("exercise_id, typed, words, rounded", [
     ("07.predict_blur", "0.70", "0.70 looks like the right value cut off after 2 decimals; round it instead (", "0.71"),
@@ -395,3 +397,34 @@ def test_a_count_is_compared_exactly():
 def test_a_mistyped_id_gets_one_line_with_the_ids_there_are(capsys, typed, words):
     ok, out = said(capsys, typed, 0.71)  # before: ValueError out of check
     assert ok is False and out.startswith("❌ check:") and words in out and out.count("\n") == 1, out
+
+
+def _causal_variant(side="tril", fill=-np.inf, after=False):
+    """The designed heads' weights with a causal mask written one way or another (04.debug_causal)."""
+    d = mha_lib.designed_example()
+    scores = mha_lib.attention_scores(mha_lib.project(d.X, d.params.W_q), mha_lib.project(d.X, d.params.W_k))
+    allowed = (np.tril if side == "tril" else np.triu)(np.ones((5, 5), dtype=bool))
+    if side == "reversed":
+        allowed = ~np.tril(np.ones((5, 5), dtype=bool))
+    if after:
+        return np.where(allowed, mha_lib.softmax(scores), 0.0)
+    return mha_lib.softmax(np.where(allowed, scores, fill))
+
+
+def my_causal_weights(X, params):
+    return _causal_variant()
+
+
+@pytest.mark.parametrize("answer, words", [
+    (lambda: my_causal_weights, "call it and pass what it returns, my_causal_weights(designed.X, designed.params)"),
+    (lambda: _causal_variant()[0], "one head's (5, 5) weights; pass every head's: shape (4, 5, 5)"),
+    (lambda: _causal_variant(side="reversed"), "the mask forbids exactly the allowed pairs"),
+    (lambda: _causal_variant(side="triu"), "itself and LATER tokens: the mask keeps the wrong side"),
+    (lambda: _causal_variant(fill=0.0), "a score of 0 still gets e^0 = 1"),
+    (lambda: _causal_variant(after=True), "Mask the scores before the softmax"),
+])
+def test_debug_causal_names_the_mistake_of_each_wrong_fix(capsys, answer, words):
+    ok, out = said(capsys, "04.debug_causal", answer())
+    assert not ok and words in out, out
+    assert "np.where(allowed, scores, -np.inf)" not in out  # the hint names the mistake, not the fix
+    assert said(capsys, "04.debug_causal", _causal_variant())[0] is True

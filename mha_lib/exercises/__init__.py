@@ -475,6 +475,16 @@ def _is_right(ex, answer):
     return _judge(ex, answer)[0]
 
 
+def _diagnosis(ex, answer):
+    """The exercise's own hint for this wrong answer (``Exercise.diagnose``), or None."""
+    if ex.diagnose is None:
+        return None
+    try:
+        return ex.diagnose(answer)
+    except Exception:  # noqa: BLE001 - a diagnosis that cannot read the answer falls back to the hint
+        return None
+
+
 def check(exercise_id, answer, *more):
     """Print whether ``answer`` is right, with a hint when it is not; return True/False.
 
@@ -503,17 +513,15 @@ def check(exercise_id, answer, *more):
         return False
     if callable(answer) and not isinstance(answer, type):  # my_fn instead of my_fn(...): the function itself
         name = getattr(answer, "__name__", "the function")
-        print(f"❌ Not yet. {name} is a function: call it and pass what it returns, {name}(...), as the cell says.")
+        told = _diagnosis(ex, answer) or f"{name} is a function: call it and pass what it returns, {name}(...)."
+        print(f"❌ Not yet. {told}")
         return False
     right, note = _judge(ex, answer)
     if right:
         print("✅ Right.")
         return True
-    if not note and ex.diagnose is not None:
-        try:
-            named = ex.diagnose(answer)
-        except Exception:  # noqa: BLE001 - a diagnosis that cannot read the answer falls back to the hint
-            named = None
+    if ex.diagnose is not None:
+        named = _diagnosis(ex, answer)
         if named:
             print(f"❌ Not yet. {named} {_tiered_hint(exercise_id, None)}".rstrip())
             return False

@@ -37,6 +37,39 @@ def _designed_causal_weights():
     return multi_head_attention(ex.X, ex.params, mask=causal_mask(len(ex.tokens))).weights  # (4, 5, 5)
 
 
+def _diagnose_causal(answer):
+    """The mistake a wrong answer to 04.debug_causal shows: a function, a shape, rows that do not add up to 1,
+    weight on later tokens (the mask the wrong way round, or forbidden scores set to 0), or None."""
+    if callable(answer):
+        return ("my_causal_weights is a function: call it and pass what it returns, "
+                "my_causal_weights(designed.X, designed.params).")
+    got = np.asarray(answer, dtype=float)
+    expected = _designed_causal_weights()  # (4, 5, 5)
+    if got.shape == expected.shape[1:]:
+        return (f"This is one head's {got.shape} weights; pass every head's: shape {expected.shape}, "
+                "my_causal_weights(designed.X, designed.params).")
+    if got.shape != expected.shape:
+        return f"The weights have the shape {got.shape}; the 4 designed heads on 5 tokens give {expected.shape}."
+    n = got.shape[-1]
+    later = ~causal_mask(n)  # (5, 5): True above the diagonal, the later tokens
+    if np.abs(got[:, ~later]).max() < 1e-6 and np.abs(got[:, later]).max() > 1e-6:
+        return ("Each token looks only at LATER tokens, and the last one at nobody (its row is all zeros): the "
+                "mask forbids exactly the allowed pairs. In this series True = may attend.")
+    if np.isnan(got).any():
+        return ("Some rows are NaN: every score of such a row was -inf, so nothing was allowed there. Which "
+                "cells does your mask forbid? In this series True = may attend.")
+    if not np.allclose(got.sum(axis=-1), 1.0, atol=1e-6):
+        return ("Some rows do not add up to 1. Mask the scores before the softmax (forbidden scores become "
+                "-inf), not the weights after it: the softmax then shares each row among the allowed tokens.")
+    if np.abs(got[:, later]).max() > 1e-6:
+        if np.abs(got[:, ~later & ~np.eye(n, dtype=bool)]).max() < 1e-6:
+            return ("Each token looks only at itself and LATER tokens: the mask keeps the wrong side. The "
+                    "causal mask allows the diagonal and below (np.tril); in this series True = may attend.")
+        return ("Some tokens still give weight to LATER tokens. A forbidden score must become -inf before the "
+                "softmax: a score of 0 still gets e^0 = 1 before the division, so it keeps some weight.")
+    return None
+
+
 EXERCISES = {
     "predict_peak_unscaled": Exercise(
         question="Predict before you run the cell: random standard-normal queries and keys, 4 tokens, d_k = 64, "
@@ -65,11 +98,11 @@ EXERCISES = {
             "Run the buggy function on the designed heads and look at the previous-token head: where does each "
             "row put its weight, and does every row add up to 1? Then reread the line that uses the mask: in "
             "this series True = may attend.",
-            "np.where(allowed, -np.inf, scores) puts -inf where the token MAY look and keeps the forbidden scores: "
-            "the mask works the wrong way round. Keep the score where allowed is True: "
-            "np.where(allowed, scores, -np.inf).",
+            "Your weights are causal (zeros above the diagonal, rows adding up to 1) but not the designed heads': "
+            "only the mask line should change. Compare with multi_head_attention(X, params, mask=causal_mask(n)).",
         ),
         kind="array",
+        diagnose=_diagnose_causal,
         solution="The bug is on the mask line: np.where(allowed, -np.inf, scores) forbids exactly the allowed "
                  "pairs (the convention of PyTorch's attn_mask, where True = blocked). In mha_lib True = may "
                  "attend, so the line is np.where(allowed, scores, -np.inf), which is "
