@@ -1572,8 +1572,19 @@ def _diagnose_softmax_backward(case, got):
     return None
 
 
+def _diagnose_softmax_backward_raised(case, exc):
+    """The Jacobian of ONE row (np.diag(w) - np.outer(w, w)) applied to a stack of rows raises: say so."""
+    w = case.args[0]
+    if isinstance(exc, ValueError) and w.ndim >= 2:
+        return ("np.diag(w) - np.outer(w, w) is the Jacobian of ONE row (w 1-D): on a stack of rows np.diag "
+                "takes the diagonal and np.outer flattens. Use the row form, which works on any stack: "
+                "w * (d_weights - (w * d_weights).sum(axis=-1, keepdims=True)).")
+    return None
+
+
 @_exercise("13.softmax_backward", worked.my_softmax_backward, mistakes=_MISTAKES_SOFTMAX_BACKWARD,
-           diagnose=_diagnose_softmax_backward, library="mha_lib.softmax_backward",
+           diagnose=_diagnose_softmax_backward, diagnose_raised=_diagnose_softmax_backward_raised,
+           library="mha_lib.softmax_backward",
            returns="dL/d scores, the gradient with respect to the scores: the shape of weights (..., n)",
            batch_hint="with leading dimensions (heads, a batch) the rows are along the LAST axis: sum with "
                       "axis=-1 and keepdims=True.")
