@@ -428,3 +428,24 @@ def test_debug_causal_names_the_mistake_of_each_wrong_fix(capsys, answer, words)
     assert not ok and words in out, out
     assert "np.where(allowed, scores, -np.inf)" not in out  # the hint names the mistake, not the fix
     assert said(capsys, "04.debug_causal", _causal_variant())[0] is True
+
+
+def test_first_column_counted_from_0_is_told_so(capsys):
+    ok, out = said(capsys, "06.first_column", 128)
+    assert not ok and "counted from 0" in out and "129" not in out, out
+
+
+@pytest.mark.slow
+def test_wide_street_head_counted_from_0_is_told_so(capsys):
+    from mha_lib.exercises.nb09 import _wide_street_head
+    layer, head = _wide_street_head()
+    ok, out = said(capsys, "09.wide_street_head", (layer - 1, head - 1))
+    assert not ok and "Counted from 0?" in out, out
+
+
+def test_softmax_backward_with_the_jacobian_of_one_row_on_a_stack_gets_a_hint(capsys):
+    def my_softmax_backward(w, dw):
+        return dw @ (np.diag(w) - np.outer(w, w))  # right for one row, raises on a stack of rows
+    assert check_function("13.softmax_backward", my_softmax_backward) is False
+    out = capsys.readouterr().out
+    assert "Jacobian of ONE row" in out and "keepdims=True" in out, out

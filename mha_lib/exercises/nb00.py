@@ -53,7 +53,7 @@ EXERCISES = {
     "it_full_thing": Exercise(
         question="In the lookup of 'the cat sat it', change one key: 'it' now offers (1, 0), a full thing, like "
                  "'cat'. The query of 'it' stays (3, 0). What share of its attention does 'it' now give 'cat'? "
-                 "Two decimals.",
+                 "Round to two decimals.",
         answer=_it_full_thing,
         hint=(
             "Recompute the four scores of 'it' with the new key, then the softmax: two keys now match equally "

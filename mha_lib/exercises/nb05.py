@@ -45,17 +45,17 @@ def _swapped_word():
 
 EXERCISES = {
     "by_hand": Exercise(
-        question="A query gives weight 0.25 to the value row (0, 4) and 0.75 to the value row (1, 2). "
+        question="A query gives weight 0.6 to the value row (2, 0) and 0.4 to the value row (1, 5). "
                  "What is its output row? Give a list [a, b].",
-        answer=lambda: weighted_sum(np.array([[0.25, 0.75]]), DOC002_V)[0],
+        answer=lambda: weighted_sum(np.array([[0.6, 0.4]]), np.array([[2.0, 0.0], [1.0, 5.0]]))[0],
         hint=(
             "The output is a weighted average of the value rows: each row counts as much as its weight.",
-            "0.25 * (0, 4) + 0.75 * (1, 2): multiply each value row by its weight, then add component by "
+            "0.6 * (2, 0) + 0.4 * (1, 5): multiply each value row by its weight, then add component by "
             "component.",
         ),
         kind="array",
-        solution="0.25 * (0, 4) + 0.75 * (1, 2) = (0 + 0.75, 1 + 1.5) = (0.75, 2.5). "
-                 "In numpy: np.array([[0.25, 0.75]]) @ np.array([[0, 4], [1, 2]]).",
+        solution="0.6 * (2, 0) + 0.4 * (1, 5) = (1.2 + 0.4, 0 + 2) = (1.6, 2.0). "
+                 "In numpy: np.array([[0.6, 0.4]]) @ np.array([[2, 0], [1, 5]]).",
     ),
     "doc002_output": Exercise(
         question="The 2-token example of the appendix of sources, done right (scores Q K^T, not Q K): what is the "

@@ -47,6 +47,8 @@ EXERCISES = {
             "Heads 1 and 2 come first, 64 columns each; head 3 starts at the next column.",
         ),
         kind="choice",
+        diagnose=lambda a: ("128 is the first column of head 3 counted from 0 (numpy's index). The question counts "
+                            "from 1." if not isinstance(a, bool) and a in (128, "128") else None),
         solution="Heads 1 and 2 take columns 1-64 and 65-128, so head 3 starts at column 2 * 64 + 1 = 129.",
     ),
     "split_numbers": Exercise(

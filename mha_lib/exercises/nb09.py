@@ -49,6 +49,15 @@ def _street_with_tired():
     return float(out.attentions[layer - 1, head - 1, out.tokens.index("it"), out.tokens.index("street")])
 
 
+def _counted_from_0(answer):
+    """The note for (layer, head) counted from 0, as numpy indexes, where the question counts from 1."""
+    got = tuple(int(a) for a in answer) if isinstance(answer, (tuple, list)) and len(answer) == 2 else None
+    layer, head = _wide_street_head()
+    if got == (layer - 1, head - 1):
+        return "Counted from 0? These are numpy's indices; the question numbers layers and heads from 1."
+    return None
+
+
 EXERCISES = {
     "weights_count": Exercise(
         question="all-MiniLM-L6-v2 has 6 layers of 12 heads. The classic sentence made 16 tokens; a longer one, "
@@ -120,6 +129,7 @@ EXERCISES = {
             "find its largest entry; add 1 to both indices.",
         ),
         kind="shape",
+        diagnose=_counted_from_0,
     ),
     "street_with_tired": Exercise(
         question="Take the head of the previous question (the one that gives 'street' the largest weight from 'it' "
