@@ -68,6 +68,7 @@ def test_a_grid_of_eight_heads_is_one_page_with_24pt_text_and_its_colour_bar(lay
     weights = np.random.default_rng(0).random((8, 4, 4))
     weights /= weights.sum(-1, keepdims=True)
     fig = heads_picture(weights, TOKENS, cbar_label="attention weight", title="all 8 heads")
+    fig.draw_without_rendering()  # the colour bar makes its tick labels
     before = layout.min_text(fig)
     record = saved(layout, fig, tmp_path)
     assert len(record["pages"]) == 1, "the eight heads are compared on one page"
