@@ -31,8 +31,15 @@ sys.path.insert(0, str(ROOT / "tests" / "browser"))
 from servers import free_port, server_env, stop, wait_for_port  # noqa: E402
 
 CHROMIUM = os.environ.get("MHA_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 PICTURE = ".mha-screen img:visible"  # the lecture screen's picture (see mha_lib/explorers/scenes.py)
 
 
@@ -40,11 +47,20 @@ def serve(notebook, work):
     """(process, url) of Voila serving ``notebook``."""
     port, token = free_port(), secrets.token_hex(16)
     log = work / f"voila-{notebook.stem}.log"
-    cmd = [sys.executable, "-m", "voila", str(notebook), "--no-browser", f"--port={port}",
-           "--Voila.ip=127.0.0.1", f"--token={token}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "voila",
+        str(notebook),
+        "--no-browser",
+        f"--port={port}",
+        "--Voila.ip=127.0.0.1",
+        f"--token={token}",
+    ]
     with open(log, "w") as out:
-        proc = subprocess.Popen(cmd, cwd=notebook.parent, env=server_env(work / notebook.stem),
-                                stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            cmd, cwd=notebook.parent, env=server_env(work / notebook.stem), stdout=out, stderr=subprocess.STDOUT
+        )
     wait_for_port(port, proc, log)
     return proc, f"http://127.0.0.1:{port}/?token={token}"
 
@@ -58,8 +74,11 @@ def load_times(browser, url, selector, loads, width, height, picture=True):
         page.goto(url, timeout=300_000)
         page.locator(selector).first.wait_for(state="visible", timeout=300_000)
         if picture:
-            page.wait_for_function(f"() => {{ const i = document.querySelector({selector.split(':')[0]!r});"
-                                   " return i && i.complete && i.naturalWidth > 0; }", timeout=300_000)
+            page.wait_for_function(
+                f"() => {{ const i = document.querySelector({selector.split(':')[0]!r});"
+                " return i && i.complete && i.naturalWidth > 0; }",
+                timeout=300_000,
+            )
         times.append(time.perf_counter() - start)
         page.close()
         time.sleep(2)  # Voila's kernel of the closed page shuts down meanwhile
@@ -88,17 +107,20 @@ def main(argv=None):
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
             try:
-                for name, notebook, selector in (("an empty notebook (Voila alone)", empty, "text=ready"),
-                                                 ("the lecture screen, first picture", ROOT / "notebooks" /
-                                                  "lecture.ipynb", PICTURE)):
+                for name, notebook, selector in (
+                    ("an empty notebook (Voila alone)", empty, "text=ready"),
+                    ("the lecture screen, first picture", ROOT / "notebooks" / "lecture.ipynb", PICTURE),
+                ):
                     proc, url = serve(notebook, work)
                     try:
-                        times = load_times(browser, url, selector, args.loads, width, height,
-                                           picture=notebook != empty)
+                        times = load_times(browser, url, selector, args.loads, width, height, picture=notebook != empty)
                     finally:
                         stop(proc)
-                    print(f"{name}: " + ", ".join(f"{t:.1f}" for t in times) +
-                          f" s; median {statistics.median(times):.1f} s, {min(times):.1f}-{max(times):.1f} s")
+                    print(
+                        f"{name}: "
+                        + ", ".join(f"{t:.1f}" for t in times)
+                        + f" s; median {statistics.median(times):.1f} s, {min(times):.1f}-{max(times):.1f} s"
+                    )
             finally:
                 browser.close()
     print(f"load average {os.getloadavg()[0]:.1f} after")

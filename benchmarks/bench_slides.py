@@ -56,9 +56,11 @@ def main(argv=None):
             sizes = [float(m) for m in re.findall(r"min text ([\d.]+) pt", out)]
             pages = len(re.findall(r"^page +\d+:", out, re.M))
             split = len(re.findall(r"_a  .*\(part 1 of 2", out))
-            print(f"export_slides: {wall:.1f} s wall ({wall / 60:.1f} min), {cpu:.1f} s CPU, {pages} pages, "
-                  f"{split} figures on two pages, smallest text {min(sizes):.1f} pt, "
-                  f"PDF {pdf.stat().st_size / 1e6:.1f} MB")
+            print(
+                f"export_slides: {wall:.1f} s wall ({wall / 60:.1f} min), {cpu:.1f} s CPU, {pages} pages, "
+                f"{split} figures on two pages, smallest text {min(sizes):.1f} pt, "
+                f"PDF {pdf.stat().st_size / 1e6:.1f} MB"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"load average {os.getloadavg()[0]:.1f} after")

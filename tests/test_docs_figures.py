@@ -25,8 +25,7 @@ def paragraphs(path):
 
 @pytest.mark.parametrize("guide", GUIDES, ids=lambda p: p.name)
 def test_every_script_a_guide_names_exists(guide):
-    missing = sorted({name for name in SCRIPT.findall(guide.read_text(encoding="utf-8"))
-                      if not (ROOT / name).is_file()})
+    missing = sorted({name for name in SCRIPT.findall(guide.read_text(encoding="utf-8")) if not (ROOT / name).is_file()})
     assert not missing, f"{guide.name} quotes figures of scripts that no longer exist: {missing}"
 
 
@@ -35,6 +34,9 @@ def test_a_measured_figure_names_the_script_that_measured_it(guide):
     # "Measured ..." / "measured with ..." beside a time, size or count: the paragraph names its script
     # (students are not a script: "not measured with students" is an estimate and says so).
     unit = r"\d[\d.,]*\s*(?:ms|s|min|minutes|seconds|MB|GB|KB|pages)\b"
-    bare = [p[:100] for p in paragraphs(guide)
-            if re.search(r"(?<!Not )\b[Mm]easured\b", p) and re.search(unit, p) and not SCRIPT.search(p)]
+    bare = [
+        p[:100]
+        for p in paragraphs(guide)
+        if re.search(r"(?<!Not )\b[Mm]easured\b", p) and re.search(unit, p) and not SCRIPT.search(p)
+    ]
     assert not bare, f"{guide.name}: measured figures without the script that measured them: {bare}"

@@ -60,8 +60,11 @@ def test_the_controls_the_guide_moves_live_get_pages_of_their_own(tool):
     assert "scene_02_why-divide-by-sqrt-d-k_scaled-true" in stems
     opening = "scene_03_softmax-and-temperature_step-7"
     k = stems.index(opening)
-    assert stems[k + 1:k + 4] == [f"{opening}_temperature-0.1", f"{opening}_temperature-10",
-                                  "scene_03_softmax-and-temperature_step-8"]
+    assert stems[k + 1 : k + 4] == [
+        f"{opening}_temperature-0.1",
+        f"{opening}_temperature-10",
+        "scene_03_softmax-and-temperature_step-8",
+    ]
     for stem in stems:
         if "_scaled-" in stem or "_temperature-" in stem:
             assert png[stem] != png[stem.rsplit("_", 1)[0]], f"{stem}: the move changed nothing"
@@ -82,8 +85,9 @@ def test_the_controls_the_guide_moves_live_get_pages_of_their_own(tool):
 @pytest.fixture
 def quick(tool, monkeypatch):
     """The tool with one small picture instead of the lecture screen's (what --out does, without the drawing)."""
-    from PIL import Image
     import io
+
+    from PIL import Image
 
     buffer = io.BytesIO()
     Image.new("RGB", (16, 9), "white").save(buffer, format="PNG")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import importlib.util
-import json
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -24,15 +23,21 @@ spec.loader.exec_module(export_slides)
 
 def stored_pngs(path):
     nb = nbformat.read(path, as_version=4)
-    return [base64.b64decode(out["data"]["image/png"]) for cell in nb.cells if cell.cell_type == "code"
-            for out in cell.get("outputs", []) if "image/png" in out.get("data", {})]
+    return [
+        base64.b64decode(out["data"]["image/png"])
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+        if "image/png" in out.get("data", {})
+    ]
 
 
 def pdf_pages(path):
     """The MediaBox of every page (points), read from the PDF's own text (matplotlib writes them uncompressed)."""
     raw = Path(path).read_bytes()
-    return [tuple(float(x) for x in m.groups())
-            for m in re.finditer(rb"/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)\s*\]", raw)]
+    return [
+        tuple(float(x) for x in m.groups()) for m in re.finditer(rb"/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)\s*\]", raw)
+    ]
 
 
 @pytest.mark.render
@@ -40,8 +45,12 @@ def test_deck_has_one_standard_16_9_slide_per_stored_figure(tmp_path):
     notebooks = [ROOT / "notebooks" / "03_scores.ipynb", ROOT / "notebooks" / "08_explorer.ipynb"]
     slides = export_slides.export(notebooks, tmp_path, log=lambda *_: None)
     expected = [png for nb in notebooks for png in stored_pngs(nb)]
-    roadmaps = [c.source for nb in notebooks for c in nbformat.read(nb, as_version=4).cells
-                if c.cell_type == "code" and export_slides.is_roadmap(c.source)]
+    roadmaps = [
+        c.source
+        for nb in notebooks
+        for c in nbformat.read(nb, as_version=4).cells
+        if c.cell_type == "code" and export_slides.is_roadmap(c.source)
+    ]
     assert len(roadmaps) == 2, "each notebook opens with the roadmap"
     expected.remove(stored_pngs(notebooks[1])[0])  # the second roadmap: one is enough in a deck
     assert len(slides) == len(expected) > 0

@@ -25,8 +25,13 @@ DPI = 60  # the PNG files: small and quick; the sizes in points do not depend on
 @pytest.fixture
 def layout(tmp_path):
     """The layout module, writing into tmp_path, for the page the tool gives it."""
-    slides_layout.configure(tmp_path, export_slides.PAGE_W - 2 * export_slides.MARGIN,
-                            export_slides.PAGE_H - 2 * export_slides.MARGIN - export_slides.FOOTER_H, 24, DPI)
+    slides_layout.configure(
+        tmp_path,
+        export_slides.PAGE_W - 2 * export_slides.MARGIN,
+        export_slides.PAGE_H - 2 * export_slides.MARGIN - export_slides.FOOTER_H,
+        24,
+        DPI,
+    )
     return slides_layout
 
 
@@ -50,8 +55,10 @@ def page_fill(page):
     """How much of the room above the footer the saved picture covers (0 to 1)."""
     w, h = export_slides.png_size(Path(page["png"]).read_bytes())
     s = export_slides.page_scale(w, h, DPI)
-    room = (export_slides.PAGE_W - 2 * export_slides.MARGIN,
-            export_slides.PAGE_H - 2 * export_slides.MARGIN - export_slides.FOOTER_H)
+    room = (
+        export_slides.PAGE_W - 2 * export_slides.MARGIN,
+        export_slides.PAGE_H - 2 * export_slides.MARGIN - export_slides.FOOTER_H,
+    )
     return (w / DPI * s) * (h / DPI * s) / (room[0] * room[1])
 
 
@@ -90,8 +97,7 @@ def test_two_pages_of_a_grid_keep_the_caption_the_colour_bar_and_the_masked_key(
 
     causal = np.tril(np.ones((4, 4), bool))
     weights = np.where(causal, 1.0, 0.0) / causal.sum(-1, keepdims=True)
-    fig = heads_picture(np.stack([weights] * 4), TOKENS, cbar_label="attention weight", title="causal heads",
-                        mask=causal)
+    fig = heads_picture(np.stack([weights] * 4), TOKENS, cbar_label="attention weight", title="causal heads", mask=causal)
     record = saved(layout, fig, tmp_path)
     pages = record["pages"]
     assert [p["part"] for p in pages] == ["part 1 of 2: panels 1, 2", "part 2 of 2: panels 3, 4"]

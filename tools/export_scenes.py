@@ -36,8 +36,10 @@ from mha_lib.explorers.toolkit import render_png  # noqa: E402
 FIGURE_WIDTH = 11.0  # inches: the lecture explorer's and the step view's figures
 # The controls docs/teaching.md moves live in a scene, by slug: each (control, value) is a page of its own, right
 # after the scene's opening picture (the control is set back before the next page).
-LIVE_MOVES = {"why-divide-by-sqrt-d-k": (("scaled", True),),
-              "softmax-and-temperature": (("temperature", 0.1), ("temperature", 10.0))}
+LIVE_MOVES = {
+    "why-divide-by-sqrt-d-k": (("scaled", True),),
+    "softmax-and-temperature": (("temperature", 0.1), ("temperature", 10.0)),
+}
 
 
 def live_moves(box, scene, stem):
@@ -56,8 +58,12 @@ def scene_pictures(width=1920):
     dpi = width / FIGURE_WIDTH
     the_map = render_png(mha_diagram_figure(), dpi=dpi)
     yield "map", the_map
-    screen = make_lecture_screen(lambda d: make_lecture_explorer(lecture=True, max_heads=8, dpi=d),
-                                 lambda d: make_step_explorer(dpi=d), dpi=dpi, fullscreen=False)
+    screen = make_lecture_screen(
+        lambda d: make_lecture_explorer(lecture=True, max_heads=8, dpi=d),
+        lambda d: make_step_explorer(dpi=d),
+        dpi=dpi,
+        fullscreen=False,
+    )
     for k, scene in enumerate(SCENES):
         screen.go(k)
         box = screen.explorers[scene.view]

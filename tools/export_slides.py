@@ -88,7 +88,7 @@ def png_size(png):
 
 
 def notebook_title(nb, path):
-    """"03 · Scores": the notebook's first heading, cut at its first colon or comma (a footer is one line)."""
+    """ "03 · Scores": the notebook's first heading, cut at its first colon or comma (a footer is one line)."""
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             m = re.search(r"^#\s+(.+)$", cell.source, re.M)
@@ -141,8 +141,14 @@ def rerender(path, folder):
     folder.mkdir(parents=True, exist_ok=True)
     run = Path(tempfile.mkdtemp(prefix="mha-slides-run-"))
     try:
-        hook = _HOOK.format(tools=str(TOOLS), out=str(folder), page_w=PAGE_W - 2 * MARGIN,
-                            page_h=PAGE_H - 2 * MARGIN - FOOTER_H, floor=float(MIN_TEXT_PT), dpi=FIGURE_DPI)
+        hook = _HOOK.format(
+            tools=str(TOOLS),
+            out=str(folder),
+            page_w=PAGE_W - 2 * MARGIN,
+            page_h=PAGE_H - 2 * MARGIN - FOOTER_H,
+            floor=float(MIN_TEXT_PT),
+            dpi=FIGURE_DPI,
+        )
         nb.cells.insert(0, nbformat.v4.new_code_cell(hook))
         NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(run)}}).execute()
     finally:
@@ -186,12 +192,12 @@ def draw_page(slide, number, total):
     ax.imshow(img, interpolation="antialiased")
     ax.set_axis_off()
     y = 0.15 / PAGE_H
-    counter = fig.text(1 - MARGIN / PAGE_W, y, f"{number}/{total}", fontsize=FOOTER_PT, color="0.45",
-                       ha="right", va="bottom")
+    counter = fig.text(
+        1 - MARGIN / PAGE_W, y, f"{number}/{total}", fontsize=FOOTER_PT, color="0.45", ha="right", va="bottom"
+    )
     section = slide.section + (f" ({slide.part.split(':')[0]})" if slide.part else "")
     footer, math = footer_text(slide.notebook, section)
-    line = fig.text(MARGIN / PAGE_W, y, footer, fontsize=FOOTER_PT, color="0.3", ha="left", va="bottom",
-                    parse_math=math)
+    line = fig.text(MARGIN / PAGE_W, y, footer, fontsize=FOOTER_PT, color="0.3", ha="left", va="bottom", parse_math=math)
     renderer = fig.canvas.get_renderer()
     room = counter.get_window_extent(renderer).x0 - 0.3 * PAGE_DPI - MARGIN * PAGE_DPI
     while line.get_window_extent(renderer).width > room and len(footer) > 10:
@@ -233,18 +239,29 @@ def collect(paths, work, rerender_figures=False, log=print, all_roadmaps=False, 
             pages = record["pages"]
             if record.get("whole_problems"):
                 kept = {True: ", with the numbers in its cells", False: ", without the numbers in its cells"}.get(
-                    all(p.get("numbers") for p in pages) if any(p.get("numbers") is not None for p in pages) else None, "")
-                log(f"  {name}: too much for one page at {MIN_TEXT_PT} pt ({record['whole_problems'][0]}, ...): "
-                    f"{len(pages)} page{'s' if len(pages) > 1 else ''}{kept}")
+                    all(p.get("numbers") for p in pages) if any(p.get("numbers") is not None for p in pages) else None, ""
+                )
+                log(
+                    f"  {name}: too much for one page at {MIN_TEXT_PT} pt ({record['whole_problems'][0]}, ...): "
+                    f"{len(pages)} page{'s' if len(pages) > 1 else ''}{kept}"
+                )
             for i, page in enumerate(pages):
                 part = page["part"]
-                slide = Slide(notebook=title, section=section, png=Path(page["png"]).read_bytes(),
-                              svg=Path(page["svg"]), name=name + (f"_{LETTERS[i]}" if part else ""),
-                              notes=page["problems"], part=part)
+                slide = Slide(
+                    notebook=title,
+                    section=section,
+                    png=Path(page["png"]).read_bytes(),
+                    svg=Path(page["svg"]),
+                    name=name + (f"_{LETTERS[i]}" if part else ""),
+                    notes=page["problems"],
+                    part=part,
+                )
                 slide.min_text_pt = page["min_font"] * page_scale(*png_size(slide.png), FIGURE_DPI)
                 if part and i == 0:  # the whole figure's own files, with the notebook's text sizes
-                    slide.files = [(f"{name}.png", Path(record["figure"]["png"])),
-                                   (f"{name}.svg", Path(record["figure"]["svg"]))]
+                    slide.files = [
+                        (f"{name}.png", Path(record["figure"]["png"])),
+                        (f"{name}.svg", Path(record["figure"]["svg"])),
+                    ]
                 slides.append(slide)
     return slides
 
@@ -324,14 +341,22 @@ def export(paths, out, rerender_figures=False, log=print, all_roadmaps=False, jo
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebooks/NN_*.ipynb")
-    parser.add_argument("--out", type=Path, default=Path("~/mha-slides"),
-                        help="output folder (default ~/mha-slides, outside the project)")
-    parser.add_argument("--stored", action="store_true",
-                        help="quick: the PNGs stored in the notebooks, as they are (notebook text sizes, no SVG)")
-    parser.add_argument("--rerender", action="store_true",
-                        help="the default: execute the notebooks again and draw every figure in a talk style")
-    parser.add_argument("--all-roadmaps", action="store_true",
-                        help="keep every notebook's roadmap picture (default: only the first)")
+    parser.add_argument(
+        "--out", type=Path, default=Path("~/mha-slides"), help="output folder (default ~/mha-slides, outside the project)"
+    )
+    parser.add_argument(
+        "--stored",
+        action="store_true",
+        help="quick: the PNGs stored in the notebooks, as they are (notebook text sizes, no SVG)",
+    )
+    parser.add_argument(
+        "--rerender",
+        action="store_true",
+        help="the default: execute the notebooks again and draw every figure in a talk style",
+    )
+    parser.add_argument(
+        "--all-roadmaps", action="store_true", help="keep every notebook's roadmap picture (default: only the first)"
+    )
     parser.add_argument("--jobs", type=int, default=2, help="notebooks run at a time (default 2)")
     args = parser.parse_args(argv)
     if args.stored and args.rerender:
@@ -339,8 +364,7 @@ def main(argv=None):
     if not 1 <= args.jobs <= 64:
         parser.error(f"--jobs {args.jobs}: choose 1 to 64 notebooks at a time")
     try:
-        paths = [check_notebook(p) for p in args.notebooks] or \
-            sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+        paths = [check_notebook(p) for p in args.notebooks] or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
         check_out(args.out)
     except ValueError as exc:
         parser.error(str(exc))

@@ -80,8 +80,16 @@ def install(shell, out, page_w, page_h, floor=24.0, dpi=150.0):
     """In a kernel: configure, draw thicker lines, and save every figure a cell shows (see the module's text)."""
     configure(out, page_w, page_h, floor, dpi)
     # Thicker lines and larger markers; they grow again with the figure when it is drawn at page size.
-    mpl.rcParams.update({"lines.linewidth": 3.0, "axes.linewidth": 1.5, "patch.linewidth": 1.5,
-                         "xtick.major.width": 1.5, "ytick.major.width": 1.5, "lines.markersize": 9})
+    mpl.rcParams.update(
+        {
+            "lines.linewidth": 3.0,
+            "axes.linewidth": 1.5,
+            "patch.linewidth": 1.5,
+            "xtick.major.width": 1.5,
+            "ytick.major.width": 1.5,
+            "lines.markersize": 9,
+        }
+    )
     try:
         import mha_lib.explorers as explorers
         from mha_lib.explorers import toolkit
@@ -153,8 +161,11 @@ def cell_texts(fig, hide=False):
         if art.values is None or not art.get_visible() or not art.get_figure() or not art.axes.get_visible():
             continue
         for x, y, text, white in art.cells(IdentityTransform()):
-            added.append(art.axes.text(x, y, text, ha="center", va="center", fontsize=art.fontsize,
-                                       color="white" if white else "black"))
+            added.append(
+                art.axes.text(
+                    x, y, text, ha="center", va="center", fontsize=art.fontsize, color="white" if white else "black"
+                )
+            )
             added[-1]._slides_cell = True  # a cell's number
         if hide:
             art.set_visible(False)
@@ -179,18 +190,22 @@ def talk_copy(fig, numbers=True):
 
 def has_cell_numbers(fig):
     """True when some heatmap of the figure shows numbers in its cells."""
-    return any(art.values is not None and art.get_visible() and art.axes.get_visible()
-               for art in fig.findobj(lambda a: type(a).__name__ == "CellNumbers"))
+    return any(
+        art.values is not None and art.get_visible() and art.axes.get_visible()
+        for art in fig.findobj(lambda a: type(a).__name__ == "CellNumbers")
+    )
 
 
-def grow_figure(fig, factor, texts, spread=0.3):
+def grow_figure(fig, factor, texts, spread=0.3):  # noqa: C901  one pass over every kind of artist that grows
     # Draw the figure `factor` times larger: every text grows at least as much, and to SETTINGS.floor points or more,
     # keeping the order of sizes (a title stays larger than a tick label; the spread compressed: size ** 0.3);
     # lines, ticks and marks grow too, at most twice as thick (the notebook's lines are thick already).
     smallest = min(t.get_fontsize() for t in texts)
     grow = min(factor, 1.25 * SETTINGS.floor / smallest)  # a small panel drawn page-high: text not past 30 pt
+
     def target(size):
         return max(size * grow, SETTINGS.floor * (size / smallest) ** spread)
+
     lines = min(factor, 2.0)
     w, h = fig.get_size_inches()
     renderer = fig.canvas.get_renderer()
@@ -211,9 +226,14 @@ def grow_figure(fig, factor, texts, spread=0.3):
                 for t in tks:
                     skip.update(id(a) for a in (t.label1, t.label2, t.tick1line, t.tick2line, t.gridline))
                 t0 = tks[0]
-                ax.tick_params(axis=name, which=which, labelsize=target(t0.label1.get_fontsize()),
-                               width=t0.tick1line.get_markeredgewidth() * lines,
-                               length=t0.tick1line.get_markersize() * lines, pad=t0.get_pad() * lines)
+                ax.tick_params(
+                    axis=name,
+                    which=which,
+                    labelsize=target(t0.label1.get_fontsize()),
+                    width=t0.tick1line.get_markeredgewidth() * lines,
+                    length=t0.tick1line.get_markersize() * lines,
+                    pad=t0.get_pad() * lines,
+                )
     most = max(target(t.get_fontsize()) / t.get_fontsize() for t in texts)
     for ax, loc, t, pad in pads:
         props, color, old = t.get_fontproperties().copy(), t.get_color(), t.get_fontsize()
@@ -245,7 +265,7 @@ def grow_figure(fig, factor, texts, spread=0.3):
         if isinstance(art, FancyArrowPatch):
             art.set_mutation_scale(art.get_mutation_scale() * lines)
         if isinstance(art, Collection) and hasattr(art, "get_sizes") and len(art.get_sizes()):
-            art.set_sizes(np.asarray(art.get_sizes()) * lines ** 2)
+            art.set_sizes(np.asarray(art.get_sizes()) * lines**2)
 
 
 def panels_and_bars(fig):
@@ -270,14 +290,18 @@ def label_room(fig, renderer, axes):
     tight = Bbox.union([ax.get_tightbbox(renderer) for ax in axes])
     box = Bbox.union([ax.get_window_extent(renderer) for ax in axes])
     d = fig.dpi
-    return (max(0.0, (box.x0 - tight.x0) / d), max(0.0, (tight.x1 - box.x1) / d),
-            max(0.0, (box.y0 - tight.y0) / d), max(0.0, (tight.y1 - box.y1) / d))
+    return (
+        max(0.0, (box.x0 - tight.x0) / d),
+        max(0.0, (tight.x1 - box.x1) / d),
+        max(0.0, (box.y0 - tight.y0) / d),
+        max(0.0, (tight.y1 - box.y1) / d),
+    )
 
 
 def cluster(values, tol):
     order = sorted(range(len(values)), key=lambda i: values[i])
     labels, k = [0] * len(values), 0
-    for a, b in zip(order, order[1:]):
+    for a, b in zip(order, order[1:], strict=False):
         if values[b] - values[a] > tol:
             k += 1
         labels[b] = k
@@ -304,14 +328,17 @@ def cbar_owners(units, cbars):
     owner = {}
     for c, cax in enumerate(cbars):
         cb = cax.get_position()
-        near = [i for i, b in enumerate(boxes) if b.x1 <= cb.x0 + 1e-3 and cb.height <= 1.3 * b.height
-                and min(b.y1, cb.y1) - max(b.y0, cb.y0) > 0.5 * cb.height]
+        near = [
+            i
+            for i, b in enumerate(boxes)
+            if b.x1 <= cb.x0 + 1e-3 and cb.height <= 1.3 * b.height and min(b.y1, cb.y1) - max(b.y0, cb.y0) > 0.5 * cb.height
+        ]
         if near and sum(bool(scale_of(cax) & m) for m in maps) <= 1:
             owner[c] = max(near, key=lambda i: boxes[i].x1)
     return owner
 
 
-def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=True):
+def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=True):  # noqa: C901  one grid, measured and placed
     """Lay the panels out again in their grid on a figure of ``size`` inches, as large as the labels (measured
     at their new size) leave room for, each panel keeping its shape; colour bars at the right, as tall as
     the grid. Figure-level texts (a caption) keep their place at the top or bottom; a figure legend (the
@@ -400,9 +427,17 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
         for k, leg in enumerate(legends):  # drawn again at its text's size: its patch grows with its words
             texts = leg.get_texts()
             size = max(t.get_fontsize() for t in texts) if texts else leg._fontsize
-            new = fig.legend(handles=leg.legend_handles, labels=[t.get_text() for t in texts], fontsize=size,
-                             loc="upper right", bbox_to_anchor=(1 - pad / W, 1 - pad / H),
-                             bbox_transform=fig.transFigure, frameon=False, handlelength=1.2, borderaxespad=0)
+            new = fig.legend(
+                handles=leg.legend_handles,
+                labels=[t.get_text() for t in texts],
+                fontsize=size,
+                loc="upper right",
+                bbox_to_anchor=(1 - pad / W, 1 - pad / H),
+                bbox_transform=fig.transFigure,
+                frameon=False,
+                handlelength=1.2,
+                borderaxespad=0,
+            )
             leg.remove()
             legends[k] = new
         if np.allclose([ax.get_position().bounds for ax in fig.axes], before, atol=0.002):
@@ -412,8 +447,9 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
 
 def uniform_heatmaps(units, wh):
     """True when every panel is one heatmap and all have the same size (a grid of heads)."""
-    return all(len(u) == 1 and u[0].images for u in units) and \
-        all(abs(w - wh[0][0]) < 0.02 * wh[0][0] and abs(h - wh[0][1]) < 0.02 * wh[0][1] for w, h in wh)
+    return all(len(u) == 1 and u[0].images for u in units) and all(
+        abs(w - wh[0][0]) < 0.02 * wh[0][0] and abs(h - wh[0][1]) < 0.02 * wh[0][1] for w, h in wh
+    )
 
 
 def holder_of(t, renderer):
@@ -429,8 +465,8 @@ def holder_of(t, renderer):
         if not isinstance(im, AxesImage) or not im.get_visible():
             continue
         rows, cols = im.get_array().shape[:2]
-        l, r, b_, tp = im.get_extent()
-        (px0, py0), (px1, py1) = own.transData.transform([(l, b_), (r, tp)])
+        left, right, b_, tp = im.get_extent()
+        (px0, py0), (px1, py1) = own.transData.transform([(left, b_), (right, tp)])
         if min(px0, px1) <= cx <= max(px0, px1) and min(py0, py1) <= cy <= max(py0, py1):
             holders.append((abs(px1 - px0) / cols, abs(py1 - py0) / rows, 0.88))
     for p in own.patches:
@@ -460,8 +496,9 @@ def wrap_long(fig):
     changed = False
     titles = {id(t): ax for ax in fig.axes for _, t in titles_of(ax)}
     # a legend's entries: the legend is placed (and sized) around its texts by matplotlib, not broken up
-    legends = {id(t) for leg in (*fig.legends, *(ax.get_legend() for ax in fig.axes)) if leg is not None
-               for t in leg.get_texts()}
+    legends = {
+        id(t) for leg in (*fig.legends, *(ax.get_legend() for ax in fig.axes)) if leg is not None for t in leg.get_texts()
+    }
     for t in shown_texts(fig):
         text = str(t.get_text())
         if text.count("$") % 2 or t.get_rotation() or id(t) in legends:
@@ -482,8 +519,9 @@ def wrap_long(fig):
         chars = max(6, int(max(len(line) for line in text.split("\n")) * limit / width * 0.95))
         parts = text.split("$")  # spaces inside a formula are not places to break
         glued = "$".join(part.replace(" ", "\0") if k % 2 else part for k, part in enumerate(parts))
-        wrapped = "\n".join(textwrap.fill(line, chars, break_long_words=False, break_on_hyphens=False)
-                            for line in glued.split("\n")).replace("\0", " ")
+        wrapped = "\n".join(
+            textwrap.fill(line, chars, break_long_words=False, break_on_hyphens=False) for line in glued.split("\n")
+        ).replace("\0", " ")
         if boxed:  # "embeddings" in a box narrower than the word: "embed-" over "dings"
             wrapped = "\n".join(hyphenate(line, chars) for line in wrapped.split("\n"))
         if wrapped != text:
@@ -518,19 +556,22 @@ def problems_of(fig):
     B = np.array(boxes).reshape(-1, 4)
     found = []
     fw, fh = fig.bbox.width, fig.bbox.height
+
     def name(t):
         return repr(str(t.get_text())[:30])
+
     for i, t in enumerate(texts):
         x0, y0, x1, y1 = B[i]
         if x0 + dx < 0 or y0 + dy < 0 or x1 - dx > fw or y1 - dy > fh:
             found.append("cut off: " + name(t))
-        hit = (np.minimum(B[i + 1:, 2], x1) > np.maximum(B[i + 1:, 0], x0)) & \
-              (np.minimum(B[i + 1:, 3], y1) > np.maximum(B[i + 1:, 1], y0))
+        hit = (np.minimum(B[i + 1 :, 2], x1) > np.maximum(B[i + 1 :, 0], x0)) & (
+            np.minimum(B[i + 1 :, 3], y1) > np.maximum(B[i + 1 :, 1], y0)
+        )
         for j in np.nonzero(hit)[0] + i + 1:
             u = texts[j]
             if t.get_rotation() and t.get_rotation() == u.get_rotation():
                 continue  # turned labels side by side: their boxes overlap, their letters need not
-            found.append("overlap: %s / %s" % (name(t), name(u)))
+            found.append(f"overlap: {name(t)} / {name(u)}")
     found += label_problems(fig, renderer)
     axes_boxes = [(ax, ax.get_window_extent(renderer)) for ax in fig.axes if ax.get_visible()]
     for t in texts:
@@ -558,8 +599,9 @@ def label_side(axis):
 
 def tick_box(axis, renderer, side):
     # The box around the tick labels on the side of the axis name, or None.
-    labels = [t for t in (axis.get_ticklabels() + axis.get_ticklabels(minor=True)) if t.get_visible()
-              and str(t.get_text()).strip()]
+    labels = [
+        t for t in (axis.get_ticklabels() + axis.get_ticklabels(minor=True)) if t.get_visible() and str(t.get_text()).strip()
+    ]
     ax = axis.axes
     lo, hi = sorted(ax.get_xlim() if axis is ax.xaxis else ax.get_ylim())
     boxes = []
@@ -587,18 +629,18 @@ def label_problems(fig, renderer):
             lb = label.get_window_extent(renderer)
             tb = tick_box(axis, renderer, side)
             if tb is not None:
-                gap = {"bottom": tb.y0 - lb.y1, "top": lb.y0 - tb.y1,
-                       "left": tb.x0 - lb.x1, "right": lb.x0 - tb.x1}[side]
+                gap = {"bottom": tb.y0 - lb.y1, "top": lb.y0 - tb.y1, "left": tb.x0 - lb.x1, "right": lb.x0 - tb.x1}[side]
                 if gap < 0.1 * label.get_fontsize() * fig.dpi / 72:
-                    found.append("axis name touches its tick labels: %r" % str(label.get_text())[:30])
-            if "outline" in ax.spines and axis is (ax.yaxis if ax.get_position().height >= ax.get_position().width
-                                                   else ax.xaxis):
+                    found.append(f"axis name touches its tick labels: {str(label.get_text())[:30]!r}")
+            if "outline" in ax.spines and axis is (
+                ax.yaxis if ax.get_position().height >= ax.get_position().width else ax.xaxis
+            ):
                 bar = ax.get_window_extent(renderer)
                 tol = 0.05 * label.get_fontsize() * fig.dpi / 72
                 longer = (lb.height > bar.height + tol) if axis is ax.yaxis else (lb.width > bar.width + tol)
                 outside = lb.x0 < -tol or lb.y0 < -tol or lb.x1 > fig.bbox.width + tol or lb.y1 > fig.bbox.height + tol
                 if longer or outside:
-                    found.append("colour-bar name longer than its bar: %r" % str(label.get_text())[:30])
+                    found.append(f"colour-bar name longer than its bar: {str(label.get_text())[:30]!r}")
     return found
 
 
@@ -618,9 +660,11 @@ def fit_cbar_labels(fig):
             continue
         bar = ax.get_window_extent(renderer)
         room = bar.height if upright else bar.width
-        def length():
+
+        def length(label=label, upright=upright):
             b = label.get_window_extent(renderer)
             return b.height if upright else b.width
+
         if length() <= room:
             continue
         if "\n" not in text:
@@ -632,7 +676,7 @@ def fit_cbar_labels(fig):
                     spaces.append(k)
             if spaces:
                 k = min(spaces, key=lambda k: abs(k - len(text) / 2))
-                label.set_text(text[:k] + "\n" + text[k + 1:])
+                label.set_text(text[:k] + "\n" + text[k + 1 :])
                 changed = True
         size = label.get_fontsize()
         if length() > room and size > SETTINGS.floor:
@@ -643,15 +687,18 @@ def fit_cbar_labels(fig):
 
 def obstacles(ax, renderer):
     # The boxes and arrows of an axes (a diagram's boxes, arrows; a plot's frames), as display boxes.
-    return [(p, p.get_window_extent(renderer)) for p in ax.patches if p.get_visible()
-            and isinstance(p, (FancyBboxPatch, Rectangle, FancyArrowPatch))]
+    return [
+        (p, p.get_window_extent(renderer))
+        for p in ax.patches
+        if p.get_visible() and isinstance(p, (FancyBboxPatch, Rectangle, FancyArrowPatch))
+    ]
 
 
 def meets(a, b, margin=0.0):
     return min(a.x1, b.x1) + margin > max(a.x0, b.x0) and min(a.y1, b.y1) + margin > max(a.y0, b.y0)
 
 
-def untangle(fig, problems, budget=40):
+def untangle(fig, problems, budget=40):  # noqa: C901  two remedies, each kept only if it helps
     # What the re-layout cannot do for a diagram or a plot with labelled points: a label that overlaps
     # another text is moved to the nearest free place (within its panel, off every box and arrow it was not
     # already on); a diagram box too small for its grown text grows around its centre, when that covers
@@ -662,8 +709,12 @@ def untangle(fig, problems, budget=40):
         if budget <= 0 or not count:
             break
         ax = t.axes
-        if ax is None or t in (ax.xaxis.label, ax.yaxis.label) or any(t is x for _, x in titles_of(ax)) \
-                or any(t is x for x in ax.get_xticklabels() + ax.get_yticklabels()):
+        if (
+            ax is None
+            or t in (ax.xaxis.label, ax.yaxis.label)
+            or any(t is x for _, x in titles_of(ax))
+            or any(t is x for x in ax.get_xticklabels() + ax.get_yticklabels())
+        ):
             continue
         name = repr(str(t.get_text())[:30])
         mine = [p for p in problems if name in p]
@@ -675,8 +726,13 @@ def untangle(fig, problems, budget=40):
         if holder and any(p.startswith("too big") for p in mine):
             cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
             for p, b in obstacles(ax, renderer):
-                if isinstance(p, FancyBboxPatch) and b.x0 <= cx <= b.x1 and b.y0 <= cy <= b.y1 \
-                        and abs(b.width - holder[0]) < 1 and abs(b.height - holder[1]) < 1:
+                if (
+                    isinstance(p, FancyBboxPatch)
+                    and b.x0 <= cx <= b.x1
+                    and b.y0 <= cy <= b.y1
+                    and abs(b.width - holder[0]) < 1
+                    and abs(b.height - holder[1]) < 1
+                ):
                     patch = p
         if patch is not None:  # grow the box around its centre to hold its text
             old = (patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height())
@@ -689,49 +745,65 @@ def untangle(fig, problems, budget=40):
             patch.set_y(old[1] - grow_y / 2)
             patch.set_height(old[3] + grow_y)
             nb = patch.get_window_extent(renderer)
-            others = [o for o in shown_texts(fig) if o is not t and o.axes is ax
-                      and meets(o.get_window_extent(renderer), nb)]
-            hits = [q for q, qb in obstacles(ax, renderer) if q is not patch
-                    and isinstance(q, FancyBboxPatch) and meets(qb, nb) and not meets(qb, b)]
+            others = [
+                o for o in shown_texts(fig) if o is not t and o.axes is ax and meets(o.get_window_extent(renderer), nb)
+            ]
+            hits = [
+                q
+                for q, qb in obstacles(ax, renderer)
+                if q is not patch and isinstance(q, FancyBboxPatch) and meets(qb, nb) and not meets(qb, b)
+            ]
             budget -= 1
             now = problems_of(fig) if not others and not hits else None
             if now is not None and len(now) < count:
                 problems, count = now, len(now)
                 continue
-            patch.set_x(old[0]); patch.set_y(old[1]); patch.set_width(old[2]); patch.set_height(old[3])
+            patch.set_x(old[0])
+            patch.set_y(old[1])
+            patch.set_width(old[2])
+            patch.set_height(old[3])
             continue
         centred = t.get_horizontalalignment() == "center" and t.get_verticalalignment() in ("center", "center_baseline")
         if holder and centred or not any(p.startswith("overlap") for p in mine):
             continue  # the text of a box or cell stays there
         # move the label: offsets of half its width / its height, nearest first
         w, h = box.width, box.height
+
         def within(inner, outer):
             return outer.x0 <= inner.x0 and inner.x1 <= outer.x1 and outer.y0 <= inner.y0 and inner.y1 <= outer.y1
+
         # how the label sits to each box and arrow: inside it (stays inside, off its edge), off it (stays
         # off), across it (anything)
-        before = {id(p): "in" if within(box, b) else "across" if meets(b, box) else "off"
-                  for p, b in obstacles(ax, renderer)}
+        before = {
+            id(p): "in" if within(box, b) else "across" if meets(b, box) else "off" for p, b in obstacles(ax, renderer)
+        }
         frame = ax.get_window_extent(renderer)
-        steps = sorted(((dx * w, dy * h) for dx, dy in itertools.product((0, -0.5, 0.5, -1, 1), (0, 1.2, -1.2, 2.4, -2.4))
-                        if dx or dy), key=lambda d: d[0] ** 2 + d[1] ** 2)
+        steps = sorted(
+            ((dx * w, dy * h) for dx, dy in itertools.product((0, -0.5, 0.5, -1, 1), (0, 1.2, -1.2, 2.4, -2.4)) if dx or dy),
+            key=lambda d: d[0] ** 2 + d[1] ** 2,
+        )
         is_offset = isinstance(t, Annotation) and t.anncoords in ("offset points", "offset pixels")
         if not is_offset and t.get_transform() is not ax.transData:
             continue
         start = t.xyann if is_offset else t.get_position()
-        def place(dx, dy):
+
+        def place(dx, dy, t=t, ax=ax, start=start, is_offset=is_offset):
             if is_offset:
                 k = 72 / fig.dpi if t.anncoords == "offset points" else 1.0
                 t.xyann = (start[0] + dx * k, start[1] + dy * k)
             else:
                 px, py = ax.transData.transform(start)
                 t.set_position(tuple(ax.transData.inverted().transform((px + dx, py + dy))))
+
         kept = False
         for dx, dy in steps:
             nb = Bbox.from_extents(box.x0 + dx, box.y0 + dy, box.x1 + dx, box.y1 + dy)
             if not within(nb, frame):
                 continue
-            if any(before.get(id(p)) == "off" and meets(b, nb) or before.get(id(p)) == "in" and not within(nb, b)
-                   for p, b in obstacles(ax, renderer)):
+            if any(
+                before.get(id(p)) == "off" and meets(b, nb) or before.get(id(p)) == "in" and not within(nb, b)
+                for p, b in obstacles(ax, renderer)
+            ):
                 continue
             place(dx, dy)
             budget -= 1
@@ -752,8 +824,9 @@ def write_files(fig, stem):
     renderer = fig.canvas.get_renderer()
     w, h = fig.get_size_inches()
     tight = fig.get_tightbbox(renderer)
-    box = Bbox.from_extents(max(tight.x0 - PAD, 0.0), max(tight.y0 - PAD, 0.0),
-                            min(tight.x1 + PAD, w), min(tight.y1 + PAD, h))
+    box = Bbox.from_extents(
+        max(tight.x0 - PAD, 0.0), max(tight.y0 - PAD, 0.0), min(tight.x1 + PAD, w), min(tight.y1 + PAD, h)
+    )
     fig.savefig(str(stem) + ".png", dpi=SETTINGS.dpi, bbox_inches=box)
     fig.savefig(str(stem) + ".svg", bbox_inches=box)
     return {"png": str(stem) + ".png", "svg": str(stem) + ".svg", "min_font": float(min_text(fig))}
@@ -765,10 +838,15 @@ def share_labels(fig, shown):
     for ax in shown:
         p = ax.get_position()
         for which in ("x", "y"):
-            if any(o is not ax and (abs(o.get_position().x0 - p.x0) < 1e-3 and o.get_position().y0 < p.y0 - 1e-3
-                                    if which == "x" else
-                                    abs(o.get_position().y0 - p.y0) < 1e-3 and o.get_position().x0 < p.x0 - 1e-3)
-                   for o in shown):
+            if any(
+                o is not ax
+                and (
+                    abs(o.get_position().x0 - p.x0) < 1e-3 and o.get_position().y0 < p.y0 - 1e-3
+                    if which == "x"
+                    else abs(o.get_position().y0 - p.y0) < 1e-3 and o.get_position().x0 < p.x0 - 1e-3
+                )
+                for o in shown
+            ):
                 continue  # a panel below (to the left) carries them
             axis = ax.xaxis if which == "x" else ax.yaxis
             if any(t.get_text() for t in axis.get_ticklabels()):
@@ -777,8 +855,11 @@ def share_labels(fig, shown):
                 if other is ax or "outline" in other.spines:
                     continue
                 a, o = ax.get_position(), other.get_position()
-                same = (abs(a.x0 - o.x0) < 1e-3 and abs(a.width - o.width) < 1e-3 if which == "x" else
-                        abs(a.y0 - o.y0) < 1e-3 and abs(a.height - o.height) < 1e-3)
+                same = (
+                    abs(a.x0 - o.x0) < 1e-3 and abs(a.width - o.width) < 1e-3
+                    if which == "x"
+                    else abs(a.y0 - o.y0) < 1e-3 and abs(a.height - o.height) < 1e-3
+                )
                 oaxis = other.xaxis if which == "x" else other.yaxis
                 labels = oaxis.get_ticklabels()
                 lim = (ax.get_xlim(), other.get_xlim()) if which == "x" else (ax.get_ylim(), other.get_ylim())
@@ -786,8 +867,13 @@ def share_labels(fig, shown):
                     continue
                 first = labels[0]
                 setter = ax.set_xticks if which == "x" else ax.set_yticks
-                setter(oaxis.get_ticklocs(), labels=[t.get_text() for t in labels],
-                       fontsize=first.get_fontsize(), rotation=first.get_rotation(), ha=first.get_ha())
+                setter(
+                    oaxis.get_ticklocs(),
+                    labels=[t.get_text() for t in labels],
+                    fontsize=first.get_fontsize(),
+                    rotation=first.get_rotation(),
+                    ha=first.get_ha(),
+                )
                 ax.tick_params(axis=which, **({"labelbottom": True} if which == "x" else {"labelleft": True}))
                 label = other.get_xlabel() if which == "x" else other.get_ylabel()
                 if label and not (ax.get_xlabel() if which == "x" else ax.get_ylabel()):
@@ -809,8 +895,9 @@ def attempt(fig, keep, fill, relayout, spread=0.3, numbers=True):
         units = [units[k] for k in keep]
         shown_maps = {colour_key(im) for u in units for ax in u for im in ax.images}
         # a colour bar of a panel shown; a shared one only when a panel shown uses its colours
-        cbars = [cax for c, cax in enumerate(cbars)
-                 if (owner[c] in keep if c in owner else bool(scale_of(cax) & shown_maps))]
+        cbars = [
+            cax for c, cax in enumerate(cbars) if (owner[c] in keep if c in owner else bool(scale_of(cax) & shown_maps))
+        ]
         shown = [ax for u in units for ax in u] + cbars
         for ax in copy.axes:
             if not any(ax is a for a in shown):
@@ -863,7 +950,7 @@ def turn_crowded_labels(fig):
         labels = [t for t in ax.xaxis.get_ticklabels() if t.get_visible() and t.get_text()]
         if len(labels) < 2 or labels[0].get_rotation():
             continue
-        locs = ax.transData.transform([(x, 0) for x in ax.get_xticks()[:len(labels)]])[:, 0]
+        locs = ax.transData.transform([(x, 0) for x in ax.get_xticks()[: len(labels)]])[:, 0]
         if len(locs) < 2:
             continue
         space = np.min(np.abs(np.diff(locs)))
@@ -886,7 +973,7 @@ def cost(problems):
 def save_figure(fig):
     """Write the pages of one figure (see the module's text) and its record ``NN.json`` into SETTINGS.out."""
     _index[0] += 1
-    stem = SETTINGS.out / ("%02d" % _index[0])
+    stem = SETTINGS.out / f"{_index[0]:02d}"
     record = {"pages": []}
     units, cbars = panels_and_bars(fig)
     engine = fig.get_layout_engine() is not None
@@ -917,7 +1004,7 @@ def save_figure(fig):
         page.update(problems=problems, part="")
         record["pages"].append(page)
         record["figure"] = page
-        (SETTINGS.out / ("%02d.json" % _index[0])).write_text(json.dumps(record))
+        (SETTINGS.out / f"{_index[0]:02d}.json").write_text(json.dumps(record))
         return
     options = [(cost(problems), 1, 0, [(talk, problems, None)])]  # (cost, pages, rank, pages' contents)
     numbers = has_cell_numbers(fig)
@@ -937,13 +1024,18 @@ def save_figure(fig):
         record["figure"] = {"png": str(stem) + ".png", "svg": str(stem) + ".svg"}
     for k, (copy, left, keep) in enumerate(pages):
         page = write_files(copy, str(stem) + ("_" + "ab"[k] if n_pages > 1 else ""))
-        part = "" if keep is None else f"part {k + 1} of {n_pages}: " + \
-            ("panels " if len(keep) > 1 else "panel ") + ", ".join(str(i + 1) for i in keep)
+        part = (
+            ""
+            if keep is None
+            else f"part {k + 1} of {n_pages}: "
+            + ("panels " if len(keep) > 1 else "panel ")
+            + ", ".join(str(i + 1) for i in keep)
+        )
         page.update(problems=left, part=part, numbers=has_cell_texts(copy) if numbers and copy is not None else None)
         record["pages"].append(page)
     if n_pages == 1:
         record["figure"] = record["pages"][0]
-    (SETTINGS.out / ("%02d.json" % _index[0])).write_text(json.dumps(record))
+    (SETTINGS.out / f"{_index[0]:02d}.json").write_text(json.dumps(record))
 
 
 def has_cell_texts(copy):
@@ -962,7 +1054,7 @@ def in_two_parts(fig, units, numbers, last_resort=False):
     if nr > 1:
         first = [k for k in order if rows[k] < (nr + 1) // 2]
     else:
-        first = order[:(len(order) + 1) // 2]
+        first = order[: (len(order) + 1) // 2]
     halves = [first, [k for k in order if k not in first]]
     pages = []
     for keep in halves:
