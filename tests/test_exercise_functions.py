@@ -456,7 +456,7 @@ def test_solution_of_unknown_id_is_one_line(capsys):
 
 
 def test_check_still_works():
-    assert check("05.by_hand", [0.75, 2.5]) is True
+    assert check("05.by_hand", [1.6, 2.0]) is True
 
 
 def test_worked_answers_match_the_computed_answers():

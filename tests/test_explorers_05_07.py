@@ -398,7 +398,7 @@ def test_one_head_with_identity_wo_is_self_attention(ex):
 
 
 @pytest.mark.parametrize("exercise_id, answer", [
-    ("05.by_hand", [0.75, 2.5]), ("05.doc002_output", [0.9224, 2.1553]), ("05.head_shape", (4, 64)),
+    ("05.by_hand", [1.6, 2.0]), ("05.doc002_output", [0.9224, 2.1553]), ("05.head_shape", (4, 64)),
     ("05.dominant", "on"), ("06.concat_shape", (4, 512)), ("06.first_column", 129),
     ("06.split_numbers", [[2, 3], [8, 9]]), ("07.wo_block_shape", (64, 512)), ("07.count_h16", 1_048_576),
     ("07.count_bert", 2_362_368),
