@@ -449,3 +449,11 @@ def test_softmax_backward_with_the_jacobian_of_one_row_on_a_stack_gets_a_hint(ca
     assert check_function("13.softmax_backward", my_softmax_backward) is False
     out = capsys.readouterr().out
     assert "Jacobian of ONE row" in out and "keepdims=True" in out, out
+
+
+def test_a_function_passed_instead_of_its_result_is_told_to_call_it(capsys):
+    def my_shape():
+        return (4, 512)
+    ok, out = said(capsys, "00.output_shape", my_shape)
+    assert not ok and "my_shape is a function: call it" in out and "could not be read" not in out, out
+    assert exercises._attempts["00.output_shape"] == 0  # a slip of form, not an attempt
