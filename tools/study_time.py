@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""The time a student needs per notebook, estimated from the notebook's length: the table in docs/teaching.md.
+
+    .venv/bin/python tools/study_time.py             # every notebooks/NN_*.ipynb, a markdown table
+
+Not a measurement with students: it counts, in each notebook, the words of prose (markdown cells, formulas
+and links counted as they are written), the code cells, the self-checks and exercises (cells that call
+``check(`` or ``check_function(``) and the explorers (cells that call ``make_..._explorer(``), and adds
+
+* 120 words of prose a minute (technical reading),
+* 45 seconds a code cell,
+* 3 minutes a self-check or exercise,
+* 4 minutes an explorer,
+
+rounded up to 5 minutes: for the main line (cells tagged ``optional``, the "going further" detours, left
+out) and with the detours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDS_PER_MINUTE = 120
+CODE_CELL_MIN = 0.75
+CHECK_MIN = 3
+EXPLORER_MIN = 4
+
+
+def estimate(path, detours=False):
+    """(minutes, words, code cells, checks, explorers) for one notebook: its main line, or with its detours."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    words = code = checks = explorers = 0
+    for cell in nb.cells:
+        if not detours and "optional" in cell.get("metadata", {}).get("tags", []):
+            continue
+        if cell.cell_type == "markdown":
+            words += len(re.findall(r"\S+", cell.source))
+        elif cell.cell_type == "code":
+            code += 1
+            checks += bool(re.search(r"\bcheck(_function)?\(", cell.source))
+            explorers += bool(re.search(r"\bmake_\w*explorer\(", cell.source))
+    minutes = words / WORDS_PER_MINUTE + code * CODE_CELL_MIN + checks * CHECK_MIN + explorers * EXPLORER_MIN
+    return 5 * math.ceil(minutes / 5), words, code, checks, explorers
+
+
+def title(path):
+    """ "03 · Scores": the notebook's first heading, cut at its first colon or comma."""
+    import nbformat
+
+    for cell in nbformat.read(path, as_version=4).cells:
+        found = re.search(r"^#\s+(.+)$", cell.source, re.M) if cell.cell_type == "markdown" else None
+        if found:
+            return re.split(r"[:,]", found.group(1).strip())[0].strip()
+    return path.stem
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebooks/NN_*.ipynb")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    for path in paths:
+        if not path.is_file() or path.suffix != ".ipynb":
+            parser.error(f"{path}: not a notebook (a .ipynb file); give notebooks/NN_*.ipynb")
+    print("| notebook | main line | with the detours | prose words | code cells | checks | explorers |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    total = total_all = 0
+    for path in paths:
+        minutes, words, code, checks, explorers = estimate(path)
+        everything = estimate(path, detours=True)[0]
+        total, total_all = total + minutes, total_all + everything
+        name = title(path)
+        print(f"| {name} | {minutes} min | {everything} min | {words} | {code} | {checks} | {explorers} |")
+    print(
+        f"\nin all: {total} min ({total / 60:.1f} h) on the main line, "
+        f"{total_all} min ({total_all / 60:.1f} h) with the detours"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
