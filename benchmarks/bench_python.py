@@ -5,11 +5,11 @@
     .venv/bin/python benchmarks/bench_python.py --repeat 30
 
 "before" is what a naive ``interact`` does on every move: compute, build a new figure with the
-constrained layout engine, draw every head with ``plot_heads`` (numbers written in the cells), and
+constrained layout engine, draw every head with ``heads_picture`` (numbers written in the cells), and
 ``savefig`` a PNG. "after" moves a control of the notebook 08 explorer (``make_lecture_explorer``),
 which reuses its figure, axes and images; "same layout" keeps (h, n), "new layout" changes h.
 Also measured: the toolkit's generic path for a drawing function that rebuilds its figure with
-``plot_heads`` on every move (no explorer does that any more: they all draw with a ``LayoutDrawer``).
+``heads_picture`` on every move (no explorer does that any more: they all draw with a ``LayoutDrawer``).
 
 Each case is run ``--repeat`` times; the table shows the median and the 90th percentile of the wall
 time, and the median CPU time of this process (less affected by other programs on a shared machine).
@@ -41,14 +41,15 @@ def naive_move(tokens, d_model, h, d_k, scaled):
     """One slider move, interact style: compute, new figure, constrained layout, annotated heads, PNG."""
     from matplotlib.figure import Figure
 
-    from mha_lib.plotting import head_grid, plot_heads
+    from mha_lib.explorers.grid import heads_picture
+    from mha_lib.plotting import head_grid
 
     X = mha_lib.embed_tokens(tokens, d_model)
     r = mha_lib.multi_head_attention(X, mha_lib.init_params(d_model, h, d_k=d_k, seed=0),
                                      scale=None if scaled else 1.0)
     rows, cols = head_grid(h)
     fig = Figure(figsize=(2.3 * cols + 1.2, 2.3 * rows + 0.4), layout="constrained")
-    plot_heads(fig, r.weights, tokens, annotate=len(tokens) <= 6)
+    heads_picture(r.weights, tokens, annotate=len(tokens) <= 6, fig=fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90)
     return buf.getvalue()
@@ -77,10 +78,10 @@ def cases(repeat):
     rows.append(("32 heads x 16 tokens", "before: naive interact (new figure, constrained layout)",
                  timed(lambda: naive_move(sixteen, 512, 32, 16, next(flip)), max(3, repeat // 3))))
 
-    # ---- generic machinery: a draw function that rebuilds with plot_heads each time
+    # ---- generic machinery: a draw function that rebuilds with heads_picture each time
     import ipywidgets as widgets
 
-    from mha_lib.plotting import plot_heads
+    from mha_lib.explorers.grid import heads_picture
 
     ex = mha_lib.load_running_example()
     scaled = widgets.Checkbox(value=True)
@@ -88,13 +89,13 @@ def cases(repeat):
     def compute(scaled):
         return mha_lib.multi_head_attention(ex.X, ex.params, scale=None if scaled else 1.0)
 
-    box = toolkit.build_explorer({"scaled": scaled}, compute, lambda fig, r: plot_heads(fig, r.weights, ex.tokens),
+    box = toolkit.build_explorer({"scaled": scaled}, compute, lambda fig, r: heads_picture(r.weights, ex.tokens, fig=fig),
                                  figsize=(10.4, 5), layout="constrained")
 
     def toggle():
         scaled.value = not scaled.value
 
-    rows.append(("8 heads x 4 tokens", "toolkit, draw rebuilds with plot_heads (constrained layout, fast PNG)",
+    rows.append(("8 heads x 4 tokens", "toolkit, draw rebuilds with heads_picture (constrained layout, fast PNG)",
                  timed(toggle, repeat)))
     box.close()
 

@@ -28,7 +28,6 @@ __all__ = [
     "pipeline_figure",
     "plot_matrix",
     "plot_attention",
-    "plot_heads",
     "head_grid",
     "symmetric_limits",
 ]
@@ -314,55 +313,9 @@ def plot_attention(ax, weights, tokens, *, title=None, vmin=0.0, vmax=1.0, annot
     return im
 
 
-MAX_HEADS = 64  # the most panels plot_heads draws (GPT-3 has 96 heads: draw them in slices)
-
-
 def head_grid(h, ncols=None):
     """(rows, cols) of a grid that holds h panels: 4 columns for up to 8 heads, 8 beyond."""
     if ncols is None:
         ncols = h if h <= 4 else (4 if h <= 8 else 8)
     ncols = max(1, min(ncols, h))
     return int(np.ceil(h / ncols)), ncols
-
-
-def plot_heads(fig, matrices, tokens, *, annotate=None, cbar_label=None):
-    """Draw every head's (n, n) matrix on ``fig`` (its axes are replaced), with one shared colour bar.
-
-    :func:`mha_lib.explorers.grid.heads_picture` (the explorers' head grid) drawn on a given figure.
-
-    Parameters
-    ----------
-    fig : matplotlib Figure
-    matrices : ndarray, shape (h, n, n)
-        Weights (shared scale [0, 1]) or scores (any negative value: diverging colours, symmetric limits).
-    tokens : sequence of str, length n
-    annotate : bool, optional
-        Numbers in the cells (default: up to 8 heads).
-    cbar_label : str, optional
-
-    Returns
-    -------
-    list of AxesImage, one per head
-    """
-    from matplotlib.figure import FigureBase
-
-    from .explorers.grid import heads_picture
-
-    if not isinstance(fig, FigureBase):
-        raise TypeError(f"plot_heads: fig must be a matplotlib Figure, e.g. Figure(figsize=(8, 4)), got "
-                        f"{type(fig).__name__}")
-    stack = _real(matrices, "matrices", "plot_heads")
-    if stack.ndim != 3 or stack.shape[1] != stack.shape[2] or stack.shape[0] == 0:
-        raise ValueError(f"plot_heads: matrices must have shape (h, n, n), one (n, n) matrix per head, got "
-                         f"{stack.shape}")
-    if stack.shape[0] > MAX_HEADS:
-        raise ValueError(f"plot_heads: {stack.shape[0]} heads are more than the {MAX_HEADS} one figure shows; "
-                         f"pass a slice, e.g. matrices[:{MAX_HEADS}]")
-    if stack.size > MAX_CELLS:
-        raise ValueError(f"plot_heads: {stack.size:,} cells are more than the {MAX_CELLS:,} a figure draws; "
-                         "draw fewer heads or fewer tokens")
-    if np.isnan(stack).any():
-        raise ValueError("plot_heads: matrices contain NaN; find where it came from (a 0/0 upstream)")
-    tokens = _labels(tokens, stack.shape[1], "tokens", "plot_heads")
-    heads_picture(matrices, tokens, annotate=annotate, cbar_label=cbar_label, fig=fig)
-    return [ax.images[0] for ax in fig.axes if ax.images]

@@ -83,7 +83,6 @@ def test_a_causal_mask_at_the_budget_is_built_in_one_array():
 @pytest.mark.parametrize("call", [
     lambda: plotting.plot_matrix(Figure().add_subplot(), np.zeros((3000, 3000))),
     lambda: plotting.plot_matrix(Figure().add_subplot(), np.zeros((100, 100)), annotate=True),
-    lambda: plotting.plot_heads(Figure(), np.zeros((500, 3, 3)), ["a", "b", "c"]),
 ])
 def test_a_figure_helper_refuses_a_size_no_screen_shows(call):
     exc, seconds = _quick(call)
@@ -272,7 +271,6 @@ def test_encoder_layer_names_a_layer_that_is_not_one():
     lambda: plotting.plot_matrix(None, np.eye(2)),
     lambda: plotting.plot_attention(Figure(), np.eye(2), ["a", "b"]),
     lambda: plotting.plot_pipeline([Figure().add_subplot()], "scores"),
-    lambda: plotting.plot_heads(Figure().add_subplot(), np.stack([np.eye(2)] * 2), ["a", "b"]),
     lambda: diagrams.plot_mha_diagram("ax"),
 ])
 def test_a_figure_helper_names_an_ax_or_fig_that_is_not_one(call):
@@ -282,7 +280,6 @@ def test_a_figure_helper_names_an_ax_or_fig_that_is_not_one(call):
 
 @pytest.mark.parametrize("call", [
     lambda: plotting.plot_matrix(Figure().add_subplot(), np.eye(2) * 1j),
-    lambda: plotting.plot_heads(Figure(), np.stack([np.eye(2)] * 2) * 1j, ["a", "b"]),
 ])
 def test_a_heatmap_of_complex_numbers_is_refused_not_drawn_without_its_imaginary_part(call):
     exc, _ = _quick(call)

@@ -8,7 +8,6 @@ import mha_lib
 from mha_lib.explorers.grid import HeadGrid, HeadGridDrawer, bar_panel, heads_picture, plot_heatmap
 from mha_lib.explorers.toolkit import (LayoutDrawer, build_explorer, check_budget, heads_control, int_slider,
                                        literal, render_png, short, still_figure, text_box, text_family)
-from mha_lib.plotting import plot_heads
 from pictures import PNG_MAGIC, png_pixels
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
@@ -225,11 +224,12 @@ def test_a_kept_background_of_another_size_is_never_pasted():
     assert tuple(state["background"].get_extents()) == (0, 0, 300, 200)  # drawn in full, kept anew
 
 
-def test_heads_picture_on_a_given_figure_is_plot_heads():
+def test_heads_picture_on_a_given_figure_fits_its_height_to_the_grid():
     W = _weights(3, 4, 4)
     fig = Figure(figsize=(10.0, 5.2), dpi=90)
-    images = plot_heads(fig, W, ["a", "b", "c", "d"], cbar_label="weight")
-    assert len(images) == 3 and all(np.allclose(np.asarray(im.get_array()), M) for im, M in zip(images, W))
+    assert heads_picture(W, ["a", "b", "c", "d"], cbar_label="weight", fig=fig) is fig
+    images = [ax.images[0] for ax in fig.axes if ax.images]
+    assert len(images) == 3 and all(np.allclose(np.asarray(im.get_array()), M) for im, M in zip(images, W, strict=True))
     assert fig.get_size_inches()[1] < 5.2  # as tall as the grid needs
     assert [ax.get_title() for ax in fig.axes if ax.images] == ["head 1", "head 2", "head 3"]
 
