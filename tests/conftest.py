@@ -39,8 +39,8 @@ def assert_self_check(capsys):
 @pytest.fixture(autouse=True)
 def fresh_attempts():
     """Each test starts with no wrong attempts counted (the hints of the self-checks are tiered per exercise)."""
-    from mha_lib import exercises
+    from mha_lib.exercises import hints
 
-    exercises._attempts.clear()
+    hints.attempts.clear()
     yield
-    exercises._attempts.clear()
+    hints.attempts.clear()

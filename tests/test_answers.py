@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from mha_lib import exercises, minilm
+from mha_lib.exercises import hints, questions
 from mha_lib.exercises import check, check_function, question, solution
 from mha_lib.exercises.nb12 import EXERCISES as NB12
 
@@ -30,8 +31,8 @@ TEST_EXERCISES = {
 @pytest.fixture(autouse=True)
 def _test_exercises(monkeypatch):
     """The exercises of TEST_EXERCISES ("t.shape", ...) are found by check() beside the real ones."""
-    real = exercises._lookup
-    monkeypatch.setattr(exercises, "_lookup", lambda i: TEST_EXERCISES[i] if isinstance(i, str) and i in TEST_EXERCISES else real(i))
+    real = questions.answer_exercise
+    monkeypatch.setattr(questions, "answer_exercise", lambda i: TEST_EXERCISES[i] if isinstance(i, str) and i in TEST_EXERCISES else real(i))
 
 
 def _verdict(exercise_id, fn):
@@ -136,7 +137,7 @@ def test_check_on_a_function_exercise_points_to_check_function(capsys):
 @pytest.mark.parametrize("exercise_id", list(_every_answer_exercise()))
 def test_every_exercise_accepts_its_own_answer_as_typed(exercise_id, capsys):
     """The computed answer is right as a value, as a numpy array and typed as text ("4, 128", "129", "animal")."""
-    ex = exercises._lookup(exercise_id)
+    ex = questions.answer_exercise(exercise_id)
     expected = ex.answer()
     assert check(exercise_id, expected) is True
     if ex.kind == "shape":
@@ -174,8 +175,8 @@ def test_an_error_computing_the_expected_answer_is_not_hidden(monkeypatch):
 
 
 def test_the_format_note_does_not_give_away_an_answer(capsys):
-    shapes = {tuple(exercises._lookup(i).answer()) for i in _every_answer_exercise()
-              if exercises._lookup(i).kind == "shape"}
+    shapes = {tuple(questions.answer_exercise(i).answer()) for i in _every_answer_exercise()
+              if questions.answer_exercise(i).kind == "shape"}
     check("t.shape", {4: 1})
     printed = capsys.readouterr().out
     assert not any(f"({', '.join(map(str, s))})" in printed for s in shapes)
@@ -202,12 +203,12 @@ def test_a_number_answer_of_the_wrong_form_gets_a_note_not_a_hint(capsys, answer
     assert check("00.d_k_bert", answer) is False
     out = capsys.readouterr().out
     assert words in out and "Hint" not in out
-    assert exercises._attempts["00.d_k_bert"] == 0
+    assert hints.attempts["00.d_k_bert"] == 0
 
 
 def test_a_nan_in_an_array_answer_is_named(capsys):
     assert check("00.predict_equal_scores", [0.5, np.nan]) is False
-    assert "NaN" in capsys.readouterr().out and exercises._attempts["00.predict_equal_scores"] == 0
+    assert "NaN" in capsys.readouterr().out and hints.attempts["00.predict_equal_scores"] == 0
 
 
 @pytest.mark.parametrize("answer", ["\u200b64", "64\ufeff", "\u00a064"])
@@ -236,18 +237,18 @@ def test_a_wrong_answer_still_climbs_the_tiers(capsys):
 def test_a_complex_answer_is_named_not_judged(capsys, exercise_id, make):
     # before: numpy dropped the imaginary part with a ComplexWarning and the rest was judged: "✅ Right." for
     # the right answer plus 3i; a Python complex got "could not be read as one"
-    right = exercises._lookup(exercise_id).answer()
+    right = questions.answer_exercise(exercise_id).answer()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no ComplexWarning printed under the cell
         assert check(exercise_id, make(right)) is False
     out = capsys.readouterr().out
     assert "not complex" in out and "Right" not in out and "Hint" not in out
-    assert exercises._attempts[exercise_id] == 0  # a note on the form, not an attempt
+    assert hints.attempts[exercise_id] == 0  # a note on the form, not an attempt
 
 
 def test_real_answers_are_still_judged(capsys):
     assert check("00.d_k_bert", 64) is True
-    assert check("00.predict_equal_scores", exercises._lookup("00.predict_equal_scores").answer()) is True
+    assert check("00.predict_equal_scores", questions.answer_exercise("00.predict_equal_scores").answer()) is True
 
 
 def test_a_number_typed_with_commas_is_one_line_not_a_traceback(capsys):
@@ -270,7 +271,7 @@ def test_flat_list_for_a_matrix_is_told_its_form(capsys, answer):
     out = capsys.readouterr().out
     assert "Your numbers are right" in out and "(2, 2)" in out and "list of lists" in out
     assert "Hint:" not in out
-    assert not exercises._attempts  # a note on the form is not an attempt
+    assert not hints.attempts  # a note on the form is not an attempt
 
 
 def test_nested_list_for_a_row_is_told_to_drop_the_nesting(capsys):

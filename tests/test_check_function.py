@@ -8,7 +8,7 @@ from contextlib import redirect_stdout
 
 import numpy as np
 
-from mha_lib import exercises
+from mha_lib.exercises import hints
 from mha_lib.exercises import check_function
 
 
@@ -118,7 +118,7 @@ def test_an_interrupted_function_gets_one_line(capsys):
     assert check_function("03.scores", my_scores) is False
     out = capsys.readouterr().out
     assert "interrupted" in out and "loop" in out
-    assert exercises._attempts["03.scores"] == 0
+    assert hints.attempts["03.scores"] == 0
 
 
 def test_rope_with_neighbouring_columns_as_pairs_is_named(capsys):

@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 import mha_lib
-from mha_lib.exercises import _judge, _lookup, check, check_function, functions, worked
+from mha_lib.exercises import check, check_function, functions, worked
+from mha_lib.exercises.answers import judge_answer
+from mha_lib.exercises.questions import answer_exercise
 from mha_lib.flash import online_softmax_steps
 
 
@@ -31,28 +33,28 @@ def _verdict(fn, *args):
 
 @pytest.mark.parametrize("answer", [64.6, 63.5, 64.4, "64.3", 64.000001])
 def test_a_whole_number_question_refuses_a_near_miss(answer):
-    right, note = _judge(_lookup("00.d_k_bert"), answer)
+    right, note = judge_answer(answer_exercise("00.d_k_bert"), answer)
     assert right is False and "whole number" in note
 
 
 @pytest.mark.parametrize("answer", [64, 64.0, "64", np.int64(64), " 64 "])
 def test_a_whole_number_question_accepts_the_number_in_any_form(answer):
-    assert _judge(_lookup("00.d_k_bert"), answer) == (True, None)
+    assert judge_answer(answer_exercise("00.d_k_bert"), answer) == (True, None)
 
 
 def test_a_count_refuses_a_fraction_that_its_tolerance_once_let_through():
-    assert _judge(_lookup("07.count_bert"), 2362368.4)[0] is False
-    assert _judge(_lookup("07.count_bert"), "2,362,368")[0] is True
+    assert judge_answer(answer_exercise("07.count_bert"), 2362368.4)[0] is False
+    assert judge_answer(answer_exercise("07.count_bert"), "2,362,368")[0] is True
 
 
 @pytest.mark.parametrize("answer", [[0.9, 2.2], "[0.9 2.2]", "[0.9, 2.2]", np.array([0.9, 2.2])])
 def test_a_list_rounded_to_fewer_decimals_gets_the_close_rounded_note(answer):
-    right, note = _judge(_lookup("05.doc002_output"), answer)
+    right, note = judge_answer(answer_exercise("05.doc002_output"), answer)
     assert right is False and note is not None and note.startswith("Close") and "2 decimals" in note
 
 
 def test_a_wrong_list_gets_no_rounding_note():
-    right, note = _judge(_lookup("05.doc002_output"), [0.8, 2.2])
+    right, note = judge_answer(answer_exercise("05.doc002_output"), [0.8, 2.2])
     assert right is False and note is None
 
 
@@ -63,12 +65,12 @@ def test_a_wrong_list_gets_no_rounding_note():
     "[[2 3] [8 9]]",
 ])
 def test_a_2d_answer_pasted_as_numpy_prints_it_is_read(answer):
-    assert _judge(_lookup("06.split_numbers"), answer) == (True, None)
+    assert judge_answer(answer_exercise("06.split_numbers"), answer) == (True, None)
 
 
 @pytest.mark.parametrize("answer", ["[[2 3] [8 9]", "[[2 3] [8 ...]]", "[[2 3]] [8 9]]", "array([[2, x]])"])
 def test_a_malformed_pasted_array_is_not_read_and_gets_no_traceback(answer):
-    right, note = _judge(_lookup("06.split_numbers"), answer)
+    right, note = judge_answer(answer_exercise("06.split_numbers"), answer)
     assert right is False and note
 
 
@@ -79,9 +81,9 @@ def _cpu(f):
 
 
 def test_reading_a_long_answer_takes_time_linear_in_its_length():
-    ex = _lookup("03.scale_factor")
-    short = min(_cpu(lambda: _judge(ex, " " * 1000 + "a")) for _ in range(3))
-    long = min(_cpu(lambda: _judge(ex, " " * 16000 + "a")) for _ in range(3))
+    ex = answer_exercise("03.scale_factor")
+    short = min(_cpu(lambda: judge_answer(ex, " " * 1000 + "a")) for _ in range(3))
+    long = min(_cpu(lambda: judge_answer(ex, " " * 16000 + "a")) for _ in range(3))
     # 16 times the text: linear reading takes about 16 times as long, quadratic 256 times (22 s before).
     assert long < 60 * short + 0.05
 

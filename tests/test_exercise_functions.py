@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import mha_lib
-from mha_lib import exercises
+from mha_lib.exercises import hints
 from mha_lib.flash import online_softmax_steps
 from mha_lib.exercises import check, check_function, question, solution
 from mha_lib.exercises.functions import FUNCTION_EXERCISES, function_exercise_ids
@@ -461,13 +461,13 @@ def test_check_still_works():
 
 def test_worked_answers_match_the_computed_answers():
     """A worked text that names a number must name the right one (it would go stale if a question changed)."""
-    from mha_lib.exercises import _lookup
+    from mha_lib.exercises.questions import answer_exercise
     from mha_lib.exercises.solutions import WORKED
 
     ids = set(_answer_ids())
     for exercise_id, text in WORKED.items():
         assert exercise_id in ids, f"WORKED has a solution for {exercise_id}, which no longer exists"
-        ex = _lookup(exercise_id)
+        ex = answer_exercise(exercise_id)
         if ex.kind != "number":
             continue
         x = float(ex.answer())
@@ -554,7 +554,7 @@ def test_an_endless_loop_is_stopped_with_one_line(capsys, monkeypatch, fn):
     assert out.startswith("⏹ Stopped") and "did not finish within 0.3 seconds" in out and out.count("\n") == 1, out
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no timer left behind to go off later
     assert signal.getsignal(signal.SIGALRM) is not None
-    assert exercises._attempts["11.online_softmax"] == 0
+    assert hints.attempts["11.online_softmax"] == 0
 
 
 # Mistakes written by hand as a student would, that the first version of 08-12's checks did not recognise.
@@ -682,7 +682,7 @@ def test_a_masked_weights_that_fails_with_heads_is_told_each_batch_trap(capsys):
 def test_another_exercise_s_function_is_named_not_run(capsys):
     ok, out = run(capsys, "10.rope", worked.my_softmax)
     assert ok is False and "you passed my_softmax, the function of 04.softmax. Pass my_rope" in out, out
-    assert exercises._attempts["10.rope"] == 0
+    assert hints.attempts["10.rope"] == 0
 
 
 def test_a_question_id_given_to_check_function_names_check(capsys):

@@ -15,6 +15,7 @@ import pytest
 
 import mha_lib
 from mha_lib import exercises
+from mha_lib.exercises import hints, questions
 from mha_lib.exercises import check, check_function
 from mha_lib.exercises.solutions import _fmt, solution_text
 
@@ -30,12 +31,12 @@ TEST_EXERCISES = {
 
 @pytest.fixture(autouse=True)
 def _test_exercises(monkeypatch):
-    real = exercises._lookup
-    monkeypatch.setattr(exercises, "_lookup",
+    real = questions.answer_exercise
+    monkeypatch.setattr(questions, "answer_exercise",
                         lambda i: TEST_EXERCISES[i] if isinstance(i, str) and i in TEST_EXERCISES else real(i))
-    exercises._attempts.clear()
+    hints.attempts.clear()
     yield
-    exercises._attempts.clear()
+    hints.attempts.clear()
 
 
 def said(capsys, exercise_id, answer):
@@ -236,7 +237,7 @@ def test_what_people_type_is_read_as_meant(capsys, exercise_id, answer):
 def test_an_answer_of_the_wrong_form_gets_a_note_not_a_hint(capsys, exercise_id, answer, words):
     _, out = said(capsys, exercise_id, answer)
     assert out.startswith("❌ Not yet.") and words in out and "Hint" not in out, out
-    assert exercises._attempts[exercise_id] == 0
+    assert hints.attempts[exercise_id] == 0
 
 
 @pytest.mark.parametrize("exercise_id, answer", [
@@ -249,7 +250,7 @@ def test_an_answer_of_the_wrong_form_gets_a_note_not_a_hint(capsys, exercise_id,
 def test_a_wrong_number_is_not_called_close(capsys, exercise_id, answer):
     _, out = said(capsys, exercise_id, answer)
     assert "Hint:" in out and "Close" not in out, out
-    assert exercises._attempts[exercise_id] == 1
+    assert hints.attempts[exercise_id] == 1
 
 
 def test_a_list_of_numbers_is_not_told_about_decimal_commas(capsys):
@@ -292,12 +293,12 @@ def test_the_output_shape_hint_of_00_does_not_lean_on_the_residual_connection(ca
 def test_an_answer_rounded_coarser_than_asked_is_told_how_many_decimals(capsys, exercise_id, right, coarse, typed):
     from mha_lib.exercises import question
 
-    asked = exercises._lookup(exercise_id).decimals
+    asked = questions.answer_exercise(exercise_id).decimals
     assert asked is not None and "decimals" in question(exercise_id).lower()
     assert said(capsys, exercise_id, right)[0] is True
     _, out = said(capsys, exercise_id, coarse)
     assert out.startswith("❌ Not yet. Close:") and f"rounded to {typed} decimal" in out and f"asks for {asked}" in out, out
-    assert exercises._attempts[exercise_id] == 0  # a matter of form, not a wrong idea
+    assert hints.attempts[exercise_id] == 0  # a matter of form, not a wrong idea
 
 
 # An answer cut off after its decimals instead of rounded (0.70 for 0.7071) is a rounding slip, not a wrong idea:
@@ -319,7 +320,7 @@ def test_an_answer_cut_off_instead_of_rounded_gets_a_rounding_note(capsys, exerc
     ok, out = said(capsys, exercise_id, typed)
     assert not ok and out.startswith("❌ Not yet. Close: ") and words in out and "Hint" not in out, out
     assert rounded not in out  # the note names the slip, never the answer
-    assert exercises._attempts[exercise_id] == 0  # a slip of form, not an attempt
+    assert hints.attempts[exercise_id] == 0  # a slip of form, not an attempt
     assert said(capsys, exercise_id, rounded)[0] is True  # the rounding it asks for is right
 
 
@@ -456,4 +457,4 @@ def test_a_function_passed_instead_of_its_result_is_told_to_call_it(capsys):
         return (4, 512)
     ok, out = said(capsys, "00.output_shape", my_shape)
     assert not ok and "my_shape is a function: call it" in out and "could not be read" not in out, out
-    assert exercises._attempts["00.output_shape"] == 0  # a slip of form, not an attempt
+    assert hints.attempts["00.output_shape"] == 0  # a slip of form, not an attempt

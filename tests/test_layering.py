@@ -50,3 +50,22 @@ def test_importing_mha_lib_loads_neither_matplotlib_nor_widgets():
             "print(sorted(m for m in ('matplotlib', 'ipywidgets', 'anywidget') if m in sys.modules))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]", f"import mha_lib loaded {loaded}"
+
+
+EXERCISES = PACKAGE / "exercises"
+
+
+@pytest.mark.parametrize("path", sorted(p for p in EXERCISES.glob("*.py") if p.name != "__init__.py"),
+                         ids=lambda p: p.name)
+def test_no_module_of_the_exercises_imports_their_public_api(path):
+    """The API (`mha_lib.exercises`: check, check_function, solution) imports the engines, never the reverse."""
+    submodules = {p.stem for p in EXERCISES.glob("*.py")}
+    upward = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module is None:
+            upward += [alias.name for alias in node.names if alias.name not in submodules]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mha_lib.exercises":
+            upward += [alias.name for alias in node.names]
+        elif isinstance(node, ast.Import):
+            upward += [alias.name for alias in node.names if alias.name == "mha_lib.exercises"]
+    assert not upward, f"{path.name} imports {upward} from the package: import it from the module that defines it"

@@ -61,7 +61,9 @@ from .. import apply_mask, causal_mask
 from ..backward import softmax_backward as _lib_softmax_backward
 from ..flash import online_softmax_steps
 from .. import weighted_sum as lib_weighted_sum
-from . import _did_you_mean, _tiered_hint, worked
+from . import worked
+from .answers import find_answer_exercise
+from .hints import did_you_mean, tiered_hint
 from .lab import library_calls, library_use
 
 __all__ = ["check_function", "FUNCTION_EXERCISES", "function_exercise_ids"]
@@ -398,9 +400,14 @@ _MISTAKES_SOFTMAX = _mistakes(
 
 
 def _diagnose_softmax(case, got):
-    """Recognise rows that are right up to a factor: exp without the division by the row sum."""
+    """Recognise rows that are right up to a factor (exp without the division by the row sum), and weights
+    that sum to 1 along another axis than the last (the sum, or the whole softmax, taken over axis 0)."""
     if got.shape != case.expected.shape or not np.isfinite(got).all() or (got <= 0).any():
         return None
+    if not case.batched and got.ndim == 2 and np.allclose(got.sum(axis=0), 1.0, rtol=RTOL, atol=ATOL):
+        # (with leading dimensions the exercise's batch hint says more)
+        return (f"your weights sum to 1 down each COLUMN (axis 0, shape {got.shape}), not along each row: the "
+                f"sum that divides must run over the last axis, e / e.sum(axis=-1, keepdims=True).")
     if np.allclose(got / got.sum(axis=-1, keepdims=True), case.expected, rtol=RTOL, atol=ATOL):
         return "each row is right up to a factor: divide each row by its sum, so that it sums to 1."
     return None
@@ -668,18 +675,14 @@ def function_exercise_ids():
     return sorted(FUNCTION_EXERCISES, key=lambda i: i.split(".", 1)[0])  # sections are added in any order
 
 
-def _lookup(exercise_id):
+def function_exercise(exercise_id):
+    """The FunctionExercise of ``exercise_id``; ValueError with a one-line message for an id that is not one."""
     if not isinstance(exercise_id, str) or exercise_id not in FUNCTION_EXERCISES:  # a list or dict is unhashable
         question = ""
-        try:  # a question's id ("12.decode_scores") given to check_function: say which call it wants
-            from . import _lookup as question_lookup
-
-            question_lookup(exercise_id)
+        if find_answer_exercise(exercise_id) is not None:  # a question's id ("12.decode_scores"): say which call
             question = f" ({exercise_id!r} is a question: answer it with check({exercise_id!r}, answer))"
-        except Exception:  # not a question either
-            pass
         ids = function_exercise_ids()
-        near = "" if question else _did_you_mean(exercise_id, ids, name_functions=False)
+        near = "" if question else did_you_mean(exercise_id, ids)
         same = [i for i in ids if isinstance(exercise_id, str) and i.split(".")[0] == exercise_id.split(".")[0]]
         listed = ("" if near else f" Notebook {same[0].split('.')[0]}'s is {same[0]!r}." if same else
                   f" The function exercises are {', '.join(map(repr, ids))}.")
@@ -720,7 +723,8 @@ def _time_limit(seconds):
             signal.setitimer(signal.ITIMER_REAL, max(before[0] - (time.monotonic() - start), 1e-3), before[1])
 
 
-def _a(word):
+def _type_in_words(word):
+    """A type's name as a verdict says it: "a numpy array" for ndarray, "a list", "an int"."""
     if word == "ndarray":
         return "a numpy array"
     return f"an {word}" if word[:1].lower() in "aeiou" else f"a {word}"
@@ -985,7 +989,7 @@ def _run_apart(fn, args, allowed, seconds):
     return _unpickled(result), exc, lines, _unpickled(copies), used
 
 
-def _judge(ex, name, case, result, exc, copies, passed_2d):
+def _judge_case(ex, name, case, result, exc, copies, passed_2d):
     """None if this case is right, else (what is wrong, hint).
 
     The hint is None (the verdict says it all), a string a diagnosis measured, or the recognised mistake's
@@ -1005,7 +1009,7 @@ def _what_is_wrong_parts(ex, name, case, result, copies, passed_2d):
     the mistakes' same part and the part's own diagnosis; the first part that is wrong gives the verdict."""
     names = ", ".join(part.name for part in ex.parts)
     if not isinstance(result, (list, tuple)) or len(result) != len(ex.parts):
-        what = (_a(type(result).__name__) if not isinstance(result, (list, tuple))
+        what = (_type_in_words(type(result).__name__) if not isinstance(result, (list, tuple))
                 else f"a {type(result).__name__} of {len(result)} items")
         return f"{name} returned {what}; it must return {len(ex.parts)} things, `return {names}`: {ex.returns}."
     for i, (part, got) in enumerate(zip(ex.parts, result)):
@@ -1064,7 +1068,7 @@ def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
     if not isinstance(result, np.ndarray):
         convert = (" Compute with numpy throughout, or convert at the end: np.asarray(result) (a torch tensor: "
                    "result.detach().numpy())." if hasattr(result, "__array__") else "")
-        return f"{name} returned {_a(type(result).__name__)}, not a numpy array ({ex.returns}).{convert}"
+        return f"{name} returned {_type_in_words(type(result).__name__)}, not a numpy array ({ex.returns}).{convert}"
     if result.dtype == bool or not np.issubdtype(result.dtype, np.number) or np.iscomplexobj(result):
         return f"{name} returned an array of dtype {result.dtype}; it should hold real numbers."
     got = result.astype(float)
@@ -1642,7 +1646,7 @@ def check_function(exercise_id, fn, *, own=()):
     True
     """
     try:
-        ex = _lookup(exercise_id)
+        ex = function_exercise(exercise_id)
     except ValueError as err:  # a mistyped id: one line with the ids there are, not a traceback
         print(f"❌ {err}")
         return False
@@ -1651,7 +1655,7 @@ def check_function(exercise_id, fn, *, own=()):
         return False
     if not callable(fn):
         print(f"❌ Not yet: check_function needs your function itself, e.g. {ex.signature.split('(')[0]} "
-              f"without brackets; got {_a(type(fn).__name__)}.")
+              f"without brackets; got {_type_in_words(type(fn).__name__)}.")
         return False
     name = getattr(fn, "__name__", "your function")
     if name == "<lambda>":
@@ -1706,13 +1710,13 @@ def check_function(exercise_id, fn, *, own=()):
             return False
         with warnings.catch_warnings():  # judging an odd result (a masked array, say) must not warn in the notebook
             warnings.simplefilter("ignore")
-            verdict = _judge(ex, name, case, result, exc, copies, passed_2d)
+            verdict = _judge_case(ex, name, case, result, exc, copies, passed_2d)
         if verdict is not None:
             what, hint = verdict
             if result is None and exc is None and not passed_2d:  # the scaffold, not written yet: no attempt
                 print(f"⏳ Not yet: {what}")
                 return False
-            more = _tiered_hint(exercise_id, hint)  # the hint for this attempt (concept first, then concrete)
+            more = tiered_hint(exercise_id, hint)  # the hint for this attempt (concept first, then concrete)
             print(f"❌ Not yet: {what} Hint: {more}" if hint is not None else
                   f"❌ Not yet: {what} {more}".rstrip())
             return False
@@ -1753,4 +1757,4 @@ def _library_name(f):
 
 def function_solution(exercise_id):
     """The source of the reference solution of a function exercise."""
-    return inspect.getsource(_lookup(exercise_id).reference)
+    return inspect.getsource(function_exercise(exercise_id).reference)

@@ -617,7 +617,7 @@ def _explain(fn, case, message):
     return text
 
 
-def _judge(fn, case, message):  # noqa: C901 - one message per way of being wrong
+def _grade_case(fn, case, message):  # noqa: C901 - one message per way of being wrong
     """None when the student's answer to the case is right, else the message (one line)."""
     np = _np()
     if message["kind"] == "raised":
@@ -674,7 +674,7 @@ def _grade_job(part, job, seed=None):
             if i not in results:
                 message = failed
                 break
-            message = _judge(spec.function, case, results[i])
+            message = _grade_case(spec.function, case, results[i])
             if message:
                 break
     passed = message is None

@@ -10,7 +10,7 @@ from .. import (
     scaled_dot_product_attention,
     soft_lookup_example,
 )
-from . import Exercise
+from .answers import Exercise
 
 
 def _tiny_row2():

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import embed_tokens, tokenize
-from . import Exercise
+from .answers import Exercise
 
 _SENTENCE = "the cat sat on the mat"
 

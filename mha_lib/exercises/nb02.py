@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import MHAParams, init_params, load_running_example, multi_head_attention, project, selection_matrix
-from . import Exercise
+from .answers import Exercise
 
 # Doc 003's tiny numbers: a1 = (1, 1), a2 = (1, 0), W^Q = [[1, 1], [0, 1]].
 _W_TINY = np.array([[[1.0, 1.0], [0.0, 1.0]]])  # (h=1, d_model=2, d_k=2)

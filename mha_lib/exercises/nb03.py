@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from .. import attention_scores, designed_example, load_running_example, multi_head_attention, softmax
-from . import Exercise
+from .answers import Exercise
 
 
 def _peak_unscaled(d_k=64, sentences=2000, seed=0):

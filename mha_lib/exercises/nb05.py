@@ -10,7 +10,7 @@ from .. import (
     scaled_dot_product_attention,
     weighted_sum,
 )
-from . import Exercise
+from .answers import Exercise
 
 # The 2-token example of a source document (its Q, K, V; see the appendix of sources).
 DOC002_Q = np.array([[1.0, 3.0], [2.0, 0.5]])

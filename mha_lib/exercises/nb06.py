@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import load_running_example, multi_head_attention, split_heads
-from . import Exercise
+from .answers import Exercise
 
 
 def _concat_shape():

@@ -1,7 +1,7 @@
 """Self-check questions for notebook 07 (output projection)."""
 
 from .. import designed_example, load_running_example, multi_head_attention, parameter_count, two_heads_demo
-from . import Exercise
+from .answers import Exercise
 
 
 def parameter_count_exercise(question, d_model, h, *, bias=False, idea_end, concrete, solution=""):

@@ -1,7 +1,7 @@
 """Self-checks of notebook 08 (the whole computation on one screen)."""
 
 from .. import causal_mask
-from . import Exercise
+from .answers import Exercise
 from .nb07 import parameter_count_exercise
 
 def _designed_saw_at_temperature(T=5.0):

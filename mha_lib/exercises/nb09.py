@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import minilm
-from . import Exercise
+from .answers import Exercise
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
 WIDE = ANIMAL.replace("tired", "wide")

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import init_params, multi_head_attention, rope_angles, rotary_embedding, sinusoidal_positions
-from . import Exercise
+from .answers import Exercise
 
 # Doc 003's three tokens (its PyTorch experiment).
 _X_TINY = np.array([[1.0, 2.0], [2.0, 3.0], [3.0, 4.0]])

@@ -2,7 +2,7 @@
 
 from ..cost import MODEL_CONFIGS, attention_cost, weights_bytes
 from ..flash import online_softmax_steps
-from . import Exercise
+from .answers import Exercise
 
 EXERCISES = {
     "scores_flops": Exercise(

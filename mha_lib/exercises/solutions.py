@@ -16,7 +16,9 @@ import math
 import numpy as np
 
 from .. import parameter_count
+from . import questions
 from .functions import FUNCTION_EXERCISES, function_solution
+from .hints import hint_tiers
 
 __all__ = ["solution", "solution_text", "WORKED"]
 
@@ -123,15 +125,13 @@ def solution_text(exercise_id):
         return (f"# {exercise_id}: {ex.signature} returns {ex.returns}.\n"
                 f"# The library's version: {ex.library}.\n"
                 f"import numpy as np\n\n{function_solution(exercise_id)}")
-    from . import _hint_tiers, _lookup  # the answer exercises; _lookup raises a clear ValueError for an unknown id
-
-    ex = _lookup(exercise_id)
+    ex = questions.answer_exercise(exercise_id)  # raises a clear ValueError for an unknown id
     answer = _fmt(ex.answer())
     if ex.solution:
         return f"{ex.question}\n\nAnswer: {answer}\n{ex.solution}"
     if exercise_id in WORKED:
         return f"{ex.question}\n\nAnswer: {answer}\n{WORKED[exercise_id]()}"
-    return f"{ex.question}\n\nAnswer: {answer}\nHow: {_hint_tiers(ex.hint)[1]}"
+    return f"{ex.question}\n\nAnswer: {answer}\nHow: {hint_tiers(ex.hint)[1]}"
 
 
 def solution(exercise_id):
