@@ -265,6 +265,9 @@ def _judge_against(ex, expected, answer):
                 "a list of lists, one inner list per row" if expected.ndim == 2 else "nested lists")
         return False, (f"Your numbers are right, but they have the shape {got.shape} and the question asks for "
                        f"{expected.shape}: type them as {form}.")
+    if expected.ndim > 0 and got.size != expected.size:  # 3 numbers for an output row of 2: name the shape
+        return False, (f"The answer has {got.size} number{'s' if got.size != 1 else ''} (shape {got.shape}); the "
+                       f"question asks for {expected.size}, shape {expected.shape}.")
     right = got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol))
     if not right and expected.ndim == 0 and got.ndim == 0:
         return right, (_rounding_note(typed, float(got), float(expected), ex.decimals)
