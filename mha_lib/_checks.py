@@ -8,11 +8,13 @@ says how to fix it. No bare ``assert``: asserts vanish under ``python -O``.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 
-def shown(value, width=40):
+def shown(value: object, width: int = 40) -> str:
     """``value`` as a message shows it: its repr on one line, cut to ``width`` characters; an array by its shape
     and dtype (its repr would take several lines).
 
@@ -32,7 +34,7 @@ def shown(value, width=40):
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def as_array(x, name):
+def as_array(x: ArrayLike, name: str) -> NDArray[Any]:
     """``np.asarray(x)``, or a one-line TypeError naming ``name`` for what cannot be an array (a ragged list)."""
     try:
         return np.asarray(x)
@@ -41,7 +43,8 @@ def as_array(x, name):
                         "give rows of equal length, or a numpy array") from None
 
 
-def check_array(x, name, ndim=None, min_ndim=None, finite=True):
+def check_array(x: ArrayLike, name: str, ndim: int | None = None, min_ndim: int | None = None,
+                finite: bool = True) -> NDArray[np.floating]:
     """Return x as a float ndarray, or raise a message naming ``name``.
 
     Rejects non-numeric and boolean arrays, the wrong number of dimensions,
@@ -63,7 +66,7 @@ def check_array(x, name, ndim=None, min_ndim=None, finite=True):
     return arr
 
 
-def check_mask(mask, shape, heads=None):
+def check_mask(mask: ArrayLike, shape: tuple[int, ...], heads: int | None = None) -> NDArray[np.bool_]:
     """Check a boolean mask (True = may attend) and broadcast it to ``shape``.
 
     ``heads``: the number of heads that share this mask (the head dimension is
@@ -93,7 +96,7 @@ def check_mask(mask, shape, heads=None):
         ) from None
 
 
-def divisors(m, limit=None):
+def divisors(m: int, limit: int | None = None) -> list[int]:
     """The divisors of m, in increasing order: the valid head counts for d_model=m.
 
     Trial division up to sqrt(m), so m = 10**9 + 7 answers at once. With ``limit``, trial division stops at
@@ -137,7 +140,7 @@ def valid_h_text(d_model, h=None, most=12):
     return f"{near} (the {most} nearest of its {len(choices)} divisors)"
 
 
-def whole_number(value, name, where, minimum=None, maximum=None):
+def whole_number(value: Any, name: str, where: str, minimum: int | None = None, maximum: int | None = None) -> int:
     """``value`` as an int, or a one-line TypeError/ValueError naming ``where`` and ``name``.
 
     Accepts Python and numpy integers; refuses bools (``True`` is not 1 head), floats (2.5 is not silently 2;
@@ -160,7 +163,7 @@ def whole_number(value, name, where, minimum=None, maximum=None):
     return value
 
 
-def check_flag(value, name, where):
+def check_flag(value: object, name: str, where: str) -> bool:
     """``value`` as a bool, or a TypeError: ``bias="no"`` or ``None`` is not read as True or False silently."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{where}: {name} must be True or False, got {shown(value)}")
@@ -170,7 +173,7 @@ def check_flag(value, name, where):
 BUDGET_BYTES = 256 * 2**20  # the most one array from a size a user types may take (a kernel is sized at 250 MB)
 
 
-def check_budget(nbytes, what, where, fix, budget=None):
+def check_budget(nbytes: float, what: str, where: str, fix: str, budget: float | None = None) -> None:
     """Refuse an allocation of ``nbytes`` (estimated before allocating) over ``budget`` (default
     :data:`BUDGET_BYTES`), with a message that gives the size and the fix."""
     budget = BUDGET_BYTES if budget is None else budget
@@ -179,7 +182,7 @@ def check_budget(nbytes, what, where, fix, budget=None):
                          f"{budget / 2**20:,.0f} MiB allowed for one array; {fix}")
 
 
-def check_token(token, where, name="token"):
+def check_token(token: object, where: str, name: str = "token") -> str:
     """``token`` as it is, if it is a non-empty string of whole characters; else a one-line error.
 
     A lone surrogate ("\\ud800", half of a character outside the BMP) cannot be encoded, hashed or drawn.

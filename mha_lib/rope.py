@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_array, check_budget, shown
 
@@ -27,7 +28,7 @@ __all__ = ["rotary_embedding", "rope_angles"]
 _PAIRINGS = ("half", "interleaved")
 
 
-def rope_angles(positions, d, base=10000.0):
+def rope_angles(positions: ArrayLike, d: int, base: float = 10000.0) -> NDArray[np.float64]:
     """The rotation angles ``positions[p] * theta_i``, one per position and pair.
 
     Parameters
@@ -68,7 +69,8 @@ def rope_angles(positions, d, base=10000.0):
     return positions[..., None] * theta  # (..., 1) * (d/2,) -> (..., d/2)
 
 
-def rotary_embedding(x, positions, base=10000.0, *, pairing="half"):
+def rotary_embedding(x: ArrayLike, positions: ArrayLike, base: float = 10000.0, *,
+                     pairing: str = "half") -> NDArray[np.floating]:
     """Rotate queries or keys by their positions (RoPE).
 
     .. math:: \\begin{pmatrix} x'_a \\\\ x'_b \\end{pmatrix} =
