@@ -23,7 +23,6 @@ import types
 import numpy as np
 
 from ._checks import shown
-
 from .attention import _check_positive_int
 from .params import _resolve_sizes
 
@@ -39,7 +38,8 @@ MODEL_CONFIGS = types.MappingProxyType({  # read-only: shared by every caller in
 SOFTMAX_OPS_PER_SCORE = 5
 
 
-def attention_cost(n, d_model, h, d_k=None, d_v=None):
+def attention_cost(n: int, d_model: int, h: int, d_k: int | None = None,
+                   d_v: int | None = None) -> dict[str, dict[str, int | str]]:
     """FLOPs and numbers held, step by step, for one Multi-Head Attention layer.
 
     With d_k = d_v = d_model/h the totals are
@@ -86,7 +86,9 @@ def attention_cost(n, d_model, h, d_k=None, d_v=None):
         "concat": (0, n * h * d_v, "0 (a copy)"),
         "output": (2 * n * h * d_v * d_model, n * d_model, "2 n (h d_v) d_model"),
     }
-    cost = {name: {"flops": f, "numbers": m, "formula": text} for name, (f, m, text) in steps.items()}
+    cost: dict[str, dict[str, int | str]] = {
+        name: {"flops": f, "numbers": m, "formula": text} for name, (f, m, text) in steps.items()
+    }
     cost["total"] = {"flops": sum(f for f, _, _ in steps.values()), "numbers": sum(m for _, m, _ in steps.values()),
                      "formula": "8 n d_model^2 + 4 n^2 d_model + 5 h n^2"}
     params = h * d_model * (2 * d_k + d_v) + h * d_v * d_model
@@ -94,7 +96,7 @@ def attention_cost(n, d_model, h, d_k=None, d_v=None):
     return cost
 
 
-def weights_bytes(n, h, bytes_per_number=4):
+def weights_bytes(n: int, h: int, bytes_per_number: int = 4) -> int:
     """Bytes needed to hold the attention weights of every head at once: ``h n^2`` numbers.
 
     Examples
@@ -108,14 +110,15 @@ def weights_bytes(n, h, bytes_per_number=4):
     return h * n * n * bytes_per_number
 
 
-def format_bytes(nbytes):
+def format_bytes(nbytes: float) -> str:
     """A byte count in binary units: ``format_bytes(3 * 2**20) == '3.0 MiB'``."""
     if isinstance(nbytes, (bool, np.bool_)) or not isinstance(nbytes, (int, float, np.integer, np.floating)):
         raise TypeError(f"format_bytes: nbytes must be a number of bytes, got {type(nbytes).__name__} {shown(nbytes)}")
     value = float(nbytes)
     if not math.isfinite(value):
         raise ValueError(f"format_bytes: nbytes={nbytes} is not a finite number of bytes")
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
+    return f"{value:.1f} TiB"
