@@ -40,6 +40,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import (as_array, check_array, check_budget, check_mask, check_token, divisors, shown, valid_h_text,
                       whole_number)
@@ -1080,7 +1081,7 @@ def head_contributions(heads, W_o):
     return np.einsum("hnv,hvd->hnd", heads, blocks)  # (h, n, d_v) @ (h, d_v, d_model) -> (h, n, d_model)
 
 
-def _check_queries_keys(Q, K, where):
+def _check_queries_keys(Q: ArrayLike, K: ArrayLike, where: str) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
     """Q (..., n_q, d_k) and K (..., n_k, d_k) as float arrays, or a message naming what does not fit."""
     Q = check_array(Q, "Q", min_ndim=2)
     K = check_array(K, "K", min_ndim=2)
@@ -1127,7 +1128,7 @@ def _check_h(h):
     return int(h)
 
 
-def _check_positive_int(value, name, where):
+def _check_positive_int(value: object, name: str, where: str) -> int:
     return whole_number(value, name, where, minimum=1)
 
 
@@ -1151,7 +1152,7 @@ def _check_dropout(p, rng, where, need_rng=True):
     return p
 
 
-def _check_scale(scale, d_k):
+def _check_scale(scale: float | None, d_k: int) -> float:
     if scale is None:
         return 1.0 / math.sqrt(d_k)
     if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):

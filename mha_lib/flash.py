@@ -27,16 +27,22 @@ Notebook: 11 the cost of attention.
 from __future__ import annotations
 
 import tracemalloc
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_array, check_array, check_mask, shown
 from .attention import _check_leading, _check_positive_int, _check_queries_keys, _check_scale, _check_shared_axis
 
 __all__ = ["blockwise_attention", "online_softmax_steps", "peak_memory"]
 
+T = TypeVar("T")
 
-def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=False):
+
+def blockwise_attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None, block_size: int = 64,
+                        scale: float | None = None, causal: bool = False) -> NDArray[np.floating]:
     """``softmax(Q K^T / sqrt(d_k)) V`` computed block by block over the keys.
 
     Equal to the output of :func:`mha_lib.scaled_dot_product_attention`
@@ -132,7 +138,7 @@ def blockwise_attention(Q, K, V, mask=None, block_size=64, scale=None, causal=Fa
     return acc / np.where(l == 0, 1, l)  # a row that never saw an allowed key: 0 / 1 = 0
 
 
-def online_softmax_steps(scores, block_size):
+def online_softmax_steps(scores: ArrayLike, block_size: int) -> tuple[list[dict[str, Any]], NDArray[np.float64]]:
     """Softmax of one row of scores, read block by block: the running maximum and sum after each block.
 
     The arithmetic of :func:`blockwise_attention` for a single query row and
@@ -188,7 +194,7 @@ def online_softmax_steps(scores, block_size):
     return steps, weights
 
 
-def peak_memory(func, *args, **kwargs):
+def peak_memory(func: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[T, int]:
     """Run ``func(*args, **kwargs)`` and measure the most memory it held at once.
 
     Uses :mod:`tracemalloc`, which sees every numpy array allocation. The
