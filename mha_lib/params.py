@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_array, check_budget, check_flag, shown, valid_h_text, whole_number
 
@@ -51,7 +52,7 @@ class MHAParams:
     b_v: np.ndarray | None = None
     b_o: np.ndarray | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("W_q", "W_k", "W_v"):
             object.__setattr__(self, name, check_array(getattr(self, name), name, ndim=3))
         object.__setattr__(self, "W_o", check_array(self.W_o, "W_o", ndim=2))
@@ -80,36 +81,36 @@ class MHAParams:
             object.__setattr__(self, name, arr)
 
     @property
-    def h(self):
+    def h(self) -> int:
         """Number of heads."""
         return self.W_q.shape[0]
 
     @property
-    def h_kv(self):
+    def h_kv(self) -> int:
         """Number of key/value heads (= h, except for grouped- or multi-query attention)."""
         return self.W_k.shape[0]
 
     @property
-    def d_model(self):
+    def d_model(self) -> int:
         """Size of each token's embedding."""
         return self.W_q.shape[1]
 
     @property
-    def d_k(self):
+    def d_k(self) -> int:
         """Size of each head's queries and keys."""
         return self.W_q.shape[2]
 
     @property
-    def d_v(self):
+    def d_v(self) -> int:
         """Size of each head's values."""
         return self.W_v.shape[2]
 
     @property
-    def has_bias(self):
+    def has_bias(self) -> bool:
         """True when the layer has biases."""
         return self.b_q is not None
 
-    def count(self):
+    def count(self) -> dict[str, int]:
         """Number of learnable numbers, by matrix (see :func:`parameter_count`)."""
         return parameter_count(self.d_model, self.h, self.d_k, self.d_v, bias=self.has_bias, h_kv=self.h_kv)
 
@@ -179,7 +180,8 @@ def _rng_from_seed(seed, where):
     return np.random.default_rng(int(seed))
 
 
-def init_params(d_model, h, d_k=None, d_v=None, bias=False, seed=0, h_kv=None):
+def init_params(d_model: int, h: int, d_k: int | None = None, d_v: int | None = None, bias: bool = False,
+                seed: int | np.random.Generator = 0, h_kv: int | None = None) -> MHAParams:
     """Random parameters for one Multi-Head Attention layer.
 
     Weights are drawn from a normal distribution with standard deviation
@@ -251,7 +253,8 @@ def init_params(d_model, h, d_k=None, d_v=None, bias=False, seed=0, h_kv=None):
     return MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o, **biases)
 
 
-def params_from_fused(in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, h):
+def params_from_fused(in_proj_weight: ArrayLike, in_proj_bias: ArrayLike | None, out_proj_weight: ArrayLike,
+                      out_proj_bias: ArrayLike | None, h: int) -> MHAParams:
     """Per-head parameters from PyTorch's fused ``nn.MultiheadAttention`` layout.
 
     PyTorch stores ``in_proj_weight`` of shape (3*d_model, d_model) (the rows
@@ -294,7 +297,7 @@ def params_from_fused(in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bi
 
     W_q, W_k, W_v = (per_head(W) for W in np.split(W_in, 3))  # 3 x (d_model, d_model)
     biases = {}
-    if in_proj_bias is not None:
+    if in_proj_bias is not None and out_proj_bias is not None:  # both or neither, checked above
         b_in = check_array(in_proj_bias, "in_proj_bias", ndim=1)
         if b_in.shape != (3 * d_model,):
             raise ValueError(f"params_from_fused: in_proj_bias must have shape {(3 * d_model,)}, got {b_in.shape}")
@@ -303,7 +306,9 @@ def params_from_fused(in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bi
     return MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_out.T, **biases)
 
 
-def params_to_fused(params):
+def params_to_fused(
+    params: MHAParams,
+) -> tuple[NDArray[np.floating], NDArray[np.floating] | None, NDArray[np.floating], NDArray[np.floating] | None]:
     """The inverse of :func:`params_from_fused`.
 
     Returns
@@ -333,15 +338,19 @@ def params_to_fused(params):
         return W.transpose(0, 2, 1).reshape(h * d_k, d_model)
 
     in_proj_weight = np.concatenate([fused(params.W_q), fused(params.W_k), fused(params.W_v)])
-    if params.has_bias:
-        in_proj_bias = np.concatenate([params.b_q.ravel(), params.b_k.ravel(), params.b_v.ravel()])
-        out_proj_bias = params.b_o.copy()
+    in_proj_bias: NDArray[np.floating] | None
+    out_proj_bias: NDArray[np.floating] | None
+    b_q, b_k, b_v, b_o = params.b_q, params.b_k, params.b_v, params.b_o
+    if b_q is not None and b_k is not None and b_v is not None and b_o is not None:  # has_bias: all four or none
+        in_proj_bias = np.concatenate([b_q.ravel(), b_k.ravel(), b_v.ravel()])
+        out_proj_bias = b_o.copy()
     else:
         in_proj_bias = out_proj_bias = None
     return in_proj_weight, in_proj_bias, params.W_o.T.copy(), out_proj_bias
 
 
-def parameter_count(d_model, h, d_k=None, d_v=None, bias=False, h_kv=None):
+def parameter_count(d_model: int, h: int, d_k: int | None = None, d_v: int | None = None, bias: bool = False,
+                    h_kv: int | None = None) -> dict[str, int]:
     """How many learnable numbers a Multi-Head Attention layer has.
 
     With d_k = d_v = d_model/h the total is ``4 d_model^2`` (plus ``4 d_model``
@@ -375,7 +384,7 @@ def parameter_count(d_model, h, d_k=None, d_v=None, bias=False, h_kv=None):
     return counts
 
 
-def selection_matrix(d_model, h, i):
+def selection_matrix(d_model: int, h: int, i: int) -> NDArray[np.float64]:
     """The 0/1 matrix that picks head i's columns out of a fused projection.
 
     ``Y @ selection_matrix(d_model, h, i)`` equals ``Y[:, i*d_k:(i+1)*d_k]``
