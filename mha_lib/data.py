@@ -22,10 +22,12 @@ import hashlib
 import os
 import unicodedata
 import zipfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_budget, check_token, shown, whole_number
 from .params import MHAParams, init_params
@@ -53,7 +55,7 @@ RUNNING_EXAMPLE_FILE = "running_example.npz"
 RUNNING_EXAMPLE_SHA256 = "516af428f90e69508ab11d7b6ad945a7d64ec07f302bba70cb0125168d69b3c6"
 
 
-def tokenize(sentence):
+def tokenize(sentence: str) -> list[str]:
     """Split a sentence into lower-case word tokens (whitespace-separated).
 
     Examples
@@ -82,7 +84,7 @@ def _word_seed(word):
     return int.from_bytes(digest[:8], "little")
 
 
-def embed_tokens(tokens, d_model):
+def embed_tokens(tokens: Sequence[str], d_model: int) -> NDArray[np.float64]:
     """Deterministic stand-in embeddings: one row per token.
 
     Each word's row is ``d_model`` draws from a standard normal distribution,
@@ -124,12 +126,12 @@ def embed_tokens(tokens, d_model):
 class RunningExample:
     """The first source document's example: 4 tokens, d_model=512, h=8, d_k=64."""
 
-    tokens: tuple
+    tokens: tuple[str, ...]
     X: np.ndarray
     params: MHAParams
 
 
-def make_running_example():
+def make_running_example() -> RunningExample:
     """Build the running example from scratch (what ``data/make_data.py`` saves)."""
     tokens = RUNNING_EXAMPLE_TOKENS
     X = embed_tokens(tokens, RUNNING_EXAMPLE_D_MODEL)  # (4, 512)
@@ -137,7 +139,7 @@ def make_running_example():
     return RunningExample(tokens=tuple(tokens), X=X, params=params)
 
 
-def data_dir():
+def data_dir() -> Path:
     """The project's ``data/`` folder, wherever the working directory is.
 
     ``MHA_LIB_DATA`` in the environment overrides it.
@@ -151,7 +153,7 @@ def data_dir():
 _RUNNING_EXAMPLE_MAX_BYTES = 16 * 2**20  # its arrays unpack to about 8 MiB: a file that unpacks to more is refused unread
 
 
-def load_running_example(path=None):
+def load_running_example(path: str | os.PathLike[str] | None = None) -> RunningExample:
     """Load "humpty dumpty sat on" with its 4x512 X and 8-head parameters.
 
     Parameters
@@ -179,7 +181,7 @@ def load_running_example(path=None):
     if given and not str(path).strip():
         raise ValueError("load_running_example: path is empty; give the path of an .npz file, or no path for the "
                          "project's own")
-    path = Path(path) if given else data_dir() / RUNNING_EXAMPLE_FILE
+    path = Path(path) if path is not None else data_dir() / RUNNING_EXAMPLE_FILE
     fix = "regenerate it with `python data/make_data.py` (or restore it with `git checkout data/`)"
     if given and not path.is_file() and path.name != RUNNING_EXAMPLE_FILE:
         what = "is a folder" if path.is_dir() else "does not exist"
@@ -215,7 +217,7 @@ def load_running_example(path=None):
     return RunningExample(tokens=tokens, X=X, params=params)
 
 
-def arrays_sha256(arrays):
+def arrays_sha256(arrays: Mapping[str, ArrayLike]) -> str:
     """sha256 of named arrays' contents: names, dtypes, shapes and bytes, in name order.
 
     Unlike the sha256 of an ``.npz`` file, this does not depend on the zip
