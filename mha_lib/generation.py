@@ -23,6 +23,7 @@ import types
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_array, shown
 from .attention import attention_scores, softmax
@@ -60,40 +61,41 @@ class KVCache:
     (0, (2, 0, 4))
     """
 
-    def __init__(self, params):
+    def __init__(self, params: MHAParams) -> None:
         if not isinstance(params, MHAParams):
             raise TypeError(f"KVCache: params must be an MHAParams (from init_params), got {type(params).__name__}")
         self.h_kv, self.d_k, self.d_v, self.d_model = params.h_kv, params.d_k, params.d_v, params.d_model
-        self._batch = None  # leading dimensions, fixed by the first token
+        self._batch: tuple[int, ...] | None = None  # leading dimensions, fixed by the first token
         self._K = np.zeros((self.h_kv, 0, self.d_k))
         self._V = np.zeros((self.h_kv, 0, self.d_v))
         self._t = 0
-        self._layer = None  # the key/value weights of the layer whose keys it holds (set by decode_step; None: unknown)
+        # the key/value weights of the layer whose keys it holds (set by decode_step; None: unknown)
+        self._layer: tuple[np.ndarray | None, ...] | None = None
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._t
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"KVCache(t={self._t}, h_kv={self.h_kv}, d_k={self.d_k}, d_v={self.d_v})"
 
     @property
-    def K(self):
+    def K(self) -> NDArray[np.floating]:
         view = self._K[..., : self._t, :]  # (..., h_kv, t, d_k)
         view.flags.writeable = False
         return view
 
     @property
-    def V(self):
+    def V(self) -> NDArray[np.floating]:
         view = self._V[..., : self._t, :]  # (..., h_kv, t, d_v)
         view.flags.writeable = False
         return view
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         """Bytes held by the cached keys and values (not the spare capacity), like numpy's ``.nbytes``."""
         return self.K.nbytes + self.V.nbytes
 
-    def append(self, k, v):
+    def append(self, k: ArrayLike, v: ArrayLike) -> None:
         """Add one token's key and value rows.
 
         Parameters
@@ -157,7 +159,7 @@ class DecodeResult:
     weights: np.ndarray
 
 
-def decode_step(x, params, cache):
+def decode_step(x: ArrayLike, params: MHAParams, cache: KVCache) -> DecodeResult:
     """Attention for one new token, reusing the cached keys and values of the earlier ones.
 
     .. math:: q_i = x W_i^Q,\\; k_j = x W_j^K,\\; v_j = x W_j^V \\text{ (appended to the cache)},\\quad
@@ -250,7 +252,7 @@ def decode_step(x, params, cache):
     return DecodeResult(output=output, q=q, k=k, v=v, weights=weights.reshape(*weights.shape[:-3], h, -1))
 
 
-def kv_cache_bytes(n_layers, h_kv, d_k, n_tokens, dtype_bytes):
+def kv_cache_bytes(n_layers: int, h_kv: int, d_k: int, n_tokens: int, dtype_bytes: float) -> int | float:
     """Memory a KV cache needs: ``2 * n_layers * h_kv * d_k * n_tokens * dtype_bytes``.
 
     The 2 is for keys and values. Per sequence (batch size 1); multiply by the
@@ -320,7 +322,7 @@ class ModelConfig:
     d_k: int
     d_model: int
 
-    def kv_cache_bytes(self, n_tokens, dtype_bytes=2):
+    def kv_cache_bytes(self, n_tokens: int, dtype_bytes: float = 2) -> int | float:
         """Bytes of this model's KV cache for one sequence of n_tokens (float16 by default)."""
         return kv_cache_bytes(self.n_layers, self.h_kv, self.d_k, n_tokens, dtype_bytes)
 
