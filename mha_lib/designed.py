@@ -97,11 +97,11 @@ class DesignedExample:
         One paragraph per head: how its W^Q and W^K make it do its job.
     """
 
-    tokens: tuple
+    tokens: tuple[str, ...]
     X: np.ndarray
     params: MHAParams
-    roles: list
-    explanations: list
+    roles: list[str]
+    explanations: list[str]
 
 
 PAD_TOKEN = "[PAD]"  # the padding token of the designed layer's sentences, as BERT-like models write it
@@ -159,7 +159,7 @@ def _as_seen(sentence):
     return "".join(ch for ch in text if ch.isspace() or unicodedata.category(ch) not in ("Cf", "Cc"))
 
 
-def designed_example(sentence=None):
+def designed_example(sentence: str | None = None) -> DesignedExample:
     """Tokens, an input X and a 4-head layer whose heads have a named, explained job.
 
     X has two parts, side by side. The **word features** (columns 0-15) say
@@ -388,7 +388,7 @@ class TwoHeadsDemo:
         The two-head layer's output for "mouse chased cat": who and whom swapped.
     """
 
-    tokens: tuple
+    tokens: tuple[str, ...]
     values: np.ndarray
     one_head_weights: np.ndarray
     one_head_output: np.ndarray
@@ -402,7 +402,7 @@ class TwoHeadsDemo:
     swapped_output: np.ndarray
 
 
-def two_heads_demo(strength=5.0):
+def two_heads_demo(strength: float = 5.0) -> TwoHeadsDemo:
     """Why several heads: one head averages, two heads fetch.
 
     In "cat chased mouse" the verb needs two things: who chased (cat) and
@@ -516,9 +516,9 @@ class SoftLookup:
         ``weights V``: what each token receives.
     """
 
-    tokens: tuple
-    query_axes: tuple
-    value_axes: tuple
+    tokens: tuple[str, ...]
+    query_axes: tuple[str, ...]
+    value_axes: tuple[str, ...]
     Q: np.ndarray
     K: np.ndarray
     V: np.ndarray
@@ -527,7 +527,7 @@ class SoftLookup:
     output: np.ndarray
 
 
-def soft_lookup_example():
+def soft_lookup_example() -> SoftLookup:
     """"it" finds the noun it refers to: attention as a soft lookup, by hand.
 
     In "the cat sat it" (four words of "the cat sat down because it was tired"),
