@@ -64,10 +64,13 @@ import json
 import math
 import mmap
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_array, check_array, shown
 from .attention import MHAResult, multi_head_attention
@@ -135,7 +138,7 @@ class ChecksumError(ValueError):
 # --------------------------------------------------------------------------- the pieces of a layer
 
 
-def erf(x):
+def erf(x: ArrayLike) -> NDArray[np.float64]:
     """The error function, elementwise, within 1e-14 of ``math.erf`` (numpy has no erf).
 
     ``erf(x) = 2/sqrt(pi) * integral_0^x exp(-t^2) dt``. Computed as a
@@ -219,7 +222,7 @@ def _erf_table():
     return table
 
 
-def gelu(x):
+def gelu(x: ArrayLike) -> NDArray[np.float64]:
     """The exact GELU, ``x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))``, as BERT uses it.
 
     Not the tanh approximation (``hidden_act`` is ``"gelu"`` in the model's
@@ -234,7 +237,7 @@ def gelu(x):
     return 0.5 * x * (1.0 + erf(x * (1 / math.sqrt(2.0))))
 
 
-def _real_array(x, where):
+def _real_array(x: ArrayLike, where: str) -> NDArray[np.float64]:
     """x as a float64 array; a TypeError for what is not real numbers (complex numbers, text, objects)."""
     arr = as_array(x, f"{where}: x")
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
@@ -242,7 +245,7 @@ def _real_array(x, where):
     return arr.astype(np.float64, copy=False)
 
 
-def layer_norm(x, gamma, beta, eps=LAYER_NORM_EPS):
+def layer_norm(x: ArrayLike, gamma: ArrayLike, beta: ArrayLike, eps: float = LAYER_NORM_EPS) -> NDArray[np.float64]:
     """LayerNorm over the last axis: ``(x - mean) / sqrt(var + eps) * gamma + beta``.
 
     ``var`` is the biased variance (divided by d_model), as PyTorch computes it.
@@ -292,7 +295,7 @@ class EncoderLayer:
     ln_output: tuple
 
 
-def encoder_layer(X, layer, mask=None):
+def encoder_layer(X: ArrayLike, layer: EncoderLayer, mask: ArrayLike | None = None) -> tuple[NDArray[np.float64], MHAResult]:
     """One post-LayerNorm encoder layer: attention, add & norm, feed-forward, add & norm.
 
     Parameters
@@ -324,7 +327,7 @@ def encoder_layer(X, layer, mask=None):
 # --------------------------------------------------------------------------- loading
 
 
-def model_dir():
+def model_dir() -> Path:
     """The ``model/`` folder of the installed model package, found without importing it.
 
     Raises
@@ -379,7 +382,7 @@ class MiniLM:
     token_type_embeddings: np.ndarray
     ln_embeddings: tuple
     layers: tuple
-    tokenizer: object
+    tokenizer: Any  # a tokenizers.Tokenizer (an optional dependency)
     path: Path
     sha256: str
 
@@ -394,7 +397,7 @@ class MiniLM:
         return len(self.layers)
 
 
-def _model_or_default(model, where):
+def _model_or_default(model: object, where: str) -> MiniLM:
     """The given model, or the installed one for None; anything else is refused with a message."""
     if model is None:
         return load_minilm()
@@ -456,7 +459,7 @@ def _map_safetensors(path):
     return tensors
 
 
-def load_minilm(path=None, *, expected_sha256=WEIGHTS_SHA256):
+def load_minilm(path: str | os.PathLike[str] | None = None, *, expected_sha256: str | None = WEIGHTS_SHA256) -> MiniLM:
     """Read all-MiniLM-L6-v2's parameters and tokenizer (once per process: the result is cached).
 
     The parameters stay float32, as stored, in arrays mapped onto the file (read-only, no copy): a kernel
@@ -580,7 +583,8 @@ def _load_cached(folder, expected_sha256):
 # --------------------------------------------------------------------------- tokens
 
 
-def encode_tokens(sentence, model=None, *, truncate=False):
+def encode_tokens(sentence: str, model: MiniLM | None = None, *,
+                  truncate: bool | int = False) -> tuple[list[str], NDArray[np.int64]]:
     """WordPiece tokens and ids of one sentence, with [CLS] first and [SEP] last.
 
     The text is lower-cased and accents are stripped (the model is "uncased");
@@ -677,7 +681,7 @@ class MiniLMOutput:
         return self.hidden_states[..., -1, :, :]
 
 
-def embed(ids, model=None):
+def embed(ids: ArrayLike, model: MiniLM | None = None) -> NDArray[np.float64]:
     """Input embeddings: word + position + token type (all type 0), then LayerNorm.
 
     ids : ndarray of int, shape (..., n)  ->  ndarray, shape (..., n, d_model), float64
@@ -702,7 +706,8 @@ def embed(ids, model=None):
     return layer_norm(X, *model.ln_embeddings)
 
 
-def run_minilm(sentences, model=None, *, truncate=False):
+def run_minilm(sentences: str | Sequence[str], model: MiniLM | None = None, *,
+               truncate: bool | int = False) -> MiniLMOutput:
     """Run all-MiniLM-L6-v2 on one sentence or a batch, keeping every layer's attention weights.
 
     Parameters
@@ -729,7 +734,7 @@ def run_minilm(sentences, model=None, *, truncate=False):
     if not single and not (isinstance(sentences, (list, tuple)) and all(isinstance(s, str) for s in sentences)):
         raise TypeError(f"run_minilm: sentences must be a string or a list of strings, got "
                         f"{type(sentences).__name__} {shown(sentences)}")
-    batch = [sentences] if single else list(sentences)
+    batch = [sentences] if isinstance(sentences, str) else list(sentences)
     if not batch:
         raise ValueError("sentences is an empty list: give at least one sentence")
     model = _model_or_default(model, "run_minilm")
@@ -742,13 +747,13 @@ def run_minilm(sentences, model=None, *, truncate=False):
         real[row, : len(sentence_ids)] = True
     mask = None if real.all() else np.broadcast_to(real[:, None, :], (len(batch), n, n))  # (b, n, n): key is real
     X = embed(ids, model)  # (b, n, d_model)
-    hidden, attentions = [X], []
+    hidden, weights = [X], []
     for layer in model.layers:
         X, att = encoder_layer(X, layer, mask)  # (b, n, d_model), weights (b, h, n, n)
         hidden.append(X)
-        attentions.append(att.weights)
+        weights.append(att.weights)
     hidden_states = np.stack(hidden, axis=1)  # (b, L + 1, n, d_model)
-    attentions = np.stack(attentions, axis=1)  # (b, L, h, n, n)
+    attentions = np.stack(weights, axis=1)  # (b, L, h, n, n)
     pooled = _mean_pool(X, real)  # (b, d_model)
     out = MiniLMOutput(tokens=[t for t, _ in encoded], ids=ids, real=real, hidden_states=hidden_states,
                        attentions=attentions, sentence_embedding=pooled)
@@ -765,7 +770,8 @@ def _mean_pool(X, real):
     return mean / np.maximum(norm, 1e-12)
 
 
-def sentence_embedding(sentences, model=None, *, truncate=False):
+def sentence_embedding(sentences: str | Sequence[str], model: MiniLM | None = None, *,
+                       truncate: bool | int = False) -> NDArray[np.floating]:
     """The sentence embedding all-MiniLM-L6-v2 is made for: mean of the last layer over real tokens, length 1.
 
     The same as sentence-transformers' ``model.encode(sentences)`` for texts
@@ -782,7 +788,7 @@ def sentence_embedding(sentences, model=None, *, truncate=False):
 # --------------------------------------------------------------------------- switching heads off
 
 
-def switch_off_heads(model, layer, heads):
+def switch_off_heads(model: MiniLM, layer: int, heads: int | Sequence[int]) -> MiniLM:
     """A copy of ``model`` in which some heads of one layer are switched off: their Head_i is zero.
 
     The output projection reads Head_i through its own d_v rows of W^O only:
@@ -828,7 +834,7 @@ def switch_off_heads(model, layer, heads):
     if isinstance(heads, (int, np.integer)) and not isinstance(heads, bool):
         heads = [heads]
     try:
-        heads = list(heads)
+        heads = list(heads)  # type: ignore[arg-type]  # a bool lands here: list(True) is refused just below
     except TypeError:
         raise TypeError(f"switch_off_heads: heads must be a head number or a list of them (0 to {model.h - 1}), "
                         f"got {type(heads).__name__}") from None
@@ -846,7 +852,7 @@ def switch_off_heads(model, layer, heads):
     return dataclasses.replace(model, layers=layers)
 
 
-def cosine_similarity(a, b):
+def cosine_similarity(a: ArrayLike, b: ArrayLike) -> float | NDArray[np.float64]:
     """How alike two vectors point: a . b / (|a| |b|), 1 for the same direction, 0 for perpendicular ones.
 
     Parameters
@@ -882,7 +888,7 @@ def cosine_similarity(a, b):
 PATTERNS = ("previous", "next", "self", "[CLS]", "[SEP]", "same word")
 
 
-def head_patterns(attentions, tokens):
+def head_patterns(attentions: ArrayLike, tokens: Sequence[str]) -> dict[str, NDArray[np.floating]]:
     """Simple measures of what each head mostly looks at, averaged over the word tokens of a sentence.
 
     For every query that is a word piece (not [CLS] or [SEP]), take the
