@@ -30,6 +30,9 @@ __all__ = [
     "plot_attention",
     "head_grid",
     "symmetric_limits",
+    "plot_soft_lookup",
+    "plot_two_heads",
+    "plot_concat_blocks",
 ]
 
 WEIGHTS_CMAP = "viridis"
@@ -319,3 +322,206 @@ def head_grid(h, ncols=None):
         ncols = h if h <= 4 else (4 if h <= 8 else 8)
     ncols = max(1, min(ncols, h))
     return int(np.ceil(h / ncols)), ncols
+
+
+_TOKEN_COLOURS = ("#999999", "#0072B2", "#E69F00", "#009E73")  # Okabe-Ito: colour-blind safe
+
+
+def _check_axes_list(axes, count, where):
+    """``axes`` as a list of ``count`` matplotlib Axes, else a TypeError/ValueError that says so."""
+    if not isinstance(axes, (list, tuple, np.ndarray)):
+        raise TypeError(f"{where}: axes must be a sequence of {count} matplotlib Axes, e.g. "
+                        f"fig.subplots(1, {count}), got {type(axes).__name__}")
+    axes = list(np.ravel(np.asarray(axes, dtype=object)))
+    if len(axes) != count:
+        raise ValueError(f"{where}: axes must hold {count} Axes, e.g. fig.subplots(1, {count}), got {len(axes)}")
+    return [check_axes(ax, where) for ax in axes]
+
+
+def plot_soft_lookup(axes, look, token="it"):
+    """Notebook 00's soft dictionary lookup, seen from one word, on three axes.
+
+    Left: the keys as arrows and the word's query (half size, dashed); middle: the word's weights as bars;
+    right: the values and the word's output (a star), the weighted average of the values.
+
+    Parameters
+    ----------
+    axes : sequence of 3 matplotlib Axes
+    look : SoftLookup
+        ``mha_lib.soft_lookup_example()``: 4 tokens, 2-D queries, keys and values.
+    token : str
+        The word whose lookup is drawn (default "it").
+
+    Returns
+    -------
+    list of Artist
+
+    Examples
+    --------
+    >>> fig = Figure(figsize=(11, 3.4), layout="constrained")
+    >>> artists = plot_soft_lookup(fig.subplots(1, 3), mha_lib.soft_lookup_example())
+    """
+    ax_k, ax_w, ax_v = _check_axes_list(axes, 3, "plot_soft_lookup")
+    tokens = tuple(look.tokens)
+    if len(tokens) > len(_TOKEN_COLOURS):
+        raise ValueError(f"plot_soft_lookup: look has {len(tokens)} tokens; it draws at most {len(_TOKEN_COLOURS)}")
+    if not isinstance(token, str) or token not in tokens:
+        raise ValueError(f"plot_soft_lookup: token={shown(token)} is not one of the lookup's words {tokens}")
+    m = tokens.index(token)
+    colours = _TOKEN_COLOURS[:len(tokens)]
+    label_at = {"the": (-30, -16), "cat": (-10, 8), "sat": (6, -4), "it": (-14, 8)}  # clear of the arrows
+    artists = []
+    for tok, k, c in zip(tokens, look.K, colours):  # keys: what each word offers
+        artists.append(ax_k.annotate("", k, (0, 0), arrowprops=dict(arrowstyle="->", color=c, lw=2)))
+        artists += ax_k.plot(*k, "o", color=c, ms=7)
+        artists.append(ax_k.annotate(f"key of '{tok}'", k, xytext=label_at.get(tok, (6, 6)),
+                                     textcoords="offset points", color=c, fontsize=9))
+    start, q = np.array([0.0, -0.35]), np.asarray(look.Q[m]) / 2  # the query, half size, below the keys
+    artists.append(ax_k.annotate("", start + q, start, arrowprops=dict(arrowstyle="->", color="black", lw=2, ls="--")))
+    q_text = ", ".join(f"{x:g}" for x in look.Q[m])
+    artists.append(ax_k.annotate(f"query of '{token}', ({q_text}) at half size", start + q, xytext=(-150, -14),
+                                 textcoords="offset points", fontsize=9))
+    ax_k.set(xlim=(-0.3, 1.8), ylim=(-0.6, 1.25), aspect="equal", xlabel=look.query_axes[0],
+             ylabel=look.query_axes[1])
+    ax_k.set_title("query and keys: a match points the same way", fontsize=10)
+    bars = ax_w.bar(tokens, look.weights[m], color=colours)
+    artists += [bars, *ax_w.bar_label(bars, fmt="%.2f", fontsize=9)]
+    ax_w.set(ylim=(0, 1), ylabel="weight")
+    ax_w.set_title(f"weights of '{token}' (softmax of its scores)", fontsize=10)
+    for v, c in zip(look.V, colours):  # values: what each word passes on
+        artists += ax_v.plot(*v, "o", color=c, ms=9)
+    for j, tok in enumerate(tokens):
+        if np.any(look.V[j]):
+            artists.append(ax_v.annotate(f"value of '{tok}'", look.V[j], xytext=(8, -4) if look.V[j][1] else (-30, -18),
+                                         textcoords="offset points", color=colours[j], fontsize=9))
+    zeros = [tok for j, tok in enumerate(tokens) if not np.any(look.V[j])]
+    if zeros:
+        artists.append(ax_v.annotate(", ".join(f"'{t}'" for t in zeros) + ": (0, 0)", (0, 0), xytext=(8, 6),
+                                     textcoords="offset points", color="#555555", fontsize=9))
+    artists += ax_v.plot(*look.output[m], "*", color="black", ms=16)
+    artists.append(ax_v.annotate(f"output of '{token}'", look.output[m], xytext=(-40, 12), textcoords="offset points",
+                                 fontsize=9))
+    ax_v.set(xlim=(-0.2, 1.4), ylim=(-0.2, 1.25), aspect="equal", xlabel=look.value_axes[0],
+             ylabel=look.value_axes[1])
+    best = tokens[int(np.argmax(look.weights[m]))]
+    ax_v.set_title(f"values: '{token}' receives mostly '{best}'", fontsize=10)
+    return artists
+
+
+def plot_two_heads(ax_weights, ax_values, demo, *, distances=False):
+    """One head against two on "cat chased mouse" (``mha_lib.two_heads_demo()``), seen from "chased".
+
+    Left: the weights of "chased" in the one head and in heads "who" and "whom"; right: the two values, the
+    line of every blend of them, and each head's output.
+
+    Parameters
+    ----------
+    ax_weights, ax_values : matplotlib Axes
+    demo : TwoHeadsDemo
+    distances : bool
+        Say in the legend how far each output is from the values (notebook 07).
+
+    Returns
+    -------
+    list of Artist
+
+    Examples
+    --------
+    >>> fig = Figure(figsize=(9.6, 3.4), layout="constrained")
+    >>> artists = plot_two_heads(*fig.subplots(1, 2), mha_lib.two_heads_demo())
+    """
+    check_axes(ax_weights, "plot_two_heads")
+    check_axes(ax_values, "plot_two_heads")
+    if not isinstance(distances, (bool, np.bool_)):
+        raise TypeError(f"plot_two_heads: distances must be True or False, got {shown(distances)}")
+    artists = []
+    x = np.arange(len(demo.tokens))
+    for k, (label, w, colour) in enumerate([("one head", demo.one_head_weights, "#888888"),
+                                            ("head 'who'", demo.two_heads_weights[0], "#0072B2"),
+                                            ("head 'whom'", demo.two_heads_weights[1], "#D55E00")]):
+        bars = ax_weights.bar(x + (k - 1) * 0.27, w, width=0.25, color=colour, label=label)
+        artists += [bars, *ax_weights.bar_label(bars, fmt="%.2f", fontsize=8)]
+    ax_weights.set(xticks=x, xticklabels=demo.tokens, ylim=(0, 1.2), xlabel="key token", ylabel="weight")
+    ax_weights.set_title("where 'chased' looks", fontsize=10)
+    ax_weights.legend(fontsize=8, loc="upper center", ncol=3)
+    if distances:
+        labels = (f"one head: {demo.one_head_distances[0]:.2f} from each value",
+                  f"head 'who': {demo.two_heads_distances[0, 0]:.1e} from v(cat)",
+                  f"head 'whom': {demo.two_heads_distances[1, 1]:.1e} from v(mouse)")
+    else:
+        labels = ("one head: half of each", "head 'who': cat", "head 'whom': mouse")
+    artists += ax_values.plot(*demo.values.T, color="#BBBBBB", lw=4, zorder=0, label="every blend of the two values")
+    artists.append(ax_values.scatter(*demo.values.T, s=140, color=["#009E73", "#CC79A7"], edgecolor="black",
+                                     zorder=3))
+    for name, v in zip(["v(cat)", "v(mouse)"], demo.values):
+        artists.append(ax_values.annotate(name, v, xytext=(10, 4), textcoords="offset points", fontsize=10))
+    for out, marker, size, colour, z, label in [
+            (demo.one_head_output, "*", 300, "#888888", 4, labels[0]),
+            (demo.two_heads_outputs[0], "^", 90, "#0072B2", 5, labels[1]),
+            (demo.two_heads_outputs[1], "v", 90, "#D55E00", 5, labels[2])]:
+        artists.append(ax_values.scatter(*out, marker=marker, s=size, color=colour, edgecolor="black", zorder=z,
+                                         label=label))
+    ax_values.set(xlim=(-0.3, 1.9 if not distances else 2.05), ylim=(-0.3, 1.3 if not distances else 1.5),
+                  aspect="equal", xlabel="value coordinate 1", ylabel="value coordinate 2")
+    ax_values.set_title("what 'chased' receives", fontsize=10)
+    ax_values.legend(fontsize=8, loc="upper right")
+    return artists
+
+
+def plot_concat_blocks(fig, heads, tokens, *, titles=None, colors=None):
+    """Concat as its blocks: one panel per head, the head's columns numbered as in Concat (counting from 1).
+
+    Every panel uses one colour scale, symmetric around 0, so the heads can be compared; equal tokens give
+    equal stripes.
+
+    Parameters
+    ----------
+    fig : matplotlib Figure
+        An empty figure; the panels and one colour bar are added to it.
+    heads : ndarray, shape (h, n, d_v)
+    tokens : sequence of str, length n
+    titles : sequence of str, length h, optional
+    colors : sequence of at least h colours, optional
+        The frame of each head's panel: head i gets colour i.
+
+    Returns
+    -------
+    list of AxesImage
+
+    Examples
+    --------
+    >>> ex = mha_lib.designed_example()
+    >>> r = mha_lib.multi_head_attention(ex.X, ex.params)
+    >>> images = plot_concat_blocks(Figure(figsize=(10, 2.9)), r.heads, ex.tokens)
+    """
+    if not isinstance(fig, Figure):
+        raise TypeError(f"plot_concat_blocks: fig must be a matplotlib Figure, e.g. Figure(figsize=(10, 3)), got "
+                        f"{type(fig).__name__}")
+    heads = _real(heads, "heads", "plot_concat_blocks")
+    if heads.ndim != 3:
+        raise ValueError(f"plot_concat_blocks: heads must be (h, n, d_v), got shape {heads.shape}")
+    h, n, d_v = heads.shape
+    tokens = _labels(tokens, n, "tokens", "plot_concat_blocks")
+    titles = [f"head {i + 1}" for i in range(h)] if titles is None else list(titles)
+    if len(titles) != h:
+        raise ValueError(f"plot_concat_blocks: titles must hold one title per head ({h}), got {len(titles)}")
+    colors = [None] * h if colors is None else list(colors)
+    if len(colors) < h:  # a longer palette is fine: head i gets colour i
+        raise ValueError(f"plot_concat_blocks: colors must hold a colour for each of the {h} heads, got {len(colors)}")
+    axes = np.atleast_1d(fig.subplots(1, h, sharey=True, gridspec_kw=dict(left=0.06, right=0.91, bottom=0.2,
+                                                                          top=0.74, wspace=0.08)))
+    lo, hi = symmetric_limits(heads)  # one colour scale for every head
+    images = []
+    for i, ax in enumerate(axes):
+        first, last = i * d_v + 1, (i + 1) * d_v  # head i's columns in Concat, counting from 1
+        images.append(ax.imshow(heads[i], cmap=SIGNED_CMAP, vmin=lo, vmax=hi, aspect="auto",
+                                interpolation="nearest", extent=(first - 0.5, last + 0.5, n - 0.5, -0.5)))
+        ax.set_xticks([first, last], labels=[str(first), str(last)], fontsize=8)
+        ax.set_yticks(range(n), labels=tokens, fontsize=9)
+        ax.set_title(titles[i], fontsize=9)
+        if colors[i] is not None:
+            for side in ax.spines.values():
+                side.set(color=colors[i], linewidth=3)
+    fig.supxlabel("column of Concat (counting from 1)", fontsize=9)
+    fig.colorbar(images[-1], cax=fig.add_axes([0.93, 0.2, 0.012, 0.54]), label="value (shared scale)")
+    return images

@@ -1,0 +1,59 @@
+"""Still pictures of the hand-built examples (soft lookup, one head against two, Concat's blocks): drawn on the
+axes or figure given, with the numbers of the example, and bad input refused in one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+import mha_lib
+from mha_lib.plotting import plot_concat_blocks, plot_soft_lookup, plot_two_heads
+
+
+def test_soft_lookup_draws_the_weights_of_the_chosen_word():
+    look = mha_lib.soft_lookup_example()
+    fig = Figure()
+    axes = fig.subplots(1, 3)
+    artists = plot_soft_lookup(axes, look, "it")
+    assert artists
+    heights = [p.get_height() for p in axes[1].patches]
+    assert np.allclose(heights, look.weights[look.tokens.index("it")])
+    assert "'cat'" in axes[2].get_title()  # "it" receives mostly "cat"
+
+
+def test_soft_lookup_refuses_a_word_not_in_the_lookup():
+    with pytest.raises(ValueError, match="token='dog'"):
+        plot_soft_lookup(Figure().subplots(1, 3), mha_lib.soft_lookup_example(), "dog")
+    with pytest.raises(ValueError, match="3 Axes"):
+        plot_soft_lookup(Figure().subplots(1, 2), mha_lib.soft_lookup_example())
+
+
+def test_two_heads_shows_each_head_output_and_the_distances_on_request():
+    demo = mha_lib.two_heads_demo()
+    fig = Figure()
+    ax_w, ax_v = fig.subplots(1, 2)
+    plot_two_heads(ax_w, ax_v, demo, distances=True)
+    assert len(ax_w.patches) == 3 * len(demo.tokens)  # one bar per token for each of the 3 heads
+    labels = [t.get_text() for t in ax_v.get_legend().get_texts()]
+    assert any("from v(cat)" in label for label in labels)
+    with pytest.raises(TypeError, match="ax must be a matplotlib Axes"):
+        plot_two_heads(fig, ax_v, demo)
+
+
+def test_concat_blocks_number_the_columns_as_in_concat():
+    heads = np.arange(2 * 3 * 4, dtype=float).reshape(2, 3, 4) - 10  # h=2 heads, n=3 tokens, d_v=4
+    fig = Figure()
+    images = plot_concat_blocks(fig, heads, ["a", "b", "c"], titles=["one", "two"])
+    assert len(images) == 2
+    assert images[1].get_extent()[:2] == [4.5, 8.5]  # head 2 holds Concat's columns 5-8
+    assert images[0].get_clim() == images[1].get_clim() == (-13.0, 13.0)  # one shared, symmetric scale
+    with pytest.raises(ValueError, match="titles"):
+        plot_concat_blocks(Figure(), heads, ["a", "b", "c"], titles=["one"])
+
+
+def test_concat_blocks_take_a_longer_palette_but_refuse_a_short_one():
+    heads = np.ones((2, 3, 4))
+    plot_concat_blocks(Figure(), heads, ["a", "b", "c"], colors=["red", "blue", "green"])
+    with pytest.raises(ValueError, match="colors"):
+        plot_concat_blocks(Figure(), heads, ["a", "b", "c"], colors=["red"])
