@@ -37,6 +37,7 @@ The steps, in the order the notebooks teach them:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,7 +78,7 @@ __all__ = [
 # --------------------------------------------------------------------------- softmax
 
 
-def softmax(x, axis=-1):
+def softmax(x: ArrayLike, axis: int = -1) -> NDArray[np.floating]:
     """Numerically stable softmax along one axis (row by row by default).
 
     Computes ``exp(x - max) / sum(exp(x - max))``. Subtracting the row maximum
@@ -140,7 +141,7 @@ def softmax(x, axis=-1):
     return e
 
 
-def softmax_jacobian(weights):
+def softmax_jacobian(weights: ArrayLike) -> NDArray[np.floating]:
     """How each softmax weight moves when each score moves: ``diag(w) - w w^T``.
 
     For one row of weights ``w = softmax(s)``, entry ``[a, b]`` of the result
@@ -187,7 +188,7 @@ def softmax_jacobian(weights):
 # --------------------------------------------------------------------------- projections
 
 
-def project(X, W, b=None):
+def project(X: ArrayLike, W: ArrayLike, b: ArrayLike | None = None) -> NDArray[np.floating]:
     """Project the tokens into every head's subspace: ``X W_i (+ b_i)`` for each head i.
 
     Notebook step: 02 projections. The same function makes Q, K and V; only
@@ -231,7 +232,7 @@ def project(X, W, b=None):
     return out
 
 
-def split_heads(Y, h):
+def split_heads(Y: ArrayLike, h: int) -> NDArray[np.floating]:
     """Split a fused projection into heads: the "one big W_q, then split" view.
 
     ``(..., n, h*d) -> (..., n, h, d) -> (..., h, n, d)``. Head i receives
@@ -269,7 +270,7 @@ def split_heads(Y, h):
     return np.swapaxes(Y, -3, -2)  # (..., n, h, d) -> (..., h, n, d)
 
 
-def merge_heads(H):
+def merge_heads(H: ArrayLike) -> NDArray[np.floating]:
     """Put the heads side by side again: ``(..., h, n, d) -> (..., n, h*d)``.
 
     This is the concatenation ``[Head_1, ..., Head_h]`` written as a transpose
@@ -304,7 +305,7 @@ def merge_heads(H):
 SCORES_BUDGET_BYTES = 2 * 2**30  # the library's 2 GiB rule: the most the scores of one call (and what follows) take
 
 
-def attention_scores(Q, K, scale=None):
+def attention_scores(Q: ArrayLike, K: ArrayLike, scale: float | None = None) -> NDArray[np.floating]:
     """Scaled dot-product scores ``Q K^T / sqrt(d_k)``.
 
     Entry ``[m, j]`` is how strongly token m's query matches token j's key:
@@ -353,7 +354,7 @@ def attention_scores(Q, K, scale=None):
     return scores
 
 
-def apply_mask(scores, mask):
+def apply_mask(scores: ArrayLike, mask: ArrayLike | None) -> NDArray[np.floating]:
     """Set the scores of forbidden positions to ``-inf`` (mask True = may attend).
 
     Notebook step: 04 softmax (masks).
@@ -376,7 +377,7 @@ def apply_mask(scores, mask):
     return np.where(mask, scores, -np.inf)
 
 
-def weighted_sum(weights, V):
+def weighted_sum(weights: ArrayLike, V: ArrayLike) -> NDArray[np.floating]:
     """Each output row is a weighted average of the value rows: ``A V``.
 
     Because every row of weights is non-negative and sums to 1, each output
@@ -409,7 +410,8 @@ def weighted_sum(weights, V):
     return weights @ V  # (..., n_q, n_k) @ (..., n_k, d_v) -> (..., n_q, d_v)
 
 
-def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
+def scaled_dot_product_attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None,
+                                 scale: float | None = None) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
     """One attention head: ``softmax(Q K^T / sqrt(d_k)) V``.
 
     Works on a single head ``(n, d_k)`` and on any leading batch or head
@@ -451,7 +453,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
 # --------------------------------------------------------------------------- all heads
 
 
-def concat_heads(heads):
+def concat_heads(heads: ArrayLike) -> NDArray[np.floating]:
     """Concatenate the head outputs side by side: ``[Head_1, ..., Head_h]``.
 
     Written as a plain concatenation along the last axis, the way the first
@@ -475,7 +477,7 @@ def concat_heads(heads):
     return np.concatenate([heads[..., i, :, :] for i in range(heads.shape[-3])], axis=-1)
 
 
-def output_projection(concat, W_o, b_o=None):
+def output_projection(concat: ArrayLike, W_o: ArrayLike, b_o: ArrayLike | None = None) -> NDArray[np.floating]:
     """Map the concatenated heads back to d_model: ``Concat W^O (+ b^O)``.
 
     Notebook step: 07 output projection.
@@ -546,13 +548,15 @@ class MHAResult:
     concat: np.ndarray
     output: np.ndarray
 
-    def shapes(self):
+    def shapes(self) -> dict[str, tuple[int, ...]]:
         """Return ``{name: shape}`` for every intermediate, in computation order."""
         names = ["Q", "K", "V", "scores", "weights", "heads", "concat", "output"]
         return {name: tuple(getattr(self, name).shape) for name in names}
 
 
-def multi_head_attention(X, params, mask=None, scale=None, *, memory=None, dropout=0.0, rng=None):
+def multi_head_attention(X: ArrayLike, params: MHAParams, mask: ArrayLike | None = None, scale: float | None = None, *,
+                         memory: ArrayLike | None = None, dropout: float = 0.0,
+                         rng: np.random.Generator | None = None) -> MHAResult:
     """Multi-Head Attention of X (self-attention, or cross-attention to a memory), every intermediate returned.
 
     .. math:: \\mathrm{MultiHead}(X) = \\mathrm{Concat}(\\mathrm{Head}_1, \\dots, \\mathrm{Head}_h) W^O,
@@ -664,7 +668,7 @@ def multi_head_attention(X, params, mask=None, scale=None, *, memory=None, dropo
     return MHAResult(Q=Q, K=K, V=V, scores=scores, mask=mask, weights=weights, heads=heads, concat=concat, output=output)
 
 
-def repeat_kv(K, h):
+def repeat_kv(K: ArrayLike, h: int) -> NDArray[np.floating]:
     """Give every query head its key (or value) head: grouped-query sharing made explicit.
 
     ``K`` holds h_kv key/value heads; query head i uses key/value head
@@ -706,7 +710,8 @@ def repeat_kv(K, h):
     return np.repeat(K, h // h_kv, axis=-3)  # (..., h_kv, m, d) -> (..., h, m, d): 0,0,..,1,1,..
 
 
-def attention_dropout(weights, p, rng=None, *, keep=None):
+def attention_dropout(weights: ArrayLike, p: float, rng: np.random.Generator | None = None, *,
+                      keep: ArrayLike | None = None) -> NDArray[np.floating]:
     """Dropout on attention weights: zero each with probability p, scale the rest by 1/(1-p).
 
     Used only while training (the model learns not to rely on any single
@@ -747,7 +752,7 @@ def attention_dropout(weights, p, rng=None, *, keep=None):
     weights = check_array(weights, "weights")
     if keep is None:
         p = _check_dropout(p, rng, "attention_dropout")
-        if p == 0:
+        if p == 0 or rng is None:  # rng is None only when p == 0: _check_dropout refuses the rest
             return weights.copy()  # a new array, as for p > 0: the caller's array is never handed back
         keep = rng.random(weights.shape) >= p  # True with probability 1 - p
     else:
@@ -761,7 +766,8 @@ def attention_dropout(weights, p, rng=None, *, keep=None):
     return np.where(keep, weights / (1.0 - p), 0.0)
 
 
-def multi_head_attention_loop(X, params, mask=None, scale=None):
+def multi_head_attention_loop(X: ArrayLike, params: MHAParams, mask: ArrayLike | None = None,
+                              scale: float | None = None) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
     """Multi-Head Attention one head at a time, with plain matrix products.
 
     The same computation as :func:`multi_head_attention`, written the way the
@@ -794,7 +800,7 @@ def multi_head_attention_loop(X, params, mask=None, scale=None):
         Q_i = X @ params.W_q[i]  # (n, d_model) @ (d_model, d_k) -> (n, d_k)
         K_i = X @ params.W_k[j]  # (n, d_model) @ (d_model, d_k) -> (n, d_k)
         V_i = X @ params.W_v[j]  # (n, d_model) @ (d_model, d_v) -> (n, d_v)
-        if params.b_q is not None:
+        if params.b_q is not None and params.b_k is not None and params.b_v is not None:  # all four or none
             Q_i, K_i, V_i = Q_i + params.b_q[i], K_i + params.b_k[j], V_i + params.b_v[j]
         out_i, w_i = scaled_dot_product_attention(Q_i, K_i, V_i, mask=mask, scale=scale)
         head_outputs.append(out_i)  # (n, d_v)
@@ -806,7 +812,7 @@ def multi_head_attention_loop(X, params, mask=None, scale=None):
 # --------------------------------------------------------------------------- masks and positions
 
 
-def causal_mask(n):
+def causal_mask(n: int) -> NDArray[np.bool_]:
     """Lower-triangular mask for a decoder: token m may attend to tokens 0..m.
 
     True = may attend. (PyTorch's ``nn.MultiheadAttention`` wants the
@@ -837,7 +843,7 @@ def causal_mask(n):
     return positions[:, None] >= positions[None, :]  # (n, 1) >= (1, n) -> (n, n): key j at or before query m
 
 
-def padding_mask(tokens, pad_token="PAD"):
+def padding_mask(tokens: Sequence[str] | Sequence[Sequence[str]], pad_token: str = "PAD") -> NDArray[np.bool_]:
     """Mask that stops every token from attending to padding keys.
 
     True = may attend: ``mask[m, j]`` is False exactly when token j is the
@@ -892,7 +898,7 @@ def padding_mask(tokens, pad_token="PAD"):
     return np.broadcast_to(is_real[..., None, :], toks.shape[:-1] + (n, n)).copy()  # (..., 1, n) -> (..., n, n)
 
 
-def sinusoidal_positions(n, d_model):
+def sinusoidal_positions(n: int, d_model: int) -> NDArray[np.float64]:
     """The sinusoidal positional encodings of "Attention Is All You Need".
 
     .. math:: PE[p, 2i] = \\sin(p / 10000^{2i/d_{model}}), \\quad PE[p, 2i+1] = \\cos(p / 10000^{2i/d_{model}})
@@ -937,7 +943,7 @@ def sinusoidal_positions(n, d_model):
 MASK_KINDS = ("none", "causal", "padding")
 
 
-def make_mask(kind, tokens, pad_token="PAD"):
+def make_mask(kind: str, tokens: Sequence[str], pad_token: str = "PAD") -> NDArray[np.bool_] | None:
     """The (n, n) mask called ``kind`` for these tokens (True = may attend), or None for "none".
 
     Notebook step: 04 softmax (masks).
@@ -982,7 +988,7 @@ def make_mask(kind, tokens, pad_token="PAD"):
     raise ValueError(f"mask={shown(kind)} is not one of {MASK_KINDS}")
 
 
-def row_entropy(weights):
+def row_entropy(weights: ArrayLike) -> NDArray[np.floating]:
     """Entropy of every row of attention weights, in bits.
 
     0 bits: all the weight on one key (one-hot). ``log2(n)`` bits: spread
@@ -1033,7 +1039,7 @@ def row_entropy(weights):
     return -(w * logs).sum(axis=-1) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
-def wo_blocks(W_o, h):
+def wo_blocks(W_o: ArrayLike, h: int) -> NDArray[np.floating]:
     """Cut W^O (h*d_v, d_model) into h row blocks W^O_i of shape (d_v, d_model).
 
     Block i is the part of W^O that head i's columns of the concatenation are multiplied by.
@@ -1055,7 +1061,7 @@ def wo_blocks(W_o, h):
     return W_o.reshape(h, W_o.shape[0] // h, W_o.shape[1])  # (h*d_v, d_model) -> (h, d_v, d_model)
 
 
-def head_contributions(heads, W_o):
+def head_contributions(heads: ArrayLike, W_o: ArrayLike) -> NDArray[np.floating]:
     """Each head's share of the output, ``Head_i W^O_i``: their sum over heads is ``Concat W^O``.
 
     Notebook step: 07 output projection.
