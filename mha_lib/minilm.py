@@ -381,18 +381,18 @@ class MiniLM:
     position_embeddings: np.ndarray
     token_type_embeddings: np.ndarray
     ln_embeddings: tuple
-    layers: tuple
+    layers: tuple[EncoderLayer, ...]
     tokenizer: Any  # a tokenizers.Tokenizer (an optional dependency)
     path: Path
     sha256: str
 
     @property
-    def h(self):
+    def h(self) -> int:
         """Heads per layer."""
         return self.layers[0].attention.h
 
     @property
-    def n_layers(self):
+    def n_layers(self) -> int:
         """Number of encoder layers."""
         return len(self.layers)
 
@@ -676,7 +676,7 @@ class MiniLMOutput:
     sentence_embedding: np.ndarray
 
     @property
-    def last_hidden_state(self):
+    def last_hidden_state(self) -> np.ndarray:
         """The output of the last layer, shape (n, d_model) or (b, n, d_model)."""
         return self.hidden_states[..., -1, :, :]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import types
 
 import pytest
@@ -48,3 +49,34 @@ def test_star_import_gives_every_name():
     namespace: dict[str, object] = {}
     exec("from mha_lib import *", namespace)
     assert set(mha_lib.__all__) <= set(namespace)
+
+
+# The math modules whose public API carries type hints, checked by mypy (pyproject.toml's [tool.mypy] files).
+TYPED_MODULES = ("attention", "params", "flash", "rope", "generation", "cost", "designed", "data", "minilm")
+
+
+def _public_functions(module):
+    """(name, function) for each function of ``module.__all__``, and each public method or property of its classes."""
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if inspect.isfunction(obj):
+            yield name, obj
+        elif inspect.isclass(obj):
+            for attr, value in vars(obj).items():
+                value = value.fget if isinstance(value, property) else value
+                if inspect.isfunction(value) and (attr == "__init__" or not attr.startswith("_")):
+                    yield f"{name}.{attr}", value
+
+
+@pytest.mark.parametrize("name", TYPED_MODULES)
+def test_every_public_function_of_a_math_module_has_type_hints(name):
+    module = importlib.import_module(f"mha_lib.{name}")
+    untyped = []
+    for qualname, f in _public_functions(module):
+        if f.__module__ != module.__name__:  # re-exported from another module: checked there
+            continue
+        signature = inspect.signature(f)
+        bare = [p for p, v in signature.parameters.items() if p != "self" and v.annotation is inspect.Parameter.empty]
+        if bare or signature.return_annotation is inspect.Signature.empty:
+            untyped.append(qualname)
+    assert untyped == [], f"mha_lib.{name}: give {untyped} type hints (mypy checks them)"
