@@ -21,8 +21,9 @@ import math
 import numbers
 import pkgutil
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -204,7 +205,7 @@ def judge_answer(ex, answer):
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)  # zero-width characters
 
 
-def _judge_against(ex, expected, answer):
+def _judge_against(ex, expected, answer):  # noqa: C901 - one branch per way an answer can be typed or mistyped
     typed = answer  # as the student typed it ("2.36e6"): its digits say how it was rounded
     if isinstance(answer, str):  # "\u200b64" pasted from a web page is the 64 the student sees
         seen = str.translate(answer, _INVISIBLE).replace("\u00a0", " ")
@@ -248,7 +249,8 @@ def _judge_against(ex, expected, answer):
     if expected.ndim == 0 and got.ndim > 0:  # (64,) or [64] for the number 64; [64, 0] for "64,0"
         if got.size == 1:
             return False, "The answer is a single number: type it without brackets or a trailing comma."
-        comma = " (in a number, write decimals with a point, 3.5, not 3,5)" if isinstance(typed, str) and "," in typed else ""
+        in_text = isinstance(typed, str) and "," in typed
+        comma = " (in a number, write decimals with a point, 3.5, not 3,5)" if in_text else ""
         return False, f"The answer is a single number, not {got.size} numbers{comma}."
     rtol, atol = ex.tolerance()
     if whole:  # a count or a size: 64.6 is not 64, nor is 63.5
@@ -333,13 +335,14 @@ def _rounding_note(answer, got, expected, decimals=None):
         step = 10.0 ** decimal.Decimal(text).as_tuple().exponent  # "0.75" -> 0.01, "2.36e6" -> 1e4, "45" -> 1
     except (decimal.InvalidOperation, TypeError, ValueError):
         return None
-    if decimals is not None and got != 0 and 10.0 ** -decimals < step <= 1 and abs(got - expected) <= 0.5 * step * (1 + 1e-9):
+    close = abs(got - expected) <= 0.5 * step * (1 + 1e-9)
+    if decimals is not None and got != 0 and 10.0 ** -decimals < step <= 1 and close:
         typed = -int(round(math.log10(step)))  # "0.7" -> 1 decimal
         return (f"Close: {text} is the right number rounded to {typed} decimal{'s' if typed != 1 else ''}, but the "
                 f"question asks for {decimals}: type {decimals} decimals.")
     if step > 0.1 * abs(expected):  # fewer than two significant digits (0 or 1 for 0.75): not a rounding
         return None
-    if abs(got - expected) <= 0.5 * step * (1 + 1e-9):
+    if close:
         return (f"Close: {text} is the right number rounded to fewer digits than the question asks for. "
                 f"Type more digits (the question says how many), or the exact value.")
     return None
