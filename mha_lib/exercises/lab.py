@@ -270,7 +270,7 @@ class _Case:
 
 
 @dataclass
-class _Part:
+class _GradedPart:
     number: str
     function: str
     points: int
@@ -474,15 +474,15 @@ def _cases_previous_token_head(rng):
 
 
 LAB_PARTS = {  # grade id of the test cell -> the part
-    "masked_softmax": _Part("1", "my_masked_softmax", 2, "my_masked_softmax(scores, mask)", _cases_masked_softmax),
-    "key_mask": _Part("2.1", "my_key_mask", 1, "my_key_mask(lengths, m)", _cases_key_mask),
-    "cross_head": _Part("2.2", "my_cross_head", 2, "my_cross_head(X, memory, W_q, W_k, W_v, key_mask)",
+    "masked_softmax": _GradedPart("1", "my_masked_softmax", 2, "my_masked_softmax(scores, mask)", _cases_masked_softmax),
+    "key_mask": _GradedPart("2.1", "my_key_mask", 1, "my_key_mask(lengths, m)", _cases_key_mask),
+    "cross_head": _GradedPart("2.2", "my_cross_head", 2, "my_cross_head(X, memory, W_q, W_k, W_v, key_mask)",
                         _cases_cross_head, stand_ins=("my_masked_softmax", "my_key_mask")),
-    "repeat_kv": _Part("3.1", "my_repeat_kv", 1, "my_repeat_kv(K, h)", _cases_repeat_kv),
-    "gqa_layer": _Part("3.2", "my_gqa_layer", 2, "my_gqa_layer(X, W_q, W_k, W_v, W_o)", _cases_gqa_layer,
+    "repeat_kv": _GradedPart("3.1", "my_repeat_kv", 1, "my_repeat_kv(K, h)", _cases_repeat_kv),
+    "gqa_layer": _GradedPart("3.2", "my_gqa_layer", 2, "my_gqa_layer(X, W_q, W_k, W_v, W_o)", _cases_gqa_layer,
                        stand_ins=("my_masked_softmax", "my_repeat_kv", "my_key_mask")),
-    "previous_share": _Part("4.1", "my_previous_share", 1, "my_previous_share(weights)", _cases_previous_share),
-    "previous_token_head": _Part("4.2", "my_previous_token_head", 1, "my_previous_token_head(out)",
+    "previous_share": _GradedPart("4.1", "my_previous_share", 1, "my_previous_share(weights)", _cases_previous_share),
+    "previous_token_head": _GradedPart("4.2", "my_previous_token_head", 1, "my_previous_token_head(out)",
                                  _cases_previous_token_head, stand_ins=("my_previous_share",)),
 }
 

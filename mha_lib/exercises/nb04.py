@@ -4,7 +4,6 @@ import numpy as np
 
 from .. import (
     attention_dropout,
-    attention_scores,
     causal_mask,
     designed_example,
     load_running_example,
@@ -12,6 +11,7 @@ from .. import (
     softmax,
 )
 from .answers import Exercise
+from .nb03 import _peak_unscaled
 
 
 def _weights():
@@ -22,14 +22,6 @@ def _weights():
 def _causal_weights():
     ex = load_running_example()
     return multi_head_attention(ex.X, ex.params, mask=causal_mask(len(ex.tokens))).weights  # (8, 4, 4)
-
-
-def _peak_unscaled(d_k=64, sentences=2000, seed=0):
-    """Average largest weight of a softmax row of unscaled scores of random queries and keys."""
-    rng = np.random.default_rng(seed)
-    Q = rng.standard_normal((sentences, 4, d_k))
-    K = rng.standard_normal((sentences, 4, d_k))
-    return float(softmax(attention_scores(Q, K, scale=1.0)).max(axis=-1).mean())
 
 
 def _designed_causal_weights():
