@@ -122,12 +122,15 @@ def test_minilm_embed_takes_model_none_as_its_siblings_do():
     assert minilm.embed(ids).shape == (len(ids), 384)
 
 
-@pytest.mark.parametrize("token", ["$", "$x^2$", "a$b", r"\frac", "$$"])
+@pytest.mark.parametrize("token", ["$", "$x^2$", "a$b", r"\frac", "$$", r"$\nope$", "$x_$"])
 def test_a_token_is_drawn_as_literal_text_not_mathtext(token):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     fig = Figure()
+    FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     plotting.plot_attention(ax, np.eye(2), [token, "b"])
-    fig.canvas.draw()  # a lone "$" used to end in matplotlib's parser traceback here
+    fig.canvas.draw()  # "$\nope$" used to end in matplotlib's mathtext parser traceback here
     shown = [t.get_text() for t in ax.get_xticklabels()]
     assert shown[0].replace("\\$", "$") == token
 
