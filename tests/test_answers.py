@@ -184,7 +184,6 @@ def test_the_format_note_does_not_give_away_an_answer(capsys):
 
 @pytest.mark.parametrize("bad_id", [["03.scores"], {"a": 1}, {"03.scores"}])
 def test_an_unhashable_exercise_id_gets_the_clear_message(bad_id):
-    # before: TypeError: unhashable type: 'list'; then a ValueError; now one printed line
     ok, text = _verdict(bad_id, lambda Q, K: Q)
     assert ok is False and text.startswith("❌ check_function: there is no function exercise") and text.count("\n") == 1
     out = io.StringIO()
@@ -199,7 +198,6 @@ def test_an_unhashable_exercise_id_gets_the_clear_message(bad_id):
     ("64,0", "not 2 numbers"), ([1, 2], "not 2 numbers"),
 ])
 def test_a_number_answer_of_the_wrong_form_gets_a_note_not_a_hint(capsys, answer, words):
-    # before: the tiered hint about d_k, counted as an attempt (a NaN or (64,) is not a try at the question)
     assert check("00.d_k_bert", answer) is False
     out = capsys.readouterr().out
     assert words in out and "Hint" not in out
@@ -213,12 +211,10 @@ def test_a_nan_in_an_array_answer_is_named(capsys):
 
 @pytest.mark.parametrize("answer", ["\u200b64", "64\ufeff", "\u00a064"])
 def test_invisible_characters_in_a_typed_answer_are_ignored(capsys, answer):
-    # before: "'\u200b64' could not be read as one" (a 64 pasted from a web page)
     assert check("00.d_k_bert", answer) is True
 
 
 def test_an_exercise_id_with_a_space_is_found(capsys):
-    # before: ValueError: notebook 00 has no exercise 'd_k_bert '
     assert check(" 00.d_k_bert ", 64) is True
 
 
@@ -235,8 +231,6 @@ def test_a_wrong_answer_still_climbs_the_tiers(capsys):
     ("00.d_k_bert", lambda right: complex(right)),
 ])
 def test_a_complex_answer_is_named_not_judged(capsys, exercise_id, make):
-    # before: numpy dropped the imaginary part with a ComplexWarning and the rest was judged: "✅ Right." for
-    # the right answer plus 3i; a Python complex got "could not be read as one"
     right = questions.answer_exercise(exercise_id).answer()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no ComplexWarning printed under the cell

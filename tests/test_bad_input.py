@@ -219,24 +219,23 @@ def test_a_long_list_of_valid_h_shows_the_ones_near_the_request():
 
 @pytest.mark.parametrize("kind", ["padding", "causal"])
 def test_make_mask_refuses_a_sentence_given_as_one_string(kind):
-    # before: "a PAD" passed the `pad_token in tokens` test as a substring and gave a 5 x 5 mask over characters
     with pytest.raises(TypeError, match=r"list of tokens.*split\(\)"):
         make_mask(kind, "a PAD")
 
 
 def test_make_mask_refuses_tokens_that_are_not_a_sequence():
     with pytest.raises(TypeError, match="list of tokens"):
-        make_mask("causal", 5)  # before: TypeError "object of type 'int' has no len()"
+        make_mask("causal", 5)
 
 
 @pytest.mark.parametrize("weights, exc, message", [
-    ([[2.0, 0.0]], ValueError, r"between 0 and 1"),  # before: -2 bits
-    ([[-0.5, 1.5]], ValueError, r"between 0 and 1"),  # before: -0.88
-    ([[np.nan, 1.0]], ValueError, "NaN"),  # before: nan
-    ([[np.inf, 0.0]], ValueError, "inf"),  # before: -inf
-    ([[0.5 + 0j, 0.5]], TypeError, "real numbers"),  # before: ComplexWarning and a number
-    ([], ValueError, "no keys"),  # before: 0.0
-    ([[0.2, 0.2]], ValueError, "sums to 0.4"),  # before: a number that is no entropy
+    ([[2.0, 0.0]], ValueError, r"between 0 and 1"),
+    ([[-0.5, 1.5]], ValueError, r"between 0 and 1"),
+    ([[np.nan, 1.0]], ValueError, "NaN"),
+    ([[np.inf, 0.0]], ValueError, "inf"),
+    ([[0.5 + 0j, 0.5]], TypeError, "real numbers"),
+    ([], ValueError, "no keys"),
+    ([[0.2, 0.2]], ValueError, "sums to 0.4"),
     (5.0, ValueError, "at least 1 dimensions"),
 ])
 def test_row_entropy_refuses_what_are_not_attention_weights(weights, exc, message):
@@ -252,9 +251,9 @@ def test_row_entropy_still_takes_weights_one_row_and_fully_masked_rows():
 
 
 @pytest.mark.parametrize("h, exc, message", [
-    (0, ValueError, "at least 1"),  # before: ZeroDivisionError: integer modulo by zero
-    (-2, ValueError, "at least 1"),  # before: a reshape error
-    (2.0, TypeError, "whole number"),  # before: accepted
+    (0, ValueError, "at least 1"),
+    (-2, ValueError, "at least 1"),
+    (2.0, TypeError, "whole number"),
     (True, TypeError, "whole number"),
 ])
 def test_wo_blocks_checks_h(h, exc, message):
@@ -270,7 +269,6 @@ def test_wo_blocks_refuses_nan():
 
 
 def test_head_contributions_names_the_shape_of_heads():
-    # before: IndexError: tuple index out of range (heads.shape[-3])
     with pytest.raises(ValueError, match=r"heads must have shape \(h, n, d_v\)"):
         head_contributions(np.ones((3, 2)), np.ones((4, 4)))
     with pytest.raises(ValueError, match="heads contains NaN"):
@@ -290,7 +288,6 @@ def test_attention_scores_overflow_message_in_float64_does_not_advise_float64():
 
 @pytest.mark.parametrize("rng", [0, "rng", np.random.RandomState(0)], ids=["int", "str", "RandomState"])
 def test_multi_head_attention_refuses_a_wrong_rng_even_without_dropout(rng):
-    # before: ignored silently at dropout=0.0, refused only once dropout > 0
     params = mha_lib.init_params(d_model=8, h=2, seed=0)
     with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
         mha_lib.multi_head_attention(np.ones((3, 8)), params, rng=rng)
@@ -298,7 +295,6 @@ def test_multi_head_attention_refuses_a_wrong_rng_even_without_dropout(rng):
 
 
 def test_leading_dimensions_that_do_not_match_are_named():
-    # before: numpy's "operands could not be broadcast together with remapped shapes [original->remapped] ..."
     Q, K = np.ones((4, 3, 2)), np.ones((2, 3, 2))  # 4 query heads, 2 key heads (grouped-query shapes)
     with pytest.raises(ValueError, match=r"leading dimensions \(4,\).*\(2,\).*repeat_kv"):
         attention_scores(Q, K)
@@ -311,7 +307,6 @@ def test_leading_dimensions_that_do_not_match_are_named():
 
 @pytest.mark.parametrize("where", SEEDED)
 def test_a_negative_seed_is_refused_with_a_valid_one(where):
-    # before: ValueError: expected non-negative integer (numpy's, naming no argument)
     with pytest.raises(ValueError, match=rf"{where}: seed=-1 is negative.*seed=1"):
         SEEDED[where](-1)
 
@@ -320,14 +315,12 @@ def test_a_negative_seed_is_refused_with_a_valid_one(where):
                                        (True, "seed=0")], ids=["1.5", "2.0", "str", "list", "True"])
 @pytest.mark.parametrize("where", SEEDED)
 def test_a_seed_that_is_not_a_whole_number_is_refused(where, seed, fix):
-    # before: TypeError: SeedSequence expects int or sequence of ints (1.5, "a"); [1, 2] and True were accepted
     with pytest.raises(TypeError, match=rf"{where}: seed must be a whole number.*{fix}"):
         SEEDED[where](seed)
 
 
 @pytest.mark.parametrize("where", SEEDED)
 def test_seed_none_is_refused_because_it_is_not_repeatable(where):
-    # before: accepted, and every call drew other numbers
     with pytest.raises(TypeError, match="different numbers at every run"):
         SEEDED[where](None)
 
@@ -348,7 +341,6 @@ def test_valid_seeds_still_work_and_give_the_same_numbers():
 
 @pytest.mark.parametrize("bias", ["yes", "no", None, 1, 0.0])
 def test_init_params_bias_must_be_true_or_false(bias):
-    # before: bias="no" drew biases (a non-empty string is true); None and 0.0 were read as False
     with pytest.raises(TypeError, match="bias must be True or False"):
         init_params(8, 2, bias=bias)
 
@@ -356,7 +348,6 @@ def test_init_params_bias_must_be_true_or_false(bias):
 @pytest.mark.parametrize("sizes", [dict(d_model=10**9, h=1), dict(d_model=8, h=2, d_k=10**12),
                                    dict(d_model=16384, h=2)])
 def test_init_params_refuses_sizes_over_the_budget_before_allocating(sizes):
-    # before: MemoryError: Unable to allocate 6.94 EiB (or minutes of swapping for sizes just too large)
     with pytest.raises(ValueError, match=r"need [\d,]+ parameters .* GiB in float64\), more than the 2 GiB"):
         init_params(**sizes)
 
@@ -372,6 +363,5 @@ def test_init_params_still_draws_a_llama_sized_layer():
     lambda Q, K: blockwise_attention(Q, K, np.ones((3, 2))),
 ], ids=["attention_scores", "scaled_dot_product_attention", "blockwise_attention"])
 def test_queries_and_keys_of_size_zero_are_refused(call):
-    # before: ZeroDivisionError: float division by zero (the scale 1 / sqrt(0))
     with pytest.raises(ValueError, match="d_k=0 numbers"):
         call(np.ones((2, 0)), np.ones((3, 0)))

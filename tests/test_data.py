@@ -126,7 +126,6 @@ def test_load_running_example_names_its_parameter(bad):
 @pytest.mark.parametrize("sentence, words", [("\u200b", None), ("\u200b \ufeff", None), ("a\u200bb cat", ["ab", "cat"]),
                                              ("the\x00 cat", ["the", "cat"]), ("Humpty  dumpty", ["humpty", "dumpty"])])
 def test_tokenize_keeps_only_what_is_seen(sentence, words):
-    # before: '\u200b' was a word of its own (embeddings, overview and positions drew an invisible token)
     from mha_lib import tokenize
 
     if words is None:

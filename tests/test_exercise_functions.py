@@ -378,7 +378,7 @@ def test_not_a_function(capsys, fn, words):
 
 
 def test_unknown_id_is_one_line_with_the_nearest_id(capsys):
-    ok, out = run(capsys, "03.score", worked.my_scores)  # before: ValueError
+    ok, out = run(capsys, "03.score", worked.my_scores)
     assert ok is False and out == "❌ check_function: there is no function exercise '03.score'. Did you mean '03.scores'?\n"
     ok, out = run(capsys, "03.nothing_near", worked.my_scores)
     assert ok is False and "Notebook 03's is '03.scores'" in out and out.count("\n") == 1, out
@@ -449,7 +449,7 @@ def test_every_answer_exercise_has_a_solution(capsys):
 
 
 def test_solution_of_unknown_id_is_one_line(capsys):
-    solution("05.nothing")  # before: ValueError
+    solution("05.nothing")
     out = capsys.readouterr().out
     assert out.startswith("❌ solution: notebook 05 has no exercise 'nothing'") and "'05.by_hand'" in out, out
     assert out.count("\n") == 1

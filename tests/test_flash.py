@@ -321,7 +321,6 @@ def test_format_bytes_still_formats():
     ("K", lambda Q, K, V: (Q, K, V)),
 ])
 def test_blockwise_attention_refuses_grouped_query_shapes_with_the_repeat_kv_fix(which, args):
-    # before: ValueError: operands could not be broadcast together with shapes (8,5,4) (2,4,5) (numpy's)
     Q, K, V = _grouped_qkv()
     with pytest.raises(ValueError, match=rf"blockwise_attention: Q has leading dimensions \(8,\).*repeat_kv\({which}, h\)"):
         blockwise_attention(*args(Q, K, V))

@@ -133,8 +133,6 @@ def test_decode_step_reports_an_overflow_clearly():
 
 
 def test_a_refused_token_leaves_no_trace_in_the_cache():
-    # before: the overflowing token's key and value stayed in the cache (len 1), so every later step
-    # attended to a key of size 1e200: a silent wrong answer after the clear error
     params = mha_lib.init_params(d_model=8, h=2, seed=0)
     cache = mha_lib.KVCache(params)
     with pytest.raises(ValueError, match="overflow"):
@@ -148,13 +146,11 @@ def test_a_refused_token_leaves_no_trace_in_the_cache():
 
 def test_decode_step_refuses_an_empty_batch():
     params = mha_lib.init_params(d_model=8, h=2, seed=0)
-    # before: ValueError "cannot reshape array of size 0 into shape (0,2,newaxis)"
     with pytest.raises(ValueError, match=r"x has no tokens.*\(0, 8\)"):
         mha_lib.decode_step(np.ones((0, 8)), params, mha_lib.KVCache(params))
 
 
 def test_decode_step_refuses_a_cache_filled_by_another_layer():
-    # before: same sizes, other weights: the keys of two layers were mixed silently
     params, other = mha_lib.init_params(8, 2, seed=0), mha_lib.init_params(8, 2, seed=1)
     cache = mha_lib.KVCache(params)
     mha_lib.decode_step(np.ones(8), params, cache)

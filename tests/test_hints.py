@@ -396,7 +396,7 @@ def test_a_count_is_compared_exactly():
     (["07.predict_blur"], "an exercise id is text in quotes"),
 ])
 def test_a_mistyped_id_gets_one_line_with_the_ids_there_are(capsys, typed, words):
-    ok, out = said(capsys, typed, 0.71)  # before: ValueError out of check
+    ok, out = said(capsys, typed, 0.71)
     assert ok is False and out.startswith("❌ check:") and words in out and out.count("\n") == 1, out
 
 

@@ -265,7 +265,7 @@ def test_mapped_parameters_equal_the_safetensors_library():
 
 
 def test_the_model_costs_a_kernel_little_memory():
-    """Issue 13: every kernel under 250 MB. The model adds its used pages only (about 45 MB), not 180 MB."""
+    """Every kernel under 250 MB. The model adds its used pages only (about 45 MB), not 180 MB."""
     import subprocess
     import sys
 
@@ -315,7 +315,7 @@ def test_ipython_shows_the_missing_model_without_a_traceback():
 
 
 def test_notebook_09_loads_the_model_in_its_first_code_cell():
-    """Issue 13: with the model missing, 09's first code cell says so (with the %pip command), nothing later."""
+    """With the model missing, 09's first code cell says so (with the %pip command), nothing later."""
     import json
 
     notebook = json.loads((Path(__file__).parent.parent / "notebooks" / "09_trained_heads.ipynb").read_text())
