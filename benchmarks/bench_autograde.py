@@ -40,8 +40,15 @@ def cpu_of_children():
 def run(course, env, *args):
     """Run an nbgrader command; return (wall seconds, CPU seconds of it and everything it started)."""
     start, cpu = time.perf_counter(), cpu_of_children()
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=3600)
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=course,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=3600,
+    )
     if done.returncode:
         sys.exit(f"nbgrader {' '.join(args)} failed:\n{done.stdout[-3000:]}")
     return time.perf_counter() - start, cpu_of_children() - cpu
@@ -50,8 +57,11 @@ def run(course, env, *args):
 def solved(release_path):
     """The student version with the source's solutions filled in."""
     source = json.loads(LAB.read_text(encoding="utf-8"))
-    answers = {c["metadata"]["nbgrader"]["grade_id"]: SOLUTION_REGION.sub(lambda m: m.group(1), "".join(c["source"]))
-               for c in source["cells"] if c["metadata"].get("nbgrader", {}).get("solution")}
+    answers = {
+        c["metadata"]["nbgrader"]["grade_id"]: SOLUTION_REGION.sub(lambda m: m.group(1), "".join(c["source"]))
+        for c in source["cells"]
+        if c["metadata"].get("nbgrader", {}).get("solution")
+    }
     nb = json.loads(release_path.read_text(encoding="utf-8"))
     for cell in nb["cells"]:
         meta = cell["metadata"].get("nbgrader", {})
@@ -62,12 +72,18 @@ def solved(release_path):
 
 def one_part_alone():
     """Seconds to grade part 1 of the solution through lab.check (grader + sandbox, no nbgrader, no kernel)."""
-    cell = next("".join(c["source"]) for c in json.loads(LAB.read_text(encoding="utf-8"))["cells"]
-                if c["metadata"].get("nbgrader", {}).get("grade_id") == "my_masked_softmax")
-    code = ("import time\nimport numpy as np\nfrom mha_lib.exercises import lab\n"
-            + SOLUTION_REGION.sub(lambda m: m.group(1), cell) + "\n"
-            "t = time.perf_counter()\nv = lab.check('masked_softmax', globals())\ndt = time.perf_counter() - t\n"
-            "assert v['passed'], v\nprint(dt)\n")
+    cell = next(
+        "".join(c["source"])
+        for c in json.loads(LAB.read_text(encoding="utf-8"))["cells"]
+        if c["metadata"].get("nbgrader", {}).get("grade_id") == "my_masked_softmax"
+    )
+    code = (
+        "import time\nimport numpy as np\nfrom mha_lib.exercises import lab\n"
+        + SOLUTION_REGION.sub(lambda m: m.group(1), cell)
+        + "\n"
+        "t = time.perf_counter()\nv = lab.check('masked_softmax', globals())\ndt = time.perf_counter() - t\n"
+        "assert v['passed'], v\nprint(dt)\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], text=True, capture_output=True, timeout=300)
     if done.returncode:
         sys.exit(f"grading part 1 alone failed:\n{done.stderr[-3000:]}")
@@ -84,10 +100,18 @@ def main():
     tmp = Path(tempfile.mkdtemp(prefix="bench_autograde_"))
     try:
         course = tmp / "course"
-        env = dict(os.environ, MPLBACKEND="Agg", OPENBLAS_NUM_THREADS="1",
-                   PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
-        for var, sub in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_RUNTIME_DIR", "runtime"),
-                         ("JUPYTER_DATA_DIR", "data"), ("IPYTHONDIR", "ipython")):
+        env = dict(
+            os.environ,
+            MPLBACKEND="Agg",
+            OPENBLAS_NUM_THREADS="1",
+            PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+        )
+        for var, sub in (
+            ("JUPYTER_CONFIG_DIR", "config"),
+            ("JUPYTER_RUNTIME_DIR", "runtime"),
+            ("JUPYTER_DATA_DIR", "data"),
+            ("IPYTHONDIR", "ipython"),
+        ):
             (tmp / sub).mkdir()
             env[var] = str(tmp / sub)
         (course / "source" / "attention_lab").mkdir(parents=True)
@@ -96,7 +120,8 @@ def main():
             "c = get_config()\n"
             f"c.CourseDirectory.root = {str(course)!r}\n"
             f"c.CourseDirectory.db_url = {'sqlite:///' + str(course / 'gradebook.db')!r}\n"
-            "c.CourseDirectory.course_id = 'bench'\n")
+            "c.CourseDirectory.course_id = 'bench'\n"
+        )
         generate = run(course, env, "generate_assignment", "attention_lab", "--force")
         nb = solved(course / "release" / "attention_lab" / LAB.name)
         for i in range(args.submissions):
@@ -109,13 +134,17 @@ def main():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     load_after = os.getloadavg()
-    print(f"machine: {os.cpu_count()} cores; load average (1, 5, 15 min) before "
-          f"{', '.join(f'{x:.2f}' for x in load_before)}, after {', '.join(f'{x:.2f}' for x in load_after)}")
+    print(
+        f"machine: {os.cpu_count()} cores; load average (1, 5, 15 min) before "
+        f"{', '.join(f'{x:.2f}' for x in load_before)}, after {', '.join(f'{x:.2f}' for x in load_after)}"
+    )
     n = args.submissions
     print(f"generate_assignment: {generate[0]:.1f} s ({generate[1]:.1f} s of CPU)")
-    print(f"autograde, {n} submissions: {autograde[0]:.1f} s = {autograde[0] / n:.1f} s per submission "
-          f"({300 * autograde[0] / n / 60:.0f} minutes for 300); CPU: {autograde[1] / n:.1f} s per submission "
-          f"({300 * autograde[1] / n / 60:.0f} minutes of one core for 300)")
+    print(
+        f"autograde, {n} submissions: {autograde[0]:.1f} s = {autograde[0] / n:.1f} s per submission "
+        f"({300 * autograde[0] / n / 60:.0f} minutes for 300); CPU: {autograde[1] / n:.1f} s per submission "
+        f"({300 * autograde[1] / n / 60:.0f} minutes of one core for 300)"
+    )
     print(f"generate_feedback: {feedback[0]:.1f} s ({feedback[1]:.1f} s of CPU)")
     print(f"one part alone (lab.check: grader + sandbox, no kernel): {part:.2f} s")
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "tests" / "browser"))
 import conftest as servers  # noqa: E402  (server start/stop shared with the browser tests)
 import labdriver as ld  # noqa: E402
 
-SETUP = r'''
+SETUP = r"""
 from mha_lib.explorers.overview import make_overview_explorer
 from mha_lib.explorers.embeddings import make_embeddings_explorer
 from mha_lib.explorers.projections import make_projections_explorer
@@ -49,31 +49,35 @@ from mha_lib.explorers.cost import make_cost_explorer
 def untied(box, name="tie"):
     box.controls[name].value = False  # d_k becomes a free slider
     return box
-'''
+"""
 
 R, L = "ArrowRight", "ArrowLeft"
 # (explorer, cell, [(slider label, keys)]): keys walk every value an h slider offers, then back.
 EXPLORERS = [
     ("00 overview", "make_overview_explorer()", [("heads h", [L, L, L, R, R, R, R, L])]),
     ("01 embeddings", "make_embeddings_explorer()", [("d_model", [R, L] * 4)]),
-    ("02 projections", "untied(make_projections_explorer(), 'tie_d_k')",
-     [("heads h", [R] * 8 + [L] * 8), ("d_k", [R, L] * 4)]),
+    (
+        "02 projections",
+        "untied(make_projections_explorer(), 'tie_d_k')",
+        [("heads h", [R] * 8 + [L] * 8), ("d_k", [R, L] * 4)],
+    ),
     ("03 scaling", "make_scaling_explorer()", [("d_k", [R, R, L, L, L, L, R, R])]),
     ("03 scores", "make_scores_explorer()", [("heads h", [L, L, L, R, R, R, R, L])]),
     ("03 scores, d_k free", "untied(make_scores_explorer())", [("heads h", [R] * 8 + [L] * 8), ("d_k", [R, L] * 4)]),
-    ("04 softmax", "make_softmax_explorer()", [("heads h", [L, L, L, R, R, R, R, L]),
-                                               ("temperature T", [R, R, L, L, L, L, R, R])]),
+    (
+        "04 softmax",
+        "make_softmax_explorer()",
+        [("heads h", [L, L, L, R, R, R, R, L]), ("temperature T", [R, R, L, L, L, L, R, R])],
+    ),
     ("04 softmax, d_k free", "untied(make_softmax_explorer())", [("d_k", [R, L] * 4)]),
     ("05 values", "make_values_explorer()", [("head", [R, L] * 4), ("heads h", [L, L, L, R, R, R, R, L])]),
     ("06 concat", "make_concat_explorer()", [("heads h", [L, L, L, R, R, R, R, L])]),
     ("07 output", "make_output_explorer()", [("heads h", [L, L, L, R, R, R, R, L])]),
     ("08 lecture", "make_lecture_explorer()", [("heads h", [L, L, L, R, R, R, R, R, L, L])]),
-    ("08 lecture, d_k free", "untied(make_lecture_explorer())", [("heads h", [R] * 8 + [L] * 8),
-                                                                ("d_k", [R, L] * 4)]),
+    ("08 lecture, d_k free", "untied(make_lecture_explorer())", [("heads h", [R] * 8 + [L] * 8), ("d_k", [R, L] * 4)]),
     ("09 trained", "make_trained_explorer()", [("layer", [R, R, R, R, R, L, L, L])]),
     ("10 positions", "make_positions_explorer(positions=True)", [("head", [R, R, R, L, L, L])]),
-    ("11 cost", "make_cost_explorer()", [("heads h", [R, R, R, R, L, L, L, L, L, L, L, L]),
-                                         ("log₂ n", [R, L] * 4)]),
+    ("11 cost", "make_cost_explorer()", [("heads h", [R, R, R, R, L, L, L, L, L, L, L, L]), ("log₂ n", [R, L] * 4)]),
 ]
 
 
@@ -129,16 +133,25 @@ def press_and_time_picture(page, box, handle, key, timeout=60_000):
     page.wait_for_function(
         """([el, src]) => [...el.querySelectorAll('img')].map(i => i.src).join(' ') !== src
                           && window.__mhaShown !== undefined""",
-        arg=[box.element_handle(), before], timeout=timeout, polling=16)
+        arg=[box.element_handle(), before],
+        timeout=timeout,
+        polling=16,
+    )
     return page.evaluate("() => window.__mhaShown - window.__mhaKey")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--only", default="", help="run only the explorers whose name contains this text (several: comma-separated)")
+    parser.add_argument(
+        "--only", default="", help="run only the explorers whose name contains this text (several: comma-separated)"
+    )
     parser.add_argument("--shots", default="", help="folder for a screenshot of each explorer after its moves")
-    parser.add_argument("--pause", type=float, default=1.0,
-                        help="seconds between two key presses (a lecturer looks at the picture before moving on)")
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=1.0,
+        help="seconds between two key presses (a lecturer looks at the picture before moving on)",
+    )
     args = parser.parse_args()
     if not servers.CHROMIUM.exists():
         sys.exit(f"Chromium not found at {servers.CHROMIUM}")
@@ -182,12 +195,17 @@ def main():
                         raise
                     page.wait_for_timeout(int(1000 * args.pause))
                 rows.append((name, slider, np.median(times), np.percentile(times, 90), max(times), len(times)))
-                print(f"  {name}, {slider}: median {np.median(times):.0f} ms, max {max(times):.0f}",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"  {name}, {slider}: median {np.median(times):.0f} ms, max {max(times):.0f}",
+                    file=sys.stderr,
+                    flush=True,
+                )
             cell_el.screenshot(path=str(shots / f"{name.replace(' ', '_').replace(',', '')}.png"))
         browser.close()
-    print(f"Browser side (JupyterLab + headless Chromium), {os.cpu_count()} cores, load average "
-          f"{os.getloadavg()[0]:.1f} at the end, {args.pause:g} s between moves")
+    print(
+        f"Browser side (JupyterLab + headless Chromium), {os.cpu_count()} cores, load average "
+        f"{os.getloadavg()[0]:.1f} at the end, {args.pause:g} s between moves"
+    )
     print()
     print("| explorer | slider | median ms | p90 ms | max ms | moves |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")

@@ -77,6 +77,7 @@ MB = 1024 * 1024
 # ---------------------------------------------------------------------------------------------------------
 # Records
 
+
 @dataclass
 class Student:
     name: str
@@ -87,12 +88,12 @@ class Student:
     server_start_s: float = float("nan")
     pull_s: float = float("nan")
     server_pid: int | None = None
-    notebook_s: dict = field(default_factory=dict)      # notebook -> seconds to run every cell
+    notebook_s: dict = field(default_factory=dict)  # notebook -> seconds to run every cell
     kernel_peak_mb: dict = field(default_factory=dict)  # notebook -> VmHWM of its kernel
-    kernel_cpu_s: dict = field(default_factory=dict)    # notebook -> CPU time of its kernel (start, all cells)
+    kernel_cpu_s: dict = field(default_factory=dict)  # notebook -> CPU time of its kernel (start, all cells)
     slider_ms: list = field(default_factory=list)
-    peak_mb: float = 0.0                                # server + kernels, sampled
-    server_peak_mb: float = 0.0                         # the Jupyter server process alone, sampled
+    peak_mb: float = 0.0  # server + kernels, sampled
+    server_peak_mb: float = 0.0  # the Jupyter server process alone, sampled
     max_kernels: int = 0
     failures: list = field(default_factory=list)
 
@@ -103,6 +104,7 @@ class Failure(Exception):
 
 # ---------------------------------------------------------------------------------------------------------
 # Processes and memory
+
 
 def free_ports(count):
     """A first port p such that p, p+1, ..., p+count-1 are free on 127.0.0.1."""
@@ -172,6 +174,7 @@ def tree_rss_mb(pid):
 # ---------------------------------------------------------------------------------------------------------
 # HTTP with a cookie jar (the login form), and with a token (everything after)
 
+
 class Browser:
     """Just enough of a browser for the hub's login form: cookies and the _xsrf token."""
 
@@ -187,8 +190,9 @@ class Browser:
         headers = dict(headers or {})
         if self.cookies:
             headers["Cookie"] = self._cookie_header()
-        req = HTTPRequest(self.base + path, method=method, body=body, headers=headers, follow_redirects=False,
-                          request_timeout=300)
+        req = HTTPRequest(
+            self.base + path, method=method, body=body, headers=headers, follow_redirects=False, request_timeout=300
+        )
         resp = await self.http.fetch(req, raise_error=False)
         for value in resp.headers.get_list("Set-Cookie"):
             self.cookies.load(value)
@@ -197,9 +201,14 @@ class Browser:
 
 async def api(base, path, token, method="GET", body=None, timeout=600, ok=(200, 201, 202, 204)):
     """A hub or server REST call with a token; the decoded JSON (or text for non-JSON answers)."""
-    req = HTTPRequest(base + path, method=method, headers={"Authorization": f"token {token}"},
-                      body=None if body is None else json.dumps(body), request_timeout=timeout,
-                      allow_nonstandard_methods=True)
+    req = HTTPRequest(
+        base + path,
+        method=method,
+        headers={"Authorization": f"token {token}"},
+        body=None if body is None else json.dumps(body),
+        request_timeout=timeout,
+        allow_nonstandard_methods=True,
+    )
     resp = await AsyncHTTPClient().fetch(req, raise_error=False)
     if resp.code not in ok:
         text = resp.body.decode(errors="replace")[:300] if resp.body else resp.reason
@@ -215,28 +224,30 @@ async def api(base, path, token, method="GET", body=None, timeout=600, ok=(200, 
 # ---------------------------------------------------------------------------------------------------------
 # A kernel, through its websocket (the Jupyter messaging protocol, as JupyterLab speaks it)
 
+
 class Kernel:
     def __init__(self, ws, session_id, username):
         self.ws, self.session_id, self.username = ws, session_id, username
-        self.waiting = {}        # msg_id -> asyncio.Queue of replies and iopub messages
-        self.widgets = {}        # comm_id -> widget state (from comm_open)
+        self.waiting = {}  # msg_id -> asyncio.Queue of replies and iopub messages
+        self.widgets = {}  # comm_id -> widget state (from comm_open)
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
     async def connect(cls, base, user, kernel_id, token):
         session_id = uuid.uuid4().hex
         url = base.replace("http://", "ws://") + f"/user/{user}/api/kernels/{kernel_id}/channels?session_id={session_id}"
-        ws = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {token}"},
-                                                 request_timeout=300), max_message_size=256 * MB)
+        ws = await websocket_connect(
+            HTTPRequest(url, headers={"Authorization": f"token {token}"}, request_timeout=300), max_message_size=256 * MB
+        )
         return cls(ws, session_id, user)
 
     @staticmethod
     def _decode(raw):
         if isinstance(raw, bytes):  # a message with binary buffers: offsets, then the JSON part first
             nbufs = int.from_bytes(raw[:4], "big")
-            offsets = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(nbufs)]
+            offsets = [int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(nbufs)]
             end = offsets[1] if nbufs > 1 else len(raw)
-            raw = raw[offsets[0]:end].decode()
+            raw = raw[offsets[0] : end].decode()
         return json.loads(raw)
 
     async def _read(self):
@@ -257,10 +268,26 @@ class Kernel:
         """Send a shell message; wait for the kernel to be idle again. Returns (reply, iopub messages)."""
         msg_id = uuid.uuid4().hex
         q = self.waiting[msg_id] = asyncio.Queue()
-        header = {"msg_id": msg_id, "username": self.username, "session": self.session_id, "msg_type": msg_type,
-                  "version": "5.3", "date": datetime.datetime.now(datetime.timezone.utc).isoformat()}
-        await self.ws.write_message(json.dumps({"header": header, "parent_header": {}, "metadata": {},
-                                                "content": content, "channel": "shell", "buffers": []}))
+        header = {
+            "msg_id": msg_id,
+            "username": self.username,
+            "session": self.session_id,
+            "msg_type": msg_type,
+            "version": "5.3",
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        }
+        await self.ws.write_message(
+            json.dumps(
+                {
+                    "header": header,
+                    "parent_header": {},
+                    "metadata": {},
+                    "content": content,
+                    "channel": "shell",
+                    "buffers": [],
+                }
+            )
+        )
         reply, iopub, idle = None, [], False
         deadline = time.monotonic() + timeout
         try:
@@ -293,8 +320,11 @@ def iopub_problems(iopub):
     for msg in iopub:
         if msg["msg_type"] == "error":
             problems.append(f"{msg['content'].get('ename')}: {msg['content'].get('evalue')}")
-        elif msg["msg_type"] == "stream" and msg["content"].get("name") == "stderr" \
-                and "Traceback" in msg["content"].get("text", ""):
+        elif (
+            msg["msg_type"] == "stream"
+            and msg["content"].get("name") == "stderr"
+            and "Traceback" in msg["content"].get("text", "")
+        ):
             problems.append(msg["content"]["text"].strip().splitlines()[-1])
     return problems
 
@@ -318,6 +348,7 @@ def slider_moves(state):
 # ---------------------------------------------------------------------------------------------------------
 # One student
 
+
 async def play_student(st, hub, series_url, branch, notebooks, service_token, args):
     try:
         t = time.monotonic()
@@ -325,15 +356,17 @@ async def play_student(st, hub, series_url, branch, notebooks, service_token, ar
         await browser.fetch("/hub/login")
         xsrf = browser.cookies["_xsrf"].value if "_xsrf" in browser.cookies else ""
         form = urlencode({"username": st.name, "password": "class", "_xsrf": xsrf})
-        resp = await browser.fetch("/hub/login?next=", "POST", form,
-                                   {"Content-Type": "application/x-www-form-urlencoded"})
+        resp = await browser.fetch("/hub/login?next=", "POST", form, {"Content-Type": "application/x-www-form-urlencoded"})
         if resp.code != 302:
             raise Failure(f"login: HTTP {resp.code}")
         await browser.fetch("/hub/home")  # as a browser lands after login: the hub sets the session's _xsrf
         xsrf = browser.cookies["_xsrf"].value
-        resp = await browser.fetch(f"/hub/api/users/{st.name}/tokens", "POST",
-                                   json.dumps({"note": "classroom benchmark", "expires_in": 7200}),
-                                   {"X-XSRFToken": xsrf, "Content-Type": "application/json"})
+        resp = await browser.fetch(
+            f"/hub/api/users/{st.name}/tokens",
+            "POST",
+            json.dumps({"note": "classroom benchmark", "expires_in": 7200}),
+            {"X-XSRFToken": xsrf, "Content-Type": "application/json"},
+        )
         if resp.code not in (200, 201):
             raise Failure(f"token: HTTP {resp.code} {resp.body[:200]!r}")
         st.token = json.loads(resp.body)["token"]
@@ -353,8 +386,14 @@ async def play_student(st, hub, series_url, branch, notebooks, service_token, ar
         st.server_start_s = time.monotonic() - t
 
         # The nbgitpuller link a lecturer hands out, and the call its page makes.
-        query = urlencode({"repo": series_url, "branch": branch, "targetpath": "series",
-                           "urlpath": "lab/tree/series/notebooks/00_overview.ipynb"})
+        query = urlencode(
+            {
+                "repo": series_url,
+                "branch": branch,
+                "targetpath": "series",
+                "urlpath": "lab/tree/series/notebooks/00_overview.ipynb",
+            }
+        )
         where = f"/hub/user-redirect/git-pull?{query}"
         for _ in range(3):  # the hub sends the link through /hub/spawn/<name>, which passes a running server on
             resp = await browser.fetch(where)
@@ -362,8 +401,7 @@ async def play_student(st, hub, series_url, branch, notebooks, service_token, ar
             if resp.code != 302 or where.startswith(f"/user/{st.name}/git-pull"):
                 break
         if not where.startswith(f"/user/{st.name}/git-pull?"):
-            raise Failure(f"the nbgitpuller link did not lead to the student's server (HTTP {resp.code}, "
-                          f"to {where!r})")
+            raise Failure(f"the nbgitpuller link did not lead to the student's server (HTTP {resp.code}, to {where!r})")
         t = time.monotonic()
         events = await api(hub, f"/user/{st.name}/git-pull/api?{query}", st.token, timeout=600)
         if '"phase": "finished"' not in events:
@@ -383,17 +421,31 @@ async def run_notebook(st, hub, nb, args):
     content = await api(hub, f"/user/{st.name}/api/contents/{path}", st.token)
     cells = content["content"]["cells"]
     t = time.monotonic()
-    session = await api(hub, f"/user/{st.name}/api/sessions", st.token, "POST",
-                        {"path": path, "name": nb, "type": "notebook", "kernel": {"name": "python3"}})
+    session = await api(
+        hub,
+        f"/user/{st.name}/api/sessions",
+        st.token,
+        "POST",
+        {"path": path, "name": nb, "type": "notebook", "kernel": {"name": "python3"}},
+    )
     kernel_id = session["kernel"]["id"]
     kernel = await Kernel.connect(hub, st.name, kernel_id, st.token)
     try:
         for index, cell in enumerate(cells):
             if cell["cell_type"] != "code" or not "".join(cell["source"]).strip():
                 continue
-            reply, iopub = await kernel.request("execute_request", {
-                "code": "".join(cell["source"]), "silent": False, "store_history": True,
-                "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}, args.cell_timeout)
+            reply, iopub = await kernel.request(
+                "execute_request",
+                {
+                    "code": "".join(cell["source"]),
+                    "silent": False,
+                    "store_history": True,
+                    "user_expressions": {},
+                    "allow_stdin": False,
+                    "stop_on_error": True,
+                },
+                args.cell_timeout,
+            )
             expected = "raises-exception" in cell.get("metadata", {}).get("tags", [])
             if reply["content"]["status"] != "ok" and not expected:
                 problems = iopub_problems(iopub) or [reply["content"].get("evalue", "?")]
@@ -401,14 +453,20 @@ async def run_notebook(st, hub, nb, args):
         st.notebook_s[nb] = time.monotonic() - t
 
         if st.moves_sliders:
-            sliders = [(cid, s) for cid, s in kernel.widgets.items() if s.get("_model_name") in SLIDER_MODELS
-                       and not s.get("disabled") and slider_moves(s)]
+            sliders = [
+                (cid, s)
+                for cid, s in kernel.widgets.items()
+                if s.get("_model_name") in SLIDER_MODELS and not s.get("disabled") and slider_moves(s)
+            ]
             if sliders:
                 comm_id, state = sliders[0]
                 for new in slider_moves(state):
                     t = time.monotonic()
-                    _, iopub = await kernel.request("comm_msg", {"comm_id": comm_id, "data": {
-                        "method": "update", "state": new, "buffer_paths": []}}, args.cell_timeout)
+                    _, iopub = await kernel.request(
+                        "comm_msg",
+                        {"comm_id": comm_id, "data": {"method": "update", "state": new, "buffer_paths": []}},
+                        args.cell_timeout,
+                    )
                     st.slider_ms.append((time.monotonic() - t) * 1000)
                     problems = iopub_problems(iopub)
                     if problems:
@@ -432,6 +490,7 @@ async def run_notebook(st, hub, nb, args):
 
 # ---------------------------------------------------------------------------------------------------------
 # The class
+
 
 async def sample_memory(students, hub_pid, peaks, stop):
     """Every 0.5 s: each student's server + kernels, and the hub + proxy."""
@@ -501,18 +560,32 @@ async def play_class(args, work):
     series = work / "series.git"
     git("clone", "--quiet", "--bare", "--branch", branch, str(ROOT), str(series))
 
-    env = dict(os.environ, MHA_HUB_STATE=str(state), MHA_HUB_PORT=str(port), MHA_HUB_SERVICE_TOKEN=service_token,
-               MHA_CULL_IDLE_SECONDS=str(args.cull_idle), MHA_CULL_INTERVAL_SECONDS=str(args.cull_interval))
+    env = dict(
+        os.environ,
+        MHA_HUB_STATE=str(state),
+        MHA_HUB_PORT=str(port),
+        MHA_HUB_SERVICE_TOKEN=service_token,
+        MHA_CULL_IDLE_SECONDS=str(args.cull_idle),
+        MHA_CULL_INTERVAL_SECONDS=str(args.cull_interval),
+    )
     env.pop("MPLBACKEND", None)  # the students' kernels draw inline, as in JupyterLab
     jupyterhub = Path(sys.executable).parent / "jupyterhub"
     log = open(work / "hub.log", "w")
     started = {}  # pid -> what it is: every process this script caused to run
-    proc = subprocess.Popen([str(jupyterhub), "-f", str(CONFIG)], cwd=state, env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        [str(jupyterhub), "-f", str(CONFIG)],
+        cwd=state,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     started[proc.pid] = "hub"
     result = {"students": args.students, "notebooks": notebooks, "port": port}
-    students = [Student(f"student{i + 1:02d}", moves_sliders=(i % args.slider_every == 0),
-                        shuts_kernels=(i % args.shut_every == 0)) for i in range(args.students)]
+    students = [
+        Student(f"student{i + 1:02d}", moves_sliders=(i % args.slider_every == 0), shuts_kernels=(i % args.shut_every == 0))
+        for i in range(args.students)
+    ]
     stop = asyncio.Event()
     peaks = {}
     t_class = time.monotonic()
@@ -521,19 +594,25 @@ async def play_class(args, work):
         for child in psutil.Process(proc.pid).children(recursive=True):
             started[child.pid] = "proxy"
         sampler = asyncio.ensure_future(sample_memory(students, proc.pid, peaks, stop))
-        await asyncio.gather(*(play_student(st, hub, str(series), branch, notebooks, service_token, args)
-                               for st in students))
+        await asyncio.gather(
+            *(play_student(st, hub, str(series), branch, notebooks, service_token, args) for st in students)
+        )
         result["class_s"] = time.monotonic() - t_class
         for st in students:
             if st.server_pid:
                 started[st.server_pid] = f"server of {st.name}"
-                for kid, kproc in kernel_processes(st.server_pid).items():
+                for _kid, kproc in kernel_processes(st.server_pid).items():
                     started[kproc.pid] = f"kernel of {st.name}"
         stop.set()
         await sampler
         # Stop every server through the hub, then the hub itself.
-        await asyncio.gather(*(api(hub, f"/hub/api/users/{st.name}/server", service_token, "DELETE",
-                                   ok=(202, 204, 400, 404)) for st in students), return_exceptions=True)
+        await asyncio.gather(
+            *(
+                api(hub, f"/hub/api/users/{st.name}/server", service_token, "DELETE", ok=(202, 204, 400, 404))
+                for st in students
+            ),
+            return_exceptions=True,
+        )
     finally:
         stop.set()
         if proc.poll() is None:
@@ -576,6 +655,7 @@ def end_processes(started):
 # ---------------------------------------------------------------------------------------------------------
 # Report
 
+
 def describe(values, unit, digits=0):
     values = [v for v in values if v == v]  # drop NaN
     if not values:
@@ -586,33 +666,43 @@ def describe(values, unit, digits=0):
 
 def summary(result):
     st = result["per_student"]
-    lines = [f"**{result['students']} students, {len(result['notebooks'])} notebooks, "
-             f"{os.cpu_count()} CPU cores; the class took {result.get('class_s', float('nan')):.0f} s; "
-             f"failures: {len(result['failures'])}**", ""]
-    lines += ["| what | figure |", "| --- | --- |",
-              f"| hub start | {result.get('hub_start_s', float('nan')):.1f} s |",
-              f"| login (form + token) | {describe([s['login_s'] for s in st], 's', 1)} |",
-              f"| server start (request to ready) | {describe([s['server_start_s'] for s in st], 's', 1)} |",
-              f"| nbgitpuller pull of the series | {describe([s['pull_s'] for s in st], 's', 1)} |",
-              f"| a student's Jupyter server alone (JupyterLab, no kernel) | "
-              f"{describe([s['server_peak_mb'] for s in st], 'MB')} |",
-              f"| peak memory per student (server and kernels), kernels shut after each notebook | "
-              f"{describe([s['peak_mb'] for s in st if s['shuts_kernels']], 'MB')} |",
-              f"| peak memory per student (server and kernels), kernels left to the culler | "
-              f"{describe([s['peak_mb'] for s in st if not s['shuts_kernels']], 'MB')} |",
-              f"| most kernels alive at once per student, left to the culler | "
-              f"{max([s['max_kernels'] for s in st if not s['shuts_kernels']], default='-')} |",
-              f"| hub peak memory (its process) | {result.get('hub_peak_mb') or float('nan'):.0f} MB |",
-              f"| proxy peak memory | {result.get('proxy_peak_mb') or float('nan'):.0f} MB |",
-              f"| slider move through the widget comm (kernel side) | "
-              f"{describe([m for s in st for m in s['slider_ms']], 'ms')} |",
-              f"| processes left running at the end | {len(result['left_running'])} |", ""]
-    lines += ["| notebook | time under contention | kernel CPU time | kernel peak memory (VmHWM) |",
-              "| --- | --- | --- | --- |"]
+    lines = [
+        f"**{result['students']} students, {len(result['notebooks'])} notebooks, "
+        f"{os.cpu_count()} CPU cores; the class took {result.get('class_s', float('nan')):.0f} s; "
+        f"failures: {len(result['failures'])}**",
+        "",
+    ]
+    lines += [
+        "| what | figure |",
+        "| --- | --- |",
+        f"| hub start | {result.get('hub_start_s', float('nan')):.1f} s |",
+        f"| login (form + token) | {describe([s['login_s'] for s in st], 's', 1)} |",
+        f"| server start (request to ready) | {describe([s['server_start_s'] for s in st], 's', 1)} |",
+        f"| nbgitpuller pull of the series | {describe([s['pull_s'] for s in st], 's', 1)} |",
+        f"| a student's Jupyter server alone (JupyterLab, no kernel) | "
+        f"{describe([s['server_peak_mb'] for s in st], 'MB')} |",
+        f"| peak memory per student (server and kernels), kernels shut after each notebook | "
+        f"{describe([s['peak_mb'] for s in st if s['shuts_kernels']], 'MB')} |",
+        f"| peak memory per student (server and kernels), kernels left to the culler | "
+        f"{describe([s['peak_mb'] for s in st if not s['shuts_kernels']], 'MB')} |",
+        f"| most kernels alive at once per student, left to the culler | "
+        f"{max([s['max_kernels'] for s in st if not s['shuts_kernels']], default='-')} |",
+        f"| hub peak memory (its process) | {result.get('hub_peak_mb') or float('nan'):.0f} MB |",
+        f"| proxy peak memory | {result.get('proxy_peak_mb') or float('nan'):.0f} MB |",
+        f"| slider move through the widget comm (kernel side) | {describe([m for s in st for m in s['slider_ms']], 'ms')} |",
+        f"| processes left running at the end | {len(result['left_running'])} |",
+        "",
+    ]
+    lines += [
+        "| notebook | time under contention | kernel CPU time | kernel peak memory (VmHWM) |",
+        "| --- | --- | --- | --- |",
+    ]
     for nb in result["notebooks"]:
-        lines.append(f"| {nb} | {describe([s['notebook_s'].get(nb, float('nan')) for s in st], 's', 1)} | "
-                     f"{describe([s['kernel_cpu_s'].get(nb, float('nan')) for s in st], 's', 1)} | "
-                     f"{describe([s['kernel_peak_mb'].get(nb, float('nan')) for s in st], 'MB')} |")
+        lines.append(
+            f"| {nb} | {describe([s['notebook_s'].get(nb, float('nan')) for s in st], 's', 1)} | "
+            f"{describe([s['kernel_cpu_s'].get(nb, float('nan')) for s in st], 's', 1)} | "
+            f"{describe([s['kernel_peak_mb'].get(nb, float('nan')) for s in st], 'MB')} |"
+        )
     if result["failures"]:
         lines += ["", "Failures:"] + [f"- {f}" for f in result["failures"]]
     return "\n".join(lines)

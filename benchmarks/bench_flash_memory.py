@@ -50,10 +50,21 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     dtype = np.dtype(args.dtype)
-    print(f"numpy {np.__version__}; h={args.heads}, d_k={args.d_k}, {args.dtype}, block_size={args.block_size}; "
-          f"peak memory by tracemalloc, time best of {args.repeats}")
-    head = ["n", "h n^2 weights", "standard peak", "blockwise peak", "ratio", "standard ms", "blockwise ms",
-            "max |difference|", "output dtype std/blk"]
+    print(
+        f"numpy {np.__version__}; h={args.heads}, d_k={args.d_k}, {args.dtype}, block_size={args.block_size}; "
+        f"peak memory by tracemalloc, time best of {args.repeats}"
+    )
+    head = [
+        "n",
+        "h n^2 weights",
+        "standard peak",
+        "blockwise peak",
+        "ratio",
+        "standard ms",
+        "blockwise ms",
+        "max |difference|",
+        "output dtype std/blk",
+    ]
     rows = []
     rng = np.random.default_rng(0)
     for n in args.sizes:
@@ -66,9 +77,19 @@ def main(argv=None):
         del out_std, out_blk
         t_std = best_time(lambda: mha_lib.scaled_dot_product_attention(Q, K, V), args.repeats)
         t_blk = best_time(lambda: blockwise_attention(Q, K, V, block_size=args.block_size), args.repeats)
-        rows.append([str(n), format_bytes(args.heads * n * n * dtype.itemsize), format_bytes(peak_std),
-                     format_bytes(peak_blk), f"{peak_std / peak_blk:.1f}x", f"{1e3 * t_std:.1f}",
-                     f"{1e3 * t_blk:.1f}", f"{diff:.1e}", dtypes])
+        rows.append(
+            [
+                str(n),
+                format_bytes(args.heads * n * n * dtype.itemsize),
+                format_bytes(peak_std),
+                format_bytes(peak_blk),
+                f"{peak_std / peak_blk:.1f}x",
+                f"{1e3 * t_std:.1f}",
+                f"{1e3 * t_blk:.1f}",
+                f"{diff:.1e}",
+                dtypes,
+            ]
+        )
         print(f"  n={n}: done", flush=True)
     if args.markdown:
         print("\n| " + " | ".join(head) + " |")

@@ -64,11 +64,15 @@ def main():
     params = mha_lib.init_params(args.d_model, args.heads, seed=0)
     rng = np.random.default_rng(0)
     X_all = rng.normal(size=(max(args.sizes), args.d_model))
-    print(f"d_model={args.d_model}, h={args.heads}, float64, OPENBLAS_NUM_THREADS="
-          f"{os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, {platform.machine()}, {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f}\n")
-    print("| n (tokens incl. the new one) | recompute all, ms | recompute K, V only, ms | KV cache, ms | "
-          "all / cache | K, V only / cache |")
+    print(
+        f"d_model={args.d_model}, h={args.heads}, float64, OPENBLAS_NUM_THREADS="
+        f"{os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, {platform.machine()}, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f}\n"
+    )
+    print(
+        "| n (tokens incl. the new one) | recompute all, ms | recompute K, V only, ms | KV cache, ms | "
+        "all / cache | K, V only / cache |"
+    )
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     for n in args.sizes:
         X = X_all[:n]
@@ -86,8 +90,10 @@ def main():
         copies = [copy.deepcopy(cache) for _ in range(args.repeat)]
         it = iter(copies)
         t_cache = timed(lambda: mha_lib.decode_step(X[-1], params, next(it)), args.repeat)
-        print(f"| {n} | {t_all:.2f} | {t_kv:.2f} | {t_cache:.3f} | {t_all / t_cache:.0f}x | "
-              f"{t_kv / t_cache:.1f}x |", flush=True)
+        print(
+            f"| {n} | {t_all:.2f} | {t_kv:.2f} | {t_cache:.3f} | {t_all / t_cache:.0f}x | {t_kv / t_cache:.1f}x |",
+            flush=True,
+        )
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
 
 

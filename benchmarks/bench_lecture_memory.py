@@ -35,16 +35,24 @@ screen = make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max
                              lambda dpi: make_step_explorer(dpi=dpi), query_string=None)
 """
 REPORT = "m = mem(); print(round(m['VmRSS'] - base), round(m['VmHWM'] - base), round(m['RssFile'] - file), round(base))"
-MOVES = ([("scene", k) for k in range(10)]
-         + [("contrast", True), ("scene", 3), ("scene", 7), ("contrast", False), ("contrast", True), ("contrast", False)]
-         + [("window", w) for w in ("2560x1440@2", "1280x720@1", "1600x900@2", "1920x1080@1")] + [("window", None)]
-         + [("scene", 1)]
-         + [("d_k", v) for v in (255, 254, 253, 252, 251, 250, 128, 64)] + [("tie", True)]
-         + [("h", v) for v in (16, 32, 4, 2, 1, 8)] + [("mask", v) for v in ("causal", "padding", "none")]
-         + [("d_model", v) for v in (768, 1024, 4096, 512)]
-         + [("preset", v) for v in ("BERT-Base (768/12/64)", "LLaMA-7B (4096/32/128)", "running example (512/8/64)")]
-         + [("scene", 0)] + [("step", v) for v in range(8)] + [("temperature", v) for v in (0.1, 10.0, 1.0)]
-         + [("head", v) for v in range(1, 9)] + [("source", v) for v in ("designed", "trained", "random")])
+MOVES = (
+    [("scene", k) for k in range(10)]
+    + [("contrast", True), ("scene", 3), ("scene", 7), ("contrast", False), ("contrast", True), ("contrast", False)]
+    + [("window", w) for w in ("2560x1440@2", "1280x720@1", "1600x900@2", "1920x1080@1")]
+    + [("window", None)]
+    + [("scene", 1)]
+    + [("d_k", v) for v in (255, 254, 253, 252, 251, 250, 128, 64)]
+    + [("tie", True)]
+    + [("h", v) for v in (16, 32, 4, 2, 1, 8)]
+    + [("mask", v) for v in ("causal", "padding", "none")]
+    + [("d_model", v) for v in (768, 1024, 4096, 512)]
+    + [("preset", v) for v in ("BERT-Base (768/12/64)", "LLaMA-7B (4096/32/128)", "running example (512/8/64)")]
+    + [("scene", 0)]
+    + [("step", v) for v in range(8)]
+    + [("temperature", v) for v in (0.1, 10.0, 1.0)]
+    + [("head", v) for v in range(1, 9)]
+    + [("source", v) for v in ("designed", "trained", "random")]
+)
 
 
 def main():
@@ -73,8 +81,10 @@ def main():
             error = run(code)
             if error:
                 raise SystemExit(error)
-        print(f"lecture screen at {args.viewport}, {args.pause:g} s after each move; growth from the kernel "
-              f"with the modules imported")
+        print(
+            f"lecture screen at {args.viewport}, {args.pause:g} s after each move; growth from the kernel "
+            f"with the modules imported"
+        )
         print(f"{'move':<42} {'MB now':>7} {'MB peak':>8} {'MB file':>8}")
         worst = 0
         for name, value in MOVES:
@@ -84,16 +94,20 @@ def main():
                 value = args.viewport if (name, value) == ("window", None) else value
                 code = f"screen.{'viewport' if name == 'window' else name}.value = {value!r}"
             else:  # the explorer on screen that has this control, enabled
-                code = (f"box = next(b for b in screen.explorers.values() if {name!r} in b.controls "
-                        f"and not b.controls[{name!r}].disabled); box.controls[{name!r}].value = {value!r}")
+                code = (
+                    f"box = next(b for b in screen.explorers.values() if {name!r} in b.controls "
+                    f"and not b.controls[{name!r}].disabled); box.controls[{name!r}].value = {value!r}"
+                )
             error = run(code)
             time.sleep(args.pause)
             now, peak, file, base = map(int, run(REPORT).split())
             worst = max(worst, peak)
             label = f"scene {value + 1}" if name == "scene" else f"{name} = {value}"
             print(f"{label:<42} {now:>7} {peak:>8} {file:>8}  {error}", flush=True)
-        print(f"kernel with the modules imported: {base} MB; peak growth {worst} MB (rule: at most 300 MB); "
-              f"growth at the end {now} MB, {file} MB of it pages of files (the trained model's, mapped)")
+        print(
+            f"kernel with the modules imported: {base} MB; peak growth {worst} MB (rule: at most 300 MB); "
+            f"growth at the end {now} MB, {file} MB of it pages of files (the trained model's, mapped)"
+        )
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

@@ -34,9 +34,11 @@ import sys
 import time
 import tracemalloc
 
-TEXT = ("Attention lets every word of a sentence look at every other word, and a trained model learns "
-        "which words are worth looking at: some heads follow the word before, some the word after, "
-        "and many spread their attention over the whole sentence or park it on the first token.")
+TEXT = (
+    "Attention lets every word of a sentence look at every other word, and a trained model learns "
+    "which words are worth looking at: some heads follow the word before, some the word after, "
+    "and many spread their attention over the whole sentence or park it on the first token."
+)
 
 
 def parse_args(argv=None):
@@ -44,9 +46,13 @@ def parse_args(argv=None):
     ap.add_argument("--tokens", type=int, default=32, help="tokens of the benchmark sentence (3 to 512)")
     ap.add_argument("--repeats", type=int, default=20, help="timed forward passes")
     ap.add_argument("--loads", type=int, default=3, help="timed loads")
-    ap.add_argument("--threads", type=int, default=1,
-                    help="BLAS threads (default 1: a 32-token pass is too small to gain from more, and on a busy "
-                         "machine threads waiting for each other cost far more than they give)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="BLAS threads (default 1: a 32-token pass is too small to gain from more, and on a busy "
+        "machine threads waiting for each other cost far more than they give)",
+    )
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     return ap.parse_args(argv)
 
@@ -103,18 +109,24 @@ def main(argv=None):
     max_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports kB
 
     rows = [
-        ("load (best of %d)" % args.loads, f"{min(loads):.2f} s", "< 2 s", min(loads) < 2.0),
-        (f"forward, n={n} (median of {args.repeats})", f"{statistics.median(times) * 1e3:.1f} ms", "< 50 ms",
-         statistics.median(times) < 0.050),
+        (f"load (best of {args.loads})", f"{min(loads):.2f} s", "< 2 s", min(loads) < 2.0),
+        (
+            f"forward, n={n} (median of {args.repeats})",
+            f"{statistics.median(times) * 1e3:.1f} ms",
+            "< 50 ms",
+            statistics.median(times) < 0.050,
+        ),
         (f"forward, n={n} (best)", f"{min(times) * 1e3:.1f} ms", "", None),
         (f"forward, n={n}, CPU time (median)", f"{statistics.median(cpu) * 1e3:.1f} ms", "", None),
         (f"forward peak memory, n={n}", f"{forward_peak / 1e6:.1f} MB", "< 500 MB", forward_peak < 500e6),
         ("load peak memory", f"{load_peak / 1e6:.0f} MB", "", None),
         ("process peak resident size", f"{max_rss / 1e6:.0f} MB", "", None),
     ]
-    print(f"all-MiniLM-L6-v2 in numpy: python {platform.python_version()}, numpy {np.__version__}, "
-          f"{platform.machine()}, {args.threads} BLAS thread(s), load average {os.getloadavg()[0]:.1f} "
-          f"on {os.cpu_count()} cores")
+    print(
+        f"all-MiniLM-L6-v2 in numpy: python {platform.python_version()}, numpy {np.__version__}, "
+        f"{platform.machine()}, {args.threads} BLAS thread(s), load average {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} cores"
+    )
     if args.markdown:
         print("| measure | value | goal | met |\n| --- | --- | --- | --- |")
         for name, value, goal, met in rows:

@@ -73,8 +73,9 @@ def main(argv=None):
         peak, seconds, errors = run_notebook(path.resolve())
         over += args.limit is not None and peak > args.limit
         failed += bool(errors)
-        print(f"| {path.name} | {peak:.0f} | {seconds:.0f} |" + (f" errors: {'; '.join(errors)}" if errors else ""),
-              flush=True)
+        print(
+            f"| {path.name} | {peak:.0f} | {seconds:.0f} |" + (f" errors: {'; '.join(errors)}" if errors else ""), flush=True
+        )
     return 1 if over or failed else 0
 
 

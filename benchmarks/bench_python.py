@@ -45,8 +45,7 @@ def naive_move(tokens, d_model, h, d_k, scaled):
     from mha_lib.plotting import head_grid
 
     X = mha_lib.embed_tokens(tokens, d_model)
-    r = mha_lib.multi_head_attention(X, mha_lib.init_params(d_model, h, d_k=d_k, seed=0),
-                                     scale=None if scaled else 1.0)
+    r = mha_lib.multi_head_attention(X, mha_lib.init_params(d_model, h, d_k=d_k, seed=0), scale=None if scaled else 1.0)
     rows, cols = head_grid(h)
     fig = Figure(figsize=(2.3 * cols + 1.2, 2.3 * rows + 0.4), layout="constrained")
     heads_picture(r.weights, tokens, annotate=len(tokens) <= 6, fig=fig)
@@ -66,17 +65,30 @@ def timed(fn, repeat):
 
 
 def cases(repeat):
-    four = list(mha_lib.RUNNING_EXAMPLE_TOKENS) if hasattr(mha_lib, "RUNNING_EXAMPLE_TOKENS") else \
-        ["humpty", "dumpty", "sat", "on"]
+    four = (
+        list(mha_lib.RUNNING_EXAMPLE_TOKENS)
+        if hasattr(mha_lib, "RUNNING_EXAMPLE_TOKENS")
+        else ["humpty", "dumpty", "sat", "on"]
+    )
     sixteen = [f"w{i}" for i in range(16)]
     rows = []
 
     # ---- before: naive interact
     flip = itertools.cycle([True, False])
-    rows.append(("8 heads x 4 tokens", "before: naive interact (new figure, constrained layout, annotated)",
-                 timed(lambda: naive_move(four, 512, 8, 64, next(flip)), repeat)))
-    rows.append(("32 heads x 16 tokens", "before: naive interact (new figure, constrained layout)",
-                 timed(lambda: naive_move(sixteen, 512, 32, 16, next(flip)), max(3, repeat // 3))))
+    rows.append(
+        (
+            "8 heads x 4 tokens",
+            "before: naive interact (new figure, constrained layout, annotated)",
+            timed(lambda: naive_move(four, 512, 8, 64, next(flip)), repeat),
+        )
+    )
+    rows.append(
+        (
+            "32 heads x 16 tokens",
+            "before: naive interact (new figure, constrained layout)",
+            timed(lambda: naive_move(sixteen, 512, 32, 16, next(flip)), max(3, repeat // 3)),
+        )
+    )
 
     # ---- generic machinery: a draw function that rebuilds with heads_picture each time
     import ipywidgets as widgets
@@ -89,14 +101,24 @@ def cases(repeat):
     def compute(scaled):
         return mha_lib.multi_head_attention(ex.X, ex.params, scale=None if scaled else 1.0)
 
-    box = toolkit.build_explorer({"scaled": scaled}, compute, lambda fig, r: heads_picture(r.weights, ex.tokens, fig=fig),
-                                 figsize=(10.4, 5), layout="constrained")
+    box = toolkit.build_explorer(
+        {"scaled": scaled},
+        compute,
+        lambda fig, r: heads_picture(r.weights, ex.tokens, fig=fig),
+        figsize=(10.4, 5),
+        layout="constrained",
+    )
 
     def toggle():
         scaled.value = not scaled.value
 
-    rows.append(("8 heads x 4 tokens", "toolkit, draw rebuilds with heads_picture (constrained layout, fast PNG)",
-                 timed(toggle, repeat)))
+    rows.append(
+        (
+            "8 heads x 4 tokens",
+            "toolkit, draw rebuilds with heads_picture (constrained layout, fast PNG)",
+            timed(toggle, repeat),
+        )
+    )
     box.close()
 
     # ---- after: the lecture explorer
@@ -114,8 +136,9 @@ def cases(repeat):
         c["h"].value = 9 if c["h"].value == 8 else 8
 
     rows.append(("8 heads x 4 tokens", "after: lecture explorer, scaling on/off (same layout)", timed(flip_scaled, repeat)))
-    rows.append(("8 heads x 4 tokens", "after: lecture explorer, d_k slider (same layout, new weights)",
-                 timed(step_d_k, repeat)))
+    rows.append(
+        ("8 heads x 4 tokens", "after: lecture explorer, d_k slider (same layout, new weights)", timed(step_d_k, repeat))
+    )
     rows.append(("8 <-> 9 heads x 4 tokens", "after: lecture explorer, h slider (new layout)", timed(step_h, repeat)))
     box.close()
 
@@ -136,11 +159,17 @@ def cases(repeat):
 
         rows.append(("32 heads x 16 tokens", f"after: lecture explorer, d_k slider ({label})", timed(step_d_k, repeat)))
         if max_heads == 32:
+
             def step_h():
                 c["h"].value = 31 if c["h"].value == 32 else 32
 
-            rows.append(("31 <-> 32 heads x 16 tokens", "after: lecture explorer, h slider (new layout, all drawn)",
-                         timed(step_h, repeat)))
+            rows.append(
+                (
+                    "31 <-> 32 heads x 16 tokens",
+                    "after: lecture explorer, h slider (new layout, all drawn)",
+                    timed(step_h, repeat),
+                )
+            )
         box.close()
     return rows
 
@@ -203,13 +232,17 @@ def main():
         print("| explorer | slider | on demand: median ms | max ms | drawn ahead: median ms | max ms | moves |")
         print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
         for name, label, demand, ahead in rows:
-            print(f"| {name} | {label} | {np.median(demand):.0f} | {max(demand):.0f} | {np.median(ahead):.0f} | "
-                  f"{max(ahead):.0f} | {len(demand)} |")
+            print(
+                f"| {name} | {label} | {np.median(demand):.0f} | {max(demand):.0f} | {np.median(ahead):.0f} | "
+                f"{max(ahead):.0f} | {len(demand)} |"
+            )
         return
     toolkit.KEEP_PNGS = 0  # every picture drawn on demand, as these cases were measured before
     rows = cases(args.repeat)
-    print(f"Python side, {args.repeat} moves per case; {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"Python side, {args.repeat} moves per case; {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}"
+    )
     print()
     print("| setting | case | median ms | p90 ms | median CPU ms |")
     print("| --- | --- | ---: | ---: | ---: |")

@@ -28,8 +28,10 @@ def run(task, **kwargs):
     wall = time.perf_counter() - start
     setting = ", ".join(f"{k}={v}" for k, v in kwargs.items()) or "default"
     previous = ", ".join(f"{w:.2f}" for w in weight_on_offset(r.snapshots[-1].weights))
-    print(f"| {task} ({setting}) | {len(r.losses)} | {r.seconds:.2f} | {wall:.2f} | {r.accuracy:.3f} | {previous} |",
-          flush=True)
+    print(
+        f"| {task} ({setting}) | {len(r.losses)} | {r.seconds:.2f} | {wall:.2f} | {r.accuracy:.3f} | {previous} |",
+        flush=True,
+    )
     return r
 
 
@@ -38,9 +40,13 @@ def main(argv=None):
     parser.add_argument("--all", action="store_true", help="every task, and induction in one block for contrast")
     args = parser.parse_args(argv)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, load average {load:.1f}\n")
-    print("| task | steps | CPU s (training loop) | wall s (call) | held-out accuracy | weight on previous token, per head |")
+    print(
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, load average {load:.1f}\n"
+    )
+    print(
+        "| task | steps | CPU s (training loop) | wall s (call) | held-out accuracy | weight on previous token, per head |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | --- |")
     run("previous_token")
     if args.all:

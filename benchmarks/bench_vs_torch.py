@@ -134,10 +134,14 @@ def main():
     d_model, h = ARGS.d_model, ARGS.heads
     blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
     print(f"mha_lib from {os.path.dirname(mha_lib.__file__)}")
-    print(f"numpy {np.__version__} ({blas.get('name')} {blas.get('version')}), "
-          f"torch {torch.__version__ if torch is not None else 'NOT INSTALLED: its columns are skipped'}")
-    print(f"threads: {THREADS} (numpy BLAS and torch); cpu count {os.cpu_count()}; "
-          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
+    print(
+        f"numpy {np.__version__} ({blas.get('name')} {blas.get('version')}), "
+        f"torch {torch.__version__ if torch is not None else 'NOT INSTALLED: its columns are skipped'}"
+    )
+    print(
+        f"threads: {THREADS} (numpy BLAS and torch); cpu count {os.cpu_count()}; "
+        f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}"
+    )
     print(f"shapes: d_model={d_model}, h={h}, d_k={d_model // h}, float32, one sentence; best of {ARGS.repeats}")
     rows = []
     for n in ARGS.sizes:
@@ -147,8 +151,17 @@ def main():
         print(f"  n={n}: done ({done})", flush=True)
 
     have_torch = torch is not None
-    head = ["n", "mha_lib ms", "loop ms", "torch (weights) ms", "torch (fused) ms", "mha_lib / torch",
-            "matmul GFLOP/s", "mha_lib GFLOP/s", "% of matmul"]
+    head = [
+        "n",
+        "mha_lib ms",
+        "loop ms",
+        "torch (weights) ms",
+        "torch (fused) ms",
+        "mha_lib / torch",
+        "matmul GFLOP/s",
+        "mha_lib GFLOP/s",
+        "% of matmul",
+    ]
     lines = []
     for n, best, flops, rate, _check in rows:
         ours = best["mha_lib"]

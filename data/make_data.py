@@ -55,8 +55,12 @@ def out_problem(out, checking):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
-    parser.add_argument("--out", type=Path, default=HERE / "running_example.npz",
-                        help="the .npz file to write (or, with --check, to compare); default data/running_example.npz")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=HERE / "running_example.npz",
+        help="the .npz file to write (or, with --check, to compare); default data/running_example.npz",
+    )
     args = parser.parse_args(argv)
     problem = out_problem(args.out, args.check)
     if problem:
@@ -65,8 +69,10 @@ def main(argv=None):
     if args.check:
         committed = file_digest(args.out)
         ok = digest == committed == RUNNING_EXAMPLE_SHA256
-        print(f"regenerated {digest}\ncommitted   {committed}\npinned      {RUNNING_EXAMPLE_SHA256}\n"
-              f"{'OK' if ok else 'MISMATCH'}")
+        print(
+            f"regenerated {digest}\ncommitted   {committed}\npinned      {RUNNING_EXAMPLE_SHA256}\n"
+            f"{'OK' if ok else 'MISMATCH'}"
+        )
         return 0 if ok else 1
     try:
         save_npz_deterministic(args.out, running_example_arrays())

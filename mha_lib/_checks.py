@@ -39,12 +39,15 @@ def as_array(x: ArrayLike, name: str) -> NDArray[Any]:
     try:
         return np.asarray(x)
     except (TypeError, ValueError):  # rows of different lengths, and the like
-        raise TypeError(f"{name} cannot be turned into an array (a list whose rows have different lengths?); "
-                        "give rows of equal length, or a numpy array") from None
+        raise TypeError(
+            f"{name} cannot be turned into an array (a list whose rows have different lengths?); "
+            "give rows of equal length, or a numpy array"
+        ) from None
 
 
-def check_array(x: ArrayLike, name: str, ndim: int | None = None, min_ndim: int | None = None,
-                finite: bool = True) -> NDArray[np.floating]:
+def check_array(
+    x: ArrayLike, name: str, ndim: int | None = None, min_ndim: int | None = None, finite: bool = True
+) -> NDArray[np.floating]:
     """Return x as a float ndarray, or raise a message naming ``name``.
 
     Rejects non-numeric and boolean arrays, the wrong number of dimensions,
@@ -52,7 +55,9 @@ def check_array(x: ArrayLike, name: str, ndim: int | None = None, min_ndim: int 
     """
     arr = as_array(x, name)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}; convert it with np.asarray({name}, dtype=float)")
+        raise TypeError(
+            f"{name} must hold real numbers, got dtype {arr.dtype}; convert it with np.asarray({name}, dtype=float)"
+        )
     if not np.issubdtype(arr.dtype, np.floating):
         arr = arr.astype(np.float64)
     if ndim is not None and arr.ndim != ndim:
@@ -109,8 +114,10 @@ def divisors(m: int, limit: int | None = None) -> list[int]:
     """
     m = whole_number(m, "m", "divisors", minimum=1)
     if limit is None and m > 10**12:  # trial division to sqrt(m) = 10**6 takes a tenth of a second; more, seconds
-        raise ValueError(f"divisors: m={m} is larger than 10**12, too large to list its divisors at once; "
-                         "d_model is at most tens of thousands in real models")
+        raise ValueError(
+            f"divisors: m={m} is larger than 10**12, too large to list its divisors at once; "
+            "d_model is at most tens of thousands in real models"
+        )
     stop = math.isqrt(m) if limit is None else min(math.isqrt(m), limit)
     small, large = [], []
     for k in range(1, stop + 1):
@@ -178,8 +185,10 @@ def check_budget(nbytes: float, what: str, where: str, fix: str, budget: float |
     :data:`BUDGET_BYTES`), with a message that gives the size and the fix."""
     budget = BUDGET_BYTES if budget is None else budget
     if nbytes > budget:
-        raise ValueError(f"{where}: {what} is too large: it would take {nbytes / 2**20:,.0f} MiB, more than the "
-                         f"{budget / 2**20:,.0f} MiB allowed for one array; {fix}")
+        raise ValueError(
+            f"{where}: {what} is too large: it would take {nbytes / 2**20:,.0f} MiB, more than the "
+            f"{budget / 2**20:,.0f} MiB allowed for one array; {fix}"
+        )
 
 
 def check_token(token: object, where: str, name: str = "token") -> str:
@@ -191,6 +200,8 @@ def check_token(token: object, where: str, name: str = "token") -> str:
         raise TypeError(f"{where}: every {name} must be a non-empty string, got {shown(token)}")
     broken = next((ch for ch in token if 0xD800 <= ord(ch) <= 0xDFFF), None)
     if broken is not None:
-        raise ValueError(f"{where}: the {name} {shown(token)} holds U+{ord(broken):04X}, half of a character (a lone "
-                         "surrogate); delete it or type the whole character")
+        raise ValueError(
+            f"{where}: the {name} {shown(token)} holds U+{ord(broken):04X}, half of a character (a lone "
+            "surrogate); delete it or type the whole character"
+        )
     return token

@@ -43,8 +43,17 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import (as_array, check_array, check_budget, check_mask, check_token, divisors, shown, valid_h_text,
-                      whole_number)
+from ._checks import (
+    as_array,
+    check_array,
+    check_budget,
+    check_mask,
+    check_token,
+    divisors,
+    shown,
+    valid_h_text,
+    whole_number,
+)
 from .params import MHAParams
 
 __all__ = [
@@ -114,20 +123,26 @@ def softmax(x: ArrayLike, axis: int = -1) -> NDArray[np.floating]:
     """
     x = as_array(x, "softmax: x")
     if x.dtype == bool or not np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.complexfloating):
-        raise TypeError(f"softmax: x must hold real numbers, got dtype {x.dtype}"
-                        + (" (complex numbers have no order, so no maximum)" if x.dtype.kind == "c" else ""))
+        raise TypeError(
+            f"softmax: x must hold real numbers, got dtype {x.dtype}"
+            + (" (complex numbers have no order, so no maximum)" if x.dtype.kind == "c" else "")
+        )
     if not np.issubdtype(x.dtype, np.floating):
         x = x.astype(np.float64)  # integers -> float64; float32 stays float32
     if x.ndim == 0:
         raise ValueError("softmax: x is a single number; pass at least a 1-D array of scores")
     if axis is None or isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"softmax: axis must be one whole number, the axis along which the weights sum to 1, "
-                        f"got {shown(axis)}; use axis=-1 (the rows)")
+        raise TypeError(
+            f"softmax: axis must be one whole number, the axis along which the weights sum to 1, "
+            f"got {shown(axis)}; use axis=-1 (the rows)"
+        )
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"softmax: axis={axis} does not exist for x of shape {x.shape}; use axis=-1 (the rows)")
     if x.shape[axis] == 0:
-        raise ValueError(f"softmax: x has shape {x.shape}, so its rows (along axis {axis}) have no entries: "
-                         "there is nothing to normalise (no tokens, n=0?)")
+        raise ValueError(
+            f"softmax: x has shape {x.shape}, so its rows (along axis {axis}) have no entries: "
+            "there is nothing to normalise (no tokens, n=0?)"
+        )
     row_max = np.max(x, axis=axis, keepdims=True)  # a NaN or +inf anywhere in a row shows up in its maximum
     if np.isnan(row_max).any():
         raise ValueError("softmax: x contains NaN; find where the NaN came from (a 0/0 or inf-inf upstream)")
@@ -177,9 +192,12 @@ def softmax_jacobian(weights: ArrayLike) -> NDArray[np.floating]:
             "pass softmax(scores), not the scores themselves"
         )
     n = w.shape[-1]
-    check_budget(3 * w.size * n * w.dtype.itemsize, f"the Jacobian of {w.size // n:,} rows of {n:,} weights, "
-                 f"(n, n) = ({n:,}, {n:,}) numbers each", "softmax_jacobian",
-                 "the Jacobian of a row of n weights has n^2 entries: take it of a few rows, or a short row")
+    check_budget(
+        3 * w.size * n * w.dtype.itemsize,
+        f"the Jacobian of {w.size // n:,} rows of {n:,} weights, (n, n) = ({n:,}, {n:,}) numbers each",
+        "softmax_jacobian",
+        "the Jacobian of a row of n weights has n^2 entries: take it of a few rows, or a short row",
+    )
     eye = np.eye(n, dtype=w.dtype)
     # (..., n, 1) * (n, n) - (..., n, 1) @ (..., 1, n) -> (..., n, n)
     return w[..., :, None] * eye - w[..., :, None] * w[..., None, :]
@@ -262,8 +280,7 @@ def split_heads(Y: ArrayLike, h: int) -> NDArray[np.floating]:
     width = Y.shape[-1]
     if width % h:
         raise ValueError(
-            f"split_heads: the last dimension ({width}) is not divisible by h={h}; "
-            f"choose h in {valid_h_text(width, h)}"
+            f"split_heads: the last dimension ({width}) is not divisible by h={h}; choose h in {valid_h_text(width, h)}"
         )
     d = width // h
     Y = Y.reshape(*Y.shape[:-1], h, d)  # (..., n, h*d) -> (..., n, h, d)
@@ -339,10 +356,13 @@ def attention_scores(Q: ArrayLike, K: ArrayLike, scale: float | None = None) -> 
     scale = _check_scale(scale, d_k)
     lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
     count = math.prod(lead) * Q.shape[-2] * K.shape[-2]
-    check_budget(3 * count * np.result_type(Q.dtype, K.dtype).itemsize,
-                 f"{count:,} scores (shape {lead + (Q.shape[-2], K.shape[-2])}; with the weights and a masked copy)",
-                 "attention_scores", "for that many tokens use mha_lib.blockwise_attention, which never holds them all",
-                 budget=SCORES_BUDGET_BYTES)
+    check_budget(
+        3 * count * np.result_type(Q.dtype, K.dtype).itemsize,
+        f"{count:,} scores (shape {lead + (Q.shape[-2], K.shape[-2])}; with the weights and a masked copy)",
+        "attention_scores",
+        "for that many tokens use mha_lib.blockwise_attention, which never holds them all",
+        budget=SCORES_BUDGET_BYTES,
+    )
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported just below, clearly
         scores = (Q @ np.swapaxes(K, -1, -2)) * scale  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)
     if not np.isfinite(scores).all():
@@ -410,8 +430,9 @@ def weighted_sum(weights: ArrayLike, V: ArrayLike) -> NDArray[np.floating]:
     return weights @ V  # (..., n_q, n_k) @ (..., n_k, d_v) -> (..., n_q, d_v)
 
 
-def scaled_dot_product_attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None,
-                                 scale: float | None = None) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
+def scaled_dot_product_attention(
+    Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None, scale: float | None = None
+) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
     """One attention head: ``softmax(Q K^T / sqrt(d_k)) V``.
 
     Works on a single head ``(n, d_k)`` and on any leading batch or head
@@ -472,8 +493,10 @@ def concat_heads(heads: ArrayLike) -> NDArray[np.floating]:
     """
     heads = check_array(heads, "heads", min_ndim=3)
     if heads.shape[-3] == 0:
-        raise ValueError(f"concat_heads: heads has shape {heads.shape}, with no heads along axis -3; "
-                         "pass the stack of h >= 1 head outputs, shape (..., h, n, d_v)")
+        raise ValueError(
+            f"concat_heads: heads has shape {heads.shape}, with no heads along axis -3; "
+            "pass the stack of h >= 1 head outputs, shape (..., h, n, d_v)"
+        )
     return np.concatenate([heads[..., i, :, :] for i in range(heads.shape[-3])], axis=-1)
 
 
@@ -554,9 +577,16 @@ class MHAResult:
         return {name: tuple(getattr(self, name).shape) for name in names}
 
 
-def multi_head_attention(X: ArrayLike, params: MHAParams, mask: ArrayLike | None = None, scale: float | None = None, *,
-                         memory: ArrayLike | None = None, dropout: float = 0.0,
-                         rng: np.random.Generator | None = None) -> MHAResult:
+def multi_head_attention(
+    X: ArrayLike,
+    params: MHAParams,
+    mask: ArrayLike | None = None,
+    scale: float | None = None,
+    *,
+    memory: ArrayLike | None = None,
+    dropout: float = 0.0,
+    rng: np.random.Generator | None = None,
+) -> MHAResult:
     """Multi-Head Attention of X (self-attention, or cross-attention to a memory), every intermediate returned.
 
     .. math:: \\mathrm{MultiHead}(X) = \\mathrm{Concat}(\\mathrm{Head}_1, \\dots, \\mathrm{Head}_h) W^O,
@@ -648,7 +678,9 @@ def multi_head_attention(X: ArrayLike, params: MHAParams, mask: ArrayLike | None
             ) from None
     m = source.shape[-2]
     if m == 0:
-        raise ValueError(f"multi_head_attention: memory has no tokens (m=0): its shape is {source.shape}; give at least one row")
+        raise ValueError(
+            f"multi_head_attention: memory has no tokens (m=0): its shape is {source.shape}; give at least one row"
+        )
     dropout = _check_dropout(dropout, rng, "multi_head_attention")
     if mask is not None:
         batch = np.broadcast_shapes(X.shape[:-2], source.shape[:-2])
@@ -705,13 +737,18 @@ def repeat_kv(K: ArrayLike, h: int) -> NDArray[np.floating]:
         )
     if h_kv == h:
         return K
-    check_budget(K.nbytes * (h // h_kv), f"repeat_kv to h={h} heads", "repeat_kv",
-                 "h is the number of query heads, 8 to 64 in real models")
+    check_budget(
+        K.nbytes * (h // h_kv),
+        f"repeat_kv to h={h} heads",
+        "repeat_kv",
+        "h is the number of query heads, 8 to 64 in real models",
+    )
     return np.repeat(K, h // h_kv, axis=-3)  # (..., h_kv, m, d) -> (..., h, m, d): 0,0,..,1,1,..
 
 
-def attention_dropout(weights: ArrayLike, p: float, rng: np.random.Generator | None = None, *,
-                      keep: ArrayLike | None = None) -> NDArray[np.floating]:
+def attention_dropout(
+    weights: ArrayLike, p: float, rng: np.random.Generator | None = None, *, keep: ArrayLike | None = None
+) -> NDArray[np.floating]:
     """Dropout on attention weights: zero each with probability p, scale the rest by 1/(1-p).
 
     Used only while training (the model learns not to rely on any single
@@ -766,8 +803,9 @@ def attention_dropout(weights: ArrayLike, p: float, rng: np.random.Generator | N
     return np.where(keep, weights / (1.0 - p), 0.0)
 
 
-def multi_head_attention_loop(X: ArrayLike, params: MHAParams, mask: ArrayLike | None = None,
-                              scale: float | None = None) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
+def multi_head_attention_loop(
+    X: ArrayLike, params: MHAParams, mask: ArrayLike | None = None, scale: float | None = None
+) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
     """Multi-Head Attention one head at a time, with plain matrix products.
 
     The same computation as :func:`multi_head_attention`, written the way the
@@ -837,8 +875,12 @@ def causal_mask(n: int) -> NDArray[np.bool_]:
            [1, 1, 1]])
     """
     n = _check_positive_int(n, "n", "causal_mask")
-    check_budget(n * n, f"causal_mask(n={n:,}), an (n, n) array of bools,", "causal_mask",
-                 "a mask for that many tokens is built block by block (see blockwise_attention(..., causal=True))")
+    check_budget(
+        n * n,
+        f"causal_mask(n={n:,}), an (n, n) array of bools,",
+        "causal_mask",
+        "a mask for that many tokens is built block by block (see blockwise_attention(..., causal=True))",
+    )
     positions = np.arange(n)
     return positions[:, None] >= positions[None, :]  # (n, 1) >= (1, n) -> (n, n): key j at or before query m
 
@@ -872,17 +914,16 @@ def padding_mask(tokens: Sequence[str] | Sequence[Sequence[str]], pad_token: str
     """
     check_token(pad_token, "padding_mask", name="pad_token")
     if isinstance(tokens, str):
-        raise TypeError(
-            "padding_mask: tokens is a single string; pass a list of tokens, e.g. \"You are welcome PAD\".split()"
-        )
+        raise TypeError('padding_mask: tokens is a single string; pass a list of tokens, e.g. "You are welcome PAD".split()')
     rows = list(tokens) if isinstance(tokens, (list, tuple)) else None
     if rows and any(isinstance(r, (list, tuple, np.ndarray)) for r in rows):  # a batch of sentences
         lengths = [len(r) if isinstance(r, (list, tuple, np.ndarray)) else None for r in rows]
         if None in lengths or len(set(lengths)) > 1:
-            seen = [("a string" if isinstance(r, str) else length) for r, length in zip(rows, lengths)]
+            seen = [("a string" if isinstance(r, str) else length) for r, length in zip(rows, lengths, strict=False)]
             raise ValueError(
                 f"padding_mask: a batch needs sentences of equal length, got lengths {seen}; "
-                f"pad the short ones explicitly with {shown(pad_token)} first, e.g. sentence + [{shown(pad_token)}] * (n - len(sentence))"
+                f"pad the short ones explicitly with {shown(pad_token)} first, "
+                f"e.g. sentence + [{shown(pad_token)}] * (n - len(sentence))"
             )
     toks = np.asarray(tokens, dtype=object)
     if toks.ndim not in (1, 2) or toks.size == 0:
@@ -890,8 +931,12 @@ def padding_mask(tokens: Sequence[str] | Sequence[Sequence[str]], pad_token: str
             f"padding_mask: tokens must be a non-empty list of tokens or a list of equal-length token lists, "
             f"got an array of shape {toks.shape}"
         )
-    check_budget(toks.size * toks.shape[-1], f"a mask for {toks.size:,} tokens, (n, n) bools per sentence,",
-                 "padding_mask", "a mask for that many tokens is built block by block (see blockwise_attention)")
+    check_budget(
+        toks.size * toks.shape[-1],
+        f"a mask for {toks.size:,} tokens, (n, n) bools per sentence,",
+        "padding_mask",
+        "a mask for that many tokens is built block by block (see blockwise_attention)",
+    )
     is_real = toks != pad_token  # (..., n)
     is_real = np.asarray(is_real, dtype=bool)
     n = toks.shape[-1]
@@ -926,8 +971,12 @@ def sinusoidal_positions(n: int, d_model: int) -> NDArray[np.float64]:
     """
     n = _check_positive_int(n, "n", "sinusoidal_positions")
     d_model = _check_positive_int(d_model, "d_model", "sinusoidal_positions")
-    check_budget(n * d_model * 8 * 3 // 2, f"sinusoidal_positions(n={n:,}, d_model={d_model:,}) in float64 "
-                 "(with its angles)", "sinusoidal_positions", "choose a smaller n or d_model")
+    check_budget(
+        n * d_model * 8 * 3 // 2,
+        f"sinusoidal_positions(n={n:,}, d_model={d_model:,}) in float64 (with its angles)",
+        "sinusoidal_positions",
+        "choose a smaller n or d_model",
+    )
     pos = np.arange(n)[:, None]  # (n, 1)
     i2 = np.arange(0, d_model, 2)[None, :]  # (1, ceil(d_model/2)): the even column indices 2i
     angle = pos / np.power(10000.0, i2 / d_model)  # (n, ceil(d_model/2))
@@ -974,7 +1023,7 @@ def make_mask(kind: str, tokens: Sequence[str], pad_token: str = "PAD") -> NDArr
     if isinstance(tokens, str) or not isinstance(tokens, (list, tuple, np.ndarray)):
         raise TypeError(
             f"make_mask: tokens must be a list of tokens, got {type(tokens).__name__}; "
-            "pass a list of tokens, e.g. \"You are welcome PAD\".split()"
+            'pass a list of tokens, e.g. "You are welcome PAD".split()'
         )
     if kind == "none":
         return None
@@ -982,8 +1031,10 @@ def make_mask(kind: str, tokens: Sequence[str], pad_token: str = "PAD") -> NDArr
         return causal_mask(len(tokens))
     if kind == "padding":
         if pad_token not in tokens:
-            raise ValueError(f"the sentence {' '.join(tokens)!r} has no {pad_token} token, so a padding mask "
-                             f"would hide nothing: add {pad_token} at the end (e.g. 'You are welcome {pad_token}')")
+            raise ValueError(
+                f"the sentence {' '.join(tokens)!r} has no {pad_token} token, so a padding mask "
+                f"would hide nothing: add {pad_token} at the end (e.g. 'You are welcome {pad_token}')"
+            )
         return padding_mask(list(tokens), pad_token=pad_token)
     raise ValueError(f"mask={shown(kind)} is not one of {MASK_KINDS}")
 
@@ -1018,7 +1069,9 @@ def row_entropy(weights: ArrayLike) -> NDArray[np.floating]:
     """
     w = check_array(weights, "weights", min_ndim=1)
     if w.shape[-1] == 0:
-        raise ValueError(f"row_entropy: weights of shape {w.shape} have no keys (n=0); pass attention weights, shape (..., n)")
+        raise ValueError(
+            f"row_entropy: weights of shape {w.shape} have no keys (n=0); pass attention weights, shape (..., n)"
+        )
     tol = max(1e-9, 8 * float(np.finfo(w.dtype).eps))  # rounding of a softmax row in w's precision
     if (w < -tol).any() or (w > 1 + tol).any():
         where = tuple(int(i) for i in np.argwhere((w < -tol) | (w > 1 + tol))[0])
@@ -1082,7 +1135,8 @@ def head_contributions(heads: ArrayLike, W_o: ArrayLike) -> NDArray[np.floating]
     if blocks.shape[1] != heads.shape[2]:
         raise ValueError(
             f"head_contributions: the heads have d_v={heads.shape[2]}, but W_o of shape {np.shape(W_o)} cut into "
-            f"h={heads.shape[0]} blocks gives d_v={blocks.shape[1]}; W_o must have h*d_v = {heads.shape[0] * heads.shape[2]} rows"
+            f"h={heads.shape[0]} blocks gives d_v={blocks.shape[1]}; "
+            f"W_o must have h*d_v = {heads.shape[0] * heads.shape[2]} rows"
         )
     return np.einsum("hnv,hvd->hnd", heads, blocks)  # (h, n, d_v) @ (h, d_v, d_model) -> (h, n, d_model)
 
@@ -1092,7 +1146,10 @@ def _check_queries_keys(Q: ArrayLike, K: ArrayLike, where: str) -> tuple[NDArray
     Q = check_array(Q, "Q", min_ndim=2)
     K = check_array(K, "K", min_ndim=2)
     _check_shared_axis(
-        Q, K, -1, where,
+        Q,
+        K,
+        -1,
+        where,
         mismatch="queries have d_k={a} but keys have d_k={b}; a query can only be compared with a key of the same size",
         empty="queries and keys have d_k=0 numbers (Q has shape {shape}); a score needs at least one number in each",
     )

@@ -117,9 +117,15 @@ class MHAGradients:
         return MHAParams(**{name: getattr(self, f"d_{name}") for name in names})
 
 
-def multi_head_attention_backward(X: np.ndarray, params: MHAParams, d_output: np.ndarray,
-                                  mask: np.ndarray | None = None, scale: float | None = None, *,
-                                  forward: MHAResult | None = None) -> MHAGradients:
+def multi_head_attention_backward(
+    X: np.ndarray,
+    params: MHAParams,
+    d_output: np.ndarray,
+    mask: np.ndarray | None = None,
+    scale: float | None = None,
+    *,
+    forward: MHAResult | None = None,
+) -> MHAGradients:
     """Gradients of ``sum(d_output * output)`` with respect to X and every parameter of the layer.
 
     ``output`` is ``multi_head_attention(X, params, mask, scale).output``. With
@@ -172,8 +178,10 @@ def multi_head_attention_backward(X: np.ndarray, params: MHAParams, d_output: np
     if forward is None:
         forward = multi_head_attention(X, params, mask=mask, scale=scale)  # checks X, mask and scale
     elif not isinstance(forward, MHAResult):
-        raise TypeError("multi_head_attention_backward: forward must be the MHAResult of multi_head_attention(X, "
-                        f"params, mask), or None; got {type(forward).__name__}")
+        raise TypeError(
+            "multi_head_attention_backward: forward must be the MHAResult of multi_head_attention(X, "
+            f"params, mask), or None; got {type(forward).__name__}"
+        )
     d_out = check_array(d_output, "d_output", min_ndim=2)
     if d_out.shape != forward.output.shape:
         raise ValueError(
@@ -208,9 +216,11 @@ def multi_head_attention_backward(X: np.ndarray, params: MHAParams, d_output: np
     d_W_q = np.einsum("bnm,bhnk->hmk", X_b, _flat(d_Q, 3))  # (b, n, d_model), (b, h, n, d_k) -> (h, d_model, d_k)
     d_W_k = np.einsum("bnm,bhnk->hmk", X_b, _flat(d_K, 3))  # -> (h_kv, d_model, d_k)
     d_W_v = np.einsum("bnm,bhnk->hmk", X_b, _flat(d_V, 3))  # -> (h_kv, d_model, d_v)
-    d_X = (np.einsum("...hnk,hmk->...nm", d_Q, params.W_q)  # (..., h, n, d_k), (h, d_model, d_k) -> (..., n, d_model)
-           + np.einsum("...hnk,hmk->...nm", d_K, params.W_k)
-           + np.einsum("...hnk,hmk->...nm", d_V, params.W_v))
+    d_X = (
+        np.einsum("...hnk,hmk->...nm", d_Q, params.W_q)  # (..., h, n, d_k), (h, d_model, d_k) -> (..., n, d_model)
+        + np.einsum("...hnk,hmk->...nm", d_K, params.W_k)
+        + np.einsum("...hnk,hmk->...nm", d_V, params.W_v)
+    )
     biases = {}
     if params.has_bias:
         biases = dict(
@@ -224,7 +234,7 @@ def multi_head_attention_backward(X: np.ndarray, params: MHAParams, d_output: np
 
 def _flat(a, k):
     """a with its leading axes (all but the last k) made one: (..., *rest) -> (b, *rest), b >= 1."""
-    return a.reshape(-1, *a.shape[a.ndim - k:])
+    return a.reshape(-1, *a.shape[a.ndim - k :])
 
 
 def _sum_groups(G, h_kv):

@@ -34,8 +34,19 @@ from .attention import MHAResult, causal_mask, multi_head_attention
 from .backward import multi_head_attention_backward
 from .params import MHAParams, _rng_from_seed, init_params
 
-__all__ = ["BlockParams", "ModelParams", "BlockResult", "ModelResult", "init_model", "layer_norm", "block_forward",
-           "block_backward", "model_forward", "model_backward", "cross_entropy"]
+__all__ = [
+    "BlockParams",
+    "ModelParams",
+    "BlockResult",
+    "ModelResult",
+    "init_model",
+    "layer_norm",
+    "block_forward",
+    "block_backward",
+    "model_forward",
+    "model_backward",
+    "cross_entropy",
+]
 
 LN_EPS = 1e-5  # added to the variance in LayerNorm, as PyTorch's default
 
@@ -72,8 +83,13 @@ class ModelParams:
             for f in fields(block):
                 value = getattr(block, f.name)
                 if isinstance(value, MHAParams):
-                    out.update({f"blocks.{i}.attn.{g.name}": getattr(value, g.name) for g in fields(value)
-                                if getattr(value, g.name) is not None})
+                    out.update(
+                        {
+                            f"blocks.{i}.attn.{g.name}": getattr(value, g.name)
+                            for g in fields(value)
+                            if getattr(value, g.name) is not None
+                        }
+                    )
                 else:
                     out[f"blocks.{i}.{f.name}"] = value
         out["W_out"], out["b_out"] = self.W_out, self.b_out
@@ -115,8 +131,9 @@ def _whole(value, name, where, minimum=1):
     return int(value)
 
 
-def init_model(vocab: int, n_max: int, d_model: int, h: int, d_ff: int, n_out: int, *, layers: int = 1,
-               d_k: int | None = None, seed=0) -> ModelParams:
+def init_model(
+    vocab: int, n_max: int, d_model: int, h: int, d_ff: int, n_out: int, *, layers: int = 1, d_k: int | None = None, seed=0
+) -> ModelParams:
     """Random parameters for a small model: small normal weights, LayerNorm gains 1 and biases 0.
 
     Notebook step: 13 training (the full block).
@@ -149,20 +166,40 @@ def init_model(vocab: int, n_max: int, d_model: int, h: int, d_ff: int, n_out: i
     >>> p.embed.shape, p.blocks[0].attn.W_q.shape, p.W_out.shape
     ((10, 16), (2, 16, 8), (16, 10))
     """
-    for name, value in (("vocab", vocab), ("n_max", n_max), ("d_model", d_model), ("h", h), ("d_ff", d_ff),
-                        ("n_out", n_out), ("layers", layers)):
+    for name, value in (
+        ("vocab", vocab),
+        ("n_max", n_max),
+        ("d_model", d_model),
+        ("h", h),
+        ("d_ff", d_ff),
+        ("n_out", n_out),
+        ("layers", layers),
+    ):
         _whole(value, name, "init_model")
     rng = _rng_from_seed(seed, "init_model")
     embed = rng.normal(0.0, 1.0, (vocab, d_model))
     positions = rng.normal(0.0, 1.0, (n_max, d_model))
     blocks = tuple(
-        BlockParams(ln1_g=np.ones(d_model), ln1_b=np.zeros(d_model), attn=init_params(d_model, h, d_k=d_k, seed=rng),
-                    ln2_g=np.ones(d_model), ln2_b=np.zeros(d_model),
-                    W_1=rng.normal(0.0, d_model**-0.5, (d_model, d_ff)), b_1=np.zeros(d_ff),
-                    W_2=rng.normal(0.0, d_ff**-0.5, (d_ff, d_model)), b_2=np.zeros(d_model))
-        for _ in range(layers))
-    return ModelParams(embed=embed, positions=positions, blocks=blocks,
-                       W_out=rng.normal(0.0, d_model**-0.5, (d_model, n_out)), b_out=np.zeros(n_out))
+        BlockParams(
+            ln1_g=np.ones(d_model),
+            ln1_b=np.zeros(d_model),
+            attn=init_params(d_model, h, d_k=d_k, seed=rng),
+            ln2_g=np.ones(d_model),
+            ln2_b=np.zeros(d_model),
+            W_1=rng.normal(0.0, d_model**-0.5, (d_model, d_ff)),
+            b_1=np.zeros(d_ff),
+            W_2=rng.normal(0.0, d_ff**-0.5, (d_ff, d_model)),
+            b_2=np.zeros(d_model),
+        )
+        for _ in range(layers)
+    )
+    return ModelParams(
+        embed=embed,
+        positions=positions,
+        blocks=blocks,
+        W_out=rng.normal(0.0, d_model**-0.5, (d_model, n_out)),
+        b_out=np.zeros(n_out),
+    )
 
 
 def layer_norm(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> tuple:
@@ -189,8 +226,7 @@ def layer_norm(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> tuple:
 def _layer_norm_backward(dy, g, x_hat, inv_std):
     """(dx, dg, db) of :func:`layer_norm` from dy, summed over every row for dg and db."""
     d_hat = dy * g  # (..., d)
-    dx = inv_std * (d_hat - d_hat.mean(axis=-1, keepdims=True)
-                    - x_hat * (d_hat * x_hat).mean(axis=-1, keepdims=True))
+    dx = inv_std * (d_hat - d_hat.mean(axis=-1, keepdims=True) - x_hat * (d_hat * x_hat).mean(axis=-1, keepdims=True))
     rows = dy.reshape(-1, dy.shape[-1])
     return dx, (rows * x_hat.reshape(rows.shape)).sum(axis=0), rows.sum(axis=0)
 
@@ -212,8 +248,9 @@ def block_forward(X: np.ndarray, params: BlockParams, mask: np.ndarray | None = 
     hidden_pre = ln2[0] @ params.W_1 + params.b_1  # (..., n, d_model) @ (d_model, d_ff) -> (..., n, d_ff)
     hidden = np.maximum(hidden_pre, 0.0)  # relu
     X2 = X1 + hidden @ params.W_2 + params.b_2  # residual; (..., n, d_ff) @ (d_ff, d_model) -> (..., n, d_model)
-    return BlockResult(X=X, ln1=ln1, attention=attention, X1=X1, ln2=ln2, hidden_pre=hidden_pre, hidden=hidden,
-                       X2=X2, mask=mask)
+    return BlockResult(
+        X=X, ln1=ln1, attention=attention, X1=X1, ln2=ln2, hidden_pre=hidden_pre, hidden=hidden, X2=X2, mask=mask
+    )
 
 
 def block_backward(result: BlockResult, params: BlockParams, d_X2: np.ndarray) -> tuple:
@@ -226,8 +263,7 @@ def block_backward(result: BlockResult, params: BlockParams, d_X2: np.ndarray) -
     d_ln2 = d_pre @ params.W_1.T  # (..., n, d_model)
     d_in, grads["ln2_g"], grads["ln2_b"] = _layer_norm_backward(d_ln2, params.ln2_g, *result.ln2[1:])
     d_X1 = d_X2 + d_in  # the residual passes the gradient through unchanged, plus the branch's share
-    attn = multi_head_attention_backward(result.ln1[0], params.attn, d_X1, mask=result.mask,
-                                         forward=result.attention)
+    attn = multi_head_attention_backward(result.ln1[0], params.attn, d_X1, mask=result.mask, forward=result.attention)
     grads.update({f"attn.{k}": v for k, v in vars(attn.as_params()).items() if v is not None})
     d_in, grads["ln1_g"], grads["ln1_b"] = _layer_norm_backward(attn.d_X, params.ln1_g, *result.ln1[1:])
     return d_X1 + d_in, grads
@@ -337,9 +373,13 @@ def _check_tokens(tokens, params):
     if tokens.ndim < 1 or tokens.shape[-1] == 0:
         raise ValueError(f"model_forward: tokens must have shape (..., n) with n >= 1, got {tokens.shape}")
     if tokens.shape[-1] > n_max:
-        raise ValueError(f"model_forward: sequences of {tokens.shape[-1]} tokens are longer than the {n_max} "
-                         "positions the model has; cut them or make the model with a larger n_max")
+        raise ValueError(
+            f"model_forward: sequences of {tokens.shape[-1]} tokens are longer than the {n_max} "
+            "positions the model has; cut them or make the model with a larger n_max"
+        )
     if tokens.min() < 0 or tokens.max() >= vocab:
-        raise ValueError(f"model_forward: token ids must be in 0..{vocab - 1} (the model's vocabulary), got "
-                         f"{int(tokens.min())}..{int(tokens.max())}")
+        raise ValueError(
+            f"model_forward: token ids must be in 0..{vocab - 1} (the model's vocabulary), got "
+            f"{int(tokens.min())}..{int(tokens.max())}"
+        )
     return tokens

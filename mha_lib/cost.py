@@ -29,17 +29,20 @@ from .params import _resolve_sizes
 __all__ = ["MODEL_CONFIGS", "attention_cost", "weights_bytes", "format_bytes"]
 
 #: (d_model, h) of real models: the table of the second source document.
-MODEL_CONFIGS = types.MappingProxyType({  # read-only: shared by every caller in the kernel
-    "BERT-Base": (768, 12),
-    "GPT-2": (768, 12),
-    "LLaMA-7B": (4096, 32),
-})
+MODEL_CONFIGS = types.MappingProxyType(
+    {  # read-only: shared by every caller in the kernel
+        "BERT-Base": (768, 12),
+        "GPT-2": (768, 12),
+        "LLaMA-7B": (4096, 32),
+    }
+)
 
 SOFTMAX_OPS_PER_SCORE = 5
 
 
-def attention_cost(n: int, d_model: int, h: int, d_k: int | None = None,
-                   d_v: int | None = None) -> dict[str, dict[str, int | str]]:
+def attention_cost(
+    n: int, d_model: int, h: int, d_k: int | None = None, d_v: int | None = None
+) -> dict[str, dict[str, int | str]]:
     """FLOPs and numbers held, step by step, for one Multi-Head Attention layer.
 
     With d_k = d_v = d_model/h the totals are
@@ -78,8 +81,7 @@ def attention_cost(n: int, d_model: int, h: int, d_k: int | None = None,
     n = _check_positive_int(n, "n", "attention_cost")
     d_model, h, d_k, d_v = _resolve_sizes(d_model, h, d_k, d_v, "attention_cost")
     steps = {
-        "projections": (2 * n * d_model * h * (2 * d_k + d_v), h * n * (2 * d_k + d_v),
-                        "3 x 2 n d_model (h d_k)"),
+        "projections": (2 * n * d_model * h * (2 * d_k + d_v), h * n * (2 * d_k + d_v), "3 x 2 n d_model (h d_k)"),
         "scores": (2 * h * n * n * d_k, h * n * n, "2 h n^2 d_k"),
         "softmax": (SOFTMAX_OPS_PER_SCORE * h * n * n, h * n * n, "5 h n^2"),
         "weighted_sum": (2 * h * n * n * d_v, h * n * d_v, "2 h n^2 d_v"),
@@ -89,8 +91,11 @@ def attention_cost(n: int, d_model: int, h: int, d_k: int | None = None,
     cost: dict[str, dict[str, int | str]] = {
         name: {"flops": f, "numbers": m, "formula": text} for name, (f, m, text) in steps.items()
     }
-    cost["total"] = {"flops": sum(f for f, _, _ in steps.values()), "numbers": sum(m for _, m, _ in steps.values()),
-                     "formula": "8 n d_model^2 + 4 n^2 d_model + 5 h n^2"}
+    cost["total"] = {
+        "flops": sum(f for f, _, _ in steps.values()),
+        "numbers": sum(m for _, m, _ in steps.values()),
+        "formula": "8 n d_model^2 + 4 n^2 d_model + 5 h n^2",
+    }
     params = h * d_model * (2 * d_k + d_v) + h * d_v * d_model
     cost["parameters"] = {"flops": 0, "numbers": params, "formula": "4 d_model^2"}
     return cost

@@ -67,8 +67,10 @@ def tokenize(sentence: str) -> list[str]:
         raise TypeError(f"tokenize: sentence must be a string, got {type(sentence).__name__}")
     broken = next((ch for ch in sentence if unicodedata.category(ch) == "Cs"), None)
     if broken is not None:  # "\ud800": half of a character outside the BMP, which no text encoding can hold
-        raise ValueError(f"tokenize: the sentence holds U+{ord(broken):04X}, half of a character (a lone surrogate); "
-                         "delete it or type the whole character")
+        raise ValueError(
+            f"tokenize: the sentence holds U+{ord(broken):04X}, half of a character (a lone surrogate); "
+            "delete it or type the whole character"
+        )
     # Zero-width spaces, direction marks and control characters are not seen on screen, so they are not part of
     # a word: "a\u200bb" is the word "ab", and a sentence of zero-width spaces alone is empty.
     visible = "".join(ch for ch in sentence if ch.isspace() or unicodedata.category(ch) not in ("Cf", "Cc"))
@@ -114,8 +116,12 @@ def embed_tokens(tokens: Sequence[str], d_model: int) -> NDArray[np.float64]:
     if not tokens:
         raise ValueError("embed_tokens: no tokens; pass at least one word")
     d_model = whole_number(d_model, "d_model", "embed_tokens", minimum=1)
-    check_budget(2 * len(tokens) * d_model * 8, f"{len(tokens):,} rows of d_model={d_model:,} numbers in float64 "
-                 "(drawn, then stacked)", "embed_tokens", "d_model is 512 in the running example; choose a smaller one")
+    check_budget(
+        2 * len(tokens) * d_model * 8,
+        f"{len(tokens):,} rows of d_model={d_model:,} numbers in float64 (drawn, then stacked)",
+        "embed_tokens",
+        "d_model is 512 in the running example; choose a smaller one",
+    )
     for t in tokens:
         check_token(t, "embed_tokens")
     rows = [np.random.default_rng(_word_seed(t.strip().lower())).standard_normal(d_model) for t in tokens]
@@ -175,39 +181,46 @@ def load_running_example(path: str | os.PathLike[str] | None = None) -> RunningE
         The file is damaged or was changed (checksum or contents).
     """
     if path is not None and not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"load_running_example: path must be a str or Path of an .npz file (or None for the "
-                        f"project's own), got {type(path).__name__} {shown(path)}")
+        raise TypeError(
+            f"load_running_example: path must be a str or Path of an .npz file (or None for the "
+            f"project's own), got {type(path).__name__} {shown(path)}"
+        )
     given = path is not None
     if given and not str(path).strip():
-        raise ValueError("load_running_example: path is empty; give the path of an .npz file, or no path for the "
-                         "project's own")
+        raise ValueError(
+            "load_running_example: path is empty; give the path of an .npz file, or no path for the project's own"
+        )
     path = Path(path) if path is not None else data_dir() / RUNNING_EXAMPLE_FILE
     fix = "regenerate it with `python data/make_data.py` (or restore it with `git checkout data/`)"
     if given and not path.is_file() and path.name != RUNNING_EXAMPLE_FILE:
         what = "is a folder" if path.is_dir() else "does not exist"
-        raise FileNotFoundError(f"load_running_example: {shown(str(path), 80)} {what}; give the path of the .npz "
-                                "file, or no path for the project's own")
+        raise FileNotFoundError(
+            f"load_running_example: {shown(str(path), 80)} {what}; give the path of the .npz "
+            "file, or no path for the project's own"
+        )
     if not path.is_file():
         raise FileNotFoundError(f"The running example's data file {path} is missing; {fix}")
     try:
         with zipfile.ZipFile(path) as archive:  # sizes from the zip's directory, before anything is unpacked
             unpacked = sum(info.file_size for info in archive.infolist())
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"The data file {path} is corrupted or was changed: it could not be read ({exc}); "
-                         f"{fix}") from None
+        raise ValueError(f"The data file {path} is corrupted or was changed: it could not be read ({exc}); {fix}") from None
     if unpacked > _RUNNING_EXAMPLE_MAX_BYTES:
-        raise ValueError(f"The data file {path} is not the running example: it unpacks to {unpacked / 2**20:,.0f} MiB, "
-                         f"and the running example's arrays take about 8 MiB; {fix}")
+        raise ValueError(
+            f"The data file {path} is not the running example: it unpacks to {unpacked / 2**20:,.0f} MiB, "
+            f"and the running example's arrays take about 8 MiB; {fix}"
+        )
     try:
         with np.load(path, allow_pickle=False) as f:
             arrays = {k: f[k] for k in f.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"The data file {path} is corrupted or was changed: it could not be read ({exc}); "
-                         f"{fix}") from None
+        raise ValueError(f"The data file {path} is corrupted or was changed: it could not be read ({exc}); {fix}") from None
     digest = arrays_sha256(arrays)
     if digest != RUNNING_EXAMPLE_SHA256:
-        raise ValueError(f"The data file {path} is corrupted or was changed (the sha256 of its arrays is "
-                         f"{digest[:12]}..., expected {RUNNING_EXAMPLE_SHA256[:12]}...); {fix}")
+        raise ValueError(
+            f"The data file {path} is corrupted or was changed (the sha256 of its arrays is "
+            f"{digest[:12]}..., expected {RUNNING_EXAMPLE_SHA256[:12]}...); {fix}"
+        )
     try:
         tokens = tuple(str(t) for t in arrays.pop("tokens"))
         X = arrays.pop("X")
@@ -245,7 +258,7 @@ def arrays_sha256(arrays: Mapping[str, ArrayLike]) -> str:
             raise TypeError(f"arrays_sha256: array {shown(name)} holds Python objects; only plain dtypes are hashed")
         # Little-endian, C order: the same numbers give the same digest on every machine.
         arr = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
-        header = f"{name}\0{arr.dtype.str}\0{arr.shape}\0".encode("utf-8")
+        header = f"{name}\0{arr.dtype.str}\0{arr.shape}\0".encode()
         h.update(len(header).to_bytes(8, "little") + header)
         h.update(arr.nbytes.to_bytes(8, "little"))
         h.update(arr.tobytes())

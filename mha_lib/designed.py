@@ -31,7 +31,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import shown
-
 from .attention import attention_scores, output_projection, scaled_dot_product_attention
 from .data import embed_tokens, tokenize
 from .params import MHAParams
@@ -143,7 +142,7 @@ def _designed_params():
     W_o = np.zeros((4 * D_HEAD, D_MODEL))
     per_head = D_MODEL // 4
     for head in range(4):
-        W_o[head * D_HEAD:head * D_HEAD + per_head, head * per_head:(head + 1) * per_head] = np.eye(per_head)
+        W_o[head * D_HEAD : head * D_HEAD + per_head, head * per_head : (head + 1) * per_head] = np.eye(per_head)
     return MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o)
 
 
@@ -221,8 +220,10 @@ def designed_example(sentence: str | None = None) -> DesignedExample:
         raise ValueError(f"designed_example: the sentence is empty{invisible}; type at least one word")
     # "PAD" in capitals (the series' padding marker) or "[PAD]" is the padding token, written "[PAD]" as a real
     # model writes it; every other word is lower-cased, so the real word "pad" stays a word.
-    tokens = [PAD_TOKEN if word in ("PAD", PAD_TOKEN) else token
-              for word, token in zip(visible.split(), tokenize(visible))]
+    tokens = [
+        PAD_TOKEN if word in ("PAD", PAD_TOKEN) else token
+        for word, token in zip(visible.split(), tokenize(visible), strict=False)
+    ]
     if len(tokens) > MAX_DESIGNED_TOKENS:
         raise ValueError(
             f"designed_example: the sentence has {len(tokens)} words, but X has position columns for at most "
@@ -274,23 +275,27 @@ def closest_words(example: DesignedExample, rows: np.ndarray) -> tuple[list[list
     ('cat', True)
     """
     if not isinstance(example, DesignedExample):
-        raise TypeError(f"closest_words: example must be a DesignedExample (from designed_example()), "
-                        f"got {type(example).__name__}")
+        raise TypeError(
+            f"closest_words: example must be a DesignedExample (from designed_example()), got {type(example).__name__}"
+        )
     rows = np.asarray(rows, dtype=float)
     n, h = len(example.tokens), example.params.h
     if rows.ndim != 3 or rows.shape[:2] != (h, n):
-        raise ValueError(f"closest_words: rows must have shape (h, n, d_v) = ({h}, {n}, d_v) for this layer, "
-                         f"got {rows.shape}; pass multi_head_attention(example.X, example.params).heads")
+        raise ValueError(
+            f"closest_words: rows must have shape (h, n, d_v) = ({h}, {n}, d_v) for this layer, "
+            f"got {rows.shape}; pass multi_head_attention(example.X, example.params).heads"
+        )
     words = list(dict.fromkeys(example.tokens))  # each different word once, in sentence order
     first = [example.tokens.index(w) for w in words]
     V = np.einsum("nd,hde->hne", example.X, example.params.W_v)[:, first]  # (h, words, d_v): each word's value
     if V.shape[-1] != rows.shape[-1]:
-        raise ValueError(f"closest_words: rows have {rows.shape[-1]} numbers each, the layer's values "
-                         f"{V.shape[-1]}; pass multi_head_attention(example.X, example.params).heads")
+        raise ValueError(
+            f"closest_words: rows have {rows.shape[-1]} numbers each, the layer's values "
+            f"{V.shape[-1]}; pass multi_head_attention(example.X, example.params).heads"
+        )
     dist = np.linalg.norm(rows[:, :, None, :] - V[:, None, :, :], axis=-1)  # (h, n, words)
     nearest = dist.argmin(axis=-1)  # (h, n)
-    return ([[words[k] for k in head] for head in nearest],
-            np.take_along_axis(dist, nearest[..., None], axis=-1)[..., 0])
+    return ([[words[k] for k in head] for head in nearest], np.take_along_axis(dist, nearest[..., None], axis=-1)[..., 0])
 
 
 def output_words(example: DesignedExample, output: np.ndarray) -> tuple[list[list[str]], np.ndarray]:
@@ -328,13 +333,16 @@ def output_words(example: DesignedExample, output: np.ndarray) -> tuple[list[lis
     ['cat', 'saw', 'the', 'the']
     """
     if not isinstance(example, DesignedExample):
-        raise TypeError(f"output_words: example must be a DesignedExample (from designed_example()), "
-                        f"got {type(example).__name__}")
+        raise TypeError(
+            f"output_words: example must be a DesignedExample (from designed_example()), got {type(example).__name__}"
+        )
     output = np.asarray(output, dtype=float)
     n, p = len(example.tokens), example.params
     if output.shape != (n, p.d_model):
-        raise ValueError(f"output_words: output must have shape (n, d_model) = ({n}, {p.d_model}) for this layer, "
-                         f"got {output.shape}; pass multi_head_attention(example.X, example.params).output")
+        raise ValueError(
+            f"output_words: output must have shape (n, d_model) = ({n}, {p.d_model}) for this layer, "
+            f"got {output.shape}; pass multi_head_attention(example.X, example.params).output"
+        )
     per = p.d_model // p.h  # output columns per head
     words = list(dict.fromkeys(example.tokens))
     first = [example.tokens.index(w) for w in words]
@@ -346,8 +354,7 @@ def output_words(example: DesignedExample, output: np.ndarray) -> tuple[list[lis
     theirs = np.take_along_axis(written, cols[:, None, :], axis=-1)  # (h, words, per)
     dist = np.linalg.norm(ours.transpose(1, 0, 2)[:, :, None, :] - theirs[:, None, :, :], axis=-1)  # (h, n, words)
     nearest = dist.argmin(axis=-1)  # (h, n)
-    return ([[words[k] for k in head] for head in nearest],
-            np.take_along_axis(dist, nearest[..., None], axis=-1)[..., 0])
+    return ([[words[k] for k in head] for head in nearest], np.take_along_axis(dist, nearest[..., None], axis=-1)[..., 0])
 
 
 # --------------------------------------------------------------------------- why several heads
@@ -528,7 +535,7 @@ class SoftLookup:
 
 
 def soft_lookup_example() -> SoftLookup:
-    """"it" finds the noun it refers to: attention as a soft lookup, by hand.
+    """ "it" finds the noun it refers to: attention as a soft lookup, by hand.
 
     In "the cat sat it" (four words of "the cat sat down because it was tired"),
     the query of "it" is (3, 0): "I look for a thing". The keys say what each
@@ -554,20 +561,40 @@ def soft_lookup_example() -> SoftLookup:
     array([0.76, 0.04])
     """
     tokens = ("the", "cat", "sat", "it")
-    Q = np.array([[3.0, 0.0],    # the: looks for a thing (its noun)
-                  [0.0, 3.0],    # cat: looks for an action (what it does)
-                  [3.0, 0.0],    # sat: looks for a thing (who sat)
-                  [3.0, 0.0]])   # it:  looks for a thing (what it refers to)
-    K = np.array([[0.0, 0.0],    # the: offers nothing
-                  [1.0, 0.0],    # cat: a thing
-                  [0.0, 1.0],    # sat: an action
-                  [0.5, 0.0]])   # it:  half a thing
-    V = np.array([[0.0, 0.0],    # the: no meaning of its own
-                  [1.0, 0.0],    # cat: "cat"
-                  [0.0, 1.0],    # sat: "sitting"
-                  [0.0, 0.0]])   # it:  no meaning of its own
+    Q = np.array(
+        [
+            [3.0, 0.0],  # the: looks for a thing (its noun)
+            [0.0, 3.0],  # cat: looks for an action (what it does)
+            [3.0, 0.0],  # sat: looks for a thing (who sat)
+            [3.0, 0.0],
+        ]
+    )  # it:  looks for a thing (what it refers to)
+    K = np.array(
+        [
+            [0.0, 0.0],  # the: offers nothing
+            [1.0, 0.0],  # cat: a thing
+            [0.0, 1.0],  # sat: an action
+            [0.5, 0.0],
+        ]
+    )  # it:  half a thing
+    V = np.array(
+        [
+            [0.0, 0.0],  # the: no meaning of its own
+            [1.0, 0.0],  # cat: "cat"
+            [0.0, 1.0],  # sat: "sitting"
+            [0.0, 0.0],
+        ]
+    )  # it:  no meaning of its own
     scores = attention_scores(Q, K, scale=1.0)  # (4, 2) @ (2, 4) -> (4, 4), plain dot products
     output, weights = scaled_dot_product_attention(Q, K, V, scale=1.0)  # (4, 2), (4, 4)
-    return SoftLookup(tokens=tokens, query_axes=("is a thing", "is an action"),
-                      value_axes=('means "cat"', 'means "sitting"'), Q=Q, K=K, V=V, scores=scores,
-                      weights=weights, output=output)
+    return SoftLookup(
+        tokens=tokens,
+        query_axes=("is a thing", "is an action"),
+        value_axes=('means "cat"', 'means "sitting"'),
+        Q=Q,
+        K=K,
+        V=V,
+        scores=scores,
+        weights=weights,
+        output=output,
+    )

@@ -35,18 +35,34 @@ _V_COLOUR = "#0072B2"  # Okabe-Ito blue: the value branch, which bypasses the so
 def _box(ax, x, y, w, h, text, *, step, highlight, fontsize):
     """A rounded box centred at (x, y) with its text; returns (patch, text)."""
     on = step is not None and step == highlight
-    patch = FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.02,rounding_size=0.12",
-                           facecolor=_HIGHLIGHT if on else _PLAIN, edgecolor=_EDGE, linewidth=2.0 if on else 1.0,
-                           zorder=3)
+    patch = FancyBboxPatch(
+        (x - w / 2, y - h / 2),
+        w,
+        h,
+        boxstyle="round,pad=0.02,rounding_size=0.12",
+        facecolor=_HIGHLIGHT if on else _PLAIN,
+        edgecolor=_EDGE,
+        linewidth=2.0 if on else 1.0,
+        zorder=3,
+    )
     ax.add_patch(patch)
-    label = ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, zorder=4,
-                    fontweight="bold" if on else "normal")
+    label = ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, zorder=4, fontweight="bold" if on else "normal")
     return patch, label
 
 
 def _arrow(ax, start, end, *, color=_EDGE, connection="arc3", lw=1.1):
-    arrow = FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=11, color=color, linewidth=lw,
-                            connectionstyle=connection, shrinkA=0, shrinkB=0, zorder=2)
+    arrow = FancyArrowPatch(
+        start,
+        end,
+        arrowstyle="-|>",
+        mutation_scale=11,
+        color=color,
+        linewidth=lw,
+        connectionstyle=connection,
+        shrinkA=0,
+        shrinkB=0,
+        zorder=2,
+    )
     ax.add_patch(arrow)
     return arrow
 
@@ -88,8 +104,9 @@ def plot_mha_diagram(ax, h=8, highlight=None, fontsize=9):
 
     check_axes(ax, "plot_mha_diagram")
     if highlight is not None and (not isinstance(highlight, str) or highlight not in DIAGRAM_STEPS):
-        raise ValueError(f"plot_mha_diagram: highlight={_shown(highlight)} is not a step; choose one of "
-                         f"{list(DIAGRAM_STEPS)} or None")
+        raise ValueError(
+            f"plot_mha_diagram: highlight={_shown(highlight)} is not a step; choose one of {list(DIAGRAM_STEPS)} or None"
+        )
     if isinstance(h, (bool, np.bool_)) or not isinstance(h, (int, np.integer)) or h < 1:
         raise ValueError(f"plot_mha_diagram: h={_shown(h)} must be a whole number of heads, 1 or more")
     ax.set_xlim(0, 15.6)
@@ -102,16 +119,25 @@ def plot_mha_diagram(ax, h=8, highlight=None, fontsize=9):
     x0, y0, w, hgt = 1.95, 0.25, 8.45, 5.1
     shown = min(h, 3)
     for k in range(shown - 1, -1, -1):
-        frame = FancyBboxPatch((x0 + 0.18 * k, y0 + 0.14 * k), w, hgt, boxstyle="round,pad=0.02,rounding_size=0.2",
-                               facecolor=_FRAME if k == 0 else "#EDF1F5", edgecolor="#8A9BAD", linewidth=1.0,
-                               zorder=1 - 0.1 * k)
+        frame = FancyBboxPatch(
+            (x0 + 0.18 * k, y0 + 0.14 * k),
+            w,
+            hgt,
+            boxstyle="round,pad=0.02,rounding_size=0.2",
+            facecolor=_FRAME if k == 0 else "#EDF1F5",
+            edgecolor="#8A9BAD",
+            linewidth=1.0,
+            zorder=1 - 0.1 * k,
+        )
         ax.add_patch(frame)
         art.append(frame)
-    art.append(ax.text(x0 + 0.15, y0 + hgt - 0.2, "head $i$", ha="left", va="top", fontsize=fontsize,
-                       fontweight="bold", zorder=4))
+    art.append(
+        ax.text(x0 + 0.15, y0 + hgt - 0.2, "head $i$", ha="left", va="top", fontsize=fontsize, fontweight="bold", zorder=4)
+    )
     heads = "1 head" if h == 1 else f"{h} heads side by side, each with its own $W_i^Q, W_i^K, W_i^V$"
-    art.append(ax.text(x0 + w / 2, y0 - 0.05, heads, ha="center", va="top", fontsize=fontsize - 1,
-                       color="#555555", zorder=4))
+    art.append(
+        ax.text(x0 + w / 2, y0 - 0.05, heads, ha="center", va="top", fontsize=fontsize - 1, color="#555555", zorder=4)
+    )
 
     # Input and the three projections.
     bx, lx = _box(ax, 0.85, 2.8, 1.3, 0.9, "$X$\n$n \\times d_{model}$", step="embeddings", **kw)
@@ -136,8 +162,19 @@ def plot_mha_diagram(ax, h=8, highlight=None, fontsize=9):
     art += [p, t]
     art.append(_arrow(ax, (8.1, 3.1), (8.1, 2.03)))
     art.append(_arrow(ax, (4.7, 1.05), (7.2, 1.4), color=_V_COLOUR, lw=1.4))
-    art.append(ax.text(5.9, 0.95, "values skip the softmax", ha="center", va="top", fontsize=fontsize - 1.5,
-                       color=_V_COLOUR, style="italic", zorder=4))
+    art.append(
+        ax.text(
+            5.9,
+            0.95,
+            "values skip the softmax",
+            ha="center",
+            va="top",
+            fontsize=fontsize - 1.5,
+            color=_V_COLOUR,
+            style="italic",
+            zorder=4,
+        )
+    )
 
     # Every head's output goes into the concatenation, then W^O.
     p, t = _box(ax, 11.85, 2.8, 1.55, 0.95, "Concat\nheads 1..h", step="concat", **kw)
@@ -149,8 +186,9 @@ def plot_mha_diagram(ax, h=8, highlight=None, fontsize=9):
     art += [p, t]
     art.append(_arrow(ax, (12.63, 2.8), (12.82, 2.8)))
     art.append(_arrow(ax, (13.88, 2.8), (14.15, 2.8)))
-    art.append(ax.text(14.2, 2.8, "MultiHead$(X)$\n$n \\times d_{model}$", ha="left", va="center",
-                       fontsize=fontsize, zorder=4))
+    art.append(
+        ax.text(14.2, 2.8, "MultiHead$(X)$\n$n \\times d_{model}$", ha="left", va="center", fontsize=fontsize, zorder=4)
+    )
     return art
 
 

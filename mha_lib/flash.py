@@ -41,8 +41,15 @@ __all__ = ["blockwise_attention", "online_softmax_steps", "peak_memory"]
 T = TypeVar("T")
 
 
-def blockwise_attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None, block_size: int = 64,
-                        scale: float | None = None, causal: bool = False) -> NDArray[np.floating]:
+def blockwise_attention(
+    Q: ArrayLike,
+    K: ArrayLike,
+    V: ArrayLike,
+    mask: ArrayLike | None = None,
+    block_size: int = 64,
+    scale: float | None = None,
+    causal: bool = False,
+) -> NDArray[np.floating]:
     """``softmax(Q K^T / sqrt(d_k)) V`` computed block by block over the keys.
 
     Equal to the output of :func:`mha_lib.scaled_dot_product_attention`
@@ -85,9 +92,14 @@ def blockwise_attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLik
     """
     Q, K = _check_queries_keys(Q, K, "blockwise_attention")  # grouped-query K: refused, with the repeat_kv fix
     V = check_array(V, "V", min_ndim=2)
-    _check_shared_axis(K, V, -2, "blockwise_attention",
-                       mismatch="K has {a} keys but V has {b} values; every key needs exactly one value",
-                       empty="K has no keys (no tokens, n_k=0, shape {shape}); give at least one key")
+    _check_shared_axis(
+        K,
+        V,
+        -2,
+        "blockwise_attention",
+        mismatch="K has {a} keys but V has {b} values; every key needs exactly one value",
+        empty="K has no keys (no tokens, n_k=0, shape {shape}); give at least one key",
+    )
     block_size = _check_positive_int(block_size, "block_size", "blockwise_attention")
     if not isinstance(causal, (bool, np.bool_)):
         raise TypeError(f"blockwise_attention: causal must be True or False, got {shown(causal)}")
@@ -175,12 +187,13 @@ def online_softmax_steps(scores: ArrayLike, block_size: int) -> tuple[list[dict[
         raise TypeError(f"online_softmax_steps: scores must hold real numbers, got dtype {x.dtype}")
     x = x.astype(float)
     if x.ndim != 1 or x.size == 0 or np.isnan(x).any() or np.isposinf(x).any():  # -inf (a masked key) is fine
-        raise ValueError(f"online_softmax_steps: scores must be a non-empty 1-D row of finite numbers (or -inf), "
-                         f"got shape {x.shape}")
+        raise ValueError(
+            f"online_softmax_steps: scores must be a non-empty 1-D row of finite numbers (or -inf), got shape {x.shape}"
+        )
     block_size = _check_positive_int(block_size, "block_size", "online_softmax_steps")
     M, l, steps = -np.inf, 0.0, []  # running maximum and running sum; nothing read yet
     for start in range(0, len(x), block_size):
-        block = x[start:start + block_size]
+        block = x[start : start + block_size]
         M_new = max(M, float(block.max()))
         base = 0.0 if M_new == -np.inf else M_new
         rescale = float(np.exp(M - base))  # exp(M_old - M_new); 0 for the first block (no old sum yet)

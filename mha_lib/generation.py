@@ -212,8 +212,10 @@ def decode_step(x: ArrayLike, params: MHAParams, cache: KVCache) -> DecodeResult
             "make the cache from the same layer: cache = KVCache(params)"
         )
     layer = (params.W_k, params.W_v, params.b_k, params.b_v)
-    same = cache._layer is None or all(a is b or (a is not None and b is not None and np.array_equal(a, b))
-                                       for a, b in zip(cache._layer, layer))  # None: rows appended by hand
+    same = cache._layer is None or all(
+        a is b or (a is not None and b is not None and np.array_equal(a, b))
+        for a, b in zip(cache._layer, layer, strict=False)
+    )  # None: rows appended by hand
     if len(cache) and not same:
         raise ValueError(
             "decode_step: the cache holds keys and values computed by another layer (other W_k, W_v); "
@@ -226,7 +228,9 @@ def decode_step(x: ArrayLike, params: MHAParams, cache: KVCache) -> DecodeResult
             f"pass one token's row, shape ({params.d_model},)"
         )
     if x.size == 0:
-        raise ValueError(f"decode_step: x has no tokens (its shape is {x.shape}); pass one token's row, shape ({params.d_model},)")
+        raise ValueError(
+            f"decode_step: x has no tokens (its shape is {x.shape}); pass one token's row, shape ({params.d_model},)"
+        )
     h, h_kv = params.h, params.h_kv
     group = h // h_kv  # query heads per key/value head
     q = np.einsum("...d,hdk->...hk", x, params.W_q)  # (..., d_model) x (h, d_model, d_k) -> (..., h, d_k)
@@ -239,7 +243,9 @@ def decode_step(x: ArrayLike, params: MHAParams, cache: KVCache) -> DecodeResult
     K, V = cache.K, cache.V  # (..., h_kv, t, d_k), (..., h_kv, t, d_v)
     q_g = q.reshape(*q.shape[:-2], h_kv, group, params.d_k)  # (..., h, d_k) -> (..., h_kv, group, d_k)
     try:
-        scores = attention_scores(q_g, K)  # (..., h_kv, g, d_k) @ (..., h_kv, d_k, t) -> (..., h_kv, g, t); reports an overflow clearly
+        scores = attention_scores(
+            q_g, K
+        )  # (..., h_kv, g, d_k) @ (..., h_kv, d_k, t) -> (..., h_kv, g, t); reports an overflow clearly
     except ValueError:
         cache._t -= 1  # the refused token leaves no key or value behind
         raise
@@ -330,9 +336,11 @@ class ModelConfig:
 #: Attention sizes of four published models, from the ``config.json`` files
 #: their authors published with the weights (``num_hidden_layers``,
 #: ``num_attention_heads``, ``num_key_value_heads``, ``hidden_size``).
-PUBLISHED_CONFIGS = types.MappingProxyType({  # read-only: shared by every caller in the kernel
-    "Llama 2 7B": ModelConfig(n_layers=32, h=32, h_kv=32, d_k=128, d_model=4096),
-    "Llama 2 70B": ModelConfig(n_layers=80, h=64, h_kv=8, d_k=128, d_model=8192),
-    "Llama 3 8B": ModelConfig(n_layers=32, h=32, h_kv=8, d_k=128, d_model=4096),
-    "Mistral 7B": ModelConfig(n_layers=32, h=32, h_kv=8, d_k=128, d_model=4096),
-})
+PUBLISHED_CONFIGS = types.MappingProxyType(
+    {  # read-only: shared by every caller in the kernel
+        "Llama 2 7B": ModelConfig(n_layers=32, h=32, h_kv=32, d_k=128, d_model=4096),
+        "Llama 2 70B": ModelConfig(n_layers=80, h=64, h_kv=8, d_k=128, d_model=8192),
+        "Llama 3 8B": ModelConfig(n_layers=32, h=32, h_kv=8, d_k=128, d_model=4096),
+        "Mistral 7B": ModelConfig(n_layers=32, h=32, h_kv=8, d_k=128, d_model=4096),
+    }
+)

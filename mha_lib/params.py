@@ -164,24 +164,34 @@ def _rng_from_seed(seed, where):
     if isinstance(seed, np.random.Generator):
         return seed
     if seed is None:
-        raise TypeError(f"{where}: seed=None would draw different numbers at every run; give a whole number "
-                        "such as seed=0 (or a numpy.random.Generator)")
+        raise TypeError(
+            f"{where}: seed=None would draw different numbers at every run; give a whole number "
+            "such as seed=0 (or a numpy.random.Generator)"
+        )
     if isinstance(seed, np.random.RandomState):
-        raise TypeError(f"{where}: seed is a legacy numpy.random.RandomState; pass a whole number or "
-                        "np.random.default_rng(seed)")
+        raise TypeError(
+            f"{where}: seed is a legacy numpy.random.RandomState; pass a whole number or np.random.default_rng(seed)"
+        )
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
         whole = isinstance(seed, (float, np.floating)) and float(seed).is_integer()
         fix = f"seed={int(seed)}" if whole else "a whole number such as seed=0"
-        raise TypeError(f"{where}: seed must be a whole number (or a numpy.random.Generator), got {shown(seed)}; "
-                        f"use {fix}")
+        raise TypeError(f"{where}: seed must be a whole number (or a numpy.random.Generator), got {shown(seed)}; use {fix}")
     if seed < 0:
-        raise ValueError(f"{where}: seed={seed} is negative; numpy's generators take seeds of 0 or more, "
-                         f"e.g. seed={-int(seed)}")
+        raise ValueError(
+            f"{where}: seed={seed} is negative; numpy's generators take seeds of 0 or more, e.g. seed={-int(seed)}"
+        )
     return np.random.default_rng(int(seed))
 
 
-def init_params(d_model: int, h: int, d_k: int | None = None, d_v: int | None = None, bias: bool = False,
-                seed: int | np.random.Generator = 0, h_kv: int | None = None) -> MHAParams:
+def init_params(
+    d_model: int,
+    h: int,
+    d_k: int | None = None,
+    d_v: int | None = None,
+    bias: bool = False,
+    seed: int | np.random.Generator = 0,
+    h_kv: int | None = None,
+) -> MHAParams:
     """Random parameters for one Multi-Head Attention layer.
 
     Weights are drawn from a normal distribution with standard deviation
@@ -253,8 +263,13 @@ def init_params(d_model: int, h: int, d_k: int | None = None, d_v: int | None = 
     return MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o, **biases)
 
 
-def params_from_fused(in_proj_weight: ArrayLike, in_proj_bias: ArrayLike | None, out_proj_weight: ArrayLike,
-                      out_proj_bias: ArrayLike | None, h: int) -> MHAParams:
+def params_from_fused(
+    in_proj_weight: ArrayLike,
+    in_proj_bias: ArrayLike | None,
+    out_proj_weight: ArrayLike,
+    out_proj_bias: ArrayLike | None,
+    h: int,
+) -> MHAParams:
     """Per-head parameters from PyTorch's fused ``nn.MultiheadAttention`` layout.
 
     PyTorch stores ``in_proj_weight`` of shape (3*d_model, d_model) (the rows
@@ -280,8 +295,12 @@ def params_from_fused(in_proj_weight: ArrayLike, in_proj_bias: ArrayLike | None,
     W_in = check_array(in_proj_weight, "in_proj_weight", ndim=2)
     three_d, d_model = W_in.shape
     if three_d != 3 * d_model:
-        grouped = " (PyTorch's fused layout has no grouped-query form: build grouped parameters with " \
-                  "init_params(..., h_kv=...) or MHAParams directly)" if d_model < three_d < 3 * d_model else ""
+        grouped = (
+            " (PyTorch's fused layout has no grouped-query form: build grouped parameters with "
+            "init_params(..., h_kv=...) or MHAParams directly)"
+            if d_model < three_d < 3 * d_model
+            else ""
+        )
         raise ValueError(
             f"params_from_fused: in_proj_weight must have shape (3*d_model, d_model), got {W_in.shape}{grouped}"
         )
@@ -349,8 +368,9 @@ def params_to_fused(
     return in_proj_weight, in_proj_bias, params.W_o.T.copy(), out_proj_bias
 
 
-def parameter_count(d_model: int, h: int, d_k: int | None = None, d_v: int | None = None, bias: bool = False,
-                    h_kv: int | None = None) -> dict[str, int]:
+def parameter_count(
+    d_model: int, h: int, d_k: int | None = None, d_v: int | None = None, bias: bool = False, h_kv: int | None = None
+) -> dict[str, int]:
     """How many learnable numbers a Multi-Head Attention layer has.
 
     With d_k = d_v = d_model/h the total is ``4 d_model^2`` (plus ``4 d_model``
@@ -407,8 +427,12 @@ def selection_matrix(d_model: int, h: int, i: int) -> NDArray[np.float64]:
     d_model, h, d_k, _ = _resolve_sizes(d_model, h, None, None, "selection_matrix")
     if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i < h:
         raise ValueError(f"selection_matrix: head index i={shown(i)} must be a whole number in 0..{h - 1}")
-    check_budget(d_model * d_k * 8, f"selection_matrix({d_model:,}, {h:,}, ...), a ({d_model:,}, {d_k:,}) matrix,",
-                 "selection_matrix", "the picture of a selection needs a small d_model, 4 to 512")
+    check_budget(
+        d_model * d_k * 8,
+        f"selection_matrix({d_model:,}, {h:,}, ...), a ({d_model:,}, {d_k:,}) matrix,",
+        "selection_matrix",
+        "the picture of a selection needs a small d_model, 4 to 512",
+    )
     S = np.zeros((d_model, d_k))
     S[i * d_k : (i + 1) * d_k, :] = np.eye(d_k)
     return S

@@ -16,9 +16,9 @@ import numbers
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from ._checks import as_array, check_token, shown
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 __all__ = [
     "PIPELINE_STEPS",
@@ -101,30 +101,64 @@ def plot_pipeline(ax, current=None):
 
     def box(key, y, height, label):
         on = key == current
-        patch = FancyBboxPatch((column[key] + 0.1, y - height / 2), width, height,
-                               boxstyle="round,pad=0.02,rounding_size=0.08", facecolor=_HIGHLIGHT if on else _PLAIN,
-                               edgecolor=_EDGE, linewidth=2.2 if on else 1.0, zorder=3)
+        patch = FancyBboxPatch(
+            (column[key] + 0.1, y - height / 2),
+            width,
+            height,
+            boxstyle="round,pad=0.02,rounding_size=0.08",
+            facecolor=_HIGHLIGHT if on else _PLAIN,
+            edgecolor=_EDGE,
+            linewidth=2.2 if on else 1.0,
+            zorder=3,
+        )
         ax.add_patch(patch)
-        text = ax.text(column[key] + 0.5, y, label, ha="center", va="center", fontsize=9, zorder=4,
-                       fontweight="bold" if on else "normal", color="black")
+        text = ax.text(
+            column[key] + 0.5,
+            y,
+            label,
+            ha="center",
+            va="center",
+            fontsize=9,
+            zorder=4,
+            fontweight="bold" if on else "normal",
+            color="black",
+        )
         artists.extend([patch, text])
 
     def arrow(start, end, color=_EDGE, lw=1.0):
-        patch = FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=10, color=color, linewidth=lw,
-                                shrinkA=0, shrinkB=0, zorder=2)
+        patch = FancyArrowPatch(
+            start, end, arrowstyle="-|>", mutation_scale=10, color=color, linewidth=lw, shrinkA=0, shrinkB=0, zorder=2
+        )
         ax.add_patch(patch)
         artists.append(patch)
 
     # The stack of heads behind the steps of one head (projections .. values).
     x0, y0, w, hgt = 0.96, 0.1, 4.08, 1.44
     for k in (2, 1, 0):
-        frame = FancyBboxPatch((x0 + 0.05 * k, y0 + 0.05 * k), w, hgt, boxstyle="round,pad=0.01,rounding_size=0.1",
-                               facecolor="#F7F9FB" if k == 0 else "#EDF1F5", edgecolor="#8A9BAD", linewidth=0.8,
-                               zorder=1 - 0.1 * k)
+        frame = FancyBboxPatch(
+            (x0 + 0.05 * k, y0 + 0.05 * k),
+            w,
+            hgt,
+            boxstyle="round,pad=0.01,rounding_size=0.1",
+            facecolor="#F7F9FB" if k == 0 else "#EDF1F5",
+            edgecolor="#8A9BAD",
+            linewidth=0.8,
+            zorder=1 - 0.1 * k,
+        )
         ax.add_patch(frame)
         artists.append(frame)
-    artists.append(ax.text(x0 + 0.06, y0 + hgt - 0.03, "head $i$ (all $h$ heads run side by side, each with its own "
-                           "$W_i^Q, W_i^K, W_i^V$)", ha="left", va="top", fontsize=7, color="#555555", zorder=4))
+    artists.append(
+        ax.text(
+            x0 + 0.06,
+            y0 + hgt - 0.03,
+            "head $i$ (all $h$ heads run side by side, each with its own $W_i^Q, W_i^K, W_i^V$)",
+            ha="left",
+            va="top",
+            fontsize=7,
+            color="#555555",
+            zorder=4,
+        )
+    )
 
     box("embeddings", middle, 0.6, labels["embeddings"])
     box("projections", upper, 0.44, "$Q_i$, $K_i$\nprojections")
@@ -141,8 +175,19 @@ def plot_pipeline(ax, current=None):
     arrow((2.9, upper), (3.1, upper))  # scores -> softmax
     arrow((3.9, upper), (4.1, upper))  # the weights -> Head_i
     arrow((1.9, lower), (4.1, lower), color=_V_COLOUR, lw=1.4)  # V_i goes round the scores and the softmax
-    artists.append(ax.text(3.0, lower + 0.03, "$V_i$ skips the softmax", ha="center", va="bottom", fontsize=7.5,
-                           color=_V_COLOUR, style="italic", zorder=4))
+    artists.append(
+        ax.text(
+            3.0,
+            lower + 0.03,
+            "$V_i$ skips the softmax",
+            ha="center",
+            va="bottom",
+            fontsize=7.5,
+            color=_V_COLOUR,
+            style="italic",
+            zorder=4,
+        )
+    )
     arrow((4.9, middle), (5.1, middle))  # every Head_i -> concat
     arrow((5.9, middle), (6.1, middle))  # concat -> output
 
@@ -164,7 +209,9 @@ def symmetric_limits(*arrays):
     return (-m, m) if m > 0 else (-1.0, 1.0)
 
 
-MAX_CELLS = 1024 * 1024  # the most cells a heatmap draws (n = 1024 tokens): more would take minutes, and no screen shows them
+MAX_CELLS = (
+    1024 * 1024
+)  # the most cells a heatmap draws (n = 1024 tokens): more would take minutes, and no screen shows them
 MAX_ANNOTATED = 2500  # the most cells written as numbers (50 x 50): one text each, and no one reads more
 MAX_LABELS = 512  # the most labels on one axis
 
@@ -173,14 +220,14 @@ def _labels(labels, count, name, where):
     """Labels as literal text, one per row or column: '$' is escaped (a token "$x$" is not mathtext, a lone "$"
     does not break the drawing), and each must be a string (or a number) of whole characters."""
     if isinstance(labels, str) or not isinstance(labels, (list, tuple, np.ndarray)):
-        raise TypeError(f"{where}: {name} must be a list of labels (tokens), one per entry, got "
-                        f"{type(labels).__name__}")
+        raise TypeError(f"{where}: {name} must be a list of labels (tokens), one per entry, got {type(labels).__name__}")
     labels = list(labels)
     if len(labels) != count:
         raise ValueError(f"{where}: {name} has {len(labels)} labels for {count} entries; give one label each")
     if count > MAX_LABELS:
-        raise ValueError(f"{where}: {count} labels on one axis are more than the {MAX_LABELS} a picture can show; "
-                         f"pass {name}=None")
+        raise ValueError(
+            f"{where}: {count} labels on one axis are more than the {MAX_LABELS} a picture can show; pass {name}=None"
+        )
     text = []
     for label in labels:
         if isinstance(label, (numbers.Number, np.generic)) and not isinstance(label, (bool, np.bool_)):
@@ -204,20 +251,34 @@ def check_axes(ax, where):
     from matplotlib.axes import Axes
 
     if not isinstance(ax, Axes):
-        raise TypeError(f"{where}: ax must be a matplotlib Axes, e.g. ax = Figure().add_subplot(), got "
-                        f"{type(ax).__name__}")
+        raise TypeError(f"{where}: ax must be a matplotlib Axes, e.g. ax = Figure().add_subplot(), got {type(ax).__name__}")
     return ax
 
 
 def _check_fontsize(fontsize, where):
-    if isinstance(fontsize, (bool, np.bool_)) or not isinstance(fontsize, numbers.Real) or \
-            not (np.isfinite(fontsize) and 1 <= fontsize <= 100):
+    if (
+        isinstance(fontsize, (bool, np.bool_))
+        or not isinstance(fontsize, numbers.Real)
+        or not (np.isfinite(fontsize) and 1 <= fontsize <= 100)
+    ):
         raise ValueError(f"{where}: fontsize={shown(fontsize)} must be a size in points between 1 and 100, e.g. 8")
     return float(fontsize)
 
 
-def plot_matrix(ax, M, row_labels=None, col_labels=None, *, title=None, cmap=None, vmin=None, vmax=None,
-                annotate=None, fmt=".2f", fontsize=8):
+def plot_matrix(
+    ax,
+    M,
+    row_labels=None,
+    col_labels=None,
+    *,
+    title=None,
+    cmap=None,
+    vmin=None,
+    vmax=None,
+    annotate=None,
+    fmt=".2f",
+    fontsize=8,
+):
     """Draw a matrix as a heatmap with labelled rows and columns.
 
     Parameters
@@ -249,14 +310,18 @@ def plot_matrix(ax, M, row_labels=None, col_labels=None, *, title=None, cmap=Non
     if np.isnan(M).any():
         raise ValueError("plot_matrix: M contains NaN; find where it came from (a 0/0 upstream) before drawing it")
     if M.size > MAX_CELLS:
-        raise ValueError(f"plot_matrix: M has {M.size:,} cells (shape {M.shape}), more than the {MAX_CELLS:,} a "
-                         "heatmap draws; draw a slice of it, e.g. M[:64, :64]")
+        raise ValueError(
+            f"plot_matrix: M has {M.size:,} cells (shape {M.shape}), more than the {MAX_CELLS:,} a "
+            "heatmap draws; draw a slice of it, e.g. M[:64, :64]"
+        )
     fontsize = _check_fontsize(fontsize, "plot_matrix")
     if annotate is not None and not isinstance(annotate, (bool, np.bool_)):
         raise TypeError(f"plot_matrix: annotate must be True, False or None, got {shown(annotate)}")
     if annotate and M.size > MAX_ANNOTATED:
-        raise ValueError(f"plot_matrix: annotate=True writes one number per cell, and {M.size:,} cells are more "
-                         f"than the {MAX_ANNOTATED:,} anyone reads; pass annotate=False or draw a slice")
+        raise ValueError(
+            f"plot_matrix: annotate=True writes one number per cell, and {M.size:,} cells are more "
+            f"than the {MAX_ANNOTATED:,} anyone reads; pass annotate=False or draw a slice"
+        )
     rows, cols = M.shape
     row_labels = None if row_labels is None else _labels(row_labels, rows, "row_labels", "plot_matrix")
     col_labels = None if col_labels is None else _labels(col_labels, cols, "col_labels", "plot_matrix")
@@ -269,8 +334,13 @@ def plot_matrix(ax, M, row_labels=None, col_labels=None, *, title=None, cmap=Non
     if row_labels is not None:
         ax.set_yticks(range(rows), labels=list(row_labels), fontsize=fontsize)
     if col_labels is not None:
-        ax.set_xticks(range(cols), labels=list(col_labels), fontsize=fontsize, rotation=45 if cols > 4 else 0,
-                      ha="right" if cols > 4 else "center")
+        ax.set_xticks(
+            range(cols),
+            labels=list(col_labels),
+            fontsize=fontsize,
+            rotation=45 if cols > 4 else 0,
+            ha="right" if cols > 4 else "center",
+        )
     if title:
         ax.set_title(title, fontsize=fontsize + 1)
     if annotate is None:
@@ -280,8 +350,15 @@ def plot_matrix(ax, M, row_labels=None, col_labels=None, *, title=None, cmap=Non
         for (r, c), value in np.ndenumerate(M):
             frac = (value - lo) / (hi - lo) if hi > lo else 0.5
             dark_cell = frac < 0.6 if cmap == WEIGHTS_CMAP else abs(frac - 0.5) > 0.3
-            ax.text(c, r, format(value, fmt), ha="center", va="center", fontsize=fontsize - 1,
-                    color="white" if dark_cell else "black")
+            ax.text(
+                c,
+                r,
+                format(value, fmt),
+                ha="center",
+                va="center",
+                fontsize=fontsize - 1,
+                color="white" if dark_cell else "black",
+            )
     return im
 
 
@@ -304,13 +381,23 @@ def plot_attention(ax, weights, tokens, *, title=None, vmin=0.0, vmax=1.0, annot
     check_axes(ax, "plot_attention")
     weights = np.asarray(weights)
     if isinstance(tokens, str) or not isinstance(tokens, (list, tuple, np.ndarray)):
-        raise TypeError(f"plot_attention: tokens must be a list of tokens, one per row of weights, got "
-                        f"{type(tokens).__name__}")
+        raise TypeError(
+            f"plot_attention: tokens must be a list of tokens, one per row of weights, got {type(tokens).__name__}"
+        )
     if weights.ndim != 2 or weights.shape[0] != weights.shape[1] or weights.shape[0] != len(tokens):
-        raise ValueError(f"plot_attention: weights must be (n, n) with n = len(tokens) = {len(tokens)}, "
-                         f"got {weights.shape}")
-    im = plot_matrix(ax, weights, tokens, tokens, title=title, cmap=WEIGHTS_CMAP, vmin=vmin, vmax=vmax,
-                     annotate=annotate, fontsize=fontsize)
+        raise ValueError(f"plot_attention: weights must be (n, n) with n = len(tokens) = {len(tokens)}, got {weights.shape}")
+    im = plot_matrix(
+        ax,
+        weights,
+        tokens,
+        tokens,
+        title=title,
+        cmap=WEIGHTS_CMAP,
+        vmin=vmin,
+        vmax=vmax,
+        annotate=annotate,
+        fontsize=fontsize,
+    )
     ax.set_ylabel("query (looks)", fontsize=fontsize)
     ax.set_xlabel("key (is looked at)", fontsize=fontsize)
     return im
@@ -330,8 +417,10 @@ _TOKEN_COLOURS = ("#999999", "#0072B2", "#E69F00", "#009E73")  # Okabe-Ito: colo
 def _check_axes_list(axes, count, where):
     """``axes`` as a list of ``count`` matplotlib Axes, else a TypeError/ValueError that says so."""
     if not isinstance(axes, (list, tuple, np.ndarray)):
-        raise TypeError(f"{where}: axes must be a sequence of {count} matplotlib Axes, e.g. "
-                        f"fig.subplots(1, {count}), got {type(axes).__name__}")
+        raise TypeError(
+            f"{where}: axes must be a sequence of {count} matplotlib Axes, e.g. "
+            f"fig.subplots(1, {count}), got {type(axes).__name__}"
+        )
     axes = list(np.ravel(np.asarray(axes, dtype=object)))
     if len(axes) != count:
         raise ValueError(f"{where}: axes must hold {count} Axes, e.g. fig.subplots(1, {count}), got {len(axes)}")
@@ -368,41 +457,66 @@ def plot_soft_lookup(axes, look, token="it"):
     if not isinstance(token, str) or token not in tokens:
         raise ValueError(f"plot_soft_lookup: token={shown(token)} is not one of the lookup's words {tokens}")
     m = tokens.index(token)
-    colours = _TOKEN_COLOURS[:len(tokens)]
+    colours = _TOKEN_COLOURS[: len(tokens)]
     label_at = {"the": (-30, -16), "cat": (-10, 8), "sat": (6, -4), "it": (-14, 8)}  # clear of the arrows
     artists = []
-    for tok, k, c in zip(tokens, look.K, colours):  # keys: what each word offers
+    for tok, k, c in zip(tokens, look.K, colours, strict=False):  # keys: what each word offers
         artists.append(ax_k.annotate("", k, (0, 0), arrowprops=dict(arrowstyle="->", color=c, lw=2)))
         artists += ax_k.plot(*k, "o", color=c, ms=7)
-        artists.append(ax_k.annotate(f"key of '{tok}'", k, xytext=label_at.get(tok, (6, 6)),
-                                     textcoords="offset points", color=c, fontsize=9))
+        artists.append(
+            ax_k.annotate(
+                f"key of '{tok}'", k, xytext=label_at.get(tok, (6, 6)), textcoords="offset points", color=c, fontsize=9
+            )
+        )
     start, q = np.array([0.0, -0.35]), np.asarray(look.Q[m]) / 2  # the query, half size, below the keys
     artists.append(ax_k.annotate("", start + q, start, arrowprops=dict(arrowstyle="->", color="black", lw=2, ls="--")))
     q_text = ", ".join(f"{x:g}" for x in look.Q[m])
-    artists.append(ax_k.annotate(f"query of '{token}', ({q_text}) at half size", start + q, xytext=(-150, -14),
-                                 textcoords="offset points", fontsize=9))
-    ax_k.set(xlim=(-0.3, 1.8), ylim=(-0.6, 1.25), aspect="equal", xlabel=look.query_axes[0],
-             ylabel=look.query_axes[1])
+    artists.append(
+        ax_k.annotate(
+            f"query of '{token}', ({q_text}) at half size",
+            start + q,
+            xytext=(-150, -14),
+            textcoords="offset points",
+            fontsize=9,
+        )
+    )
+    ax_k.set(xlim=(-0.3, 1.8), ylim=(-0.6, 1.25), aspect="equal", xlabel=look.query_axes[0], ylabel=look.query_axes[1])
     ax_k.set_title("query and keys: a match points the same way", fontsize=10)
     bars = ax_w.bar(tokens, look.weights[m], color=colours)
     artists += [bars, *ax_w.bar_label(bars, fmt="%.2f", fontsize=9)]
     ax_w.set(ylim=(0, 1), ylabel="weight")
     ax_w.set_title(f"weights of '{token}' (softmax of its scores)", fontsize=10)
-    for v, c in zip(look.V, colours):  # values: what each word passes on
+    for v, c in zip(look.V, colours, strict=False):  # values: what each word passes on
         artists += ax_v.plot(*v, "o", color=c, ms=9)
     for j, tok in enumerate(tokens):
         if np.any(look.V[j]):
-            artists.append(ax_v.annotate(f"value of '{tok}'", look.V[j], xytext=(8, -4) if look.V[j][1] else (-30, -18),
-                                         textcoords="offset points", color=colours[j], fontsize=9))
+            artists.append(
+                ax_v.annotate(
+                    f"value of '{tok}'",
+                    look.V[j],
+                    xytext=(8, -4) if look.V[j][1] else (-30, -18),
+                    textcoords="offset points",
+                    color=colours[j],
+                    fontsize=9,
+                )
+            )
     zeros = [tok for j, tok in enumerate(tokens) if not np.any(look.V[j])]
     if zeros:
-        artists.append(ax_v.annotate(", ".join(f"'{t}'" for t in zeros) + ": (0, 0)", (0, 0), xytext=(8, 6),
-                                     textcoords="offset points", color="#555555", fontsize=9))
+        artists.append(
+            ax_v.annotate(
+                ", ".join(f"'{t}'" for t in zeros) + ": (0, 0)",
+                (0, 0),
+                xytext=(8, 6),
+                textcoords="offset points",
+                color="#555555",
+                fontsize=9,
+            )
+        )
     artists += ax_v.plot(*look.output[m], "*", color="black", ms=16)
-    artists.append(ax_v.annotate(f"output of '{token}'", look.output[m], xytext=(-40, 12), textcoords="offset points",
-                                 fontsize=9))
-    ax_v.set(xlim=(-0.2, 1.4), ylim=(-0.2, 1.25), aspect="equal", xlabel=look.value_axes[0],
-             ylabel=look.value_axes[1])
+    artists.append(
+        ax_v.annotate(f"output of '{token}'", look.output[m], xytext=(-40, 12), textcoords="offset points", fontsize=9)
+    )
+    ax_v.set(xlim=(-0.2, 1.4), ylim=(-0.2, 1.25), aspect="equal", xlabel=look.value_axes[0], ylabel=look.value_axes[1])
     best = tokens[int(np.argmax(look.weights[m]))]
     ax_v.set_title(f"values: '{token}' receives mostly '{best}'", fontsize=10)
     return artists
@@ -436,33 +550,45 @@ def plot_two_heads(ax_weights, ax_values, demo, *, distances=False):
         raise TypeError(f"plot_two_heads: distances must be True or False, got {shown(distances)}")
     artists = []
     x = np.arange(len(demo.tokens))
-    for k, (label, w, colour) in enumerate([("one head", demo.one_head_weights, "#888888"),
-                                            ("head 'who'", demo.two_heads_weights[0], "#0072B2"),
-                                            ("head 'whom'", demo.two_heads_weights[1], "#D55E00")]):
+    for k, (label, w, colour) in enumerate(
+        [
+            ("one head", demo.one_head_weights, "#888888"),
+            ("head 'who'", demo.two_heads_weights[0], "#0072B2"),
+            ("head 'whom'", demo.two_heads_weights[1], "#D55E00"),
+        ]
+    ):
         bars = ax_weights.bar(x + (k - 1) * 0.27, w, width=0.25, color=colour, label=label)
         artists += [bars, *ax_weights.bar_label(bars, fmt="%.2f", fontsize=8)]
     ax_weights.set(xticks=x, xticklabels=demo.tokens, ylim=(0, 1.2), xlabel="key token", ylabel="weight")
     ax_weights.set_title("where 'chased' looks", fontsize=10)
     ax_weights.legend(fontsize=8, loc="upper center", ncol=3)
     if distances:
-        labels = (f"one head: {demo.one_head_distances[0]:.2f} from each value",
-                  f"head 'who': {demo.two_heads_distances[0, 0]:.1e} from v(cat)",
-                  f"head 'whom': {demo.two_heads_distances[1, 1]:.1e} from v(mouse)")
+        labels = (
+            f"one head: {demo.one_head_distances[0]:.2f} from each value",
+            f"head 'who': {demo.two_heads_distances[0, 0]:.1e} from v(cat)",
+            f"head 'whom': {demo.two_heads_distances[1, 1]:.1e} from v(mouse)",
+        )
     else:
         labels = ("one head: half of each", "head 'who': cat", "head 'whom': mouse")
     artists += ax_values.plot(*demo.values.T, color="#BBBBBB", lw=4, zorder=0, label="every blend of the two values")
-    artists.append(ax_values.scatter(*demo.values.T, s=140, color=["#009E73", "#CC79A7"], edgecolor="black",
-                                     zorder=3))
-    for name, v in zip(["v(cat)", "v(mouse)"], demo.values):
+    artists.append(ax_values.scatter(*demo.values.T, s=140, color=["#009E73", "#CC79A7"], edgecolor="black", zorder=3))
+    for name, v in zip(["v(cat)", "v(mouse)"], demo.values, strict=False):
         artists.append(ax_values.annotate(name, v, xytext=(10, 4), textcoords="offset points", fontsize=10))
     for out, marker, size, colour, z, label in [
-            (demo.one_head_output, "*", 300, "#888888", 4, labels[0]),
-            (demo.two_heads_outputs[0], "^", 90, "#0072B2", 5, labels[1]),
-            (demo.two_heads_outputs[1], "v", 90, "#D55E00", 5, labels[2])]:
-        artists.append(ax_values.scatter(*out, marker=marker, s=size, color=colour, edgecolor="black", zorder=z,
-                                         label=label))
-    ax_values.set(xlim=(-0.3, 1.9 if not distances else 2.05), ylim=(-0.3, 1.3 if not distances else 1.5),
-                  aspect="equal", xlabel="value coordinate 1", ylabel="value coordinate 2")
+        (demo.one_head_output, "*", 300, "#888888", 4, labels[0]),
+        (demo.two_heads_outputs[0], "^", 90, "#0072B2", 5, labels[1]),
+        (demo.two_heads_outputs[1], "v", 90, "#D55E00", 5, labels[2]),
+    ]:
+        artists.append(
+            ax_values.scatter(*out, marker=marker, s=size, color=colour, edgecolor="black", zorder=z, label=label)
+        )
+    ax_values.set(
+        xlim=(-0.3, 1.9 if not distances else 2.05),
+        ylim=(-0.3, 1.3 if not distances else 1.5),
+        aspect="equal",
+        xlabel="value coordinate 1",
+        ylabel="value coordinate 2",
+    )
     ax_values.set_title("what 'chased' receives", fontsize=10)
     ax_values.legend(fontsize=8, loc="upper right")
     return artists
@@ -495,8 +621,9 @@ def plot_concat_blocks(fig, heads, tokens, *, titles=None, colors=None):
     >>> images = plot_concat_blocks(Figure(figsize=(10, 2.9)), r.heads, ex.tokens)
     """
     if not isinstance(fig, Figure):
-        raise TypeError(f"plot_concat_blocks: fig must be a matplotlib Figure, e.g. Figure(figsize=(10, 3)), got "
-                        f"{type(fig).__name__}")
+        raise TypeError(
+            f"plot_concat_blocks: fig must be a matplotlib Figure, e.g. Figure(figsize=(10, 3)), got {type(fig).__name__}"
+        )
     heads = _real(heads, "heads", "plot_concat_blocks")
     if heads.ndim != 3:
         raise ValueError(f"plot_concat_blocks: heads must be (h, n, d_v), got shape {heads.shape}")
@@ -508,14 +635,24 @@ def plot_concat_blocks(fig, heads, tokens, *, titles=None, colors=None):
     colors = [None] * h if colors is None else list(colors)
     if len(colors) < h:  # a longer palette is fine: head i gets colour i
         raise ValueError(f"plot_concat_blocks: colors must hold a colour for each of the {h} heads, got {len(colors)}")
-    axes = np.atleast_1d(fig.subplots(1, h, sharey=True, gridspec_kw=dict(left=0.06, right=0.91, bottom=0.2,
-                                                                          top=0.74, wspace=0.08)))
+    axes = np.atleast_1d(
+        fig.subplots(1, h, sharey=True, gridspec_kw=dict(left=0.06, right=0.91, bottom=0.2, top=0.74, wspace=0.08))
+    )
     lo, hi = symmetric_limits(heads)  # one colour scale for every head
     images = []
     for i, ax in enumerate(axes):
         first, last = i * d_v + 1, (i + 1) * d_v  # head i's columns in Concat, counting from 1
-        images.append(ax.imshow(heads[i], cmap=SIGNED_CMAP, vmin=lo, vmax=hi, aspect="auto",
-                                interpolation="nearest", extent=(first - 0.5, last + 0.5, n - 0.5, -0.5)))
+        images.append(
+            ax.imshow(
+                heads[i],
+                cmap=SIGNED_CMAP,
+                vmin=lo,
+                vmax=hi,
+                aspect="auto",
+                interpolation="nearest",
+                extent=(first - 0.5, last + 0.5, n - 0.5, -0.5),
+            )
+        )
         ax.set_xticks([first, last], labels=[str(first), str(last)], fontsize=8)
         ax.set_yticks(range(n), labels=tokens, fontsize=9)
         ax.set_title(titles[i], fontsize=9)

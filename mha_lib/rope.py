@@ -56,11 +56,19 @@ def rope_angles(positions: ArrayLike, d: int, base: float = 10000.0) -> NDArray[
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2 or d % 2:
         raise ValueError(f"rope_angles: d={shown(d)} must be an even whole number >= 2 (RoPE rotates pairs of dimensions)")
     count = max(positions.size, 1) * (int(d) // 2)
-    check_budget(2 * count * 8, f"d={d} for {positions.size:,} positions: {count:,} angles in float64 (and their "
-                 "cosines or sines)", "rope_angles", "d is the size of one head's vectors, 64 or 128 in most models")
+    check_budget(
+        2 * count * 8,
+        f"d={d} for {positions.size:,} positions: {count:,} angles in float64 (and their cosines or sines)",
+        "rope_angles",
+        "d is the size of one head's vectors, 64 or 128 in most models",
+    )
     try:
-        good_base = (not isinstance(base, bool) and isinstance(base, (int, float, np.integer, np.floating))
-                     and math.isfinite(base) and base > 1)
+        good_base = (
+            not isinstance(base, bool)
+            and isinstance(base, (int, float, np.integer, np.floating))
+            and math.isfinite(base)
+            and base > 1
+        )
     except OverflowError:  # an int too large for a float, 10**400
         good_base = False
     if not good_base:
@@ -69,8 +77,9 @@ def rope_angles(positions: ArrayLike, d: int, base: float = 10000.0) -> NDArray[
     return positions[..., None] * theta  # (..., 1) * (d/2,) -> (..., d/2)
 
 
-def rotary_embedding(x: ArrayLike, positions: ArrayLike, base: float = 10000.0, *,
-                     pairing: str = "half") -> NDArray[np.floating]:
+def rotary_embedding(
+    x: ArrayLike, positions: ArrayLike, base: float = 10000.0, *, pairing: str = "half"
+) -> NDArray[np.floating]:
     """Rotate queries or keys by their positions (RoPE).
 
     .. math:: \\begin{pmatrix} x'_a \\\\ x'_b \\end{pmatrix} =

@@ -34,8 +34,7 @@ import numpy as np
 from .block import ModelParams, cross_entropy, init_model, model_backward, model_forward
 from .params import _rng_from_seed
 
-__all__ = ["ToyTask", "TASKS", "Snapshot", "TrainResult", "adam_init", "adam_step", "train_toy",
-           "weight_on_offset"]
+__all__ = ["ToyTask", "TASKS", "Snapshot", "TrainResult", "adam_init", "adam_step", "train_toy", "weight_on_offset"]
 
 
 @dataclass(frozen=True)
@@ -76,11 +75,32 @@ class ToyTask:
 
 TASKS = {
     "previous_token": ToyTask(
-        "previous_token", "at each position, output the token before it", vocab=10, n=10, n_out=10, h=2,
-        d_model=32, d_ff=64, steps=300, lr=3e-3, batch=32),
+        "previous_token",
+        "at each position, output the token before it",
+        vocab=10,
+        n=10,
+        n_out=10,
+        h=2,
+        d_model=32,
+        d_ff=64,
+        steps=300,
+        lr=3e-3,
+        batch=32,
+    ),
     "induction": ToyTask(
-        "induction", "output the token that followed the earlier occurrence of the current token", vocab=8, n=12,
-        n_out=8, h=1, d_model=32, d_ff=64, steps=400, lr=3e-3, batch=32, layers=2),
+        "induction",
+        "output the token that followed the earlier occurrence of the current token",
+        vocab=8,
+        n=12,
+        n_out=8,
+        h=1,
+        d_model=32,
+        d_ff=64,
+        steps=400,
+        lr=3e-3,
+        batch=32,
+        layers=2,
+    ),
 }
 
 
@@ -109,12 +129,16 @@ class TrainResult:
 
 def adam_init(arrays: dict) -> dict:
     """Adam's state for these arrays: two running averages per array (zeros) and the step count."""
-    return {"m": {k: np.zeros_like(v) for k, v in arrays.items()},
-            "v": {k: np.zeros_like(v) for k, v in arrays.items()}, "t": 0}
+    return {
+        "m": {k: np.zeros_like(v) for k, v in arrays.items()},
+        "v": {k: np.zeros_like(v) for k, v in arrays.items()},
+        "t": 0,
+    }
 
 
-def adam_step(arrays: dict, grads: dict, state: dict, lr: float, beta1: float = 0.9, beta2: float = 0.999,
-              eps: float = 1e-8) -> None:
+def adam_step(
+    arrays: dict, grads: dict, state: dict, lr: float, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8
+) -> None:
     """One step of Adam (Kingma and Ba, 2015), changing ``arrays`` in place.
 
     For each array: m = running average of its gradient, v = of its square;
@@ -146,9 +170,17 @@ def _accuracy(task, params, tokens):
     return float(right.sum() / valid.sum()), weights
 
 
-def train_toy(task: str, *, seed: int = 0, steps: int | None = None, h: int | None = None,
-              layers: int | None = None, checkpoints: int = 21, heldout: int = 256,
-              examples: int = 4) -> TrainResult:
+def train_toy(
+    task: str,
+    *,
+    seed: int = 0,
+    steps: int | None = None,
+    h: int | None = None,
+    layers: int | None = None,
+    checkpoints: int = 21,
+    heldout: int = 256,
+    examples: int = 4,
+) -> TrainResult:
     """Train a Transformer block on a toy task from random parameters, with Adam, in numpy.
 
     Each step draws a fresh batch of random sequences, computes the loss (the
@@ -193,8 +225,7 @@ def train_toy(task: str, *, seed: int = 0, steps: int | None = None, h: int | No
     spec = TASKS[task]
     steps = spec.steps if steps is None else steps
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise ValueError(f"train_toy: steps must be a whole number of 0 or more (or None for {spec.steps}), "
-                         f"got {steps!r}")
+        raise ValueError(f"train_toy: steps must be a whole number of 0 or more (or None for {spec.steps}), got {steps!r}")
     h = spec.h if h is None else h
     if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h < 1 or spec.d_model % h:
         raise ValueError(f"train_toy: h={h!r} must divide d_model={spec.d_model}; choose h in 1, 2, 4, 8")
@@ -223,8 +254,15 @@ def train_toy(task: str, *, seed: int = 0, steps: int | None = None, h: int | No
         losses[step], d_logits = cross_entropy(result.logits, spec.targets(tokens))
         adam_step(arrays, model_backward(result, params, d_logits), state, spec.lr)
     seconds = time.process_time() - start
-    return TrainResult(task=spec, losses=losses, accuracy=snapshots[-1].accuracy, params=params,
-                       snapshots=tuple(snapshots), heldout=held[:examples], seconds=seconds)
+    return TrainResult(
+        task=spec,
+        losses=losses,
+        accuracy=snapshots[-1].accuracy,
+        params=params,
+        snapshots=tuple(snapshots),
+        heldout=held[:examples],
+        seconds=seconds,
+    )
 
 
 def weight_on_offset(weights: np.ndarray, offset: int = 1, start: int | None = None) -> np.ndarray:

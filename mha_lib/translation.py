@@ -127,5 +127,12 @@ def translation_example(seed=0):
         "meaning: each French word looks for the English word with the same meaning",
         "position: each French word looks at the English word in the same place",
     ]
-    return TranslationExample(tokens=[w for w, _ in _FRENCH], memory_tokens=[w for w, _ in _ENGLISH], X=X,
-                              memory=memory, params=params, roles=roles, meaning=meaning)
+    return TranslationExample(
+        tokens=[w for w, _ in _FRENCH],
+        memory_tokens=[w for w, _ in _ENGLISH],
+        X=X,
+        memory=memory,
+        params=params,
+        roles=roles,
+        meaning=meaning,
+    )

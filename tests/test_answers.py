@@ -11,20 +11,16 @@ import numpy as np
 import pytest
 
 from mha_lib import exercises, minilm
-from mha_lib.exercises import hints, questions
-from mha_lib.exercises import check, check_function, question, solution
+from mha_lib.exercises import check, check_function, hints, question, questions, solution
 from mha_lib.exercises.nb12 import EXERCISES as NB12
 
 # Exercises of each kind, made here so that the tests do not depend on the notebooks' questions.
 TEST_EXERCISES = {
     "t.shape": exercises.Exercise(question="shape?", answer=lambda: (4, 128), hint="d_k = 512 / 4", kind="shape"),
-    "t.choice": exercises.Exercise(question="column?", answer=lambda: 2 * 64 + 1, hint="heads 1 and 2 first",
-                                   kind="choice"),
+    "t.choice": exercises.Exercise(question="column?", answer=lambda: 2 * 64 + 1, hint="heads 1 and 2 first", kind="choice"),
     "t.word": exercises.Exercise(question="word?", answer=lambda: "animal", hint="look again", kind="choice"),
-    "t.array": exercises.Exercise(question="q?", answer=lambda: np.array([2.0, 3.0]), hint="row times matrix",
-                                  kind="array"),
-    "t.number": exercises.Exercise(question="count?", answer=lambda: 4 * 768**2, hint="4 d_model^2", rtol=0.0,
-                                   atol=0.0),
+    "t.array": exercises.Exercise(question="q?", answer=lambda: np.array([2.0, 3.0]), hint="row times matrix", kind="array"),
+    "t.number": exercises.Exercise(question="count?", answer=lambda: 4 * 768**2, hint="4 d_model^2", rtol=0.0, atol=0.0),
 }
 
 
@@ -32,7 +28,9 @@ TEST_EXERCISES = {
 def _test_exercises(monkeypatch):
     """The exercises of TEST_EXERCISES ("t.shape", ...) are found by check() beside the real ones."""
     real = questions.answer_exercise
-    monkeypatch.setattr(questions, "answer_exercise", lambda i: TEST_EXERCISES[i] if isinstance(i, str) and i in TEST_EXERCISES else real(i))
+    monkeypatch.setattr(
+        questions, "answer_exercise", lambda i: TEST_EXERCISES[i] if isinstance(i, str) and i in TEST_EXERCISES else real(i)
+    )
 
 
 def _verdict(exercise_id, fn):
@@ -60,8 +58,22 @@ class _Hostile(str):
 _LOOP = []
 
 
-@pytest.mark.parametrize("answer", ["4, 128", "(4, 128)", " (4,128) ", "[4, 128]", "4 x 128", "4x128", "4 128",
-                                    "(4.0, 128.0)", (np.int64(4), 128), np.array([4, 128]), [4.0, 128.0]])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "4, 128",
+        "(4, 128)",
+        " (4,128) ",
+        "[4, 128]",
+        "4 x 128",
+        "4x128",
+        "4 128",
+        "(4.0, 128.0)",
+        (np.int64(4), 128),
+        np.array([4, 128]),
+        [4.0, 128.0],
+    ],
+)
 def test_shape_answer_typed_as_text_or_array_is_judged_right(answer, capsys):
     assert check("t.shape", answer) is True  # the shape is (4, 128)
     assert "Right" in capsys.readouterr().out
@@ -73,23 +85,50 @@ def test_shape_answer_typed_as_text_but_wrong_gets_the_hint(answer, capsys):
     assert "Hint: d_k = 512 / 4" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("answer,words", [
-    ((np.nan, 128), "whole numbers"), ((np.inf, 128), "whole numbers"), ("(nan, 128)", "whole numbers"),
-    ((4.4, 128.4), "whole numbers"), ("4.4, 128", "whole numbers"),
-    ({4: 1, 128: 1}, "tuple"), ({4, 128}, "tuple"), ("four, 128", "like (3, 5)"), ("", "like (3, 5)"),
-    (4, "tuple"), (True, "tuple"), ((True, 128), "whole numbers"), (("4", "128"), "whole numbers"),
-    (np.array([[4, 128]]), "tuple"), (b"4, 128", "tuple"),
-])
+@pytest.mark.parametrize(
+    "answer,words",
+    [
+        ((np.nan, 128), "whole numbers"),
+        ((np.inf, 128), "whole numbers"),
+        ("(nan, 128)", "whole numbers"),
+        ((4.4, 128.4), "whole numbers"),
+        ("4.4, 128", "whole numbers"),
+        ({4: 1, 128: 1}, "tuple"),
+        ({4, 128}, "tuple"),
+        ("four, 128", "like (3, 5)"),
+        ("", "like (3, 5)"),
+        (4, "tuple"),
+        (True, "tuple"),
+        ((True, 128), "whole numbers"),
+        (("4", "128"), "whole numbers"),
+        (np.array([[4, 128]]), "tuple"),
+        (b"4, 128", "tuple"),
+    ],
+)
 def test_malformed_shape_answer_is_wrong_with_a_format_hint(answer, words, capsys):
     assert check("t.shape", answer) is False
     printed = capsys.readouterr().out
     assert "Not yet" in printed and words in printed
 
 
-@pytest.mark.parametrize("answer,right", [(129, True), ("129", True), (" 129 ", True), (np.int64(129), True),
-                                          (129.0, True), (np.array(129), True), ("130", False),
-                                          (np.array([129, 1]), False), ([129], False), ("one", False),
-                                          (None, False), (np.nan, False), ({129: 1}, False)])
+@pytest.mark.parametrize(
+    "answer,right",
+    [
+        (129, True),
+        ("129", True),
+        (" 129 ", True),
+        (np.int64(129), True),
+        (129.0, True),
+        (np.array(129), True),
+        ("130", False),
+        (np.array([129, 1]), False),
+        ([129], False),
+        ("one", False),
+        (None, False),
+        (np.nan, False),
+        ({129: 1}, False),
+    ],
+)
 def test_choice_answers_as_arrays_and_digit_strings(answer, right, capsys):
     assert check("t.choice", answer) is right  # the answer is the number 129
     printed = capsys.readouterr().out
@@ -97,10 +136,36 @@ def test_choice_answers_as_arrays_and_digit_strings(answer, right, capsys):
         assert "one answer" in printed  # an array of several values is told so
 
 
-@pytest.mark.parametrize("bad_id", [None, 123, 3.5, ("02", "x"), ["02.Q_shape_h4"], b"02.Q_shape_h4", "", ".", "02.",
-                                    ".Q_shape_h4", "02.nope", "99.x", "ab.c", "../02.x", "02..x", "0 2.x", "02.x\x00",
-                                    "nb02.x", "\x00.x", "é.x", "02.__init__", "02.EXERCISES", "__init__.x",
-                                    "02" * 200 + ".x", "exercises.x"])
+@pytest.mark.parametrize(
+    "bad_id",
+    [
+        None,
+        123,
+        3.5,
+        ("02", "x"),
+        ["02.Q_shape_h4"],
+        b"02.Q_shape_h4",
+        "",
+        ".",
+        "02.",
+        ".Q_shape_h4",
+        "02.nope",
+        "99.x",
+        "ab.c",
+        "../02.x",
+        "02..x",
+        "0 2.x",
+        "02.x\x00",
+        "nb02.x",
+        "\x00.x",
+        "é.x",
+        "02.__init__",
+        "02.EXERCISES",
+        "__init__.x",
+        "02" * 200 + ".x",
+        "exercises.x",
+    ],
+)
 def test_no_id_raises_anything_but_a_clear_value_error(bad_id, capsys):
     with pytest.raises(ValueError, match="exercise id|no exercises|has no exercise"):
         question(bad_id)
@@ -109,21 +174,52 @@ def test_no_id_raises_anything_but_a_clear_value_error(bad_id, capsys):
     assert re.match(r"❌ check: .*(exercise id|no exercises|has no exercise)", out) and out.count("\n") == 1, out
 
 
-@pytest.mark.parametrize("answer,right", [("[2, 3]", True), ("2, 3", True), ("(2.0, 3.0)", True), ([2, 3], True),
-                                          ("[2, 4]", False), ("2", False), ("two, three", False), (True, False)])
+@pytest.mark.parametrize(
+    "answer,right",
+    [
+        ("[2, 3]", True),
+        ("2, 3", True),
+        ("(2.0, 3.0)", True),
+        ([2, 3], True),
+        ("[2, 4]", False),
+        ("2", False),
+        ("two, three", False),
+        (True, False),
+    ],
+)
 def test_array_answers_typed_as_text(answer, right):
     assert check("t.array", answer) is right  # q = (2, 3)
 
 
-@pytest.mark.parametrize("answer,right", [("2,359,296", True), ("2359296", True), (" 2359296 ", True),
-                                          (2359296.0, True), ("2.359296e6", True), ("lots", False),
-                                          ("2,359,297", False), ("2,35,9296", False), ("", False)])
+@pytest.mark.parametrize(
+    "answer,right",
+    [
+        ("2,359,296", True),
+        ("2359296", True),
+        (" 2359296 ", True),
+        (2359296.0, True),
+        ("2.359296e6", True),
+        ("lots", False),
+        ("2,359,297", False),
+        ("2,35,9296", False),
+        ("", False),
+    ],
+)
 def test_number_answers_typed_as_text(answer, right):
     assert check("t.number", answer) is right  # 4 * 768^2
 
 
-@pytest.mark.parametrize("answer,right", [("Animal", True), (" animal ", True), (np.str_("animal"), True),
-                                          ("street", False), (np.array(["animal"]), False), (5, False)])
+@pytest.mark.parametrize(
+    "answer,right",
+    [
+        ("Animal", True),
+        (" animal ", True),
+        (np.str_("animal"), True),
+        ("street", False),
+        (np.array(["animal"]), False),
+        (5, False),
+    ],
+)
 def test_word_choice_answers(answer, right):
     assert check("t.word", answer) is right
 
@@ -175,8 +271,11 @@ def test_an_error_computing_the_expected_answer_is_not_hidden(monkeypatch):
 
 
 def test_the_format_note_does_not_give_away_an_answer(capsys):
-    shapes = {tuple(questions.answer_exercise(i).answer()) for i in _every_answer_exercise()
-              if questions.answer_exercise(i).kind == "shape"}
+    shapes = {
+        tuple(questions.answer_exercise(i).answer())
+        for i in _every_answer_exercise()
+        if questions.answer_exercise(i).kind == "shape"
+    }
     check("t.shape", {4: 1})
     printed = capsys.readouterr().out
     assert not any(f"({', '.join(map(str, s))})" in printed for s in shapes)
@@ -192,11 +291,19 @@ def test_an_unhashable_exercise_id_gets_the_clear_message(bad_id):
     assert out.getvalue().startswith("❌ solution: an exercise id is text") and out.getvalue().count("\n") == 1
 
 
-@pytest.mark.parametrize("answer, words", [
-    (np.nan, "NaN"), (float("inf"), "infinity"), (np.array(np.nan), "NaN"),
-    ((64,), "single number: type it without brackets"), ([64], "without brackets"), (np.array([64]), "brackets"),
-    ("64,0", "not 2 numbers"), ([1, 2], "not 2 numbers"),
-])
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        (np.nan, "NaN"),
+        (float("inf"), "infinity"),
+        (np.array(np.nan), "NaN"),
+        ((64,), "single number: type it without brackets"),
+        ([64], "without brackets"),
+        (np.array([64]), "brackets"),
+        ("64,0", "not 2 numbers"),
+        ([1, 2], "not 2 numbers"),
+    ],
+)
 def test_a_number_answer_of_the_wrong_form_gets_a_note_not_a_hint(capsys, answer, words):
     assert check("00.d_k_bert", answer) is False
     out = capsys.readouterr().out
@@ -224,12 +331,15 @@ def test_a_wrong_answer_still_climbs_the_tiers(capsys):
     assert 'solution("00.d_k_bert")' in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("exercise_id, make", [
-    ("00.predict_equal_scores", lambda right: np.asarray(right, dtype=float) + 3j),  # an array with 3i added
-    ("00.predict_equal_scores", lambda right: np.asarray(right, dtype=float) + 0j),
-    ("00.d_k_bert", lambda right: np.complex128(right + 1e-9j)),
-    ("00.d_k_bert", lambda right: complex(right)),
-])
+@pytest.mark.parametrize(
+    "exercise_id, make",
+    [
+        ("00.predict_equal_scores", lambda right: np.asarray(right, dtype=float) + 3j),  # an array with 3i added
+        ("00.predict_equal_scores", lambda right: np.asarray(right, dtype=float) + 0j),
+        ("00.d_k_bert", lambda right: np.complex128(right + 1e-9j)),
+        ("00.d_k_bert", lambda right: complex(right)),
+    ],
+)
 def test_a_complex_answer_is_named_not_judged(capsys, exercise_id, make):
     right = questions.answer_exercise(exercise_id).answer()
     with warnings.catch_warnings():

@@ -8,8 +8,15 @@ import numpy as np
 import pytest
 
 import mha_lib
-from mha_lib import (causal_mask, init_params, multi_head_attention, multi_head_attention_backward, softmax,
-                     softmax_backward, softmax_jacobian)
+from mha_lib import (
+    causal_mask,
+    init_params,
+    multi_head_attention,
+    multi_head_attention_backward,
+    softmax,
+    softmax_backward,
+    softmax_jacobian,
+)
 
 GOLDEN = Path(__file__).parent / "golden" / "torch_mha_backward.npz"
 TOL = 1e-10  # float64 on both sides
@@ -21,7 +28,7 @@ with np.load(GOLDEN, allow_pickle=False) as _f:
 def load(name):
     with np.load(GOLDEN, allow_pickle=False) as f:
         prefix = f"{name}/"
-        return {k[len(prefix):]: f[k] for k in f.files if k.startswith(prefix)}
+        return {k[len(prefix) :]: f[k] for k in f.files if k.startswith(prefix)}
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
@@ -30,11 +37,13 @@ def test_gradients_match_pytorch_autograd(name):
     g = load(name)
     mask = None if mask_kind == "none" else g["mask"]
     if kind == "fused":
-        params = mha_lib.params_from_fused(g["in_proj_weight"], g.get("in_proj_bias"), g["out_proj_weight"],
-                                           g.get("out_proj_bias"), h)
+        params = mha_lib.params_from_fused(
+            g["in_proj_weight"], g.get("in_proj_bias"), g["out_proj_weight"], g.get("out_proj_bias"), h
+        )
         # the fused layout is a reshape of the per-head one, so its gradient converts the same way
-        expected = mha_lib.params_from_fused(g["d_in_proj_weight"], g.get("d_in_proj_bias"), g["d_out_proj_weight"],
-                                             g.get("d_out_proj_bias"), h)
+        expected = mha_lib.params_from_fused(
+            g["d_in_proj_weight"], g.get("d_in_proj_bias"), g["d_out_proj_weight"], g.get("d_out_proj_bias"), h
+        )
     else:
         params = mha_lib.MHAParams(W_q=g["W_q"], W_k=g["W_k"], W_v=g["W_v"], W_o=g["W_o"])
         expected = mha_lib.MHAParams(W_q=g["d_W_q"], W_k=g["d_W_k"], W_v=g["d_W_v"], W_o=g["d_W_o"])
@@ -58,8 +67,10 @@ def _numeric_gradient(f, x, eps=1e-6):
     return grad
 
 
-@pytest.mark.parametrize("bias,h_kv,masked,batch", [(False, None, False, ()), (True, None, True, ()),
-                                                     (True, 2, True, (2,)), (False, 1, False, (2,))])
+@pytest.mark.parametrize(
+    "bias,h_kv,masked,batch",
+    [(False, None, False, ()), (True, None, True, ()), (True, 2, True, (2,)), (False, 1, False, (2,))],
+)
 def test_gradients_match_finite_differences(bias, h_kv, masked, batch):
     rng = np.random.default_rng(3)
     n, d_model = 4, 8
@@ -72,7 +83,7 @@ def test_gradients_match_finite_differences(bias, h_kv, masked, batch):
     np.testing.assert_allclose(grads.d_X, _numeric_gradient(lambda x: loss(x, params), X), atol=1e-7)
     for field in ("W_q", "W_k", "W_v", "W_o") + (("b_q", "b_k", "b_v", "b_o") if bias else ()):
         value = getattr(params, field)
-        numeric = _numeric_gradient(lambda w: loss(X, dataclasses.replace(params, **{field: w})), value)
+        numeric = _numeric_gradient(lambda w, field=field: loss(X, dataclasses.replace(params, **{field: w})), value)
         got = getattr(grads, f"d_{field}")
         assert got.shape == value.shape, field
         np.testing.assert_allclose(got, numeric, atol=1e-7, err_msg=field)

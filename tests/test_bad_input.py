@@ -21,8 +21,14 @@ X = np.random.default_rng(0).standard_normal((4, 8))
 P = mha_lib.init_params(8, 2)
 
 
-@pytest.mark.parametrize("h,match", [(0, r"h=0 is impossible"), (-2, r"h=-2 is impossible"),
-                                     (3, r"d_model=8 is not divisible by h=3.*choose h in \[1, 2, 4, 8\]")])
+@pytest.mark.parametrize(
+    "h,match",
+    [
+        (0, r"h=0 is impossible"),
+        (-2, r"h=-2 is impossible"),
+        (3, r"d_model=8 is not divisible by h=3.*choose h in \[1, 2, 4, 8\]"),
+    ],
+)
 def test_impossible_h(h, match):
     with pytest.raises(ValueError, match=match):
         mha_lib.init_params(8, h)
@@ -191,12 +197,15 @@ def test_per_head_mask_of_the_wrong_shape_names_the_heads():
         mha_lib.multi_head_attention_loop(X, P, mask=bad)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: mha_lib.init_params(10**9 + 1, 2),  # odd: h=2 does not divide it
-    lambda: mha_lib.cost.attention_cost(8, 10**9 + 7, 3),  # a large prime
-    lambda: mha_lib.parameter_count(10**9 + 7, 2),
-    lambda: mha_lib.split_heads(np.zeros((1, 7)), 2),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: mha_lib.init_params(10**9 + 1, 2),  # odd: h=2 does not divide it
+        lambda: mha_lib.cost.attention_cost(8, 10**9 + 7, 3),  # a large prime
+        lambda: mha_lib.parameter_count(10**9 + 7, 2),
+        lambda: mha_lib.split_heads(np.zeros((1, 7)), 2),
+    ],
+)
 def test_the_list_of_valid_h_is_quick_for_a_large_d_model(call):
     start = time.perf_counter()
     with pytest.raises(ValueError, match=r"choose h in"):
@@ -228,16 +237,19 @@ def test_make_mask_refuses_tokens_that_are_not_a_sequence():
         make_mask("causal", 5)
 
 
-@pytest.mark.parametrize("weights, exc, message", [
-    ([[2.0, 0.0]], ValueError, r"between 0 and 1"),
-    ([[-0.5, 1.5]], ValueError, r"between 0 and 1"),
-    ([[np.nan, 1.0]], ValueError, "NaN"),
-    ([[np.inf, 0.0]], ValueError, "inf"),
-    ([[0.5 + 0j, 0.5]], TypeError, "real numbers"),
-    ([], ValueError, "no keys"),
-    ([[0.2, 0.2]], ValueError, "sums to 0.4"),
-    (5.0, ValueError, "at least 1 dimensions"),
-])
+@pytest.mark.parametrize(
+    "weights, exc, message",
+    [
+        ([[2.0, 0.0]], ValueError, r"between 0 and 1"),
+        ([[-0.5, 1.5]], ValueError, r"between 0 and 1"),
+        ([[np.nan, 1.0]], ValueError, "NaN"),
+        ([[np.inf, 0.0]], ValueError, "inf"),
+        ([[0.5 + 0j, 0.5]], TypeError, "real numbers"),
+        ([], ValueError, "no keys"),
+        ([[0.2, 0.2]], ValueError, "sums to 0.4"),
+        (5.0, ValueError, "at least 1 dimensions"),
+    ],
+)
 def test_row_entropy_refuses_what_are_not_attention_weights(weights, exc, message):
     with pytest.raises(exc, match=message):
         row_entropy(weights)
@@ -250,12 +262,15 @@ def test_row_entropy_still_takes_weights_one_row_and_fully_masked_rows():
     assert row_entropy(w).shape == (3, 5)
 
 
-@pytest.mark.parametrize("h, exc, message", [
-    (0, ValueError, "at least 1"),
-    (-2, ValueError, "at least 1"),
-    (2.0, TypeError, "whole number"),
-    (True, TypeError, "whole number"),
-])
+@pytest.mark.parametrize(
+    "h, exc, message",
+    [
+        (0, ValueError, "at least 1"),
+        (-2, ValueError, "at least 1"),
+        (2.0, TypeError, "whole number"),
+        (True, TypeError, "whole number"),
+    ],
+)
 def test_wo_blocks_checks_h(h, exc, message):
     with pytest.raises(exc, match=message):
         wo_blocks(np.ones((8, 4)), h)
@@ -311,8 +326,11 @@ def test_a_negative_seed_is_refused_with_a_valid_one(where):
         SEEDED[where](-1)
 
 
-@pytest.mark.parametrize("seed, fix", [(1.5, "seed=0"), (2.0, "seed=2"), ("a", "seed=0"), ([1, 2], "seed=0"),
-                                       (True, "seed=0")], ids=["1.5", "2.0", "str", "list", "True"])
+@pytest.mark.parametrize(
+    "seed, fix",
+    [(1.5, "seed=0"), (2.0, "seed=2"), ("a", "seed=0"), ([1, 2], "seed=0"), (True, "seed=0")],
+    ids=["1.5", "2.0", "str", "list", "True"],
+)
 @pytest.mark.parametrize("where", SEEDED)
 def test_a_seed_that_is_not_a_whole_number_is_refused(where, seed, fix):
     with pytest.raises(TypeError, match=rf"{where}: seed must be a whole number.*{fix}"):
@@ -345,8 +363,7 @@ def test_init_params_bias_must_be_true_or_false(bias):
         init_params(8, 2, bias=bias)
 
 
-@pytest.mark.parametrize("sizes", [dict(d_model=10**9, h=1), dict(d_model=8, h=2, d_k=10**12),
-                                   dict(d_model=16384, h=2)])
+@pytest.mark.parametrize("sizes", [dict(d_model=10**9, h=1), dict(d_model=8, h=2, d_k=10**12), dict(d_model=16384, h=2)])
 def test_init_params_refuses_sizes_over_the_budget_before_allocating(sizes):
     with pytest.raises(ValueError, match=r"need [\d,]+ parameters .* GiB in float64\), more than the 2 GiB"):
         init_params(**sizes)
@@ -357,11 +374,15 @@ def test_init_params_still_draws_a_llama_sized_layer():
     assert init_params(4096, 32, h_kv=8, seed=0).W_k.shape == (8, 4096, 128)
 
 
-@pytest.mark.parametrize("call", [
-    lambda Q, K: mha_lib.attention_scores(Q, K),
-    lambda Q, K: mha_lib.scaled_dot_product_attention(Q, K, np.ones((3, 2))),
-    lambda Q, K: blockwise_attention(Q, K, np.ones((3, 2))),
-], ids=["attention_scores", "scaled_dot_product_attention", "blockwise_attention"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda Q, K: mha_lib.attention_scores(Q, K),
+        lambda Q, K: mha_lib.scaled_dot_product_attention(Q, K, np.ones((3, 2))),
+        lambda Q, K: blockwise_attention(Q, K, np.ones((3, 2))),
+    ],
+    ids=["attention_scores", "scaled_dot_product_attention", "blockwise_attention"],
+)
 def test_queries_and_keys_of_size_zero_are_refused(call):
     with pytest.raises(ValueError, match="d_k=0 numbers"):
         call(np.ones((2, 0)), np.ones((3, 0)))

@@ -9,9 +9,22 @@ import pytest
 from matplotlib.figure import Figure
 
 import mha_lib
-from mha_lib import _checks, attention_dropout, causal_mask, concat_heads, divisors, embed_tokens
-from mha_lib import init_params, parameter_count, rope_angles, sinusoidal_positions, softmax
-from mha_lib import diagrams, minilm, plotting
+from mha_lib import (
+    _checks,
+    attention_dropout,
+    causal_mask,
+    concat_heads,
+    diagrams,
+    divisors,
+    embed_tokens,
+    init_params,
+    minilm,
+    parameter_count,
+    plotting,
+    rope_angles,
+    sinusoidal_positions,
+    softmax,
+)
 
 
 def _quick(f, *args, **kwargs):
@@ -32,11 +45,14 @@ def _floor():
 # --------------------------------------------------------------------------- item 8: messages that cost nothing
 
 
-@pytest.mark.parametrize("call", [
-    lambda: parameter_count(10**16 + 1, 2),
-    lambda: init_params(10**16 + 1, 3),
-    lambda: parameter_count(10**8, 10**8, h_kv=3),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: parameter_count(10**16 + 1, 2),
+        lambda: init_params(10**16 + 1, 3),
+        lambda: parameter_count(10**8, 10**8, h_kv=3),
+    ],
+)
 def test_an_error_message_is_cheaper_than_the_work_it_refuses(call):
     floor = _floor()
     exc, seconds = _quick(call)
@@ -52,12 +68,15 @@ def test_the_valid_h_of_a_huge_d_model_are_given_as_examples():
 # --------------------------------------------------------------------------- item 11: sizes guarded at the door
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: causal_mask(20000), "causal_mask"),
-    (lambda: sinusoidal_positions(8192, 4096), "sinusoidal_positions"),
-    (lambda: embed_tokens(["a"], 5 * 10**7), "embed_tokens"),
-    (lambda: rope_angles(np.arange(10**6), 100), "rope_angles"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: causal_mask(20000), "causal_mask"),
+        (lambda: sinusoidal_positions(8192, 4096), "sinusoidal_positions"),
+        (lambda: embed_tokens(["a"], 5 * 10**7), "embed_tokens"),
+        (lambda: rope_angles(np.arange(10**6), 100), "rope_angles"),
+    ],
+)
 def test_a_size_over_the_budget_is_refused_before_allocating(call, name):
     tracemalloc.start()
     try:
@@ -80,10 +99,13 @@ def test_a_causal_mask_at_the_budget_is_built_in_one_array():
     assert peak < 1.5 * m.nbytes
 
 
-@pytest.mark.parametrize("call", [
-    lambda: plotting.plot_matrix(Figure().add_subplot(), np.zeros((3000, 3000))),
-    lambda: plotting.plot_matrix(Figure().add_subplot(), np.zeros((100, 100)), annotate=True),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: plotting.plot_matrix(Figure().add_subplot(), np.zeros((3000, 3000))),
+        lambda: plotting.plot_matrix(Figure().add_subplot(), np.zeros((100, 100)), annotate=True),
+    ],
+)
 def test_a_figure_helper_refuses_a_size_no_screen_shows(call):
     exc, seconds = _quick(call)
     assert "plot_" in str(exc) and seconds < 1.0
@@ -102,10 +124,13 @@ def test_concat_heads_of_zero_heads_names_the_problem():
     assert "no heads" in str(exc)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: embed_tokens(["a\ud800"], 4),
-    lambda: plotting.plot_attention(Figure().add_subplot(), np.eye(2), ["a", "\udc00"]),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: embed_tokens(["a\ud800"], 4),
+        lambda: plotting.plot_attention(Figure().add_subplot(), np.eye(2), ["a", "\udc00"]),
+    ],
+)
 def test_a_lone_surrogate_in_a_token_is_named(call):
     exc, _ = _quick(call)
     assert "surrogate" in str(exc)
@@ -189,25 +214,31 @@ def test_the_shared_whole_number_check_suggests_the_integer_for_a_whole_float():
 # --------------------------------------------------------------------------- found by trying odd inputs
 
 
-@pytest.mark.parametrize("call", [
-    lambda a: softmax(np.ones((2, 2)), axis=a),
-    lambda a: mha_lib.split_heads(np.ones((4, 8)), a),
-    lambda a: mha_lib.attention_scores(np.ones((2, 2)), np.ones((2, 2)), scale=a),
-    lambda a: mha_lib.multi_head_attention(np.ones((4, 8)), init_params(8, 2), dropout=a),
-    lambda a: init_params(8, a),
-    lambda a: mha_lib.kv_cache_bytes(2, 2, 4, 16, a),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda a: softmax(np.ones((2, 2)), axis=a),
+        lambda a: mha_lib.split_heads(np.ones((4, 8)), a),
+        lambda a: mha_lib.attention_scores(np.ones((2, 2)), np.ones((2, 2)), scale=a),
+        lambda a: mha_lib.multi_head_attention(np.ones((4, 8)), init_params(8, 2), dropout=a),
+        lambda a: init_params(8, a),
+        lambda a: mha_lib.kv_cache_bytes(2, 2, 4, 16, a),
+    ],
+)
 def test_a_message_about_an_array_given_for_a_number_stays_on_one_line(call):
     exc, _ = _quick(call, np.ones((3, 4, 5)))
     assert "\n" not in str(exc) and "shape (3, 4, 5)" in str(exc)
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: softmax([[1.0, 2.0], [3.0]]), "x"),
-    (lambda: mha_lib.apply_mask(np.ones((2, 2)), [[True, False], [True]]), "mask"),
-    (lambda: mha_lib.repeat_kv([[[1.0]], [[2.0, 3.0]]], 2), "K"),
-    (lambda: mha_lib.flash.online_softmax_steps([[1.0], [2.0, 3.0]], 1), "scores"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: softmax([[1.0, 2.0], [3.0]]), "x"),
+        (lambda: mha_lib.apply_mask(np.ones((2, 2)), [[True, False], [True]]), "mask"),
+        (lambda: mha_lib.repeat_kv([[[1.0]], [[2.0, 3.0]]], 2), "K"),
+        (lambda: mha_lib.flash.online_softmax_steps([[1.0], [2.0, 3.0]], 1), "scores"),
+    ],
+)
 def test_a_ragged_list_is_named_in_one_line(call, name):
     exc, _ = _quick(call)
     assert name in str(exc) and "different lengths" in str(exc) and "inhomogeneous" not in str(exc)
@@ -252,8 +283,16 @@ def test_load_running_example_refuses_an_empty_path():
     assert "empty" in str(exc)
 
 
-@pytest.mark.parametrize("x, gamma", [(None, np.ones(3)), ("abc", np.ones(3)), (np.ones((2, 3)), np.ones(4)),
-                                      (np.ones((2, 3)), np.full(3, np.nan)), (np.ones((2, 0)), np.ones(0))])
+@pytest.mark.parametrize(
+    "x, gamma",
+    [
+        (None, np.ones(3)),
+        ("abc", np.ones(3)),
+        (np.ones((2, 3)), np.ones(4)),
+        (np.ones((2, 3)), np.full(3, np.nan)),
+        (np.ones((2, 0)), np.ones(0)),
+    ],
+)
 def test_layer_norm_names_what_does_not_fit(x, gamma):
     exc, _ = _quick(minilm.layer_norm, x, gamma, np.zeros(3))
     assert "layer_norm" in str(exc) or "x " in str(exc) or "gamma" in str(exc)
@@ -270,20 +309,26 @@ def test_encoder_layer_names_a_layer_that_is_not_one():
     assert "EncoderLayer" in str(exc)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: plotting.plot_matrix(None, np.eye(2)),
-    lambda: plotting.plot_attention(Figure(), np.eye(2), ["a", "b"]),
-    lambda: plotting.plot_pipeline([Figure().add_subplot()], "scores"),
-    lambda: diagrams.plot_mha_diagram("ax"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: plotting.plot_matrix(None, np.eye(2)),
+        lambda: plotting.plot_attention(Figure(), np.eye(2), ["a", "b"]),
+        lambda: plotting.plot_pipeline([Figure().add_subplot()], "scores"),
+        lambda: diagrams.plot_mha_diagram("ax"),
+    ],
+)
 def test_a_figure_helper_names_an_ax_or_fig_that_is_not_one(call):
     exc, _ = _quick(call)
     assert "must be a matplotlib" in str(exc)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: plotting.plot_matrix(Figure().add_subplot(), np.eye(2) * 1j),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: plotting.plot_matrix(Figure().add_subplot(), np.eye(2) * 1j),
+    ],
+)
 def test_a_heatmap_of_complex_numbers_is_refused_not_drawn_without_its_imaginary_part(call):
     exc, _ = _quick(call)
     assert "real numbers" in str(exc)
@@ -294,14 +339,19 @@ def test_a_boolean_mask_is_still_drawn_as_a_heatmap():
     assert im.get_array().max() == 1.0
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: mha_lib.padding_mask(["a"] * 20000), "padding_mask"),
-    (lambda: mha_lib.softmax_jacobian(np.ones(20000) / 20000), "softmax_jacobian"),
-    (lambda: mha_lib.selection_matrix(10**5, 1, 0), "selection_matrix"),
-    (lambda: mha_lib.multi_head_attention(np.ones((20000, 8)), init_params(8, 2)), "attention_scores"),
-    (lambda: mha_lib.scaled_dot_product_attention(np.ones((20000, 4)), np.ones((20000, 4)), np.ones((20000, 4))),
-     "attention_scores"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: mha_lib.padding_mask(["a"] * 20000), "padding_mask"),
+        (lambda: mha_lib.softmax_jacobian(np.ones(20000) / 20000), "softmax_jacobian"),
+        (lambda: mha_lib.selection_matrix(10**5, 1, 0), "selection_matrix"),
+        (lambda: mha_lib.multi_head_attention(np.ones((20000, 8)), init_params(8, 2)), "attention_scores"),
+        (
+            lambda: mha_lib.scaled_dot_product_attention(np.ones((20000, 4)), np.ones((20000, 4)), np.ones((20000, 4))),
+            "attention_scores",
+        ),
+    ],
+)
 def test_what_a_typed_size_would_allocate_is_refused_at_the_door(call, name):
     tracemalloc.start()
     try:

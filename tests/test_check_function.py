@@ -8,8 +8,7 @@ from contextlib import redirect_stdout
 
 import numpy as np
 
-from mha_lib.exercises import hints
-from mha_lib.exercises import check_function
+from mha_lib.exercises import check_function, hints
 
 
 def _verdict(exercise_id, fn):
@@ -122,8 +121,7 @@ def test_rope_with_neighbouring_columns_as_pairs_is_named(capsys):
         n, d_k = x.shape[-2:]
         angles = np.arange(n)[:, None] * 10000.0 ** (-2 * np.arange(d_k // 2) / d_k)  # (n, d_k/2)
         a, b = x[..., 0::2], x[..., 1::2]
-        return np.concatenate([a * np.cos(angles) - b * np.sin(angles), a * np.sin(angles) + b * np.cos(angles)],
-                              axis=-1)
+        return np.concatenate([a * np.cos(angles) - b * np.sin(angles), a * np.sin(angles) + b * np.cos(angles)], axis=-1)
 
     assert check_function("10.rope", my_rope) is False
     out = capsys.readouterr().out

@@ -58,12 +58,15 @@ def test_a_wrong_list_gets_no_rounding_note():
     assert right is False and note is None
 
 
-@pytest.mark.parametrize("answer", [
-    "[[2. 3.]\n [8. 9.]]",  # print(a)
-    "array([[2., 3.],\n       [8., 9.]])",  # a's repr, as the cell shows it
-    "array([[2, 3], [8, 9]], dtype=int64)",
-    "[[2 3] [8 9]]",
-])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "[[2. 3.]\n [8. 9.]]",  # print(a)
+        "array([[2., 3.],\n       [8., 9.]])",  # a's repr, as the cell shows it
+        "array([[2, 3], [8, 9]], dtype=int64)",
+        "[[2 3] [8 9]]",
+    ],
+)
 def test_a_2d_answer_pasted_as_numpy_prints_it_is_read(answer):
     assert judge_answer(answer_exercise("06.split_numbers"), answer) == (True, None)
 

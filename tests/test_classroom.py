@@ -21,8 +21,22 @@ def test_two_students_on_a_real_hub(tmp_path):
         pytest.skip("configurable-http-proxy is missing: npm install in deploy/jupyterhub (run.py test does it)")
     out = tmp_path / "classroom.json"
     # Both students move sliders; the first shuts its kernels, the second leaves them to the culler.
-    cmd = [sys.executable, str(BENCH), "--students", "2", "--notebooks", "00,03", "--slider-every", "1",
-           "--shut-every", "2", "--cull-idle", "30", "--json", str(out)]
+    cmd = [
+        sys.executable,
+        str(BENCH),
+        "--students",
+        "2",
+        "--notebooks",
+        "00,03",
+        "--slider-every",
+        "1",
+        "--shut-every",
+        "2",
+        "--cull-idle",
+        "30",
+        "--json",
+        str(out),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert out.exists(), done.stdout + done.stderr[-3000:]
     result = json.loads(out.read_text())

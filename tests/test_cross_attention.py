@@ -6,18 +6,19 @@ Golden answers from ``torch.nn.MultiheadAttention(query=X, key=memory, value=mem
 
 import numpy as np
 import pytest
-
-import mha_lib
 from today_golden import CONFIGS, load
 from torch_live import layer_params, torch_layer
+
+import mha_lib
 
 TOL = 1e-10  # float64 on both sides; the largest difference seen is below 1e-15
 CROSS = CONFIGS["cross"]
 
 
 def params_of(g, h):
-    return mha_lib.params_from_fused(g["in_proj_weight"], g.get("in_proj_bias"), g["out_proj_weight"],
-                                     g.get("out_proj_bias"), h)
+    return mha_lib.params_from_fused(
+        g["in_proj_weight"], g.get("in_proj_bias"), g["out_proj_weight"], g.get("out_proj_bias"), h
+    )
 
 
 @pytest.mark.parametrize("name", sorted(CROSS))
@@ -84,8 +85,9 @@ def test_cross_attention_bad_input():
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-@pytest.mark.parametrize("n,m,d_model,h,bias,masked", [(3, 7, 16, 4, True, True), (6, 2, 12, 3, False, False),
-                                                       (5, 5, 8, 1, True, True)])
+@pytest.mark.parametrize(
+    "n,m,d_model,h,bias,masked", [(3, 7, 16, 4, True, True), (6, 2, 12, 3, False, False), (5, 5, 8, 1, True, True)]
+)
 def test_cross_attention_matches_pytorch_live(seed, n, m, d_model, h, bias, masked):
     torch, layer = torch_layer(d_model, h, bias, seed)
     rng = np.random.default_rng(seed)
@@ -95,9 +97,13 @@ def test_cross_attention_matches_pytorch_live(seed, n, m, d_model, h, bias, mask
         mask = rng.random((n, m)) < 0.6
         mask[:, -1] = True
     with torch.no_grad():
-        y, w = layer(torch.from_numpy(X), torch.from_numpy(memory), torch.from_numpy(memory),
-                     attn_mask=None if mask is None else torch.from_numpy(~mask),  # PyTorch: True = blocked
-                     average_attn_weights=False)
+        y, w = layer(
+            torch.from_numpy(X),
+            torch.from_numpy(memory),
+            torch.from_numpy(memory),
+            attn_mask=None if mask is None else torch.from_numpy(~mask),  # PyTorch: True = blocked
+            average_attn_weights=False,
+        )
     r = mha_lib.multi_head_attention(X, layer_params(layer, h), mask=mask, memory=memory)
     np.testing.assert_allclose(r.output, y.numpy(), rtol=0, atol=TOL)
     np.testing.assert_allclose(r.weights, w.numpy(), rtol=0, atol=TOL)

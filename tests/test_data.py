@@ -34,8 +34,9 @@ def test_file_equals_what_the_seeds_make():
 
 
 def make_data(*args):
-    return subprocess.run([sys.executable, str(ROOT / "data" / "make_data.py"), *map(str, args)],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "data" / "make_data.py"), *map(str, args)], capture_output=True, text=True
+    )
 
 
 def test_regenerated_arrays_match_the_pinned_digest(tmp_path):
@@ -84,8 +85,10 @@ def test_zip_header_bytes_do_not_change_the_digest(tmp_path):
     raw[4:6] = (20 if raw[4] != 20 else 45).to_bytes(2, "little")
     other = tmp_path / "running_example.npz"
     other.write_bytes(bytes(raw))
-    assert hashlib.sha256(other.read_bytes()).hexdigest() != hashlib.sha256(
-        (ROOT / "data" / "running_example.npz").read_bytes()).hexdigest()
+    assert (
+        hashlib.sha256(other.read_bytes()).hexdigest()
+        != hashlib.sha256((ROOT / "data" / "running_example.npz").read_bytes()).hexdigest()
+    )
     assert mha_lib.load_running_example(other).X.shape == (4, 512)
 
 
@@ -123,8 +126,16 @@ def test_load_running_example_names_its_parameter(bad):
         data.load_running_example(bad)
 
 
-@pytest.mark.parametrize("sentence, words", [("\u200b", None), ("\u200b \ufeff", None), ("a\u200bb cat", ["ab", "cat"]),
-                                             ("the\x00 cat", ["the", "cat"]), ("Humpty  dumpty", ["humpty", "dumpty"])])
+@pytest.mark.parametrize(
+    "sentence, words",
+    [
+        ("\u200b", None),
+        ("\u200b \ufeff", None),
+        ("a\u200bb cat", ["ab", "cat"]),
+        ("the\x00 cat", ["the", "cat"]),
+        ("Humpty  dumpty", ["humpty", "dumpty"]),
+    ],
+)
 def test_tokenize_keeps_only_what_is_seen(sentence, words):
     from mha_lib import tokenize
 

@@ -36,15 +36,19 @@ def test_the_project_s_own_file_still_loads():
 
 
 def _make_data(*args):
-    return subprocess.run([sys.executable, str(ROOT / "data" / "make_data.py"), *args], capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "data" / "make_data.py"), *args], capture_output=True, text=True, timeout=120
+    )
 
 
-@pytest.mark.parametrize("out, words", [
-    (".", "is a folder"),
-    ("x.txt", "must end in .npz"),
-    ("no/such/folder/x.npz", "does not exist"),
-])
+@pytest.mark.parametrize(
+    "out, words",
+    [
+        (".", "is a folder"),
+        ("x.txt", "must end in .npz"),
+        ("no/such/folder/x.npz", "does not exist"),
+    ],
+)
 def test_make_data_refuses_a_bad_out_in_one_line(tmp_path, out, words):
     run = _make_data("--out", str(tmp_path / out))
     assert run.returncode == 2 and words in run.stderr and "Traceback" not in run.stderr

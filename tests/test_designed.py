@@ -104,13 +104,16 @@ def test_case_does_not_matter():
     np.testing.assert_array_equal(designed_example("The cat").X, designed_example("the CAT").X)
 
 
-@pytest.mark.parametrize("bad, error, words", [
-    ("", ValueError, "empty"),
-    ("   ", ValueError, "empty"),
-    (42, TypeError, "must be a string"),
-    (["the", "cat"], TypeError, "must be a string"),
-    ("w " * (MAX_DESIGNED_TOKENS + 1), ValueError, f"has {MAX_DESIGNED_TOKENS + 1} words"),
-])
+@pytest.mark.parametrize(
+    "bad, error, words",
+    [
+        ("", ValueError, "empty"),
+        ("   ", ValueError, "empty"),
+        (42, TypeError, "must be a string"),
+        (["the", "cat"], TypeError, "must be a string"),
+        ("w " * (MAX_DESIGNED_TOKENS + 1), ValueError, f"has {MAX_DESIGNED_TOKENS + 1} words"),
+    ],
+)
 def test_bad_sentences_are_refused_at_the_door(bad, error, words):
     with pytest.raises(error, match=words):
         designed_example(bad)
@@ -189,10 +192,12 @@ def test_soft_lookup_it_takes_most_of_its_value_from_cat_with_weights_checkable_
 def test_closest_words_read_each_head_output_as_the_word_it_copies():
     ex = designed_example()
     words, dist = closest_words(ex, multi_head_attention(ex.X, ex.params).heads)
-    assert words == [["the", "the", "cat", "saw", "the"],   # previous token (the first token: itself)
-                     ["the", "cat", "saw", "the", "dog"],   # same word
-                     ["the"] * 5,                           # first token
-                     ["cat", "saw", "the", "dog", "dog"]]   # next token (the last token: itself)
+    assert words == [
+        ["the", "the", "cat", "saw", "the"],  # previous token (the first token: itself)
+        ["the", "cat", "saw", "the", "dog"],  # same word
+        ["the"] * 5,  # first token
+        ["cat", "saw", "the", "dog", "dog"],
+    ]  # next token (the last token: itself)
     assert dist.shape == (4, 5) and dist.max() < 0.01
 
 
@@ -204,14 +209,17 @@ def test_closest_words_refuses_rows_of_another_layer():
         closest_words(load_running_example(), np.zeros((4, 5, 16)))
 
 
-@pytest.mark.parametrize("sentence, tokens", [
-    ("the\u200b cat", ("the", "cat")),
-    ("the \u200b cat", ("the", "cat")),
-    ("\ufeffthe cat", ("the", "cat")),  # a byte-order mark pasted in front
-    ("the\u2060cat saw", ("thecat", "saw")),  # a word joiner: the student sees one word
-    ("cafe\u0301 caf\u00e9", ("caf\u00e9", "caf\u00e9")),  # a combining accent and the composed letter: one word
-    ("the\x07 cat", ("the", "cat")),  # a control character
-])
+@pytest.mark.parametrize(
+    "sentence, tokens",
+    [
+        ("the\u200b cat", ("the", "cat")),
+        ("the \u200b cat", ("the", "cat")),
+        ("\ufeffthe cat", ("the", "cat")),  # a byte-order mark pasted in front
+        ("the\u2060cat saw", ("thecat", "saw")),  # a word joiner: the student sees one word
+        ("cafe\u0301 caf\u00e9", ("caf\u00e9", "caf\u00e9")),  # a combining accent and the composed letter: one word
+        ("the\x07 cat", ("the", "cat")),  # a control character
+    ],
+)
 def test_designed_example_takes_the_words_as_they_are_seen(sentence, tokens):
     assert designed_example(sentence).tokens == tokens
 

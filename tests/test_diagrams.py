@@ -32,8 +32,11 @@ def test_every_step_has_a_box_and_v_joins_after_the_softmax():
 def test_highlight_colours_only_that_step(step):
     ax = Figure().add_subplot()
     plot_mha_diagram(ax, highlight=step)
-    orange = [p for p in ax.patches
-              if isinstance(p, FancyBboxPatch) and np.allclose(p.get_facecolor(), to_rgba(diagrams._HIGHLIGHT))]
+    orange = [
+        p
+        for p in ax.patches
+        if isinstance(p, FancyBboxPatch) and np.allclose(p.get_facecolor(), to_rgba(diagrams._HIGHLIGHT))
+    ]
     assert 1 <= len(orange) <= 3  # the projections step has three boxes
 
 

@@ -6,9 +6,9 @@ Golden answers are PyTorch's ``F.dropout(weights, p, training=True)``; its keep-
 
 import numpy as np
 import pytest
+from today_golden import CONFIGS, load
 
 import mha_lib
-from today_golden import CONFIGS, load
 
 
 @pytest.mark.parametrize("p", CONFIGS["dropout"])
@@ -66,13 +66,16 @@ def test_dropout_zero_changes_nothing():
     assert mha_lib.attention_dropout(a.weights, 0.0) is not None
 
 
-@pytest.mark.parametrize("kwargs,error,match", [
-    (dict(dropout=1.0, rng=np.random.default_rng(0)), ValueError, r"dropout=1.0 must be in \[0, 1\)"),
-    (dict(dropout=-0.1, rng=np.random.default_rng(0)), ValueError, r"must be in \[0, 1\)"),
-    (dict(dropout=0.1), ValueError, "needs an explicit random generator"),
-    (dict(dropout=0.1, rng=0), TypeError, "rng must be a numpy.random.Generator"),
-    (dict(dropout="0.1", rng=np.random.default_rng(0)), TypeError, "dropout must be a number"),
-])
+@pytest.mark.parametrize(
+    "kwargs,error,match",
+    [
+        (dict(dropout=1.0, rng=np.random.default_rng(0)), ValueError, r"dropout=1.0 must be in \[0, 1\)"),
+        (dict(dropout=-0.1, rng=np.random.default_rng(0)), ValueError, r"must be in \[0, 1\)"),
+        (dict(dropout=0.1), ValueError, "needs an explicit random generator"),
+        (dict(dropout=0.1, rng=0), TypeError, "rng must be a numpy.random.Generator"),
+        (dict(dropout="0.1", rng=np.random.default_rng(0)), TypeError, "dropout must be a number"),
+    ],
+)
 def test_bad_dropout_is_refused_at_the_door(kwargs, error, match):
     params = mha_lib.init_params(8, 2)
     with pytest.raises(error, match=match):

@@ -4,15 +4,24 @@ import numpy as np
 import pytest
 
 import mha_lib
-from mha_lib.exercises import hints
-from mha_lib.flash import online_softmax_steps
-from mha_lib.exercises import check, check_function, question, solution
+from mha_lib.exercises import check, check_function, hints, question, solution, worked
 from mha_lib.exercises.functions import FUNCTION_EXERCISES, function_exercise_ids
 from mha_lib.exercises.solutions import solution_text
-from mha_lib.exercises import worked
+from mha_lib.flash import online_softmax_steps
 
-IDS = ["02.split_heads", "03.scores", "04.softmax", "05.weighted_sum", "06.concat", "07.multi_head_attention",
-       "08.masked_weights", "10.rope", "11.online_softmax", "12.generate", "13.softmax_backward"]
+IDS = [
+    "02.split_heads",
+    "03.scores",
+    "04.softmax",
+    "05.weighted_sum",
+    "06.concat",
+    "07.multi_head_attention",
+    "08.masked_weights",
+    "10.rope",
+    "11.online_softmax",
+    "12.generate",
+    "13.softmax_backward",
+]
 
 
 def run(capsys, exercise_id, fn):
@@ -41,12 +50,14 @@ def test_the_library_itself_is_refused_with_what_it_called(capsys, exercise_id):
         "04.softmax": mha_lib.softmax,
         "05.weighted_sum": mha_lib.weighted_sum,
         "06.concat": mha_lib.concat_heads,
-        "07.multi_head_attention": lambda X, W_q, W_k, W_v, W_o: mha_lib.multi_head_attention(
-            X, mha_lib.MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o)).output,
-        "08.masked_weights": lambda Q, K, mask: mha_lib.softmax(
-            mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask)),
-        "11.online_softmax": lambda row, block: (mha_lib.softmax(row), [step["l"] for step in
-                                                                        online_softmax_steps(row, block)[0]]),
+        "07.multi_head_attention": lambda X, W_q, W_k, W_v, W_o: (
+            mha_lib.multi_head_attention(X, mha_lib.MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o)).output
+        ),
+        "08.masked_weights": lambda Q, K, mask: mha_lib.softmax(mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask)),
+        "11.online_softmax": lambda row, block: (
+            mha_lib.softmax(row),
+            [step["l"] for step in online_softmax_steps(row, block)[0]],
+        ),
         "12.generate": _library_generate,
         "10.rope": lambda x: mha_lib.rotary_embedding(x, np.arange(x.shape[-2])),
         "13.softmax_backward": mha_lib.softmax_backward,
@@ -60,9 +71,11 @@ def test_the_library_itself_is_refused_with_what_it_called(capsys, exercise_id):
 def test_a_softmax_that_calls_the_library_names_the_call_and_the_task(capsys):
     from mha_lib import softmax as imported
 
-    for fn, called in [(lambda s: mha_lib.softmax(s), "your function uses mha_lib.softmax"),
-                       (mha_lib.softmax, "softmax is mha_lib.attention.softmax itself"),
-                       (lambda s: imported(s), "uses mha_lib.attention.softmax")]:  # a name from outside it
+    for fn, called in [
+        (lambda s: mha_lib.softmax(s), "your function uses mha_lib.softmax"),
+        (mha_lib.softmax, "softmax is mha_lib.attention.softmax itself"),
+        (lambda s: imported(s), "uses mha_lib.attention.softmax"),
+    ]:  # a name from outside it
         ok, out = run(capsys, "04.softmax", fn)
         assert ok is False and called in out and "write my_softmax yourself, in plain numpy" in out, out
         assert "Hint" not in out  # not a wrong idea: no attempt is counted
@@ -73,8 +86,11 @@ def test_notebook_08_may_call_the_library_softmax_it_suggests(capsys):
         return mha_lib.softmax(np.where(mask, _scores(Q, K), -np.inf))
 
     assert run(capsys, "08.masked_weights", my_masked_weights)[0] is True
-    ok, out = run(capsys, "08.masked_weights", lambda Q, K, mask: mha_lib.softmax(
-        mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask)))
+    ok, out = run(
+        capsys,
+        "08.masked_weights",
+        lambda Q, K, mask: mha_lib.softmax(mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask)),
+    )
     assert ok is False and "mha_lib.apply_mask" in out and "here mha_lib.softmax may be used" in out, out
 
 
@@ -90,8 +106,7 @@ def _scores(Q, K):
     return Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1])
 
 
-def _mha(X, W_q, W_k, W_v, W_o, transpose=True, divide=None, axis=-1, concat="right", wo=True, scores=None,
-         mix=None):
+def _mha(X, W_q, W_k, W_v, W_o, transpose=True, divide=None, axis=-1, concat="right", wo=True, scores=None, mix=None):
     Q, K, V = X @ W_q, X @ W_k, X @ W_v
     S = Q @ (K.swapaxes(-1, -2) if transpose else K) if scores is None else scores(Q, K)
     S = S / (np.sqrt(Q.shape[-1]) if divide is None else divide(X, W_q, W_v))
@@ -99,9 +114,12 @@ def _mha(X, W_q, W_k, W_v, W_o, transpose=True, divide=None, axis=-1, concat="ri
     A = e / e.sum(axis=axis, keepdims=True)
     H = A @ V if mix is None else mix(A, V)
     h, n, d_v = H.shape
-    C = {"right": lambda: H.transpose(1, 0, 2).reshape(n, h * d_v), "reshape": lambda: H.reshape(n, h * d_v),
-         "interleaved": lambda: H.transpose(1, 2, 0).reshape(n, h * d_v),
-         "rows": lambda: np.concatenate(list(H), axis=0)}[concat]()
+    C = {
+        "right": lambda: H.transpose(1, 0, 2).reshape(n, h * d_v),
+        "reshape": lambda: H.reshape(n, h * d_v),
+        "interleaved": lambda: H.transpose(1, 2, 0).reshape(n, h * d_v),
+        "rows": lambda: np.concatenate(list(H), axis=0),
+    }[concat]()
     return C @ W_o if wo else C
 
 
@@ -112,8 +130,7 @@ def _library_generate(X, W_q, W_k, W_v, W_o):
     return np.stack([mha_lib.decode_step(x, params, cache).output for x in X])
 
 
-def _generate(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1, scale=None, project=True, stack=True,
-              interleave=False):
+def _generate(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1, scale=None, project=True, stack=True, interleave=False):
     """A student's decode loop with one mistake switched on (the defaults: none)."""
     K_rows, V_rows, out = [], [], []
     for x in X:
@@ -138,7 +155,7 @@ def _online(row, block, factor=lambda M, M_new: np.exp(M - M_new), divide=True):
     """A student's online softmax, started from M = -inf and l = 0, with one mistake switched on: (weights, ls)."""
     M, l, ls = -np.inf, 0.0, []
     for start in range(0, len(row), block):
-        chunk = row[start:start + block]
+        chunk = row[start : start + block]
         M_new = max(M, chunk.max())
         l = l * factor(M, M_new) + np.exp(chunk - M_new).sum()
         M = M_new
@@ -185,21 +202,43 @@ MISTAKES = [
     ("03.scores", lambda Q, K: _exp_rows(Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1])), "applied the softmax"),
     ("03.scores", lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]), "K.T reverses ALL the axes"),
     ("04.softmax", lambda S: np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True), "overflows to inf"),
-    ("04.softmax", lambda S: np.exp(S - S.max()) / np.exp(S - S.max()).sum(axis=-1, keepdims=True),
-     "maximum of the WHOLE array"),
-    ("04.softmax", lambda S: np.exp(S - S.max(axis=-2, keepdims=True))
-     / np.exp(S - S.max(axis=-2, keepdims=True)).sum(axis=-2, keepdims=True), "COLUMNS sum to 1"),
+    (
+        "04.softmax",
+        lambda S: np.exp(S - S.max()) / np.exp(S - S.max()).sum(axis=-1, keepdims=True),
+        "maximum of the WHOLE array",
+    ),
+    (
+        "04.softmax",
+        lambda S: (
+            np.exp(S - S.max(axis=-2, keepdims=True)) / np.exp(S - S.max(axis=-2, keepdims=True)).sum(axis=-2, keepdims=True)
+        ),
+        "COLUMNS sum to 1",
+    ),
     ("04.softmax", lambda S: np.exp(S) / np.exp(S).sum(axis=0, keepdims=True), "COLUMNS sum to 1"),
     ("04.softmax", lambda S: np.exp(S - S.max()) / np.exp(S - S.max()).sum(), "whole array sums to 1"),
-    ("04.softmax", lambda S: np.exp(S - S.max(axis=-1, keepdims=True))
-     / np.exp(S - S.max(axis=-1, keepdims=True)).sum(axis=-1), "keepdims=True the row sums"),
-    ("04.softmax", lambda S: np.exp(S - S.max(axis=-1)) / np.exp(S - S.max(axis=-1)).sum(axis=-1, keepdims=True),
-     "x.max(axis=-1) without keepdims"),
-    ("04.softmax", lambda S: np.exp(S - S.max(axis=-1)) / np.exp(S - S.max(axis=-1)).sum(axis=-1),
-     "both x.max(axis=-1) and e.sum(axis=-1)"),
+    (
+        "04.softmax",
+        lambda S: np.exp(S - S.max(axis=-1, keepdims=True)) / np.exp(S - S.max(axis=-1, keepdims=True)).sum(axis=-1),
+        "keepdims=True the row sums",
+    ),
+    (
+        "04.softmax",
+        lambda S: np.exp(S - S.max(axis=-1)) / np.exp(S - S.max(axis=-1)).sum(axis=-1, keepdims=True),
+        "x.max(axis=-1) without keepdims",
+    ),
+    (
+        "04.softmax",
+        lambda S: np.exp(S - S.max(axis=-1)) / np.exp(S - S.max(axis=-1)).sum(axis=-1),
+        "both x.max(axis=-1) and e.sum(axis=-1)",
+    ),
     ("04.softmax", lambda S: np.exp(S - S.max(axis=-1, keepdims=True)), "divide each row by its sum"),
-    ("04.softmax", lambda S: np.exp(S - S.max(axis=1, keepdims=True))
-     / np.exp(S - S.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True), "axis=-1 (not axis=1)"),
+    (
+        "04.softmax",
+        lambda S: (
+            np.exp(S - S.max(axis=1, keepdims=True)) / np.exp(S - S.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True)
+        ),
+        "axis=-1 (not axis=1)",
+    ),
     ("05.weighted_sum", lambda A, V: V @ A, "which is weights @ V"),
     ("05.weighted_sum", lambda A, V: A.swapaxes(-1, -2) @ V, "not weights.T @ V"),
     ("05.weighted_sum", lambda A, V: A * V, "entry by entry"),
@@ -214,8 +253,7 @@ MISTAKES = [
     ("07.multi_head_attention", lambda X, Wq, Wk, Wv, Wo: _mha(X, Wq, Wk, Wv, Wo.T), "not concat @ W_o.T"),
     ("07.multi_head_attention", lambda *a: _mha(*a, transpose=False), "not Q @ K"),
     ("07.multi_head_attention", lambda *a: _mha(*a, divide=lambda X, Wq, Wv: 1.0), "not scaled"),
-    ("07.multi_head_attention", lambda *a: _mha(*a, divide=lambda X, Wq, Wv: np.sqrt(X.shape[-1])),
-     "sqrt(d_model)"),
+    ("07.multi_head_attention", lambda *a: _mha(*a, divide=lambda X, Wq, Wv: np.sqrt(X.shape[-1])), "sqrt(d_model)"),
     ("07.multi_head_attention", lambda *a: _mha(*a, divide=lambda X, Wq, Wv: np.sqrt(Wv.shape[-1])), "sqrt(d_v)"),
     ("07.multi_head_attention", lambda *a: _mha(*a, divide=lambda X, Wq, Wv: Wq.shape[-1]), "its square root"),
     ("07.multi_head_attention", lambda *a: _mha(*a, axis=-2), "normalises the COLUMNS"),
@@ -249,8 +287,7 @@ MISTAKES = [
 ]
 
 
-@pytest.mark.parametrize("exercise_id, fn, words", MISTAKES,
-                         ids=[f"{m[0]}-{i}" for i, m in enumerate(MISTAKES)])
+@pytest.mark.parametrize("exercise_id, fn, words", MISTAKES, ids=[f"{m[0]}-{i}" for i, m in enumerate(MISTAKES)])
 def test_classic_mistake_gets_its_hint(capsys, exercise_id, fn, words):
     # The concrete hint comes with the second wrong attempt (the first names the idea; see tests/test_hints.py).
     run(capsys, exercise_id, fn)
@@ -286,7 +323,7 @@ def test_scores_of_one_head_only_fail_on_the_stack_of_heads(capsys):
 def test_a_list_of_heads_is_told_to_use_np_stack(capsys):
     def my_split_heads(P, h):
         d = P.shape[1] // h
-        return [P[:, i * d:(i + 1) * d] for i in range(h)]
+        return [P[:, i * d : (i + 1) * d] for i in range(h)]
 
     ok, out = run(capsys, "02.split_heads", my_split_heads)
     assert not ok and "returned a list of 3 items" in out and "np.stack(" in out
@@ -297,8 +334,7 @@ def test_a_list_of_heads_is_told_to_use_np_stack(capsys):
 # ----------------------------------------------------------------------------- bad functions, bad returns
 
 
-def scaffold(*args):
-    ...
+def scaffold(*args): ...
 
 
 def raises(*args):
@@ -341,17 +377,20 @@ def wrong_shape(weights, V):
     return (weights @ V)[..., :1]
 
 
-@pytest.mark.parametrize("fn, words, mark", [
-    (scaffold, "returns None", "⏳"),
-    (raises, "raised RuntimeError: something went wrong", "❌"),
-    (returns_list, "returned a list of 2 items", "❌"),
-    (returns_tuple, "return only the output array", "❌"),
-    (returns_nan, "returned NaN", "❌"),
-    (returns_scalar, "returned a float, not a numpy array", "❌"),
-    (returns_strings, "dtype <U1", "❌"),
-    (in_place, "changed its input in place", "❌"),
-    (wrong_shape, "returned shape (4, 1), expected (4, 4)", "❌"),
-])
+@pytest.mark.parametrize(
+    "fn, words, mark",
+    [
+        (scaffold, "returns None", "⏳"),
+        (raises, "raised RuntimeError: something went wrong", "❌"),
+        (returns_list, "returned a list of 2 items", "❌"),
+        (returns_tuple, "return only the output array", "❌"),
+        (returns_nan, "returned NaN", "❌"),
+        (returns_scalar, "returned a float, not a numpy array", "❌"),
+        (returns_strings, "dtype <U1", "❌"),
+        (in_place, "changed its input in place", "❌"),
+        (wrong_shape, "returned shape (4, 1), expected (4, 4)", "❌"),
+    ],
+)
 def test_bad_function_gets_one_line(capsys, fn, words, mark):
     ok, out = run(capsys, "05.weighted_sum", fn)
     assert ok is False
@@ -366,12 +405,15 @@ def test_printing_function_is_hidden_and_counted(capsys):
     assert "debug" not in out and "printed 8 lines" in out
 
 
-@pytest.mark.parametrize("fn, words", [
-    (None, "write my_scores(Q, K)"),
-    (..., "write my_scores(Q, K)"),
-    (np.zeros((4, 4)), "without brackets; got a numpy array"),
-    ("my_scores", "got a str"),
-])
+@pytest.mark.parametrize(
+    "fn, words",
+    [
+        (None, "write my_scores(Q, K)"),
+        (..., "write my_scores(Q, K)"),
+        (np.zeros((4, 4)), "without brackets; got a numpy array"),
+        ("my_scores", "got a str"),
+    ],
+)
 def test_not_a_function(capsys, fn, words):
     ok, out = run(capsys, "03.scores", fn)
     assert ok is False and words in out and out.count("\n") == 1
@@ -390,6 +432,7 @@ def test_softmax_check_includes_huge_scores(capsys):
     # a softmax that is right except for large inputs must fail: the check has scores of +-1e4
     def clipped(S):
         return _exp_rows(np.clip(S, -50, 50))
+
     ok, out = run(capsys, "04.softmax", clipped)
     assert ok is False and "+-1e4" in out
 
@@ -507,6 +550,7 @@ def test_notebook_exercises_store_the_scaffold():
 def test_wrong_parameters_are_explained(capsys):
     def my_scores(Q):
         return Q
+
     ok, out = run(capsys, "03.scores", my_scores)
     assert ok is False and "calls your function as my_scores(Q, K)" in out and out.count("\n") == 1
 
@@ -527,7 +571,7 @@ def test_docstring_examples():
 def _endless_online_softmax(row, block):
     start = 0
     while start < len(row):  # the student forgot start += block
-        chunk = row[start:start + block]
+        chunk = row[start : start + block]
     return chunk
 
 
@@ -559,6 +603,7 @@ def test_an_endless_loop_is_stopped_with_one_line(capsys, monkeypatch, fn):
 
 # Mistakes written by hand as a student would, that the first version of 08-12's checks did not recognise.
 
+
 def _student_softmax(S, axis=-1):
     e = np.exp(S - S.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -575,7 +620,7 @@ def _mask_added(Q, K, mask):
 def _rope_pieces(x):
     n, d_k = x.shape[-2:]
     angle = np.arange(n)[:, None] * 10000.0 ** (-2 * np.arange(d_k // 2) / d_k)  # (n, d_k/2)
-    return x[..., : d_k // 2], x[..., d_k // 2:], angle
+    return x[..., : d_k // 2], x[..., d_k // 2 :], angle
 
 
 def _rope_degrees(x):
@@ -598,7 +643,7 @@ def _rope_halves_swapped(x):
 def _online_no_max(row, block):
     total, ls = 0.0, []
     for start in range(0, len(row), block):
-        total += np.exp(row[start:start + block]).sum()
+        total += np.exp(row[start : start + block]).sum()
         ls.append(total)
     return np.exp(row) / total, ls
 
@@ -606,7 +651,7 @@ def _online_no_max(row, block):
 def _online_sum_reset(row, block):  # the sum of the last block only
     M, ls = -np.inf, []
     for start in range(0, len(row), block):
-        chunk = row[start:start + block]
+        chunk = row[start : start + block]
         M = max(M, chunk.max())
         total = np.exp(chunk - M).sum()
         ls.append(total)
@@ -616,25 +661,35 @@ def _online_sum_reset(row, block):  # the sum of the last block only
 def _online_wrong_sign_from_minus_inf(row, block):
     M, total = -np.inf, 0.0
     for start in range(0, len(row), block):
-        chunk = row[start:start + block]
+        chunk = row[start : start + block]
         M_new = max(M, chunk.max())
         total = total * np.exp(M_new - M) + np.exp(chunk - M_new).sum()  # exp(+inf) at the first block
         M = M_new
     return np.exp(row - M) / total, [total]
 
 
-@pytest.mark.parametrize("exercise_id, fn, concept, concrete", [
-    ("08.masked_weights", _masked_scores_only, "through a softmax", "you returned the masked scores"),
-    ("08.masked_weights", _mask_added, "True = may attend", "you added the mask itself"),
-    ("11.online_softmax", _online_no_max, "exp of a large score overflows", "Keep the running maximum M"),
-    ("11.online_softmax", _online_wrong_sign_from_minus_inf, "every term already in it", "0 * inf"),
-    ("12.generate", lambda *a: _generate(*a, project=False),
-     "the output projection mixes the heads", "Multiply each by W_o"),
-    ("12.generate", lambda *a: _generate(*a, scale=lambda X: 1.0),
-     "square root of d_k", "your scores are not scaled"),
-    ("12.generate", lambda *a: _generate(*a, scale=lambda X: np.sqrt(X.shape[1])),
-     "square root of d_k", "sqrt(d_model)"),
-])
+@pytest.mark.parametrize(
+    "exercise_id, fn, concept, concrete",
+    [
+        ("08.masked_weights", _masked_scores_only, "through a softmax", "you returned the masked scores"),
+        ("08.masked_weights", _mask_added, "True = may attend", "you added the mask itself"),
+        ("11.online_softmax", _online_no_max, "exp of a large score overflows", "Keep the running maximum M"),
+        ("11.online_softmax", _online_wrong_sign_from_minus_inf, "every term already in it", "0 * inf"),
+        (
+            "12.generate",
+            lambda *a: _generate(*a, project=False),
+            "the output projection mixes the heads",
+            "Multiply each by W_o",
+        ),
+        ("12.generate", lambda *a: _generate(*a, scale=lambda X: 1.0), "square root of d_k", "your scores are not scaled"),
+        (
+            "12.generate",
+            lambda *a: _generate(*a, scale=lambda X: np.sqrt(X.shape[1])),
+            "square root of d_k",
+            "sqrt(d_model)",
+        ),
+    ],
+)
 def test_more_classic_mistakes_get_the_idea_then_the_fix(capsys, exercise_id, fn, concept, concrete):
     _, first = run(capsys, exercise_id, fn)
     _, second = run(capsys, exercise_id, fn)
@@ -642,14 +697,16 @@ def test_more_classic_mistakes_get_the_idea_then_the_fix(capsys, exercise_id, fn
     assert concrete in second, second
 
 
-@pytest.mark.parametrize("exercise_id, fn, words", [
-    ("10.rope", _rope_degrees, "the angles are wrong"),
-    ("10.rope", _rope_cos_only, "keeps the length of each pair"),
-    ("10.rope", _rope_halves_swapped, "row 0 is at position 0"),
-    ("11.online_softmax", _online_sum_reset, "in the right proportions"),
-    ("12.generate", lambda *a: _generate(*a, stack=False),
-     "the last token only"),
-])
+@pytest.mark.parametrize(
+    "exercise_id, fn, words",
+    [
+        ("10.rope", _rope_degrees, "the angles are wrong"),
+        ("10.rope", _rope_cos_only, "keeps the length of each pair"),
+        ("10.rope", _rope_halves_swapped, "row 0 is at position 0"),
+        ("11.online_softmax", _online_sum_reset, "in the right proportions"),
+        ("12.generate", lambda *a: _generate(*a, stack=False), "the last token only"),
+    ],
+)
 def test_an_unlisted_mistake_gets_what_was_measured(capsys, exercise_id, fn, words):
     ok, out = run(capsys, exercise_id, fn)
     assert ok is False and out.count("\n") == 1 and words in out and "step by step" not in out, out
@@ -741,7 +798,7 @@ def _plain_softmax(row, block):  # the whole row at once: the idea of the exerci
 
 def _plain_softmax_ls_on_final_max(row, block):  # prefix sums, but on the whole row's maximum
     e = np.exp(row - row.max())
-    return e / e.sum(), [e[:start + block].sum() for start in range(0, len(row), block)]
+    return e / e.sum(), [e[: start + block].sum() for start in range(0, len(row), block)]
 
 
 def _plain_softmax_ls_all_last(row, block):  # the final l repeated once per block
@@ -749,11 +806,14 @@ def _plain_softmax_ls_all_last(row, block):  # the final l repeated once per blo
     return e / e.sum(), [e.sum()] * len(range(0, len(row), block))
 
 
-@pytest.mark.parametrize("fn, words", [
-    (_plain_softmax, "your ls has shape ()"),
-    (_plain_softmax_ls_on_final_max, "maximum of the WHOLE row"),
-    (_plain_softmax_ls_all_last, "append l after EVERY block"),
-])
+@pytest.mark.parametrize(
+    "fn, words",
+    [
+        (_plain_softmax, "your ls has shape ()"),
+        (_plain_softmax_ls_on_final_max, "maximum of the WHOLE row"),
+        (_plain_softmax_ls_all_last, "append l after EVERY block"),
+    ],
+)
 def test_a_plain_softmax_of_the_whole_row_is_told_that_the_running_sum_is_the_point(capsys, fn, words):
     ok, out = run(capsys, "11.online_softmax", fn)
     assert ok is False and out.startswith("❌ Not yet") and out.count("\n") == 1, out
@@ -832,15 +892,31 @@ def _generate_written(X, W_q, W_k, W_v, W_o, own_key=True, first_row=0.0, whole_
     return np.stack(rows)
 
 
-@pytest.mark.parametrize("exercise_id, fn, concept, concrete", [
-    ("08.masked_weights", _masked_with_mask_transposed, "mask[m, j] is about query m and key j", "not mask.T"),
-    ("12.generate", lambda *a: _generate_written(*a, own_key=False), "ITS OWN KEY included",
-     "only at the tokens BEFORE it"),
-    ("12.generate", lambda *a: _generate_written(*a, own_key=False, first_row=np.nan), "ITS OWN KEY included",
-     "only at the tokens BEFORE it"),
-    ("12.generate", lambda *a: _generate_written(*a, whole_softmax=True), "each row must sum to 1 by itself",
-     "scores of all h heads together"),
-], ids=["mask.T", "own key left out, first row 0", "own key left out, first row NaN", "softmax over all heads"])
+@pytest.mark.parametrize(
+    "exercise_id, fn, concept, concrete",
+    [
+        ("08.masked_weights", _masked_with_mask_transposed, "mask[m, j] is about query m and key j", "not mask.T"),
+        (
+            "12.generate",
+            lambda *a: _generate_written(*a, own_key=False),
+            "ITS OWN KEY included",
+            "only at the tokens BEFORE it",
+        ),
+        (
+            "12.generate",
+            lambda *a: _generate_written(*a, own_key=False, first_row=np.nan),
+            "ITS OWN KEY included",
+            "only at the tokens BEFORE it",
+        ),
+        (
+            "12.generate",
+            lambda *a: _generate_written(*a, whole_softmax=True),
+            "each row must sum to 1 by itself",
+            "scores of all h heads together",
+        ),
+    ],
+    ids=["mask.T", "own key left out, first row 0", "own key left out, first row NaN", "softmax over all heads"],
+)
 def test_a_mistake_that_had_the_generic_message_gets_its_own_hint(capsys, exercise_id, fn, concept, concrete):
     _, first = run(capsys, exercise_id, fn)
     _, second = run(capsys, exercise_id, fn)
@@ -879,6 +955,7 @@ def test_generate_that_raises_on_the_empty_cache_is_told_to_append_first(capsys)
 def test_an_unrelated_error_in_generate_still_gets_just_the_error(capsys):
     def broken(X, W_q, W_k, W_v, W_o):
         raise ValueError("something else")
+
     _, out = run(capsys, "12.generate", broken)
     assert "raised ValueError: something else" in out and "Hint" not in out and "OWN KEY" not in out, out
 
@@ -928,10 +1005,13 @@ def _generate_naive(X, W_q, W_k, W_v, W_o):
     return np.stack(out)
 
 
-@pytest.mark.parametrize("exercise_id, fn", [
-    ("08.masked_weights", lambda Q, K, mask: _naive_rows(np.where(mask, _scores(Q, K), -np.inf))),
-    ("12.generate", _generate_naive),
-])
+@pytest.mark.parametrize(
+    "exercise_id, fn",
+    [
+        ("08.masked_weights", lambda Q, K, mask: _naive_rows(np.where(mask, _scores(Q, K), -np.inf))),
+        ("12.generate", _generate_naive),
+    ],
+)
 def test_the_other_layers_with_a_softmax_inside_also_have_scores_of_1000(capsys, exercise_id, fn):
     ok, out = run(capsys, exercise_id, fn)
     assert ok is False and "+-1000" in out and "overflows" in out and "subtract the row's maximum" in out, out

@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 
-from mha_lib import softmax
-from mha_lib.exercises import check, check_function
+from mha_lib.exercises import check_function
 
 
 def _right(w, dw):
@@ -45,8 +44,7 @@ def test_a_right_answer_written_with_the_full_jacobian_passes(capsys):
 
 
 def test_the_scaffold_does_not_print_the_answer(capsys):
-    def my_softmax_backward(weights, d_weights):
-        ...
+    def my_softmax_backward(weights, d_weights): ...
 
     assert check_function("13.softmax_backward", my_softmax_backward) is False
     out = capsys.readouterr().out

@@ -13,7 +13,7 @@ import pytest
 
 import mha_lib
 import mha_lib.cost
-from mha_lib import blockwise_attention, init_params, repeat_kv
+from mha_lib import init_params, repeat_kv
 from mha_lib.cost import MODEL_CONFIGS, attention_cost, format_bytes, weights_bytes
 from mha_lib.flash import blockwise_attention, online_softmax_steps, peak_memory
 
@@ -43,10 +43,10 @@ def test_equals_standard_attention_without_mask(seed, lead, block_size):
 def test_equals_standard_attention_causal(block_size):
     Q, K, V = _qkv(3, (2, 3), 30, 30)
     expected, _ = mha_lib.scaled_dot_product_attention(Q, K, V, mask=mha_lib.causal_mask(30))
-    np.testing.assert_allclose(blockwise_attention(Q, K, V, mask=mha_lib.causal_mask(30), block_size=block_size),
-                               expected, rtol=0, atol=TOL)
-    np.testing.assert_allclose(blockwise_attention(Q, K, V, causal=True, block_size=block_size),
-                               expected, rtol=0, atol=TOL)
+    np.testing.assert_allclose(
+        blockwise_attention(Q, K, V, mask=mha_lib.causal_mask(30), block_size=block_size), expected, rtol=0, atol=TOL
+    )
+    np.testing.assert_allclose(blockwise_attention(Q, K, V, causal=True, block_size=block_size), expected, rtol=0, atol=TOL)
 
 
 def test_equals_standard_attention_padding_batch():
@@ -58,8 +58,7 @@ def test_equals_standard_attention_padding_batch():
     # a head dimension in between broadcasts the same way
     Qh, Kh, Vh = _qkv(5, (2, 3), 4, 4)
     expected, _ = mha_lib.scaled_dot_product_attention(Qh, Kh, Vh, mask=mask[:, None])
-    np.testing.assert_allclose(blockwise_attention(Qh, Kh, Vh, mask=mask[:, None], block_size=3), expected,
-                               rtol=0, atol=TOL)
+    np.testing.assert_allclose(blockwise_attention(Qh, Kh, Vh, mask=mask[:, None], block_size=3), expected, rtol=0, atol=TOL)
 
 
 @pytest.mark.parametrize("block_size", [1, 2, 5, 64])
@@ -228,8 +227,9 @@ def test_docstring_examples(module_name):
     import doctest
     import importlib
 
-    result = doctest.testmod(importlib.import_module(module_name), extraglobs={"np": np},
-                             optionflags=doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(
+        importlib.import_module(module_name), extraglobs={"np": np}, optionflags=doctest.NORMALIZE_WHITESPACE
+    )
     assert result.attempted > 0 and result.failed == 0
 
 
@@ -303,8 +303,9 @@ def test_peak_memory_of_something_not_callable():
         peak_memory(5)
 
 
-@pytest.mark.parametrize("bad,exc", [(np.nan, ValueError), (np.inf, ValueError), ("12", TypeError),
-                                     (True, TypeError), (None, TypeError)])
+@pytest.mark.parametrize(
+    "bad,exc", [(np.nan, ValueError), (np.inf, ValueError), ("12", TypeError), (True, TypeError), (None, TypeError)]
+)
 def test_format_bytes_of_what_is_not_a_byte_count(bad, exc):
     with pytest.raises(exc, match="nbytes"):
         format_bytes(bad)
@@ -315,11 +316,14 @@ def test_format_bytes_still_formats():
     assert format_bytes(-2048) == "-2.0 KiB"
 
 
-@pytest.mark.parametrize("which, args", [
-    ("K", lambda Q, K, V: (Q, K, repeat_kv(V, 8))),
-    ("V", lambda Q, K, V: (Q, repeat_kv(K, 8), V)),
-    ("K", lambda Q, K, V: (Q, K, V)),
-])
+@pytest.mark.parametrize(
+    "which, args",
+    [
+        ("K", lambda Q, K, V: (Q, K, repeat_kv(V, 8))),
+        ("V", lambda Q, K, V: (Q, repeat_kv(K, 8), V)),
+        ("K", lambda Q, K, V: (Q, K, V)),
+    ],
+)
 def test_blockwise_attention_refuses_grouped_query_shapes_with_the_repeat_kv_fix(which, args):
     Q, K, V = _grouped_qkv()
     with pytest.raises(ValueError, match=rf"blockwise_attention: Q has leading dimensions \(8,\).*repeat_kv\({which}, h\)"):
@@ -344,19 +348,24 @@ def test_blockwise_attention_names_leading_dimensions_that_do_not_broadcast_toge
 
 def test_blockwise_attention_and_attention_scores_share_the_d_k_message():
     Q, K = np.ones((3, 4)), np.ones((3, 5))
-    for call, where in [(lambda: blockwise_attention(Q, K, np.ones((3, 2))), "blockwise_attention"),
-                        (lambda: mha_lib.attention_scores(Q, K), "attention_scores")]:
+    for call, where in [
+        (lambda: blockwise_attention(Q, K, np.ones((3, 2))), "blockwise_attention"),
+        (lambda: mha_lib.attention_scores(Q, K), "attention_scores"),
+    ]:
         with pytest.raises(ValueError, match=rf"{where}: queries have d_k=4 but keys have d_k=5"):
             call()
 
 
-@pytest.mark.parametrize("bad, error, words", [
-    ({"block_size": 0}, ValueError, "block_size=0 must be at least 1"),
-    ({"block_size": 2.5}, TypeError, "block_size must be a whole number"),
-    ({"causal": 1}, TypeError, "causal must be True or False"),
-    ({"scale": -1.0}, ValueError, "positive finite"),
-    ({"mask": np.ones((5, 5))}, TypeError, "boolean"),
-])
+@pytest.mark.parametrize(
+    "bad, error, words",
+    [
+        ({"block_size": 0}, ValueError, "block_size=0 must be at least 1"),
+        ({"block_size": 2.5}, TypeError, "block_size must be a whole number"),
+        ({"causal": 1}, TypeError, "causal must be True or False"),
+        ({"scale": -1.0}, ValueError, "positive finite"),
+        ({"mask": np.ones((5, 5))}, TypeError, "boolean"),
+    ],
+)
 def test_blockwise_attention_other_odd_arguments(bad, error, words):
     Q = K = V = np.random.default_rng(0).normal(size=(5, 4))
     with pytest.raises(error, match=words):

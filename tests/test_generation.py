@@ -81,13 +81,16 @@ def test_kv_cache_bytes_of_published_models():
     assert mha_lib.kv_cache_bytes(1, 1, 1, 3, 0.5) == 3.0
 
 
-@pytest.mark.parametrize("args,error,match", [
-    ((0, 8, 128, 10, 2), ValueError, "n_layers=0"),
-    ((80, 8, 128, -1, 2), ValueError, "n_tokens=-1"),
-    ((80, 8.0, 128, 10, 2), TypeError, "h_kv must be a whole number"),
-    ((80, 8, 128, 10, 0), ValueError, "dtype_bytes=0"),
-    ((80, 8, 128, 10, "2"), TypeError, "dtype_bytes"),
-])
+@pytest.mark.parametrize(
+    "args,error,match",
+    [
+        ((0, 8, 128, 10, 2), ValueError, "n_layers=0"),
+        ((80, 8, 128, -1, 2), ValueError, "n_tokens=-1"),
+        ((80, 8.0, 128, 10, 2), TypeError, "h_kv must be a whole number"),
+        ((80, 8, 128, 10, 0), ValueError, "dtype_bytes=0"),
+        ((80, 8, 128, 10, "2"), TypeError, "dtype_bytes"),
+    ],
+)
 def test_kv_cache_bytes_bad_input(args, error, match):
     with pytest.raises(error, match=match):
         mha_lib.kv_cache_bytes(*args)
@@ -98,8 +101,12 @@ def test_published_configs_match_transformers_defaults():
     transformers = pytest.importorskip("transformers", reason="transformers is not installed")
     for cls, name in ((transformers.LlamaConfig, "Llama 2 7B"), (transformers.MistralConfig, "Mistral 7B")):
         c, ours = cls(), mha_lib.PUBLISHED_CONFIGS[name]
-        assert (c.num_hidden_layers, c.num_attention_heads, c.num_key_value_heads, c.hidden_size) == \
-            (ours.n_layers, ours.h, ours.h_kv, ours.d_model)
+        assert (c.num_hidden_layers, c.num_attention_heads, c.num_key_value_heads, c.hidden_size) == (
+            ours.n_layers,
+            ours.h,
+            ours.h_kv,
+            ours.d_model,
+        )
 
 
 def test_docstring_examples():

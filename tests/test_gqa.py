@@ -7,10 +7,10 @@ a live comparison runs when torch is importable.
 
 import numpy as np
 import pytest
+from today_golden import CONFIGS, load
 
 import mha_lib
 from mha_lib import MHAParams
-from today_golden import CONFIGS, load
 
 TOL = 1e-10  # float64 on both sides; the largest difference seen is below 1e-15
 GQA = CONFIGS["gqa"]
@@ -39,8 +39,16 @@ def test_query_head_i_uses_kv_head_i_over_group(h_kv):
     h = 8
     grouped = mha_lib.init_params(16, h, d_k=4, h_kv=h_kv, bias=True, seed=5)
     idx = np.arange(h) // (h // h_kv)
-    full = MHAParams(W_q=grouped.W_q, W_k=grouped.W_k[idx], W_v=grouped.W_v[idx], W_o=grouped.W_o,
-                     b_q=grouped.b_q, b_k=grouped.b_k[idx], b_v=grouped.b_v[idx], b_o=grouped.b_o)
+    full = MHAParams(
+        W_q=grouped.W_q,
+        W_k=grouped.W_k[idx],
+        W_v=grouped.W_v[idx],
+        W_o=grouped.W_o,
+        b_q=grouped.b_q,
+        b_k=grouped.b_k[idx],
+        b_v=grouped.b_v[idx],
+        b_o=grouped.b_o,
+    )
     X = np.random.default_rng(0).normal(size=(6, 16))
     a = mha_lib.multi_head_attention(X, grouped, mask=mha_lib.causal_mask(6))
     b = mha_lib.multi_head_attention(X, full, mask=mha_lib.causal_mask(6))
@@ -82,13 +90,16 @@ def test_fused_layout_refuses_grouped_parameters():
         mha_lib.params_from_fused(W_in, None, np.zeros((16, 16)), None, 4)
 
 
-@pytest.mark.parametrize("h_kv,error,match", [
-    (3, ValueError, r"h_kv=3.*choose h_kv in \[1, 2, 4, 8\]"),
-    (0, ValueError, "h_kv=0"),
-    (16, ValueError, "h_kv=16"),
-    (2.0, TypeError, "h_kv must be a whole number"),
-    (True, TypeError, "h_kv must be a whole number"),
-])
+@pytest.mark.parametrize(
+    "h_kv,error,match",
+    [
+        (3, ValueError, r"h_kv=3.*choose h_kv in \[1, 2, 4, 8\]"),
+        (0, ValueError, "h_kv=0"),
+        (16, ValueError, "h_kv=16"),
+        (2.0, TypeError, "h_kv must be a whole number"),
+        (True, TypeError, "h_kv must be a whole number"),
+    ],
+)
 def test_bad_h_kv_is_refused_at_the_door(h_kv, error, match):
     with pytest.raises(error, match=match):
         mha_lib.init_params(32, 8, h_kv=h_kv)

@@ -59,10 +59,19 @@ def test_switching_heads_off_changes_the_sentence_vector_and_later_layers_only(m
     assert 0.9 < cos < 1.0
 
 
-@pytest.mark.parametrize("layer, heads, words", [
-    (6, 0, "from 0 to 5"), (-1, 0, "from 0 to 5"), (True, 0, "from 0 to 5"), (1.0, 0, "from 0 to 5"),
-    (0, 12, "from 0 to 11"), (0, [0, -1], "from 0 to 11"), (0, ["1"], "from 0 to 11"), (0, None, "list"),
-])
+@pytest.mark.parametrize(
+    "layer, heads, words",
+    [
+        (6, 0, "from 0 to 5"),
+        (-1, 0, "from 0 to 5"),
+        (True, 0, "from 0 to 5"),
+        (1.0, 0, "from 0 to 5"),
+        (0, 12, "from 0 to 11"),
+        (0, [0, -1], "from 0 to 11"),
+        (0, ["1"], "from 0 to 11"),
+        (0, None, "list"),
+    ],
+)
 def test_bad_layer_or_head_is_named(model, layer, heads, words):
     with pytest.raises((ValueError, TypeError), match=words):
         M.switch_off_heads(model, layer, heads)
@@ -71,16 +80,21 @@ def test_bad_layer_or_head_is_named(model, layer, heads, words):
 def test_cosine_similarity_against_the_formula():
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
-    expected = [x @ y / np.sqrt((x @ x) * (y @ y)) for x, y in zip(a, b)]
+    expected = [x @ y / np.sqrt((x @ x) * (y @ y)) for x, y in zip(a, b, strict=False)]
     np.testing.assert_allclose(M.cosine_similarity(a, b), expected, rtol=1e-12)
     assert M.cosine_similarity(a[0], 3 * a[0]) == pytest.approx(1.0, abs=1e-12)
     assert M.cosine_similarity(np.array([1.0, 0.0]), np.array([0.0, 2.0])) == 0.0
     assert isinstance(M.cosine_similarity(a[0], b[0]), float)
 
 
-@pytest.mark.parametrize("a, b, words", [
-    (np.zeros(3), np.ones(3), "length 0"), (np.ones(3), np.ones(4), "same length"), (1.0, 2.0, "same length"),
-])
+@pytest.mark.parametrize(
+    "a, b, words",
+    [
+        (np.zeros(3), np.ones(3), "length 0"),
+        (np.ones(3), np.ones(4), "same length"),
+        (1.0, 2.0, "same length"),
+    ],
+)
 def test_cosine_similarity_bad_input(a, b, words):
     with pytest.raises(ValueError, match=words):
         M.cosine_similarity(a, b)

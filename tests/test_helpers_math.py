@@ -37,7 +37,7 @@ def test_head_contributions_add_up_to_the_output(h, d_k):
     r = mha_lib.multi_head_attention(X, p)
     parts = head_contributions(r.heads, p.W_o)  # (h, n, d_model)
     np.testing.assert_allclose(parts.sum(0), r.output, atol=1e-10)
-    loop = np.stack([r.heads[i] @ p.W_o[i * d_k:(i + 1) * d_k] for i in range(h)])  # independent reference
+    loop = np.stack([r.heads[i] @ p.W_o[i * d_k : (i + 1) * d_k] for i in range(h)])  # independent reference
     np.testing.assert_allclose(parts, loop, atol=1e-12)
     assert wo_blocks(p.W_o, h).shape == (h, d_k, d_model)
     with pytest.raises(ValueError, match="dividing its rows"):

@@ -15,8 +15,7 @@ import pytest
 
 import mha_lib
 from mha_lib import exercises
-from mha_lib.exercises import hints, questions
-from mha_lib.exercises import check, check_function
+from mha_lib.exercises import check, check_function, hints, questions
 from mha_lib.exercises.solutions import _fmt, solution_text
 
 CONCEPT = "Each head gets an equal share of the model's width."
@@ -32,8 +31,9 @@ TEST_EXERCISES = {
 @pytest.fixture(autouse=True)
 def _test_exercises(monkeypatch):
     real = questions.answer_exercise
-    monkeypatch.setattr(questions, "answer_exercise",
-                        lambda i: TEST_EXERCISES[i] if isinstance(i, str) and i in TEST_EXERCISES else real(i))
+    monkeypatch.setattr(
+        questions, "answer_exercise", lambda i: TEST_EXERCISES[i] if isinstance(i, str) and i in TEST_EXERCISES else real(i)
+    )
     hints.attempts.clear()
     yield
     hints.attempts.clear()
@@ -138,8 +138,11 @@ def test_most_notebook_exercises_have_two_tiers():
     assert len(tiered) >= 50
 
 
-@pytest.mark.parametrize("exercise_id, ex", [(i, ex) for i, ex in _answer_exercises() if isinstance(ex.hint, tuple)],
-                         ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    "exercise_id, ex",
+    [(i, ex) for i, ex in _answer_exercises() if isinstance(ex.hint, tuple)],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
 def test_a_concept_hint_does_not_give_the_answer_away(exercise_id, ex):
     concept, concrete = ex.hint
     assert concept != concrete and concept.strip() and concrete.strip()
@@ -207,46 +210,56 @@ def test_every_classic_mistake_has_a_concept_and_a_concrete_hint():
 # What a student types for the questions of 08-12 (red-team round): each answer is judged as meant, or gets a
 # note on its form that does not count as an attempt; never a misleading hint.
 
-@pytest.mark.parametrize("exercise_id, answer", [
-    ("08.bert_params", "2 359 296"),  # thousands separated by spaces
-    ("12.decode_scores", "5\u202f050"),  # by a narrow no-break space
-    ("10.predict_rope_shift", "the same"),
-    ("10.predict_rope_shift", "Same."),
-    ("08.predict_temperature", "'yes'"),  # quotes typed inside the string
-])
+
+@pytest.mark.parametrize(
+    "exercise_id, answer",
+    [
+        ("08.bert_params", "2 359 296"),  # thousands separated by spaces
+        ("12.decode_scores", "5\u202f050"),  # by a narrow no-break space
+        ("10.predict_rope_shift", "the same"),
+        ("10.predict_rope_shift", "Same."),
+        ("08.predict_temperature", "'yes'"),  # quotes typed inside the string
+    ],
+)
 def test_what_people_type_is_read_as_meant(capsys, exercise_id, answer):
     assert check(exercise_id, answer) is True, capsys.readouterr().out
 
 
-@pytest.mark.parametrize("exercise_id, answer, words", [
-    ("10.rope_pair_speed", 0.75, "Close: 0.75 is the right number rounded"),  # 0.7499, four decimals asked
-    ("10.pe_first_entry", "0.28", "Close: 0.28"),
-    ("08.bert_params", "2.36e6", "Close: 2.36e6"),
-    ("11.gpt2_weights_mib", "48 MiB", "without words or units"),
-    ("10.pe_self_dot", "about 384", "without words or units"),
-    ("08.bert_params", "about 2.4 million", "a million is 1000000"),
-    ("08.llama_weights", "32*100*100", "the value of the product"),
-    ("10.predict_rope_shift", 0, "The answer is a word"),
-    ("08.predict_temperature", True, "not a bool"),
-    ("10.torch_sentences", 3, "not an int (3)"),  # the old question's answer, a number, for a shape
-    ("12.predict_rows_changed", float("nan"), "nan is not one"),  # NaN for a number to count
-    ("12.kv_head_of_query_head", np.array([3]), "without brackets"),  # was "not a ndarray of several values"
-    ("08.llama_weights", "320.000", "the point is the decimal point"),  # thousands with points
-    ("08.bert_params", "2.359.296", "2,359,296"),
-])
+@pytest.mark.parametrize(
+    "exercise_id, answer, words",
+    [
+        ("10.rope_pair_speed", 0.75, "Close: 0.75 is the right number rounded"),  # 0.7499, four decimals asked
+        ("10.pe_first_entry", "0.28", "Close: 0.28"),
+        ("08.bert_params", "2.36e6", "Close: 2.36e6"),
+        ("11.gpt2_weights_mib", "48 MiB", "without words or units"),
+        ("10.pe_self_dot", "about 384", "without words or units"),
+        ("08.bert_params", "about 2.4 million", "a million is 1000000"),
+        ("08.llama_weights", "32*100*100", "the value of the product"),
+        ("10.predict_rope_shift", 0, "The answer is a word"),
+        ("08.predict_temperature", True, "not a bool"),
+        ("10.torch_sentences", 3, "not an int (3)"),  # the old question's answer, a number, for a shape
+        ("12.predict_rows_changed", float("nan"), "nan is not one"),  # NaN for a number to count
+        ("12.kv_head_of_query_head", np.array([3]), "without brackets"),  # was "not a ndarray of several values"
+        ("08.llama_weights", "320.000", "the point is the decimal point"),  # thousands with points
+        ("08.bert_params", "2.359.296", "2,359,296"),
+    ],
+)
 def test_an_answer_of_the_wrong_form_gets_a_note_not_a_hint(capsys, exercise_id, answer, words):
     _, out = said(capsys, exercise_id, answer)
     assert out.startswith("❌ Not yet.") and words in out and "Hint" not in out, out
     assert hints.attempts[exercise_id] == 0
 
 
-@pytest.mark.parametrize("exercise_id, answer", [
-    ("10.rope_pair_speed", 1),  # an integer, no digits to round: simply wrong
-    ("10.rope_pair_speed", 1.0),
-    ("11.online_rescale", 0.1353),  # the old question's answer
-    ("11.crossover", 8191),
-    ("12.decode_scores", "64 800"),
-])
+@pytest.mark.parametrize(
+    "exercise_id, answer",
+    [
+        ("10.rope_pair_speed", 1),  # an integer, no digits to round: simply wrong
+        ("10.rope_pair_speed", 1.0),
+        ("11.online_rescale", 0.1353),  # the old question's answer
+        ("11.crossover", 8191),
+        ("12.decode_scores", "64 800"),
+    ],
+)
 def test_a_wrong_number_is_not_called_close(capsys, exercise_id, answer):
     _, out = said(capsys, exercise_id, answer)
     assert "Hint:" in out and "Close" not in out, out
@@ -282,14 +295,18 @@ def test_the_output_shape_hint_of_00_does_not_lean_on_the_residual_connection(ca
 # A question that asks for N decimals accepts the answer rounded to N decimals (or more digits), not coarser:
 # 0.7 passed for 0.7071 with "Two decimals" (the default tolerance, 1% + 0.001, is 0.008 there).
 
-@pytest.mark.parametrize("exercise_id, right, coarse, typed", [
-    ("07.predict_blur", 0.71, 0.7, 1),  # 0.7071, two decimals
-    ("03.scale_factor", 11.31, 11.3, 1),  # 11.3137, two decimals (the default accepted 11.2 to 11.4)
-    ("03.doc002_entry", 1.41, 1.4, 1),  # 1.4142
-    ("10.swapped_row", 0.1598, 0.16, 2),  # 0.15978, four decimals (1e-4 accepted 0.1597 too)
-    ("10.rope_pair_speed", 0.7499, 0.75, 2),
-    ("11.online_rescale", 0.0498, 0.05, 2),
-])
+
+@pytest.mark.parametrize(
+    "exercise_id, right, coarse, typed",
+    [
+        ("07.predict_blur", 0.71, 0.7, 1),  # 0.7071, two decimals
+        ("03.scale_factor", 11.31, 11.3, 1),  # 11.3137, two decimals (the default accepted 11.2 to 11.4)
+        ("03.doc002_entry", 1.41, 1.4, 1),  # 1.4142
+        ("10.swapped_row", 0.1598, 0.16, 2),  # 0.15978, four decimals (1e-4 accepted 0.1597 too)
+        ("10.rope_pair_speed", 0.7499, 0.75, 2),
+        ("11.online_rescale", 0.0498, 0.05, 2),
+    ],
+)
 def test_an_answer_rounded_coarser_than_asked_is_told_how_many_decimals(capsys, exercise_id, right, coarse, typed):
     from mha_lib.exercises import question
 
@@ -305,17 +322,33 @@ def test_an_answer_rounded_coarser_than_asked_is_told_how_many_decimals(capsys, 
 # it gets a short note naming the slip (never the answer), only when it really is the cut-off value and that is
 # outside the tolerance.
 
-@pytest.mark.parametrize("exercise_id, typed, words, rounded", [
-    ("07.predict_blur", "0.70", "0.70 looks like the right value cut off after 2 decimals; round it instead (", "0.71"),
-    ("10.swapped_row", "0.1597", "0.1597 looks like the right value cut off after 4 decimals; round it instead (",
-     "0.1598"),
-    ("10.swapped_row", 0.159, "cut off after 3 decimals; round it instead, to 4 decimals (", "0.1598"),  # fewer typed
-    ("10.rope_pair_speed", 0.7498, "0.7498 looks like the right value cut off after 4 decimals; round it instead (",
-     "0.7499"),
-    ("t.precise", "0.7071", "0.7071 looks like the right value cut off after 4 decimals; round it instead, to 5 "
-                            "decimals (", "0.70718"),  # no decimals asked: the rounding asked for is within the tolerance
-    ("t.negative", "-0.70", "-0.70 looks like the right value cut off after 2 decimals; round it instead (", "-0.71"),
-])
+
+@pytest.mark.parametrize(
+    "exercise_id, typed, words, rounded",
+    [
+        ("07.predict_blur", "0.70", "0.70 looks like the right value cut off after 2 decimals; round it instead (", "0.71"),
+        (
+            "10.swapped_row",
+            "0.1597",
+            "0.1597 looks like the right value cut off after 4 decimals; round it instead (",
+            "0.1598",
+        ),
+        ("10.swapped_row", 0.159, "cut off after 3 decimals; round it instead, to 4 decimals (", "0.1598"),  # fewer typed
+        (
+            "10.rope_pair_speed",
+            0.7498,
+            "0.7498 looks like the right value cut off after 4 decimals; round it instead (",
+            "0.7499",
+        ),
+        (
+            "t.precise",
+            "0.7071",
+            "0.7071 looks like the right value cut off after 4 decimals; round it instead, to 5 decimals (",
+            "0.70718",
+        ),  # no decimals asked: the rounding asked for is within the tolerance
+        ("t.negative", "-0.70", "-0.70 looks like the right value cut off after 2 decimals; round it instead (", "-0.71"),
+    ],
+)
 def test_an_answer_cut_off_instead_of_rounded_gets_a_rounding_note(capsys, exercise_id, typed, words, rounded):
     ok, out = said(capsys, exercise_id, typed)
     assert not ok and out.startswith("❌ Not yet. Close: ") and words in out and "Hint" not in out, out
@@ -324,22 +357,28 @@ def test_an_answer_cut_off_instead_of_rounded_gets_a_rounding_note(capsys, exerc
     assert said(capsys, exercise_id, rounded)[0] is True  # the rounding it asks for is right
 
 
-TEST_EXERCISES.update({
-    "t.precise": exercises.Exercise(question="ratio?", answer=lambda: 0.707184, hint="idea", rtol=1e-5, atol=0.0),
-    "t.negative": exercises.Exercise(question="cosine? Two decimals.", answer=lambda: -0.7071068, hint="idea",
-                                     decimals=2),
-})
+TEST_EXERCISES.update(
+    {
+        "t.precise": exercises.Exercise(question="ratio?", answer=lambda: 0.707184, hint="idea", rtol=1e-5, atol=0.0),
+        "t.negative": exercises.Exercise(
+            question="cosine? Two decimals.", answer=lambda: -0.7071068, hint="idea", decimals=2
+        ),
+    }
+)
 
 
-@pytest.mark.parametrize("exercise_id, typed", [
-    ("07.predict_blur", "0.71"),  # rounded: right
-    ("07.predict_blur", "0.707"),  # more digits: right
-    ("07.predict_blur", "0.7"),  # rounded to fewer decimals: the note on decimals, not this one
-    ("07.predict_blur", "0.69"),  # not the cut-off value
-    ("07.predict_blur", "-0.70"),  # the sign is wrong
-    ("10.swapped_row", "0.1"),  # one significant digit: may be a guess, and the note would show the answer
-    ("t.precise", "0.7072"),  # rounded to 4 decimals (the rounding note, more digits)
-])
+@pytest.mark.parametrize(
+    "exercise_id, typed",
+    [
+        ("07.predict_blur", "0.71"),  # rounded: right
+        ("07.predict_blur", "0.707"),  # more digits: right
+        ("07.predict_blur", "0.7"),  # rounded to fewer decimals: the note on decimals, not this one
+        ("07.predict_blur", "0.69"),  # not the cut-off value
+        ("07.predict_blur", "-0.70"),  # the sign is wrong
+        ("10.swapped_row", "0.1"),  # one significant digit: may be a guess, and the note would show the answer
+        ("t.precise", "0.7072"),  # rounded to 4 decimals (the rounding note, more digits)
+    ],
+)
 def test_only_a_real_cut_off_gets_the_cut_off_note(capsys, exercise_id, typed):
     out = said(capsys, exercise_id, typed)[1]
     assert "cut off" not in out, out
@@ -372,7 +411,7 @@ def test_every_question_that_asks_for_decimals_has_the_tolerance_of_that_roundin
                 found += 1
                 assert ex.decimals == words[m.group(1).lower()], (info.name, name)
                 rtol, atol = ex.tolerance()
-                assert rtol == 0 and atol <= 0.5 * 10.0 ** -ex.decimals * 1.001, (info.name, name)
+                assert rtol == 0 and atol <= 0.5 * 10.0**-ex.decimals * 1.001, (info.name, name)
     assert found >= 8
 
 
@@ -383,18 +422,25 @@ def test_a_count_is_compared_exactly():
 
 # A mistyped exercise id: one line with the nearest id and the notebook's ids, never a traceback.
 
-@pytest.mark.parametrize("typed, words", [
-    ("07.predict_blurr", "Did you mean '07.predict_blur'?"),
-    ("07.Predict_Blur", "Did you mean '07.predict_blur'?"),
-    ("7.predict_blur", "Did you mean '07.predict_blur'?"),  # the notebook without its leading zero
-    ("predict_blur", "Did you mean '07.predict_blur'?"),  # the notebook left out
-    ("07.multi_head_atention", "Did you mean '07.multi_head_attention', a function to write (check_function)?"),
-    ("07.zzz", "Its exercises are '07.predict_blur', '07.wo_block_shape', '07.count_h16', '07.count_bert', "
-               "'07.debug_layer', and the function to write '07.multi_head_attention'."),
-    ("14.x", "the notebooks are numbered 00 to 13"),
-    (42, "an exercise id is text in quotes"),
-    (["07.predict_blur"], "an exercise id is text in quotes"),
-])
+
+@pytest.mark.parametrize(
+    "typed, words",
+    [
+        ("07.predict_blurr", "Did you mean '07.predict_blur'?"),
+        ("07.Predict_Blur", "Did you mean '07.predict_blur'?"),
+        ("7.predict_blur", "Did you mean '07.predict_blur'?"),  # the notebook without its leading zero
+        ("predict_blur", "Did you mean '07.predict_blur'?"),  # the notebook left out
+        ("07.multi_head_atention", "Did you mean '07.multi_head_attention', a function to write (check_function)?"),
+        (
+            "07.zzz",
+            "Its exercises are '07.predict_blur', '07.wo_block_shape', '07.count_h16', '07.count_bert', "
+            "'07.debug_layer', and the function to write '07.multi_head_attention'.",
+        ),
+        ("14.x", "the notebooks are numbered 00 to 13"),
+        (42, "an exercise id is text in quotes"),
+        (["07.predict_blur"], "an exercise id is text in quotes"),
+    ],
+)
 def test_a_mistyped_id_gets_one_line_with_the_ids_there_are(capsys, typed, words):
     ok, out = said(capsys, typed, 0.71)
     assert ok is False and out.startswith("❌ check:") and words in out and out.count("\n") == 1, out
@@ -416,14 +462,17 @@ def my_causal_weights(X, params):
     return _causal_variant()
 
 
-@pytest.mark.parametrize("answer, words", [
-    (lambda: my_causal_weights, "call it and pass what it returns, my_causal_weights(designed.X, designed.params)"),
-    (lambda: _causal_variant()[0], "one head's (5, 5) weights; pass every head's: shape (4, 5, 5)"),
-    (lambda: _causal_variant(side="reversed"), "the mask forbids exactly the allowed pairs"),
-    (lambda: _causal_variant(side="triu"), "itself and LATER tokens: the mask keeps the wrong side"),
-    (lambda: _causal_variant(fill=0.0), "a score of 0 still gets e^0 = 1"),
-    (lambda: _causal_variant(after=True), "Mask the scores before the softmax"),
-])
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        (lambda: my_causal_weights, "call it and pass what it returns, my_causal_weights(designed.X, designed.params)"),
+        (lambda: _causal_variant()[0], "one head's (5, 5) weights; pass every head's: shape (4, 5, 5)"),
+        (lambda: _causal_variant(side="reversed"), "the mask forbids exactly the allowed pairs"),
+        (lambda: _causal_variant(side="triu"), "itself and LATER tokens: the mask keeps the wrong side"),
+        (lambda: _causal_variant(fill=0.0), "a score of 0 still gets e^0 = 1"),
+        (lambda: _causal_variant(after=True), "Mask the scores before the softmax"),
+    ],
+)
 def test_debug_causal_names_the_mistake_of_each_wrong_fix(capsys, answer, words):
     ok, out = said(capsys, "04.debug_causal", answer())
     assert not ok and words in out, out
@@ -439,6 +488,7 @@ def test_first_column_counted_from_0_is_told_so(capsys):
 @pytest.mark.slow
 def test_wide_street_head_counted_from_0_is_told_so(capsys):
     from mha_lib.exercises.nb09 import _wide_street_head
+
     layer, head = _wide_street_head()
     ok, out = said(capsys, "09.wide_street_head", (layer - 1, head - 1))
     assert not ok and "Counted from 0?" in out, out
@@ -447,6 +497,7 @@ def test_wide_street_head_counted_from_0_is_told_so(capsys):
 def test_softmax_backward_with_the_jacobian_of_one_row_on_a_stack_gets_a_hint(capsys):
     def my_softmax_backward(w, dw):
         return dw @ (np.diag(w) - np.outer(w, w))  # right for one row, raises on a stack of rows
+
     assert check_function("13.softmax_backward", my_softmax_backward) is False
     out = capsys.readouterr().out
     assert "Jacobian of ONE row" in out and "keepdims=True" in out, out
@@ -455,6 +506,7 @@ def test_softmax_backward_with_the_jacobian_of_one_row_on_a_stack_gets_a_hint(ca
 def test_a_function_passed_instead_of_its_result_is_told_to_call_it(capsys):
     def my_shape():
         return (4, 512)
+
     ok, out = said(capsys, "00.output_shape", my_shape)
     assert not ok and "my_shape is a function: call it" in out and "could not be read" not in out, out
     assert hints.attempts["00.output_shape"] == 0  # a slip of form, not an attempt

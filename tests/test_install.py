@@ -36,7 +36,7 @@ def imported_modules():
         for cell in json.loads(nb.read_text())["cells"]:
             if cell["cell_type"] == "code":
                 lines = "".join(cell["source"]).splitlines()
-                sources.append("\n".join(l for l in lines if not l.lstrip().startswith(("%", "!"))))
+                sources.append("\n".join(line for line in lines if not line.lstrip().startswith(("%", "!"))))
     modules = set()
     for source in sources:
         for node in ast.walk(ast.parse(source)):
@@ -69,8 +69,11 @@ def test_everything_the_series_imports_is_in_the_students_set():
         except metadata.PackageNotFoundError:
             pass
     distributions = metadata.packages_distributions()
-    missing = {m: distributions.get(m) for m in imported_modules()
-               if not {d.lower().replace("_", "-") for d in distributions.get(m, [m])} & provided}
+    missing = {
+        m: distributions.get(m)
+        for m in imported_modules()
+        if not {d.lower().replace("_", "-") for d in distributions.get(m, [m])} & provided
+    }
     assert not missing, f"imported by mha_lib or a notebook but not in requirements.txt: {missing}"
 
 

@@ -40,8 +40,15 @@ ASSIGNMENT = "attention_lab"
 TOTAL = 10
 SOLUTION_REGION = re.compile(r"[ \t]*### BEGIN SOLUTION\n(.*?)[ \t]*### END SOLUTION\n?", re.S)
 STUB = "raise NotImplementedError()"
-TESTS = ["test_masked_softmax", "test_key_mask", "test_cross_head", "test_repeat_kv", "test_gqa_layer",
-         "test_previous_share", "test_previous_token_head"]
+TESTS = [
+    "test_masked_softmax",
+    "test_key_mask",
+    "test_cross_head",
+    "test_repeat_kv",
+    "test_gqa_layer",
+    "test_previous_share",
+    "test_previous_token_head",
+]
 
 # ------------------------------------------------------------------ one classic mistake each (edits of the solution)
 MISTAKES = {
@@ -54,19 +61,23 @@ MISTAKES = {
     # part 4.2 answered from memory
     "guess": ("probe", "return int(np.argmax(my_previous_share(out.attentions[0]))) + 1", "return 3"),
 }
-LOSES = {"overflow": ["test_masked_softmax"], "mask_axis": ["test_cross_head"], "tile": ["test_repeat_kv"],
-         "guess": ["test_previous_token_head"]}
+LOSES = {
+    "overflow": ["test_masked_softmax"],
+    "mask_axis": ["test_cross_head"],
+    "tile": ["test_repeat_kv"],
+    "guess": ["test_previous_token_head"],
+}
 
 # ------------------------------------------------------------------ cheats: every answer cell reaches mha_lib
 CHEATS_A = {  # an alias, a dict, a list, a class, a closure, an attribute stored on numpy, importlib
-    "my_masked_softmax": '''
+    "my_masked_softmax": """
 sm, am = mha_lib.softmax, mha_lib.apply_mask  # an alias
 
 
 def my_masked_softmax(scores, mask):
     return sm(am(scores, mask))
-''',
-    "my_cross_head": '''
+""",
+    "my_cross_head": """
 TOOLS = {"head": mha_lib.scaled_dot_product_attention}  # a dict holding the function
 STEPS = [mha_lib.padding_mask]  # a list holding one
 
@@ -78,8 +89,8 @@ def my_key_mask(lengths, m):
 
 def my_cross_head(X, memory, W_q, W_k, W_v, key_mask):
     return TOOLS["head"](X @ W_q, memory @ W_k, memory @ W_v, mask=key_mask[..., None, :])[0]
-''',
-    "my_gqa_layer": '''
+""",
+    "my_gqa_layer": """
 class Repeat:  # a class whose object is called
     def __call__(self, K, h):
         return mha_lib.repeat_kv(K, h)
@@ -97,8 +108,8 @@ def make_layer():  # a closure
 
 
 my_gqa_layer = make_layer()
-''',
-    "probe": '''
+""",
+    "probe": """
 np.patterns = minilm.head_patterns  # an attribute stored on numpy
 
 
@@ -112,17 +123,17 @@ def my_previous_token_head(out):
 
     patterns = importlib.import_module("mha_lib.minilm").head_patterns
     return int(np.argmax(patterns(out.attentions[0], out.tokens)["previous"])) + 1
-''',
+""",
 }
 CHEATS_B = {  # sys.modules, getattr with a string, a default argument, the library's source run with exec, a subprocess
-    "my_masked_softmax": '''
+    "my_masked_softmax": """
 def my_masked_softmax(scores, mask):
     import sys
 
     lib = sys.modules["mha_lib"]
     return lib.softmax(lib.apply_mask(scores, mask))
-''',
-    "my_cross_head": '''
+""",
+    "my_cross_head": """
 def my_key_mask(lengths, m):
     return getattr(globals()["mha_lib"], "padding" + "_mask")(
         [["w"] * int(n) + ["PAD"] * (m - int(n)) for n in lengths])
@@ -130,8 +141,8 @@ def my_key_mask(lengths, m):
 
 def my_cross_head(X, memory, W_q, W_k, W_v, key_mask, head=mha_lib.scaled_dot_product_attention):
     return head(X @ W_q, memory @ W_k, memory @ W_v, mask=key_mask[..., None, :])[0]
-''',
-    "my_gqa_layer": f'''
+""",
+    "my_gqa_layer": f"""
 SOURCE = {str(ROOT / "mha_lib" / "attention.py")!r}
 
 
@@ -146,8 +157,8 @@ def my_gqa_layer(X, W_q, W_k, W_v, W_o):
     code = "import mha_lib, numpy, sys; print(mha_lib.__file__)"
     subprocess.run([sys.executable, "-c", code], check=True)
     return np.zeros((len(X), W_o.shape[1]))
-''',
-    "probe": '''
+""",
+    "probe": """
 def my_previous_share(weights):
     mod = __import__("mha_lib.minilm").minilm
     return mod.head_patterns(weights, ["[CLS]"] + ["w"] * (weights.shape[-1] - 2) + ["[SEP]"])["previous"]
@@ -156,10 +167,10 @@ def my_previous_share(weights):
 def my_previous_token_head(out):
     lib = eval("__imp" + "ort__('mha_lib.minilm')")  # code in a string
     return int(np.argmax(lib.minilm.head_patterns(out.attentions[0], out.tokens)["previous"])) + 1
-''',
+""",
 }
 # rebind everything a test might compare with, then answer with zeros
-REBIND_CELL = '''
+REBIND_CELL = """
 import builtins
 import importlib
 
@@ -178,16 +189,22 @@ builtins.all = builtins.any = lambda *args: True
 builtins.abs = lambda x: 0
 builtins.round = lambda x, *args: 0
 builtins.AssertionError = type("AssertionError", (Warning,), {})
-'''
+"""
 ZEROS = {
     "my_masked_softmax": "def my_masked_softmax(scores, mask):\n    return np.zeros(np.shape(scores))\n",
-    "my_cross_head": ("def my_key_mask(lengths, m):\n    return np.zeros((len(lengths), m), dtype=bool)\n\n\n"
-                      "def my_cross_head(X, memory, W_q, W_k, W_v, key_mask):\n"
-                      "    return np.zeros((*np.shape(X)[:-1], W_v.shape[1]))\n"),
-    "my_gqa_layer": ("def my_repeat_kv(K, h):\n    return np.zeros((h, *np.shape(K)[-2:]))\n\n\n"
-                     "def my_gqa_layer(X, W_q, W_k, W_v, W_o):\n    return np.zeros(np.shape(X))\n"),
-    "probe": ("def my_previous_share(weights):\n    return np.zeros(weights.shape[0])\n\n\n"
-              "def my_previous_token_head(out):\n    return 0\n"),
+    "my_cross_head": (
+        "def my_key_mask(lengths, m):\n    return np.zeros((len(lengths), m), dtype=bool)\n\n\n"
+        "def my_cross_head(X, memory, W_q, W_k, W_v, key_mask):\n"
+        "    return np.zeros((*np.shape(X)[:-1], W_v.shape[1]))\n"
+    ),
+    "my_gqa_layer": (
+        "def my_repeat_kv(K, h):\n    return np.zeros((h, *np.shape(K)[-2:]))\n\n\n"
+        "def my_gqa_layer(X, W_q, W_k, W_v, W_o):\n    return np.zeros(np.shape(X))\n"
+    ),
+    "probe": (
+        "def my_previous_share(weights):\n    return np.zeros(weights.shape[0])\n\n\n"
+        "def my_previous_token_head(out):\n    return 0\n"
+    ),
 }
 ALIAS_ONLY = {"my_masked_softmax": CHEATS_A["my_masked_softmax"]}  # one part cheats, the others are honest
 
@@ -197,8 +214,15 @@ def nbgrader_meta(cell):
 
 
 def run_nbgrader(course, env, *args):
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=course,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=900,
+    )
     assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout[-4000:]}"
     return done.stdout
 
@@ -206,8 +230,11 @@ def run_nbgrader(course, env, *args):
 def fill_in(release, source, answers=None, mistake=None, extra_cell=None):
     """The student version with every answer cell filled in: the source's solution, or ``answers[grade_id]``;
     ``mistake`` = (grade_id, old, new) edits one solution; ``extra_cell`` is a cell the student added."""
-    solutions = {nbgrader_meta(c)["grade_id"]: SOLUTION_REGION.sub(lambda m: m.group(1), c.source)
-                 for c in source.cells if nbgrader_meta(c).get("solution")}
+    solutions = {
+        nbgrader_meta(c)["grade_id"]: SOLUTION_REGION.sub(lambda m: m.group(1), c.source)
+        for c in source.cells
+        if nbgrader_meta(c).get("solution")
+    }
     nb = nbformat.from_dict(json.loads(json.dumps(release)))  # a deep copy
     for cell in nb.cells:
         grade_id = nbgrader_meta(cell).get("grade_id")
@@ -231,8 +258,12 @@ def graded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lab")
     course = tmp / "course"
     env = dict(os.environ)
-    for var, sub in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_RUNTIME_DIR", "runtime"),
-                     ("JUPYTER_DATA_DIR", "data"), ("IPYTHONDIR", "ipython")):
+    for var, sub in (
+        ("JUPYTER_CONFIG_DIR", "config"),
+        ("JUPYTER_RUNTIME_DIR", "runtime"),
+        ("JUPYTER_DATA_DIR", "data"),
+        ("IPYTHONDIR", "ipython"),
+    ):
         (tmp / sub).mkdir()
         env[var] = str(tmp / sub)
     env["MPLBACKEND"] = "Agg"
@@ -247,7 +278,8 @@ def graded(tmp_path_factory):
         f"c.CourseDirectory.root = {str(course)!r}\n"
         f"c.CourseDirectory.db_url = {db!r}\n"
         "c.CourseDirectory.course_id = 'mha'\n"
-        "c.ExecutePreprocessor.timeout = 300\n")
+        "c.ExecutePreprocessor.timeout = 300\n"
+    )
     run_nbgrader(course, env, "generate_assignment", ASSIGNMENT, "--force")
     release = nbformat.read(course / "release" / ASSIGNMENT / LAB.name, as_version=4)
     source = nbformat.read(LAB, as_version=4)
@@ -275,10 +307,10 @@ def graded(tmp_path_factory):
                 "max": notebook.max_score,
                 "lost": sorted(g.name for g in notebook.grades if g.score < g.max_score),
             }
-    autograded = {s: nbformat.read(course / "autograded" / s / ASSIGNMENT / LAB.name, as_version=4)
-                  for s in submissions}
-    feedback = {s: (course / "feedback" / s / ASSIGNMENT / f"{LAB.stem}.html").read_text(encoding="utf-8")
-                for s in submissions}
+    autograded = {s: nbformat.read(course / "autograded" / s / ASSIGNMENT / LAB.name, as_version=4) for s in submissions}
+    feedback = {
+        s: (course / "feedback" / s / ASSIGNMENT / f"{LAB.stem}.html").read_text(encoding="utf-8") for s in submissions
+    }
     return release, results, autograded, feedback, course
 
 
@@ -350,22 +382,25 @@ def test_one_cheating_part_loses_that_part_only(graded):
     assert "sm holds mha_lib.attention.softmax" in said and "plain numpy" in said, said
 
 
-@pytest.mark.parametrize("submission, grade_id, said", [
-    ("cheats_a", "test_masked_softmax", "sm holds mha_lib.attention.softmax"),
-    ("cheats_a", "test_key_mask", "STEPS holds mha_lib.attention.padding_mask"),
-    ("cheats_a", "test_cross_head", "TOOLS holds mha_lib.attention.scaled_dot_product_attention"),
-    ("cheats_a", "test_repeat_kv", "an object of class Repeat, not a function you wrote with def"),
-    ("cheats_a", "test_gqa_layer", "mha_lib is the module mha_lib"),
-    ("cheats_a", "test_previous_share", "numpy is a fresh numpy while the lab is graded"),
-    ("cheats_a", "test_previous_token_head", "No module named 'mha_lib"),
-    ("cheats_b", "test_masked_softmax", "KeyError: 'mha_lib'"),
-    ("cheats_b", "test_key_mask", "KeyError: 'mha_lib'"),
-    ("cheats_b", "test_cross_head", "mha_lib.attention.scaled_dot_product_attention"),
-    ("cheats_b", "test_repeat_kv", "mha_lib's files cannot be read"),
-    ("cheats_b", "test_gqa_layer", "subprocess.Popen is not allowed"),
-    ("cheats_b", "test_previous_share", "mha_lib cannot be imported"),
-    ("cheats_b", "test_previous_token_head", "mha_lib cannot be imported while the lab is graded"),
-])
+@pytest.mark.parametrize(
+    "submission, grade_id, said",
+    [
+        ("cheats_a", "test_masked_softmax", "sm holds mha_lib.attention.softmax"),
+        ("cheats_a", "test_key_mask", "STEPS holds mha_lib.attention.padding_mask"),
+        ("cheats_a", "test_cross_head", "TOOLS holds mha_lib.attention.scaled_dot_product_attention"),
+        ("cheats_a", "test_repeat_kv", "an object of class Repeat, not a function you wrote with def"),
+        ("cheats_a", "test_gqa_layer", "mha_lib is the module mha_lib"),
+        ("cheats_a", "test_previous_share", "numpy is a fresh numpy while the lab is graded"),
+        ("cheats_a", "test_previous_token_head", "No module named 'mha_lib"),
+        ("cheats_b", "test_masked_softmax", "KeyError: 'mha_lib'"),
+        ("cheats_b", "test_key_mask", "KeyError: 'mha_lib'"),
+        ("cheats_b", "test_cross_head", "mha_lib.attention.scaled_dot_product_attention"),
+        ("cheats_b", "test_repeat_kv", "mha_lib's files cannot be read"),
+        ("cheats_b", "test_gqa_layer", "subprocess.Popen is not allowed"),
+        ("cheats_b", "test_previous_share", "mha_lib cannot be imported"),
+        ("cheats_b", "test_previous_token_head", "mha_lib cannot be imported while the lab is graded"),
+    ],
+)
 def test_each_route_is_named_in_the_message(graded, submission, grade_id, said):
     _, _, autograded, _, _ = graded
     message = failure(autograded[submission], grade_id)
@@ -388,8 +423,13 @@ def test_regrading_from_the_files_gives_nbgraders_scores(graded):
     _, results, _, _, course = graded
     students = ["solution", "guess", "cheats_a", "rebind"]
     paths = [str(course / "submitted" / s / ASSIGNMENT / LAB.name) for s in students]
-    done = subprocess.run([sys.executable, "-m", "mha_lib.exercises.lab", "regrade", *paths], text=True,
-                          capture_output=True, timeout=900, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    done = subprocess.run(
+        [sys.executable, "-m", "mha_lib.exercises.lab", "regrade", *paths],
+        text=True,
+        capture_output=True,
+        timeout=900,
+        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     for student, path in zip(students, paths, strict=True):
         assert f"{path}: {results[student]['score']:g}/{TOTAL}" in done.stdout, done.stdout

@@ -43,8 +43,14 @@ def my_gqa_layer(X, W_q, W_k, W_v, W_o):
 
 def honest(**replace):
     """The namespace of a notebook with honest answers to parts 1 and 3, some of them replaced."""
-    return {"np": np, "mha_lib": mha_lib, "my_masked_softmax": my_masked_softmax, "my_repeat_kv": my_repeat_kv,
-            "my_gqa_layer": my_gqa_layer, **replace}
+    return {
+        "np": np,
+        "mha_lib": mha_lib,
+        "my_masked_softmax": my_masked_softmax,
+        "my_repeat_kv": my_repeat_kv,
+        "my_gqa_layer": my_gqa_layer,
+        **replace,
+    }
 
 
 def test_honest_functions_pass():
@@ -112,6 +118,7 @@ def closure():
 
     def inner(scores, mask):
         return step(np.where(mask, scores, -np.inf))
+
     return inner
 
 
@@ -163,26 +170,29 @@ def test_an_alias_of_the_library_earns_nothing():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fn, said", [
-    (alias, "sm holds mha_lib.attention.softmax"),
-    (a_dict, "TOOLS holds mha_lib.attention.softmax"),
-    (a_list, "STEPS holds mha_lib.attention.apply_mask"),
-    (on_numpy, "numpy is a fresh numpy while the lab is graded"),
-    (with_importlib, "mha_lib"),
-    (with_sys_modules, "KeyError: 'mha_lib'"),
-    (with_getattr, "mha_lib"),
-    (with_default, "a default argument of with_default holds mha_lib.attention.softmax"),
-    (closure(), "step holds mha_lib.attention.softmax"),
-    (Softmax(), "an object of class Softmax, not a function you wrote with def"),
-    (with_an_object, "SOFTMAX holds an object of class Softmax"),
-    (mha_lib.softmax, "mha_lib.attention.softmax itself, from mha_lib"),
-    (functools.partial(mha_lib.softmax), "a functools.partial, not a function you wrote with def"),
-    (reads_the_source, "mha_lib"),
-    (reads_the_source_by_name, "mha_lib's files cannot be read while the lab is graded"),
-    (starts_a_process, "subprocess.Popen is not allowed"),
-    (code_in_a_string, "mha_lib"),
-    (zeros, "right shape, wrong numbers"),
-])
+@pytest.mark.parametrize(
+    "fn, said",
+    [
+        (alias, "sm holds mha_lib.attention.softmax"),
+        (a_dict, "TOOLS holds mha_lib.attention.softmax"),
+        (a_list, "STEPS holds mha_lib.attention.apply_mask"),
+        (on_numpy, "numpy is a fresh numpy while the lab is graded"),
+        (with_importlib, "mha_lib"),
+        (with_sys_modules, "KeyError: 'mha_lib'"),
+        (with_getattr, "mha_lib"),
+        (with_default, "a default argument of with_default holds mha_lib.attention.softmax"),
+        (closure(), "step holds mha_lib.attention.softmax"),
+        (Softmax(), "an object of class Softmax, not a function you wrote with def"),
+        (with_an_object, "SOFTMAX holds an object of class Softmax"),
+        (mha_lib.softmax, "mha_lib.attention.softmax itself, from mha_lib"),
+        (functools.partial(mha_lib.softmax), "a functools.partial, not a function you wrote with def"),
+        (reads_the_source, "mha_lib"),
+        (reads_the_source_by_name, "mha_lib's files cannot be read while the lab is graded"),
+        (starts_a_process, "subprocess.Popen is not allowed"),
+        (code_in_a_string, "mha_lib"),
+        (zeros, "right shape, wrong numbers"),
+    ],
+)
 def test_a_part_that_reaches_the_library_earns_nothing_and_says_why(fn, said):
     np.lab_softmax = mha_lib.softmax  # an attribute stored on numpy, as a notebook cell would
     try:
@@ -214,8 +224,10 @@ def test_the_placeholder_is_told_where_to_write():
         raise NotImplementedError()
 
     verdict = lab.check("masked_softmax", honest(my_masked_softmax=my_masked_softmax))
-    assert verdict["message"] == ("part 1 (2 points): my_masked_softmax is not written yet: write your code where it "
-                                  "says # YOUR CODE HERE, and delete the line raise NotImplementedError()")
+    assert verdict["message"] == (
+        "part 1 (2 points): my_masked_softmax is not written yet: write your code where it "
+        "says # YOUR CODE HERE, and delete the line raise NotImplementedError()"
+    )
 
 
 @pytest.mark.slow
@@ -241,8 +253,10 @@ def test_a_function_that_never_ends_is_stopped(monkeypatch):
             pass
 
     monkeypatch.setattr(lab, "TIMEOUT", 3)
-    verdict = lab._grade_job("masked_softmax", {"mode": "cells", "cells": [
-        "def my_masked_softmax(scores, mask):\n    while True:\n        pass\n"]})
+    verdict = lab._grade_job(
+        "masked_softmax",
+        {"mode": "cells", "cells": ["def my_masked_softmax(scores, mask):\n    while True:\n        pass\n"]},
+    )
     assert verdict["message"] == "part 1 (2 points): my_masked_softmax did not finish within 3 s"
 
 
@@ -277,7 +291,7 @@ def test_the_lab_names_the_exercises_it_builds_on():
 def test_a_forged_call_for_the_librarys_answer_is_refused():
     """The sandbox's channel to the grader is reachable from the student's code; the grader answers only the
     stand-ins of the part being graded, so part 1 cannot ask it for the masked softmax."""
-    cell = '''
+    cell = """
 import json, os, sys
 
 def my_masked_softmax(scores, mask):
@@ -288,7 +302,7 @@ def my_masked_softmax(scores, mask):
             continue
         reply = json.loads(sys.stdin.readline())
         raise RuntimeError(reply.get("message", "an answer came back"))
-'''
+"""
     verdict = lab._grade_job("masked_softmax", {"mode": "cells", "cells": [cell]})
     assert not verdict["passed"]
     assert "not a function this part may call" in verdict["message"], verdict["message"]

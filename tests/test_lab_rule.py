@@ -44,17 +44,20 @@ def reads_data():
     return running.X.shape
 
 
-@pytest.mark.parametrize("fn, used", [
-    (plain, []),
-    (reads_data, []),
-    (lambda s: mha_lib.softmax(s), ["mha_lib.softmax"]),
-    (lambda s: imported_softmax(s), ["imported_softmax (mha_lib.attention.softmax)"]),
-    (lambda s: attention_module.softmax(s), ["attention_module.softmax (mha_lib.attention.softmax)"]),
-    (through_helper, ["mha_lib.softmax"]),
-    (lambda s: [mha_lib.softmax(row) for row in s], ["mha_lib.softmax"]),
-    (mha_lib.softmax, ["mha_lib.attention.softmax"]),  # my_softmax = mha_lib.softmax
-    (functools.partial(mha_lib.softmax), ["mha_lib.attention.softmax"]),
-])
+@pytest.mark.parametrize(
+    "fn, used",
+    [
+        (plain, []),
+        (reads_data, []),
+        (lambda s: mha_lib.softmax(s), ["mha_lib.softmax"]),
+        (lambda s: imported_softmax(s), ["imported_softmax (mha_lib.attention.softmax)"]),
+        (lambda s: attention_module.softmax(s), ["attention_module.softmax (mha_lib.attention.softmax)"]),
+        (through_helper, ["mha_lib.softmax"]),
+        (lambda s: [mha_lib.softmax(row) for row in s], ["mha_lib.softmax"]),
+        (mha_lib.softmax, ["mha_lib.attention.softmax"]),  # my_softmax = mha_lib.softmax
+        (functools.partial(mha_lib.softmax), ["mha_lib.attention.softmax"]),
+    ],
+)
 def test_library_calls_finds_every_way_in(fn, used):
     assert library_calls(fn) == used
 
@@ -85,6 +88,7 @@ def closure():
 
     def inner(s):
         return sm(s)
+
     return inner
 
 
@@ -102,12 +106,15 @@ def class_body_reuses_a_library_name(Q, K):
     return Q @ K.T * Config.scale
 
 
-@pytest.mark.parametrize("fn, used", [
-    (imports_inside, ["import mha_lib"]),
-    (from_import_inside, ["import mha_lib"]),
-    (default_argument, ["mha_lib.attention.softmax"]),
-    (closure(), ["mha_lib.attention.softmax"]),
-])
+@pytest.mark.parametrize(
+    "fn, used",
+    [
+        (imports_inside, ["import mha_lib"]),
+        (from_import_inside, ["import mha_lib"]),
+        (default_argument, ["mha_lib.attention.softmax"]),
+        (closure(), ["mha_lib.attention.softmax"]),
+    ],
+)
 def test_imports_defaults_and_closures_are_read_too(fn, used):
     assert library_calls(fn) == used
 
@@ -142,12 +149,15 @@ class Tools:
 tools = Tools()
 
 
-@pytest.mark.parametrize("fn, used", [
-    (lambda s: Tools.normalise(s), ["mha_lib.attention_scores", "mha_lib.softmax"]),
-    (lambda s: tools.plain(s), ["mha_lib.attention_scores", "mha_lib.softmax"]),  # every method of the class counts
-    (lambda s: eval("mha_lib.softmax(s)"), ["eval (code in a string cannot be checked)"]),
-    (lambda s: exec("print(s)"), ["exec (code in a string cannot be checked)"]),
-])
+@pytest.mark.parametrize(
+    "fn, used",
+    [
+        (lambda s: Tools.normalise(s), ["mha_lib.attention_scores", "mha_lib.softmax"]),
+        (lambda s: tools.plain(s), ["mha_lib.attention_scores", "mha_lib.softmax"]),  # every method of the class counts
+        (lambda s: eval("mha_lib.softmax(s)"), ["eval (code in a string cannot be checked)"]),
+        (lambda s: exec("print(s)"), ["exec (code in a string cannot be checked)"]),
+    ],
+)
 def test_classes_objects_and_code_in_strings_are_followed(fn, used):
     assert library_calls(fn) == used
 
@@ -212,23 +222,26 @@ def through_a_global_partial(s):
     return library_partial(s)
 
 
-def default_object(s, sm=CallsTheLibrary()):
+def default_object(s, sm=CallsTheLibrary()):  # noqa: B008  the library held in a default is the case tested
     return sm(s)
 
 
-@pytest.mark.parametrize("fn, used", [
-    (CallsTheLibrary(), ["mha_lib.softmax"]),
-    (HandsOn(mha_lib.softmax), ["mha_lib.attention.softmax"]),
-    (ThroughAProperty(), ["mha_lib.softmax"]),
-    (functools.partial(CallsTheLibrary()), ["mha_lib.softmax"]),
-    (functools.partial(takes_a_step, step=mha_lib.softmax), ["mha_lib.attention.softmax"]),  # a partial's argument
-    (through_a_global_partial, ["mha_lib.attention.softmax"]),
-    (default_object, ["mha_lib.softmax"]),
-    (lambda s: HandsOn(plain)(s), []),
-    (PlainCall(), []),
-    (HandsOn(plain), []),
-    (functools.partial(takes_a_step, step=plain), []),
-])
+@pytest.mark.parametrize(
+    "fn, used",
+    [
+        (CallsTheLibrary(), ["mha_lib.softmax"]),
+        (HandsOn(mha_lib.softmax), ["mha_lib.attention.softmax"]),
+        (ThroughAProperty(), ["mha_lib.softmax"]),
+        (functools.partial(CallsTheLibrary()), ["mha_lib.softmax"]),
+        (functools.partial(takes_a_step, step=mha_lib.softmax), ["mha_lib.attention.softmax"]),  # a partial's argument
+        (through_a_global_partial, ["mha_lib.attention.softmax"]),
+        (default_object, ["mha_lib.softmax"]),
+        (lambda s: HandsOn(plain)(s), []),
+        (PlainCall(), []),
+        (HandsOn(plain), []),
+        (functools.partial(takes_a_step, step=plain), []),
+    ],
+)
 def test_callable_objects_and_partials_are_followed(fn, used):
     assert library_calls(fn) == used
 
@@ -238,7 +251,7 @@ def test_installed_code_an_object_holds_is_not_read():
 
     # numpy's vectorize and the standard library's Mock are callable objects; Mock's own code calls exec, which
     # is not the student's
-    def uses_tools(s, vec=np.vectorize(float), stand_in=mock.Mock()):
+    def uses_tools(s, vec=np.vectorize(float), stand_in=mock.Mock()):  # noqa: B008  callable objects in defaults are the case
         return vec(s)
 
     assert library_calls(uses_tools) == []

@@ -38,16 +38,19 @@ def test_no_module_below_the_explorers_imports_widgets(path):
     assert not widgets, f"{path.name} imports {sorted(widgets)}: widgets belong in mha_lib/explorers/"
 
 
-@pytest.mark.parametrize("path", [p for p in _below_the_explorers() if p.name not in PICTURES],
-                         ids=lambda p: str(p.relative_to(PACKAGE)))
+@pytest.mark.parametrize(
+    "path", [p for p in _below_the_explorers() if p.name not in PICTURES], ids=lambda p: str(p.relative_to(PACKAGE))
+)
 def test_the_math_imports_no_matplotlib(path):
     plots = {name for name in _modules_imported(path) if name.split(".")[0] == "matplotlib"}
     assert not plots, f"{path.name} imports {sorted(plots)}: pictures belong in plotting, diagrams or explorers"
 
 
 def test_importing_mha_lib_loads_neither_matplotlib_nor_widgets():
-    code = ("import sys, mha_lib, mha_lib.exercises; "
-            "print(sorted(m for m in ('matplotlib', 'ipywidgets', 'anywidget') if m in sys.modules))")
+    code = (
+        "import sys, mha_lib, mha_lib.exercises; "
+        "print(sorted(m for m in ('matplotlib', 'ipywidgets', 'anywidget') if m in sys.modules))"
+    )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]", f"import mha_lib loaded {loaded}"
 
@@ -55,8 +58,7 @@ def test_importing_mha_lib_loads_neither_matplotlib_nor_widgets():
 EXERCISES = PACKAGE / "exercises"
 
 
-@pytest.mark.parametrize("path", sorted(p for p in EXERCISES.glob("*.py") if p.name != "__init__.py"),
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(p for p in EXERCISES.glob("*.py") if p.name != "__init__.py"), ids=lambda p: p.name)
 def test_no_module_of_the_exercises_imports_their_public_api(path):
     """The API (`mha_lib.exercises`: check, check_function, solution) imports the engines, never the reverse."""
     submodules = {p.stem for p in EXERCISES.glob("*.py")}

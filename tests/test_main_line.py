@@ -37,8 +37,9 @@ def test_opens_with_what_the_student_can_do_and_how_long_it_takes(path):
 
 @pytest.mark.parametrize("path", MAIN_LINE, ids=lambda p: p.name[:2])
 def test_main_line_ends_with_a_three_line_summary(path):
-    summaries = [text(c) for c in cells(path) if c["cell_type"] == "markdown" and not optional(c)
-                 and text(c).startswith("## Summary")]
+    summaries = [
+        text(c) for c in cells(path) if c["cell_type"] == "markdown" and not optional(c) and text(c).startswith("## Summary")
+    ]
     assert len(summaries) == 1, path.name
     bullets = [line for line in summaries[0].splitlines() if line.startswith("- ")]
     assert len(bullets) == 3, summaries[0]
@@ -56,8 +57,13 @@ def test_detours_are_tagged_and_sit_under_going_further_at_the_end(path):
 
 @pytest.mark.parametrize("path", MAIN_LINE, ids=lambda p: p.name[:2])
 def test_main_line_does_not_cite_the_source_documents(path):
-    cited = [text(c)[:80] for c in cells(path) if c["cell_type"] == "markdown" and not optional(c)
-             and re.search(r"\bdoc(?:&nbsp;|\s)00[0-4]\b", text(c), re.IGNORECASE)]
+    cited = [
+        text(c)[:80]
+        for c in cells(path)
+        if c["cell_type"] == "markdown"
+        and not optional(c)
+        and re.search(r"\bdoc(?:&nbsp;|\s)00[0-4]\b", text(c), re.IGNORECASE)
+    ]
     assert not cited, f"{path.name}: the source documents belong in the appendix of sources: {cited}"
 
 

@@ -87,12 +87,15 @@ def test_padding_changes_nothing_for_the_real_tokens(model):
 def test_long_text_truncated_like_sentence_transformers(golden, model):
     text = str(golden["long_text"])
     assert len(M.encode_tokens(text, model)[0]) > 256
-    np.testing.assert_allclose(M.sentence_embedding(text, model, truncate=256), golden["long_embedding"],
-                               rtol=0, atol=EMB_TOL)
+    np.testing.assert_allclose(
+        M.sentence_embedding(text, model, truncate=256), golden["long_embedding"], rtol=0, atol=EMB_TOL
+    )
 
 
-@pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("torch", "transformers", "sentence_transformers")),
-                    reason="live comparison needs torch, transformers and sentence-transformers (not dependencies)")
+@pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in ("torch", "transformers", "sentence_transformers")),
+    reason="live comparison needs torch, transformers and sentence-transformers (not dependencies)",
+)
 def test_live_reference(model):
     ref = MAKE_GOLDEN.reference_outputs(M.model_dir(), SENTENCES[:2])
     for k in range(2):
@@ -228,8 +231,7 @@ def test_wrong_model_without_checksum(tmp_path):
     from safetensors.numpy import save_file
 
     shutil.copy(M.model_dir() / "tokenizer.json", tmp_path / "tokenizer.json")
-    save_file({"embeddings.word_embeddings.weight": np.zeros((3, 4), dtype=np.float32)},
-              str(tmp_path / "model.safetensors"))
+    save_file({"embeddings.word_embeddings.weight": np.zeros((3, 4), dtype=np.float32)}, str(tmp_path / "model.safetensors"))
     with pytest.raises(ValueError, match="not all-MiniLM-L6-v2"):
         M.load_minilm(tmp_path, expected_sha256=None)
 
@@ -238,9 +240,11 @@ def test_import_does_not_load_the_heavy_libraries():
     import subprocess
     import sys
 
-    code = ("import sys, mha_lib, mha_lib.minilm; "
-            "loaded = [m for m in ('safetensors', 'tokenizers', 'torch') if m in sys.modules]; "
-            "sys.exit(f'imported eagerly: {loaded}' if loaded else 0)")
+    code = (
+        "import sys, mha_lib, mha_lib.minilm; "
+        "loaded = [m for m in ('safetensors', 'tokenizers', 'torch') if m in sys.modules]; "
+        "sys.exit(f'imported eagerly: {loaded}' if loaded else 0)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
 
@@ -269,17 +273,24 @@ def test_the_model_costs_a_kernel_little_memory():
     import subprocess
     import sys
 
-    code = ("import numpy as np\n"
-            "def rss():\n"
-            "    f = {l.split(':')[0]: int(l.split()[1]) for l in open('/proc/self/status') if l.startswith(('Rss', 'VmHWM'))}\n"
-            "    return f['RssAnon'] / 1024, f['VmHWM'] / 1024\n"
-            "from mha_lib import minilm\n"
-            "a0, _ = rss()\n"
-            "out = minilm.run_minilm(['The animal didn\\'t cross the street because it was too tired.', 'the cat'])\n"
-            "a1, hwm = rss()\n"
-            "print(a1 - a0, hwm)\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                            env={**__import__("os").environ, "OPENBLAS_NUM_THREADS": "1"})
+    code = (
+        "import numpy as np\n"
+        "def rss():\n"
+        "    f = {l.split(':')[0]: int(l.split()[1]) for l in open('/proc/self/status') if l.startswith(('Rss', 'VmHWM'))}\n"
+        "    return f['RssAnon'] / 1024, f['VmHWM'] / 1024\n"
+        "from mha_lib import minilm\n"
+        "a0, _ = rss()\n"
+        "out = minilm.run_minilm(['The animal didn\\'t cross the street because it was too tired.', 'the cat'])\n"
+        "a1, hwm = rss()\n"
+        "print(a1 - a0, hwm)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "OPENBLAS_NUM_THREADS": "1"},
+    )
     assert result.returncode == 0, result.stderr
     anon_growth, peak = (float(x) for x in result.stdout.split())
     assert anon_growth < 40, f"loading and running the model grew private memory by {anon_growth:.0f} MiB"
@@ -301,12 +312,14 @@ def test_ipython_shows_the_missing_model_without_a_traceback():
     import subprocess
     import sys
 
-    code = ("from IPython.core.interactiveshell import InteractiveShell\n"
-            "shell = InteractiveShell.instance()\n"
-            "shell.run_cell('from mha_lib import minilm\\n"
-            "import importlib.util\\n"
-            "importlib.util.find_spec = lambda name, *a: None\\n"
-            "minilm.load_minilm()')\n")
+    code = (
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "shell = InteractiveShell.instance()\n"
+        "shell.run_cell('from mha_lib import minilm\\n"
+        "import importlib.util\\n"
+        "importlib.util.find_spec = lambda name, *a: None\\n"
+        "minilm.load_minilm()')\n"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     shown = result.stdout + result.stderr
     assert "ModelNotInstalledError: The pretrained model is not installed" in shown, shown
@@ -377,9 +390,16 @@ def test_a_lone_surrogate_is_named(model):
         minilm.run_minilm("abc \ud800 def", model)
 
 
-@pytest.mark.parametrize("ids,match", [(np.array([0.5, 1.2]), "whole numbers"), (np.array([10**6]), "0 to 30521"),
-                                       (np.array([-1]), "0 to 30521"), (np.zeros(600, int), "at most 512"),
-                                       ([101, 102], "numpy array")])
+@pytest.mark.parametrize(
+    "ids,match",
+    [
+        (np.array([0.5, 1.2]), "whole numbers"),
+        (np.array([10**6]), "0 to 30521"),
+        (np.array([-1]), "0 to 30521"),
+        (np.zeros(600, int), "at most 512"),
+        ([101, 102], "numpy array"),
+    ],
+)
 def test_embed_checks_the_ids(model, ids, match):
     with pytest.raises((TypeError, ValueError), match=match):
         minilm.embed(ids, model)
@@ -394,9 +414,13 @@ def test_erf_and_gelu_at_the_edges():
     assert g[0] == 0.0 and g[1] == 1e308
 
 
-@pytest.mark.parametrize("bad,exc,match", [
-    (np.full((1, 3, 3), np.nan), ValueError, "NaN"), ("abc", TypeError, "real numbers"),
-])
+@pytest.mark.parametrize(
+    "bad,exc,match",
+    [
+        (np.full((1, 3, 3), np.nan), ValueError, "NaN"),
+        ("abc", TypeError, "real numbers"),
+    ],
+)
 def test_head_patterns_checks_the_weights(bad, exc, match):
     with pytest.raises(exc, match=match):
         minilm.head_patterns(bad, ["[CLS]", "a", "[SEP]"])

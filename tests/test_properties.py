@@ -98,8 +98,9 @@ def test_batch_dimension_equals_one_sentence_at_a_time():
     rng = np.random.default_rng(5)
     X = rng.standard_normal((3, 6, 16))
     p = mha_lib.init_params(16, 4, bias=True, seed=1)
-    mask = mha_lib.padding_mask([["a", "b", "c", "d", "PAD", "PAD"], ["a", "b", "c", "d", "e", "f"],
-                                 ["a", "b", "c", "PAD", "PAD", "PAD"]])
+    mask = mha_lib.padding_mask(
+        [["a", "b", "c", "d", "PAD", "PAD"], ["a", "b", "c", "d", "e", "f"], ["a", "b", "c", "PAD", "PAD", "PAD"]]
+    )
     r = mha_lib.multi_head_attention(X, p, mask=mask)
     assert r.output.shape == (3, 6, 16) and r.weights.shape == (3, 4, 6, 6)
     for b in range(3):

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from torch_live import layer_params, torch_layer
 
 import mha_lib
-from torch_live import layer_params, torch_layer
 
 GOLDEN = Path(__file__).parent / "golden" / "torch_mha.npz"
 TOL = 1e-10  # float64 on both sides; the largest difference seen is about 1e-15
@@ -24,12 +24,13 @@ with np.load(GOLDEN, allow_pickle=False) as _f:
 def load(name):
     with np.load(GOLDEN, allow_pickle=False) as f:
         prefix = f"{name}/"
-        return {k[len(prefix):]: f[k] for k in f.files if k.startswith(prefix)}
+        return {k[len(prefix) :]: f[k] for k in f.files if k.startswith(prefix)}
 
 
 def params_of(g, h):
-    return mha_lib.params_from_fused(g["in_proj_weight"], g.get("in_proj_bias"), g["out_proj_weight"],
-                                     g.get("out_proj_bias"), h)
+    return mha_lib.params_from_fused(
+        g["in_proj_weight"], g.get("in_proj_bias"), g["out_proj_weight"], g.get("out_proj_bias"), h
+    )
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
@@ -72,8 +73,9 @@ def test_fused_round_trip_is_exact():
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("n,d_model,h,bias,causal", [(5, 8, 2, True, False), (11, 48, 6, True, True),
-                                                      (3, 30, 5, False, True)])
+@pytest.mark.parametrize(
+    "n,d_model,h,bias,causal", [(5, 8, 2, True, False), (11, 48, 6, True, True), (3, 30, 5, False, True)]
+)
 def test_matches_pytorch_live(seed, n, d_model, h, bias, causal):
     torch, layer = torch_layer(d_model, h, bias, seed)
     X = np.random.default_rng(seed).standard_normal((2, n, d_model))

@@ -65,14 +65,17 @@ def test_rope_angles():
     np.testing.assert_allclose(a, [[0, 0], [1, 0.1], [2, 0.2]], rtol=1e-15)
 
 
-@pytest.mark.parametrize("args,kwargs,match", [
-    ((np.ones((3, 5)), np.arange(3)), {}, "d=5, which is odd"),
-    ((np.ones((3, 4)), np.arange(4)), {}, r"positions must have shape \(n,\) = \(3,\)"),
-    ((np.ones((3, 4)), np.arange(3)), {"base": 1.0}, "base=1.0"),
-    ((np.ones((3, 4)), np.arange(3)), {"base": np.inf}, "base=inf must be a finite number"),
-    ((np.ones((3, 4)), np.arange(3)), {"pairing": "pairs"}, "pairing='pairs'"),
-    ((np.ones(4), np.arange(1)), {}, "x must have at least 2 dimensions"),
-])
+@pytest.mark.parametrize(
+    "args,kwargs,match",
+    [
+        ((np.ones((3, 5)), np.arange(3)), {}, "d=5, which is odd"),
+        ((np.ones((3, 4)), np.arange(4)), {}, r"positions must have shape \(n,\) = \(3,\)"),
+        ((np.ones((3, 4)), np.arange(3)), {"base": 1.0}, "base=1.0"),
+        ((np.ones((3, 4)), np.arange(3)), {"base": np.inf}, "base=inf must be a finite number"),
+        ((np.ones((3, 4)), np.arange(3)), {"pairing": "pairs"}, "pairing='pairs'"),
+        ((np.ones(4), np.arange(1)), {}, "x must have at least 2 dimensions"),
+    ],
+)
 def test_bad_input(args, kwargs, match):
     with pytest.raises(ValueError, match=match):
         rotary_embedding(*args, **kwargs)
@@ -95,7 +98,7 @@ def test_matches_transformers_live():
     np.testing.assert_allclose(rotary_embedding(q, pos), q_hf.numpy(), rtol=0, atol=TOL)
 
 
-@pytest.mark.parametrize("base", [10**400, -10**400], ids=["10**400", "-10**400"])
+@pytest.mark.parametrize("base", [10**400, -(10**400)], ids=["10**400", "-10**400"])
 def test_rope_angles_refuses_a_base_too_large_for_a_float(base):
     with pytest.raises(ValueError, match="finite number larger than 1"):
         rope_angles([0, 1], 4, base=base)

@@ -11,6 +11,7 @@ import mha_lib
 
 # ---------------------------------------------------------------- document 000 (humpty dumpty, d_model=512, h=8)
 
+
 def test_doc000_running_example_shapes():
     ex = mha_lib.load_running_example()
     assert ex.tokens == ("humpty", "dumpty", "sat", "on")
@@ -20,8 +21,16 @@ def test_doc000_running_example_shapes():
     assert p.W_q.shape == p.W_k.shape == p.W_v.shape == (8, 512, 64)
     assert p.W_o.shape == (512, 512)  # W^O is 512 x 512 because h * d_v = 8 * 64 = 512
     r = mha_lib.multi_head_attention(ex.X, p)
-    assert r.shapes() == {"Q": (8, 4, 64), "K": (8, 4, 64), "V": (8, 4, 64), "scores": (8, 4, 4),
-                          "weights": (8, 4, 4), "heads": (8, 4, 64), "concat": (4, 512), "output": (4, 512)}
+    assert r.shapes() == {
+        "Q": (8, 4, 64),
+        "K": (8, 4, 64),
+        "V": (8, 4, 64),
+        "scores": (8, 4, 4),
+        "weights": (8, 4, 4),
+        "heads": (8, 4, 64),
+        "concat": (4, 512),
+        "output": (4, 512),
+    }
     assert np.sqrt(p.d_k) == 8.0  # "sqrt(d_k) = sqrt(64) = 8"
 
 
@@ -39,8 +48,10 @@ def test_doc000_single_head_special_case():
 
 # ---------------------------------------------------------------- document 001 (table of real configurations)
 
-@pytest.mark.parametrize("name,d_model,h,d_k", [("BERT-Base", 768, 12, 64), ("GPT-2", 768, 12, 64),
-                                                ("LLaMA-7B", 4096, 32, 128)])
+
+@pytest.mark.parametrize(
+    "name,d_model,h,d_k", [("BERT-Base", 768, 12, 64), ("GPT-2", 768, 12, 64), ("LLaMA-7B", 4096, 32, 128)]
+)
 def test_doc001_configurations(name, d_model, h, d_k):
     assert d_model // h == d_k  # the table's d_k column is d_model / num_heads
     counts = mha_lib.parameter_count(d_model, h)
@@ -115,6 +126,7 @@ def test_doc003_split_is_selection_matrix_projection():
 
 
 # ---------------------------------------------------------------- document 004 ("You are welcome PAD", 4 x 6)
+
 
 def test_doc004_padding_example():
     tokens = ["You", "are", "welcome", "PAD"]

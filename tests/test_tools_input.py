@@ -10,16 +10,24 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _execute(*args, cwd=None):
-    return subprocess.run([sys.executable, str(ROOT / "tools" / "execute_notebooks.py"), *args], capture_output=True,
-                          text=True, timeout=120, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "execute_notebooks.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
 
 
-@pytest.mark.parametrize("name, content, words", [
-    ("README.md", "# hi\n", "is not a notebook"),
-    ("missing.ipynb", None, "does not exist"),
-    ("broken.ipynb", '{"cells": [', "is not a valid notebook"),
-    ("folder.ipynb", "dir", "is not a file"),
-])
+@pytest.mark.parametrize(
+    "name, content, words",
+    [
+        ("README.md", "# hi\n", "is not a notebook"),
+        ("missing.ipynb", None, "does not exist"),
+        ("broken.ipynb", '{"cells": [', "is not a valid notebook"),
+        ("folder.ipynb", "dir", "is not a file"),
+    ],
+)
 def test_execute_notebooks_refuses_what_is_not_a_notebook(tmp_path, name, content, words):
     path = tmp_path / name
     if content == "dir":

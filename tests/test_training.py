@@ -94,10 +94,15 @@ def test_adam_moves_each_number_by_about_lr_at_first():
     np.testing.assert_allclose(arrays["w"], [0.9, -1.9], rtol=1e-4)
 
 
-@pytest.mark.parametrize("kwargs,match", [(dict(task="next"), "task='next' is not one of"),
-                                          (dict(task="previous_token", steps=-1), "steps must be"),
-                                          (dict(task="previous_token", h=3), "h=3 must divide d_model=32"),
-                                          (dict(task="previous_token", layers=0), "layers=0 must be")])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(task="next"), "task='next' is not one of"),
+        (dict(task="previous_token", steps=-1), "steps must be"),
+        (dict(task="previous_token", h=3), "h=3 must divide d_model=32"),
+        (dict(task="previous_token", layers=0), "layers=0 must be"),
+    ],
+)
 def test_bad_settings_are_named(kwargs, match):
     with pytest.raises(ValueError, match=match):
         train_toy(**kwargs)

@@ -20,9 +20,14 @@ def tool():
 
 
 def _notebook(path, cells):
-    nb = {"cells": [{"cell_type": kind, "metadata": {"tags": tags} if tags else {}, "source": text}
-                    for kind, text, tags in cells],
-          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    nb = {
+        "cells": [
+            {"cell_type": kind, "metadata": {"tags": tags} if tags else {}, "source": text} for kind, text, tags in cells
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path.write_text(json.dumps(nb), encoding="utf-8")
     return path
 
@@ -32,9 +37,14 @@ def test_a_word_needs_a_letter_or_digit_and_comments_are_left_out(tool):
 
 
 def test_optional_tagged_markdown_is_counted_apart_and_code_not_at_all(tool, tmp_path):
-    path = _notebook(tmp_path / "03_x.ipynb", [("markdown", ["one two\n", "three"], None),
-                                               ("markdown", "four five", ["optional"]),
-                                               ("code", "print('six seven')", None)])
+    path = _notebook(
+        tmp_path / "03_x.ipynb",
+        [
+            ("markdown", ["one two\n", "three"], None),
+            ("markdown", "four five", ["optional"]),
+            ("code", "print('six seven')", None),
+        ],
+    )
     assert tool.notebook_counts(path) == (3, 2)
 
 

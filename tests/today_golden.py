@@ -16,4 +16,4 @@ def load(prefix):
     """Every array stored under ``prefix/``, keyed by the rest of its name."""
     prefix = prefix.rstrip("/") + "/"
     with np.load(GOLDEN, allow_pickle=False) as f:
-        return {k[len(prefix):]: f[k] for k in f.files if k.startswith(prefix)}
+        return {k[len(prefix) :]: f[k] for k in f.files if k.startswith(prefix)}

@@ -25,6 +25,8 @@ def torch_layer(d_model, h, bias, seed):
 
 def layer_params(layer, h):
     """The layer's fused weights (and biases, None without them) as mha_lib's ``MHAParams``."""
-    fused = [None if t is None else t.detach().numpy()
-             for t in (layer.in_proj_weight, layer.in_proj_bias, layer.out_proj.weight, layer.out_proj.bias)]
+    fused = [
+        None if t is None else t.detach().numpy()
+        for t in (layer.in_proj_weight, layer.in_proj_bias, layer.out_proj.weight, layer.out_proj.bias)
+    ]
     return mha_lib.params_from_fused(*fused, h)

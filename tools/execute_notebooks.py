@@ -35,8 +35,12 @@ def execute(path, timeout=120):
     Raises CellExecutionError (and the like) without writing anything when a cell fails."""
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
-    NotebookClient(nb, timeout=math.ceil(timeout), kernel_name="python3",  # nbclient takes whole seconds
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb,
+        timeout=math.ceil(timeout),
+        kernel_name="python3",  # nbclient takes whole seconds
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
     seconds = time.perf_counter() - start
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
@@ -57,8 +61,14 @@ def path_problem(path):
         nbformat.read(path, as_version=4)
     except (OSError, UnicodeDecodeError) as exc:
         return f"{path} could not be read ({exc})"
-    except (json.JSONDecodeError, nbformat.reader.NotJSONError, nbformat.ValidationError, KeyError, TypeError,
-            AttributeError) as exc:
+    except (
+        json.JSONDecodeError,
+        nbformat.reader.NotJSONError,
+        nbformat.ValidationError,
+        KeyError,
+        TypeError,
+        AttributeError,
+    ) as exc:
         return f"{path} is not a valid notebook ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''})"
     return None
 
@@ -75,10 +85,12 @@ def _failure(exc):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("notebooks", nargs="*", type=Path,
-                        help="the notebooks to run (default: every numbered notebook in notebooks/)")
-    parser.add_argument("--timeout", type=float, default=120.0,
-                        help="seconds one cell may take before the run is stopped (default 120)")
+    parser.add_argument(
+        "notebooks", nargs="*", type=Path, help="the notebooks to run (default: every numbered notebook in notebooks/)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds one cell may take before the run is stopped (default 120)"
+    )
     args = parser.parse_args(argv)
     if not (math.isfinite(args.timeout) and args.timeout > 0):
         parser.error(f"--timeout {args.timeout:g}: give a positive number of seconds, e.g. --timeout 120")

@@ -60,8 +60,9 @@ def default_paths() -> list[Path]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", type=Path, help="notebooks (default: every notebook of the series)")
-    parser.add_argument("--check", action="store_true",
-                        help=f"exit with status 1 if notebooks 00-08's main line is over {BUDGET:,} words")
+    parser.add_argument(
+        "--check", action="store_true", help=f"exit with status 1 if notebooks 00-08's main line is over {BUDGET:,} words"
+    )
     args = parser.parse_args(argv)
     paths = args.paths or default_paths()
     for p in paths:

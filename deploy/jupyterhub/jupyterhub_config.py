@@ -85,8 +85,10 @@ if os.geteuid() == 0:
 token = os.environ.get("MHA_HUB_SERVICE_TOKEN")
 if token:
     c.JupyterHub.services = [{"name": "classroom-bench", "api_token": token}]
-    c.JupyterHub.load_roles = [{
-        "name": "classroom-bench",
-        "scopes": ["admin:users", "admin:servers", "access:servers"],
-        "services": ["classroom-bench"],
-    }]
+    c.JupyterHub.load_roles = [
+        {
+            "name": "classroom-bench",
+            "scopes": ["admin:users", "admin:servers", "access:servers"],
+            "services": ["classroom-bench"],
+        }
+    ]

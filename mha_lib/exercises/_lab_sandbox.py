@@ -52,8 +52,19 @@ def main():  # noqa: C901 - one job, read top to bottom
         except (TypeError, ValueError):
             return False
 
-    refused = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
-               "ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata", "pty.spawn")
+    refused = (
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        "ctypes.dlopen",
+        "ctypes.dlsym",
+        "ctypes.cdata",
+        "pty.spawn",
+    )
 
     def audit(event, args):
         if event == "import" and isinstance(args[0], str) and args[0].split(".")[0] == "mha_lib":
@@ -106,6 +117,7 @@ def main():  # noqa: C901 - one job, read top to bottom
             if reply["kind"] == "error":
                 raise ValueError(reply["message"])
             return decode(reply["value"])
+
         call.__name__ = call.__qualname__ = name
         return call
 
@@ -161,6 +173,7 @@ def main():  # noqa: C901 - one job, read top to bottom
 
                 def not_here(*args, **kwargs):
                     raise NameError(f"{where} is not available while the lab is graded: {reason}")
+
                 return not_here
 
         sys.addaudithook(audit)  # from here on, student code may run
@@ -199,12 +212,22 @@ def main():  # noqa: C901 - one job, read top to bottom
         space.update(stand_ins)
         root = space.get(job["graded"])
         if not isinstance(root, types.FunctionType):
-            send({"kind": "missing", "description": "not defined by the notebook's cells" if root is None
-                  else f"not a function you wrote ({type(root).__name__})", "setup": setup_errors})
+            send(
+                {
+                    "kind": "missing",
+                    "description": "not defined by the notebook's cells"
+                    if root is None
+                    else f"not a function you wrote ({type(root).__name__})",
+                    "setup": setup_errors,
+                }
+            )
             return
 
-    own_files = {fn.__code__.co_filename for fn in functions.values()} if job["mode"] == "bundle" else {
-        f"<cell {i + 1}>" for i in range(len(job["cells"]))}
+    own_files = (
+        {fn.__code__.co_filename for fn in functions.values()}
+        if job["mode"] == "bundle"
+        else {f"<cell {i + 1}>" for i in range(len(job["cells"]))}
+    )
     for index, (args, strict) in enumerate(zip(job["calls"], job["strict"], strict=True)):
         values = [decode(a) for a in args]
         try:
@@ -213,8 +236,16 @@ def main():  # noqa: C901 - one job, read top to bottom
         except BaseException as err:  # noqa: BLE001 - the student's code: its error is the answer
             frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename in own_files]
             where = f"{frames[-1].name}, line {frames[-1].lineno}: {frames[-1].line}" if frames else ""
-            send({"kind": "raised", "index": index, "error": f"{type(err).__name__}: {err}", "where": where,
-                  "type": type(err).__name__, "absent": absent})
+            send(
+                {
+                    "kind": "raised",
+                    "index": index,
+                    "error": f"{type(err).__name__}: {err}",
+                    "where": where,
+                    "type": type(err).__name__,
+                    "absent": absent,
+                }
+            )
             continue
         send({"kind": "result", "index": index, "value": encode(result)})
     send({"kind": "done", "absent": absent, "setup": setup_errors})

@@ -54,12 +54,13 @@ class Exercise:
         decimals, half a unit of the last of them (the answer rounded as asked, or given with more digits)."""
         if self.decimals is None:
             return self.rtol, self.atol
-        return 0.0, 0.5 * 10.0 ** -self.decimals * (1 + 1e-9)  # 1e-9: a value exactly halfway rounds either way
+        return 0.0, 0.5 * 10.0**-self.decimals * (1 + 1e-9)  # 1e-9: a value exactly halfway rounds either way
 
     def __post_init__(self):
         hint = self.hint
-        if not (isinstance(hint, str) or (isinstance(hint, tuple) and len(hint) == 2
-                                          and all(isinstance(h, str) for h in hint))):
+        if not (
+            isinstance(hint, str) or (isinstance(hint, tuple) and len(hint) == 2 and all(isinstance(h, str) for h in hint))
+        ):
             raise TypeError(f"Exercise: hint must be a string or a pair (concept, concrete) of strings, got {hint!r}")
 
 
@@ -89,7 +90,7 @@ def find_answer_exercise(exercise_id):
 
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?)"
-_SHAPE_FORMAT = "Type a shape as a tuple of whole numbers, like (3, 5) (or the text \"3, 5\")"  # not a real answer
+_SHAPE_FORMAT = 'Type a shape as a tuple of whole numbers, like (3, 5) (or the text "3, 5")'  # not a real answer
 
 
 def _shape_from_text(text):
@@ -153,7 +154,7 @@ def _judge_shape(expected, answer):
 
 
 def _article(word):
-    """"a word" or "an word" as English writes it: "a tuple", "an int"."""
+    """ "a word" or "an word" as English writes it: "a tuple", "an int"."""
     return f"an {word}" if word[:1].lower() in "aeiou" else f"a {word}"
 
 
@@ -173,8 +174,9 @@ def _judge_choice(expected, answer):
             return False, f"Give one answer, not {_article(type(answer).__name__)} of several values."
     if isinstance(expected, str):
         if not isinstance(answer, str):  # True for "yes", 0 for "same": not a word at all
-            return False, (f"The answer is a word, typed in quotes as the question asks, not "
-                           f"{_article(type(answer).__name__)}.")
+            return False, (
+                f"The answer is a word, typed in quotes as the question asks, not {_article(type(answer).__name__)}."
+            )
         return _plain_word(answer) == _plain_word(expected), None
     if isinstance(answer, str):  # "129" for the number 129
         text = answer.strip()
@@ -226,9 +228,11 @@ def _judge_against(ex, expected, answer):  # noqa: C901 - one branch per way an 
             return False, note
         dotted = re.fullmatch(r"\s*\d{1,3}((?:\.\d{3})+)\s*", answer)  # "2.359.296", or "320.000" for 320000
         if dotted and (dotted.group(1).count(".") > 1 or float(answer.replace(".", "")) == float(expected)):
-            return False, (f"In Python the point is the decimal point, so {answer.strip()!r} is not read as you "
-                           f"mean: write thousands without separators or with commas, "
-                           f"{answer.strip().replace('.', '')} or {int(answer.replace('.', '')):,}.")
+            return False, (
+                f"In Python the point is the decimal point, so {answer.strip()!r} is not read as you "
+                f"mean: write thousands without separators or with commas, "
+                f"{answer.strip().replace('.', '')} or {int(answer.replace('.', '')):,}."
+            )
     if isinstance(answer, str) and _shape_from_text(answer) is not None:  # "3.5", "[3, 2]", "3, 2"
         numbers = _shape_from_text(answer)
         answer = numbers[0] if len(numbers) == 1 and np.ndim(expected) == 0 else numbers
@@ -244,8 +248,10 @@ def _judge_against(ex, expected, answer):  # noqa: C901 - one branch per way an 
     expected = np.asarray(expected, dtype=float)
     if not np.isfinite(got).all() and np.isfinite(expected).all():  # a NaN from a computation gone wrong
         bad = "NaN (not a number)" if np.isnan(got).any() else "an infinity"
-        return False, (f"The answer holds {bad}: a computation that gave it went wrong (a 0/0, an overflow, "
-                       f"an empty list). Type the number itself, or fix the computation.")
+        return False, (
+            f"The answer holds {bad}: a computation that gave it went wrong (a 0/0, an overflow, "
+            f"an empty list). Type the number itself, or fix the computation."
+        )
     if expected.ndim == 0 and got.ndim > 0:  # (64,) or [64] for the number 64; [64, 0] for "64,0"
         if got.size == 1:
             return False, "The answer is a single number: type it without brackets or a trailing comma."
@@ -260,20 +266,35 @@ def _judge_against(ex, expected, answer):  # noqa: C901 - one branch per way an 
         if not right and got.shape == ():
             return False, _rounding_note(typed, float(got), float(expected), ex.decimals)
         return right, None
-    if (expected.ndim > 0 and got.shape != expected.shape and got.size == expected.size
-            and np.allclose(got.ravel(), expected.ravel(), rtol=rtol, atol=atol)):
+    if (
+        expected.ndim > 0
+        and got.shape != expected.shape
+        and got.size == expected.size
+        and np.allclose(got.ravel(), expected.ravel(), rtol=rtol, atol=atol)
+    ):
         # [2, 3, 8, 9] for [[2, 3], [8, 9]]: the right numbers in the wrong form, not a wrong idea
-        form = ("one plain list, [a, b, ...]" if expected.ndim == 1 else
-                "a list of lists, one inner list per row" if expected.ndim == 2 else "nested lists")
-        return False, (f"Your numbers are right, but they have the shape {got.shape} and the question asks for "
-                       f"{expected.shape}: type them as {form}.")
+        form = (
+            "one plain list, [a, b, ...]"
+            if expected.ndim == 1
+            else "a list of lists, one inner list per row"
+            if expected.ndim == 2
+            else "nested lists"
+        )
+        return False, (
+            f"Your numbers are right, but they have the shape {got.shape} and the question asks for "
+            f"{expected.shape}: type them as {form}."
+        )
     if expected.ndim > 0 and got.size != expected.size:  # 3 numbers for an output row of 2: name the shape
-        return False, (f"The answer has {got.size} number{'s' if got.size != 1 else ''} (shape {got.shape}); the "
-                       f"question asks for {expected.size}, shape {expected.shape}.")
+        return False, (
+            f"The answer has {got.size} number{'s' if got.size != 1 else ''} (shape {got.shape}); the "
+            f"question asks for {expected.size}, shape {expected.shape}."
+        )
     right = got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol))
     if not right and expected.ndim == 0 and got.ndim == 0:
-        return right, (_rounding_note(typed, float(got), float(expected), ex.decimals)
-                       or _truncation_note(typed, float(expected), ex.decimals, (rtol, atol)))
+        return right, (
+            _rounding_note(typed, float(got), float(expected), ex.decimals)
+            or _truncation_note(typed, float(expected), ex.decimals, (rtol, atol))
+        )
     if not right and got.shape == expected.shape:
         return right, _list_rounding_note(typed, got, expected, ex.decimals)
     return right, None
@@ -301,26 +322,35 @@ def _list_rounding_note(typed, got, expected, decimals=None):
     step = float(steps.max())
     if step > 0.1 * float(np.abs(expected).max()):  # fewer than two significant digits: a guess, not a rounding
         return None
-    if decimals is not None and 10.0 ** -decimals < step <= 1:
+    if decimals is not None and 10.0**-decimals < step <= 1:
         places = -int(round(math.log10(step)))
-        return (f"Close: these are the right numbers rounded to {places} decimal{'s' if places != 1 else ''}, but the "
-                f"question asks for {decimals}: type {decimals} decimals.")
-    return ("Close: these are the right numbers rounded to fewer digits than the question asks for. Type more "
-            "digits (the question says how many), or the exact values.")
+        return (
+            f"Close: these are the right numbers rounded to {places} decimal{'s' if places != 1 else ''}, but the "
+            f"question asks for {decimals}: type {decimals} decimals."
+        )
+    return (
+        "Close: these are the right numbers rounded to fewer digits than the question asks for. Type more "
+        "digits (the question says how many), or the exact values."
+    )
 
 
 def _number_in_words(text):
     """A note for a number typed with words or a unit around it ("about 384", "48 MiB", "1 GiB"), or with
     a product still to compute ("32*100*100"); None for any other text."""
     text = text.strip()  # the patterns below have no space at their ends: two \s* in a row backtrack quadratically
-    m = re.fullmatch(rf"(?:(?:about|approx\.?|approximately|around|~|≈)\s*)?({_NUMBER})(?:\s*[a-zA-Z%]+\.?)?",
-                     text, flags=re.IGNORECASE)
+    m = re.fullmatch(
+        rf"(?:(?:about|approx\.?|approximately|around|~|≈)\s*)?({_NUMBER})(?:\s*[a-zA-Z%]+\.?)?", text, flags=re.IGNORECASE
+    )
     if m and text != m.group(1):
-        return (f"Type the number alone, in digits, without words or units: {text!r} is not read "
-                f"(\"48\", not \"48 MiB\"; a million is 1000000 or 1e6).")
+        return (
+            f"Type the number alone, in digits, without words or units: {text!r} is not read "
+            f'("48", not "48 MiB"; a million is 1000000 or 1e6).'
+        )
     if re.fullmatch(r"\d+(?:\.\d*)?(?:\s*[*x×]\s*\d+(?:\.\d*)?)+", text):
-        return (f"Type the value of the product, not the product in quotes: without the quotes, "
-                f"{text.strip()} is computed by Python.")
+        return (
+            f"Type the value of the product, not the product in quotes: without the quotes, "
+            f"{text.strip()} is computed by Python."
+        )
     return None
 
 
@@ -336,15 +366,19 @@ def _rounding_note(answer, got, expected, decimals=None):
     except (decimal.InvalidOperation, TypeError, ValueError):
         return None
     close = abs(got - expected) <= 0.5 * step * (1 + 1e-9)
-    if decimals is not None and got != 0 and 10.0 ** -decimals < step <= 1 and close:
+    if decimals is not None and got != 0 and 10.0**-decimals < step <= 1 and close:
         typed = -int(round(math.log10(step)))  # "0.7" -> 1 decimal
-        return (f"Close: {text} is the right number rounded to {typed} decimal{'s' if typed != 1 else ''}, but the "
-                f"question asks for {decimals}: type {decimals} decimals.")
+        return (
+            f"Close: {text} is the right number rounded to {typed} decimal{'s' if typed != 1 else ''}, but the "
+            f"question asks for {decimals}: type {decimals} decimals."
+        )
     if step > 0.1 * abs(expected):  # fewer than two significant digits (0 or 1 for 0.75): not a rounding
         return None
     if close:
-        return (f"Close: {text} is the right number rounded to fewer digits than the question asks for. "
-                f"Type more digits (the question says how many), or the exact value.")
+        return (
+            f"Close: {text} is the right number rounded to fewer digits than the question asks for. "
+            f"Type more digits (the question says how many), or the exact value."
+        )
     return None
 
 
@@ -386,5 +420,7 @@ def _truncation_note(answer, expected, decimals, tolerance):
         return None
     del rounded, shown  # the note never shows the answer, only the slip
     to = "" if places == typed else f", to {places} decimals"
-    return (f"Close: {text} looks like the right value cut off after {typed} decimal{'s' if typed != 1 else ''}; "
-            f"round it instead{to} (the last digit goes up when the next one is 5 or more).")
+    return (
+        f"Close: {text} looks like the right value cut off after {typed} decimal{'s' if typed != 1 else ''}; "
+        f"round it instead{to} (the last digit goes up when the next one is 5 or more)."
+    )

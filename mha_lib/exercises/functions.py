@@ -51,16 +51,25 @@ import threading
 import time
 import types
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 import numpy as np
 
-from .. import MHAParams, attention_scores, concat_heads, init_params, multi_head_attention, softmax, split_heads
-from .. import apply_mask, causal_mask
+from .. import (
+    MHAParams,
+    apply_mask,
+    attention_scores,
+    causal_mask,
+    concat_heads,
+    init_params,
+    multi_head_attention,
+    softmax,
+    split_heads,
+)
+from .. import weighted_sum as lib_weighted_sum
 from ..backward import softmax_backward as _lib_softmax_backward
 from ..flash import online_softmax_steps
-from .. import weighted_sum as lib_weighted_sum
 from . import worked
 from .answers import find_answer_exercise
 from .hints import did_you_mean, tiered_hint
@@ -158,8 +167,9 @@ def _mistakes(*rows):
 def _switched(variant, *rows):
     """The _Mistake entries of one exercise whose mistakes are switches of one function: rows (name, switches,
     concept, concrete), the mistake being ``variant(*args, **switches)``."""
-    return _mistakes(*((name, functools.partial(variant, **switches), concept, concrete)
-                       for name, switches, concept, concrete in rows))
+    return _mistakes(
+        *((name, functools.partial(variant, **switches), concept, concrete) for name, switches, concept, concrete in rows)
+    )
 
 
 def _random_cases(rng, rows, answer, describe, plain_ndim=2):
@@ -181,20 +191,25 @@ _NEIGHBOURING = "each head owns a block of NEIGHBOURING columns, in head order: 
 _ROW_DOT_ROW = "a score compares one query with one key: a query ROW dotted with a key ROW."
 _SCALE = "the scores are divided by the square root of d_k, the size of ONE head's queries and keys."
 _ROWS_SUM_TO_1 = "one row of weights belongs to one query, and each row must sum to 1 by itself."
-_HINT_COLUMNS = ("your COLUMNS sum to 1, but each ROW must (one row = one query's weights): "
-                 "sum over the last axis, axis=-1.")
-_KEEPDIMS = ("a number computed per row (its maximum, its sum) must keep its row's place, as a column of "
-             "shape (..., n, 1), to meet every entry of its own row.")
+_HINT_COLUMNS = "your COLUMNS sum to 1, but each ROW must (one row = one query's weights): sum over the last axis, axis=-1."
+_KEEPDIMS = (
+    "a number computed per row (its maximum, its sum) must keep its row's place, as a column of "
+    "shape (..., n, 1), to meet every entry of its own row."
+)
 _MIX_VALUE_ROWS = "output row m mixes the value ROWS, each weighted by the entry of row m of the weights."
 _SIDE_BY_SIDE = "Concat keeps one row per token and puts the heads side by side: shape (n, h * d_v)."
 _TOKEN_ROWS = "row m of Concat must hold token m's row of EVERY head."
-_OVERFLOW = ("exp of a large score overflows (exp(710) is already inf, and inf / inf is NaN). The softmax of a row "
-             "does not change when one number is subtracted from all of its scores: subtract the row's maximum "
-             "before exp.")
-_OVERFLOW_FIX = ("on large scores exp overflowed to inf (or, with one number subtracted from the whole array, "
-                 "underflowed to 0 / 0 in the rows far below it). Subtract each row's own maximum before exp, "
-                 "scores - scores.max(axis=-1, keepdims=True): it does not change the result and keeps every exp "
-                 "at most 1.")
+_OVERFLOW = (
+    "exp of a large score overflows (exp(710) is already inf, and inf / inf is NaN). The softmax of a row "
+    "does not change when one number is subtracted from all of its scores: subtract the row's maximum "
+    "before exp."
+)
+_OVERFLOW_FIX = (
+    "on large scores exp overflowed to inf (or, with one number subtracted from the whole array, "
+    "underflowed to 0 / 0 in the rows far below it). Subtract each row's own maximum before exp, "
+    "scores - scores.max(axis=-1, keepdims=True): it does not change the result and keeps every exp "
+    "at most 1."
+)
 
 
 # --------------------------------------------------------------------------- 02.split_heads
@@ -216,37 +231,64 @@ def _split_strided(P, h):
 
 
 _MISTAKES_SPLIT = _mistakes(
-    ("reshape without transpose", _split_reshape_only, _OWN_COLUMNS,
-     "a reshape straight to (h, n, d) cuts P in reading order, so head 1 gets the whole rows of the first "
-     "tokens instead of its own columns of every token. Reshape to (n, h, d) first, then bring the head "
-     "axis to the front: P.reshape(n, h, d).transpose(1, 0, 2)."),
-    ("head axis in the middle", _split_no_transpose,
-     "the result is indexed [head, token, column]: the head axis comes first.",
-     "your result is (n, h, d): the head axis is in the middle. Move it to the front with .transpose(1, 0, 2)."),
-    ("strided columns", _split_strided, _NEIGHBOURING,
-     "head i must own a block of neighbouring columns, i*d to (i+1)*d; your heads take every h-th column. "
-     "Reshape to (n, h, d), not (n, d, h)."),
-    ("each head transposed", lambda P, h: np.swapaxes(split_heads(P, h), -1, -2),
-     "each head's part keeps the layout of P: one row per token.",
-     "each head should be (n, d), one row per token like P; yours are (d, n). Use .transpose(1, 0, 2), "
-     "not a full .T."),
-    ("full .T after the reshape", lambda P, h: P.reshape(P.shape[0], h, P.shape[1] // h).T,
-     "only the token axis and the head axis trade places; each head's columns stay on the last axis.",
-     "on a 3-D array .T reverses ALL three axes: (n, h, d) becomes (d, h, n). Swap only the first two: "
-     "P.reshape(n, h, d).transpose(1, 0, 2)."),
-    ("slice one column short", lambda P, h: np.stack([P[:, i * (P.shape[1] // h):(i + 1) * (P.shape[1] // h) - 1]
-                                                      for i in range(h)]),
-     "each head gets all d = d_model/h columns of its block.",
-     "each of your heads has d - 1 columns: a Python slice already leaves out its end, so head i is "
-     "P[:, i*d:(i+1)*d], not P[:, i*d:(i+1)*d - 1]."),
+    (
+        "reshape without transpose",
+        _split_reshape_only,
+        _OWN_COLUMNS,
+        "a reshape straight to (h, n, d) cuts P in reading order, so head 1 gets the whole rows of the first "
+        "tokens instead of its own columns of every token. Reshape to (n, h, d) first, then bring the head "
+        "axis to the front: P.reshape(n, h, d).transpose(1, 0, 2).",
+    ),
+    (
+        "head axis in the middle",
+        _split_no_transpose,
+        "the result is indexed [head, token, column]: the head axis comes first.",
+        "your result is (n, h, d): the head axis is in the middle. Move it to the front with .transpose(1, 0, 2).",
+    ),
+    (
+        "strided columns",
+        _split_strided,
+        _NEIGHBOURING,
+        "head i must own a block of neighbouring columns, i*d to (i+1)*d; your heads take every h-th column. "
+        "Reshape to (n, h, d), not (n, d, h).",
+    ),
+    (
+        "each head transposed",
+        lambda P, h: np.swapaxes(split_heads(P, h), -1, -2),
+        "each head's part keeps the layout of P: one row per token.",
+        "each head should be (n, d), one row per token like P; yours are (d, n). Use .transpose(1, 0, 2), not a full .T.",
+    ),
+    (
+        "full .T after the reshape",
+        lambda P, h: P.reshape(P.shape[0], h, P.shape[1] // h).T,
+        "only the token axis and the head axis trade places; each head's columns stay on the last axis.",
+        "on a 3-D array .T reverses ALL three axes: (n, h, d) becomes (d, h, n). Swap only the first two: "
+        "P.reshape(n, h, d).transpose(1, 0, 2).",
+    ),
+    (
+        "slice one column short",
+        lambda P, h: np.stack([P[:, i * (P.shape[1] // h) : (i + 1) * (P.shape[1] // h) - 1] for i in range(h)]),
+        "each head gets all d = d_model/h columns of its block.",
+        "each of your heads has d - 1 columns: a Python slice already leaves out its end, so head i is "
+        "P[:, i*d:(i+1)*d], not P[:, i*d:(i+1)*d - 1].",
+    ),
 )
 
 
-@_exercise("02.split_heads", worked.my_split_heads, mistakes=_MISTAKES_SPLIT, library="mha_lib.split_heads",
-           returns="P of shape (n, d_model) split into h heads: shape (h, n, d_model/h)")
+@_exercise(
+    "02.split_heads",
+    worked.my_split_heads,
+    mistakes=_MISTAKES_SPLIT,
+    library="mha_lib.split_heads",
+    returns="P of shape (n, d_model) split into h heads: shape (h, n, d_model/h)",
+)
 def _cases_split(rng):
-    return _random_cases(rng, [((5, 12), 3), ((4, 8), 2), ((3, 8), 4), ((6, 6), 1)], split_heads,
-                         lambda P, h: f"P of shape {P.shape} and h={h}")
+    return _random_cases(
+        rng,
+        [((5, 12), 3), ((4, 8), 2), ((3, 8), 4), ((6, 6), 1)],
+        split_heads,
+        lambda P, h: f"P of shape {P.shape} and h={h}",
+    )
 
 
 # --------------------------------------------------------------------------- 03.scores
@@ -257,18 +299,32 @@ def _raw(Q, K):
 
 
 _MISTAKES_SCORES = _mistakes(
-    ("Q @ K", lambda Q, K: (Q @ K) / math.sqrt(Q.shape[-1]), _ROW_DOT_ROW,
-     "Q @ K multiplies query rows by the COLUMNS of K, but a score is a query row dotted with a key ROW. "
-     "Transpose K first: Q @ K.swapaxes(-1, -2)."),
-    ("Q @ K unscaled", lambda Q, K: Q @ K, _ROW_DOT_ROW,
-     "Q @ K multiplies query rows by the COLUMNS of K, but a score is a query row dotted with a key ROW. "
-     "Transpose K first: Q @ K.swapaxes(-1, -2), then divide by sqrt(d_k)."),
-    ("K Q^T", lambda Q, K: attention_scores(K, Q),
-     "row m of the scores belongs to query m, and column j to key j.",
-     "your matrix is the transpose of the right one: rows must be queries and columns keys, Q K^T, not K Q^T."),
-    ("softmax applied", lambda Q, K: softmax(attention_scores(Q, K)),
-     "this step stops at the scaled scores; the next step of the pipeline turns them into weights.",
-     "your rows sum to 1: you applied the softmax. Return the scaled scores only; the softmax is the next step."),
+    (
+        "Q @ K",
+        lambda Q, K: (Q @ K) / math.sqrt(Q.shape[-1]),
+        _ROW_DOT_ROW,
+        "Q @ K multiplies query rows by the COLUMNS of K, but a score is a query row dotted with a key ROW. "
+        "Transpose K first: Q @ K.swapaxes(-1, -2).",
+    ),
+    (
+        "Q @ K unscaled",
+        lambda Q, K: Q @ K,
+        _ROW_DOT_ROW,
+        "Q @ K multiplies query rows by the COLUMNS of K, but a score is a query row dotted with a key ROW. "
+        "Transpose K first: Q @ K.swapaxes(-1, -2), then divide by sqrt(d_k).",
+    ),
+    (
+        "K Q^T",
+        lambda Q, K: attention_scores(K, Q),
+        "row m of the scores belongs to query m, and column j to key j.",
+        "your matrix is the transpose of the right one: rows must be queries and columns keys, Q K^T, not K Q^T.",
+    ),
+    (
+        "softmax applied",
+        lambda Q, K: softmax(attention_scores(Q, K)),
+        "this step stops at the scaled scores; the next step of the pipeline turns them into weights.",
+        "your rows sum to 1: you applied the softmax. Return the scaled scores only; the softmax is the next step.",
+    ),
 )
 
 
@@ -289,10 +345,12 @@ def _diagnose_scores(case, got):
     if c < 0:  # a minus sign somewhere: not a matter of scale
         if abs(-c - math.sqrt(d_k)) < 1e-4 * math.sqrt(d_k):
             return "your scores have the right size but the opposite sign: remove the minus."
-        return f"your scores are Q K^T divided by {c:.4g}: the sign is wrong, and the scale is sqrt(d_k) = {math.sqrt(d_k):.4g}."
+        return (
+            f"your scores are Q K^T divided by {c:.4g}: the sign is wrong, "
+            f"and the scale is sqrt(d_k) = {math.sqrt(d_k):.4g}."
+        )
     if abs(c - 1) < 1e-4:
-        return (f"your scores are not scaled: divide Q K^T by sqrt(d_k), with d_k = Q.shape[-1] "
-                f"(here {d_k}).")
+        return f"your scores are not scaled: divide Q K^T by sqrt(d_k), with d_k = Q.shape[-1] (here {d_k})."
     if abs(c - d_k) < 1e-4 * d_k:
         return f"you divided by d_k = {d_k}; divide by its square root, np.sqrt(d_k)."
     if abs(c * math.sqrt(d_k) - 1) < 1e-4:
@@ -300,20 +358,31 @@ def _diagnose_scores(case, got):
     m = round(c * c)
     if m >= 2 and abs(c * c - m) < 1e-3 * m:
         if m == Q.shape[-2]:
-            return (f"you divided by sqrt({m}): sqrt(n), the number of tokens? Divide by sqrt(d_k), the last axis "
-                    f"of Q: d_k = Q.shape[-1], {d_k} here.")
+            return (
+                f"you divided by sqrt({m}): sqrt(n), the number of tokens? Divide by sqrt(d_k), the last axis "
+                f"of Q: d_k = Q.shape[-1], {d_k} here."
+            )
         if m == 64:  # 8 typed as a number: the running example's d_k = 64, one head's size, not d_model
-            return (f"you divided by 8 = sqrt(64), the running example's d_k written as a number. Here d_k = "
-                    f"Q.shape[-1] is {d_k}: divide by np.sqrt(Q.shape[-1]), whatever the size.")
+            return (
+                f"you divided by 8 = sqrt(64), the running example's d_k written as a number. Here d_k = "
+                f"Q.shape[-1] is {d_k}: divide by np.sqrt(Q.shape[-1]), whatever the size."
+            )
         which = " (sqrt(d_model) of the running example?)" if m == 512 else ""
-        return (f"you divided by sqrt({m}){which}. The scale is sqrt(d_k), the size of ONE query: "
-                f"d_k = Q.shape[-1], {d_k} here.")
+        return (
+            f"you divided by sqrt({m}){which}. The scale is sqrt(d_k), the size of ONE query: d_k = Q.shape[-1], {d_k} here."
+        )
     return f"your scores are Q K^T divided by {c:.4g}; divide by sqrt(d_k) = {math.sqrt(d_k):.4g} (d_k = Q.shape[-1])."
 
 
-@_exercise("03.scores", worked.my_scores, mistakes=_MISTAKES_SCORES, diagnose=_diagnose_scores,
-           library="mha_lib.attention_scores", returns="the scaled scores Q K^T / sqrt(d_k), shape (..., n, n)",
-           batch_hint="K.T reverses ALL the axes of a batched K; swap only the last two: K.swapaxes(-1, -2).")
+@_exercise(
+    "03.scores",
+    worked.my_scores,
+    mistakes=_MISTAKES_SCORES,
+    diagnose=_diagnose_scores,
+    library="mha_lib.attention_scores",
+    returns="the scaled scores Q K^T / sqrt(d_k), shape (..., n, n)",
+    batch_hint="K.T reverses ALL the axes of a batched K; swap only the last two: K.swapaxes(-1, -2).",
+)
 def _cases_scores(rng):
     cases = []
     # The first input is square (n == d_k), so that Q @ K runs and its wrong values can be recognised; then one
@@ -330,12 +399,14 @@ def _cases_scores(rng):
 
 def _large_scores():
     """Scores of size 1e4: without subtracting each row's maximum, exp overflows or underflows to 0/0."""
-    return np.array([
-        [1e4, -1e4, 0.0, 5.0],
-        [-1e4, -1e4 + 1.0, -1e4 + 2.0, -1e4 + 3.0],  # far below the matrix's maximum
-        [0.1, 0.2, -0.3, 0.0],
-        [-1e4, 1e4, 1e4 - 1.0, 3.0],
-    ])
+    return np.array(
+        [
+            [1e4, -1e4, 0.0, 5.0],
+            [-1e4, -1e4 + 1.0, -1e4 + 2.0, -1e4 + 3.0],  # far below the matrix's maximum
+            [0.1, 0.2, -0.3, 0.0],
+            [-1e4, 1e4, 1e4 - 1.0, 3.0],
+        ]
+    )
 
 
 def _naive_softmax(S, axis=-1):
@@ -376,26 +447,53 @@ def _softmax_whole_matrix(S):
 _MISTAKES_SOFTMAX = _mistakes(
     ("wrong axis", lambda S: softmax(S, axis=-2), _ROWS_SUM_TO_1, _HINT_COLUMNS),
     ("wrong axis, no max", lambda S: _naive_softmax(S, axis=-2), _ROWS_SUM_TO_1, _HINT_COLUMNS),
-    ("whole matrix", _softmax_whole, _ROWS_SUM_TO_1,
-     "your whole array sums to 1, but each ROW must: sum with axis=-1, keepdims=True."),
-    ("whole matrix per head", _softmax_whole_matrix, _ROWS_SUM_TO_1,
-     "each matrix sums to 1 as a whole, but each ROW must: sum with axis=-1, keepdims=True."),
-    ("no keepdims", _softmax_no_keepdims, _KEEPDIMS,
-     "without keepdims=True the row sums (shape (..., n)) line up with the COLUMNS when you divide: "
-     "write e / e.sum(axis=-1, keepdims=True)."),
-    ("max without keepdims", _softmax_max_no_keepdims, _KEEPDIMS,
-     "x.max(axis=-1) without keepdims=True has shape (..., n) and is subtracted from the COLUMNS: "
-     "write x - x.max(axis=-1, keepdims=True)."),
-    ("keepdims left out twice", _softmax_both_no_keepdims, _KEEPDIMS,
-     "both x.max(axis=-1) and e.sum(axis=-1) lose the row axis without keepdims=True, so each one meets the "
-     "COLUMNS: write x - x.max(axis=-1, keepdims=True) and e / e.sum(axis=-1, keepdims=True)."),
-    ("no max subtraction", _naive_softmax, _OVERFLOW,
-     "exp(1e4) overflows to inf, and inf / inf is NaN. Subtract each row's maximum before exp, "
-     "x - x.max(axis=-1, keepdims=True): it does not change the result and keeps every exp at most 1."),
-    ("global max", _softmax_global_max,
-     "the number subtracted before exp must be chosen row by row: each row's own largest exp must stay 1.",
-     "you subtracted the maximum of the WHOLE array, so a row far below it becomes exp(-2e4) = 0 everywhere "
-     "and then 0 / 0. Subtract each row's own maximum: x.max(axis=-1, keepdims=True)."),
+    (
+        "whole matrix",
+        _softmax_whole,
+        _ROWS_SUM_TO_1,
+        "your whole array sums to 1, but each ROW must: sum with axis=-1, keepdims=True.",
+    ),
+    (
+        "whole matrix per head",
+        _softmax_whole_matrix,
+        _ROWS_SUM_TO_1,
+        "each matrix sums to 1 as a whole, but each ROW must: sum with axis=-1, keepdims=True.",
+    ),
+    (
+        "no keepdims",
+        _softmax_no_keepdims,
+        _KEEPDIMS,
+        "without keepdims=True the row sums (shape (..., n)) line up with the COLUMNS when you divide: "
+        "write e / e.sum(axis=-1, keepdims=True).",
+    ),
+    (
+        "max without keepdims",
+        _softmax_max_no_keepdims,
+        _KEEPDIMS,
+        "x.max(axis=-1) without keepdims=True has shape (..., n) and is subtracted from the COLUMNS: "
+        "write x - x.max(axis=-1, keepdims=True).",
+    ),
+    (
+        "keepdims left out twice",
+        _softmax_both_no_keepdims,
+        _KEEPDIMS,
+        "both x.max(axis=-1) and e.sum(axis=-1) lose the row axis without keepdims=True, so each one meets the "
+        "COLUMNS: write x - x.max(axis=-1, keepdims=True) and e / e.sum(axis=-1, keepdims=True).",
+    ),
+    (
+        "no max subtraction",
+        _naive_softmax,
+        _OVERFLOW,
+        "exp(1e4) overflows to inf, and inf / inf is NaN. Subtract each row's maximum before exp, "
+        "x - x.max(axis=-1, keepdims=True): it does not change the result and keeps every exp at most 1.",
+    ),
+    (
+        "global max",
+        _softmax_global_max,
+        "the number subtracted before exp must be chosen row by row: each row's own largest exp must stay 1.",
+        "you subtracted the maximum of the WHOLE array, so a row far below it becomes exp(-2e4) = 0 everywhere "
+        "and then 0 / 0. Subtract each row's own maximum: x.max(axis=-1, keepdims=True).",
+    ),
 )
 
 
@@ -406,18 +504,24 @@ def _diagnose_softmax(case, got):
         return None
     if not case.batched and got.ndim == 2 and np.allclose(got.sum(axis=0), 1.0, rtol=RTOL, atol=ATOL):
         # (with leading dimensions the exercise's batch hint says more)
-        return (f"your weights sum to 1 down each COLUMN (axis 0, shape {got.shape}), not along each row: the "
-                f"sum that divides must run over the last axis, e / e.sum(axis=-1, keepdims=True).")
+        return (
+            f"your weights sum to 1 down each COLUMN (axis 0, shape {got.shape}), not along each row: the "
+            f"sum that divides must run over the last axis, e / e.sum(axis=-1, keepdims=True)."
+        )
     if np.allclose(got / got.sum(axis=-1, keepdims=True), case.expected, rtol=RTOL, atol=ATOL):
         return "each row is right up to a factor: divide each row by its sum, so that it sums to 1."
     return None
 
 
-@_exercise("04.softmax", worked.my_softmax, mistakes=_MISTAKES_SOFTMAX, diagnose=_diagnose_softmax,
-           library="mha_lib.softmax",
-           returns="the softmax of each row, the same shape as scores (..., n), finite even for scores of +-1e4",
-           batch_hint="with leading dimensions the rows are along the LAST axis: use axis=-1 (not axis=1) "
-                      "and keepdims=True.")
+@_exercise(
+    "04.softmax",
+    worked.my_softmax,
+    mistakes=_MISTAKES_SOFTMAX,
+    diagnose=_diagnose_softmax,
+    library="mha_lib.softmax",
+    returns="the softmax of each row, the same shape as scores (..., n), finite even for scores of +-1e4",
+    batch_hint="with leading dimensions the rows are along the LAST axis: use axis=-1 (not axis=1) and keepdims=True.",
+)
 def _cases_softmax(rng):
     cases = []
     for shape in [(4, 4), (3, 5), (2, 3, 5, 5)]:
@@ -432,31 +536,52 @@ def _cases_softmax(rng):
 
 
 _MISTAKES_WEIGHTED_SUM = _mistakes(
-    ("V @ weights", lambda A, V: V @ A, _MIX_VALUE_ROWS,
-     "V @ weights multiplies in the wrong order. Output row m = sum over j of weights[m, j] * V[j], "
-     "which is weights @ V."),
-    ("weights transposed", lambda A, V: np.swapaxes(A, -1, -2) @ V, _MIX_VALUE_ROWS,
-     "use the weights as they are: row m of weights belongs to query m, so weights @ V, not weights.T @ V."),
-    ("V transposed", lambda A, V: A @ np.swapaxes(V, -1, -2), _MIX_VALUE_ROWS,
-     "use V as it is: row j of V is token j's value, so weights @ V, not weights @ V.T."),
-    ("element-wise", lambda A, V: A * V,
-     "a weighted sum of rows is a matrix product, not an entry-by-entry product.",
-     "weights * V multiplies entry by entry; the weighted sum is a matrix product: weights @ V."),
+    (
+        "V @ weights",
+        lambda A, V: V @ A,
+        _MIX_VALUE_ROWS,
+        "V @ weights multiplies in the wrong order. Output row m = sum over j of weights[m, j] * V[j], "
+        "which is weights @ V.",
+    ),
+    (
+        "weights transposed",
+        lambda A, V: np.swapaxes(A, -1, -2) @ V,
+        _MIX_VALUE_ROWS,
+        "use the weights as they are: row m of weights belongs to query m, so weights @ V, not weights.T @ V.",
+    ),
+    (
+        "V transposed",
+        lambda A, V: A @ np.swapaxes(V, -1, -2),
+        _MIX_VALUE_ROWS,
+        "use V as it is: row j of V is token j's value, so weights @ V, not weights @ V.T.",
+    ),
+    (
+        "element-wise",
+        lambda A, V: A * V,
+        "a weighted sum of rows is a matrix product, not an entry-by-entry product.",
+        "weights * V multiplies entry by entry; the weighted sum is a matrix product: weights @ V.",
+    ),
 )
 
 
-@_exercise("05.weighted_sum", worked.my_weighted_sum, mistakes=_MISTAKES_WEIGHTED_SUM,
-           library="mha_lib.weighted_sum", returns="each query's weighted sum of the value rows, shape (..., n, d_v)",
-           batch_hint="with leading dimensions use @ (np.matmul), which treats them as a batch; np.dot and .T "
-                      "do something else with more than two axes.")
+@_exercise(
+    "05.weighted_sum",
+    worked.my_weighted_sum,
+    mistakes=_MISTAKES_WEIGHTED_SUM,
+    library="mha_lib.weighted_sum",
+    returns="each query's weighted sum of the value rows, shape (..., n, d_v)",
+    batch_hint="with leading dimensions use @ (np.matmul), which treats them as a batch; np.dot and .T "
+    "do something else with more than two axes.",
+)
 def _cases_weighted_sum(rng):
     cases = []
     # The first input is square (n == d_v), so that V @ weights and weights * V run and can be recognised.
     for lead, n, d_v in [((), 4, 4), ((), 5, 3), ((), 3, 6), ((2, 3), 4, 2)]:
         A = softmax(rng.normal(scale=1.5, size=lead + (n, n)))
         V = rng.normal(size=lead + (n, d_v))
-        cases.append(_Case((A, V), lib_weighted_sum(A, V), bool(lead),
-                           f"weights of shape {A.shape} and V of shape {V.shape}"))
+        cases.append(
+            _Case((A, V), lib_weighted_sum(A, V), bool(lead), f"weights of shape {A.shape} and V of shape {V.shape}")
+        )
     return cases
 
 
@@ -464,28 +589,57 @@ def _cases_weighted_sum(rng):
 
 
 _MISTAKES_CONCAT = _mistakes(
-    ("stacked as rows", lambda H: np.concatenate(list(H), axis=0), _SIDE_BY_SIDE,
-     "you put the heads on top of each other (h*n rows). Put them side by side, one row per token: "
-     "np.concatenate(list(heads), axis=-1)."),
-    ("reshape without transpose", lambda H: H.reshape(H.shape[1], H.shape[0] * H.shape[2]), _TOKEN_ROWS,
-     "a plain reshape mixes tokens: your row 1 holds head 1's first rows, not every head's row for token 1. "
-     "Bring the token axis to the front first: heads.transpose(1, 0, 2).reshape(n, h * d_v)."),
-    ("interleaved columns", lambda H: H.transpose(1, 2, 0).reshape(H.shape[1], H.shape[0] * H.shape[2]),
-     _NEIGHBOURING,
-     "head i must own a block of d_v neighbouring columns (i*d_v to (i+1)*d_v); your columns interleave "
-     "the heads. Use transpose(1, 0, 2), not (1, 2, 0)."),
-    ("missing reshape", lambda H: H.transpose(1, 0, 2), _SIDE_BY_SIDE,
-     "your result is (n, h, d_v): one step more, reshape it to (n, h * d_v)."),
-    ("transposed", lambda H: concat_heads(H).T, _SIDE_BY_SIDE,
-     "one row per token: the result is (n, h*d_v), yours is its transpose."),
+    (
+        "stacked as rows",
+        lambda H: np.concatenate(list(H), axis=0),
+        _SIDE_BY_SIDE,
+        "you put the heads on top of each other (h*n rows). Put them side by side, one row per token: "
+        "np.concatenate(list(heads), axis=-1).",
+    ),
+    (
+        "reshape without transpose",
+        lambda H: H.reshape(H.shape[1], H.shape[0] * H.shape[2]),
+        _TOKEN_ROWS,
+        "a plain reshape mixes tokens: your row 1 holds head 1's first rows, not every head's row for token 1. "
+        "Bring the token axis to the front first: heads.transpose(1, 0, 2).reshape(n, h * d_v).",
+    ),
+    (
+        "interleaved columns",
+        lambda H: H.transpose(1, 2, 0).reshape(H.shape[1], H.shape[0] * H.shape[2]),
+        _NEIGHBOURING,
+        "head i must own a block of d_v neighbouring columns (i*d_v to (i+1)*d_v); your columns interleave "
+        "the heads. Use transpose(1, 0, 2), not (1, 2, 0).",
+    ),
+    (
+        "missing reshape",
+        lambda H: H.transpose(1, 0, 2),
+        _SIDE_BY_SIDE,
+        "your result is (n, h, d_v): one step more, reshape it to (n, h * d_v).",
+    ),
+    (
+        "transposed",
+        lambda H: concat_heads(H).T,
+        _SIDE_BY_SIDE,
+        "one row per token: the result is (n, h*d_v), yours is its transpose.",
+    ),
 )
 
 
-@_exercise("06.concat", worked.my_concat, mistakes=_MISTAKES_CONCAT, library="mha_lib.concat_heads",
-           returns="the heads of shape (h, n, d_v) side by side: shape (n, h*d_v)")
+@_exercise(
+    "06.concat",
+    worked.my_concat,
+    mistakes=_MISTAKES_CONCAT,
+    library="mha_lib.concat_heads",
+    returns="the heads of shape (h, n, d_v) side by side: shape (n, h*d_v)",
+)
 def _cases_concat(rng):
-    return _random_cases(rng, [((3, 4, 2),), ((2, 5, 3),), ((4, 2, 3),), ((1, 3, 2),)], concat_heads,
-                         lambda H: f"heads of shape {H.shape}", plain_ndim=3)
+    return _random_cases(
+        rng,
+        [((3, 4, 2),), ((2, 5, 3),), ((4, 2, 3),), ((1, 3, 2),)],
+        concat_heads,
+        lambda H: f"heads of shape {H.shape}",
+        plain_ndim=3,
+    )
 
 
 # --------------------------------------------------------------------------- 07.multi_head_attention
@@ -496,15 +650,16 @@ def _cases_concat(rng):
 _WRONG_SCALES = {
     "none": "your scores are not scaled: divide Q K^T by sqrt(d_k), with d_k = W_q.shape[-1].",
     "d_model": "you divided the scores by sqrt(d_model); the scale is sqrt(d_k), the size of ONE head's query: "
-               "d_k = W_q.shape[-1].",
+    "d_k = W_q.shape[-1].",
     "d_v": "you divided the scores by sqrt(d_v); the scale comes from the queries and keys, d_k = W_q.shape[-1] "
-           "(d_k and d_v differ in these inputs).",
+    "(d_k and d_v differ in these inputs).",
     "d_k_no_sqrt": "you divided the scores by d_k; divide by its square root, np.sqrt(d_k).",
 }
 
 
-def _mha_variant(X, W_q, W_k, W_v, W_o, transpose_k=True, divisor="d_k", weights="row", mix="right", concat="right",
-                 use_wo="yes"):
+def _mha_variant(
+    X, W_q, W_k, W_v, W_o, transpose_k=True, divisor="d_k", weights="row", mix="right", concat="right", use_wo="yes"
+):
     """The layer with one classic mistake switched on (the defaults give the right answer).
 
     The mistakes are those of notebooks 03-06 made again on the stack of heads, and those of moving from one head
@@ -518,13 +673,24 @@ def _mha_variant(X, W_q, W_k, W_v, W_o, transpose_k=True, divisor="d_k", weights
     else:
         raw = Q @ (np.swapaxes(K, -1, -2) if transpose_k else K)  # (h, n, n)
     d_k, d_v, d_model = W_q.shape[-1], W_v.shape[-1], X.shape[-1]
-    scale = {"d_k": math.sqrt(d_k), "none": 1.0, "d_model": math.sqrt(d_model), "d_v": math.sqrt(d_v),
-             "d_k_no_sqrt": float(d_k)}[divisor]  # the right divisor, then the keys of _WRONG_SCALES
+    scale = {
+        "d_k": math.sqrt(d_k),
+        "none": 1.0,
+        "d_model": math.sqrt(d_model),
+        "d_v": math.sqrt(d_v),
+        "d_k_no_sqrt": float(d_k),
+    }[divisor]  # the right divisor, then the keys of _WRONG_SCALES
     S = raw / scale
-    A = {"row": softmax, "naive": _naive_softmax,  # naive: exp as it is, inf / inf = NaN on large scores
-         "column": functools.partial(softmax, axis=-2), "head": functools.partial(softmax, axis=0),
-         "whole": _softmax_whole_matrix, "all heads": _softmax_whole, "no keepdims": _softmax_no_keepdims,
-         "max without keepdims": _softmax_max_no_keepdims}[weights](S)  # (h, n, n)
+    A = {
+        "row": softmax,
+        "naive": _naive_softmax,  # naive: exp as it is, inf / inf = NaN on large scores
+        "column": functools.partial(softmax, axis=-2),
+        "head": functools.partial(softmax, axis=0),
+        "whole": _softmax_whole_matrix,
+        "all heads": _softmax_whole,
+        "no keepdims": _softmax_no_keepdims,
+        "max without keepdims": _softmax_max_no_keepdims,
+    }[weights](S)  # (h, n, n)
     if mix == "V @ weights":
         H = V @ A
     elif mix == "weights transposed":
@@ -534,10 +700,13 @@ def _mha_variant(X, W_q, W_k, W_v, W_o, transpose_k=True, divisor="d_k", weights
     else:
         H = A @ V  # (h, n, d_v)
     h, n, _ = H.shape
-    C = {"right": concat_heads, "reshape": lambda H: H.reshape(n, h * d_v),  # reshape without transpose
-         "interleaved": lambda H: H.transpose(1, 2, 0).reshape(n, h * d_v),
-         "rows": lambda H: np.concatenate(list(H), axis=0),  # (h*n, d_v): the heads on top of each other
-         "no reshape": lambda H: H.transpose(1, 0, 2)}[concat](H)  # (n, h, d_v)
+    C = {
+        "right": concat_heads,
+        "reshape": lambda H: H.reshape(n, h * d_v),  # reshape without transpose
+        "interleaved": lambda H: H.transpose(1, 2, 0).reshape(n, h * d_v),
+        "rows": lambda H: np.concatenate(list(H), axis=0),  # (h*n, d_v): the heads on top of each other
+        "no reshape": lambda H: H.transpose(1, 0, 2),
+    }[concat](H)  # (n, h, d_v)
     if use_wo == "no":
         return C
     if use_wo == "transposed":
@@ -547,61 +716,130 @@ def _mha_variant(X, W_q, W_k, W_v, W_o, transpose_k=True, divisor="d_k", weights
 
 _MISTAKES_MHA = _switched(
     _mha_variant,
-    ("K.T on the stack", {"transpose_k": "K.T"},
-     "in the stack (h, n, d_k) only the last two axes of K trade places; the head axis stays first.",
-     "K.T reverses ALL three axes of the stack: (h, n, d_k) becomes (d_k, n, h). Swap only the last two: "
-     "Q @ K.swapaxes(-1, -2) (or K.transpose(0, 2, 1)), shape (h, d_k, n)."),
-    ("W^O forgotten", {"use_wo": "no"},
-     "the layer does one more thing after the concatenation: the output projection mixes the heads.",
-     "you returned Concat(head_1, ..., head_h). The last step multiplies it by W_o, which mixes the heads "
-     "and brings the width back to d_model: return concat @ W_o."),
-    ("W^O transposed", {"use_wo": "transposed"},
-     "W_o already has the shape the last product needs, (h*d_v, d_model).",
-     "W_o has shape (h*d_v, d_model) and is used as it is: concat @ W_o, not concat @ W_o.T."),
-    ("Q @ K", {"transpose_k": False}, _ROW_DOT_ROW,
-     "the scores need each query row dotted with each key ROW: Q @ K.swapaxes(-1, -2), not Q @ K."),
-    ("K Q^T", {"transpose_k": "K Q^T"},
-     "row m of a head's scores belongs to query m, and column j to key j.",
-     "your scores are the transpose of the right ones: Q @ K.swapaxes(-1, -2), not K @ Q.swapaxes(-1, -2)."),
-    *((f"wrong scale: {divisor}", {"divisor": divisor}, _SCALE, concrete)  # one idea for every wrong scale
-      for divisor, concrete in _WRONG_SCALES.items()),
-    ("softmax over the heads", {"weights": "head"}, _ROWS_SUM_TO_1,
-     "your softmax normalises across the HEADS, axis 0 of the stack (h, n, n): for one query and one key the "
-     "weights of all heads sum to 1. Each head's ROW must sum to 1 by itself: axis=-1, keepdims=True."),
-    ("softmax over columns", {"weights": "column"}, _ROWS_SUM_TO_1,
-     "your softmax normalises the COLUMNS; each query's ROW of weights must sum to 1: axis=-1."),
-    ("softmax over the whole matrix", {"weights": "whole"}, _ROWS_SUM_TO_1,
-     "your softmax normalises each head's whole matrix; each query's ROW of weights must sum to 1: "
-     "axis=-1, keepdims=True."),
-    ("softmax over the whole stack", {"weights": "all heads"}, _ROWS_SUM_TO_1,
-     "your softmax normalises the whole stack of h heads at once: all its weights together sum to 1. Each "
-     "query's ROW in each head must: axis=-1, keepdims=True."),
-    ("no keepdims", {"weights": "no keepdims"}, _KEEPDIMS,
-     "without keepdims=True the row sums (shape (h, n)) line up with the COLUMNS when you divide: "
-     "write e / e.sum(axis=-1, keepdims=True)."),
-    ("max without keepdims", {"weights": "max without keepdims"}, _KEEPDIMS,
-     "scores.max(axis=-1) without keepdims=True has shape (h, n) and is subtracted from the COLUMNS: "
-     "write scores - scores.max(axis=-1, keepdims=True)."),
-    ("V @ weights", {"mix": "V @ weights"}, _MIX_VALUE_ROWS,
-     "V @ weights multiplies in the wrong order. Output row m of a head is the sum over j of weights[m, j] * V[j]: "
-     "weights @ V."),
-    ("weights transposed", {"mix": "weights transposed"}, _MIX_VALUE_ROWS,
-     "use the weights as they are: row m belongs to query m, so weights @ V, not weights.swapaxes(-1, -2) @ V."),
-    ("weights * V", {"mix": "element-wise"},
-     "a weighted sum of rows is a matrix product, not an entry-by-entry product.",
-     "weights * V multiplies entry by entry; the weighted sum of the value rows is weights @ V."),
-    ("concat by reshape", {"concat": "reshape"}, _TOKEN_ROWS,
-     "your concatenation mixes tokens: heads.reshape(n, h * d_v) without a transpose puts head 1's rows "
-     "side by side. Use heads.transpose(1, 0, 2).reshape(n, h * d_v)."),
-    ("interleaved columns", {"concat": "interleaved"}, _NEIGHBOURING,
-     "head i must own a block of d_v neighbouring columns of Concat; your columns interleave the heads. Use "
-     "heads.transpose(1, 0, 2), not (1, 2, 0), before the reshape."),
-    ("heads stacked as rows", {"concat": "rows"}, _SIDE_BY_SIDE,
-     "you put the heads on top of each other (h*n rows). Put them side by side, one row per token: "
-     "np.concatenate(list(heads), axis=-1), shape (n, h * d_v)."),
-    ("missing reshape", {"concat": "no reshape"}, _SIDE_BY_SIDE,
-     "after heads.transpose(1, 0, 2) the heads are (n, h, d_v): one step more, reshape them to (n, h * d_v) "
-     "before multiplying by W_o."),
+    (
+        "K.T on the stack",
+        {"transpose_k": "K.T"},
+        "in the stack (h, n, d_k) only the last two axes of K trade places; the head axis stays first.",
+        "K.T reverses ALL three axes of the stack: (h, n, d_k) becomes (d_k, n, h). Swap only the last two: "
+        "Q @ K.swapaxes(-1, -2) (or K.transpose(0, 2, 1)), shape (h, d_k, n).",
+    ),
+    (
+        "W^O forgotten",
+        {"use_wo": "no"},
+        "the layer does one more thing after the concatenation: the output projection mixes the heads.",
+        "you returned Concat(head_1, ..., head_h). The last step multiplies it by W_o, which mixes the heads "
+        "and brings the width back to d_model: return concat @ W_o.",
+    ),
+    (
+        "W^O transposed",
+        {"use_wo": "transposed"},
+        "W_o already has the shape the last product needs, (h*d_v, d_model).",
+        "W_o has shape (h*d_v, d_model) and is used as it is: concat @ W_o, not concat @ W_o.T.",
+    ),
+    (
+        "Q @ K",
+        {"transpose_k": False},
+        _ROW_DOT_ROW,
+        "the scores need each query row dotted with each key ROW: Q @ K.swapaxes(-1, -2), not Q @ K.",
+    ),
+    (
+        "K Q^T",
+        {"transpose_k": "K Q^T"},
+        "row m of a head's scores belongs to query m, and column j to key j.",
+        "your scores are the transpose of the right ones: Q @ K.swapaxes(-1, -2), not K @ Q.swapaxes(-1, -2).",
+    ),
+    *(
+        (f"wrong scale: {divisor}", {"divisor": divisor}, _SCALE, concrete)  # one idea for every wrong scale
+        for divisor, concrete in _WRONG_SCALES.items()
+    ),
+    (
+        "softmax over the heads",
+        {"weights": "head"},
+        _ROWS_SUM_TO_1,
+        "your softmax normalises across the HEADS, axis 0 of the stack (h, n, n): for one query and one key the "
+        "weights of all heads sum to 1. Each head's ROW must sum to 1 by itself: axis=-1, keepdims=True.",
+    ),
+    (
+        "softmax over columns",
+        {"weights": "column"},
+        _ROWS_SUM_TO_1,
+        "your softmax normalises the COLUMNS; each query's ROW of weights must sum to 1: axis=-1.",
+    ),
+    (
+        "softmax over the whole matrix",
+        {"weights": "whole"},
+        _ROWS_SUM_TO_1,
+        "your softmax normalises each head's whole matrix; each query's ROW of weights must sum to 1: "
+        "axis=-1, keepdims=True.",
+    ),
+    (
+        "softmax over the whole stack",
+        {"weights": "all heads"},
+        _ROWS_SUM_TO_1,
+        "your softmax normalises the whole stack of h heads at once: all its weights together sum to 1. Each "
+        "query's ROW in each head must: axis=-1, keepdims=True.",
+    ),
+    (
+        "no keepdims",
+        {"weights": "no keepdims"},
+        _KEEPDIMS,
+        "without keepdims=True the row sums (shape (h, n)) line up with the COLUMNS when you divide: "
+        "write e / e.sum(axis=-1, keepdims=True).",
+    ),
+    (
+        "max without keepdims",
+        {"weights": "max without keepdims"},
+        _KEEPDIMS,
+        "scores.max(axis=-1) without keepdims=True has shape (h, n) and is subtracted from the COLUMNS: "
+        "write scores - scores.max(axis=-1, keepdims=True).",
+    ),
+    (
+        "V @ weights",
+        {"mix": "V @ weights"},
+        _MIX_VALUE_ROWS,
+        "V @ weights multiplies in the wrong order. Output row m of a head is the sum over j of weights[m, j] * V[j]: "
+        "weights @ V.",
+    ),
+    (
+        "weights transposed",
+        {"mix": "weights transposed"},
+        _MIX_VALUE_ROWS,
+        "use the weights as they are: row m belongs to query m, so weights @ V, not weights.swapaxes(-1, -2) @ V.",
+    ),
+    (
+        "weights * V",
+        {"mix": "element-wise"},
+        "a weighted sum of rows is a matrix product, not an entry-by-entry product.",
+        "weights * V multiplies entry by entry; the weighted sum of the value rows is weights @ V.",
+    ),
+    (
+        "concat by reshape",
+        {"concat": "reshape"},
+        _TOKEN_ROWS,
+        "your concatenation mixes tokens: heads.reshape(n, h * d_v) without a transpose puts head 1's rows "
+        "side by side. Use heads.transpose(1, 0, 2).reshape(n, h * d_v).",
+    ),
+    (
+        "interleaved columns",
+        {"concat": "interleaved"},
+        _NEIGHBOURING,
+        "head i must own a block of d_v neighbouring columns of Concat; your columns interleave the heads. Use "
+        "heads.transpose(1, 0, 2), not (1, 2, 0), before the reshape.",
+    ),
+    (
+        "heads stacked as rows",
+        {"concat": "rows"},
+        _SIDE_BY_SIDE,
+        "you put the heads on top of each other (h*n rows). Put them side by side, one row per token: "
+        "np.concatenate(list(heads), axis=-1), shape (n, h * d_v).",
+    ),
+    (
+        "missing reshape",
+        {"concat": "no reshape"},
+        _SIDE_BY_SIDE,
+        "after heads.transpose(1, 0, 2) the heads are (n, h, d_v): one step more, reshape them to (n, h * d_v) "
+        "before multiplying by W_o.",
+    ),
     ("no max subtraction", {"weights": "naive"}, _OVERFLOW, _OVERFLOW_FIX),
 )
 
@@ -634,10 +872,15 @@ def _diagnose_overflow(case, got):
     return None
 
 
-@_exercise("07.multi_head_attention", worked.my_multi_head_attention, mistakes=_MISTAKES_MHA,
-           diagnose=_diagnose_overflow, diagnose_raised=_diagnose_mha_raised,
-           library="mha_lib.multi_head_attention(X, params).output",
-           returns="the layer's output Concat(head_1, ..., head_h) W_o, shape (n, d_model)")
+@_exercise(
+    "07.multi_head_attention",
+    worked.my_multi_head_attention,
+    mistakes=_MISTAKES_MHA,
+    diagnose=_diagnose_overflow,
+    diagnose_raised=_diagnose_mha_raised,
+    library="mha_lib.multi_head_attention(X, params).output",
+    returns="the layer's output Concat(head_1, ..., head_h) W_o, shape (n, d_model)",
+)
 def _cases_mha(rng):
     return _layer_cases(rng, lambda X, params: multi_head_attention(X, params).output, large=True)
 
@@ -655,15 +898,28 @@ def _layer_cases(rng, output, large=False):
         X = rng.normal(size=(n, d_model))
         p = init_params(d_model, h, d_k=d_k, d_v=d_v, seed=rng)
         params = MHAParams(W_q=p.W_q, W_k=p.W_k, W_v=p.W_v, W_o=p.W_o)
-        cases.append(_Case((X, p.W_q, p.W_k, p.W_v, p.W_o), output(X, params), False,
-                           f"n={n}, d_model={d_model}, h={h}, d_k={d_k}, d_v={d_v}"))
+        cases.append(
+            _Case(
+                (X, p.W_q, p.W_k, p.W_v, p.W_o),
+                output(X, params),
+                False,
+                f"n={n}, d_model={d_model}, h={h}, d_k={d_k}, d_v={d_v}",
+            )
+        )
     if large:
         X, (_, W_q, W_k, W_v, W_o) = rng.normal(size=(4, 8)), cases[0].args
         S = attention_scores(X @ W_q, X @ W_k)  # (h, n, n) at the scale of the other inputs
         X = X * math.sqrt(1000.0 / np.abs(S).max())  # the scores grow with the square of X: now up to +-1000
         params = MHAParams(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o)
-        cases.append(_Case((X, W_q, W_k, W_v, W_o), output(X, params), False,
-                           "n=4, d_model=8, h=2, d_k=4, d_v=4 and scores as large as +-1000", large_scores=True))
+        cases.append(
+            _Case(
+                (X, W_q, W_k, W_v, W_o),
+                output(X, params),
+                False,
+                "n=4, d_model=8, h=2, d_k=4, d_v=4 and scores as large as +-1000",
+                large_scores=True,
+            )
+        )
     return cases
 
 
@@ -684,8 +940,13 @@ def function_exercise(exercise_id):
         ids = function_exercise_ids()
         near = "" if question else did_you_mean(exercise_id, ids)
         same = [i for i in ids if isinstance(exercise_id, str) and i.split(".")[0] == exercise_id.split(".")[0]]
-        listed = ("" if near else f" Notebook {same[0].split('.')[0]}'s is {same[0]!r}." if same else
-                  f" The function exercises are {', '.join(map(repr, ids))}.")
+        listed = (
+            ""
+            if near
+            else f" Notebook {same[0].split('.')[0]}'s is {same[0]!r}."
+            if same
+            else f" The function exercises are {', '.join(map(repr, ids))}."
+        )
         raise ValueError(f"check_function: there is no function exercise {exercise_id!r:.40}{question}.{near}{listed}")
     return FUNCTION_EXERCISES[exercise_id]
 
@@ -703,8 +964,11 @@ def _time_limit(seconds):
     """Raise _TimeUp in the code run inside, after ``seconds`` and again every half second after that (a bare
     ``except:`` in a loop swallows one), where SIGALRM exists and this is the main thread; elsewhere do nothing.
     The handler and timer that were there before (pytest-timeout's, say) are put back afterwards."""
-    if (not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGALRM) is None):  # None: a handler set outside Python, left alone
+    if (
+        not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGALRM) is None
+    ):  # None: a handler set outside Python, left alone
         yield
         return
 
@@ -742,8 +1006,11 @@ def _first_line(exc):
 
 
 def _matches(got, candidate):
-    return (candidate is not None and got.shape == np.shape(candidate)
-            and bool(np.allclose(got, candidate, rtol=RTOL, atol=ATOL, equal_nan=True)))
+    return (
+        candidate is not None
+        and got.shape == np.shape(candidate)
+        and bool(np.allclose(got, candidate, rtol=RTOL, atol=ATOL, equal_nan=True))
+    )
 
 
 def _known_mistake(ex, case, got):
@@ -753,8 +1020,9 @@ def _known_mistake(ex, case, got):
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                wrong = np.asarray(mistake.compute(*(np.copy(a) if isinstance(a, np.ndarray) else a
-                                                     for a in case.args)), dtype=float)
+                wrong = np.asarray(
+                    mistake.compute(*(np.copy(a) if isinstance(a, np.ndarray) else a for a in case.args)), dtype=float
+                )
         except Exception:  # this mistake cannot even run on these inputs
             continue
         if _matches(wrong, case.expected):
@@ -771,8 +1039,12 @@ def _run(fn, args):
     copies = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in args)
     out = io.StringIO()
     result = exc = None
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), np.errstate(all="ignore"), \
-            warnings.catch_warnings():
+    with (
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(out),
+        np.errstate(all="ignore"),
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter("ignore")
         try:
             result = fn(*copies)
@@ -839,14 +1111,18 @@ def _watch_library(allowed, used):
     allowed_codes = {getattr(f, "__code__", None) for f in allowed}
     top = sys.modules.get("mha_lib")
     for module_name, module in list(sys.modules.items()):
-        if module is None or not (module_name == "mha_lib" or module_name.startswith("mha_lib.")) or \
-                module_name.startswith("mha_lib.exercises"):
+        if (
+            module is None
+            or not (module_name == "mha_lib" or module_name.startswith("mha_lib."))
+            or module_name.startswith("mha_lib.exercises")
+        ):
             continue
         namespace = vars(module)
         functions = [f for f in namespace.values() if isinstance(f, types.FunctionType)]
         for cls in [c for c in namespace.values() if isinstance(c, type) and c.__module__ == module_name]:
-            functions += [f for key, f in vars(cls).items() if isinstance(f, types.FunctionType)
-                          and not key.startswith("__")]
+            functions += [
+                f for key, f in vars(cls).items() if isinstance(f, types.FunctionType) and not key.startswith("__")
+            ]
         for f in functions:
             code = f.__code__
             if code in allowed_codes or code in originals or code.co_freevars or not _in_library_code(code):
@@ -926,12 +1202,11 @@ def _child(fn, args, allowed, w):
                 sent = pickle.dumps(exc)
                 pickle.loads(sent)
             except Exception:  # noqa: BLE001 - an exception that does not survive pickling: its name and message
-                sent = pickle.dumps(_StandIn(type(exc).__name__, _first_line(exc).partition(": ")[2],
-                                             raised_in=raised_in))
+                sent = pickle.dumps(_StandIn(type(exc).__name__, _first_line(exc).partition(": ")[2], raised_in=raised_in))
         payload = pickle.dumps((_pickled(result), sent, lines, _pickled(copies), used))
         view = memoryview(payload)
         while view:
-            view = view[os.write(w, view):]
+            view = view[os.write(w, view) :]
     except BaseException:  # noqa: BLE001 - nothing may escape the child: it would go on running the kernel's code
         status = 1
     finally:
@@ -978,10 +1253,18 @@ def _run_apart(fn, args, allowed, seconds):
         raise _TimeUp
     data = b"".join(chunks)
     if not data:  # the child died without a word: os._exit in the function, killed for its memory, a crash
-        how = (f"it was ended by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
-               else f"it exited with code {os.WEXITSTATUS(status)}")
-        return None, ProcessEnded(f"{how} before returning (os._exit, a signal, a crash, or more memory than the "
-                                  f"machine has)."), 0, args, []
+        how = (
+            f"it was ended by signal {os.WTERMSIG(status)}"
+            if os.WIFSIGNALED(status)
+            else f"it exited with code {os.WEXITSTATUS(status)}"
+        )
+        return (
+            None,
+            ProcessEnded(f"{how} before returning (os._exit, a signal, a crash, or more memory than the machine has)."),
+            0,
+            args,
+            [],
+        )
     result, exc, lines, copies, used = pickle.loads(data)
     exc = _exception_unpickled(exc)
     if isinstance(exc, KeyboardInterrupt):  # the function raised it, or the stop button reached the child
@@ -1009,37 +1292,43 @@ def _what_is_wrong_parts(ex, name, case, result, copies, passed_2d):
     the mistakes' same part and the part's own diagnosis; the first part that is wrong gives the verdict."""
     names = ", ".join(part.name for part in ex.parts)
     if not isinstance(result, (list, tuple)) or len(result) != len(ex.parts):
-        what = (_type_in_words(type(result).__name__) if not isinstance(result, (list, tuple))
-                else f"a {type(result).__name__} of {len(result)} items")
+        what = (
+            _type_in_words(type(result).__name__)
+            if not isinstance(result, (list, tuple))
+            else f"a {type(result).__name__} of {len(result)} items"
+        )
         return f"{name} returned {what}; it must return {len(ex.parts)} things, `return {names}`: {ex.returns}."
-    for i, (part, got) in enumerate(zip(ex.parts, result)):
+    for i, (part, got) in enumerate(zip(ex.parts, result, strict=False)):
         if i > 0 and not isinstance(got, np.ndarray):  # a later part may be a list of numbers (ls.append(l))
             try:
                 got = np.asarray(got, dtype=float)
             except Exception:  # not numbers: judged as it is
                 pass
-        mistakes = tuple(_Mistake(m.name, lambda *a, compute=m.compute, i=i: compute(*a)[i], m.hint)
-                         for m in ex.mistakes)
-        one = replace(ex, library=part.library, returns=part.returns, mistakes=mistakes, diagnose=part.diagnose,
-                      parts=())
-        verdict = _what_is_wrong(one, f"{name} (its {part.name})", replace(case, expected=case.expected[i]), got,
-                                 None, copies, passed_2d)
+        mistakes = tuple(_Mistake(m.name, lambda *a, compute=m.compute, i=i: compute(*a)[i], m.hint) for m in ex.mistakes)
+        one = replace(ex, library=part.library, returns=part.returns, mistakes=mistakes, diagnose=part.diagnose, parts=())
+        verdict = _what_is_wrong(
+            one, f"{name} (its {part.name})", replace(case, expected=case.expected[i]), got, None, copies, passed_2d
+        )
         if verdict is not None:
             return verdict
     return None
 
 
-def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
+def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):  # noqa: C901  one branch per classic mistake, in the order they are tested
     """None if this case is right, the one-line verdict, or (verdict, hint) for a recognised mistake."""
     batch = ex.batch_hint if (case.batched and passed_2d and ex.batch_hint) else ""
     if isinstance(exc, SystemExit):  # exit(), quit() or sys.exit() in the function: the kernel would restart
-        return (f"{name} raised SystemExit (on {case.shapes}): it calls exit() or sys.exit(), which would stop "
-                f"the whole kernel. Remove it; a function ends with `return ...`.")
+        return (
+            f"{name} raised SystemExit (on {case.shapes}): it calls exit() or sys.exit(), which would stop "
+            f"the whole kernel. Remove it; a function ends with `return ...`."
+        )
     if isinstance(exc, NotImplementedError) and not exc.args and not passed_2d:  # the lab's placeholder, in place
         inner = _raised_in(exc) or name  # the function that raised it
         who = name if inner in (name, "<lambda>") else f"{inner} (called by {name})"
-        return (f"{who} raised NotImplementedError: it is not written yet. Write its code where it says "
-                f"`# YOUR CODE HERE`, delete the line `raise NotImplementedError()`, and run its cell again.")
+        return (
+            f"{who} raised NotImplementedError: it is not written yet. Write its code where it says "
+            f"`# YOUR CODE HERE`, delete the line `raise NotImplementedError()`, and run its cell again."
+        )
     if exc is not None:
         what = f"{name} raised {_first_line(exc)} (on {case.shapes})."
         hint = ex.diagnose_raised(case, exc) if ex.diagnose_raised is not None else None
@@ -1049,33 +1338,42 @@ def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
             return f"{what} It works without leading dimensions; {batch}"
         return what
     if result is None and passed_2d:  # it returned arrays before: a branch for leading dimensions returns nothing
-        return (f"{name} returned None on {case.shapes}, an input with leading dimensions, though it returned an "
-                f"array without them: every path through it must end with `return ...`.")
+        return (
+            f"{name} returned None on {case.shapes}, an input with leading dimensions, though it returned an "
+            f"array without them: every path through it must end with `return ...`."
+        )
     if result is None:
         ending = f"return {', '.join(part.name for part in ex.parts)}" if ex.parts else "return ..."
-        return (f"{name} returns None: write its body and end it with `{ending}` "
-                f"({ex.returns}).")
+        return f"{name} returns None: write its body and end it with `{ending}` ({ex.returns})."
     if isinstance(result, (list, tuple)):
         kind = type(result).__name__
         if isinstance(result, tuple):
             extra = " If you return several things, return only the output array."
         elif result and all(isinstance(item, np.ndarray) for item in result):  # one array per head, say
-            extra = (" Return a numpy array: np.stack(your_list) makes one of a list of equal-shaped arrays, "
-                     "along a new first axis.")
+            extra = (
+                " Return a numpy array: np.stack(your_list) makes one of a list of equal-shaped arrays, "
+                "along a new first axis."
+            )
         else:
             extra = " Return a numpy array: numpy operations (@, np.exp, ...) give one."
         return f"{name} returned a {kind} of {len(result)} items, not an array.{extra}"
     if not isinstance(result, np.ndarray):
-        convert = (" Compute with numpy throughout, or convert at the end: np.asarray(result) (a torch tensor: "
-                   "result.detach().numpy())." if hasattr(result, "__array__") else "")
+        convert = (
+            " Compute with numpy throughout, or convert at the end: np.asarray(result) (a torch tensor: "
+            "result.detach().numpy())."
+            if hasattr(result, "__array__")
+            else ""
+        )
         return f"{name} returned {_type_in_words(type(result).__name__)}, not a numpy array ({ex.returns}).{convert}"
     if result.dtype == bool or not np.issubdtype(result.dtype, np.number) or np.iscomplexobj(result):
         return f"{name} returned an array of dtype {result.dtype}; it should hold real numbers."
     got = result.astype(float)
-    for arg, original in zip(copies, case.args):
+    for arg, original in zip(copies, case.args, strict=False):
         if isinstance(arg, np.ndarray) and not np.array_equal(arg, original, equal_nan=True):
-            return (f"{name} changed its input in place (on {case.shapes}); the caller's array must stay as it "
-                    f"was. Work on new arrays: x = x - ... instead of x -= ..., no out= into an input.")
+            return (
+                f"{name} changed its input in place (on {case.shapes}); the caller's array must stay as it "
+                f"was. Work on new arrays: x = x - ... instead of x -= ..., no out= into an input."
+            )
     if _matches(got, case.expected):
         return None
     hint = _known_mistake(ex, case, got)
@@ -1087,14 +1385,24 @@ def _what_is_wrong(ex, name, case, result, exc, copies, passed_2d):
     else:
         diff = float(np.max(np.abs(got - case.expected)))
         what = f"{name} gives other numbers than {ex.library} (on {case.shapes}; largest difference {diff:.3g})."
-    if (result.dtype == np.float16 and got.shape == case.expected.shape
-            and np.allclose(got, case.expected, rtol=5e-3, atol=5e-3)):  # right but for float16's rounding
-        return (f"{what} Your result is float16, which keeps only about 3 digits: compute in float64 "
-                f"(numpy's default) or float32.")
-    if (np.issubdtype(result.dtype, np.integer) and got.shape == case.expected.shape
-            and np.allclose(got, np.trunc(case.expected))):  # the decimals cut off by an int dtype
-        return (f"{what} Your result is {result.dtype}: whole numbers only, the decimals were cut off. Keep "
-                f"floats (no astype(int), no dtype=int in np.zeros / np.array).")
+    if (
+        result.dtype == np.float16
+        and got.shape == case.expected.shape
+        and np.allclose(got, case.expected, rtol=5e-3, atol=5e-3)
+    ):  # right but for float16's rounding
+        return (
+            f"{what} Your result is float16, which keeps only about 3 digits: compute in float64 "
+            f"(numpy's default) or float32."
+        )
+    if (
+        np.issubdtype(result.dtype, np.integer)
+        and got.shape == case.expected.shape
+        and np.allclose(got, np.trunc(case.expected))
+    ):  # the decimals cut off by an int dtype
+        return (
+            f"{what} Your result is {result.dtype}: whole numbers only, the decimals were cut off. Keep "
+            f"floats (no astype(int), no dtype=int in np.zeros / np.array)."
+        )
     if hint:
         return what, hint
     if batch:
@@ -1127,70 +1435,127 @@ def _masked_variant(Q, K, mask, transpose_k=True, scaled=True, fill="-inf", wher
 
 _MASK_KEEPS = "the mask says which keys a query may look at: True = may attend, False = weight exactly 0."
 
-_INVERTED = ("your mask works the wrong way round (PyTorch's convention): in mha_lib True = may attend, so keep the "
-             "score where mask is True: np.where(mask, scores, -np.inf).")
+_INVERTED = (
+    "your mask works the wrong way round (PyTorch's convention): in mha_lib True = may attend, so keep the "
+    "score where mask is True: np.where(mask, scores, -np.inf)."
+)
 
 _MISTAKES_MASKED = _switched(
     _masked_variant,
-    ("mask ignored", {"fill": "none"}, _MASK_KEEPS,
-     "your weights are those without the mask: before the softmax, put -inf where mask is False: "
-     "np.where(mask, scores, -np.inf)."),
+    (
+        "mask ignored",
+        {"fill": "none"},
+        _MASK_KEEPS,
+        "your weights are those without the mask: before the softmax, put -inf where mask is False: "
+        "np.where(mask, scores, -np.inf).",
+    ),
     ("mask inverted", {"fill": "inverted"}, _MASK_KEEPS, _INVERTED),
     ("mask inverted, NaN", {"fill": "inverted, no guard"}, _MASK_KEEPS, _INVERTED),
-    ("mask transposed", {"fill": "transposed"},
-     "mask[m, j] is about query m and key j, the same layout as the scores: row m of the mask goes with row m "
-     "of the scores, as it is.",
-     "your mask is transposed (mask.T): with the causal mask each token looked only at itself and the LATER "
-     "tokens. mask[m, j] says whether query m may look at key j, like scores[m, j]: np.where(mask, scores, "
-     "-np.inf), not mask.T."),
-    ("masked score 0", {"fill": "zero"},
-     "a forbidden key must get weight exactly 0, and exp of a score is 0 only when the score is -inf.",
-     "you set the forbidden scores to 0, but exp(0) = 1, so they still get weight: use -np.inf, not 0."),
-    ("mask after softmax", {"where": "after"}, _ROWS_SUM_TO_1,
-     "you zeroed the forbidden weights after the softmax, so the rows no longer sum to 1: put -inf in the "
-     "SCORES before the softmax."),
-    ("unscaled", {"scaled": False}, _SCALE,
-     "your scores are not scaled: divide Q K^T by sqrt(d_k), with d_k = Q.shape[-1], before the softmax."),
-    ("Q @ K", {"transpose_k": False}, _ROW_DOT_ROW,
-     "the scores need each query row dotted with each key ROW: Q @ K.swapaxes(-1, -2), not Q @ K."),
-    ("softmax over columns", {"axis": -2}, _ROWS_SUM_TO_1,
-     "your softmax normalises the COLUMNS; each query's ROW of weights must sum to 1: axis=-1."),
+    (
+        "mask transposed",
+        {"fill": "transposed"},
+        "mask[m, j] is about query m and key j, the same layout as the scores: row m of the mask goes with row m "
+        "of the scores, as it is.",
+        "your mask is transposed (mask.T): with the causal mask each token looked only at itself and the LATER "
+        "tokens. mask[m, j] says whether query m may look at key j, like scores[m, j]: np.where(mask, scores, "
+        "-np.inf), not mask.T.",
+    ),
+    (
+        "masked score 0",
+        {"fill": "zero"},
+        "a forbidden key must get weight exactly 0, and exp of a score is 0 only when the score is -inf.",
+        "you set the forbidden scores to 0, but exp(0) = 1, so they still get weight: use -np.inf, not 0.",
+    ),
+    (
+        "mask after softmax",
+        {"where": "after"},
+        _ROWS_SUM_TO_1,
+        "you zeroed the forbidden weights after the softmax, so the rows no longer sum to 1: put -inf in the "
+        "SCORES before the softmax.",
+    ),
+    (
+        "unscaled",
+        {"scaled": False},
+        _SCALE,
+        "your scores are not scaled: divide Q K^T by sqrt(d_k), with d_k = Q.shape[-1], before the softmax.",
+    ),
+    (
+        "Q @ K",
+        {"transpose_k": False},
+        _ROW_DOT_ROW,
+        "the scores need each query row dotted with each key ROW: Q @ K.swapaxes(-1, -2), not Q @ K.",
+    ),
+    (
+        "softmax over columns",
+        {"axis": -2},
+        _ROWS_SUM_TO_1,
+        "your softmax normalises the COLUMNS; each query's ROW of weights must sum to 1: axis=-1.",
+    ),
 ) + _mistakes(  # two mistakes outside the variant's switches
-    ("softmax forgotten", lambda Q, K, mask: apply_mask(attention_scores(Q, K), mask),
-     "the weights come from the masked scores through a softmax, row by row.",
-     "you returned the masked scores (with their -inf): apply the softmax to each row, the last axis, to turn "
-     "them into weights."),
-    ("mask added", lambda Q, K, mask: softmax(attention_scores(Q, K) + mask), _MASK_KEEPS,
-     "you added the mask itself to the scores (True counts as 1, False as 0). M is 0 where the mask is True "
-     "and -inf where it is False: np.where(mask, scores, -np.inf)."),
+    (
+        "softmax forgotten",
+        lambda Q, K, mask: apply_mask(attention_scores(Q, K), mask),
+        "the weights come from the masked scores through a softmax, row by row.",
+        "you returned the masked scores (with their -inf): apply the softmax to each row, the last axis, to turn "
+        "them into weights.",
+    ),
+    (
+        "mask added",
+        lambda Q, K, mask: softmax(attention_scores(Q, K) + mask),
+        _MASK_KEEPS,
+        "you added the mask itself to the scores (True counts as 1, False as 0). M is 0 where the mask is True "
+        "and -inf where it is False: np.where(mask, scores, -np.inf).",
+    ),
 )
 
 
-@_exercise("08.masked_weights", worked.my_masked_weights, mistakes=_MISTAKES_MASKED, diagnose=_diagnose_overflow,
-           allowed=(softmax,),  # notebook 08: "one or two lines of numpy with mha_lib.softmax"
-           library="mha_lib.softmax(mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask))",
-           returns="the weights softmax(Q K^T / sqrt(d_k)) with -inf where mask is False, shape (..., n, n)",
-           batch_hint="with a stack of heads (h, n, d_k) count the axes from the end: K.swapaxes(-1, -2), not K.T "
-                      "(which reverses ALL the axes); the softmax over axis=-1, not axis=1; and "
-                      "np.where(mask, scores, -np.inf), which applies the (n, n) mask to every head by "
-                      "broadcasting (scores[~mask] indexes the FIRST axes instead).")
+@_exercise(
+    "08.masked_weights",
+    worked.my_masked_weights,
+    mistakes=_MISTAKES_MASKED,
+    diagnose=_diagnose_overflow,
+    allowed=(softmax,),  # notebook 08: "one or two lines of numpy with mha_lib.softmax"
+    library="mha_lib.softmax(mha_lib.apply_mask(mha_lib.attention_scores(Q, K), mask))",
+    returns="the weights softmax(Q K^T / sqrt(d_k)) with -inf where mask is False, shape (..., n, n)",
+    batch_hint="with a stack of heads (h, n, d_k) count the axes from the end: K.swapaxes(-1, -2), not K.T "
+    "(which reverses ALL the axes); the softmax over axis=-1, not axis=1; and "
+    "np.where(mask, scores, -np.inf), which applies the (n, n) mask to every head by "
+    "broadcasting (scores[~mask] indexes the FIRST axes instead).",
+)
 def _cases_masked(rng):
     cases = []
     # The first input is square (n == d_k), so that Q @ K runs and its wrong values can be recognised.
     padding = np.ones((5, 5), dtype=bool)
     padding[:, -1] = False  # the last token is PAD: no query may look at it
     some = np.eye(4, dtype=bool) | (rng.random((4, 4)) < 0.5)  # any mask that leaves each query its own key
-    for lead, n, d_k, mask in [((), 4, 4, causal_mask(4)), ((), 5, 3, padding), ((3,), 4, 2, causal_mask(4)),
-                               ((2,), 4, 3, some)]:
+    for lead, n, d_k, mask in [
+        ((), 4, 4, causal_mask(4)),
+        ((), 5, 3, padding),
+        ((3,), 4, 2, causal_mask(4)),
+        ((2,), 4, 3, some),
+    ]:
         Q, K = rng.normal(size=lead + (n, d_k)), rng.normal(size=lead + (n, d_k))
-        cases.append(_Case((Q, K, mask), softmax(apply_mask(attention_scores(Q, K), mask)), bool(lead),
-                           f"Q, K of shape {Q.shape} and a {n} x {n} mask"))
+        cases.append(
+            _Case(
+                (Q, K, mask),
+                softmax(apply_mask(attention_scores(Q, K), mask)),
+                bool(lead),
+                f"Q, K of shape {Q.shape} and a {n} x {n} mask",
+            )
+        )
     # Last, scores as large as +-1000 (the others are small): a softmax without each row's maximum overflows.
     Q, K = rng.normal(size=(2, 4, 3)), rng.normal(size=(2, 4, 3))
     Q = Q * (1000.0 / np.abs(attention_scores(Q, K)[..., causal_mask(4)]).max())  # the scores grow with Q: the
     # unmasked ones now up to +-1000
-    cases.append(_Case((Q, K, causal_mask(4)), softmax(apply_mask(attention_scores(Q, K), causal_mask(4))), True,
-                       f"Q, K of shape {Q.shape}, a 4 x 4 mask and scores as large as +-1000", large_scores=True))
+    cases.append(
+        _Case(
+            (Q, K, causal_mask(4)),
+            softmax(apply_mask(attention_scores(Q, K), causal_mask(4))),
+            True,
+            f"Q, K of shape {Q.shape}, a 4 x 4 mask and scores as large as +-1000",
+            large_scores=True,
+        )
+    )
     return cases
 
 
@@ -1204,30 +1569,49 @@ def _rope_from(x, start=0, sign=1.0, **kwargs):
     return _rotary_embedding(x, sign * np.arange(start, start + x.shape[-2]), **kwargs)
 
 
-_PAIR_SPEEDS = ("each pair turns at its own speed, theta_f = 10000^(-2f/d_k) for f = 0 .. d_k/2 - 1: pair 0 by 1 "
-                "radian per position, the last pair almost 10000 times more slowly.")
+_PAIR_SPEEDS = (
+    "each pair turns at its own speed, theta_f = 10000^(-2f/d_k) for f = 0 .. d_k/2 - 1: pair 0 by 1 "
+    "radian per position, the last pair almost 10000 times more slowly."
+)
 
 _MISTAKES_ROPE = _mistakes(
-    ("neighbours paired", lambda x: _rope_from(x, pairing="interleaved"),
-     "here a pair is column f with column f + d_k/2 (the first half of the columns with the second half), the "
-     "layout of Hugging Face's Llama code and of mha_lib.",
-     "your pairs are neighbouring columns (2f, 2f+1), the layout of the RoPE paper. Pair f is column f with column "
-     "f + d_k/2: a, b = x[..., :d_k // 2], x[..., d_k // 2:], and the result puts the turned a's first, then the "
-     "turned b's."),
-    ("turned backwards", lambda x: _rope_from(x, sign=-1.0),
-     "a turn by a positive angle moves (1, 0) towards (0, 1): the first entry becomes a cos - b sin, the second "
-     "a sin + b cos.",
-     "your pairs turn the wrong way, by -p theta_f: check the signs. The new a is a * cos - b * sin, the new b "
-     "is a * sin + b * cos."),
-    ("positions from 1", lambda x: _rope_from(x, start=1),
-     "positions count from 0, like numpy rows: the first row is at position 0 and is not turned at all.",
-     "your first row is turned too: the rows are at positions np.arange(n), 0 .. n-1, not 1 .. n."),
-    ("theta without the 2", lambda x: _rope_from(x, base=100.0), _PAIR_SPEEDS,  # 10000^(-f/d) = 100^(-2f/d)
-     "your pairs turn at 10000^(-f/d_k): the exponent has a 2, theta = 10000.0 ** (-2 * f / d_k) with "
-     "f = np.arange(d_k // 2)."),
-    ("theta with the 2 twice", lambda x: _rope_from(x, base=1e8), _PAIR_SPEEDS,  # 10000^(-4f/d) = (1e8)^(-2f/d)
-     "your pairs turn at 10000^(-4f/d_k): np.arange(0, d_k, 2) already counts in twos, so do not double it "
-     "again. Use f = np.arange(d_k // 2) and theta = 10000.0 ** (-2 * f / d_k)."),
+    (
+        "neighbours paired",
+        lambda x: _rope_from(x, pairing="interleaved"),
+        "here a pair is column f with column f + d_k/2 (the first half of the columns with the second half), the "
+        "layout of Hugging Face's Llama code and of mha_lib.",
+        "your pairs are neighbouring columns (2f, 2f+1), the layout of the RoPE paper. Pair f is column f with column "
+        "f + d_k/2: a, b = x[..., :d_k // 2], x[..., d_k // 2:], and the result puts the turned a's first, then the "
+        "turned b's.",
+    ),
+    (
+        "turned backwards",
+        lambda x: _rope_from(x, sign=-1.0),
+        "a turn by a positive angle moves (1, 0) towards (0, 1): the first entry becomes a cos - b sin, the second "
+        "a sin + b cos.",
+        "your pairs turn the wrong way, by -p theta_f: check the signs. The new a is a * cos - b * sin, the new b "
+        "is a * sin + b * cos.",
+    ),
+    (
+        "positions from 1",
+        lambda x: _rope_from(x, start=1),
+        "positions count from 0, like numpy rows: the first row is at position 0 and is not turned at all.",
+        "your first row is turned too: the rows are at positions np.arange(n), 0 .. n-1, not 1 .. n.",
+    ),
+    (
+        "theta without the 2",
+        lambda x: _rope_from(x, base=100.0),
+        _PAIR_SPEEDS,  # 10000^(-f/d) = 100^(-2f/d)
+        "your pairs turn at 10000^(-f/d_k): the exponent has a 2, theta = 10000.0 ** (-2 * f / d_k) with "
+        "f = np.arange(d_k // 2).",
+    ),
+    (
+        "theta with the 2 twice",
+        lambda x: _rope_from(x, base=1e8),
+        _PAIR_SPEEDS,  # 10000^(-4f/d) = (1e8)^(-2f/d)
+        "your pairs turn at 10000^(-4f/d_k): np.arange(0, d_k, 2) already counts in twos, so do not double it "
+        "again. Use f = np.arange(d_k // 2) and theta = 10000.0 ** (-2 * f / d_k).",
+    ),
 )
 
 
@@ -1243,28 +1627,42 @@ def _diagnose_rope(case, got):
 
     even_odd = np.concatenate([x[..., 0, 0::2], x[..., 0, 1::2]], axis=-1)  # row 0 with neighbours as pairs
     if x.shape[-1] > 2 and np.allclose(got[..., 0, :], even_odd, rtol=RTOL, atol=ATOL):
-        return ("row 0 comes back with its columns reordered, the even ones first: your pairs are neighbouring "
-                "columns, x[..., 0::2] with x[..., 1::2]. Here pair f is column f with column f + d_k/2: "
-                "a, b = x[..., :d_k // 2], x[..., d_k // 2:].")
+        return (
+            "row 0 comes back with its columns reordered, the even ones first: your pairs are neighbouring "
+            "columns, x[..., 0::2] with x[..., 1::2]. Here pair f is column f with column f + d_k/2: "
+            "a, b = x[..., :d_k // 2], x[..., d_k // 2:]."
+        )
     if not np.allclose(got[..., 0, :], x[..., 0, :], rtol=RTOL, atol=ATOL):
-        return ("row 0 is at position 0 and turns by 0: it must come back unchanged, and yours does not "
-                "(halves swapped? positions not np.arange(n)?).")
+        return (
+            "row 0 is at position 0 and turns by 0: it must come back unchanged, and yours does not "
+            "(halves swapped? positions not np.arange(n)?)."
+        )
     if not np.allclose(lengths(got), lengths(x), rtol=1e-6, atol=1e-9):
-        return ("a rotation keeps the length of each pair (a, b), and yours changes it: each new entry mixes both "
-                "halves, a * cos - b * sin and a * sin + b * cos, with the same angle in both.")
-    return ("row 0 is right and every pair keeps its length, so the angles are wrong: row p turns pair f by "
-            "p * theta_f radians (np.cos takes radians), theta_f = 10000.0 ** (-2 * f / d_k), f = np.arange(d_k // 2).")
+        return (
+            "a rotation keeps the length of each pair (a, b), and yours changes it: each new entry mixes both "
+            "halves, a * cos - b * sin and a * sin + b * cos, with the same angle in both."
+        )
+    return (
+        "row 0 is right and every pair keeps its length, so the angles are wrong: row p turns pair f by "
+        "p * theta_f radians (np.cos takes radians), theta_f = 10000.0 ** (-2 * f / d_k), f = np.arange(d_k // 2)."
+    )
 
 
-@_exercise("10.rope", worked.my_rope, mistakes=_MISTAKES_ROPE, diagnose=_diagnose_rope, library="mha_lib.rotary_embedding(x, np.arange(n))",
-           returns="x with the pair (f, f + d_k/2) of row p turned by p * theta_f, theta_f = 10000^(-2f/d_k): "
-                   "shape (..., n, d_k)",
-           batch_hint="with leading dimensions n and d_k are the LAST two axes, n, d_k = x.shape[-2:], and the "
-                      "halves are cut along the last axis: x[..., :d_k // 2], x[..., d_k // 2:].")
+@_exercise(
+    "10.rope",
+    worked.my_rope,
+    mistakes=_MISTAKES_ROPE,
+    diagnose=_diagnose_rope,
+    library="mha_lib.rotary_embedding(x, np.arange(n))",
+    returns="x with the pair (f, f + d_k/2) of row p turned by p * theta_f, theta_f = 10000^(-2f/d_k): shape (..., n, d_k)",
+    batch_hint="with leading dimensions n and d_k are the LAST two axes, n, d_k = x.shape[-2:], and the "
+    "halves are cut along the last axis: x[..., :d_k // 2], x[..., d_k // 2:].",
+)
 def _cases_rope(rng):
     # d_k = 2 is a single pair (both pairings agree there); (2, 3, 5, 4) has a batch and a head axis.
-    return _random_cases(rng, [((4, 4),), ((6, 8),), ((3, 6),), ((5, 2),), ((2, 3, 5, 4),)], _rope_from,
-                         lambda x: f"x of shape {x.shape}")
+    return _random_cases(
+        rng, [((4, 4),), ((6, 8),), ((3, 6),), ((5, 2),), ((2, 3, 5, 4),)], _rope_from, lambda x: f"x of shape {x.shape}"
+    )
 
 
 # --------------------------------------------------------------------------- 11.online_softmax
@@ -1279,12 +1677,12 @@ def _online_variant(row, block, rescale="right", divide=True, shift=True):
     ``shift=False``: no running maximum at all, the sum of exp(score) (overflows at +-1e4).
     """
     if not shift:
-        ls = np.cumsum([np.exp(row[start:start + block]).sum() for start in range(0, len(row), block)])
+        ls = np.cumsum([np.exp(row[start : start + block]).sum() for start in range(0, len(row), block)])
         return np.exp(row) / ls[-1], ls
     M = l = None
     ls = []
     for start in range(0, len(row), block):
-        chunk = row[start:start + block]  # (b,) the scores of this block
+        chunk = row[start : start + block]  # (b,) the scores of this block
         M_new = chunk.max() if M is None else max(M, chunk.max())
         if M is None:
             l = np.exp(chunk - M_new).sum()
@@ -1297,28 +1695,46 @@ def _online_variant(row, block, rescale="right", divide=True, shift=True):
     return (e / l if divide else e), np.array(ls)
 
 
-_RESCALE = ("the running sum holds exp(score - M_old); when a block raises the maximum, every term already in it "
-            "must be put on the new maximum.")
+_RESCALE = (
+    "the running sum holds exp(score - M_old); when a block raises the maximum, every term already in it "
+    "must be put on the new maximum."
+)
 # What ls holds, with the small example of notebook 11 (online_softmax_steps([1, 3, 2, 5], 2)).
-_LS_EXAMPLE = ("ls[k] is the running sum l after block k + 1: the sum of exp(s - M) over the scores read so far, "
-               "with M the largest of THOSE scores (the running maximum), one entry per block. For [1, 3, 2, 5] in "
-               "blocks of 2: ls = [1.1353, 1.2034] (M = 3, then 5).")
+_LS_EXAMPLE = (
+    "ls[k] is the running sum l after block k + 1: the sum of exp(s - M) over the scores read so far, "
+    "with M the largest of THOSE scores (the running maximum), one entry per block. For [1, 3, 2, 5] in "
+    "blocks of 2: ls = [1.1353, 1.2034] (M = 3, then 5)."
+)
 
 _MISTAKES_ONLINE = _switched(
     _online_variant,
-    ("running sum not rescaled", {"rescale": "none"}, _RESCALE,
-     "you add each block's exp(score - M_new) to a running sum that still holds exp(score - M_old): multiply "
-     "the old sum by np.exp(M_old - M_new) first."),
-    ("rescaled with the wrong sign", {"rescale": "sign"}, _RESCALE,
-     "your factor has the wrong sign: exp(s - M_old) * exp(M_old - M_new) = exp(s - M_new), so multiply by "
-     "np.exp(M_old - M_new), which is at most 1, not np.exp(M_new - M_old)."),
-    ("not divided by the sum", {"divide": False}, _ROWS_SUM_TO_1,
-     "you return exp(row - M) without dividing by the running sum l: return np.exp(row - M) / l."),
-    ("no running maximum", {"shift": False},
-     "exp of a large score overflows; that is why the online softmax keeps the running maximum M and "
-     "subtracts it.",
-     "exp(1e4) overflows to inf, and inf / inf is NaN. Keep the running maximum M of the scores seen so far, "
-     "add np.exp(chunk - M_new) to the sum and return np.exp(row - M) / l."),
+    (
+        "running sum not rescaled",
+        {"rescale": "none"},
+        _RESCALE,
+        "you add each block's exp(score - M_new) to a running sum that still holds exp(score - M_old): multiply "
+        "the old sum by np.exp(M_old - M_new) first.",
+    ),
+    (
+        "rescaled with the wrong sign",
+        {"rescale": "sign"},
+        _RESCALE,
+        "your factor has the wrong sign: exp(s - M_old) * exp(M_old - M_new) = exp(s - M_new), so multiply by "
+        "np.exp(M_old - M_new), which is at most 1, not np.exp(M_new - M_old).",
+    ),
+    (
+        "not divided by the sum",
+        {"divide": False},
+        _ROWS_SUM_TO_1,
+        "you return exp(row - M) without dividing by the running sum l: return np.exp(row - M) / l.",
+    ),
+    (
+        "no running maximum",
+        {"shift": False},
+        "exp of a large score overflows; that is why the online softmax keeps the running maximum M and subtracts it.",
+        "exp(1e4) overflows to inf, and inf / inf is NaN. Keep the running maximum M of the scores seen so far, "
+        "add np.exp(chunk - M_new) to the sum and return np.exp(row - M) / l.",
+    ),
 )
 
 
@@ -1329,17 +1745,21 @@ def _diagnose_online(case, got):
     if got.shape != case.expected.shape:
         return None
     if np.isnan(got).all():
-        return (_RESCALE,
-                "NaN everywhere usually comes from 0 * inf at the first block: with M = -inf at the start, "
-                "np.exp(M_new - M) is inf. The factor is np.exp(M - M_new) (0 at the first block), "
-                "or start M and l from the first block.")
+        return (
+            _RESCALE,
+            "NaN everywhere usually comes from 0 * inf at the first block: with M = -inf at the start, "
+            "np.exp(M_new - M) is inf. The factor is np.exp(M - M_new) (0 at the first block), "
+            "or start M and l from the first block.",
+        )
     if np.isfinite(got).all() and (got > 0).all():
         ratio = got / case.expected
         if np.allclose(ratio, ratio[0], rtol=1e-6):  # every entry off by the same factor: the division is wrong
-            return ("your numbers are in the right proportions, but they sum to "
-                    f"{float(got.sum()):.4g}, not 1: the sum you divide by must hold exp(s - M) of EVERY score "
-                    "of the row, all on the final maximum M (each block's terms added, the old sum rescaled, "
-                    "no block counted twice), and the numerator must use the same M.")
+            return (
+                "your numbers are in the right proportions, but they sum to "
+                f"{float(got.sum()):.4g}, not 1: the sum you divide by must hold exp(s - M) of EVERY score "
+                "of the row, all on the final maximum M (each block's terms added, the old sum rescaled, "
+                "no block counted twice), and the numerator must use the same M."
+            )
     return None
 
 
@@ -1348,17 +1768,23 @@ def _diagnose_online_ls(case, got):
     missing, one number, or sums on the whole row's maximum), since a running sum per block is the point."""
     row, block = case.args
     if got.shape != case.expected.shape:
-        return (f"your ls has shape {got.shape}; it needs one number per block, {case.expected.size} here: a "
-                f"running sum per block is the point of the exercise. {_LS_EXAMPLE}")
+        return (
+            f"your ls has shape {got.shape}; it needs one number per block, {case.expected.size} here: a "
+            f"running sum per block is the point of the exercise. {_LS_EXAMPLE}"
+        )
     if not np.isfinite(got).all():
         return None
-    final = np.array([np.exp(row[:start + block] - row.max()).sum() for start in range(0, len(row), block)])
+    final = np.array([np.exp(row[: start + block] - row.max()).sum() for start in range(0, len(row), block)])
     if np.allclose(got, final, rtol=RTOL, atol=ATOL):
-        return ("your ls uses the maximum of the WHOLE row, which is not known until the last block: a running "
-                f"sum per block is the point of the exercise. {_LS_EXAMPLE}")
+        return (
+            "your ls uses the maximum of the WHOLE row, which is not known until the last block: a running "
+            f"sum per block is the point of the exercise. {_LS_EXAMPLE}"
+        )
     if np.allclose(got[-1], case.expected[-1], rtol=RTOL, atol=ATOL):
-        return ("the last entry of your ls is right, the earlier ones are not: a running sum per block is the "
-                f"point of the exercise, so append l after EVERY block. {_LS_EXAMPLE}")
+        return (
+            "the last entry of your ls is right, the earlier ones are not: a running sum per block is the "
+            f"point of the exercise, so append l after EVERY block. {_LS_EXAMPLE}"
+        )
     return f"your ls is not the running sum after each block: a running sum per block is the point. {_LS_EXAMPLE}"
 
 
@@ -1368,28 +1794,42 @@ def _online_expected(row, block):
     return softmax(row), np.array([step["l"] for step in steps])
 
 
-@_exercise("11.online_softmax", worked.my_online_softmax, mistakes=_MISTAKES_ONLINE,
-           library="mha_lib.softmax (weights) and mha_lib.flash.online_softmax_steps (ls)",
-           returns=("the softmax of the row, shape (n,), and ls, the running sum l after each block (ls[k] after "
-                    "block k + 1; for [1, 3, 2, 5] in blocks of 2: ls = [1.1353, 1.2034])"),
-           parts=(_Part("weights", "mha_lib.softmax", "the softmax of the row, shape (n,)", _diagnose_online),
-                  _Part("ls", "mha_lib.flash.online_softmax_steps (its l after each block)",
-                        "the running sum l after each block, one number per block", _diagnose_online_ls)))
+@_exercise(
+    "11.online_softmax",
+    worked.my_online_softmax,
+    mistakes=_MISTAKES_ONLINE,
+    library="mha_lib.softmax (weights) and mha_lib.flash.online_softmax_steps (ls)",
+    returns=(
+        "the softmax of the row, shape (n,), and ls, the running sum l after each block (ls[k] after "
+        "block k + 1; for [1, 3, 2, 5] in blocks of 2: ls = [1.1353, 1.2034])"
+    ),
+    parts=(
+        _Part("weights", "mha_lib.softmax", "the softmax of the row, shape (n,)", _diagnose_online),
+        _Part(
+            "ls",
+            "mha_lib.flash.online_softmax_steps (its l after each block)",
+            "the running sum l after each block, one number per block",
+            _diagnose_online_ls,
+        ),
+    ),
+)
 def _cases_online(rng):
     cases = []
     # The first row rises block by block (every block raises the maximum, so each mistake shows); the last has
     # scores of +-1e4 (a running sum without the maximum subtracted overflows).
     rows = [np.array([1.0, 3.0, 2.0, 5.0, 4.0, 8.0])] + [rng.normal(scale=3.0, size=n) for n in (7, 9, 5, 12)]
     rows.append(np.array([-1e4, 5.0, 1e4, 3.0, 1e4 - 1.0]))
-    for row, block in zip(rows, (2, 3, 4, 1, 5, 2)):
-        cases.append(_Case((row, block), _online_expected(row, block), False,
-                           f"a row of {row.size} scores in blocks of {block}"))
+    for row, block in zip(rows, (2, 3, 4, 1, 5, 2), strict=False):
+        cases.append(
+            _Case((row, block), _online_expected(row, block), False, f"a row of {row.size} scores in blocks of {block}")
+        )
     return cases
 
 
 # --------------------------------------------------------------------------- 12.generate
 
-from ..generation import KVCache as _KVCache, decode_step as _decode_step  # noqa: E402 - only this exercise needs them
+from ..generation import KVCache as _KVCache  # noqa: E402 - only this exercise needs them
+from ..generation import decode_step as _decode_step  # noqa: E402
 
 
 def _generate_variant(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1, divisor="d_k", use_wo="yes", order="heads"):
@@ -1401,8 +1841,13 @@ def _generate_variant(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1, divisor="d_k
     scores of all heads at once.
     """
     d_k, d_v, d_model = W_q.shape[-1], W_v.shape[-1], X.shape[-1]
-    scale = {"d_k": math.sqrt(d_k), "none": 1.0, "d_model": math.sqrt(d_model), "d_v": math.sqrt(d_v),
-             "d_k_no_sqrt": float(d_k)}[divisor]  # the right divisor, then the keys of _WRONG_SCALES
+    scale = {
+        "d_k": math.sqrt(d_k),
+        "none": 1.0,
+        "d_model": math.sqrt(d_model),
+        "d_v": math.sqrt(d_v),
+        "d_k_no_sqrt": float(d_k),
+    }[divisor]  # the right divisor, then the keys of _WRONG_SCALES
     K_all, V_all = X @ W_k, X @ W_v  # (h, n, d_k), (h, n, d_v): every token's key and value, future ones included
     K_rows, V_rows, out = [], [], []
     for x in X:  # x: (d_model,), the new token
@@ -1434,39 +1879,62 @@ def _generate_variant(X, W_q, W_k, W_v, W_o, keys="cache", axis=-1, divisor="d_k
 
 _MISTAKES_GENERATE = _switched(
     _generate_variant,
-    ("keys of later tokens", {"keys": "all tokens"},
-     "when token t is generated, the later tokens do not exist yet: its query may only see the keys of tokens "
-     "1..t, the ones in the cache.",
-     "you used the keys and values of every token of X, later ones included (attention without the causal "
-     "mask). Compare the new query only with the cached keys: append k and v first, then use the cache."),
-    ("cache overwritten", {"keys": "newest only"},
-     "the cache GROWS: it keeps the keys and values of every token seen so far, one more at each step.",
-     "each token only looked at itself: the cache held only the newest key and value. Append them to lists "
-     "and stack the lists (np.stack(K_cache, axis=1) -> (h, t, d_k)) instead of replacing them."),
-    ("softmax over the heads", {"axis": 0}, _ROWS_SUM_TO_1,
-     "your softmax normalises across the HEADS; the scores of one head (one query against t keys) must sum "
-     "to 1: softmax over the last axis, the keys."),
-    ("softmax over all heads at once", {"axis": "all"}, _ROWS_SUM_TO_1,
-     "your softmax normalises the scores of all h heads together: the weights of ALL heads sum to 1, so each "
-     "head's sum to only a part of 1. Each head's weights (one query against t keys) must sum to 1 by "
-     "themselves: take the max and the sum over the last axis only, axis=-1, keepdims=True."),
-    ("concat in the wrong order", {"order": "interleaved"},
-     "each step's Concat puts the heads side by side, in head order: all of head 1's d_v numbers, then all of "
-     "head 2's, ...",
-     "your concatenation interleaves the heads: heads.T.reshape(-1) takes the first number of every head, then "
-     "the second, ... heads has shape (h, d_v), one row per head, so heads.reshape(-1) already puts them side "
-     "by side: head 1's d_v numbers, then head 2's, ..."),
-    ("W^O forgotten", {"use_wo": "no"},
-     "each step ends as the layer of notebook 07 does: the output projection mixes the heads.",
-     "your rows are Concat(head_1, ..., head_h) of each step. Multiply each by W_o before you keep it: "
-     "heads.reshape(-1) @ W_o, shape (d_model,)."),
-    *((f"wrong scale: {divisor}", {"divisor": divisor}, _SCALE, concrete)
-      for divisor, concrete in _WRONG_SCALES.items()),  # the same wrong scales as 07, the same hints
+    (
+        "keys of later tokens",
+        {"keys": "all tokens"},
+        "when token t is generated, the later tokens do not exist yet: its query may only see the keys of tokens "
+        "1..t, the ones in the cache.",
+        "you used the keys and values of every token of X, later ones included (attention without the causal "
+        "mask). Compare the new query only with the cached keys: append k and v first, then use the cache.",
+    ),
+    (
+        "cache overwritten",
+        {"keys": "newest only"},
+        "the cache GROWS: it keeps the keys and values of every token seen so far, one more at each step.",
+        "each token only looked at itself: the cache held only the newest key and value. Append them to lists "
+        "and stack the lists (np.stack(K_cache, axis=1) -> (h, t, d_k)) instead of replacing them.",
+    ),
+    (
+        "softmax over the heads",
+        {"axis": 0},
+        _ROWS_SUM_TO_1,
+        "your softmax normalises across the HEADS; the scores of one head (one query against t keys) must sum "
+        "to 1: softmax over the last axis, the keys.",
+    ),
+    (
+        "softmax over all heads at once",
+        {"axis": "all"},
+        _ROWS_SUM_TO_1,
+        "your softmax normalises the scores of all h heads together: the weights of ALL heads sum to 1, so each "
+        "head's sum to only a part of 1. Each head's weights (one query against t keys) must sum to 1 by "
+        "themselves: take the max and the sum over the last axis only, axis=-1, keepdims=True.",
+    ),
+    (
+        "concat in the wrong order",
+        {"order": "interleaved"},
+        "each step's Concat puts the heads side by side, in head order: all of head 1's d_v numbers, then all of "
+        "head 2's, ...",
+        "your concatenation interleaves the heads: heads.T.reshape(-1) takes the first number of every head, then "
+        "the second, ... heads has shape (h, d_v), one row per head, so heads.reshape(-1) already puts them side "
+        "by side: head 1's d_v numbers, then head 2's, ...",
+    ),
+    (
+        "W^O forgotten",
+        {"use_wo": "no"},
+        "each step ends as the layer of notebook 07 does: the output projection mixes the heads.",
+        "your rows are Concat(head_1, ..., head_h) of each step. Multiply each by W_o before you keep it: "
+        "heads.reshape(-1) @ W_o, shape (d_model,).",
+    ),
+    *(
+        (f"wrong scale: {divisor}", {"divisor": divisor}, _SCALE, concrete) for divisor, concrete in _WRONG_SCALES.items()
+    ),  # the same wrong scales as 07, the same hints
 )
 
 
-_OWN_KEY = ("at step t the new token's query compares with the keys of tokens 1..t, ITS OWN KEY included: the "
-            "new key and value join the cache before the scores are computed.")
+_OWN_KEY = (
+    "at step t the new token's query compares with the keys of tokens 1..t, ITS OWN KEY included: the "
+    "new key and value join the cache before the scores are computed."
+)
 
 
 def _diagnose_generate(case, got):
@@ -1475,16 +1943,21 @@ def _diagnose_generate(case, got):
     rows are compared)."""
     X = case.args[0]
     if got.shape == case.expected.shape[1:] and np.allclose(got, case.expected[-1], rtol=RTOL, atol=ATOL):
-        return (f"you returned the output row of the last token only, shape ({X.shape[1]},): keep each step's row "
-                f"in a list and return np.stack(outputs), shape (n, d_model).")
+        return (
+            f"you returned the output row of the last token only, shape ({X.shape[1]},): keep each step's row "
+            f"in a list and return np.stack(outputs), shape (n, d_model)."
+        )
     if got.shape == case.expected.shape and len(X) > 1:
         earlier = _generate_variant(*case.args, keys="earlier only")  # (n, d_model), row 0 undefined (NaN)
-        if (np.allclose(got[1:], earlier[1:], rtol=RTOL, atol=ATOL)
-                and not np.allclose(earlier[1:], case.expected[1:], rtol=RTOL, atol=ATOL)):
-            return (_OWN_KEY,
-                    "each token looked only at the tokens BEFORE it, never at itself (so the first token had "
-                    "nothing to look at). Append the new token's k and v to the cache first, then compare its "
-                    "query with every key in the cache, its own included.")
+        if np.allclose(got[1:], earlier[1:], rtol=RTOL, atol=ATOL) and not np.allclose(
+            earlier[1:], case.expected[1:], rtol=RTOL, atol=ATOL
+        ):
+            return (
+                _OWN_KEY,
+                "each token looked only at the tokens BEFORE it, never at itself (so the first token had "
+                "nothing to look at). Append the new token's k and v to the cache first, then compare its "
+                "query with every key in the cache, its own included.",
+            )
     return _diagnose_overflow(case, got)
 
 
@@ -1492,29 +1965,39 @@ def _diagnose_generate_raised(case, exc):
     """The same mistake as the own key left out, written so that it raises: the scores of the first token
     computed from a cache that is still empty (np.stack of an empty list)."""
     if isinstance(exc, ValueError) and "need at least one array" in str(exc):
-        return (_OWN_KEY,
-                "your function found an empty list to stack: at the first token the cache is still empty if the "
-                "scores come before the append. Append the new token's k and v to the cache first, then compare "
-                "its query with every key in the cache, its own included.")
+        return (
+            _OWN_KEY,
+            "your function found an empty list to stack: at the first token the cache is still empty if the "
+            "scores come before the append. Append the new token's k and v to the cache first, then compare "
+            "its query with every key in the cache, its own included.",
+        )
     return None
 
 
-@_exercise("12.generate", worked.my_generate, mistakes=_MISTAKES_GENERATE, diagnose=_diagnose_generate,
-           diagnose_raised=_diagnose_generate_raised,
-           library="mha_lib.decode_step (one token at a time)",
-           returns="the output row of every token, computed one token at a time, stacked: shape (n, d_model)")
+@_exercise(
+    "12.generate",
+    worked.my_generate,
+    mistakes=_MISTAKES_GENERATE,
+    diagnose=_diagnose_generate,
+    diagnose_raised=_diagnose_generate_raised,
+    library="mha_lib.decode_step (one token at a time)",
+    returns="the output row of every token, computed one token at a time, stacked: shape (n, d_model)",
+)
 def _cases_generate(rng):
     def generated(X, params):
         cache = _KVCache(params)
         return np.stack([_decode_step(x, params, cache).output for x in X])  # (n, d_model), one row per step
+
     return _layer_cases(rng, generated, large=True)
 
 
 # --------------------------------------------------------------------------- 13.softmax_backward
 
 
-_ROW_SUM = ("moving one score moves EVERY weight of its row (they must still sum to 1), so dL/ds_j collects the "
-            "gradient of every weight of the row: w_j (dL/dw_j - sum_k w_k dL/dw_k).")
+_ROW_SUM = (
+    "moving one score moves EVERY weight of its row (they must still sum to 1), so dL/ds_j collects the "
+    "gradient of every weight of the row: w_j (dL/dw_j - sum_k w_k dL/dw_k)."
+)
 
 
 def _softmax_backward_variant(w, dw, row="right", axis=-1, keepdims=True, sign=1.0):
@@ -1535,28 +2018,55 @@ def _reference_softmax_backward(w, dw):
 
 
 _MISTAKES_SOFTMAX_BACKWARD = _mistakes(
-    ("no row-sum term", functools.partial(_softmax_backward_variant, row="none"), _ROW_SUM,
-     "you returned weights * d_weights: the row-sum term is missing. Subtract from d_weights the sum over the "
-     "row of weights * d_weights (axis=-1, keepdims=True) before multiplying by the weights."),
-    ("diagonal of the Jacobian only", functools.partial(_softmax_backward_variant, row="diagonal"), _ROW_SUM,
-     "w * (1 - w) * d_weights is only the diagonal of the Jacobian diag(w) - w w^T: each weight's own score. "
-     "The off-diagonal terms -w_j w_k are missing: use w * (d_weights - (weights * d_weights).sum(axis=-1, "
-     "keepdims=True))."),
-    ("row sum over the wrong axis", functools.partial(_softmax_backward_variant, axis=-2), _ROWS_SUM_TO_1,
-     "your sum runs down the COLUMNS (axis=-2): a softmax row belongs to one query, so the sum is over the "
-     "last axis, axis=-1."),
-    ("row sum without keepdims", functools.partial(_softmax_backward_variant, keepdims=False), _KEEPDIMS,
-     "without keepdims=True the row sums (shape (..., n)) line up with the COLUMNS when you subtract: write "
-     "(weights * d_weights).sum(axis=-1, keepdims=True)."),
-    ("row sum not weighted", functools.partial(_softmax_backward_variant, row="unweighted"), _ROW_SUM,
-     "the row-sum term is sum_k w_k dL/dw_k, each gradient weighted by its weight: (weights * d_weights).sum("
-     "axis=-1, keepdims=True), not d_weights.sum(...)."),
-    ("sign flipped", functools.partial(_softmax_backward_variant, sign=-1.0), _ROW_SUM,
-     "your result has the opposite sign: it is w * (d_weights - row sum), not w * (row sum - d_weights)."),
-    ("softmax of the weights", lambda w, dw: _reference_softmax_backward(softmax(w), dw),
-     "the function receives the weights, which are already the softmax of the scores.",
-     "you applied softmax to the weights (as if they were scores): use them as they are, "
-     "weights * (d_weights - row sum)."),
+    (
+        "no row-sum term",
+        functools.partial(_softmax_backward_variant, row="none"),
+        _ROW_SUM,
+        "you returned weights * d_weights: the row-sum term is missing. Subtract from d_weights the sum over the "
+        "row of weights * d_weights (axis=-1, keepdims=True) before multiplying by the weights.",
+    ),
+    (
+        "diagonal of the Jacobian only",
+        functools.partial(_softmax_backward_variant, row="diagonal"),
+        _ROW_SUM,
+        "w * (1 - w) * d_weights is only the diagonal of the Jacobian diag(w) - w w^T: each weight's own score. "
+        "The off-diagonal terms -w_j w_k are missing: use w * (d_weights - (weights * d_weights).sum(axis=-1, "
+        "keepdims=True)).",
+    ),
+    (
+        "row sum over the wrong axis",
+        functools.partial(_softmax_backward_variant, axis=-2),
+        _ROWS_SUM_TO_1,
+        "your sum runs down the COLUMNS (axis=-2): a softmax row belongs to one query, so the sum is over the "
+        "last axis, axis=-1.",
+    ),
+    (
+        "row sum without keepdims",
+        functools.partial(_softmax_backward_variant, keepdims=False),
+        _KEEPDIMS,
+        "without keepdims=True the row sums (shape (..., n)) line up with the COLUMNS when you subtract: write "
+        "(weights * d_weights).sum(axis=-1, keepdims=True).",
+    ),
+    (
+        "row sum not weighted",
+        functools.partial(_softmax_backward_variant, row="unweighted"),
+        _ROW_SUM,
+        "the row-sum term is sum_k w_k dL/dw_k, each gradient weighted by its weight: (weights * d_weights).sum("
+        "axis=-1, keepdims=True), not d_weights.sum(...).",
+    ),
+    (
+        "sign flipped",
+        functools.partial(_softmax_backward_variant, sign=-1.0),
+        _ROW_SUM,
+        "your result has the opposite sign: it is w * (d_weights - row sum), not w * (row sum - d_weights).",
+    ),
+    (
+        "softmax of the weights",
+        lambda w, dw: _reference_softmax_backward(softmax(w), dw),
+        "the function receives the weights, which are already the softmax of the scores.",
+        "you applied softmax to the weights (as if they were scores): use them as they are, "
+        "weights * (d_weights - row sum).",
+    ),
 )
 
 
@@ -1569,8 +2079,10 @@ def _diagnose_softmax_backward(case, got):
     s = np.log(w)  # scores up to a constant per row: what a student who multiplied by the scores used
     for candidate in (s * (dw - (dw * s).sum(axis=-1, keepdims=True)), s * (dw - (dw * w).sum(axis=-1, keepdims=True))):
         if np.allclose(got, candidate, rtol=RTOL, atol=ATOL):
-            return ("the gradient is built from the softmax OUTPUTS: dL/ds_j = w_j (dL/dw_j - sum_k w_k dL/dw_k).",
-                    "you multiplied by the scores; multiply by the weights (the softmax outputs) instead.")
+            return (
+                "the gradient is built from the softmax OUTPUTS: dL/ds_j = w_j (dL/dw_j - sum_k w_k dL/dw_k).",
+                "you multiplied by the scores; multiply by the weights (the softmax outputs) instead.",
+            )
     if np.allclose(got.sum(axis=-1), 0.0, atol=1e-9) and np.allclose(got, -case.expected, rtol=RTOL, atol=ATOL):
         return "your result has the opposite sign: w * (d_weights - row sum), not w * (row sum - d_weights)."
     return None
@@ -1580,18 +2092,25 @@ def _diagnose_softmax_backward_raised(case, exc):
     """The Jacobian of ONE row (np.diag(w) - np.outer(w, w)) applied to a stack of rows raises: say so."""
     w = case.args[0]
     if isinstance(exc, ValueError) and w.ndim >= 2:
-        return ("np.diag(w) - np.outer(w, w) is the Jacobian of ONE row (w 1-D): on a stack of rows np.diag "
-                "takes the diagonal and np.outer flattens. Use the row form, which works on any stack: "
-                "w * (d_weights - (w * d_weights).sum(axis=-1, keepdims=True)).")
+        return (
+            "np.diag(w) - np.outer(w, w) is the Jacobian of ONE row (w 1-D): on a stack of rows np.diag "
+            "takes the diagonal and np.outer flattens. Use the row form, which works on any stack: "
+            "w * (d_weights - (w * d_weights).sum(axis=-1, keepdims=True))."
+        )
     return None
 
 
-@_exercise("13.softmax_backward", worked.my_softmax_backward, mistakes=_MISTAKES_SOFTMAX_BACKWARD,
-           diagnose=_diagnose_softmax_backward, diagnose_raised=_diagnose_softmax_backward_raised,
-           library="mha_lib.softmax_backward",
-           returns="dL/d scores, the gradient with respect to the scores: the shape of weights (..., n)",
-           batch_hint="with leading dimensions (heads, a batch) the rows are along the LAST axis: sum with "
-                      "axis=-1 and keepdims=True.")
+@_exercise(
+    "13.softmax_backward",
+    worked.my_softmax_backward,
+    mistakes=_MISTAKES_SOFTMAX_BACKWARD,
+    diagnose=_diagnose_softmax_backward,
+    diagnose_raised=_diagnose_softmax_backward_raised,
+    library="mha_lib.softmax_backward",
+    returns="dL/d scores, the gradient with respect to the scores: the shape of weights (..., n)",
+    batch_hint="with leading dimensions (heads, a batch) the rows are along the LAST axis: sum with "
+    "axis=-1 and keepdims=True.",
+)
 def _cases_softmax_backward(rng):
     cases = []
     # a square matrix first (n = n), so that the wrong axis and the missing keepdims run and can be recognised;
@@ -1599,12 +2118,11 @@ def _cases_softmax_backward(rng):
     for shape in [(4, 4), (3, 5), (6,), (2, 3, 4, 4)]:
         w = softmax(rng.normal(scale=1.5, size=shape))
         dw = rng.normal(size=shape)
-        cases.append(_Case((w, dw), _lib_softmax_backward(w, dw), len(shape) > 2,
-                           f"weights and d_weights of shape {shape}"))
+        cases.append(_Case((w, dw), _lib_softmax_backward(w, dw), len(shape) > 2, f"weights and d_weights of shape {shape}"))
     return cases
 
 
-def check_function(exercise_id, fn, *, own=()):
+def check_function(exercise_id, fn, *, own=()):  # noqa: C901  the one entry point: each branch is one way a student's function can end
     """Test the student's function against ``mha_lib``; print right or a hint; return True/False.
 
     The function runs on several small random inputs (and, where the step is
@@ -1654,8 +2172,10 @@ def check_function(exercise_id, fn, *, own=()):
         print(f"⏳ Not yet: write {ex.signature} and pass it (without brackets) to check_function.")
         return False
     if not callable(fn):
-        print(f"❌ Not yet: check_function needs your function itself, e.g. {ex.signature.split('(')[0]} "
-              f"without brackets; got {_type_in_words(type(fn).__name__)}.")
+        print(
+            f"❌ Not yet: check_function needs your function itself, e.g. {ex.signature.split('(')[0]} "
+            f"without brackets; got {_type_in_words(type(fn).__name__)}."
+        )
         return False
     name = getattr(fn, "__name__", "your function")
     if name == "<lambda>":
@@ -1663,8 +2183,10 @@ def check_function(exercise_id, fn, *, own=()):
     wanted = ex.reference.__name__
     others = {e.reference.__name__: i for i, e in FUNCTION_EXERCISES.items() if i != exercise_id}
     if name != wanted and name in others:  # the check line copied from another exercise, or the wrong name passed
-        print(f"❌ Not yet: check_function({exercise_id!r}, ...) checks {ex.signature}; you passed {name}, the "
-              f"function of {others[name]}. Pass {wanted} (without brackets).")
+        print(
+            f"❌ Not yet: check_function({exercise_id!r}, ...) checks {ex.signature}; you passed {name}, the "
+            f"function of {others[name]}. Pass {wanted} (without brackets)."
+        )
         return False
     refusal = _library_refusal(ex, fn, own)
     if refusal:
@@ -1679,8 +2201,7 @@ def check_function(exercise_id, fn, *, own=()):
         if signature is not None:
             signature.bind(*cases[0].args)
     except TypeError:  # the parameters do not fit the call
-        print(f"❌ Not yet: check_function calls your function as {ex.signature}; "
-              f"{name} does not take these parameters.")
+        print(f"❌ Not yet: check_function calls your function as {ex.signature}; {name} does not take these parameters.")
         return False
     printed = 0
     passed_2d = False  # has an input without leading dimensions passed yet?
@@ -1697,16 +2218,23 @@ def check_function(exercise_id, fn, *, own=()):
                 with _time_limit(TIME_LIMIT):
                     result, exc, lines, copies = _run(fn, case.args)
         except (KeyboardInterrupt, _TimeUp) as stop:  # the stop button, or the time limit: it did not finish
-            how = ("was interrupted" if isinstance(stop, KeyboardInterrupt)
-                   else f"did not finish within {TIME_LIMIT:g} seconds and was stopped")
-            print(f"⏹ Stopped: {name} {how} while it ran on {case.shapes}. These inputs are tiny, so it should "
-                  f"finish at once: look for a loop that never ends (a `while` whose condition stays true, a "
-                  f"counter that is never increased).")
+            how = (
+                "was interrupted"
+                if isinstance(stop, KeyboardInterrupt)
+                else f"did not finish within {TIME_LIMIT:g} seconds and was stopped"
+            )
+            print(
+                f"⏹ Stopped: {name} {how} while it ran on {case.shapes}. These inputs are tiny, so it should "
+                f"finish at once: look for a loop that never ends (a `while` whose condition stays true, a "
+                f"counter that is never increased)."
+            )
             return False
         printed += lines
         if isinstance(exc, ProcessEnded):  # os._exit, a signal, the machine's memory: no exception to name
-            print(f"❌ Not yet: {name} ended the process it ran in while it ran on {case.shapes}: {exc} "
-                  "A function ends with `return ...`.")
+            print(
+                f"❌ Not yet: {name} ended the process it ran in while it ran on {case.shapes}: {exc} "
+                "A function ends with `return ...`."
+            )
             return False
         with warnings.catch_warnings():  # judging an odd result (a masked array, say) must not warn in the notebook
             warnings.simplefilter("ignore")
@@ -1717,8 +2245,7 @@ def check_function(exercise_id, fn, *, own=()):
                 print(f"⏳ Not yet: {what}")
                 return False
             more = tiered_hint(exercise_id, hint)  # the hint for this attempt (concept first, then concrete)
-            print(f"❌ Not yet: {what} Hint: {more}" if hint is not None else
-                  f"❌ Not yet: {what} {more}".rstrip())
+            print(f"❌ Not yet: {what} Hint: {more}" if hint is not None else f"❌ Not yet: {what} {more}".rstrip())
             return False
         passed_2d = passed_2d or not case.batched
     hidden = f" (it printed {printed} lines during the check; they were hidden)" if printed else ""
@@ -1743,9 +2270,11 @@ def _library_refusal(ex, fn, own, used=None):
         uses = f"{'your function' if name == '<lambda>' else name} calls {', '.join(used)}"
     wanted = ex.reference.__name__
     also = "".join(f"; here {_library_name(f)} may be used" for f in ex.allowed)
-    return (f"❌ Not yet: {uses}. The exercise is to write {wanted} yourself, in plain numpy, "
-            f"without calling mha_lib{also}: the checker compares your function with {ex.library}, so a function "
-            f"that calls the library proves nothing.")
+    return (
+        f"❌ Not yet: {uses}. The exercise is to write {wanted} yourself, in plain numpy, "
+        f"without calling mha_lib{also}: the checker compares your function with {ex.library}, so a function "
+        f"that calls the library proves nothing."
+    )
 
 
 def _library_name(f):

@@ -28,7 +28,7 @@ def closest_id(exercise_id, ids):
 
 
 def did_you_mean(exercise_id, ids, function_ids=()):
-    """" Did you mean '07.predict_blur'?" for the id of ``ids`` nearest to ``exercise_id``, or ""; a function
+    """ " Did you mean '07.predict_blur'?" for the id of ``ids`` nearest to ``exercise_id``, or ""; a function
     exercise of ``function_ids`` is named as one (``check`` does not take it)."""
     near = closest_id(exercise_id, ids)
     if near is not None and near in function_ids:

@@ -73,9 +73,11 @@ def _reads(code):
     stores (``global x; x = ...``, a class body's own names) is not read from outside."""
     ops = list(dis.get_instructions(code))
     stored = {ins.argval for ins in ops if ins.opname in ("STORE_NAME", "STORE_GLOBAL")}
-    names = [(ins.argval, nxt.argval if nxt.opname in ("LOAD_ATTR", "LOAD_METHOD") else None)
-             for ins, nxt in zip(ops, ops[1:] + ops[:1])
-             if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval not in stored]
+    names = [
+        (ins.argval, nxt.argval if nxt.opname in ("LOAD_ATTR", "LOAD_METHOD") else None)
+        for ins, nxt in zip(ops, ops[1:] + ops[:1], strict=False)
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval not in stored
+    ]
     names += [("import", ins.argval) for ins in ops if ins.opname == "IMPORT_NAME"]
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
@@ -91,7 +93,7 @@ def _is_allowed(obj, allowed):
     return any(obj is a for a in allowed)  # identity: ``in`` would compare a student's array with ==
 
 
-def library_calls(fn, own=(), allowed=()):
+def library_calls(fn, own=(), allowed=()):  # noqa: C901  one branch per way a value can hold a function (alias, container, class, closure)
     """What of ``mha_lib`` the function ``fn`` uses, as ``["mha_lib.softmax", ...]`` (empty: plain code).
 
     Parameters
@@ -165,7 +167,8 @@ def library_calls(fn, own=(), allowed=()):
                     name, qual = f"{name}.{attr}", f"{qual}.{attr}"
                 found.add(name if name == qual else f"{name} ({qual})")
             elif isinstance(obj, functools.partial) or (
-                    not isinstance(obj, types.ModuleType) and getattr(obj, "__module__", 0) == getattr(f, "__module__", 1)):
+                not isinstance(obj, types.ModuleType) and getattr(obj, "__module__", 0) == getattr(f, "__module__", 1)
+            ):
                 # a partial, or a helper, class or object the student wrote next to fn: what it (or a method of it)
                 # calls counts too
                 todo.append(obj)
@@ -175,8 +178,9 @@ def library_calls(fn, own=(), allowed=()):
 def _is_object(obj):
     """A class, or an instance (``sm = Softmax()``; ``sm(s)`` runs ``Softmax.__call__``): what ``library_calls``
     reads through its methods, not a function, module or builtin."""
-    return not isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType,
-                                types.MethodType, functools.partial))
+    return not isinstance(
+        obj, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, types.MethodType, functools.partial)
+    )
 
 
 def _handed_on(obj):
@@ -210,8 +214,9 @@ def _worth_following(value, holder):
     return callable(value) or (_is_object(value) and type(value).__module__ == getattr(holder, "__module__", None))
 
 
-_INSTALLED = sorted({os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
-                                                  *sysconfig.get_paths().values())})
+_INSTALLED = sorted(
+    {os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, *sysconfig.get_paths().values())}
+)
 
 
 def _is_installed(obj):
@@ -244,8 +249,6 @@ def library_use(fn, used):
     while isinstance(base, functools.partial):
         base = base.func
     return f"{name} is {used[0]} itself" if _is_library(base) else f"{name} uses {', '.join(used)}"
-
-
 
 
 # =========================================================================== the graded lab's parts
@@ -308,12 +311,18 @@ def _cases_masked_softmax(rng):
 
     def add(scores, mask, label, **kw):
         axis_wrong = _masked_softmax(np.swapaxes(scores, -1, -2), np.swapaxes(np.broadcast_to(mask, scores.shape), -1, -2))
-        mistakes = [(_lib().softmax(scores), "the mask is not applied: the weight of a key whose mask is False "
-                     "must be exactly 0"),
-                    (_masked_softmax(scores, ~np.asarray(mask)), "the mask is the wrong way round: True means "
-                     "'may attend' (keep that key), False 'masked' (weight 0)"),
-                    (np.swapaxes(axis_wrong, -1, -2), "the softmax runs down the columns: normalise each row (the "
-                     "last axis), so that each query's weights over its keys sum to 1")]
+        mistakes = [
+            (_lib().softmax(scores), "the mask is not applied: the weight of a key whose mask is False must be exactly 0"),
+            (
+                _masked_softmax(scores, ~np.asarray(mask)),
+                "the mask is the wrong way round: True means 'may attend' (keep that key), False 'masked' (weight 0)",
+            ),
+            (
+                np.swapaxes(axis_wrong, -1, -2),
+                "the softmax runs down the columns: normalise each row (the "
+                "last axis), so that each query's weights over its keys sum to 1",
+            ),
+        ]
         cases.append(_Case([scores, mask], _masked_softmax(scores, mask), label, mistakes=mistakes, **kw))
 
     s = rng.normal(size=(3, 5)) * 2
@@ -321,19 +330,30 @@ def _cases_masked_softmax(rng):
     s = rng.normal(size=(6, 6)) * 2
     add(s, np.tril(np.ones((6, 6), dtype=bool)), "scores (6, 6) and a causal mask")
     s = rng.normal(size=(2, 4, 3, 6)) * 2
-    add(s, _mask_with_a_key_per_row(rng, (3, 6)), "scores (2, 4, 3, 6) and a mask (3, 6) shared by the batch and "
-        "the heads (broadcasting)")
+    add(
+        s,
+        _mask_with_a_key_per_row(rng, (3, 6)),
+        "scores (2, 4, 3, 6) and a mask (3, 6) shared by the batch and the heads (broadcasting)",
+    )
     s = rng.normal(size=(2, 5, 7)) * 2
     add(s, np.arange(7) < np.array([7, 3])[:, None, None], "scores (2, 5, 7) and a padding mask (2, 1, 7)")
     s = np.array([[1000.0, 999.0, 0.0, 1e4], [-1e4, 1e4, 0.0, 5.0]])
-    add(s, np.array([[True, True, True, False], [True, True, False, True]]),
-        "large scores, [[1000, 999, 0, 1e4], [-1e4, 1e4, 0, 5]], with the 1e4 of row 1 masked", strict=True)
+    add(
+        s,
+        np.array([[True, True, True, False], [True, True, False, True]]),
+        "large scores, [[1000, 999, 0, 1e4], [-1e4, 1e4, 0, 5]], with the 1e4 of row 1 masked",
+        strict=True,
+    )
     s = rng.normal(size=(3, 4))
     mask = _mask_with_a_key_per_row(rng, (3, 4))
     mask[1] = False
-    add(s, mask, "scores (3, 4) whose row 2 has every key masked",
+    add(
+        s,
+        mask,
+        "scores (3, 4) whose row 2 has every key masked",
         nan="a row whose keys are all masked gives nan; it must give weights 0 (nothing to attend to): where the "
-            "sum of a row is 0, divide by 1 instead, or set that row to 0")
+        "sum of a row is 0, divide by 1 instead, or set that row to 0",
+    )
     return cases
 
 
@@ -343,10 +363,13 @@ def _cases_key_mask(rng):
     for lengths, m in [([3, 1, 4], 5), (list(rng.integers(1, 9, size=6)), 8), ([0, 2], 3)]:
         lengths = np.array(lengths)
         expected = np.arange(m)[None, :] < lengths[:, None]  # (b, m)
-        mistakes = [(~expected, "the mask is the wrong way round: True marks a real token (may attend), False "
-                     "the padding"),
-                    (np.arange(m)[None, :] <= lengths[:, None], "one position too many: with length L the real "
-                     "tokens are positions 0 to L - 1 (counting from 0)")]
+        mistakes = [
+            (~expected, "the mask is the wrong way round: True marks a real token (may attend), False the padding"),
+            (
+                np.arange(m)[None, :] <= lengths[:, None],
+                "one position too many: with length L the real tokens are positions 0 to L - 1 (counting from 0)",
+            ),
+        ]
         cases.append(_Case([lengths, m], expected, f"lengths {lengths.tolist()} and m = {m}", mistakes=mistakes))
     return cases
 
@@ -360,22 +383,34 @@ def _head(Q, K, V, key_mask=None, scale=None):
 def _cases_cross_head(rng):
     np = _np()
     cases = []
-    for n, m, d_model, d_k, d_v, batch, lengths in [(3, 5, 8, 4, 6, (), [3]), (4, 4, 8, 4, 4, (), [2]),
-                                                    (3, 6, 8, 2, 3, (2,), [6, 2]), (1, 3, 4, 4, 2, (), [3])]:
+    for n, m, d_model, d_k, d_v, batch, lengths in [
+        (3, 5, 8, 4, 6, (), [3]),
+        (4, 4, 8, 4, 4, (), [2]),
+        (3, 6, 8, 2, 3, (2,), [6, 2]),
+        (1, 3, 4, 4, 2, (), [3]),
+    ]:
         X = rng.normal(size=(*batch, n, d_model))
         memory = rng.normal(size=(*batch, m, d_model))
         W_q, W_k, W_v = (rng.normal(size=(d_model, d)) / np.sqrt(d_model) for d in (d_k, d_k, d_v))
         key_mask = np.arange(m) < np.array(lengths)[:, None]  # (b, m)
         key_mask = key_mask[0] if not batch else key_mask
         Q, K, V = X @ W_q, memory @ W_k, memory @ W_v
-        mistakes = [(_head(Q, K, V), "the key mask is not applied: a padded key of memory must get weight 0"),
-                    (_head(Q, K, V, key_mask, scale=1.0), "the scores are not scaled: divide them by sqrt(d_k)")]
+        mistakes = [
+            (_head(Q, K, V), "the key mask is not applied: a padded key of memory must get weight 0"),
+            (_head(Q, K, V, key_mask, scale=1.0), "the scores are not scaled: divide them by sqrt(d_k)"),
+        ]
         if n == m:
-            mistakes.append((_head(Q, X @ W_k, X @ W_v, key_mask), "the keys and values come from X: in "
-                             "cross-attention they come from memory (queries from X)"))
+            mistakes.append(
+                (
+                    _head(Q, X @ W_k, X @ W_v, key_mask),
+                    "the keys and values come from X: in cross-attention they come from memory (queries from X)",
+                )
+            )
         shape = lambda a: f"{a.shape}"  # noqa: E731
-        label = (f"X {shape(X)}, memory {shape(memory)}, d_k = {d_k}, d_v = {d_v}, key_mask "
-                 f"{np.asarray(key_mask).astype(int).tolist()}")
+        label = (
+            f"X {shape(X)}, memory {shape(memory)}, d_k = {d_k}, d_v = {d_v}, key_mask "
+            f"{np.asarray(key_mask).astype(int).tolist()}"
+        )
         cases.append(_Case([X, memory, W_q, W_k, W_v, key_mask], _head(Q, K, V, key_mask), label, mistakes=mistakes))
     return cases
 
@@ -386,8 +421,13 @@ def _cases_repeat_kv(rng):
     for shape, h in [((2, 3, 4), 4), ((1, 5, 2), 3), ((3, 2, 2), 3), ((2, 2, 3, 4), 6)]:
         K = rng.normal(size=shape)
         group = h // shape[-3]
-        mistakes = [(np.tile(K, (group, 1, 1)), "np.tile repeats the whole stack (heads 0, 1, 0, 1): query heads "
-                     "i share key head i // (h // h_kv), so repeat each key head in a row (np.repeat on axis -3)")]
+        mistakes = [
+            (
+                np.tile(K, (group, 1, 1)),
+                "np.tile repeats the whole stack (heads 0, 1, 0, 1): query heads "
+                "i share key head i // (h // h_kv), so repeat each key head in a row (np.repeat on axis -3)",
+            )
+        ]
         cases.append(_Case([K, h], _lib().repeat_kv(K, h), f"K {shape} and h = {h}", mistakes=mistakes))
     return cases
 
@@ -396,20 +436,27 @@ def _cases_gqa_layer(rng):
     np = _np()
     lib = _lib()
     cases = []
-    for n, d_model, h, h_kv, d_k, d_v in [(5, 12, 4, 2, 3, 3), (4, 8, 2, 1, 4, 2), (6, 16, 4, 4, 4, 4),
-                                          (3, 8, 4, 1, 2, 2)]:
+    for n, d_model, h, h_kv, d_k, d_v in [(5, 12, 4, 2, 3, 3), (4, 8, 2, 1, 4, 2), (6, 16, 4, 4, 4, 4), (3, 8, 4, 1, 2, 2)]:
         p = lib.init_params(d_model, h, d_k=d_k, d_v=d_v, h_kv=h_kv, seed=int(rng.integers(1 << 30)))
         X = rng.normal(size=(n, d_model))
         causal = lib.causal_mask(n)
         expected = lib.multi_head_attention(X, p, mask=causal).output
         tiled = lib.MHAParams(np.asarray(p.W_q), *(np.tile(w, (h // h_kv, 1, 1)) for w in (p.W_k, p.W_v)), p.W_o)
-        mistakes = [(lib.multi_head_attention(X, p).output, "the layer is causal: token i may attend to tokens "
-                     "1..i only (a lower-triangular mask, np.tril)"),
-                    (lib.multi_head_attention(X, p, mask=causal).concat, "the heads are concatenated but not "
-                     "multiplied by W_o")]
+        mistakes = [
+            (
+                lib.multi_head_attention(X, p).output,
+                "the layer is causal: token i may attend to tokens 1..i only (a lower-triangular mask, np.tril)",
+            ),
+            (lib.multi_head_attention(X, p, mask=causal).concat, "the heads are concatenated but not multiplied by W_o"),
+        ]
         if h_kv not in (1, h):
-            mistakes.append((lib.multi_head_attention(X, tiled, mask=causal).output, "query head i uses key/value "
-                             "head i // (h // h_kv): heads 0 and 1 share key head 0 (np.repeat, not np.tile)"))
+            mistakes.append(
+                (
+                    lib.multi_head_attention(X, tiled, mask=causal).output,
+                    "query head i uses key/value "
+                    "head i // (h // h_kv): heads 0 and 1 share key head 0 (np.repeat, not np.tile)",
+                )
+            )
         label = f"X ({n}, {d_model}), h = {h} query heads, h_kv = {h_kv} key/value heads, d_k = {d_k}, d_v = {d_v}"
         cases.append(_Case([X, p.W_q, p.W_k, p.W_v, p.W_o], expected, label, mistakes=mistakes))
     return cases
@@ -437,16 +484,26 @@ def _toy_layer():
 
 def _cases_previous_share(rng):
     out = _probe()
-    cases = [_Case([_toy_layer()], _previous_share(_toy_layer()), "a made-up layer of 4 tokens (2 heads, the "
-                   "shares are 1.0 and 0.25)", hint=": average rows 1 to n-2 (counting from 0) of the weight on "
-                   "column r - 1")]
+    cases = [
+        _Case(
+            [_toy_layer()],
+            _previous_share(_toy_layer()),
+            "a made-up layer of 4 tokens (2 heads, the shares are 1.0 and 0.25)",
+            hint=": average rows 1 to n-2 (counting from 0) of the weight on column r - 1",
+        )
+    ]
     for layer in range(out.attentions.shape[0]):
         w = out.attentions[layer]
         nxt = w[:, range(1, w.shape[-1] - 1), range(2, w.shape[-1])].mean(axis=-1)
-        cases.append(_Case([w], _previous_share(w), f"the weights of layer {layer + 1} of the probe sentence",
-                           mistakes=[(nxt, "that is the share of the next token (column r + 1): the previous token "
-                                      "is column r - 1")],
-                           hint=": average rows 1 to n-2 (counting from 0) of the weight on column r - 1"))
+        cases.append(
+            _Case(
+                [w],
+                _previous_share(w),
+                f"the weights of layer {layer + 1} of the probe sentence",
+                mistakes=[(nxt, "that is the share of the next token (column r + 1): the previous token is column r - 1")],
+                hint=": average rows 1 to n-2 (counting from 0) of the weight on column r - 1",
+            )
+        )
     return cases
 
 
@@ -464,10 +521,20 @@ def _cases_previous_token_head(rng):
         while order[best - 1] == best - 1:  # the best head must move
             order = rng.permutation(out.attentions.shape[1])
         expected = int(np.flatnonzero(order == best - 1)[0]) + 1
-        cases.append(_Case([_model(out.attentions[:, order], out.tokens)], expected,
-                           "the probe sentence with the heads shuffled",
-                           mistakes=[(best, "the answer does not move when the heads are shuffled: compute it from "
-                                      "out.attentions (with my_previous_share), do not type a number")]))
+        cases.append(
+            _Case(
+                [_model(out.attentions[:, order], out.tokens)],
+                expected,
+                "the probe sentence with the heads shuffled",
+                mistakes=[
+                    (
+                        best,
+                        "the answer does not move when the heads are shuffled: compute it from "
+                        "out.attentions (with my_previous_share), do not type a number",
+                    )
+                ],
+            )
+        )
     toy = _toy_layer()[None]
     cases.append(_Case([_model(toy, _tokens(4))], 1, "part 4.1's made-up layer as a model of one layer"))
     return cases
@@ -476,14 +543,32 @@ def _cases_previous_token_head(rng):
 LAB_PARTS = {  # grade id of the test cell -> the part
     "masked_softmax": _GradedPart("1", "my_masked_softmax", 2, "my_masked_softmax(scores, mask)", _cases_masked_softmax),
     "key_mask": _GradedPart("2.1", "my_key_mask", 1, "my_key_mask(lengths, m)", _cases_key_mask),
-    "cross_head": _GradedPart("2.2", "my_cross_head", 2, "my_cross_head(X, memory, W_q, W_k, W_v, key_mask)",
-                        _cases_cross_head, stand_ins=("my_masked_softmax", "my_key_mask")),
+    "cross_head": _GradedPart(
+        "2.2",
+        "my_cross_head",
+        2,
+        "my_cross_head(X, memory, W_q, W_k, W_v, key_mask)",
+        _cases_cross_head,
+        stand_ins=("my_masked_softmax", "my_key_mask"),
+    ),
     "repeat_kv": _GradedPart("3.1", "my_repeat_kv", 1, "my_repeat_kv(K, h)", _cases_repeat_kv),
-    "gqa_layer": _GradedPart("3.2", "my_gqa_layer", 2, "my_gqa_layer(X, W_q, W_k, W_v, W_o)", _cases_gqa_layer,
-                       stand_ins=("my_masked_softmax", "my_repeat_kv", "my_key_mask")),
+    "gqa_layer": _GradedPart(
+        "3.2",
+        "my_gqa_layer",
+        2,
+        "my_gqa_layer(X, W_q, W_k, W_v, W_o)",
+        _cases_gqa_layer,
+        stand_ins=("my_masked_softmax", "my_repeat_kv", "my_key_mask"),
+    ),
     "previous_share": _GradedPart("4.1", "my_previous_share", 1, "my_previous_share(weights)", _cases_previous_share),
-    "previous_token_head": _GradedPart("4.2", "my_previous_token_head", 1, "my_previous_token_head(out)",
-                                 _cases_previous_token_head, stand_ins=("my_previous_share",)),
+    "previous_token_head": _GradedPart(
+        "4.2",
+        "my_previous_token_head",
+        1,
+        "my_previous_token_head(out)",
+        _cases_previous_token_head,
+        stand_ins=("my_previous_share",),
+    ),
 }
 
 _STAND_INS = {  # what the grader answers when a part calls another part's function: the library's result
@@ -536,10 +621,15 @@ def _run_in_sandbox(part, job):
     Returns (results by case index, what was missing, a message when the process failed as a whole)."""
     np = _np()
     site_dir = os.path.dirname(os.path.dirname(np.__file__))
-    proc = subprocess.Popen([sys.executable, "-I", "-S", SANDBOX, site_dir, _PACKAGE_DIR], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, encoding="utf-8",
-                            env={"PATH": os.environ.get("PATH", ""), "OPENBLAS_NUM_THREADS": "1",
-                                 "OMP_NUM_THREADS": "1"})
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", SANDBOX, site_dir, _PACKAGE_DIR],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        encoding="utf-8",
+        env={"PATH": os.environ.get("PATH", ""), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+    )
     timed_out = threading.Event()
     timer = threading.Timer(TIMEOUT, lambda: (timed_out.set(), proc.kill()))
     timer.start()
@@ -580,8 +670,11 @@ def _run_in_sandbox(part, job):
         proc.wait()
     failed = None
     if missing is None and len(results) < len(job["calls"]):
-        failed = (f"{LAB_PARTS[part].function} did not finish within {TIMEOUT} s" if timed_out.is_set() else
-                  f"{LAB_PARTS[part].function} stopped the process that runs it (it exited, or Python crashed)")
+        failed = (
+            f"{LAB_PARTS[part].function} did not finish within {TIMEOUT} s"
+            if timed_out.is_set()
+            else f"{LAB_PARTS[part].function} stopped the process that runs it (it exited, or Python crashed)"
+        )
     return results, missing, absent, failed
 
 
@@ -592,20 +685,26 @@ def _decode_arg(value):
     return decoded
 
 
-_NOT_HERE = ("while the lab is graded your functions run in a fresh Python that has numpy, Python's own modules and "
-             "the functions you wrote, and where mha_lib cannot be used: write this part in plain numpy")
+_NOT_HERE = (
+    "while the lab is graded your functions run in a fresh Python that has numpy, Python's own modules and "
+    "the functions you wrote, and where mha_lib cannot be used: write this part in plain numpy"
+)
 
 
 def _explain(fn, case, message):
     """The failed-test message when the student's function raised."""
     error, where, absent = message.get("error", ""), message.get("where", ""), message.get("absent") or {}
     if message.get("type") == "NotImplementedError" and "raise NotImplementedError()" in where:
-        return (f"{fn} is not written yet: write your code where it says # YOUR CODE HERE, and delete the line "
-                "raise NotImplementedError()")
+        return (
+            f"{fn} is not written yet: write your code where it says # YOUR CODE HERE, and delete the line "
+            "raise NotImplementedError()"
+        )
     text = f"{fn} on {case.label} raised {error}" + (f" (in {where.strip()})" if where else "")
     if error.startswith("AttributeError: module 'numpy' has no attribute"):
-        return (f"{text}. numpy is a fresh numpy while the lab is graded: what a cell stores on it does not come "
-                f"along; {_NOT_HERE}")
+        return (
+            f"{text}. numpy is a fresh numpy while the lab is graded: what a cell stores on it does not come "
+            f"along; {_NOT_HERE}"
+        )
     named = [name for name in absent if f"'{name}'" in error or error.startswith(f"NameError: {name} ")]
     if named:
         what = absent[named[0]]
@@ -635,8 +734,10 @@ def _grade_case(fn, case, message):  # noqa: C901 - one message per way of being
             return f"{fn} on {case.label}: got head {got}; heads are numbered from 1 (np.argmax counts from 0)"
         return f"{fn} on {case.label}: got head {got}, not the head with the largest share"
     if isinstance(got, _Other) or got.dtype.kind not in "biuf":
-        return f"{fn} on {case.label} returned {getattr(got, 'description', 'an array of something else')}, " \
-               "not an array of numbers"
+        return (
+            f"{fn} on {case.label} returned {getattr(got, 'description', 'an array of something else')}, "
+            "not an array of numbers"
+        )
     expected = case.expected
     if got.shape != expected.shape:
         return f"{fn} on {case.label} should give shape {expected.shape}, got {got.shape}"
@@ -662,8 +763,13 @@ def _grade_job(part, job, seed=None):
     np = _np()
     spec = LAB_PARTS[part]
     cases = spec.cases(np.random.default_rng(seed))  # every answer computed here, before the student's code runs
-    job = {**job, "graded": spec.function, "stand_ins": list(spec.stand_ins),
-           "calls": [[_encode(a) for a in case.args] for case in cases], "strict": [case.strict for case in cases]}
+    job = {
+        **job,
+        "graded": spec.function,
+        "stand_ins": list(spec.stand_ins),
+        "calls": [[_encode(a) for a in case.args] for case in cases],
+        "strict": [case.strict for case in cases],
+    }
     results, missing, absent, failed = _run_in_sandbox(part, job)
     head = f"part {spec.number} ({spec.points} point{'s' * (spec.points > 1)})"
     if missing is not None:
@@ -718,8 +824,10 @@ def _describe(obj):
     if isinstance(obj, type):
         return f"a class ({obj.__qualname__}): the lab grades functions written with def"
     if isinstance(obj, types.FunctionType):
-        return (f"{obj.__module__}.{obj.__qualname__}, a function of an installed package (only numpy and Python's own "
-                "modules are there)")
+        return (
+            f"{obj.__module__}.{obj.__qualname__}, a function of an installed package (only numpy and Python's own "
+            "modules are there)"
+        )
     return f"an object of class {type(obj).__name__}"
 
 
@@ -747,8 +855,9 @@ class _Bundle:
             return ("data", obj)
         if isinstance(obj, types.ModuleType):  # numpy and Python's own modules are imported afresh in the sandbox
             top = obj.__name__.split(".")[0]
-            return ("module", obj.__name__) if top == "numpy" or top in sys.stdlib_module_names else (
-                "absent", _describe(obj))
+            return (
+                ("module", obj.__name__) if top == "numpy" or top in sys.stdlib_module_names else ("absent", _describe(obj))
+            )
         if _is_library(obj):
             return ("absent", _describe(obj))
         np = _np()
@@ -777,8 +886,14 @@ class _Bundle:
         fid = id(fn)
         if fid in self.functions:
             return fid
-        spec = {"name": str(fn.__name__), "code": fn.__code__, "ns": id(fn.__globals__), "defaults": None,
-                "kwdefaults": None, "closure": None}
+        spec = {
+            "name": str(fn.__name__),
+            "code": fn.__code__,
+            "ns": id(fn.__globals__),
+            "defaults": None,
+            "kwdefaults": None,
+            "closure": None,
+        }
         self.functions[fid] = spec  # before what it uses: a function may call itself
         spec["defaults"] = [self.value(v) for v in fn.__defaults__] if fn.__defaults__ else None
         spec["kwdefaults"] = {k: self.value(v) for k, v in fn.__kwdefaults__.items()} if fn.__kwdefaults__ else None
@@ -813,14 +928,23 @@ class _Bundle:
 def _request(part, seed=None, **job):
     """Run the grader in a fresh Python and return its verdict. ``-I``: the notebook's folder is not on its path;
     this file runs as a script, so the grader imports mha_lib itself but not the notebooks' exercises."""
-    done = subprocess.run([sys.executable, "-I", os.path.abspath(__file__), "grade"],  # this file alone, as a script
-                          input=json.dumps({"part": part, "seed": seed, "job": job}), capture_output=True, text=True,
-                          timeout=3 * TIMEOUT, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    done = subprocess.run(
+        [sys.executable, "-I", os.path.abspath(__file__), "grade"],  # this file alone, as a script
+        input=json.dumps({"part": part, "seed": seed, "job": job}),
+        capture_output=True,
+        text=True,
+        timeout=3 * TIMEOUT,
+        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+    )
     try:
         return json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        return {"part": part, "passed": False, "points": 0,
-                "message": f"the grader failed (exit code {done.returncode}): {done.stderr.strip()[-600:]}"}
+        return {
+            "part": part,
+            "passed": False,
+            "points": 0,
+            "message": f"the grader failed (exit code {done.returncode}): {done.stderr.strip()[-600:]}",
+        }
 
 
 def check(part, namespace, seed=None):
@@ -832,11 +956,16 @@ def check(part, namespace, seed=None):
     bundle = _Bundle(namespace, spec.stand_ins)
     root = bundle.root(namespace, spec.function)
     try:
-        data = marshal.dumps({"root": root, "functions": bundle.functions, "namespaces": bundle.namespaces,
-                              "sources": bundle.sources})
+        data = marshal.dumps(
+            {"root": root, "functions": bundle.functions, "namespaces": bundle.namespaces, "sources": bundle.sources}
+        )
     except ValueError as err:
-        return {"part": part, "passed": False, "points": 0,
-                "message": f"part {spec.number}: {spec.function} could not be handed to the grader ({err})"}
+        return {
+            "part": part,
+            "passed": False,
+            "points": 0,
+            "message": f"part {spec.number}: {spec.function} could not be handed to the grader ({err})",
+        }
     return _request(part, seed, mode="bundle", bundle=base64.b64encode(data).decode())
 
 
@@ -864,6 +993,7 @@ def grade(part, namespace):
 
 # =========================================================================== grading from the files alone
 
+
 def _student_cells(notebook):
     """The source of the cells a student wrote: nbgrader's answer cells, and cells the student added."""
     cells = []
@@ -883,8 +1013,7 @@ def regrade(paths, seed=None):
     for path in paths:
         with open(path, encoding="utf-8") as f:
             cells = _student_cells(json.load(f))
-        verdicts = [json.loads(json.dumps(_grade_job(part, {"mode": "cells", "cells": cells}, seed)))
-                    for part in LAB_PARTS]
+        verdicts = [json.loads(json.dumps(_grade_job(part, {"mode": "cells", "cells": cells}, seed))) for part in LAB_PARTS]
         scores[str(path)] = (sum(v["points"] for v in verdicts), verdicts)
     return scores
 
@@ -893,8 +1022,11 @@ def _main(argv):
     if argv[:1] == ["grade"]:  # a test cell's request, on stdin
         request = json.loads(sys.stdin.read())
         job = request["job"]
-        verdict = _grade_job(request["part"], {"mode": job["mode"], "bundle": job.get("bundle"),
-                                               "cells": job.get("cells", [])}, request.get("seed"))
+        verdict = _grade_job(
+            request["part"],
+            {"mode": job["mode"], "bundle": job.get("bundle"), "cells": job.get("cells", [])},
+            request.get("seed"),
+        )
         print(json.dumps(verdict))
         return 0
     if argv[:1] == ["regrade"] and len(argv) > 1:

@@ -39,8 +39,8 @@ def _it_full_thing():
 EXERCISES = {
     "predict_it": Exercise(
         question="Predict before you run the cell: the query of 'it' is (3, 0), 'I look for a thing'. The keys are "
-                 "the (0, 0), cat (1, 0), sat (0, 1), it (0.5, 0). Which word gets the largest share of the "
-                 "attention of 'it'? Answer with the word.",
+        "the (0, 0), cat (1, 0), sat (0, 1), it (0.5, 0). Which word gets the largest share of the "
+        "attention of 'it'? Answer with the word.",
         answer=lambda: _lookup_top("it"),
         hint=(
             "A score is the dot product of the query with a key: the key that points most the same way as the "
@@ -52,31 +52,28 @@ EXERCISES = {
     ),
     "it_full_thing": Exercise(
         question="In the lookup of 'the cat sat it', change one key: 'it' now offers (1, 0), a full thing, like "
-                 "'cat'. The query of 'it' stays (3, 0). What share of its attention does 'it' now give 'cat'? "
-                 "Round to two decimals.",
+        "'cat'. The query of 'it' stays (3, 0). What share of its attention does 'it' now give 'cat'? "
+        "Round to two decimals.",
         answer=_it_full_thing,
         hint=(
-            "Recompute the four scores of 'it' with the new key, then the softmax: two keys now match equally "
-            "well.",
+            "Recompute the four scores of 'it' with the new key, then the softmax: two keys now match equally well.",
             "The scores of 'it' become 0, 3, 0, 3. The weight of 'cat' is e^3 / (1 + e^3 + 1 + e^3).",
         ),
         decimals=2,
     ),
     "predict_equal_scores": Exercise(
         question="Predict before you run the cell: token a_2's two scores are equal (0.71 and 0.71). What are its "
-                 "two weights after the softmax? Answer with a list of 2 numbers.",
+        "two weights after the softmax? Answer with a list of 2 numbers.",
         answer=_tiny_row2,
         hint=(
-            "The softmax depends only on how the scores differ from each other, and a row of weights always adds "
-            "up to 1.",
-            "softmax([s, s]) = [e^s, e^s] / (e^s + e^s): the two weights are the same number, and together they "
-            "make 1.",
+            "The softmax depends only on how the scores differ from each other, and a row of weights always adds up to 1.",
+            "softmax([s, s]) = [e^s, e^s] / (e^s + e^s): the two weights are the same number, and together they make 1.",
         ),
         kind="array",
     ),
     "output_shape": Exercise(
         question="MultiHead(X) for 'humpty dumpty sat on' (X is 4 x 512, h = 8): what shape is the output? "
-                 "Answer with a tuple, e.g. (4, 64).",
+        "Answer with a tuple, e.g. (4, 64).",
         answer=lambda: multi_head_attention(load_running_example().X, load_running_example().params).output.shape,
         hint=(
             "The output keeps one row per token, and each row is as wide as a row of X, so that the next layer "
@@ -87,7 +84,7 @@ EXERCISES = {
     ),
     "weights_shape": Exercise(
         question="With h = 4 heads instead of 8 (same X), what shape is the stack of all heads' attention "
-                 "weights? Answer with a tuple (h, n, n).",
+        "weights? Answer with a tuple (h, n, n).",
         answer=lambda: multi_head_attention(load_running_example().X, init_params(512, 4)).weights.shape,
         hint=(
             "This question has h = 4 heads, not 8; a weight says how much one token looks at another, and every "

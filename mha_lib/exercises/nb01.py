@@ -7,6 +7,7 @@ from .answers import Exercise
 
 _SENTENCE = "the cat sat on the mat"
 
+
 def _cosine(a, b):
     E = embed_tokens([a, b], 512)  # (2, 512)
     return float(E[0] @ E[1] / (np.linalg.norm(E[0]) * np.linalg.norm(E[1])))
@@ -15,8 +16,8 @@ def _cosine(a, b):
 EXERCISES = {
     "predict_cosine": Exercise(
         question="Predict before you run the cell: in this series' embeddings (d_model = 512, random numbers seeded "
-                 "by the word), what is the cosine similarity of 'cat' and 'dog'? A guess within 0.1 of the exact value "
-                 "counts.",
+        "by the word), what is the cosine similarity of 'cat' and 'dog'? A guess within 0.1 of the exact value "
+        "counts.",
         answer=lambda: _cosine("cat", "dog"),
         hint=(
             "These rows carry no meaning: 'cat' is no closer to 'dog' than to any other word. Two unrelated "
@@ -28,15 +29,18 @@ EXERCISES = {
         kind="number",
         rtol=0.0,
         atol=0.1,
-        solution="The rows are random numbers seeded by the word, so 'cat' and 'dog' are two unrelated random directions in 512 dimensions; their cosine is typically about 1/sqrt(512) = 0.044 in size (here -0.043). Trained embeddings would give clearly more.",
+        solution=(
+            "The rows are random numbers seeded by the word, so 'cat' and 'dog' are two unrelated random directions "
+            "in 512 dimensions; their cosine is typically about 1/sqrt(512) = 0.044 in size (here -0.043). Trained "
+            "embeddings would give clearly more."
+        ),
     ),
     "X_shape": Exercise(
         question=f"What shape is X for the sentence '{_SENTENCE}' with d_model = 16? Answer with a tuple.",
         answer=lambda: embed_tokens(tokenize(_SENTENCE), 16).shape,
         hint=(
             "X has one row per token of the sentence and one column per number of a token's embedding.",
-            "Count the words of the sentence, repeats included (the rows), and take d_model = 16 (the columns): "
-            "(n, 16).",
+            "Count the words of the sentence, repeats included (the rows), and take d_model = 16 (the columns): (n, 16).",
         ),
         kind="shape",
     ),

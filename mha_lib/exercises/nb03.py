@@ -36,7 +36,7 @@ def _previous_token_of_saw():
 EXERCISES = {
     "predict_previous_token": Exercise(
         question="Predict before you run the cell: in the designed previous-token head (sentence 'the cat saw the "
-                 "dog'), the query of 'saw' gets its largest score with the key of which token? Answer with the word.",
+        "dog'), the query of 'saw' gets its largest score with the key of which token? Answer with the word.",
         answer=_previous_token_of_saw,
         hint=(
             "The head's name says what its queries look for: each position's query is built to match the key of "
@@ -44,12 +44,16 @@ EXERCISES = {
             "The query of the token at position p asks for position p - 1: which word comes just before 'saw'?",
         ),
         kind="choice",
-        solution="W^Q of the previous-token head turns position p into 'I look for position p - 1' and W^K turns position j into 'I am position j', so the query of 'saw' (position 2) matches the key at position 1: 'cat' (score 7 * 7 / 4 = 12.25; itself 6.125; the others 0).",
+        solution=(
+            "W^Q of the previous-token head turns position p into 'I look for position p - 1' and W^K turns position "
+            "j into 'I am position j', so the query of 'saw' (position 2) matches the key at position 1: 'cat' "
+            "(score 7 * 7 / 4 = 12.25; itself 6.125; the others 0)."
+        ),
     ),
     "predict_peak_unscaled": Exercise(
         question="Predict before you run the cell: random standard-normal queries and keys, 4 tokens, d_k = 64, "
-                 "NO division by sqrt(d_k). On average, how large is the largest softmax weight of a row? "
-                 "A guess within 0.1 counts.",
+        "NO division by sqrt(d_k). On average, how large is the largest softmax weight of a row? "
+        "A guess within 0.1 counts.",
         answer=_peak_unscaled,
         hint=(
             "Without the division, the scores spread more as d_k grows, and the softmax turns large gaps between "
@@ -59,11 +63,15 @@ EXERCISES = {
         ),
         rtol=0.0,
         atol=0.1,
-        solution="Unscaled scores of d_k = 64 standard-normal numbers spread by sqrt(64) = 8, so the largest of a row's 4 scores is usually several units above the next one, and exp of that gap is hundreds or thousands: the row is almost one-hot. Measured: about 0.91 on average.",
+        solution=(
+            "Unscaled scores of d_k = 64 standard-normal numbers spread by sqrt(64) = 8, so the largest of a row's 4 "
+            "scores is usually several units above the next one, and exp of that gap is hundreds or thousands: the "
+            "row is almost one-hot. Measured: about 0.91 on average."
+        ),
     ),
     "scores_shape": Exercise(
         question="What is the shape of scores_i for ONE head of the running example (4 tokens, d_k = 64)? "
-                 "Answer with a tuple like (a, b).",
+        "Answer with a tuple like (a, b).",
         answer=lambda: _running_scores()[0].shape,
         hint=(
             "There is one score for every pair (query token, key token) of the sentence.",
@@ -73,29 +81,27 @@ EXERCISES = {
     ),
     "scale_factor": Exercise(
         question="With d_model = 4096 and h = 32 (LLaMA-7B), what number are the dot products divided by? "
-                 "Give it with two decimals.",
+        "Give it with two decimals.",
         answer=lambda: math.sqrt(4096 // 32),
         hint=(
-            "The dot products are divided by the square root of the size of ONE head's queries and keys, not of "
-            "d_model.",
+            "The dot products are divided by the square root of the size of ONE head's queries and keys, not of d_model.",
             "First d_k = d_model / h = 4096 / 32, then take its square root.",
         ),
         decimals=2,
     ),
     "doc002_entry": Exercise(
         question="In the published 2-token example (Q = [[1, 3], [2, 0.5]], K = [[0.5, 2], [1, 3]], d_k = 2), "
-                 "what is the SCALED score of token 2 looking at token 1, i.e. scaled[1, 0]? Two decimals.",
+        "what is the SCALED score of token 2 looking at token 1, i.e. scaled[1, 0]? Two decimals.",
         answer=lambda: _doc002_scores()[1, 0],
         hint=(
             "scaled[i, j] compares query i with key j: a dot product of two rows, then the scaling by sqrt(d_k).",
-            "Row 2 of Q, (2, 0.5), dotted with row 1 of K, (0.5, 2) (a row, not column 1!), then divided by "
-            "sqrt(2).",
+            "Row 2 of Q, (2, 0.5), dotted with row 1 of K, (0.5, 2) (a row, not column 1!), then divided by sqrt(2).",
         ),
         decimals=2,
     ),
     "spread_unscaled": Exercise(
         question="Queries and keys with d_k = 256 independent standard-normal entries: roughly what is the "
-                 "standard deviation of their UNSCALED dot product q·k?",
+        "standard deviation of their UNSCALED dot product q·k?",
         answer=lambda: 16.0,
         hint=(
             "A dot product is a sum of d_k products, and the variances of independent terms add up.",

@@ -4,6 +4,7 @@ from .. import causal_mask
 from .answers import Exercise
 from .nb07 import parameter_count_exercise
 
+
 def _designed_saw_at_temperature(T=5.0):
     """Whether the row of "saw" in the designed head 1 still puts its largest weight on "cat" at temperature T."""
     from .. import designed_example, multi_head_attention, softmax
@@ -17,9 +18,9 @@ def _designed_saw_at_temperature(T=5.0):
 EXERCISES = {
     "predict_temperature": Exercise(
         question='Predict before you move the temperature: with the designed parameters on "the cat saw the dog", '
-                 'head 1 (the previous-token head) puts 0.998 of the row of "saw" on "cat" at T = 1. At T = 5 '
-                 'the scores are divided by 5 before the softmax. Does "cat" still get the largest weight of that '
-                 'row? Answer "yes" or "no".',
+        'head 1 (the previous-token head) puts 0.998 of the row of "saw" on "cat" at T = 1. At T = 5 '
+        'the scores are divided by 5 before the softmax. Does "cat" still get the largest weight of that '
+        'row? Answer "yes" or "no".',
         answer=_designed_saw_at_temperature,
         hint=(
             "Dividing every score of a row by the same positive number changes their sizes, not their order, "
@@ -29,21 +30,21 @@ EXERCISES = {
         ),
         kind="choice",
         solution='"yes": dividing by T = 5 keeps the order of the scores (0, 2.45, 1.225, 0, 0), so "cat" keeps the '
-                 'largest weight, 0.64 instead of 0.998; "saw" itself gets 0.19 and the others 0.06 each. No '
-                 'temperature changes which key wins; at T = 10, the slider\'s largest, "cat" still leads with '
-                 '0.41. A higher temperature only spreads the weight.',
+        'largest weight, 0.64 instead of 0.998; "saw" itself gets 0.19 and the others 0.06 each. No '
+        'temperature changes which key wins; at T = 10, the slider\'s largest, "cat" still leads with '
+        "0.41. A higher temperature only spreads the weight.",
     ),
     "bert_params": parameter_count_exercise(
-        "How many learnable numbers does one BERT-Base attention layer have without biases "
-        "(d_model=768, h=12, d_k=64)?",
-        768, 12,
+        "How many learnable numbers does one BERT-Base attention layer have without biases (d_model=768, h=12, d_k=64)?",
+        768,
+        12,
         idea_end=".",
         concrete="W^Q, W^K, W^V together are three d_model x (h*d_k) matrices, and W^O is (h*d_k) x d_model. With "
-                 "h*d_k = d_model that is 4 * d_model^2.",
+        "h*d_k = d_model that is 4 * d_model^2.",
     ),
     "llama_head_q": Exercise(
         question="In the LLaMA-7B preset (d_model=4096, h=32, d_k=128) with a text of 100 tokens, "
-                 "what is the shape of one head's Q_i?",
+        "what is the shape of one head's Q_i?",
         answer=lambda: (100, 128),
         hint=(
             "Q_i = X W_i^Q has one row per token of the text.",
@@ -63,8 +64,7 @@ EXERCISES = {
         atol=0.5,
     ),
     "causal_zeros": Exercise(
-        question="With the causal mask on a sentence of 10 tokens, how many of one head's 100 weights "
-                 "are exactly zero?",
+        question="With the causal mask on a sentence of 10 tokens, how many of one head's 100 weights are exactly zero?",
         answer=lambda: int((~causal_mask(10)).sum()),
         hint=(
             "The causal mask forbids a token to look at the tokens after it, and a forbidden weight is exactly 0.",

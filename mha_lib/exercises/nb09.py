@@ -61,8 +61,8 @@ def _counted_from_0(answer):
 EXERCISES = {
     "weights_count": Exercise(
         question="all-MiniLM-L6-v2 has 6 layers of 12 heads. The classic sentence made 16 tokens; a longer one, "
-                 f"{LONG!r}, makes 30 ([CLS] and [SEP] included). How many attention weights (single numbers) "
-                 "does one run of the model on it compute, over all layers and heads?",
+        f"{LONG!r}, makes 30 ([CLS] and [SEP] included). How many attention weights (single numbers) "
+        "does one run of the model on it compute, over all layers and heads?",
         answer=lambda: int(np.prod(minilm.run_minilm(LONG).attentions.shape)),
         hint=(
             "Each head makes one weight for each (query, key) pair of tokens, in every layer.",
@@ -72,14 +72,14 @@ EXERCISES = {
         rtol=0.0,  # a count: exactly (the default 1% let 64,500 pass for 64,800)
         atol=0.5,
         solution="30 x 30 = 900 weights per head, 6 layers x 12 heads = 72 heads: 72 * 900 = 64,800 "
-                 "(out.attentions.shape is (6, 12, 30, 30)). The count grows as n squared: the 16 tokens of the "
-                 "classic sentence made 72 * 256 = 18,432.",
+        "(out.attentions.shape is (6, 12, 30, 30)). The count grows as n squared: the 16 tokens of the "
+        "classic sentence made 72 * 256 = 18,432.",
     ),
     "next_token_head": Exercise(
         question="In the classic sentence, 'The animal didn't cross the street because it was too tired.', which "
-                 "head of layer 2 looks at the next token? For each head, average over the word pieces (not [CLS], "
-                 "not [SEP]) the weight each gives the token just after it; answer the head with the largest "
-                 "average, numbered from 1.",
+        "head of layer 2 looks at the next token? For each head, average over the word pieces (not [CLS], "
+        "not [SEP]) the weight each gives the token just after it; answer the head with the largest "
+        "average, numbered from 1.",
         answer=_next_token_head,
         hint=(
             "One number per head: the weights on the line just above the diagonal (query m, key m + 1), averaged "
@@ -89,14 +89,14 @@ EXERCISES = {
         ),
         kind="choice",
         solution="next_weight = layer_2[:, m, m + 1].mean(axis=1) is at most 0.21 for eleven heads and 0.61 for "
-                 "head 9: np.argmax gives 8, so head 9 (heads are numbered from 1). Layer 2, head 9 is the "
-                 "next-token head; the table of section 4 finds it on all four sentences.",
+        "head 9: np.argmax gives 8, so head 9 (heads are numbered from 1). Layer 2, head 9 is the "
+        "next-token head; the table of section 4 finds it on all four sentences.",
     ),
     "cls_heads_layer5": Exercise(
         question="Take the classic sentence alone, 'The animal didn't cross the street because it was too tired.' "
-                 "(not the average over four sentences drawn in section 4). In how many of layer 5's 12 heads do "
-                 "its word pieces put more than half of their attention on [CLS], on average over the word pieces? "
-                 "(Run minilm.run_minilm on it; minilm.head_patterns gives the measures.)",
+        "(not the average over four sentences drawn in section 4). In how many of layer 5's 12 heads do "
+        "its word pieces put more than half of their attention on [CLS], on average over the word pieces? "
+        "(Run minilm.run_minilm on it; minilm.head_patterns gives the measures.)",
         answer=_cls_heads_layer5,
         hint=(
             "minilm.head_patterns measures, for each layer and head, how much attention the word pieces put on "
@@ -108,19 +108,19 @@ EXERCISES = {
     ),
     "predict_wide": Exercise(
         question="Predict before you run the cell: in 'The animal didn't cross the street because it was too tired.', "
-                 "layer 4, head 2 sends 0.68 of the attention of 'it' to 'animal' and 0.05 to 'street'. Change 'tired' "
-                 "to 'wide' (now 'it' is the street). In that head, will 'it' give more weight to 'animal' or to "
-                 "'street'? Answer 'animal' or 'street'.",
+        "layer 4, head 2 sends 0.68 of the attention of 'it' to 'animal' and 0.05 to 'street'. Change 'tired' "
+        "to 'wide' (now 'it' is the street). In that head, will 'it' give more weight to 'animal' or to "
+        "'street'? Answer 'animal' or 'street'.",
         answer=_wide_layer4_head2,
         hint="Run the next cell and compare the two numbers on the line 'layer 4, head  2, 'wide''.",
         kind="choice",
         solution="The 'wide' line of layer 4, head 2 reads it -> animal 0.28, it -> street 0.12: still more on 'animal' "
-                 "than on 'street' (its largest weight now goes to [CLS], 0.33). "
-                 "The head links 'it' to the subject noun before it; it does not work out what 'it' means.",
+        "than on 'street' (its largest weight now goes to [CLS], 0.33). "
+        "The head links 'it' to the subject noun before it; it does not work out what 'it' means.",
     ),
     "wide_street_head": Exercise(
         question="In 'The animal didn't cross the street because it was too wide.', which head gives the largest "
-                 "weight from 'it' to 'street'? Answer (layer, head), both numbered from 1.",
+        "weight from 'it' to 'street'? Answer (layer, head), both numbered from 1.",
         answer=_wide_street_head,
         hint=(
             "The model returns one n x n weight matrix per layer and head; you want the head in which one cell, "
@@ -133,8 +133,8 @@ EXERCISES = {
     ),
     "street_with_tired": Exercise(
         question="Take the head of the previous question (the one that gives 'street' the largest weight from 'it' "
-                 "with 'wide'). How much weight does 'it' give 'street' in that head with the original word, "
-                 "'tired'? Two decimals.",
+        "with 'wide'). How much weight does 'it' give 'street' in that head with the original word, "
+        "'tired'? Two decimals.",
         answer=_street_with_tired,
         hint=(
             "The same cell of the same head, query 'it' and key 'street', but in the run on the sentence that "
@@ -145,7 +145,7 @@ EXERCISES = {
         ),
         decimals=2,
         solution="Layer 6, head 2 gives 'street' 0.19 with 'tired' and 0.24 with 'wide': it already looked at "
-                 "'street' before the word changed (with 'tired', layer 6 head 6 even gives it 0.22). A rise of 0.05 "
-                 "is not the head working out that 'it' is now the street.",
+        "'street' before the word changed (with 'tired', layer 6 head 6 even gives it 0.22). A rise of 0.05 "
+        "is not the head working out that 'it' is now the street.",
     ),
 }

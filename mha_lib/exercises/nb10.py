@@ -30,8 +30,8 @@ def _rope_shift():
 EXERCISES = {
     "swapped_row": Exercise(
         question="The tiny example's three tokens go through the same layer in the order a2, a3, a1. Without running "
-                 "it, read the answer off the weights printed in section 1 for the order a1 a2 a3: what is the weight "
-                 "in row 1, column 3 of the new weights (rows and columns counted from 1)? Four decimals.",
+        "it, read the answer off the weights printed in section 1 for the order a1 a2 a3: what is the weight "
+        "in row 1, column 3 of the new weights (rows and columns counted from 1)? Four decimals.",
         answer=_cyclic_weight,
         hint=(
             "Without positions a weight belongs to a pair of tokens (which query, which key), not to a pair of "
@@ -44,7 +44,7 @@ EXERCISES = {
     ),
     "pe_first_entry": Exercise(
         question="What is PE[5, 1], the entry in column 1 of the encoding of position 5 (the sixth token; positions "
-                 "and columns count from 0), whatever d_model is? Four decimals are enough.",
+        "and columns count from 0), whatever d_model is? Four decimals are enough.",
         answer=lambda: float(sinusoidal_positions(6, 512)[5, 1]),
         hint=(
             "Columns 0 and 1 are the first pair, the fastest wave: a sine and a cosine of the same angle, which is "
@@ -56,12 +56,11 @@ EXERCISES = {
     ),
     "pe_self_dot": Exercise(
         question="For d_model = 768 (BERT-Base), what is the dot product PE[p] · PE[p] of a position's encoding with "
-                 "itself (the same for every p)?",
+        "itself (the same for every p)?",
         answer=lambda: float(sinusoidal_positions(7, 768)[6] @ sinusoidal_positions(7, 768)[6]),
         hint=(
             "The columns of the encoding come in pairs, a sine and a cosine of the same angle.",
-            "The columns come in pairs sin(a), cos(a), and sin²(a) + cos²(a) = 1. How many pairs are there in 768 "
-            "columns?",
+            "The columns come in pairs sin(a), cos(a), and sin²(a) + cos²(a) = 1. How many pairs are there in 768 columns?",
         ),
         kind="number",
         rtol=0.0,
@@ -69,7 +68,7 @@ EXERCISES = {
     ),
     "torch_sentences": Exercise(
         question="You want nn.MultiheadAttention with its default batch_first=False to see ONE sentence of 5 tokens, "
-                 "each of size 2. What shape must the input tensor have? Type it like (2, 3, 4).",
+        "each of size 2. What shape must the input tensor have? Type it like (2, 3, 4).",
         answer=lambda: (5, 1, 2),
         hint=(
             "PyTorch reads the axes of the tensor in an order that batch_first decides; mha_lib always puts the "
@@ -81,8 +80,8 @@ EXERCISES = {
     ),
     "predict_rope_shift": Exercise(
         question="With rotary embeddings, a query at position 7 and a key at position 5 (d_k = 64) have the score s. "
-                 "Is their score at positions 102 and 100 the same, larger or smaller? Answer 'same', 'larger' or "
-                 "'smaller'.",
+        "Is their score at positions 102 and 100 the same, larger or smaller? Answer 'same', 'larger' or "
+        "'smaller'.",
         answer=_rope_shift,
         hint=(
             "RoPE turns each query and key by an angle that grows with its position, and a dot product depends "
@@ -92,11 +91,11 @@ EXERCISES = {
         ),
         kind="choice",
         solution="The same: RoPE turns the query by m theta_f and the key by n theta_f in every pair, and a dot "
-                 "product depends only on the angle between them, (n - m) theta_f. Here n - m = -2 in both cases.",
+        "product depends only on the angle between them, (n - m) theta_f. Here n - m = -2 in both cases.",
     ),
     "rope_pair_speed": Exercise(
         question="RoPE with d_k = 64 and base 10000: by how many radians per position does pair f = 1 (the second "
-                 "pair) turn? Four decimals.",
+        "pair) turn? Four decimals.",
         answer=lambda: float(rope_angles([1], 64)[0, 1]),
         hint=(
             "Each pair turns at its own speed, slower for the later pairs; the speeds are powers of the base.",

@@ -20,7 +20,7 @@ def all_ids():
 
 
 def _near(exercise_id, ids=None):
-    """" Did you mean ...?" for the id of ``ids`` (default: every exercise) nearest to ``exercise_id``, or ""."""
+    """ " Did you mean ...?" for the id of ``ids`` (default: every exercise) nearest to ``exercise_id``, or ""."""
     return did_you_mean(exercise_id, all_ids() if ids is None else ids, FUNCTION_EXERCISES)
 
 
@@ -28,25 +28,33 @@ def answer_exercise(exercise_id):
     """The Exercise of ``exercise_id``; ValueError with a one-line message (the nearest id, the notebook's ids)
     for an id that is not one. ``check`` prints that message instead of raising it."""
     if not isinstance(exercise_id, str) or "." not in exercise_id:
-        raise ValueError(f"check: an exercise id is text in quotes, the notebook's number, a point and the name, like "
-                         f"'03.scores_shape'; {exercise_id!r:.40} is not one.{_near(exercise_id)}")
+        raise ValueError(
+            f"check: an exercise id is text in quotes, the notebook's number, a point and the name, like "
+            f"'03.scores_shape'; {exercise_id!r:.40} is not one.{_near(exercise_id)}"
+        )
     exercise_id = exercise_id.strip()  # "00.d_k_bert " copied with a space
     nb, name = exercise_id.split(".", 1)
     exercises = notebook_exercises(nb)
     if exercises is None:
         numbers = sorted({i.split(".")[0] for i in all_ids()})
-        raise ValueError(f"check: there are no exercises for notebook {nb!r:.20} (the notebooks are numbered "
-                         f"{numbers[0]} to {numbers[-1]}, with two digits).{_near(exercise_id)}")
+        raise ValueError(
+            f"check: there are no exercises for notebook {nb!r:.20} (the notebooks are numbered "
+            f"{numbers[0]} to {numbers[-1]}, with two digits).{_near(exercise_id)}"
+        )
     if name not in exercises:
         if exercise_id in FUNCTION_EXERCISES:
             signature = FUNCTION_EXERCISES[exercise_id].signature
-            raise ValueError(f"check: {exercise_id!r} asks for a function, not an answer: write {signature} and "
-                             f"run check_function({exercise_id!r}, {signature.split('(')[0]})")
+            raise ValueError(
+                f"check: {exercise_id!r} asks for a function, not an answer: write {signature} and "
+                f"run check_function({exercise_id!r}, {signature.split('(')[0]})"
+            )
         ids = [f"{nb}.{n}" for n in exercises]
         functions = [i for i in FUNCTION_EXERCISES if i.split(".")[0] == nb]
         also = f", and the function to write {functions[0]!r}" if functions else ""
-        raise ValueError(f"check: notebook {nb} has no exercise {name!r:.40}.{_near(exercise_id, ids + functions)} "
-                         f"Its exercises are {', '.join(map(repr, ids))}{also}.")
+        raise ValueError(
+            f"check: notebook {nb} has no exercise {name!r:.40}.{_near(exercise_id, ids + functions)} "
+            f"Its exercises are {', '.join(map(repr, ids))}{also}."
+        )
     return exercises[name]
 
 
@@ -84,9 +92,11 @@ def check(exercise_id, answer, *more):
         return False
     if more:  # check("07.count_bert", 2,362,368): Python passes 2, 362 and 368, three answers
         typed = ", ".join(repr(a) for a in (answer, *more))
-        print(f"❌ Not yet. check takes one answer after the exercise name and got {1 + len(more)}: {typed}. "
-              "A number typed with commas between its digits is read as several numbers: type it without "
-              "them (1234567) or in quotes (\"1,234,567\"); a shape goes in parentheses, like (3, 5).")
+        print(
+            f"❌ Not yet. check takes one answer after the exercise name and got {1 + len(more)}: {typed}. "
+            "A number typed with commas between its digits is read as several numbers: type it without "
+            'them (1234567) or in quotes ("1,234,567"); a shape goes in parentheses, like (3, 5).'
+        )
         return False
     if answer is None or answer is ...:
         print(f"Replace None with your answer. The question: {ex.question}")

@@ -96,7 +96,7 @@ def my_online_softmax(row, block):
     l = 0.0  # running sum of exp(score - M) over the scores seen so far
     ls = []  # l after each block
     for start in range(0, len(row), block):
-        chunk = row[start:start + block]  # (b,): the next block of scores
+        chunk = row[start : start + block]  # (b,): the next block of scores
         M_new = max(M, chunk.max())
         if M_new > -np.inf:  # while every score read is -inf (masked), there is nothing to sum yet
             l = l * np.exp(M - M_new) + np.exp(chunk - M_new).sum()  # old sum onto the new maximum, then the block

@@ -25,16 +25,25 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 SCREENSHOTS = ROOT / "screenshots"
 CHROMIUM = Path(os.environ.get("MHA_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def pytest_collection_modifyitems(config, items):
     here = Path(__file__).parent
     reason = None
     if not CHROMIUM.exists():
-        reason = (f"Chromium not found at {CHROMIUM}: install it (Debian/Ubuntu: apt-get install chromium) "
-                  "or set MHA_CHROMIUM to a Chromium binary")
+        reason = (
+            f"Chromium not found at {CHROMIUM}: install it (Debian/Ubuntu: apt-get install chromium) "
+            "or set MHA_CHROMIUM to a Chromium binary"
+        )
     else:
         try:
             import playwright.sync_api  # noqa: F401
@@ -66,14 +75,24 @@ def start_lab(work_dir):
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     apputils = work_dir / "settings" / "@jupyterlab" / "apputils-extension"
     apputils.mkdir(parents=True, exist_ok=True)
-    (apputils / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false",
-                                                                           "checkForUpdates": False}))
+    (apputils / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = free_port(), secrets.token_hex(16)
     log = work_dir / "lab.log"
-    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.open_browser=False",
-           "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work_dir / 'work'}",
-           "--LabApp.news_url=", *root_flag()]
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        "--no-browser",
+        "--ServerApp.open_browser=False",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={work_dir / 'work'}",
+        "--LabApp.news_url=",
+        *root_flag(),
+    ]
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, cwd=work_dir / "work", env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
@@ -86,8 +105,9 @@ def start_lab(work_dir):
 
 def copy_notebooks(tmp):
     """Copy notebooks/ to ``tmp / "work"`` (running cells in the browser must not change the committed files)."""
-    shutil.copytree(NOTEBOOKS, tmp / "work" / "notebooks",
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    shutil.copytree(
+        NOTEBOOKS, tmp / "work" / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
+    )
     for name in ("data", "benchmarks"):
         if (ROOT / name).exists():
             (tmp / "work" / name).symlink_to(ROOT / name)
@@ -110,8 +130,17 @@ def voila(work_dir):
     notebook = work_dir / "work" / "notebooks" / "08_explorer.ipynb"
     if not notebook.exists():
         pytest.skip("notebooks/08_explorer.ipynb does not exist")
-    cmd = [sys.executable, "-m", "voila", str(notebook), "--no-browser", f"--port={port}",
-           "--Voila.ip=127.0.0.1", f"--token={token}", "--show_tracebacks=True"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "voila",
+        str(notebook),
+        "--no-browser",
+        f"--port={port}",
+        "--Voila.ip=127.0.0.1",
+        f"--token={token}",
+        "--show_tracebacks=True",
+    ]
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, cwd=notebook.parent, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:

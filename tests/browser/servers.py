@@ -65,9 +65,13 @@ def wait_for_port(port, proc, log, timeout=90):
 
 def server_env(tmp):
     env = dict(os.environ)
-    for var, sub in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_RUNTIME_DIR", "runtime"),
-                     ("JUPYTERLAB_SETTINGS_DIR", "settings"), ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"),
-                     ("IPYTHONDIR", "ipython")):
+    for var, sub in (
+        ("JUPYTER_CONFIG_DIR", "config"),
+        ("JUPYTER_RUNTIME_DIR", "runtime"),
+        ("JUPYTERLAB_SETTINGS_DIR", "settings"),
+        ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"),
+        ("IPYTHONDIR", "ipython"),
+    ):
         env[var] = str(tmp / sub)
         (tmp / sub).mkdir(parents=True, exist_ok=True)
     env.pop("MPLBACKEND", None)  # notebooks choose their own (%matplotlib inline)

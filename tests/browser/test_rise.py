@@ -32,7 +32,8 @@ import labdriver as ld  # noqa: E402
 pytest.importorskip(
     "jupyterlab_rise",
     reason="jupyterlab-rise is not installed (the project does not install it: its slideshow does not render "
-           "ipywidgets, see docs/teaching.md); pip install jupyterlab-rise to run this check")
+    "ipywidgets, see docs/teaching.md); pip install jupyterlab-rise to run this check",
+)
 
 EXPLORER_IMG = ".jp-NotebookPanel:not(.lm-mod-hidden) .jupyter-widgets img"
 
@@ -89,8 +90,11 @@ def test_explorer_in_rise_slides(lab, page, work_dir, screenshots):
     # The title slide first; the right arrow goes to the explorer, then to the summary; the left one back.
     assert "The whole computation" in first["text"], f"the slideshow did not open at the title: {first}"
     seen = []
-    for key, expected in (("ArrowRight", "Every head at once"), ("ArrowRight", "Summary"),
-                          ("ArrowLeft", "Every head at once")):
+    for key, expected in (
+        ("ArrowRight", "Every head at once"),
+        ("ArrowRight", "Summary"),
+        ("ArrowLeft", "Every head at once"),
+    ):
         before = slides.evaluate(_SLIDES)["hash"]
         slides.keyboard.press(key)
         slides.wait_for_function("(h) => location.hash !== h", arg=before, timeout=15_000)
@@ -105,8 +109,10 @@ def test_explorer_in_rise_slides(lab, page, work_dir, screenshots):
     slides.wait_for_timeout(1000)  # the slide transition, for the screenshot
     if slide.locator(".jupyter-widgets img").count() == 0:
         slides.screenshot(path=str(screenshots / "rise_2.png"))
-        pytest.xfail("jupyterlab-rise shows the explorer only as text ('ExplorerBox(...)'): its page cannot load "
-                     "the ipywidgets extension (jupyterlab-contrib/rise#119)")
+        pytest.xfail(
+            "jupyterlab-rise shows the explorer only as text ('ExplorerBox(...)'): its page cannot load "
+            "the ipywidgets extension (jupyterlab-contrib/rise#119)"
+        )
     slides.screenshot(path=str(screenshots / "rise_2.png"))
     container = slide.locator(".jupyter-widgets").first
     handle = ld.enabled_slider_handles(container)[0]
@@ -115,5 +121,4 @@ def test_explorer_in_rise_slides(lab, page, work_dir, screenshots):
         kind, detail = ld.press_and_wait_for_new_picture(slides, container, handle, "ArrowLeft")
         kind, detail = ld.press_and_wait_for_new_picture(slides, container, handle, "ArrowLeft")
     slides.screenshot(path=str(screenshots / "rise_3.png"))
-    assert kind == "picture", \
-        f"moving {ld.slider_name(handle)!r} in the slide did not redraw the picture: {kind} {detail}"
+    assert kind == "picture", f"moving {ld.slider_name(handle)!r} in the slide did not redraw the picture: {kind} {detail}"

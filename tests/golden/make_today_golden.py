@@ -31,10 +31,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 import transformers
+from make_torch_golden import random_layer, store_layer  # the script beside this one (its folder is on sys.path)
 from transformers import LlamaConfig
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
-
-from make_torch_golden import random_layer, store_layer  # the script beside this one (its folder is on sys.path)
 
 HERE = Path(__file__).resolve().parent
 
@@ -73,7 +72,7 @@ def cross_mask(kind, batch, n, m, rng):
     mask = np.ones((b, n, m), dtype=bool)
     if kind == "padding":  # the last memory tokens are padding, for every query
         for i in range(b):
-            mask[i, :, m - 1 - i:] = False
+            mask[i, :, m - 1 - i :] = False
     elif kind == "random":
         mask = rng.random((b, n, m)) < 0.7
         mask[:, :, 0] = True  # never a fully masked row
@@ -93,8 +92,14 @@ def make_cross(out, rng):
             attn_mask = torch.from_numpy(~np.repeat(m3, h, axis=0))  # PyTorch: True = blocked, (b*h, n, m)
             out[f"cross/{name}/mask"] = mask
         with torch.no_grad():
-            y, w = layer(torch.from_numpy(X), torch.from_numpy(memory), torch.from_numpy(memory),
-                         attn_mask=attn_mask, need_weights=True, average_attn_weights=False)
+            y, w = layer(
+                torch.from_numpy(X),
+                torch.from_numpy(memory),
+                torch.from_numpy(memory),
+                attn_mask=attn_mask,
+                need_weights=True,
+                average_attn_weights=False,
+            )
         sq = (lambda a: a) if batch else (lambda a: a[0])
         out[f"cross/{name}/X"] = sq(X)
         out[f"cross/{name}/memory"] = sq(memory)
@@ -116,19 +121,22 @@ def make_gqa(out, rng):
         heads = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)  # (b, h, n, d_k)
         concat = heads.transpose(1, 2).reshape(b, n, h * d_k)
         output = concat @ torch.from_numpy(W_o)
-        for key, value in dict(X=X, W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o, heads=heads.numpy(),
-                               output=output.numpy()).items():
+        for key, value in dict(X=X, W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o, heads=heads.numpy(), output=output.numpy()).items():
             out[f"gqa/{name}/{key}"] = value
 
 
 def make_rope(out, rng):
     for name, (b, h, n, d, base, kind) in ROPE.items():
-        positions = {"arange": np.arange(n), "offset": np.arange(n) + 100,
-                     "scattered": np.sort(rng.choice(4096, n, replace=False))}[kind]
+        positions = {
+            "arange": np.arange(n),
+            "offset": np.arange(n) + 100,
+            "scattered": np.sort(rng.choice(4096, n, replace=False)),
+        }[kind]
         q = rng.standard_normal((b, h, n, d))
         k = rng.standard_normal((b, h, n, d))
-        config = LlamaConfig(hidden_size=d * h, num_attention_heads=h, head_dim=d, rope_theta=base,
-                             max_position_embeddings=8192)
+        config = LlamaConfig(
+            hidden_size=d * h, num_attention_heads=h, head_dim=d, rope_theta=base, max_position_embeddings=8192
+        )
         # cos/sin in float64 from the formula of LlamaRotaryEmbedding.compute_default_rope_parameters / forward
         inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
         freqs = torch.from_numpy(positions).to(torch.float64)[None, :, None] * inv_freq  # (1, n, d/2)
@@ -139,8 +147,15 @@ def make_rope(out, rng):
         rotary = LlamaRotaryEmbedding(config=config)
         cos32, sin32 = rotary(qt, torch.from_numpy(positions)[None])
         q_mod, _ = apply_rotary_pos_emb(qt, kt, cos32, sin32)
-        for key, value in dict(q=q, k=k, positions=positions, q_hf=q_hf.numpy(), k_hf=k_hf.numpy(),
-                               q_hf_module=q_mod.numpy(), base=np.array(base)).items():
+        for key, value in dict(
+            q=q,
+            k=k,
+            positions=positions,
+            q_hf=q_hf.numpy(),
+            k_hf=k_hf.numpy(),
+            q_hf_module=q_mod.numpy(),
+            base=np.array(base),
+        ).items():
             out[f"rope/{name}/{key}"] = value
 
 
@@ -156,16 +171,22 @@ def main():
     torch.manual_seed(0)
     rng = np.random.default_rng(11)
     configs = {"cross": CROSS, "gqa": GQA, "rope": ROPE, "dropout": DROPOUT_P}
-    out = {"configs": np.array(json.dumps(configs)), "torch_version": np.array(torch.__version__),
-           "transformers_version": np.array(transformers.__version__)}
+    out = {
+        "configs": np.array(json.dumps(configs)),
+        "torch_version": np.array(torch.__version__),
+        "transformers_version": np.array(transformers.__version__),
+    }
     make_cross(out, rng)
     make_gqa(out, rng)
     make_rope(out, rng)
     make_dropout(out, rng)
     path = HERE / "torch_today.npz"
     np.savez_compressed(path, **out)
-    print(f"wrote {path} ({path.stat().st_size} bytes) with torch {torch.__version__}, "
-          f"transformers {transformers.__version__}", file=sys.stderr)
+    print(
+        f"wrote {path} ({path.stat().st_size} bytes) with torch {torch.__version__}, "
+        f"transformers {transformers.__version__}",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ def make_mask(kind, batch, n):
     if "padding" in kind:
         for i in range(b):
             n_pad = 1 + (i % max(1, n // 3))  # 1 or more PAD keys at the end
-            mask[i, :, n - n_pad:] = False
+            mask[i, :, n - n_pad :] = False
     return mask if batch else mask[0]
 
 

@@ -46,7 +46,7 @@ def make_mask(kind, batch, n, rng):
     if "padding" in kind:
         for i in range(b):
             n_pad = 1 + (i % max(1, n // 3))  # 1 or more PAD tokens at the end, never all
-            mask[i, :, n - n_pad:] = False
+            mask[i, :, n - n_pad :] = False
     return mask if batch else mask[0]
 
 
@@ -92,7 +92,7 @@ def main():
             # F.scaled_dot_product_attention on the per-head Q, K, V (its bool mask: True = take part)
             E = d_model
             W_in, b_in = layer.in_proj_weight, layer.in_proj_bias
-            q, k, v = (x @ W_in[i * E:(i + 1) * E].T + (b_in[i * E:(i + 1) * E] if bias else 0) for i in range(3))
+            q, k, v = (x @ W_in[i * E : (i + 1) * E].T + (b_in[i * E : (i + 1) * E] if bias else 0) for i in range(3))
             split = lambda t: t.view(t.shape[0], n, h, E // h).transpose(1, 2)  # (b, n, E) -> (b, h, n, d_k)
             sdpa_mask = None if kind == "none" else torch.from_numpy(m3[:, None])  # (b, 1, n, n)
             o = torch.nn.functional.scaled_dot_product_attention(split(q), split(k), split(v), attn_mask=sdpa_mask)

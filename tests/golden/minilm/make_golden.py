@@ -12,7 +12,8 @@ virtual environment:
 
     python3 -m venv /tmp/hfenv
     /tmp/hfenv/bin/pip install torch==2.13.0 transformers sentence-transformers safetensors tokenizers
-    /tmp/hfenv/bin/python tests/golden/minilm/make_golden.py "$(.venv/bin/python -c 'import mha_lib.minilm as m; print(m.model_dir())')"
+    /tmp/hfenv/bin/python tests/golden/minilm/make_golden.py \
+        "$(.venv/bin/python -c 'import mha_lib.minilm as m; print(m.model_dir())')"
 
 It writes ``reference.npz`` next to this file (plain arrays, read with
 ``allow_pickle=False``; fixed zip timestamps, so the same numbers give the same
