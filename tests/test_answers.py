@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import time
 import warnings
 from contextlib import redirect_stdout
 
@@ -12,7 +13,9 @@ import pytest
 
 from mha_lib import exercises, minilm
 from mha_lib.exercises import check, check_function, hints, question, questions, solution
+from mha_lib.exercises.answers import judge_answer
 from mha_lib.exercises.nb12 import EXERCISES as NB12
+from mha_lib.exercises.questions import answer_exercise
 
 # Exercises of each kind, made here so that the tests do not depend on the notebooks' questions.
 TEST_EXERCISES = {
@@ -391,3 +394,97 @@ def test_wrong_numbers_in_the_wrong_form_still_get_the_hint(capsys):
 
 def test_right_form_is_right(capsys):
     assert check("06.split_numbers", [[2, 3], [8, 9]]) is True
+
+
+def _check_verdict(exercise_id, answer):
+    out = io.StringIO()
+    with redirect_stdout(out):
+        ok = check(exercise_id, answer)
+    return ok, out.getvalue()
+
+
+def _printed(fn, *args):
+    out = io.StringIO()
+    with redirect_stdout(out):
+        ok = fn(*args)
+    return ok, out.getvalue()
+
+
+def _cpu(f):
+    start = time.process_time()
+    f()
+    return time.process_time() - start
+
+
+@pytest.mark.parametrize("answer", [64.6, 63.5, 64.4, "64.3", 64.000001])
+def test_a_whole_number_question_refuses_a_near_miss(answer):
+    right, note = judge_answer(answer_exercise("00.d_k_bert"), answer)
+    assert right is False and "whole number" in note
+
+
+@pytest.mark.parametrize("answer", [64, 64.0, "64", np.int64(64), " 64 "])
+def test_a_whole_number_question_accepts_the_number_in_any_form(answer):
+    assert judge_answer(answer_exercise("00.d_k_bert"), answer) == (True, None)
+
+
+def test_a_count_refuses_a_fraction_that_its_tolerance_once_let_through():
+    assert judge_answer(answer_exercise("07.count_bert"), 2362368.4)[0] is False
+    assert judge_answer(answer_exercise("07.count_bert"), "2,362,368")[0] is True
+
+
+@pytest.mark.parametrize("answer", [[0.9, 2.2], "[0.9 2.2]", "[0.9, 2.2]", np.array([0.9, 2.2])])
+def test_a_list_rounded_to_fewer_decimals_gets_the_close_rounded_note(answer):
+    right, note = judge_answer(answer_exercise("05.doc002_output"), answer)
+    assert right is False and note is not None and note.startswith("Close") and "2 decimals" in note
+
+
+def test_a_wrong_list_gets_no_rounding_note():
+    right, note = judge_answer(answer_exercise("05.doc002_output"), [0.8, 2.2])
+    assert right is False and note is None
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "[[2. 3.]\n [8. 9.]]",  # print(a)
+        "array([[2., 3.],\n       [8., 9.]])",  # a's repr, as the cell shows it
+        "array([[2, 3], [8, 9]], dtype=int64)",
+        "[[2 3] [8 9]]",
+    ],
+)
+def test_a_2d_answer_pasted_as_numpy_prints_it_is_read(answer):
+    assert judge_answer(answer_exercise("06.split_numbers"), answer) == (True, None)
+
+
+@pytest.mark.parametrize("answer", ["[[2 3] [8 9]", "[[2 3] [8 ...]]", "[[2 3]] [8 9]]", "array([[2, x]])"])
+def test_a_malformed_pasted_array_is_not_read_and_gets_no_traceback(answer):
+    right, note = judge_answer(answer_exercise("06.split_numbers"), answer)
+    assert right is False and note
+
+
+def test_reading_a_long_answer_takes_time_linear_in_its_length():
+    ex = answer_exercise("03.scale_factor")
+    short = min(_cpu(lambda: judge_answer(ex, " " * 1000 + "a")) for _ in range(3))
+    long = min(_cpu(lambda: judge_answer(ex, " " * 16000 + "a")) for _ in range(3))
+    # 16 times the text: linear reading takes about 16 times as long, quadratic 256 times (22 s before).
+    assert long < 60 * short + 0.05
+
+
+def test_the_per_head_size_8_is_named_as_the_running_example_s_d_k_not_d_model(capsys):
+    ok, text = _printed(check_function, "03.scores", lambda Q, K: Q @ K.swapaxes(-1, -2) / 8)
+    assert not ok and "sqrt(64)" in text and "d_model" not in text and "d_k" in text
+
+
+def test_check_still_prints_one_line_for_a_whole_number_near_miss():
+    ok, text = _printed(check, "00.d_k_bert", 64.6)
+    assert not ok and text.count("\n") == 1
+
+
+def test_three_numbers_for_an_output_row_of_two_name_both_shapes():
+    ok, text = _check_verdict("05.by_hand", [1.6, 2.0, 0.0])
+    assert not ok
+    assert "3 numbers" in text and "(2,)" in text, text
+
+
+def test_the_right_row_passes():
+    assert _check_verdict("05.by_hand", [1.6, 2.0])[0]

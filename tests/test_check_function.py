@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import sys
+import time
 from contextlib import redirect_stdout
 
 import numpy as np
+import pytest
 
-from mha_lib.exercises import check_function, hints
+import mha_lib
+from mha_lib.exercises import check_function, functions, hints
 
 
 def _verdict(exercise_id, fn):
@@ -147,3 +151,100 @@ def test_the_placeholder_of_an_earlier_part_is_named(capsys):
 
     assert check_function("07.multi_head_attention", my_multi_head) is False
     assert "my_head (called by my_multi_head) raised NotImplementedError" in capsys.readouterr().out
+
+
+def _printed(fn, *args):
+    out = io.StringIO()
+    with redirect_stdout(out):
+        ok = fn(*args)
+    return ok, out.getvalue()
+
+
+_REACH = {"softmax": mha_lib.softmax}
+
+
+def _via_dict(scores):
+    return _REACH["softmax"](scores)
+
+
+def _via_importlib(scores):
+    return importlib.import_module("mha_lib").softmax(scores)
+
+
+def _via_sys_modules(scores):
+    return sys.modules["mha_lib.attention"].softmax(scores)
+
+
+def _via_getattr(scores):
+    return getattr(importlib.import_module("mha_" + "lib"), "soft" + "max")(scores)
+
+
+@pytest.mark.parametrize("fn", [_via_dict, _via_importlib, _via_sys_modules, _via_getattr])
+def test_a_function_that_reaches_mha_lib_by_any_path_is_refused(fn):
+    ok, text = _printed(check_function, "04.softmax", fn)
+    assert not ok and "mha_lib.softmax" in text and "plain numpy" in text
+
+
+def test_the_allowed_library_function_may_still_be_called():
+    def my_masked_weights(Q, K, mask):
+        scores = Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1])
+        return _REACH["softmax"](np.where(mask, scores, -np.inf))
+
+    ok, text = _printed(check_function, "08.masked_weights", my_masked_weights)
+    assert ok, text
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="the hard time limit needs fork")
+def test_the_time_limit_holds_for_a_loop_inside_a_bare_except(monkeypatch):
+    monkeypatch.setattr(functions, "TIME_LIMIT", 0.5)
+
+    def my_softmax(scores):
+        while True:
+            try:
+                time.sleep(0.01)
+            except:  # noqa: E722 - the student's bare except swallows whatever is raised inside
+                pass
+
+    ok, text = _printed(check_function, "04.softmax", my_softmax)
+    assert not ok and "did not finish" in text
+
+
+def test_a_function_that_rebinds_a_global_leaves_the_kernel_as_it_was():
+    def my_softmax(scores):
+        mha_lib.softmax = None  # in the process the check runs it in
+        np.exp = None
+        e = np.e ** (scores - scores.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    saved = np.exp
+    try:
+        _printed(check_function, "04.softmax", my_softmax)
+        assert callable(mha_lib.softmax) and np.exp is saved
+    finally:
+        np.exp = saved
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="the child process needs fork")
+def test_a_function_that_ends_its_process_gets_one_line_and_the_kernel_lives_on():
+    import os
+    import signal
+
+    def my_softmax(scores):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    ok, text = _printed(check_function, "04.softmax", my_softmax)
+    assert not ok and "ended the process" in text and "signal 15" in text and text.count("\n") == 1
+
+    def my_softmax(scores):  # noqa: F811 - the next attempt
+        os._exit(0)
+
+    ok, text = _printed(check_function, "04.softmax", my_softmax)
+    assert not ok and "exited with code 0" in text
+
+
+def test_judging_an_odd_result_prints_no_warning(recwarn):
+    def my_scores(Q, K):  # a masked array: the scale diagnosis takes its median, which warns about the mask
+        return np.ma.masked_array(Q @ K.swapaxes(-1, -2) / 3.0)
+
+    ok, _ = _printed(check_function, "03.scores", my_scores)
+    assert not ok and len(recwarn) == 0
