@@ -588,6 +588,10 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
     -------
     ExplorerBox (an ipywidgets.VBox)
     """
+    if hasattr(draw, "picture"):  # drawn in the browser from the numbers the drawer picks (widget.py)
+        from .widget import picture_explorer
+
+        return picture_explorer(controls, compute, draw, title=title, extra=extra)
     fit = dpi if callable(dpi) else lambda _inches: dpi
     figsize = figsize or getattr(draw, "size", (8, 4))
     fig = Figure(figsize=figsize, dpi=fit(tuple(figsize)), layout=layout)
