@@ -86,18 +86,3 @@ def test_a_lone_surrogate_in_a_sentence_is_named_with_the_fix():
     box = make_overview_explorer()
     box.controls["sentence"].value = "humpty \udc00 dumpty"
     assert "U+DC00, half of a character" in box.message.value and box.result is None
-    box.figure.clear()
-
-
-@pytest.mark.render
-@pytest.mark.parametrize("dpi, kept", [(250, range(1, 4)), (80, range(5, 9))])
-def test_hidden_layouts_kept_fit_in_the_budget_too(dpi, kept):
-    # a hidden layout's texts hold the renderer they were drawn with (a pixel buffer of the figure's size): at
-    # 250 dpi eight of them held about 130 MB. Here h visits 5 or more layouts: at most 3 stay at 250 dpi (16.5 MB
-    # each), all of them at 80 dpi
-    box = make_lecture_explorer(dpi=dpi)
-    for h in (1, 2, 4, 16, 32, 8):
-        box.controls["h"].value = h
-        box.image
-    assert len(box.drawer.layouts) in kept
-    box.figure.clear()

@@ -84,14 +84,16 @@ class Frame(NamedTuple):
 
 def grid_panel(key, shape, rows=None, cols=None, *, signed=False, numbers=True, digits=2, ncols=None, titles=None,
                cbar="attention weight (shared scale)", row_label="query", col_label="key", mask_label="masked",
-               cap=64, fit_height=None, max_chars=14):
+               cap=64, fit_height=None, max_chars=14, area=None, width=None, strip=False):
     """One group of heatmaps on one colour scale: h panels of (n, m) matrices, labelled, with a colour bar.
 
     ``key`` names its entry in ``arrays``; ``shape`` = (h, n, m); ``rows``, ``cols``: token labels (shortened to
     ``max_chars`` with "…", drawn as typed); ``signed``: the diverging map (else the weights' map); ``numbers``:
     written in the cells with ``digits`` decimals when they fit; ``ncols``: panels per row (default: up to 4);
     ``cbar``: the colour bar's label (None: no bar); ``cap``: the largest cell side in CSS pixels; ``fit_height``:
-    the grid is at most this fraction of the window's height.
+    the grid is at most this fraction of the window's height; ``area``: its CSS grid-area on the stage (with the
+    scheme's ``columns``) and ``width``: the fraction of the picture's width it fits in; ``strip``: a wide matrix
+    drawn as rows of a fixed height as wide as the room (no numbers, e.g. X of shape (n, d_model)).
     """
     h, n, m = (int(s) for s in shape)
     cmap = "signed" if signed else "weights"
@@ -101,7 +103,8 @@ def grid_panel(key, shape, rows=None, cols=None, *, signed=False, numbers=True, 
             "titles": list(titles) if titles is not None else [f"head {i + 1}" for i in range(h)],
             "cmap": cmap, "signed": bool(signed), "numbers": bool(numbers), "digits": int(digits), "cbar": cbar,
             "stops": list(colour_table(CMAPS[cmap], 11)), "row_label": row_label, "col_label": col_label,
-            "mask_label": mask_label, "cap": cap, "fit_height": fit_height}
+            "mask_label": mask_label, "cap": cap, "fit_height": fit_height, "area": area, "width": width,
+            "strip": bool(strip)}
 
 
 def matrix_entry(matrices, clim=(0.0, 1.0), mask=None):

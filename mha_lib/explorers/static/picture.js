@@ -87,6 +87,7 @@ function buildGrid(spec, luts) {
   const row = make("div", "mha-grid-row");
   row.append(heads, side);
   root.append(title, row);
+  root.style.gridArea = spec.area || "";
   g.root = root;
   g.title = title;
   return g;
@@ -121,13 +122,19 @@ function drawGrid(g, entry) {
 }
 
 function fit(pic) { // cell side (CSS px) from the width the picture has; numbers as large as their cells allow
-  const width = pic.el.clientWidth || 800;
+  const total = pic.el.clientWidth || 800;
   for (const g of pic.groups) {
-    const { spec } = g, first = g.panels[0];
+    const { spec } = g, first = g.panels[0], width = total * (spec.width || 1) - 24;
     const ylab = first ? first.root.querySelector(".mha-ylab").offsetWidth + 30 : 30;
-    const side = 110, gaps = 14 * (spec.ncols - 1);
-    const free = (width - side - gaps - ylab * (spec.rows ? 1 : 0)) / (spec.ncols * spec.m);
-    let cell = Math.max(4, Math.min(spec.cap || 64, free));
+    const side = spec.cbar === null ? 0 : 110, gaps = 14 * (spec.ncols - 1);
+    const free = (width - side - gaps - ylab * (spec.rows ? 1 : 0)) / spec.ncols;
+    if (spec.strip) { // a wide matrix (n, d_model): rows of a fixed height, as wide as the room
+      const row = Math.min(spec.cap || 28, Math.max(6, 240 / spec.n));
+      g.root.style.setProperty("--cell", `${row.toFixed(2)}px`);
+      g.panels.forEach((p) => { p.box.style.width = `${Math.max(40, free).toFixed(0)}px`; });
+      continue;
+    }
+    let cell = Math.max(4, Math.min(spec.cap || 64, free / spec.m));
     if (spec.fit_height) cell = Math.min(cell, (window.innerHeight * spec.fit_height) / (spec.n * Math.ceil(spec.h / spec.ncols)));
     const num = Math.min(0.9 * cell / (0.6 * (g.widest || 4)), 0.5 * cell);
     g.root.style.setProperty("--cell", `${cell.toFixed(2)}px`);
@@ -144,7 +151,8 @@ function render({ model, el }) {
   el.classList.add("mha-pic");
   const caption = make("div", "mha-caption");
   const stage = make("div", "mha-stage-pic");
-  el.append(caption, stage);
+  const footer = make("div", "mha-footer");
+  el.append(caption, stage, footer);
   let frame = 0, queued = false;
 
   function build() {
@@ -162,6 +170,7 @@ function render({ model, el }) {
     queued = false;
     const texts = model.get("texts") || {}, arrays = model.get("arrays") || {};
     caption.textContent = texts.caption || "";
+    footer.textContent = texts.footer || "";
     const hidden = new Set(texts.hidden || []);
     for (const g of pic.groups) {
       const key = g.spec.key, titles = (texts.titles || {})[key], note = (texts.notes || {})[key];
