@@ -304,9 +304,9 @@ class LectureDrawer(HeadGridDrawer):
         panels = [grid_panel("weights", (shown, n, n), res.tokens, res.tokens, numbers=n <= self.ANNOTATE_MAX_TOKENS,
                              ncols=cols, titles=head_titles(shown, res.roles), row_label="" if lecture else "query",
                              col_label="" if lecture else "key", cap=110 if lecture else 60,
-                             fit_height=0.52 if lecture else None),
+                             fit_height=0.5 if lecture else None),
                   grid_panel("output", (1, n, res.d_model), res.tokens, None, signed=True, numbers=False, strip=True,
-                             cbar="", row_label="", col_label=f"output column: {columns}", cap=34 if lecture else 22,
+                             cbar="", row_label="", col_label=f"output column: {columns}", cap=22 if lecture else 18,
                              titles=[f"output MultiHead(X), shape {out.shape}: blue negative, red positive"])]
         arrays = {"weights": matrix_entry(res.result.weights[:shown], mask=res.result.mask),
                   "output": matrix_entry(out, (-m, m))}

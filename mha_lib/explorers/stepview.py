@@ -230,7 +230,7 @@ class StepDrawer:
         for k, ((name, _title, _formula, square), M) in enumerate(zip(STEPS, res.matrices)):
             signed = k != 6
             area = f"{k // 4 + 1} / {k % 4 + 1}"
-            panels.append(grid_panel(name, (1, *M.shape), res.tokens if k % 4 == 0 or square else None,
+            panels.append(grid_panel(name, (1, *M.shape), res.tokens if k % 4 == 0 else None,
                                      res.tokens if square else None, signed=signed, numbers=square,
                                      digits=1 if signed else 2, cbar=None, row_label="", col_label="",
                                      titles=[PLAIN_TITLES[k]], strip=not square, area=area, width=0.25, cap=80))

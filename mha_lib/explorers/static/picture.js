@@ -88,6 +88,7 @@ function buildGrid(spec, luts) {
   row.append(heads, side);
   root.append(title, row);
   root.style.gridArea = spec.area || "";
+  root.classList.toggle("mha-strip", !!spec.strip);
   g.root = root;
   g.title = title;
   return g;
@@ -124,9 +125,9 @@ function drawGrid(g, entry) {
 function fit(pic) { // cell side (CSS px) from the width the picture has; numbers as large as their cells allow
   const total = pic.el.clientWidth || 800;
   for (const g of pic.groups) {
-    const { spec } = g, first = g.panels[0], width = total * (spec.width || 1) - 24;
-    const ylab = first ? first.root.querySelector(".mha-ylab").offsetWidth + 30 : 30;
-    const side = spec.cbar === null ? 0 : 110, gaps = 14 * (spec.ncols - 1);
+    const { spec } = g, first = g.panels[0], width = total * (spec.width || 1) - (spec.width ? 26 : 8); // gaps
+    const ylab = first ? first.root.querySelector(".mha-ylab").offsetWidth + 14 : 14;
+    const side = spec.cbar === null ? 0 : 96, gaps = 10 * (spec.ncols - 1);
     const free = (width - side - gaps - ylab * (spec.rows ? 1 : 0)) / spec.ncols;
     if (spec.strip) { // a wide matrix (n, d_model): rows of a fixed height, as wide as the room
       const row = Math.min(spec.cap || 28, Math.max(6, 240 / spec.n));
@@ -136,7 +137,7 @@ function fit(pic) { // cell side (CSS px) from the width the picture has; number
     }
     let cell = Math.max(4, Math.min(spec.cap || 64, free / spec.m));
     if (spec.fit_height) cell = Math.min(cell, (window.innerHeight * spec.fit_height) / (spec.n * Math.ceil(spec.h / spec.ncols)));
-    const num = Math.min(0.9 * cell / (0.6 * (g.widest || 4)), 0.5 * cell);
+    const num = Math.min(0.9 * cell / (0.55 * (g.widest || 4)), 0.5 * cell); // a digit is 0.55-0.64 em wide
     g.root.style.setProperty("--cell", `${cell.toFixed(2)}px`);
     g.root.style.setProperty("--num", `${num.toFixed(2)}px`);
     g.root.classList.toggle("mha-small-cells", num < 7);
@@ -147,6 +148,9 @@ function fit(pic) { // cell side (CSS px) from the width the picture has; number
 }
 
 function render({ model, el }) {
+  // frames are numbered "view.frame", the view a random name: two pictures on one page never share a number
+  // (anywidget may load this module once per widget: a counter here would not be shared)
+  const view = Math.random().toString(36).slice(2, 10);
   const pic = { el, groups: [], byKey: {} };
   el.classList.add("mha-pic");
   const caption = make("div", "mha-caption");
@@ -182,7 +186,7 @@ function render({ model, el }) {
       g.root.classList.toggle("mha-highlight", texts.highlight === key);
     }
     fit(pic);
-    el.dataset.frame = String(++frame);
+    el.dataset.frame = `${view}.${++frame}`;
     el.dispatchEvent(new CustomEvent("mha-drawn", { bubbles: true, detail: { frame } }));
   }
 
