@@ -83,3 +83,15 @@ def test_javascript_and_css_are_package_files_loaded_without_network():
         text = (widget.STATIC / name).read_text()
         assert not re.search(r"https?://|@import|import\s.*from\s", text), name  # no CDN, no other module
     assert "innerHTML" not in (widget.STATIC / "picture.js").read_text()  # typed text is set as text
+
+
+def test_embeddings_and_projections_send_their_matrices():
+    from mha_lib.explorers.embeddings import make_embeddings_explorer
+    from mha_lib.explorers.projections import make_projections_explorer
+
+    box = make_embeddings_explorer("humpty dumpty sat on", d_model=16)
+    np.testing.assert_allclose(numbers(box.picture.arrays["X"])[0], box.result.X, rtol=1e-6)
+    np.testing.assert_allclose(numbers(box.picture.arrays["cosine"])[0], box.result.cosine, atol=1e-6)
+    box = make_projections_explorer(h=4)
+    np.testing.assert_allclose(numbers(box.picture.arrays["Q"]), box.result.Q, rtol=1e-5, atol=1e-6)
+    assert box.picture.scheme["panels"][0]["strip"]  # (n, d_k) rows as wide as the room: no numbers

@@ -203,7 +203,6 @@ class LectureDrawer(HeadGridDrawer):
     # font sizes (points): labels and titles; lecture mode's labels and its cell numbers. At 1280x720 the
     # lecture screen draws this 11-inch figure at about 80 dpi: 15 pt is 17 px, the numbers up to 19 px.
     FS, LECTURE_FS, LECTURE_NUMBERS = 9, 15, 17
-    last_layout_built = False
 
     def key(self, res):
         return res.heads_shown, res.tokens, res.d_model, res.lecture, res.roles
@@ -273,11 +272,6 @@ class LectureDrawer(HeadGridDrawer):
         lay.out_scale = [fig.text((left + out_w + 0.4) / W, 1 - (y_out + out_h * k / 2) / H, "", ha="left",
                                   va="center", fontsize=fs - 2) for k in range(3)]
         return lay
-
-    def __call__(self, fig, res):
-        frame = super().__call__(fig, res)
-        self.last_layout_built = frame.new_layout
-        return frame
 
     def update(self, lay, res):
         changed = lay.grid.update(res.result.weights[: res.heads_shown], mask=res.result.mask)
