@@ -12,9 +12,7 @@ import importlib
 
 import ipywidgets as widgets
 import pytest
-
 from pictures import png_pixels
-from mha_lib.explorers import toolkit
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from pictures import PNG_MAGIC, sent, sent_panel
 
 import mha_lib
 from mha_lib.attention import make_mask, row_entropy
@@ -15,8 +16,6 @@ from mha_lib.explorers.lecture import make_lecture_explorer
 from mha_lib.explorers.scores import make_scaling_explorer, make_scores_explorer, random_scores, scores_setting
 from mha_lib.explorers.softmax import make_softmax_explorer, pad_example, softmax_setting
 from mha_lib.explorers.values import make_values_explorer
-
-from pictures import PNG_MAGIC, sent, sent_panel
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 

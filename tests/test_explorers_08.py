@@ -1,20 +1,17 @@
 """The notebook 08 explorer (mha_lib.explorers.lecture) and the explorer machinery it relies on."""
 
-import io
-
 import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")
 pytest.importorskip("ipywidgets")
 
+from pictures import sent
+
 import mha_lib
 from mha_lib import causal_mask, embed_tokens, init_params, multi_head_attention, padding_mask
 from mha_lib.explorers import toolkit
-from mha_lib.explorers.lecture import (LectureDrawer, compute_lecture, lecture_figure, make_lecture_explorer,
-                                       shapes_table_html)
-
-from pictures import sent
+from mha_lib.explorers.lecture import compute_lecture, lecture_figure, make_lecture_explorer, shapes_table_html
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 

@@ -7,13 +7,12 @@ against mha_lib computed here, independently of the explorer code.
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
+from pictures import PNG_MAGIC, sent, sent_panel
 
 import mha_lib
 from mha_lib import minilm
 from mha_lib.explorers import trained
 from mha_lib.explorers.trained import compute_trained, make_trained_explorer
-
-from pictures import PNG_MAGIC, sent, sent_panel
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 

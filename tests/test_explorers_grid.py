@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
+from pictures import PNG_MAGIC, png_pixels
 
 import mha_lib
 from mha_lib.explorers.grid import HeadGrid, HeadGridDrawer, bar_panel, heads_picture, plot_heatmap
@@ -149,6 +150,12 @@ def test_impossible_setting_replaces_the_picture_without_a_gap():
     assert "h=3 is not allowed" in box.message.value and box.image.layout.display == "none"
     box.controls["h"].value = 4
     assert box.message.value == "" and box.image.layout.display is None
+
+
+def _glyph_pixels(text, family):
+    fig = Figure(figsize=(1, 1), dpi=72)
+    fig.text(0.5, 0.5, text, fontfamily=family, fontsize=40, ha="center", va="center")
+    return png_pixels(render_png(fig))
 
 
 def test_emoji_render_as_glyphs_when_an_outline_emoji_font_is_installed():

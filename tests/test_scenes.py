@@ -7,12 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pictures import sent
 
 import mha_lib
 from mha_lib.explorers import scenes, stepview
 from mha_lib.explorers.lecture import make_lecture_explorer
-
-from pictures import sent
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 

@@ -8,8 +8,8 @@ from ..data import embed_tokens, tokenize
 from ..minilm import cosine_similarity
 from ..plotting import SIGNED_CMAP, symmetric_limits
 from .grid import matrix_panel
-from .widget import Frame, grid_panel, matrix_entry
 from .toolkit import LayoutDrawer, Result, build_explorer, check_budget, int_slider, text_box
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["MAX_TOKENS", "MAX_COLUMNS", "Embeddings", "compute_embeddings", "EmbeddingsDrawer", "draw_embeddings",
            "make_embeddings_explorer"]

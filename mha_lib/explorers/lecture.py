@@ -17,15 +17,34 @@ import numpy as np
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 
-from .. import attention, params as _params
+from .. import attention
+from .. import params as _params
 from ..data import embed_tokens, tokenize
 from ..designed import _as_seen  # the sentence as seen on screen (invisible characters removed)
 from ..plotting import SIGNED_CMAP
 from .grid import HeadGrid, HeadGridDrawer, head_titles, token_labels
+from .toolkit import (
+    MEMORY_BUDGET,
+    SCALE_LABEL,
+    TIE_LABEL,
+    build_explorer,
+    check_budget,
+    checkbox,
+    dropdown,
+    explorer_params,
+    fixed_layer,
+    heads_control,
+    inch_box,
+    int_slider,
+    link_heads,
+    literal,
+    short,
+    still_figure,
+    text_box,
+    text_family,
+    weights_control,
+)
 from .widget import Frame, grid_panel, matrix_entry
-from .toolkit import (MEMORY_BUDGET, SCALE_LABEL, TIE_LABEL, build_explorer, check_budget, checkbox, dropdown,
-                      explorer_params, fixed_layer, heads_control, inch_box, int_slider, link_heads, literal, short,
-                      still_figure, text_box, text_family, weights_control)
 
 __all__ = ["PRESETS", "LectureResult", "compute_lecture", "LectureDrawer", "shapes_table_html",
            "make_lecture_explorer", "lecture_figure", "RANDOM_NUMBERS_BUDGET"]

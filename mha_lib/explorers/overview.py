@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from ..attention import MHAResult, multi_head_attention
 from ..data import embed_tokens, tokenize
 from .grid import HeadGrid
-from .widget import Frame, grid_panel, matrix_entry
 from .toolkit import LayoutDrawer, Result, build_explorer, explorer_params, heads_control, link_heads, text_box
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["MAX_TOKENS", "Overview", "compute_overview", "OverviewDrawer", "make_overview_explorer"]
 

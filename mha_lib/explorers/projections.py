@@ -12,9 +12,19 @@ from ..attention import project
 from ..params import parameter_count
 from ..plotting import SIGNED_CMAP, head_grid, symmetric_limits
 from .grid import plot_heatmap
+from .toolkit import (
+    TIE_LABEL,
+    LayoutDrawer,
+    Result,
+    build_explorer,
+    checkbox,
+    explorer_params,
+    heads_control,
+    int_slider,
+    link_heads,
+    running_inputs,
+)
 from .widget import Frame, grid_panel, matrix_entry
-from .toolkit import (TIE_LABEL, LayoutDrawer, Result, build_explorer, checkbox, explorer_params, heads_control,
-                      int_slider, link_heads, running_inputs)
 
 __all__ = ["Projections", "compute_projections", "ProjectionsDrawer", "draw_projections", "make_projections_explorer"]
 

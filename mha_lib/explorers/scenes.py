@@ -19,7 +19,7 @@ from urllib.parse import parse_qs
 import ipywidgets as widgets
 import matplotlib
 
-from ..diagrams import DIAGRAM_STEPS, mha_diagram_figure
+from ..diagrams import mha_diagram_figure
 from .toolkit import kernel_loop, render_png
 from .widget import STATIC
 

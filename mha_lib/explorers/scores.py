@@ -13,9 +13,22 @@ from .. import attention_scores, multi_head_attention, softmax
 from ..attention import row_entropy
 from ..plotting import SIGNED_CMAP, symmetric_limits
 from .grid import HeadGrid, HeadGridDrawer, head_titles, matrix_panel
+from .toolkit import (
+    SCALE_LABEL,
+    TIE_LABEL,
+    LayoutDrawer,
+    build_explorer,
+    checkbox,
+    explorer_layer,
+    heads_control,
+    inch_box,
+    int_slider,
+    link_heads,
+    running_inputs,
+    selection_slider,
+    weights_control,
+)
 from .widget import Frame, grid_panel, matrix_entry
-from .toolkit import (SCALE_LABEL, TIE_LABEL, LayoutDrawer, build_explorer, checkbox, explorer_layer, heads_control,
-                      inch_box, int_slider, link_heads, running_inputs, selection_slider, weights_control)
 
 __all__ = ["RandomScores", "random_scores", "ScalingDrawer", "make_scaling_explorer", "ScoresSetting", "scores_setting",
            "ScoresDrawer", "make_scores_explorer"]

@@ -13,9 +13,19 @@ import numpy as np
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions
 from ..attention import MASK_KINDS, make_mask, row_entropy
 from .grid import HeadGrid, HeadGridDrawer, head_titles
+from .toolkit import (
+    TIE_LABEL,
+    build_explorer,
+    checkbox,
+    dropdown,
+    explorer_layer,
+    heads_control,
+    int_slider,
+    link_heads,
+    running_inputs,
+    weights_control,
+)
 from .widget import Frame, grid_panel, matrix_entry
-from .toolkit import (TIE_LABEL, build_explorer, checkbox, dropdown, explorer_layer, heads_control,
-                      int_slider, link_heads, running_inputs, weights_control)
 
 __all__ = ["PAD_TOKENS", "pad_example", "SoftmaxSetting", "softmax_setting", "SoftmaxDrawer", "make_softmax_explorer"]
 

@@ -19,9 +19,17 @@ from matplotlib.transforms import offset_copy
 from .. import attention
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, symmetric_limits
 from .grid import plot_heatmap
+from .toolkit import (
+    LayoutDrawer,
+    build_explorer,
+    dropdown,
+    explorer_layer,
+    inch_box,
+    int_slider,
+    selection_slider,
+    still_figure,
+)
 from .widget import Frame, grid_panel, matrix_entry
-from .toolkit import (LayoutDrawer, build_explorer, dropdown, explorer_layer, inch_box, int_slider, selection_slider,
-                      still_figure)
 
 __all__ = ["SOURCES", "STEPS", "StepResult", "compute_steps", "StepDrawer", "make_step_explorer", "step_figure"]
 

@@ -12,8 +12,8 @@ from matplotlib.patches import Rectangle
 
 from .. import minilm
 from .grid import HeadGrid, token_labels
-from .widget import Frame, grid_panel, matrix_entry
 from .toolkit import LayoutDrawer, Result, build_explorer, int_slider, text_box
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["MAX_SHOWN", "DEFAULT_SENTENCE", "Trained", "compute_trained", "TrainedDrawer", "make_trained_explorer",
            "draw_patterns", "draw_gallery", "draw_word_attention"]

@@ -41,7 +41,7 @@ MASKED_COLOR = "#C8C8C8"
 def colour_table(cmap, size=256):
     """The colour map's ``size`` colours as "#rrggbb" (the page picks the nearest: the still figures' colours)."""
     rgba = colormaps[cmap](np.linspace(0.0, 1.0, size))
-    return tuple("#%02x%02x%02x" % tuple(int(round(255 * c)) for c in row[:3]) for row in rgba)
+    return tuple("#" + "".join(f"{round(255 * c):02x}" for c in row[:3]) for row in rgba)
 
 
 CMAPS = {"weights": WEIGHTS_CMAP, "signed": SIGNED_CMAP}
@@ -172,7 +172,8 @@ class PictureBox(widgets.VBox):
 
     @property
     def drawer(self):
-        self.figure  # the still figure of the setting shown: the drawer has drawn it
+        """The drawer, once it has drawn the still figure of the setting shown."""
+        _ = self.figure
         return self._drawer
 
     def redraw(self):

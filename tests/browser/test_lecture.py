@@ -264,9 +264,9 @@ def test_at_pixel_ratio_2_nothing_is_drawn_again(browser, lecture_url, screensho
 
 def _drawn_equal(drawn, weights):
     assert len(drawn) == len(weights)
-    for texts, W in zip(drawn, weights):
+    for texts, W in zip(drawn, weights, strict=True):
         values = [float(t) for t in texts]
-        assert len(values) == W.size and max(abs(v - w) for v, w in zip(values, W.ravel())) <= 0.005 + 1e-6
+        assert len(values) == W.size and max(abs(v - w) for v, w in zip(values, W.ravel(), strict=True)) <= 0.005 + 1e-6
 
 
 def test_the_numbers_drawn_are_the_kernels_weights(browser, lecture_url):
@@ -282,7 +282,7 @@ def test_the_numbers_drawn_are_the_kernels_weights(browser, lecture_url):
             page.locator("body").click(position={"x": 1275, "y": 715})
             before = page.evaluate(_STATE)["src"]
             page.keyboard.press("ArrowDown")
-            assert ld.wait_until(lambda: page.evaluate(_STATE)["src"] != before, timeout=30)
+            assert ld.wait_until(lambda before=before: page.evaluate(_STATE)["src"] != before, timeout=30)
         settings = SCENES[7].settings
         expected = compute_steps(settings["source"], settings["head"], 6, settings["temperature"]).matrices[6]
         _drawn_equal(page.evaluate(_WEIGHTS, "weights"), expected[None])

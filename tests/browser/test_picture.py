@@ -57,11 +57,11 @@ def _weights(page):
 
 def _assert_drawn_equal(drawn, weights):
     assert len(drawn["cells"]) == len(weights)
-    for i, (texts, W) in enumerate(zip(drawn["cells"], weights)):
+    for i, (texts, W) in enumerate(zip(drawn["cells"], weights, strict=True)):
         values = [float(t) for t in texts]
         expected = [w for row in W for w in row]
         assert len(values) == len(expected), f"head {i + 1}: {len(values)} numbers drawn"
-        assert max(abs(v - w) for v, w in zip(values, expected)) <= 0.005 + 1e-6, f"head {i + 1}: {texts}"
+        assert max(abs(v - w) for v, w in zip(values, expected, strict=True)) <= 0.005 + 1e-6, f"head {i + 1}: {texts}"
 
 
 @pytest.mark.browser
@@ -83,6 +83,7 @@ def test_drawn_numbers_are_the_kernels_weights_and_typed_text_stays_text(lab, pa
     output = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output").first
     kind, ms = ld.press_and_wait_for_new_picture(page, output, ld.enabled_slider_handles(output)[0], "ArrowLeft")
     assert kind == "picture", (kind, ms)
+    print(f"\nh slider 8 -> 4: {ms:.0f} ms from the key press to the drawn picture")
     page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").nth(1).locator(".jp-InputPrompt").click()
     page.keyboard.press("Escape")  # command mode: Shift+Enter runs the cell
     page.keyboard.press("Shift+Enter")
