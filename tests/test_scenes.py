@@ -334,3 +334,13 @@ def test_an_unknown_scene_says_so_and_opens_the_first():
 def test_clicker_and_step_keys_are_in_the_screen_script():
     for key in ("PageDown", "PageUp", "ArrowRight", "ArrowLeft", "ArrowDown", "ArrowUp"):
         assert f"{key}:" in scenes.KEYS_JS
+
+
+def test_presenter_layout_hides_the_controls_column():
+    other = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
+                                       lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="")
+    other.presenter.value = True
+    assert "mha-presenter" in other._dom_classes
+    assert ".mha-screen.mha-presenter .mha-controls { display: none" in scenes.SCREEN_CSS and "'P'" in scenes.KEYS_JS
+    other.presenter.value = False
+    assert "mha-presenter" not in other._dom_classes

@@ -145,7 +145,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     -------
     ipywidgets.VBox
         With ``.scene_menu`` (Dropdown of scene numbers), ``.next_button``, ``.previous_button``,
-        ``.contrast`` (Checkbox), ``.map_button`` (ToggleButton: the map of the computation with the scene's
+        ``.contrast`` (Checkbox), ``.presenter`` (ToggleButton: the controls column hidden, the picture as wide
+        as the screen), ``.map_button`` (ToggleButton: the map of the computation with the scene's
         step in orange, in ``.map_image``), ``.viewport`` (Text: the window's size, reported by :data:`KEYS_JS`),
         ``.notice`` (HTML: an unknown scene asked for), ``.go(k)``, and ``.explorers`` (dict "lecture"/"steps" ->
         its box, built when first shown and kept for the whole lecture).
@@ -170,6 +171,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     viewport = widgets.Text(value="", continuous_update=True, layout=widgets.Layout(display="none"))
     map_button = widgets.ToggleButton(value=False, description="map", tooltip="the whole computation; this scene's "
                                       "step in orange (the intro and the wrap-up)", layout=widgets.Layout(width="auto"))
+    presenter = widgets.ToggleButton(value=False, description="hide controls", tooltip="the picture takes the whole "
+                                     "width (key P)", layout=widgets.Layout(width="auto"))
     stages = {name: widgets.HBox(layout=widgets.Layout(width="100%", align_items="stretch")) for name in factories}
     map_image = widgets.Image(format="png")
     stages["map"] = widgets.HBox([widgets.VBox([map_image], layout=widgets.Layout(flex="1 1 auto", min_width="0"))],
@@ -178,9 +181,9 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     for widget, css_class in ((menu, "mha-scene-menu"), (prev_button, "mha-scene-prev"), (viewport, "mha-viewport"),
                               (next_button, "mha-scene-next"), (counter, "mha-scene-counter"),
                               (stages["lecture"], "mha-stage"), (stages["steps"], "mha-stage"),
-                              (stages["map"], "mha-stage"), (map_button, "mha-map")):
+                              (stages["map"], "mha-stage"), (map_button, "mha-map"), (presenter, "mha-presenter-toggle")):
         widget.add_class(css_class)
-    bar = widgets.HBox([prev_button, menu, next_button, counter, map_button, contrast, notice, viewport],
+    bar = widgets.HBox([prev_button, menu, next_button, counter, map_button, presenter, contrast, notice, viewport],
                        layout=widgets.Layout(align_items="center", grid_gap="10px"))
     css = widgets.HTML(SCREEN_CSS, layout=widgets.Layout(display="none"))  # a <style> applies while hidden
     screen = widgets.VBox([css, bar, *stages.values()], layout=widgets.Layout(width="100%"))
@@ -257,10 +260,12 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     prev_button.on_click(lambda _b: go(menu.value - 1))
     next_button.on_click(lambda _b: go(menu.value + 1))
     contrast.observe(on_contrast, names="value")
+    presenter.observe(lambda change: (screen.add_class if change["new"] else screen.remove_class)("mha-presenter"),
+                      names="value")
     map_button.observe(lambda change: on_stage("map" if change["new"] else scenes[menu.value].view), names="value")
     show(start)
     screen.scene_menu, screen.next_button, screen.previous_button, screen.go = menu, next_button, prev_button, go
     screen.contrast, screen.viewport, screen.scenes, screen.notice = contrast, viewport, scenes, notice
-    screen.map_button, screen.map_image = map_button, map_image
+    screen.map_button, screen.map_image, screen.presenter = map_button, map_image, presenter
     screen.explorers = state["explorers"]  # the dict itself: a view's explorer is added when first shown
     return screen

@@ -80,7 +80,7 @@ def test_notebook_runs_in_jupyterlab(lab, page, screenshots, name):
 
 def test_explorer_08_in_voila(voila, page, screenshots):
     page.goto(voila)
-    page.wait_for_selector(".widget-image", state="visible", timeout=120_000)
+    page.wait_for_selector(".widget-image, .mha-pic", state="visible", timeout=120_000)
     assert ld.wait_until(lambda: not ld.widget_problems(page), timeout=30), ld.widget_problems(page)
     errors = page.locator(f"{ld.ERROR_OUTPUT}, {ld.STDERR_OUTPUT}")
     error_texts = [errors.nth(i).inner_text()[:800] for i in range(errors.count())]

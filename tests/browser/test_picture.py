@@ -52,7 +52,7 @@ def _notebook(path):
 
 def _weights(page):
     text = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output:has-text('WEIGHTS=')")
-    return json.loads(text.inner_text().split("WEIGHTS=", 1)[1].strip())
+    return json.loads(text.inner_text(timeout=180_000).split("WEIGHTS=", 1)[1].strip())
 
 
 def _assert_drawn_equal(drawn, weights):
@@ -71,13 +71,13 @@ def test_drawn_numbers_are_the_kernels_weights_and_typed_text_stays_text(lab, pa
     ld.open_notebook(page, base, token, "picture_check.ipynb", workspace="picture")
     ld.run_all_cells(page)
     page.wait_for_function(f"() => ({_DRAWN})() !== null")
+    page.screenshot(path=str(screenshots / "picture_overview.png"))
     drawn = page.evaluate(_DRAWN)
     _assert_drawn_equal(drawn, _weights(page))
     assert drawn["labels"] == [t[:13] + "…" if len(t) > 14 else t for t in TOKENS]  # as typed, shortened
     assert drawn["html"] == 0, "typed text became HTML or maths"
     assert drawn["numberPx"] >= 9, drawn["numberPx"]
     assert not page.page_errors, page.page_errors
-    page.screenshot(path=str(screenshots / "picture_overview.png"))
 
     # a move of the h slider (8 -> 4): the new numbers are the kernel's new weights
     output = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output").first

@@ -28,6 +28,11 @@
     if (!$('.mha-screen.mha-fullscreen') || e.altKey || e.ctrlKey || e.metaKey) { return; }
     // scenes: the arrows and what presentation clickers send (Page Down / Page Up); steps of the step view: the
     // down and up arrows, or "." and ","
+    if ((e.key === 'p' || e.key === 'P') && !(e.target && e.target.closest(fields))) {  // presenter layout
+      const toggle = $('.mha-presenter-toggle');
+      if (toggle) { e.preventDefault(); toggle.click(); }
+      return;
+    }
     const target = { ArrowRight: 'scene-next', PageDown: 'scene-next', ArrowLeft: 'scene-prev', PageUp: 'scene-prev',
                      ArrowDown: 'step-next', '.': 'step-next', ArrowUp: 'step-prev', ',': 'step-prev' }[e.key];
     if (!target || (e.target && e.target.closest(fields))) { return; }
