@@ -241,7 +241,9 @@ class StepDrawer:
             panels.append(grid_panel(name, (1, *M.shape), res.tokens if k % 4 == 0 else None,
                                      res.tokens if square else None, signed=signed, numbers=square,
                                      digits=1 if signed else 2, cbar=None, row_label="", col_label="",
-                                     titles=[PLAIN_TITLES[k]], strip=not square, area=area, width=0.25, cap=80))
+                                     titles=[PLAIN_TITLES[k]], strip=not square, area=area,
+                                     width=0.16 if k % 4 == 3 else 0.28,  # V_i and Head_i: narrow strips
+                                     cap=80 if square else 36, same="square" if square else None))
             arrays[name] = matrix_entry(M, (0.0, 1.0) if k == 6 else symmetric_limits(M))
         formula = PLAIN_FORMULAS[res.step]
         if res.step == 6 and T != 1.0:

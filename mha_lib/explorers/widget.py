@@ -85,7 +85,7 @@ class Frame(NamedTuple):
 
 def grid_panel(key, shape, rows=None, cols=None, *, signed=False, numbers=True, digits=2, ncols=None, titles=None,
                cbar="attention weight (shared scale)", row_label="query", col_label="key", mask_label="masked",
-               cap=64, fit_height=None, max_chars=14, area=None, width=None, strip=False):
+               cap=64, fit_height=None, max_chars=14, area=None, width=None, strip=False, same=None):
     """One group of heatmaps on one colour scale: h panels of (n, m) matrices, labelled, with a colour bar.
 
     ``key`` names its entry in ``arrays``; ``shape`` = (h, n, m); ``rows``, ``cols``: token labels (shortened to
@@ -94,7 +94,8 @@ def grid_panel(key, shape, rows=None, cols=None, *, signed=False, numbers=True, 
     ``cbar``: the colour bar's label (None: no bar); ``cap``: the largest cell side in CSS pixels; ``fit_height``:
     the grid is at most this fraction of the window's height; ``area``: its CSS grid-area on the stage (with the
     scheme's ``columns``) and ``width``: the fraction of the picture's width it fits in; ``strip``: a wide matrix
-    drawn as rows of a fixed height as wide as the room (no numbers, e.g. X of shape (n, d_model)).
+    drawn as rows of a fixed height (``cap``) as wide as the room (e.g. X of shape (n, d_model)); panels with the
+    same ``same`` get the same cell size.
     """
     h, n, m = (int(s) for s in shape)
     cmap = "signed" if signed else "weights"
@@ -105,7 +106,7 @@ def grid_panel(key, shape, rows=None, cols=None, *, signed=False, numbers=True, 
             "cmap": cmap, "signed": bool(signed), "numbers": bool(numbers), "digits": int(digits), "cbar": cbar,
             "stops": list(colour_table(CMAPS[cmap], 11)), "row_label": row_label, "col_label": col_label,
             "mask_label": mask_label, "cap": cap, "fit_height": fit_height, "area": area, "width": width,
-            "strip": bool(strip)}
+            "strip": bool(strip), "same": same}
 
 
 def matrix_entry(matrices, clim=(0.0, 1.0), mask=None):

@@ -122,7 +122,13 @@ function drawGrid(g, entry) {
   if (g.ticks) [hi, (lo + hi) / 2, lo].forEach((v, k) => { g.ticks[k].textContent = fmtNumber(v, 2); });
 }
 
-function fit(pic) { // cell side (CSS px) from the width the picture has; numbers as large as their cells allow
+function fit(pic) {
+  for (const g of pic.groups) g.cellFit = undefined;
+  fitOnce(pic);
+  if (pic.groups.some((g) => g.spec.same)) fitOnce(pic);
+}
+
+function fitOnce(pic) { // cell side (CSS px) from the width the picture has; numbers as large as their cells allow
   const total = pic.el.clientWidth || 800;
   for (const g of pic.groups) {
     const { spec } = g, first = g.panels[0], width = total * (spec.width || 1) - (spec.width ? 26 : 8); // gaps
@@ -136,6 +142,12 @@ function fit(pic) { // cell side (CSS px) from the width the picture has; number
       continue;
     }
     let cell = Math.max(4, Math.min(spec.cap || 64, free / spec.m));
+    if (spec.same) { // panels of one kind (the step view's squares) share the smallest cell among them
+      for (const o of pic.groups) {
+        if (o !== g && o.spec.same === spec.same) cell = Math.min(cell, o.cellFit || cell);
+      }
+      g.cellFit = cell;
+    }
     if (spec.fit_height) cell = Math.min(cell, (window.innerHeight * spec.fit_height) / (spec.n * Math.ceil(spec.h / spec.ncols)));
     const num = Math.min(0.9 * cell / (0.55 * (g.widest || 4)), 0.5 * cell); // a digit is 0.55-0.64 em wide
     g.root.style.setProperty("--cell", `${cell.toFixed(2)}px`);
