@@ -122,7 +122,8 @@ def _apply(box, settings):
                 widget.value = value
 
 
-def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SCENES, dpi=90, fullscreen=None):
+def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SCENES, dpi=90,  # noqa: C901  one
+                        fullscreen=None):  # closure per widget of the screen, each a few lines
     """The lecture screen: scene bar (menu, previous/next, high contrast, map) above the explorer of the scene.
 
     Parameters

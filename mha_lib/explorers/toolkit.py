@@ -405,7 +405,8 @@ class ExplorerBox(widgets.VBox):
         return 0
 
 
-def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None, extra=None, layout=None):
+def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None, extra=None,  # noqa: C901  its
+                   layout=None):  # closures (render, refresh, hold, release) share one state
     """Wire controls, a pure compute function and a drawing function together.
 
     Parameters
