@@ -18,7 +18,10 @@ def boxes():
     made = []
     yield made
     for box in made:
-        box.figure.clear()
+        if hasattr(box, "picture"):  # drawn in the browser: only a still figure, if one was asked for
+            box.release()
+        else:
+            box.figure.clear()
 
 
 @pytest.fixture

@@ -27,3 +27,14 @@ def image_axes(box):
 def picture_hidden(box):
     """True when the explorer shows a message in place of its picture (and no blank gap)."""
     return box.result is None and "&#9888;" in box.message.value and box.image.layout.display == "none"
+
+
+def sent(box, key):
+    """The (h, n, m) numbers a browser-drawn explorer sent the page for panel ``key`` (NaN: a masked cell)."""
+    entry = box.picture.arrays[key]
+    return np.frombuffer(bytes(entry["values"]), dtype="<f4").reshape(entry["shape"])
+
+
+def sent_panel(box, key):
+    """The scheme (labels, titles, colour map, ...) of panel ``key`` of a browser-drawn explorer."""
+    return next(p for p in box.picture.scheme["panels"] if p["key"] == key)

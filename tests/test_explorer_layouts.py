@@ -12,9 +12,7 @@ import importlib
 
 import ipywidgets as widgets
 import pytest
-
 from pictures import png_pixels
-from mha_lib.explorers import toolkit
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 
@@ -68,7 +66,6 @@ def set_values(box, values):
 
 @pytest.mark.parametrize("name", EXPLORERS)
 def test_a_setting_gives_one_picture_whatever_the_path(name, monkeypatch):
-    monkeypatch.setattr(toolkit, "KEEP_PNGS", 0)  # every picture is drawn, none is a kept PNG
     walked = make(name)
     start = {n: w.value for n, w in walked.controls.items()}
     names = [n for n, w in walked.controls.items() if step(w) is not None]

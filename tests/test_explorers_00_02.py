@@ -6,13 +6,13 @@ against mha_lib computed independently of the explorer code.
 
 import numpy as np
 import pytest
+from pictures import PNG_MAGIC
+from pictures import image_axes as _image_axes
 
 import mha_lib
 from mha_lib.explorers.embeddings import MAX_COLUMNS, compute_embeddings, make_embeddings_explorer
 from mha_lib.explorers.overview import compute_overview, make_overview_explorer
 from mha_lib.explorers.projections import compute_projections, make_projections_explorer
-
-from pictures import PNG_MAGIC, image_axes as _image_axes
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 

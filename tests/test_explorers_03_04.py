@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from pictures import PNG_MAGIC, sent, sent_panel
 
 import mha_lib
 from mha_lib.attention import make_mask, row_entropy
@@ -15,8 +16,6 @@ from mha_lib.explorers.lecture import make_lecture_explorer
 from mha_lib.explorers.scores import make_scaling_explorer, make_scores_explorer, random_scores, scores_setting
 from mha_lib.explorers.softmax import make_softmax_explorer, pad_example, softmax_setting
 from mha_lib.explorers.values import make_values_explorer
-
-from pictures import PNG_MAGIC
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 
@@ -116,26 +115,22 @@ def test_scores_explorer_h(boxes, ex):
         np.testing.assert_allclose(box.result.scores, r.scores, rtol=1e-12, atol=1e-12)
 
 
-def test_scores_explorer_reuses_layouts_and_updates_numbers(boxes, ex):
+def test_scores_explorer_sends_new_numbers_and_scale(boxes, ex):
     box = make_scores_explorer()
     boxes.append(box)
-    first = _head_panels(box)
-    lo_scaled = first[0].images[0].get_clim()[1]
-    box.controls["scaled"].value = False  # same layout: the same axes, new numbers and colour scale
-    assert _head_panels(box) == first
+    hi_scaled = box.picture.arrays["scores"]["hi"]
+    box.controls["scaled"].value = False  # new numbers and colour scale
     r = mha_lib.multi_head_attention(ex.X, ex.params, scale=1.0)
-    assert first[0].images[0].get_clim()[1] == pytest.approx(np.abs(r.scores).max())
-    assert first[0].images[0].get_clim()[1] > 5 * lo_scaled
-    assert box.drawer.cell_texts(0) == [format(v, ".2f") for v in r.scores[0].ravel()]
-    assert "NOT scaled" in box.drawer.layout.caption.get_text()
+    np.testing.assert_allclose(sent(box, "scores"), r.scores, rtol=1e-6)
+    assert box.picture.arrays["scores"]["hi"] == pytest.approx(np.abs(r.scores).max())
+    assert box.picture.arrays["scores"]["hi"] > 5 * hi_scaled
+    np.testing.assert_allclose(sent(box, "entropy")[0], row_entropy(r.weights), rtol=1e-6)
+    assert "NOT scaled" in box.picture.texts["caption"]
+    assert sent_panel(box, "scores")["numbers"] and sent_panel(box, "scores")["signed"]
     box.controls["h"].value = 4
-    assert len(_head_panels(box)) == 4
-    box.controls["h"].value = 8  # back to a layout built before: its axes are shown again
-    assert _head_panels(box) == first
-    for i, ax in enumerate(first):
-        np.testing.assert_allclose(ax.images[0].get_array(), r.scores[i], rtol=1e-12)
+    assert sent(box, "scores").shape == (4, 4, 4)
     box.controls["h"].value = 16  # numbers are not written in 16 small panels
-    assert box.drawer.cell_texts(0) == []
+    assert not sent_panel(box, "scores")["numbers"]
 
 
 def test_scores_explorer_scaling_off_and_free_dk(boxes, ex):
@@ -321,7 +316,7 @@ def test_tied_dk_slider_shows_d_model_over_h_with_one_redraw(boxes, make):
     box = make()
     boxes.append(box)
     redraws = []
-    box.image.observe(lambda change: redraws.append(1), names="value")
+    box.picture.observe(lambda change: redraws.append(1), names="arrays")
     box.controls["h"].value = 4
     assert box.controls["d_k"].value == 128 and box.controls["d_k"].disabled
     assert box.result.d_k == 128

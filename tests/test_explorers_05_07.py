@@ -6,16 +6,21 @@ against mha_lib computed here, independently of the explorer code.
 
 import numpy as np
 import pytest
+from pictures import PNG_MAGIC
 
 import mha_lib
-from mha_lib.explorers.concat import (compute_concat, make_concat_explorer, plot_cells, reshape_bug_figure,
-                                      reshape_steps_figure, concat_figure)
 from mha_lib.attention import head_contributions, wo_blocks
+from mha_lib.explorers.concat import (
+    compute_concat,
+    concat_figure,
+    make_concat_explorer,
+    plot_cells,
+    reshape_bug_figure,
+    reshape_steps_figure,
+)
 from mha_lib.explorers.output import make_output_explorer, output_figure, spread_columns
 from mha_lib.explorers.toolkit import explorer_params, running_inputs, text_family
 from mha_lib.explorers.values import compute_values, convex_hull, make_values_explorer, values_figure
-
-from pictures import PNG_MAGIC
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 

@@ -1,18 +1,17 @@
 """The notebook 08 explorer (mha_lib.explorers.lecture) and the explorer machinery it relies on."""
 
-import io
-
 import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")
 pytest.importorskip("ipywidgets")
 
+from pictures import sent
+
 import mha_lib
 from mha_lib import causal_mask, embed_tokens, init_params, multi_head_attention, padding_mask
 from mha_lib.explorers import toolkit
-from mha_lib.explorers.lecture import (LectureDrawer, compute_lecture, lecture_figure, make_lecture_explorer,
-                                       shapes_table_html)
+from mha_lib.explorers.lecture import compute_lecture, lecture_figure, make_lecture_explorer, shapes_table_html
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 
@@ -21,7 +20,7 @@ pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with
 def box():
     b = make_lecture_explorer()
     yield b
-    b.figure.clear()
+    b.release()
 
 
 def visible_head_axes(box):
@@ -111,28 +110,21 @@ def test_free_d_k(box):
     assert box.controls["h"].value == 8 and box.message.value == ""
 
 
-def test_same_layout_reuses_the_artists(box):
+def test_a_move_sends_the_new_weights_and_keeps_the_layout(box):
     box.controls["tie"].value = False
-    first = box.image.value
-    axes_before = list(box.figure.axes)
+    scheme = box.picture.scheme
     box.controls["d_k"].value = 65
-    assert box.drawer.last_layout_built is False
-    assert box.figure.axes == axes_before
-    assert box.image.value != first
-    drawn = np.stack([p.image.get_array() for p in box.drawer.panels[:8]])
-    np.testing.assert_allclose(drawn, box.result.result.weights)
+    assert box.picture.scheme is scheme  # the same panels: only numbers and texts are sent
+    np.testing.assert_allclose(sent(box, "weights"), box.result.result.weights, atol=1e-7)
+    out = box.result.result.output
+    np.testing.assert_allclose(sent(box, "output")[0], out, rtol=1e-6, atol=1e-7)
+    assert box.picture.arrays["output"]["hi"] == pytest.approx(np.abs(out).max())
 
 
-def test_cached_background_gives_the_same_pixels_as_a_full_draw(box):
-    from PIL import Image
-
-    box.controls["mask"].value = "causal"  # same layout: background reused
-    fast = np.asarray(Image.open(io.BytesIO(box.image.value)))
-    fig = lecture_figure(mask="causal")
-    fig.set_dpi(80)
-    full = np.asarray(Image.open(io.BytesIO(toolkit.render_png(fig))))
-    assert fast.shape == full.shape
-    assert (fast != full).any(axis=-1).mean() < 0.001
+def test_masked_cells_are_sent_as_masked(box):
+    box.controls["mask"].value = "causal"
+    assert np.isnan(sent(box, "weights")[:, ~causal_mask(4)]).all()
+    assert not np.isnan(sent(box, "weights")[:, causal_mask(4)]).any()
 
 
 def test_masks(box):
@@ -181,12 +173,11 @@ def test_presets_and_back_to_custom(box):
     assert box.result.d_k == 128
 
 
-def test_presets_redraw_once(box, monkeypatch):
-    calls = []
-    original = box.drawer.__call__
-    monkeypatch.setattr(type(box.drawer), "__call__", lambda self, fig, res: calls.append(1) or original(fig, res))
+def test_presets_send_one_picture(box):
+    sent_arrays = []
+    box.picture.observe(lambda change: sent_arrays.append(1), names="arrays")
     box.controls["preset"].value = "GPT-2 small (768/12/64)"
-    assert len(calls) == 1
+    assert len(sent_arrays) == 1
 
 
 @pytest.mark.slow
@@ -257,14 +248,6 @@ def test_single_blas_thread_is_harmless():
     with single_blas_thread():
         inside = a @ a.T
     np.testing.assert_array_equal(inside, a @ a.T)
-
-
-def test_returning_to_a_layout_reuses_its_cached_picture(box):
-    first = box.image.value
-    box.controls["h"].value = 4
-    assert len(visible_head_axes(box)) == 4
-    box.controls["h"].value = 8  # the static part of the 8-head layout comes from the cache
-    assert box.image.value == first
 
 
 def test_output_strip_counts_columns_from_1_and_has_a_colour_bar():

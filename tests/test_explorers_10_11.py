@@ -6,11 +6,11 @@ against mha_lib computed independently of the explorer code.
 
 import numpy as np
 import pytest
+from pictures import PNG_MAGIC
+from pictures import image_axes as _heatmap_axes
 
 import mha_lib
 from mha_lib.explorers.positions import make_positions_explorer, parse_order, permutation_experiment
-
-from pictures import PNG_MAGIC, image_axes as _heatmap_axes
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 
@@ -224,6 +224,7 @@ def test_self_checks(exercise_id, assert_self_check):
 def test_positions_explorer_in_place_update_draws_the_heatmaps():
     """A head change updates the heatmaps in place; they must stay drawable (not animated) and show the new head."""
     import matplotlib.pyplot as plt
+
     from mha_lib.explorers.positions import make_positions_explorer, permutation_experiment
 
     box = make_positions_explorer(positions=True)

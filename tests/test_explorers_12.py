@@ -6,12 +6,16 @@ computed independently of the explorer code.
 
 import numpy as np
 import pytest
+from pictures import PNG_MAGIC
 
 import mha_lib
-from mha_lib.explorers.generation import (GENERATION_SENTENCE, generation_state, gqa_state, make_generation_explorer,
-                                          make_gqa_explorer)
-
-from pictures import PNG_MAGIC
+from mha_lib.explorers.generation import (
+    GENERATION_SENTENCE,
+    generation_state,
+    gqa_state,
+    make_generation_explorer,
+    make_gqa_explorer,
+)
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 

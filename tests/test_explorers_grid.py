@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
+from pictures import PNG_MAGIC, png_pixels
 
 import mha_lib
 from mha_lib.explorers.grid import HeadGrid, HeadGridDrawer, bar_panel, heads_picture, plot_heatmap
@@ -132,7 +133,7 @@ def test_layout_drawer_builds_once_per_layout_and_same_setting_gives_same_png():
     box.controls["h"].value = 4
     box.controls["h"].value = 2
     box.controls["seed"].value = 0
-    assert drawer.built == 2  # h = 2 came back: its layout was kept
+    assert drawer.built == 3  # h = 2 came back: built again (no layout is kept hidden)
     assert box.image.value == first or np.array_equal(png_pixels(box.image.value), png_pixels(first))
     shown = [ax for ax in box.figure.axes if ax.get_visible() and ax.images]
     assert len(shown) == 2
@@ -149,32 +150,6 @@ def test_impossible_setting_replaces_the_picture_without_a_gap():
     assert "h=3 is not allowed" in box.message.value and box.image.layout.display == "none"
     box.controls["h"].value = 4
     assert box.message.value == "" and box.image.layout.display is None
-
-
-def test_pictures_drawn_ahead_are_the_pictures_drawn_on_demand():
-    drawer = _Drawer()
-    controls = {"h": int_slider("h", 2, 1, 8), "seed": int_slider("seed", 0, 0, 9)}
-    box = build_explorer(controls, lambda h, seed: _weights(h, 4, 4, seed), drawer, figsize=_Drawer.size)
-    assert box.prepare() == 3  # h 3 and 1, seed 1 (seed -1 is off the slider), and nothing more
-    assert box.prepare() == 0
-    built = drawer.built
-    calls = []
-    original = drawer.update
-    drawer.update = lambda grid, res: calls.append(res.shape) or original(grid, res)
-    controls["h"].value = 3  # drawn ahead: the kept PNG is sent, nothing is drawn
-    assert calls == [] and drawer.built == built
-    ahead = box.image.value
-    fresh = build_explorer({"h": int_slider("h", 3, 1, 8), "seed": int_slider("seed", 0, 0, 9)},
-                           lambda h, seed: _weights(h, 4, 4, seed), _Drawer(), figsize=_Drawer.size)
-    assert ahead == fresh.image.value  # the same setting gives the same PNG, drawn ahead or not
-    # reading the figure (or the drawer) brings it up to the setting on screen
-    assert len([ax for ax in box.figure.axes if ax.get_visible() and ax.images]) == 3
-    assert box.drawer.layout.caption.get_text() == "h = 3" and calls == [(3, 4, 4)]
-    controls["seed"].value = 5  # not drawn ahead: drawn now, from the figure as it is
-    assert calls[-1] == (3, 4, 4) and len(calls) == 2
-    assert box.image.value == build_explorer({"h": int_slider("h", 3, 1, 8), "seed": int_slider("seed", 5, 0, 9)},
-                                             lambda h, seed: _weights(h, 4, 4, seed), _Drawer(),
-                                             figsize=_Drawer.size).image.value
 
 
 def _glyph_pixels(text, family):
@@ -199,29 +174,6 @@ def test_emoji_render_as_glyphs_when_an_outline_emoji_font_is_installed():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "Glyph ... missing from font" would be a warning
         render_png(fig)
-
-
-def test_a_kept_background_of_another_size_is_never_pasted():
-    """After drawing ahead, the figure may have another size than its kept background: draw in full.
-
-    Pasting it into the renderer of the old size wrote outside its buffer (in JupyterLab: FreeType
-    errors on later titles, or a dead kernel).
-    """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    from mha_lib.explorers.toolkit import Frame
-
-    fig = Figure(figsize=(3, 2), dpi=50)
-    FigureCanvasAgg(fig)
-    ax = fig.add_axes([0.1, 0.1, 0.8, 0.8])
-    ax.set_title("$Q_{10}$  (4 x 64)")
-    line, = ax.plot([0, 1], [0, 1])
-    state = {}
-    render_png(fig, frame=Frame([line], new_layout=True, key="a"), state=state)
-    fig.set_size_inches(6, 4)  # as a layout drawn ahead leaves it
-    png = render_png(fig, frame=Frame([line], new_layout=False, key="a"), state=state)
-    assert png_pixels(png).shape[:2] == (200, 300)
-    assert tuple(state["background"].get_extents()) == (0, 0, 300, 200)  # drawn in full, kept anew
 
 
 def test_heads_picture_on_a_given_figure_fits_its_height_to_the_grid():
@@ -293,39 +245,21 @@ def test_cell_numbers_are_text_in_svg_and_pdf():
     fig.savefig(io.BytesIO(), format="pdf")
 
 
-def test_cell_numbers_follow_the_font_weight_of_the_moment():
-    # before: the sprite cache was keyed by text, size and dpi only: numbers drawn while the lecture screen's high
-    # contrast was on (bold) stayed bold after it was switched off, mixed with regular ones in one heatmap
-    import matplotlib
-
-    from mha_lib.explorers.grid import CellNumbers
-
-    numbers = CellNumbers.__new__(CellNumbers)
-    numbers.fontsize = 11
-    regular = numbers.sprite("0.25", 100, 11).copy()
-    with matplotlib.rc_context({"font.weight": "bold"}):
-        bold = numbers.sprite("0.25", 100, 11)
-    assert bold.sum() > 1.1 * regular.sum()  # more ink
-    np.testing.assert_array_equal(numbers.sprite("0.25", 100, 11), regular)
-
-
 @pytest.mark.parametrize("weight", ["normal", "bold"])
-def test_cell_numbers_fit_their_cells(weight, monkeypatch):
+def test_cell_numbers_fit_their_cells(weight):
     # before: in high contrast (bold) the lecture screen's scene 7 ran its numbers together ("0.000.000.00")
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.font_manager import FontProperties
 
-    from mha_lib.explorers.grid import CellNumbers
-
-    widths = []
-    sprite = CellNumbers.sprite
-    monkeypatch.setattr(CellNumbers, "sprite", lambda self, *a: widths.append(sprite(self, *a).shape[1]) or
-                        sprite(self, *a))
     with matplotlib.rc_context({"font.weight": weight}):
         fig = Figure(figsize=(2.0, 2.0), dpi=100)
         ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))  # 5 cells of 32 pixels
-        plot_heatmap(ax, np.full((5, 5), 0.25), list("abcde"), list("abcde"), number_size=14)
-        FigureCanvasAgg(fig).draw()
+        heat = plot_heatmap(ax, np.full((5, 5), 0.25), list("abcde"), list("abcde"), number_size=14)
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        width = canvas.get_renderer().get_text_width_height_descent(
+            "0.25", FontProperties(size=heat.numbers.drawn_size, weight=weight), ismath=False)[0]
     cell = ax.transData.transform((1, 0))[0] - ax.transData.transform((0, 0))[0]
-    assert widths[0] > cell, "14 points is too wide for these cells"
-    assert widths[-1] <= 0.9 * cell + 1
+    assert heat.numbers.drawn_size < 14, "14 points is too wide for these cells"
+    assert width <= 0.92 * cell

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pictures import sent
 
 import mha_lib
 from mha_lib.explorers import scenes, stepview
@@ -69,11 +70,12 @@ def test_step_view_refuses_impossible_settings(kwargs, words):
 
 def test_next_step_reveals_one_panel_at_a_time():
     box = stepview.make_step_explorer()
-    visible = [sum(ax.get_visible() for ax in box.figure.axes)]
+    names = [name for name, *_rest in stepview.STEPS]
+    visible = [len(names) - len(box.picture.texts["hidden"])]
     for k in range(1, len(stepview.STEPS)):
         box.next_step.click()
-        assert box.result.step == k
-        visible.append(sum(ax.get_visible() for ax in box.figure.axes))
+        assert box.result.step == k and box.picture.texts["highlight"] == names[k]
+        visible.append(len(names) - len(box.picture.texts["hidden"]))
     assert visible == list(range(1, len(stepview.STEPS) + 1))
     box.next_step.click()  # stays on the last step
     assert box.result.step == len(stepview.STEPS) - 1
@@ -107,7 +109,7 @@ def test_every_scene_renders_and_sets_its_controls(screen):
         screen.go(k)
         box = screen.explorers[scene.view]
         assert box.message.value == "", f"scene {k + 1} ({scene.name}): {box.message.value}"
-        assert box.image.value[:4] == b"\x89PNG"
+        assert box.picture.arrays and box.picture.layout.display is None
         for name, value in scene.settings.items():
             if name in box.controls and name != "preset" and not box.controls[name].disabled:
                 assert box.controls[name].value == value, (scene.name, name)
@@ -117,9 +119,9 @@ def test_every_scene_renders_and_sets_its_controls(screen):
 def test_controls_stay_live_inside_a_scene(screen):
     screen.go(3)  # masks: causal
     box = screen.explorers["lecture"]
-    before = box.image.value
+    before = box.picture.arrays
     box.controls["mask"].value = "none"
-    assert box.image.value != before and screen.scene_menu.value == 3
+    assert box.picture.arrays is not before and screen.scene_menu.value == 3
 
 
 def test_buttons_and_url_open_scenes(screen):
@@ -133,67 +135,29 @@ def test_buttons_and_url_open_scenes(screen):
     assert other.scene_menu.value == 4
 
 
-def test_window_report_renders_for_the_pixel_ratio(screen):
-    screen.go(1)
-    size = tuple(screen.explorers["lecture"].figure.get_size_inches())
-    screen.viewport.value = "1920x1080@2"
-    box = screen.explorers["lecture"]
-    expected = scenes.dpi_for(size, (1920, 1080, 2))
-    assert box.figure.dpi == pytest.approx(expected, rel=0.2)
-    assert abs(scenes.dpi_for((11, 6), (1920, 1080, 2)) - 2 * scenes.dpi_for((11, 6), (1920, 1080, 1))) <= 1
-    assert box.controls["d_k"].value == 256, "the scene's settings survive the re-render"
-
-
-def test_a_scene_with_another_layout_is_rendered_for_its_size(screen):
-    """Scene 7's figure (4 heads) is shorter than scene 2's (8 heads): at 1920x1080 it gets the resolution it
-    needs at once (it was first shown 9 % under it, soft, and drawn again a second later)."""
-    screen.viewport.value = "1920x1080@1"
-    screen.go(1)
-    shown = []
-    box = screen.explorers["lecture"]
-    box.image.observe(lambda change: shown.append(box.figure.dpi), names="value")
-    screen.go(scenes.scene_index("several-heads"))
-    assert shown == [scenes.dpi_for(tuple(box.figure.get_size_inches()), (1920, 1080, 1))]
-    screen.go(1)
-
-
-def test_the_picture_leaves_room_for_controls_that_grow_with_the_window():
-    """The controls' unit is max(20 px, 2.5 % of the height) (SCREEN_CSS): their column takes 18.75 units."""
-    assert "max(20px, 2.5vh)" in scenes.SCREEN_CSS and scenes.CONTROL_UNIT == (20, 0.025)
-    fig = (11, 4)  # wide: the width decides
-    assert scenes.dpi_for(fig, (1280, 720, 1)) == round((1280 - 375) / 11)
-    assert scenes.dpi_for(fig, (1920, 1080, 1)) == round((1920 - 18.75 * 27) / 11)
-    assert scenes.needs_refit(100, 95) and scenes.needs_refit(80, 100) and not scenes.needs_refit(90, 100)
-
-
-def test_high_contrast_redraws_the_pictures_bold(screen):
-    import matplotlib
-
+def test_the_controls_grow_with_the_window_and_high_contrast_is_drawn_not_filtered(screen):
+    """The controls' unit is max(20 px, 2.5 % of the height) (screen.css); high contrast is a class of the screen
+    that picture.css draws with (bold text, thick outlines), never a filter over the picture's colours."""
+    assert "max(20px, 2.5vh)" in scenes.SCREEN_CSS
+    picture_css = (Path(scenes.__file__).parent / "static" / "picture.css").read_text()
+    assert ".mha-contrast .mha-pic" in picture_css and "filter:" not in picture_css
     screen.go(3)
     box = screen.explorers["lecture"]
-    before = box.image.value
-    weight = matplotlib.rcParams["font.weight"]
     screen.contrast.value = True
     try:
         assert "mha-contrast" in screen._dom_classes
-        assert screen.explorers["lecture"] is box, "the same explorer, drawn again: no new widgets to send"
-        assert box.image.value != before, "the picture is drawn again, not only filtered"
-        assert box.controls["mask"].value == "causal", "the scene's settings stay"
-        assert matplotlib.rcParams["font.weight"] == weight, "the explorers' style, not the whole kernel's"
-        assert box.drawer.panels[0].ax.title.get_fontweight() == "bold"
+        assert screen.explorers["lecture"] is box and box.controls["mask"].value == "causal", "the scene stays"
     finally:
         screen.contrast.value = False
     assert "mha-contrast" not in screen._dom_classes
-    assert matplotlib.rcParams["font.weight"] == weight
-    assert screen.explorers["lecture"].drawer.panels[0].ax.title.get_fontweight() != "bold"
 
 
 def test_at_most_eight_heads_on_the_lecture_screen(screen):
     screen.go(1)
     box = screen.explorers["lecture"]
     box.controls["h"].value = 32
-    assert box.drawer.heads_drawn() == 8
-    assert "showing heads 1–8 of 32" in box.drawer.caption.get_text()
+    assert sent(box, "weights").shape[0] == 8
+    assert "showing heads 1–8 of 32" in box.picture.texts["caption"]
     screen.go(1)
 
 
@@ -256,22 +220,6 @@ def test_the_docs_count_the_scenes_and_their_minutes_as_the_screen_has_them():
 # ------------------------------------------------------------------ readable from the back of a hall
 
 
-def _on_screen_px(box, fontsize_pt, viewport):
-    """CSS pixels of a font size once the lecture screen shows the figure at this window's resolution."""
-    return fontsize_pt * scenes.dpi_for(tuple(box.figure.get_size_inches()), viewport) / 72
-
-
-@pytest.mark.parametrize("viewport, least", [((1280, 720, 1), 16.5), ((1920, 1080, 1), 25.0)])
-def test_cell_numbers_are_large_on_the_running_example(screen, viewport, least):
-    """The 8 heads of the running example: the numbers in the cells are about 17 px at 720p (were 11)."""
-    screen.go(scenes.scene_index("why-divide-by-sqrt-d-k"))
-    box = screen.explorers["lecture"]
-    panel = box.drawer.panels[0]
-    assert panel.numbers.get_visible() and len(box.drawer.panels) == 8
-    assert _on_screen_px(box, panel.numbers.fontsize, viewport) >= least
-    assert _on_screen_px(box, panel.ax.get_yticklabels()[0].get_fontsize(), viewport) >= 0.9 * least  # tokens
-
-
 @pytest.mark.parametrize("source", ["random", "designed"])
 def test_step_view_draws_nothing_outside_its_panels_and_texts(source):
     """At every step, every dark pixel belongs to a visible panel (with its labels and title) or a caption:
@@ -299,7 +247,7 @@ def test_captions_say_parameters_for_the_W_matrices(screen):
     for k, scene in enumerate(screen.scenes):
         screen.go(k)
         box = screen.explorers[scene.view]
-        text = box.drawer.caption.get_text()
+        text = box.picture.texts["caption"]
         assert "parameters" in text and not re.search(r"(random|designed|trained) weights", text), (scene.name, text)
 
 
@@ -353,107 +301,46 @@ def test_go_to_the_scene_shown_turns_the_map_off_and_odd_values_stay(screen):
     assert screen.scene_menu.value == len(scenes.SCENES) - 1
 
 
-def test_every_scene_text_stays_inside_its_picture_also_in_high_contrast(screen):
-    """Bold text is wider: the trained layer's step-view caption ran off the right edge in high contrast
-    ("...(MiniLM, layer 1" cut at 1280x720). Every text of every scene's picture lies inside the figure."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    for contrast in (False, True):
-        screen.contrast.value = contrast
-        try:
-            for k, scene in enumerate(screen.scenes):
-                screen.go(k)
-                fig = screen.explorers[scene.view].figure
-                renderer = FigureCanvasAgg(fig).get_renderer()
-                texts = list(fig.texts) + [t for ax in fig.axes if ax.get_visible() for t in ax.texts + [ax.title]]
-                for text in texts:
-                    box = text.get_window_extent(renderer)
-                    assert box.x0 >= -1 and box.x1 <= fig.bbox.width + 1, (scene.name, contrast, text.get_text())
-        finally:
-            screen.contrast.value = False
-
-
-def test_a_replaced_explorer_frees_its_pixels_at_once():
-    # before: a refit or a high-contrast switch left the old explorer's renderer, kept backgrounds and PNGs in
-    # reference cycles until Python's collector happened to run: at 250 dpi the lecture screen peaked 100 MB higher
+def test_the_screen_draws_no_pixels_in_the_kernel():
+    """Every scene, every step: the kernel computes and sends numbers; no matplotlib renderer is made."""
     import gc
-    import weakref
 
     from matplotlib.backends.backend_agg import RendererAgg
 
     def renderers():
         gc.collect()
-        return {id(o): weakref.ref(o) for o in gc.get_objects() if isinstance(o, RendererAgg)}
+        return sum(isinstance(o, RendererAgg) for o in gc.get_objects())
 
-    before = renderers()  # other tests' explorers
-    box = make_lecture_explorer(lecture=True, max_heads=8, dpi=120)
-    for h in (4, 8, 16):  # three layouts, each drawn with a renderer of its own size
-        box.controls["h"].value = h
-        assert box.image.value
-    ours = [r for key, r in renderers().items() if key not in before]
-    assert ours
-    box.release()
-    assert all(r() is None for r in ours)
-    box.controls["h"].value = 8  # a released explorer still draws (all anew)
-    assert box.image.value[:4] == b"\x89PNG"
-
-
-def test_only_the_explorer_on_stage_keeps_pixel_buffers():
-    # before: the hidden view's explorer kept its renderer and static pictures (20-50 MB at 250 dpi) while the
-    # class looked at the other one
-    import gc
-    import weakref
-
+    before = renderers()
     other = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
                                        lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="")
-    first = other.explorers["steps"].image.value
-    for k, shown, hidden in ((1, "lecture", "steps"), (0, "steps", "lecture")):
-        renderer = weakref.ref(other.explorers[hidden].figure.canvas.get_renderer())
+    for k in range(len(scenes.SCENES)):
         other.go(k)
-        gc.collect()  # in a kernel: a second later, when idle
-        assert renderer() is None, f"the hidden {hidden} view still holds its pixels"
-    assert other.explorers["steps"].image.value == first, "the hidden view kept its PNGs"
-    other.contrast.value = True  # a hidden view is drawn in the new style when shown
-    try:
-        other.go(1)
-        assert other.explorers["lecture"].drawer.panels[0].ax.title.get_fontweight() == "bold"
-    finally:
-        other.contrast.value = False
+    for _ in stepview.STEPS:
+        other.explorers["steps"].next_step.click()
+    assert renderers() == before
+    assert all(box.prepare() == 0 for box in other.explorers.values()), "nothing is drawn ahead"
 
 
-def test_a_view_first_shown_in_high_contrast_is_drawn_in_it():
+def test_an_unknown_scene_says_so_and_opens_the_first():
+    other = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
+                                       lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="scene=<b>99")
+    assert other.scene_menu.value == 0
+    assert "no scene &lt;b&gt;99" in other.notice.value
+    other.go(1)
+    assert other.notice.value == ""
+
+
+def test_clicker_and_step_keys_are_in_the_screen_script():
+    for key in ("PageDown", "PageUp", "ArrowRight", "ArrowLeft", "ArrowDown", "ArrowUp"):
+        assert f"{key}:" in scenes.KEYS_JS
+
+
+def test_presenter_layout_hides_the_controls_column():
     other = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
                                        lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="")
-    other.contrast.value = True  # on the first scene (the step view): the lecture explorer is not built yet
-    other.go(1)
-    assert other.explorers["lecture"].drawer.panels[0].ax.title.get_fontweight() == "bold"
-    other.go(0)
-    other.contrast.value = False
-
-
-def test_a_view_restyled_under_the_map_is_drawn_anew_when_the_map_closes():
-    # before: high contrast switched while the map was shown left the view's old, regular picture on screen
-    other = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
-                                       lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="")
-    other.go(3)
-    before = other.explorers["lecture"].image.value
-    other.map_button.value = True
-    other.contrast.value = True
-    try:
-        other.map_button.value = False
-        box = other.explorers["lecture"]
-        assert box.image.value != before and box.drawer.panels[0].ax.title.get_fontweight() == "bold"
-    finally:
-        other.contrast.value = False
-
-
-def test_a_hidden_view_draws_nothing_ahead():
-    # before: the lecture explorer, moved and then hidden, went on drawing the settings around it (16 MB of pixels)
-    other = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
-                                       lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="")
-    other.go(1)
-    other.explorers["lecture"].controls["h"].value = 4
-    other.go(0)
-    assert other.explorers["lecture"].prepare() == 0
-    other.go(1)
-    assert other.explorers["lecture"].prepare(2) == 2, "on stage again, it draws ahead"
+    other.presenter.value = True
+    assert "mha-presenter" in other._dom_classes
+    assert ".mha-screen.mha-presenter .mha-controls { display: none" in scenes.SCREEN_CSS and "'P'" in scenes.KEYS_JS
+    other.presenter.value = False
+    assert "mha-presenter" not in other._dom_classes

@@ -15,8 +15,20 @@ from matplotlib.patches import Rectangle
 from ..attention import merge_heads, multi_head_attention, split_heads
 from ..plotting import SIGNED_CMAP
 from .grid import token_labels
-from .toolkit import (D_K_OPTIONS, HEAD_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_params,
-                      heads_control, link_heads, running_inputs, still_figure, text_family)
+from .toolkit import (
+    D_K_OPTIONS,
+    HEAD_COLORS,
+    LayoutDrawer,
+    Result,
+    build_explorer,
+    dropdown,
+    explorer_params,
+    heads_control,
+    link_heads,
+    running_inputs,
+    still_figure,
+    text_family,
+)
 
 __all__ = ["HEAD_COLORS", "TOKEN_FILLS", "plot_cells", "reshape_steps_figure", "reshape_bug_figure", "ConcatView",
            "compute_concat", "ConcatDrawer", "concat_figure", "make_concat_explorer"]

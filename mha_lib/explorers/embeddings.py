@@ -9,6 +9,7 @@ from ..minilm import cosine_similarity
 from ..plotting import SIGNED_CMAP, symmetric_limits
 from .grid import matrix_panel
 from .toolkit import LayoutDrawer, Result, build_explorer, check_budget, int_slider, text_box
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["MAX_TOKENS", "MAX_COLUMNS", "Embeddings", "compute_embeddings", "EmbeddingsDrawer", "draw_embeddings",
            "make_embeddings_explorer"]
@@ -83,6 +84,21 @@ class EmbeddingsDrawer(LayoutDrawer):
         more = f" (columns 1-{res.shown} of {d_model} drawn)" if res.shown < d_model else ""
         x.ax.title.set_text(f"X: {n} x {d_model}, one row per token{more}")
         return x.set_data(part, clim=symmetric_limits(part)) + cos.set_data(res.cosine) + [x.ax.title, x.cbar.ax]
+
+
+    def picture(self, res):
+        """What the browser draws: the first columns of X (left), the rows' cosine similarity (right)."""
+        (n, d_model), part = res.X.shape, res.X[:, : res.shown]
+        more = f" (columns 1-{res.shown} of {d_model} drawn)" if res.shown < d_model else ""
+        panels = [grid_panel("X", (1, n, res.shown), res.tokens, [str(j + 1) for j in range(res.shown)], signed=True,
+                             numbers=False, titles=[f"X: {n} x {d_model}, one row per token{more}"],
+                             cbar="value of X", row_label="", col_label="embedding dimension", area="1 / 1",
+                             width=0.55, cap=30),
+                  grid_panel("cosine", (1, n, n), res.tokens, res.tokens, signed=True, numbers=n <= 8,
+                             titles=["cosine similarity of rows"], cbar="cosine similarity", row_label="",
+                             col_label="", area="1 / 2", width=0.45, cap=48)]
+        arrays = {"X": matrix_entry(part, symmetric_limits(part)), "cosine": matrix_entry(res.cosine, (-1.0, 1.0))}
+        return Frame({"panels": panels, "columns": 2}, {}, arrays)
 
 
 def draw_embeddings(fig, result):

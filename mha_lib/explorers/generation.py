@@ -17,8 +17,18 @@ from ..generation import PUBLISHED_CONFIGS, KVCache, decode_step, kv_cache_bytes
 from ..params import init_params
 from ..plotting import SIGNED_CMAP
 from .grid import HeadGrid, bar_panel, plot_heatmap
-from .toolkit import (TOKEN_COLORS, LayoutDrawer, build_explorer, checkbox, dropdown, inch_box, int_slider, literal,
-                      selection_slider, text_family)
+from .toolkit import (
+    TOKEN_COLORS,
+    LayoutDrawer,
+    build_explorer,
+    checkbox,
+    dropdown,
+    inch_box,
+    int_slider,
+    literal,
+    selection_slider,
+    text_family,
+)
 
 __all__ = ["GENERATION_SENTENCE", "generation_state", "make_generation_explorer", "gqa_state", "make_gqa_explorer"]
 

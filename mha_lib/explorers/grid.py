@@ -9,13 +9,10 @@ from __future__ import annotations
 import numpy as np
 from matplotlib import colormaps, rcParams
 from matplotlib.artist import Artist
-from matplotlib.backends.backend_agg import get_hinting_flag
 from matplotlib.figure import Figure
-from matplotlib.font_manager import FontProperties, findfont, get_font
 from matplotlib.patches import Patch, PathPatch
 from matplotlib.path import Path
 from matplotlib.text import Text
-from matplotlib.transforms import IdentityTransform
 
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, head_grid, symmetric_limits
 from .toolkit import LayoutDrawer, inch_box, literal, short, text_family
@@ -40,12 +37,8 @@ def token_labels(tokens, max_chars=14):
 class CellNumbers(Artist):
     """The numbers in the cells of one heatmap, white on dark cells, black on light ones; none in masked cells.
 
-    On Agg, fast (64 Text artists cost as much as the rest of the picture): each distinct string is rasterised
-    once (public ``font_manager.get_font``) and pasted into the buffer with numpy. SVG, PDF, PS: drawn as text.
+    Drawn as text, made smaller when the widest number would not fit its cell (e.g. bold, in high contrast).
     """
-
-    _sprites: dict = {}  # (text, size, dpi, weight) -> bitmap, for every heatmap; emptied past SPRITES_KEPT
-    SPRITES_KEPT = 600  # about 5 MB at the lecture screen's 250 dpi (a new window size brings another 100)
 
     def __init__(self, ax, fontsize, image, fmt=".2f", signed=False):
         super().__init__()
@@ -64,55 +57,29 @@ class CellNumbers(Artist):
             return []
         return ["" if np.isnan(v) else format(v, self.fmt) for v in self.values.ravel()]
 
-    def sprite(self, text, dpi, size):
-        """(rows, cols, 1) alpha bitmap of ``text`` at this font size (points) and dpi."""
-        weight = rcParams["font.weight"]  # bold while the lecture screen's high contrast is on
-        key = (text, size, dpi, weight)
-        if key not in self._sprites:
-            if len(self._sprites) >= self.SPRITES_KEPT:
-                self._sprites.clear()
-            prop = FontProperties(size=size, weight=weight)
-            font = get_font(findfont(prop))
-            font.clear()
-            font.set_size(prop.get_size_in_points(), dpi)
-            font.set_text(text, 0, flags=get_hinting_flag())
-            font.draw_glyphs_to_bitmap(antialiased=True)
-            self._sprites[key] = np.asarray(font.get_image(), dtype=np.float32)[..., None] / 255.0
-        return self._sprites[key]
-
-    def cells(self, transform):
-        """(x, y, text, white) of every cell with a number: its centre through ``transform``; white on dark cells."""
+    def cells(self, transform=None):
+        """(x, y, text, white) of every cell with a number: its centre (column, row in data coordinates, or through
+        ``transform``); white on dark cells (tools/slides_layout.py reads them too)."""
         lo, hi = self.image.get_clim()
-        centres = transform.transform(np.indices(self.values.shape).reshape(2, -1)[::-1].T)  # (column, row) each
-        for (x, y), value in zip(centres, self.values.ravel()):
+        for (row, col), value in np.ndenumerate(self.values):
             if not np.isnan(value):
                 frac = (value - lo) / (hi - lo) if hi > lo else 0.5
+                x, y = (col, row) if transform is None else transform.transform((col, row))
                 yield x, y, format(value, self.fmt), abs(frac - 0.5) > 0.3 if self.signed else frac < 0.6
 
     def draw(self, renderer):
         if self.values is None or not self.get_visible():
             return
-        if not hasattr(renderer, "buffer_rgba"):  # a vector renderer (SVG, PDF, PS): ordinary text
-            for x, y, text, white in self.cells(IdentityTransform()):
-                Text(x, y, text, color="white" if white else "black", fontsize=self.fontsize, ha="center",
-                     va="center", figure=self.figure, transform=self.ax.transData).draw(renderer)
-            return
-        buf = np.asarray(renderer.buffer_rgba())  # (H, W, 4) uint8, the canvas itself
-        height, width = buf.shape[:2]
-        cells = list(self.cells(self.ax.transData))  # pixels, y up
+        cells = list(self.cells())
         cell_px = abs(self.ax.transData.transform((1, 0))[0] - self.ax.transData.transform((0, 0))[0])
-        widest = max((text for _x, _y, text, _w in cells), key=len, default="")
-        size, wide = self.fontsize, (lambda size: self.sprite(widest, renderer.dpi, size).shape[1])
-        while widest and size > 4 and wide(size) > 0.9 * cell_px:  # e.g. bold (high contrast): smaller, to fit
-            size = round(size * 0.9 * cell_px / wide(size) - 0.1, 1)
+        widest = max((len(text) for *_xy, text, _w in cells), default=1)
+        bold = rcParams["font.weight"] in ("bold", 700, "heavy")
+        # a digit is about 0.64 em wide (0.7 bold): the widest number stays inside 90 % of its cell
+        size = min(self.fontsize, 0.9 * cell_px / (widest * (0.7 if bold else 0.64)) * 72 / renderer.dpi)
+        self.drawn_size = size  # points: what a test measures
         for x, y, text, white in cells:
-            sprite = self.sprite(text, renderer.dpi, size)
-            sh, sw = sprite.shape[:2]
-            x0, y0 = int(round(x - sw / 2)), int(round(height - y - sh / 2))
-            if x0 < 0 or y0 < 0 or x0 + sw > width or y0 + sh > height:
-                continue
-            region = buf[y0:y0 + sh, x0:x0 + sw, :3]
-            region[...] = (region * (1.0 - sprite) + (255.0 if white else 0.0) * sprite).astype(np.uint8)
+            Text(x, y, text, color="white" if white else "black", fontsize=size, ha="center", va="center",
+                 figure=self.figure, transform=self.ax.transData).draw(renderer)
         self.stale = False
 
 

@@ -17,14 +17,34 @@ import numpy as np
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 
-from .. import attention, params as _params
+from .. import attention
+from .. import params as _params
 from ..data import embed_tokens, tokenize
 from ..designed import _as_seen  # the sentence as seen on screen (invisible characters removed)
 from ..plotting import SIGNED_CMAP
 from .grid import HeadGrid, HeadGridDrawer, head_titles, token_labels
-from .toolkit import (MEMORY_BUDGET, SCALE_LABEL, TIE_LABEL, build_explorer, check_budget, checkbox, dropdown,
-                      explorer_params, fixed_layer, heads_control, inch_box, int_slider, link_heads, literal, short,
-                      still_figure, text_box, text_family, weights_control)
+from .toolkit import (
+    MEMORY_BUDGET,
+    SCALE_LABEL,
+    TIE_LABEL,
+    build_explorer,
+    check_budget,
+    checkbox,
+    dropdown,
+    explorer_params,
+    fixed_layer,
+    heads_control,
+    inch_box,
+    int_slider,
+    link_heads,
+    literal,
+    short,
+    still_figure,
+    text_box,
+    text_family,
+    weights_control,
+)
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["PRESETS", "LectureResult", "compute_lecture", "LectureDrawer", "shapes_table_html",
            "make_lecture_explorer", "lecture_figure", "RANDOM_NUMBERS_BUDGET"]
@@ -202,7 +222,6 @@ class LectureDrawer(HeadGridDrawer):
     # font sizes (points): labels and titles; lecture mode's labels and its cell numbers. At 1280x720 the
     # lecture screen draws this 11-inch figure at about 80 dpi: 15 pt is 17 px, the numbers up to 19 px.
     FS, LECTURE_FS, LECTURE_NUMBERS = 9, 15, 17
-    last_layout_built = False
 
     def key(self, res):
         return res.heads_shown, res.tokens, res.d_model, res.lecture, res.roles
@@ -273,11 +292,6 @@ class LectureDrawer(HeadGridDrawer):
                                   va="center", fontsize=fs - 2) for k in range(3)]
         return lay
 
-    def __call__(self, fig, res):
-        frame = super().__call__(fig, res)
-        self.last_layout_built = frame.new_layout
-        return frame
-
     def update(self, lay, res):
         changed = lay.grid.update(res.result.weights[: res.heads_shown], mask=res.result.mask)
         out = res.result.output  # (n, d_model)
@@ -290,6 +304,26 @@ class LectureDrawer(HeadGridDrawer):
             t.set_text(v)
         lay.caption.set_text(literal(_caption(res)))
         return changed + [lay.out_image, lay.out_title, lay.caption, *lay.out_scale, *lay.oax.spines.values()]
+
+    def picture(self, res):
+        """What the browser draws: every drawn head's weights (masked cells hatched) and the output strip."""
+        lecture, n, shown = res.lecture, res.n, res.heads_shown
+        cols = shown if shown <= 4 else (4 if shown <= 8 or lecture or (n > 8 and shown <= 16) else 8)
+        out = res.result.output  # (n, d_model)
+        m = float(np.max(np.abs(out))) or 1.0
+        per_head = res.d_model // res.h
+        designed = res.kind == "designed" and res.h * per_head == res.d_model
+        columns = f"{per_head} columns written by each head" if designed else f"columns 1 … {res.d_model}"
+        panels = [grid_panel("weights", (shown, n, n), res.tokens, res.tokens, numbers=n <= self.ANNOTATE_MAX_TOKENS,
+                             ncols=cols, titles=head_titles(shown, res.roles), row_label="" if lecture else "query",
+                             col_label="" if lecture else "key", cap=110 if lecture else 60,
+                             fit_height=0.5 if lecture else None),
+                  grid_panel("output", (1, n, res.d_model), res.tokens, None, signed=True, numbers=False, strip=True,
+                             cbar="", row_label="", col_label=f"output column: {columns}", cap=22 if lecture else 18,
+                             titles=[f"output MultiHead(X), shape {out.shape}: blue negative, red positive"])]
+        arrays = {"weights": matrix_entry(res.result.weights[:shown], mask=res.result.mask),
+                  "output": matrix_entry(out, (-m, m))}
+        return Frame({"panels": panels, "lecture": bool(lecture)}, {"caption": _caption(res)}, arrays)
 
     @property
     def caption(self):
@@ -392,7 +426,9 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
         controls[name].observe(sync, names="value")
     # the table follows the picture on screen (compute stays pure: the table is part of its result), and hides
     # with it when a setting is refused (it showed the previous setting's shapes under the message)
-    widgets.dlink((box.image, "value"), (shapes, "value"), lambda _: box.result.table if box.result else shapes.value)
+    box.picture.observe(lambda _change: setattr(shapes, "value", box._result.table) if box._result else None,
+                        names=["texts", "arrays"])
+    shapes.value = box.result.table
     box.message.observe(lambda c: setattr(shapes.layout, "display", "none" if c["new"] else None), names="value")
     box.shapes = shapes
     if lecture:

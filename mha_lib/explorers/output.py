@@ -10,8 +10,20 @@ import numpy as np
 from ..attention import head_contributions, multi_head_attention
 from ..plotting import SIGNED_CMAP, plot_matrix, symmetric_limits
 from .grid import CellNumbers, plot_heatmap, token_labels
-from .toolkit import (D_K_OPTIONS, HEAD_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_params,
-                      heads_control, link_heads, running_inputs, still_figure, text_family)
+from .toolkit import (
+    D_K_OPTIONS,
+    HEAD_COLORS,
+    LayoutDrawer,
+    Result,
+    build_explorer,
+    dropdown,
+    explorer_params,
+    heads_control,
+    link_heads,
+    running_inputs,
+    still_figure,
+    text_family,
+)
 
 __all__ = ["plot_wo_blocks", "plot_contributions", "spread_columns", "OutputView", "compute_output", "OutputDrawer",
            "output_figure", "make_output_explorer"]

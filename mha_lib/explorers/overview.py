@@ -10,6 +10,7 @@ from ..attention import MHAResult, multi_head_attention
 from ..data import embed_tokens, tokenize
 from .grid import HeadGrid
 from .toolkit import LayoutDrawer, Result, build_explorer, explorer_params, heads_control, link_heads, text_box
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["MAX_TOKENS", "Overview", "compute_overview", "OverviewDrawer", "make_overview_explorer"]
 
@@ -53,8 +54,19 @@ class OverviewDrawer(LayoutDrawer):
                         cbar_label="attention weight")
 
     def update(self, grid, res):
-        return grid.update(res.result.weights, caption=f"h = {res.h} heads, d_k = d_model / h = {res.d_k}: "
-                           "row = query token, column = key token, each row sums to 1")
+        return grid.update(res.result.weights, caption=_caption(res))
+
+    def picture(self, res):
+        """What the browser draws: every head's weights (numbers in the cells up to 4 tokens and 8 heads)."""
+        weights = res.result.weights  # (h, n, n)
+        panel = grid_panel("weights", weights.shape, res.tokens, res.tokens, cbar="attention weight",
+                           numbers=len(res.tokens) <= 4 and res.h <= 8, ncols=min(res.h, 8 if res.h > 8 else 4))
+        return Frame({"panels": [panel]}, {"caption": _caption(res)}, {"weights": matrix_entry(weights)})
+
+
+def _caption(res):
+    return (f"h = {res.h} heads, d_k = d_model / h = {res.d_k}: row = query token, column = key token, "
+            "each row sums to 1")
 
 
 def make_overview_explorer(sentence="humpty dumpty sat on", h=8):

@@ -12,8 +12,19 @@ from ..attention import project
 from ..params import parameter_count
 from ..plotting import SIGNED_CMAP, head_grid, symmetric_limits
 from .grid import plot_heatmap
-from .toolkit import (TIE_LABEL, LayoutDrawer, Result, build_explorer, checkbox, explorer_params, heads_control,
-                      int_slider, link_heads, running_inputs)
+from .toolkit import (
+    TIE_LABEL,
+    LayoutDrawer,
+    Result,
+    build_explorer,
+    checkbox,
+    explorer_params,
+    heads_control,
+    int_slider,
+    link_heads,
+    running_inputs,
+)
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["Projections", "compute_projections", "ProjectionsDrawer", "draw_projections", "make_projections_explorer"]
 
@@ -91,6 +102,18 @@ class ProjectionsDrawer(LayoutDrawer):
                               f"$Q_i = X W_i^Q$ is {n} x {d_k};  parameters ($W^Q, W^K, W^V, W^O$ together) = "
                               f"{res.count['total']:,}")
         return changed + self.titles + self.ends + [self.xlabel, self.caption, self.cax]
+
+
+    def picture(self, res):
+        """What the browser draws: every head's Q_i (rows: tokens) on one signed scale."""
+        h, n, d_k = res.Q.shape
+        panel = grid_panel("Q", res.Q.shape, res.tokens, None, signed=True, numbers=False, strip=True, cap=22,
+                           titles=[f"Q_{i + 1}  ({n} x {d_k})" for i in range(h)], cbar="", row_label="",
+                           col_label=f"dimension within the head (1 ... d_k = {d_k}); rows: tokens",
+                           ncols=min(h, 4))
+        caption = (f"h={h}, d_k={d_k}:  each W_i^Q is {res.W_q.shape[1]} x {d_k},  each Q_i = X W_i^Q is {n} x {d_k};"
+                   f"  parameters (W^Q, W^K, W^V, W^O together) = {res.count['total']:,}")
+        return Frame({"panels": [panel]}, {"caption": caption}, {"Q": matrix_entry(res.Q, symmetric_limits(res.Q))})
 
 
 def draw_projections(fig, result):

@@ -13,8 +13,22 @@ from .. import attention_scores, multi_head_attention, softmax
 from ..attention import row_entropy
 from ..plotting import SIGNED_CMAP, symmetric_limits
 from .grid import HeadGrid, HeadGridDrawer, head_titles, matrix_panel
-from .toolkit import (SCALE_LABEL, TIE_LABEL, LayoutDrawer, build_explorer, checkbox, explorer_layer, heads_control,
-                      inch_box, int_slider, link_heads, running_inputs, selection_slider, weights_control)
+from .toolkit import (
+    SCALE_LABEL,
+    TIE_LABEL,
+    LayoutDrawer,
+    build_explorer,
+    checkbox,
+    explorer_layer,
+    heads_control,
+    inch_box,
+    int_slider,
+    link_heads,
+    running_inputs,
+    selection_slider,
+    weights_control,
+)
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["RandomScores", "random_scores", "ScalingDrawer", "make_scaling_explorer", "ScoresSetting", "scores_setting",
            "ScoresDrawer", "make_scores_explorer"]
@@ -163,11 +177,31 @@ class ScoresDrawer(HeadGridDrawer):
         return grid
 
     def update(self, grid, res):
-        how = "scaled by 1/√d_k" if res.scaled else "NOT scaled"
-        caption = (f"scores of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, {how}  "
-                   "(rows: query token, columns: key token)")
-        changed = grid.update(res.scores, clim=symmetric_limits(res.scores), caption=caption)
+        changed = grid.update(res.scores, clim=symmetric_limits(res.scores), caption=_scores_caption(res))
         return changed + grid.stats[0].set_data(res.max_weight) + grid.stats[1].set_data(res.entropy)
+
+    def picture(self, res):
+        """What the browser draws: every head's scores (left), the rows' largest weight and entropy (right)."""
+        n, numbers, heads = len(res.tokens), res.h <= 8, [str(i + 1) for i in range(res.h)]
+        bits = math.log2(n) if n > 1 else 1.0
+        panels = [grid_panel("scores", res.scores.shape, res.tokens, res.tokens, signed=True, numbers=numbers,
+                             titles=head_titles(res.h, res.roles), cbar="score (shared scale)", digits=2,
+                             area="1 / 1 / 3 / 2", width=0.7),
+                  grid_panel("max_weight", (1, res.h, n), heads, res.tokens, numbers=numbers, cbar="weight",
+                             titles=["largest weight in each row (1 = all on one token)"], row_label="head",
+                             col_label="query token", area="1 / 2", width=0.3, cap=34),
+                  grid_panel("entropy", (1, res.h, n), heads, res.tokens, numbers=numbers, cbar="bits",
+                             titles=[f"entropy of each row, bits ({math.log2(n):.0f} = spread evenly, 0 = one token)"],
+                             row_label="head", col_label="query token", area="2 / 2", width=0.3, cap=34)]
+        arrays = {"scores": matrix_entry(res.scores, symmetric_limits(res.scores)),
+                  "max_weight": matrix_entry(res.max_weight), "entropy": matrix_entry(res.entropy, (0.0, bits))}
+        return Frame({"panels": panels, "columns": 2}, {"caption": _scores_caption(res)}, arrays)
+
+
+def _scores_caption(res):
+    how = "scaled by 1/√d_k" if res.scaled else "NOT scaled"
+    return (f"scores of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, {how}  "
+            "(rows: query token, columns: key token)")
 
 
 def make_scores_explorer(X=None, tokens=None, seed=0):

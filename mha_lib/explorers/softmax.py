@@ -13,8 +13,19 @@ import numpy as np
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions
 from ..attention import MASK_KINDS, make_mask, row_entropy
 from .grid import HeadGrid, HeadGridDrawer, head_titles
-from .toolkit import (TIE_LABEL, build_explorer, checkbox, dropdown, explorer_layer, heads_control,
-                      int_slider, link_heads, running_inputs, weights_control)
+from .toolkit import (
+    TIE_LABEL,
+    build_explorer,
+    checkbox,
+    dropdown,
+    explorer_layer,
+    heads_control,
+    int_slider,
+    link_heads,
+    running_inputs,
+    weights_control,
+)
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["PAD_TOKENS", "pad_example", "SoftmaxSetting", "softmax_setting", "SoftmaxDrawer", "make_softmax_explorer"]
 
@@ -83,9 +94,19 @@ class SoftmaxDrawer(HeadGridDrawer):
                         titles=head_titles(res.h, res.roles))
 
     def update(self, grid, res):
-        return grid.update(res.weights, mask=res.mask, caption=(
-            f"weights of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, T = {res.temperature:.3g}, "
-            f"mask: {res.mask_kind}  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)"))
+        return grid.update(res.weights, mask=res.mask, caption=_caption(res))
+
+    def picture(self, res):
+        """What the browser draws: every head's weights, masked cells hatched."""
+        panel = grid_panel("weights", res.weights.shape, res.tokens, res.tokens, numbers=res.h <= 8,
+                           titles=head_titles(res.h, res.roles))
+        return Frame({"panels": [panel]}, {"caption": _caption(res)},
+                     {"weights": matrix_entry(res.weights, mask=res.mask)})
+
+
+def _caption(res):
+    return (f"weights of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, T = {res.temperature:.3g}, "
+            f"mask: {res.mask_kind}  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)")
 
 
 def make_softmax_explorer(seed=0):

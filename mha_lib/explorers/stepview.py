@@ -19,8 +19,17 @@ from matplotlib.transforms import offset_copy
 from .. import attention
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, symmetric_limits
 from .grid import plot_heatmap
-from .toolkit import (LayoutDrawer, build_explorer, dropdown, explorer_layer, inch_box, int_slider, selection_slider,
-                      still_figure)
+from .toolkit import (
+    LayoutDrawer,
+    build_explorer,
+    dropdown,
+    explorer_layer,
+    inch_box,
+    int_slider,
+    selection_slider,
+    still_figure,
+)
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["SOURCES", "STEPS", "StepResult", "compute_steps", "StepDrawer", "make_step_explorer", "step_figure"]
 
@@ -123,6 +132,28 @@ def compute_steps(source="random", head=None, step=7, temperature=1.0):
                       matrices=(X, res.Q[i], res.K[i], res.V[i], raw, scaled, weights, head_out))
 
 
+# The same titles and formulas as plain text, for the browser-drawn view (no mathtext there)
+PLAIN_TITLES = ("X, the input", "Qᵢ = X Wᵢ^Q", "Kᵢ = X Wᵢ^K", "Vᵢ = X Wᵢ^V", "Qᵢ Kᵢᵀ", "Qᵢ Kᵢᵀ / √d_k", "weightsᵢ",
+                "Headᵢ")
+PLAIN_FORMULAS = (
+    "X: one row per token, d_model numbers each",
+    "Qᵢ = X Wᵢ^Q: what each token looks for",
+    "Kᵢ = X Wᵢ^K: what each token offers to be found by",
+    "Vᵢ = X Wᵢ^V: what each token hands over when it is found",
+    "Qᵢ Kᵢᵀ: query of row · key of column, for every pair",
+    "scoresᵢ = Qᵢ Kᵢᵀ / √d_k: the spread no longer grows with d_k",
+    "weightsᵢ = softmax(scoresᵢ), row by row: each row sums to 1",
+    "Headᵢ = weightsᵢ Vᵢ: each row is a weighted average of the rows of Vᵢ",
+)
+
+
+def _step_caption(res):
+    role = f"  ({res.role})" if res.role and res.step >= 6 else ""  # named once its weights show it
+    return (f"“{' '.join(res.tokens)}”  ·  {SOURCE_NAMES[res.source]}\n"
+            f"head {res.head} of {res.h}{role}  ·  d_model = {res.d_model}, d_k = {res.d_k}, d_v = {res.d_v}\n"
+            f"step {res.step + 1} of {len(STEPS)}: {STEPS[res.step][0]}  ·  temperature T = {res.temperature:.2f}")
+
+
 class StepDrawer:
     """``drawer(fig, res)`` draws a :class:`StepResult`: X, Q_i, K_i, V_i above, the (n, n) matrices (numbers in
     their cells) and Head_i below, built once per set of parameters. Later steps are hidden, the current one is
@@ -194,15 +225,35 @@ class StepDrawer:
             self.titles[k].set_fontweight("bold" if k == res.step else "normal")
         T, formula = res.temperature, STEPS[res.step][2]
         self.titles[6].set_text(rf"$\mathrm{{weights}}_i$, $T = {T:.2g}$" if T != 1.0 else STEPS[6][1])
-        role = f"  ({res.role})" if res.role and res.step >= 6 else ""  # named once its weights show it
-        self.caption.set_text(
-            f"“{' '.join(res.tokens)}”  ·  {SOURCE_NAMES[res.source]}\n"
-            f"head {res.head} of {res.h}{role}  ·  d_model = {res.d_model}, d_k = {res.d_k}, d_v = {res.d_v}\n"
-            f"step {res.step + 1} of {len(STEPS)}: {STEPS[res.step][0]}  ·  temperature T = {T:.2f}")
+        self.caption.set_text(_step_caption(res))
         if res.step == 6 and T != 1.0:
             formula = (r"$\mathrm{weights}_i = \mathrm{softmax}(\mathrm{scores}_i\,/\,T)$"
                        f", T = {T:.2g}: " + ("sharper" if T < 1 else "flatter") + " than the layer's own")
         self.formula.set_text(formula)
+
+
+    def picture(self, res):
+        """What the browser draws: the eight matrices (later steps hidden, the current one highlighted)."""
+        panels, arrays, T = [], {}, res.temperature
+        for k, ((name, _title, _formula, square), M) in enumerate(zip(STEPS, res.matrices)):
+            signed = k != 6
+            area = f"{k // 4 + 1} / {k % 4 + 1}"
+            panels.append(grid_panel(name, (1, *M.shape), res.tokens if k % 4 == 0 else None,
+                                     res.tokens if square else None, signed=signed, numbers=square,
+                                     digits=1 if signed else 2, cbar=None, row_label="", col_label="",
+                                     titles=[PLAIN_TITLES[k]], strip=not square, area=area,
+                                     width=0.16 if k % 4 == 3 else 0.28,  # V_i and Head_i: narrow strips
+                                     cap=80 if square else 36, same="square" if square else None))
+            arrays[name] = matrix_entry(M, (0.0, 1.0) if k == 6 else symmetric_limits(M))
+        formula = PLAIN_FORMULAS[res.step]
+        if res.step == 6 and T != 1.0:
+            formula = (f"weightsᵢ = softmax(scoresᵢ / T), T = {T:.2g}: " + ("sharper" if T < 1 else "flatter") +
+                       " than the layer's own")
+        texts = {"caption": _step_caption(res), "footer": formula, "highlight": STEPS[res.step][0],
+                 "hidden": [name for name, *_rest in STEPS[res.step + 1:]],
+                 "notes": {name: f"shape {M.shape}" for (name, *_rest), M in zip(STEPS, res.matrices)},
+                 "titles": {"weights": [f"weightsᵢ, T = {T:.2g}" if T != 1.0 else PLAIN_TITLES[6]]}}
+        return Frame({"panels": panels, "columns": 4, "lecture": True}, texts, arrays)
 
 
 def step_figure(source="random", head=None, step=7, temperature=1.0, dpi=90):

@@ -1,19 +1,17 @@
 """The machinery every explorer shares: controls -> compute -> draw -> picture.
 
-:func:`build_explorer` wires them into an :class:`ExplorerBox`; a :class:`LayoutDrawer` builds the axes of a
-layout once, then updates artists only. Why it is quick: ``benchmarks/README.md`` §1.
+:func:`build_explorer` wires them into an explorer box. A drawer with a ``picture(res)`` method sends numbers to
+the browser-drawn picture (:mod:`.widget`); any other drawer draws a matplotlib figure, rendered to PNG when a
+setting is chosen (nothing is drawn ahead or kept). A :class:`LayoutDrawer` builds the axes of a layout once,
+then updates its artists.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import html
 import io
-import math
-
-from typing import NamedTuple
 
 import ipywidgets as widgets
 import matplotlib
@@ -28,8 +26,7 @@ from ..data import load_running_example
 from ..designed import designed_example
 from ..params import init_params, parameter_count
 
-__all__ = ["Result", "build_explorer", "render_png", "Frame", "ExplorerBox", "LayoutDrawer", "still_figure",
-           "collect_soon", "int_slider", "dropdown", "checkbox", "text_box", "selection_slider", "heads_control",
+__all__ = ["Result", "build_explorer", "render_png", "ExplorerBox", "LayoutDrawer", "still_figure", "int_slider", "dropdown", "checkbox", "text_box", "selection_slider", "heads_control",
            "link_heads", "TIE_LABEL", "SCALE_LABEL", "D_K_OPTIONS", "TOKEN_COLORS", "HEAD_COLORS", "literal", "short",
            "text_family", "MEMORY_BUDGET", "check_budget", "explorer_params", "running_inputs", "WEIGHT_KINDS",
            "weights_control", "fixed_layer", "explorer_layer", "single_blas_thread", "inch_box", "kernel_loop"]
@@ -42,9 +39,6 @@ TOKEN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00"
 HEAD_COLORS = TOKEN_COLORS[:-1] + ("#999999",)
 SCALE_LABEL = "divide by √d_k"  # the one wording of the scaling control
 MEMORY_BUDGET = 200 * 2**20  # bytes an explorer setting may need (parameters + intermediates)
-KEEP_PNGS = 64  # PNGs kept per explorer (settings shown or drawn ahead); 0: every picture is drawn on demand
-PNG_BYTES_KEPT = 12 * 2**20  # and at most this many bytes of them (30 pictures at the lecture screen's 250 dpi)
-BACKGROUNDS_KEPT = 32 * 2**20  # bytes of static pictures (RGBA) kept per explorer: 1-2 at 250 dpi (lecture screen)
 
 
 class Result:
@@ -188,19 +182,6 @@ def single_blas_thread():
     return threadpool_limits(limits=1, user_api="blas")
 
 
-class Frame(NamedTuple):
-    """What a drawing function returns to say "only these artists changed".
-
-    ``dynamic``: the artists whose data changed (left out of the kept static picture, painted on top of
-    it); ``new_layout``: the function (re)built or switched the figure's axes; ``key``: names the layout,
-    whose static picture is reused when the key comes back (h 8 -> 4 -> 8).
-    """
-
-    dynamic: list
-    new_layout: bool
-    key: object = None
-
-
 def _encode(canvas):
     """PNG bytes of the Agg canvas: RGB (the figures are opaque; a fifth quicker than RGBA), zlib level 1."""
     from PIL import Image as PILImage  # matplotlib depends on Pillow
@@ -212,16 +193,7 @@ def _encode(canvas):
     return out.getvalue()
 
 
-def _restore(canvas, region):
-    """Paste a kept background; False (nothing pasted) unless it has the size of the renderer, made first."""
-    canvas.get_renderer()  # pasting into a renderer of another size would write outside its buffer
-    if tuple(region.get_extents()) != (0, 0, *canvas.get_width_height(physical=True)):
-        return False
-    canvas.restore_region(region)
-    return True
-
-
-def render_png(fig, dpi=None, frame=None, state=None):
+def render_png(fig, dpi=None):
     """Render a figure with Agg and encode it as PNG bytes (the value of an ``ipywidgets.Image``).
 
     Parameters
@@ -229,10 +201,6 @@ def render_png(fig, dpi=None, frame=None, state=None):
     fig : matplotlib Figure
     dpi : float, optional
         Render at this resolution (sets ``fig.dpi``; default: the figure's).
-    frame : Frame, optional
-        What the drawing function changed: the static rest is rendered once per layout and kept in ``state``.
-    state : dict, optional
-        The cache of one explorer (static pictures per layout).
 
     Returns
     -------
@@ -244,33 +212,10 @@ def render_png(fig, dpi=None, frame=None, state=None):
     >>> render_png(Figure(figsize=(1, 1)))[:4]
     b'\\x89PNG'
     """
-    state = {} if state is None else state
     if dpi is not None and fig.dpi != dpi:
         fig.set_dpi(dpi)
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    if frame is None or fig.get_layout_engine() is not None:
-        state["background"] = None
-        canvas.draw()
-        return _encode(canvas)
-    for artist in frame.dynamic:
-        artist.set_animated(True)
-    backgrounds = state.setdefault("backgrounds", {})
-    key = None if frame.key is None else (frame.key, fig.dpi, tuple(fig.get_size_inches()))
-    if frame.new_layout and key in backgrounds and _restore(canvas, backgrounds[key]):
-        state["background"] = backgrounds[key]
-    elif frame.new_layout or state.get("background") is None or not _restore(canvas, state["background"]):
-        canvas.draw()
-        state["background"] = canvas.copy_from_bbox(fig.bbox)
-        if key is not None:
-            backgrounds[key] = state["background"]
-            pixels = math.prod(canvas.get_width_height(physical=True))  # 8 layouts, fewer for large pictures
-            while len(backgrounds) > max(1, min(8, BACKGROUNDS_KEPT // (4 * pixels))):
-                del backgrounds[next(iter(backgrounds))]
-    renderer = canvas.get_renderer()
-    for artist in frame.dynamic:
-        if artist.get_visible():
-            artist.draw(renderer)
-        artist.set_animated(False)  # so that fig.savefig (a still picture of the explorer) draws them too
+    canvas.draw()
     return _encode(canvas)
 
 
@@ -286,61 +231,30 @@ class LayoutDrawer:
 
     Subclasses define ``key(res)`` (what fixes the axes: h, tokens, ...), ``build(fig, res)`` (make the
     axes of that layout; returns the "layout", any object) and ``update(layout, res)`` (set the data of
-    its artists; returns those that changed). Layouts seen before stay hidden on the figure (at most
-    ``keep``): going back to one only switches visibility. ``drawer(fig, res)`` returns a :class:`Frame`.
+    its artists). A new key clears the figure and builds its layout. ``drawer(fig, res)`` draws.
     """
 
     size = (10.0, 5.2)  # inches: the figure size build() starts from
-    keep = 8
 
     def __init__(self):
-        self.fig, self.layouts, self.current, self.layout, self._static = None, {}, None, None, None
+        self.fig, self.current, self.layout = None, None, None
 
     def key(self, res):
         return None
 
     def reset(self):
-        """Forget every layout, and with them their artists and the renderers their texts hold: the next call
-        builds anew."""
-        vars(self).clear()
+        """Forget the layout: the next call builds anew."""
         self.__init__()
-
-    def static(self, res):
-        """What else fixes the static picture without needing new axes (default: nothing)."""
-        return None
 
     def __call__(self, fig, res):
         key = self.key(res)
-        new_layout = self.fig is not fig or key != self.current or not fig.axes
-        if self.fig is not fig or not fig.axes:
+        if self.fig is not fig or key != self.current or not fig.axes:
             fig.clear()
             fig.set_layout_engine("none")
-            self.fig, self.layouts, self.current = fig, {}, None
-        if key != self.current:
-            for artist in self.layouts[self.current][1] if self.current in self.layouts else ():
-                artist.set_visible(False)
-            if key in self.layouts:
-                self.layouts[key] = self.layouts.pop(key)  # most recently used last
-                fig.set_size_inches(self.layouts[key][2])
-                for artist in self.layouts[key][1]:
-                    artist.set_visible(True)
-            else:
-                # a hidden layout's texts hold the renderer they were drawn with (a pixel buffer): fewer at high dpi
-                keep = max(1, min(self.keep, BACKGROUNDS_KEPT // (4 * int(fig.dpi ** 2 * np.prod(self.size)))))
-                while len(self.layouts) >= keep:
-                    for artist in self.layouts.pop(next(iter(self.layouts)))[1]:
-                        artist.remove()
-                    collect_soon()
-                before = set(fig.axes) | set(fig.texts) | set(fig.legends)
-                fig.set_size_inches(self.size)
-                layout = self.build(fig, res)
-                artists = [a for a in (*fig.axes, *fig.texts, *fig.legends) if a not in before]
-                self.layouts[key] = (layout, artists, tuple(fig.get_size_inches()))
-            self.current = key
-        self.layout = self.layouts[key][0]
-        static = self.static(res)  # e.g. tick labels that update() rewrites without building axes
-        new_layout, self._static = new_layout or static != self._static, static
-        return Frame(list(self.update(self.layout, res)), new_layout, key=(type(self).__name__, key, static))
+            fig.set_size_inches(self.size)
+            self.layout = self.build(fig, res)
+            self.fig, self.current = fig, key
+        self.update(self.layout, res)
 
 
 def still_figure(drawer, result, dpi=90):
@@ -474,98 +388,25 @@ def kernel_loop():
         return None
 
 
-_SLIDERS = (widgets.IntSlider, widgets.FloatSlider, widgets.FloatLogSlider, widgets.SelectionSlider)
-
-
-def _neighbours(w):
-    """The values one step right and left of an enabled slider's value ([] for another control)."""
-    if w.disabled or not isinstance(w, _SLIDERS):
-        return []
-    if isinstance(w, widgets.SelectionSlider):
-        return [w.options[j] for j in (w.index + 1, w.index - 1) if 0 <= j < len(w.options)]
-    if isinstance(w, widgets.FloatLogSlider):
-        e = w.min + round((math.log(w.value, w.base) - w.min) / w.step) * w.step  # on the slider's grid
-        return [w.base ** x for x in (e + w.step, e - w.step) if w.min <= x + 1e-9 and x - 1e-9 <= w.max]
-    return [v for v in (w.value + w.step, w.value - w.step) if w.min <= v <= w.max]
-
-
-def _flushed(name, sync_figure=False):
-    """A property reading ``name`` once a pending redraw is done (and the figure is up to date)."""
-    def get(box):
-        box._flush(sync_figure)
-        return getattr(box, name)
-    return property(get, lambda box, value: setattr(box, name, value))
-
-
 class ExplorerBox(widgets.VBox):
-    """What :func:`build_explorer` returns: a VBox of the controls, a one-line ``message`` and the PNG ``image`` of
-    a plain Agg ``figure``; also ``controls`` (name -> widget), ``drawer``, ``result`` (what compute returned),
-    ``refresh()``, ``hold()`` (several changes, one redraw), ``prepare()`` (draw ahead now), ``release()``
-    (free its pixels) and ``redraw()`` (everything drawn anew: in a new style, or for a window of another size);
-    ``style``: matplotlib settings (rcParams) its pictures are drawn with, e.g. high contrast (default: none)."""
+    """What :func:`build_explorer` returns for a matplotlib drawer: a VBox of the controls, a one-line ``message``
+    and the PNG ``image`` of a plain Agg ``figure``; also ``controls`` (name -> widget), ``drawer``, ``result`` (what
+    compute returned), ``refresh()``, ``hold()`` (several changes, one redraw), ``release()`` (forget the figure's
+    drawing) and ``redraw()``; ``style``: matplotlib settings (rcParams) its pictures are drawn with."""
 
-    figure, drawer = _flushed("_figure", sync_figure=True), _flushed("_drawer", sync_figure=True)
-    image, result = _flushed("_image"), _flushed("_result")
+    def _flushed(name):
+        return property(lambda box: (box._flush(), getattr(box, name))[1], lambda box, v: setattr(box, name, v))
 
-    def _flush(self, sync_figure=False):
-        if self._pending:
-            self._pending = False
-            self._render()
-        if sync_figure:
-            self._sync_figure()
+    figure, drawer, image, result = _flushed("_figure"), _flushed("_drawer"), _flushed("_image"), _flushed("_result")
+    del _flushed
 
-
-_AHEAD = {"moved": [], "new": [], "scheduled": False}  # explorers with pictures to draw ahead
+    def prepare(self, budget=0):
+        """Nothing is drawn ahead: a setting is drawn when chosen."""
+        return 0
 
 
-def _draw_ahead_later(warm, first=True):
-    """Queue an explorer's ``warm`` for the kernel's idle time, one picture per turn of the event loop.
-
-    ``first``: the explorer was just moved: it goes first, and the explorers nobody has moved yet leave the
-    line (drawing ahead for a whole notebook would keep a key press waiting). Else it waits behind the others.
-    """
-    loop = kernel_loop()
-    if loop is None:
-        return
-    if first:
-        _AHEAD["new"].clear()
-        _AHEAD["moved"][:] = [warm] + [w for w in _AHEAD["moved"] if w is not warm]
-    elif warm not in _AHEAD["new"]:
-        _AHEAD["new"].append(warm)
-    if not _AHEAD["scheduled"]:
-        _AHEAD["scheduled"] = True
-        loop.call_later(0.1, _draw_ahead)
-
-
-def collect_soon():
-    """One full garbage collection in the kernel's idle time (a second from now), after big objects were dropped.
-
-    Matplotlib's artists live in reference cycles, which Python frees only when its collector runs, and it runs
-    after so many new objects, not so many bytes: the texts of a removed layout keep the renderer they were drawn
-    with (a pixel buffer of 15-22 MB at the lecture screen's 250 dpi), and several could pile up (130 MB).
-    """
-    loop = kernel_loop()
-    if loop is not None and not _AHEAD.get("collect"):
-        _AHEAD["collect"] = True
-        loop.call_later(1.0, lambda: (_AHEAD.update(collect=False), gc.collect()))
-
-
-def _draw_ahead():
-    _AHEAD["scheduled"] = False
-    for queue in (_AHEAD["moved"], _AHEAD["new"]):
-        while queue:
-            done = 0
-            with contextlib.suppress(Exception):  # drawing ahead is a bonus: a failure shows when the setting is chosen
-                done = queue[0]()
-            loop = kernel_loop()
-            if done and loop is not None:
-                _AHEAD["scheduled"] = True
-                loop.call_later(0.02, _draw_ahead)
-                return
-            queue.pop(0)
-
-
-def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None, extra=None, layout=None):
+def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None, extra=None,  # noqa: C901  its
+                   layout=None):  # closures (render, refresh, hold, release) share one state
     """Wire controls, a pure compute function and a drawing function together.
 
     Parameters
@@ -575,8 +416,8 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
     compute : callable(**values) -> result
         Pure: no drawing, no widgets. Raises ``ValueError`` or ``TypeError`` with a one-line explanation
         for an impossible combination; the explanation then replaces the picture (no blank gap).
-    draw : callable(fig, result) -> None or Frame
-        Draws the result on the figure; a :class:`LayoutDrawer` returns a Frame.
+    draw : callable(fig, result), or a drawer with a ``picture(result)`` method
+        Draws the result on the figure; or says what the browser-drawn picture shows (:mod:`.widget`).
     figsize, dpi, layout
         The figure's size (inches; default: a LayoutDrawer's ``size``, else 8 x 4), the PNG's resolution (a
         number, or a function of the figure's size giving one: the lecture screen fits each layout to the
@@ -588,6 +429,10 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
     -------
     ExplorerBox (an ipywidgets.VBox)
     """
+    if hasattr(draw, "picture"):  # drawn in the browser from the numbers the drawer picks (widget.py)
+        from .widget import picture_explorer
+
+        return picture_explorer(controls, compute, draw, title=title, extra=extra)
     fit = dpi if callable(dpi) else lambda _inches: dpi
     figsize = figsize or getattr(draw, "size", (8, 4))
     fig = Figure(figsize=figsize, dpi=fit(tuple(figsize)), layout=layout)
@@ -598,13 +443,13 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
     box = ExplorerBox(rows + [message, image] + list(extra or []))
     box._figure, box._image, box._result, box._pending, box._drawer = fig, image, None, False, draw
     box.controls, box.message, box.style = controls, message, {}
-    state = {"held": 0, "scheduled": False, "drawn": None, "warmed": 0}
-    cache, pngs, failed = {}, {}, set()  # static pictures per layout; PNG per setting; settings refused
+    state = {"held": 0, "scheduled": False, "drawn": None}
 
     def warn(text):  # the message line in place of the picture
         message.value = f'<span style="color:#B03A2E">&#9888; {html.escape(text)}</span>'
 
     def render():
+        box._pending = False
         values = {name: w.value for name, w in controls.items()}
         if state["drawn"] is not None and values == state["drawn"]:
             return  # this exact setting is already on screen
@@ -618,87 +463,20 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
             image.layout.display = "none"  # the message takes the picture's place
             return
         message.value = ""
-        state["warmed"] = 0
-        key = setting_key(values)
-        state["figure_behind"] = key in pngs  # drawn before or ahead: not drawn now; the figure catches up when read
-        if key in pngs:
-            pngs[key] = pngs.pop(key)  # most recently used last
-        image.value = pngs[key] if key in pngs else draw_png(key, box._result)
-        image.layout.display = None
-        state["drawn"], old = values, state.get("shown") or {}
-        moved = [(name, old[name], values[name]) for name in old if values[name] != old[name]]
-        if len(moved) == 1 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in moved[0][1:]):
-            state["last_move"] = (moved[0][0], 1 if moved[0][2] > moved[0][1] else -1)
-        # a new explorer's first picture waits its turn and draws 2 ahead (a notebook builds many at once)
-        state["budget"] = 6 if "shown" in state else 2
-        _draw_ahead_later(warm, first="shown" in state)
-        state["shown"] = values
-
-    def setting_key(values):
-        # What fixes the picture: the values of the enabled controls (a disabled one shows a value derived from
-        # the others, e.g. d_k = d_model / h), floats to 12 digits (a browser's 10**0.25 is Python's).
-        return repr([(name, f"{v:.12g}" if isinstance(v, float) else v) for name, v in values.items()
-                     if not controls[name].disabled])
-
-    @contextlib.contextmanager
-    def drawing():
-        """One BLAS thread, and matplotlib's settings of ``box.style`` (e.g. high contrast) for this explorer only."""
         with single_blas_thread(), matplotlib.rc_context(box.style):
-            yield
+            draw(fig, box._result)
+            image.value = render_png(fig, dpi=fit(tuple(fig.get_size_inches())))
+        image.layout.display = None
+        state["drawn"] = values
 
-    def draw_png(key, result):
-        """Draw ``result`` and render it; the PNG is kept for ``key`` (a setting)."""
-        with drawing():
-            frame = draw(fig, result)
-            png = render_png(fig, dpi=fit(tuple(fig.get_size_inches())),
-                             frame=frame if isinstance(frame, Frame) else None, state=cache)
-        pngs[key] = png
-        while len(pngs) > KEEP_PNGS or (len(pngs) > 1 and sum(map(len, pngs.values())) > PNG_BYTES_KEPT):
-            del pngs[next(iter(pngs))]  # the least recently used
-        return png
-
-    def sync_figure():
-        """Draw the setting on screen on the figure (it was shown from a kept PNG)."""
-        if state.get("figure_behind") and box._result is not None:
-            state["figure_behind"] = False
-            with drawing():
-                frame = draw(fig, box._result)
-            if not isinstance(frame, Frame) or frame.new_layout:
-                cache["background"] = None  # the kept static picture is of another layout: render in full next time
-
-    def ahead():
-        """The settings one slider step away: the slider moved last first, in the direction it moved."""
-        name0, direction = state.get("last_move", (None, 1))
-        for name in sorted(controls, key=lambda name: name != name0):
-            for value in _neighbours(controls[name])[:: direction if name == name0 else 1]:
-                yield {**state["drawn"], name: value}
-
-    def warm(budget=None):
-        """Draw and keep the PNG of one setting a slider step away: 1, or 0 when none is left (or ``budget`` were
-        drawn since the last move). The figure is brought back to the setting shown when it is read."""
-        budget = state.get("budget", 6) if budget is None else budget
-        if not KEEP_PNGS or state["drawn"] is None or box._pending or state["held"] or state["warmed"] >= budget:
-            return 0
-        for values in ahead():
-            key = setting_key(values)
-            if key in pngs or key in failed:
-                continue
-            try:
-                with single_blas_thread():
-                    res = compute(**values)
-            except (ValueError, TypeError):
-                failed.add(key)
-                continue
-            draw_png(key, res)
-            state["figure_behind"] = True
-            state["warmed"] += 1
-            return 1
-        return 0
+    def flush():
+        if box._pending and not state["held"]:
+            render()
 
     def deferred():
         state["scheduled"] = False
         try:
-            box._flush()
+            flush()
         except Exception as exc:  # nothing would show it: say it in the message line
             warn(f"could not draw this setting: {type(exc).__name__}: {exc}")
 
@@ -706,14 +484,12 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
         """Recompute and redraw (deferred and coalesced inside a kernel, immediate elsewhere)."""
         if change is None:  # an explicit refresh always redraws: something besides the controls changed
             state["drawn"] = None
-            pngs.clear()
-            failed.clear()
         box._pending = True
         if state["held"]:
             return
         loop = kernel_loop() if change is not None else None
         if loop is None:
-            box._flush()
+            flush()
         elif not state["scheduled"]:
             state["scheduled"] = True
             loop.call_soon(deferred)
@@ -729,45 +505,21 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
             if not state["held"] and box._pending:
                 refresh(change=True)
 
-    def prepare(budget=100):
-        """Draw now the pictures one slider step away (what the kernel does while idle); returns how many."""
-        box._flush()
-        done = 0
-        while done < budget and warm(budget=budget):
-            done += 1
-        return done
-
     def release(keep_pngs=False):
-        """Drop the figure's drawing and the kept pictures: memory now, not at the next garbage collection; a later
-        redraw builds everything again. ``keep_pngs``: keep the PNGs (small), e.g. while the explorer is hidden."""
-        if not keep_pngs:
-            pngs.clear()
-            state["drawn"] = None
-        elif not fig.axes and not cache:
-            return  # nothing drawn since the last release
-        cache.clear()
+        """Forget the figure's drawing; the next setting is drawn anew."""
         if hasattr(draw, "reset"):
             draw.reset()
         fig.clear()
-        FigureCanvasAgg(fig)  # a fresh canvas: the old renderer's pixel buffer goes
-        state["figure_behind"] = True  # the figure is drawn again when read
-        state["warmed"] = math.inf  # and nothing is drawn ahead until a control moves
-        # the cleared artists are in reference cycles, with the renderers their texts were drawn with: collected now
-        # before a new drawing (a full collection: 0.1 s in a kernel, seconds in a big process), else when idle
-        if keep_pngs:
-            collect_soon()
-        else:
-            gc.collect()
+        state["drawn"] = None
 
     def redraw():
-        """Draw the setting on screen anew: after a change of ``style`` (rcParams are read when artists are made) or
-        of what ``dpi`` gives (a window of another size). The widgets stay: no new ones to send."""
+        """Draw the setting on screen anew (e.g. in a new ``style``)."""
         release()
         refresh()
 
-    box._render, box._sync_figure, box.release, box.redraw = render, sync_figure, release, redraw
+    box._flush, box.release, box.redraw = flush, release, redraw
     for w in controls.values():
         w.observe(refresh, names="value")
-    box.refresh, box.hold, box.prepare = refresh, hold, prepare
+    box.refresh, box.hold = refresh, hold
     refresh()
     return box

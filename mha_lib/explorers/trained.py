@@ -13,6 +13,7 @@ from matplotlib.patches import Rectangle
 from .. import minilm
 from .grid import HeadGrid, token_labels
 from .toolkit import LayoutDrawer, Result, build_explorer, int_slider, text_box
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["MAX_SHOWN", "DEFAULT_SENTENCE", "Trained", "compute_trained", "TrainedDrawer", "make_trained_explorer",
            "draw_patterns", "draw_gallery", "draw_word_attention"]
@@ -101,7 +102,20 @@ class TrainedDrawer(LayoutDrawer):
                     ax.set_xticklabels(labels)
             grid.tokens = res.tokens
         return grid.update(res.weights, titles=[_head_title(res, i) for i in range(len(res.weights))],
-                           caption=f"Layer {res.layer}: row = query token (looks), column = key token (is looked at)")
+                           caption=_caption(res))
+
+    def picture(self, res):
+        """What the browser draws: the layer's heads on one scale (no numbers: 12 heads), each titled by its pattern."""
+        h = len(res.weights)
+        panel = grid_panel("weights", res.weights.shape, res.tokens, res.tokens, numbers=False, ncols=4,
+                           cbar="attention weight", cap=40)
+        return Frame({"panels": [panel]},
+                     {"caption": _caption(res), "titles": {"weights": [_head_title(res, i) for i in range(h)]}},
+                     {"weights": matrix_entry(res.weights)})
+
+
+def _caption(res):
+    return f"Layer {res.layer}: row = query token (looks), column = key token (is looked at)"
 
 
 def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):

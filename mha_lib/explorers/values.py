@@ -16,9 +16,23 @@ from matplotlib.path import Path
 from ..attention import multi_head_attention
 from ..plotting import SIGNED_CMAP, symmetric_limits
 from .grid import bar_panel, plot_heatmap, token_labels
-from .toolkit import (D_K_OPTIONS, TOKEN_COLORS, LayoutDrawer, Result, build_explorer, dropdown, explorer_layer,
-                      fixed_layer, heads_control, int_slider, link_heads, running_inputs, still_figure, text_family,
-                      weights_control)
+from .toolkit import (
+    D_K_OPTIONS,
+    TOKEN_COLORS,
+    LayoutDrawer,
+    Result,
+    build_explorer,
+    dropdown,
+    explorer_layer,
+    fixed_layer,
+    heads_control,
+    int_slider,
+    link_heads,
+    running_inputs,
+    still_figure,
+    text_family,
+    weights_control,
+)
 
 __all__ = ["convex_hull", "plot_convex_combination", "add_token_legend", "ValuesView", "compute_values",
            "ValuesDrawer", "values_figure", "make_values_explorer"]

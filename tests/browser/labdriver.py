@@ -77,9 +77,14 @@ def run_all_cells(page, timeout=180_000):
     return n
 
 
+_PICTURES = ("[...el.querySelectorAll('img')].map(i => i.src).concat("
+             "[...el.querySelectorAll('.mha-pic')].map(p => 'frame' + p.dataset.frame)).join(' ')")
+
+
 def image_sources(container):
-    """The src of every <img> in a widget container (ipywidgets sets a new blob: URL for each picture)."""
-    return container.evaluate("(el) => [...el.querySelectorAll('img')].map(i => i.src).join(' ')")
+    """What identifies the pictures of a widget container: the src of every <img> (ipywidgets sets a new blob: URL
+    for each picture) and the frame number of every browser-drawn picture (``.mha-pic``, one more per drawing)."""
+    return container.evaluate(f"(el) => {_PICTURES}")
 
 
 def message_text(container):
@@ -123,6 +128,9 @@ def press_and_wait_for_new_picture(page, container, handle, key, timeout=15_000)
         el.addEventListener('load', (ev) => {
           if (ev.target.tagName === 'IMG' && window.__mhaShown === undefined) window.__mhaShown = performance.now();
         }, true);
+        el.addEventListener('mha-drawn', () => {  // a browser-drawn picture: drawn synchronously, on screen next frame
+          if (window.__mhaShown === undefined) window.__mhaShown = performance.now();
+        });
         el.__mhaListening = true;
       }
       document.addEventListener('keydown', () => { window.__mhaKey = performance.now(); }, {once: true, capture: true});
@@ -135,7 +143,7 @@ def press_and_wait_for_new_picture(page, container, handle, key, timeout=15_000)
     page.keyboard.press(key)
     try:
         page.wait_for_function("""([el, src, msg]) => {
-            const now = [...el.querySelectorAll('img')].map(i => i.src).join(' ');
+            const now = """ + _PICTURES + """;
             const text = [...el.querySelectorAll('.widget-html-content')].map(h => h.textContent).join(' ');
             return (now !== src && window.__mhaShown !== undefined) || text !== msg;
           }""", arg=[container.element_handle(), before_src, before_msg], timeout=timeout, polling=16)
@@ -150,7 +158,7 @@ def press_and_wait_for_new_picture(page, container, handle, key, timeout=15_000)
     # Some text of the explorer changed (a caption, or a warning that went away) before the picture
     # arrived: give the picture a moment to follow before calling it "restored".
     try:
-        page.wait_for_function("([el, src]) => [...el.querySelectorAll('img')].map(i => i.src).join(' ') !== src"
+        page.wait_for_function(f"([el, src]) => {_PICTURES} !== src"
                                " && window.__mhaShown !== undefined",
                                arg=[container.element_handle(), before_src], timeout=5_000, polling=16)
         return "picture", page.evaluate("() => window.__mhaShown - window.__mhaKey")

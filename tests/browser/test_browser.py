@@ -32,7 +32,7 @@ def check_explorers(page, containers, where):
     report = []
     for i in range(containers.count()):
         box = containers.nth(i)
-        if box.locator("img").count() == 0 or not ld.enabled_slider_handles(box):
+        if box.locator("img, .mha-pic").count() == 0 or not ld.enabled_slider_handles(box):
             continue  # not an explorer with a picture and sliders
         for name, outcome in ld.move_every_slider(page, box):
             report.append(f"{where} explorer {i + 1}, slider {name!r}: {outcome}")
@@ -58,7 +58,7 @@ def test_notebook_runs_in_jupyterlab(lab, page, screenshots, name):
                     if "Traceback" in t or "Error" in t]
     rendered = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output:has(.jupyter-widgets)")
     expected = widget_outputs_in_file(ROOT / "notebooks" / name)
-    explorers = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output:has(.widget-image)")
+    explorers = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output:has(.widget-image, .mha-pic)")
 
     report = check_explorers(page, explorers, stem)
     print("\n".join(report))
@@ -80,11 +80,11 @@ def test_notebook_runs_in_jupyterlab(lab, page, screenshots, name):
 
 def test_explorer_08_in_voila(voila, page, screenshots):
     page.goto(voila)
-    page.wait_for_selector(".widget-image", state="visible", timeout=120_000)
+    page.wait_for_selector(".widget-image, .mha-pic", state="visible", timeout=120_000)
     assert ld.wait_until(lambda: not ld.widget_problems(page), timeout=30), ld.widget_problems(page)
     errors = page.locator(f"{ld.ERROR_OUTPUT}, {ld.STDERR_OUTPUT}")
     error_texts = [errors.nth(i).inner_text()[:800] for i in range(errors.count())]
-    widgets = page.locator(".jp-OutputArea-output:has(.widget-image)")
+    widgets = page.locator(".jp-OutputArea-output:has(.widget-image, .mha-pic)")
     assert widgets.count() >= 1
     report = check_explorers(page, widgets, "voila 08")
     print("\n".join(report))

@@ -1,0 +1,73 @@
+// The lecture screen's keys and size report (displayed by notebooks/lecture.ipynb as KEYS_JS).
+(function () {
+  const $ = (selector) => document.querySelector(selector);
+  let timer = null;
+  const later = () => { clearTimeout(timer); timer = setTimeout(report, 400); };
+  function report() {
+    const box = $('.mha-viewport input'), screen = $('.mha-screen');
+    if (!box || !screen) { setTimeout(report, 300); return; }
+    if (!screen.__mhaWatched) {  // its width changes without the window's too (JupyterLab's side panels)
+      screen.__mhaWatched = true;
+      new ResizeObserver(later).observe(screen);
+    }
+    // the screen's own width: the whole window in Voila, a cell in JupyterLab (a picture drawn for the window
+    // there had up to 1.9 times the pixels it was painted with)
+    const value = (screen.clientWidth || window.innerWidth) + 'x' + window.innerHeight + '@' + window.devicePixelRatio;
+    if (box.value === value) { return; }
+    box.value = value;
+    ['input', 'change'].forEach((type) => box.dispatchEvent(new Event(type, { bubbles: true })));
+  }
+  report();
+  if (window.__mhaLectureKeys) { return; }
+  window.__mhaLectureKeys = true;
+  window.addEventListener('resize', later);
+  // arrows typed into these stay theirs (not a ticked checkbox: the keys still change scenes after high contrast)
+  const fields = 'input:not([type=checkbox]), textarea, select, [contenteditable=true], .noUi-handle, [role=slider]';
+  document.addEventListener('keydown', function (e) {
+    // only on the full-window screen (Voila): inside JupyterLab the arrows move between cells
+    if (!$('.mha-screen.mha-fullscreen') || e.altKey || e.ctrlKey || e.metaKey) { return; }
+    // scenes: the arrows and what presentation clickers send (Page Down / Page Up); steps of the step view: the
+    // down and up arrows, or "." and ","
+    if ((e.key === 'p' || e.key === 'P') && !(e.target && e.target.closest(fields))) {  // presenter layout
+      const toggle = $('.mha-presenter-toggle');
+      if (toggle) { e.preventDefault(); toggle.click(); }
+      return;
+    }
+    const target = { ArrowRight: 'scene-next', PageDown: 'scene-next', ArrowLeft: 'scene-prev', PageUp: 'scene-prev',
+                     ArrowDown: 'step-next', '.': 'step-next', ArrowUp: 'step-prev', ',': 'step-prev' }[e.key];
+    if (!target || (e.target && e.target.closest(fields))) { return; }
+    e.preventDefault();
+    const button = [...document.querySelectorAll('button.mha-' + target)].find((b) => b.offsetParent !== null);
+    if (button) { button.click(); }
+  });
+  // One scene change at a time: after a press on previous/next (key or mouse), further presses are
+  // ignored until the kernel has shown the new scene: the counter changed and the picture on screen is
+  // one drawn after the press (at most 6 s). A double press on a slow machine can no longer skip a scene.
+  let pending = null;
+  const counterText = () => ($('.mha-scene-counter') || { innerText: '' }).innerText.trim();
+  const images = () => [...document.querySelectorAll('.mha-screen img')];  // of both views
+  const pictureSrc = () => (images().find((i) => i.offsetParent !== null) || { src: '' }).src;
+  function drawing(on) {
+    const screen = $('.mha-screen');
+    if (screen) { screen.classList.toggle('mha-drawing', on); }
+  }
+  function busy() {
+    if (!pending) { return false; }
+    const now = Date.now(), moved = counterText() !== pending.counter;
+    if (moved && !pending.movedAt) { pending.movedAt = now; }
+    // a scene whose picture is already on screen (nothing to draw) frees the keys 1.5 s after the counter moved
+    if (now - pending.t > 6000 || (moved && (!pending.srcs.includes(pictureSrc()) || now - pending.movedAt > 1500))) {
+      pending = null;
+      drawing(false);
+    }
+    return pending !== null;
+  }
+  document.addEventListener('click', function (e) {
+    const b = e.target && e.target.closest && e.target.closest('button.mha-scene-next, button.mha-scene-prev');
+    if (!b || b.disabled) { return; }
+    if (busy()) { e.preventDefault(); e.stopImmediatePropagation(); return; }
+    pending = { t: Date.now(), counter: counterText(), srcs: images().map((i) => i.src) };
+    drawing(true);
+    (function poll() { if (busy()) { setTimeout(poll, 100); } })();
+  }, true);
+})();

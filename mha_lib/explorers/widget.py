@@ -1,0 +1,255 @@
+"""The live picture of the explorers, drawn in the browser: the kernel sends numbers, never pixels.
+
+:class:`Picture` is an anywidget (its ES module and CSS are the files in ``static/``, read from the package: no
+network, no build step). It has three synced traits, each sent only when it changed:
+
+* ``scheme``: the panels (a :func:`grid_panel` each: heads, tokens, colour map, number format), the colour maps;
+* ``texts``: the caption, titles, notes, which panels are hidden or highlighted (a few hundred bytes);
+* ``arrays``: the matrices, one float32 binary buffer per panel (NaN marks a masked cell) and its colour limits.
+
+An explorer's drawer that has a ``picture(res)`` method (returning a :class:`Frame`) gets a :class:`PictureBox`
+from :func:`~mha_lib.explorers.toolkit.build_explorer`: a control moves, ``compute`` runs, ``picture`` says what
+to show, the traits that changed go to the page, and ``picture.js`` draws them. Its still picture (``box.image``,
+``box.figure``) is drawn by matplotlib on demand, by the same drawer, with the same colours, scales and labels.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import html
+import pathlib
+from typing import NamedTuple
+
+import anywidget
+import ipywidgets as widgets
+import numpy as np
+import traitlets
+from matplotlib import colormaps
+
+from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP
+from . import toolkit
+from .toolkit import kernel_loop, short, single_blas_thread, still_figure
+
+__all__ = ["Picture", "Frame", "grid_panel", "matrix_entry", "colour_table", "PictureBox", "picture_explorer"]
+
+STATIC = pathlib.Path(__file__).parent / "static"
+MASKED_COLOR = "#C8C8C8"
+
+
+@functools.lru_cache(maxsize=8)
+def colour_table(cmap, size=256):
+    """The colour map's ``size`` colours as "#rrggbb" (the page picks the nearest: the still figures' colours)."""
+    rgba = colormaps[cmap](np.linspace(0.0, 1.0, size))
+    return tuple("#" + "".join(f"{round(255 * c):02x}" for c in row[:3]) for row in rgba)
+
+
+CMAPS = {"weights": WEIGHTS_CMAP, "signed": SIGNED_CMAP}
+
+
+class Picture(anywidget.AnyWidget):
+    """Heatmaps drawn by the browser from the numbers in ``arrays`` (see the module's docstring)."""
+
+    _esm = STATIC / "picture.js"
+    _css = STATIC / "picture.css"
+    scheme = traitlets.Dict().tag(sync=True)
+    texts = traitlets.Dict().tag(sync=True)
+    arrays = traitlets.Dict().tag(sync=True)
+
+    def show(self, frame):
+        """Send what changed of a :class:`Frame` (traits equal to the last ones are not sent again)."""
+        scheme = {"cmaps": {name: list(colour_table(cmap)) for name, cmap in CMAPS.items()}, **frame.scheme}
+        with self.hold_sync():
+            if scheme != self.scheme:
+                self.scheme = scheme
+            if frame.texts != self.texts:
+                self.texts = frame.texts
+            if not _same_arrays(frame.arrays, self.arrays):
+                self.arrays = frame.arrays
+
+
+def _same_arrays(a, b):
+    return a.keys() == b.keys() and all(a[k]["shape"] == b[k]["shape"] and a[k]["lo"] == b[k]["lo"] and
+                                        a[k]["hi"] == b[k]["hi"] and bytes(a[k]["values"]) == bytes(b[k]["values"])
+                                        for k in a)
+
+
+class Frame(NamedTuple):
+    """What a drawer's ``picture(res)`` returns: ``scheme`` (``panels``: :func:`grid_panel` s; ``lecture``:
+    large text; ``columns``: panels side by side), ``texts`` and ``arrays`` (:func:`matrix_entry` per panel key)."""
+
+    scheme: dict
+    texts: dict
+    arrays: dict
+
+
+def grid_panel(key, shape, rows=None, cols=None, *, signed=False, numbers=True, digits=2, ncols=None, titles=None,
+               cbar="attention weight (shared scale)", row_label="query", col_label="key", mask_label="masked",
+               cap=64, fit_height=None, max_chars=14, area=None, width=None, strip=False, same=None):
+    """One group of heatmaps on one colour scale: h panels of (n, m) matrices, labelled, with a colour bar.
+
+    ``key`` names its entry in ``arrays``; ``shape`` = (h, n, m); ``rows``, ``cols``: token labels (shortened to
+    ``max_chars`` with "…", drawn as typed); ``signed``: the diverging map (else the weights' map); ``numbers``:
+    written in the cells with ``digits`` decimals when they fit; ``ncols``: panels per row (default: up to 4);
+    ``cbar``: the colour bar's label (None: no bar); ``cap``: the largest cell side in CSS pixels; ``fit_height``:
+    the grid is at most this fraction of the window's height; ``area``: its CSS grid-area on the stage (with the
+    scheme's ``columns``) and ``width``: the fraction of the picture's width it fits in; ``strip``: a wide matrix
+    drawn as rows of a fixed height (``cap``) as wide as the room (e.g. X of shape (n, d_model)); panels with the
+    same ``same`` get the same cell size.
+    """
+    h, n, m = (int(s) for s in shape)
+    cmap = "signed" if signed else "weights"
+    return {"kind": "grid", "key": key, "h": h, "n": n, "m": m, "ncols": int(ncols or min(h, 4)),
+            "rows": None if rows is None else [short(t, max_chars) for t in rows],
+            "cols": None if cols is None else [short(t, max_chars) for t in cols],
+            "titles": list(titles) if titles is not None else [f"head {i + 1}" for i in range(h)],
+            "cmap": cmap, "signed": bool(signed), "numbers": bool(numbers), "digits": int(digits), "cbar": cbar,
+            "stops": list(colour_table(CMAPS[cmap], 11)), "row_label": row_label, "col_label": col_label,
+            "mask_label": mask_label, "cap": cap, "fit_height": fit_height, "area": area, "width": width,
+            "strip": bool(strip), "same": same}
+
+
+def matrix_entry(matrices, clim=(0.0, 1.0), mask=None):
+    """The ``arrays`` entry of a panel: (h, n, m) float32 numbers (masked cells NaN) and the colour limits.
+
+    ``mask`` (True = may attend), shape (n, m) or (h, n, m). A 2-D matrix is one panel (h = 1).
+    """
+    M = np.asarray(matrices, dtype=np.float32)
+    M = M[None] if M.ndim == 2 else M
+    if mask is not None:
+        M = np.where(np.broadcast_to(np.asarray(mask, bool), M.shape), M, np.float32(np.nan))
+    return {"shape": list(M.shape), "values": memoryview(np.ascontiguousarray(M, dtype="<f4").tobytes()),
+            "lo": float(clim[0]), "hi": float(clim[1])}
+
+
+class _StillImage:
+    """``box.image`` of a :class:`PictureBox`: ``value`` is the still PNG of the setting shown, drawn on demand."""
+
+    def __init__(self, box):
+        self._box = box
+
+    @property
+    def value(self):
+        fig = self._box.figure
+        return b"" if fig is None else toolkit.render_png(fig)  # looked up here: tools/export_slides.py hooks it
+
+    @property
+    def layout(self):
+        return self._box.picture.layout
+
+
+class PictureBox(widgets.VBox):
+    """What :func:`~mha_lib.explorers.toolkit.build_explorer` returns for a drawer with a ``picture`` method.
+
+    ``controls`` (name -> widget), ``message`` (the line that replaces the picture for a refused setting),
+    ``picture`` (the :class:`Picture`), ``result`` (what compute returned), ``refresh()``, ``hold()`` (several
+    changes, one update); ``figure`` / ``image.value``: the still matplotlib figure / PNG of the setting shown,
+    drawn when read; ``style`` is kept for the lecture screen (high contrast is the page's CSS).
+    """
+
+    def __init__(self, children, drawer):
+        super().__init__(children)
+        self._drawer, self._still, self._result, self.style = drawer, None, None, {}
+        self._flush = lambda: None
+        self.image = _StillImage(self)
+
+    @property
+    def result(self):
+        """What compute returned for the setting shown (a pending update is made first)."""
+        self._flush()
+        return self._result
+
+    def flush(self):
+        """Send a pending update now (e.g. before a scene is shown)."""
+        self._flush()
+
+    @property
+    def figure(self):
+        if self.result is None:
+            return None
+        if self._still is None or self._still[0] is not self.result:
+            self._still = (self.result, still_figure(self._drawer, self.result))
+        return self._still[1]
+
+    @property
+    def drawer(self):
+        """The drawer, once it has drawn the still figure of the setting shown."""
+        _ = self.figure
+        return self._drawer
+
+    def redraw(self):
+        """Send the setting on screen anew."""
+        self.refresh()
+
+    def release(self, keep_pngs=False):
+        """Drop the still figure (the page keeps its picture)."""
+        self._still = None
+
+    def prepare(self, budget=0):
+        """Nothing is drawn ahead: a setting is drawn by the browser when chosen."""
+        return 0
+
+
+def picture_explorer(controls, compute, drawer, *, title=None, extra=None):
+    """:func:`~mha_lib.explorers.toolkit.build_explorer` for a drawer with a ``picture(res)`` method."""
+    message, picture = widgets.HTML(value=""), Picture()
+    rows = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
+    rows.append(widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")))
+    box = PictureBox(rows + [message, picture] + list(extra or []), drawer)
+    box.controls, box.message, box.picture = controls, message, picture
+    state = {"held": 0, "scheduled": False, "pending": False}
+
+    def render():
+        state["pending"] = False
+        values = {name: w.value for name, w in controls.items()}
+        try:
+            with single_blas_thread():
+                box._result = compute(**values)
+            frame = drawer.picture(box._result)
+        except (ValueError, TypeError) as exc:
+            box._result = None
+            message.value = f'<span style="color:#B03A2E">&#9888; {html.escape(str(exc))}</span>'
+            picture.layout.display = "none"  # the message takes the picture's place
+            return
+        message.value = ""
+        picture.show(frame)
+        picture.layout.display = None
+
+    def deferred():
+        state["scheduled"] = False
+        if state["pending"]:
+            try:
+                render()
+            except Exception as exc:  # nothing would show it: say it in the message line
+                message.value = (f'<span style="color:#B03A2E">&#9888; could not draw this setting: '
+                                 f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>")
+
+    def refresh(change=None):
+        """Recompute and send (coalesced in a kernel: the changes already sent are read first)."""
+        state["pending"] = True
+        if state["held"]:
+            return
+        loop = kernel_loop() if change is not None else None
+        if loop is None:
+            render()
+        elif not state["scheduled"]:
+            state["scheduled"] = True
+            loop.call_soon(deferred)
+
+    @contextlib.contextmanager
+    def hold():
+        """Change several controls at once; the picture is updated once, at the end."""
+        state["held"] += 1
+        try:
+            yield box
+        finally:
+            state["held"] -= 1
+            if not state["held"] and state["pending"]:
+                refresh(change=True)
+
+    for w in controls.values():
+        w.observe(refresh, names="value")
+    box.refresh, box.hold = refresh, hold
+    box._flush = lambda: state["pending"] and not state["held"] and render()
+    refresh()
+    return box
