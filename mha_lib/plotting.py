@@ -447,6 +447,7 @@ def plot_soft_lookup(axes, look, token="it"):
 
     Examples
     --------
+    >>> import mha_lib
     >>> fig = Figure(figsize=(11, 3.4), layout="constrained")
     >>> artists = plot_soft_lookup(fig.subplots(1, 3), mha_lib.soft_lookup_example())
     """
@@ -541,6 +542,7 @@ def plot_two_heads(ax_weights, ax_values, demo, *, distances=False):
 
     Examples
     --------
+    >>> import mha_lib
     >>> fig = Figure(figsize=(9.6, 3.4), layout="constrained")
     >>> artists = plot_two_heads(*fig.subplots(1, 2), mha_lib.two_heads_demo())
     """
@@ -616,6 +618,7 @@ def plot_concat_blocks(fig, heads, tokens, *, titles=None, colors=None):
 
     Examples
     --------
+    >>> import mha_lib
     >>> ex = mha_lib.designed_example()
     >>> r = mha_lib.multi_head_attention(ex.X, ex.params)
     >>> images = plot_concat_blocks(Figure(figsize=(10, 2.9)), r.heads, ex.tokens)
