@@ -287,3 +287,17 @@ def test_weight_choice(box):
     np.testing.assert_allclose(box.result.result.weights, ref.weights, atol=1e-12)
     box.controls["weights"].value = "random"
     assert not box.controls["h"].disabled and box.result.h == 8 and box.result.d_model == 512
+
+
+@pytest.mark.parametrize("weights", ["designed", "trained"])
+def test_lecture_padding_mask_with_fixed_weights_masks_the_typed_pad(weights):
+    if weights == "trained":
+        pytest.importorskip("mha_lib.minilm")
+        try:
+            mha_lib.minilm.load_minilm()
+        except mha_lib.minilm.ModelNotInstalledError:
+            pytest.skip("the MiniLM weights are not installed")
+    res = compute_lecture(sentence="the cat sat PAD", mask="padding", weights=weights)
+    assert "[PAD]" in res.tokens and "PAD" not in res.tokens
+    pad = res.tokens.index("[PAD]")
+    assert np.allclose(res.result.weights[:, :, pad], 0.0)  # no query attends to the padding

@@ -20,7 +20,7 @@ from matplotlib.colors import Normalize
 from .. import attention
 from .. import params as _params
 from ..data import embed_tokens, tokenize
-from ..designed import _as_seen  # the sentence as seen on screen (invisible characters removed)
+from ..designed import PAD_TOKEN, _as_seen  # _as_seen: the sentence as seen on screen (invisible characters removed)
 from ..plotting import SIGNED_CMAP
 from .grid import HeadGrid, HeadGridDrawer, head_titles, token_labels
 from .toolkit import (
@@ -160,17 +160,19 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
     except (TypeError, ValueError) as exc:  # the message without the library function's name in front
         raise type(exc)(str(exc).removeprefix("tokenize: ")) from None
     # "PAD" keeps its case (padding_mask compares with "PAD"); every other word is lower-cased.
-    tokens = tuple("PAD" if w == "PAD" else w.lower() for w in _as_seen(sentence).split())
+    tokens = tuple("PAD" if w in ("PAD", PAD_TOKEN) else w.lower() for w in _as_seen(sentence).split())
     if len(tokens) > max_tokens:
         raise ValueError(f"the sentence has {len(tokens)} words; this picture holds at most {max_tokens}")
     if mask not in attention.MASK_KINDS:
         raise ValueError(f"mask={mask!r}: choose one of {attention.MASK_KINDS}")
     roles = None
     if weights != "random":
-        tokens, X, params, roles = fixed_layer(weights, " ".join(tokens))
+        # the designed and trained layers write padding as "[PAD]", as BERT-like models do
+        words = " ".join(PAD_TOKEN if t == "PAD" else t for t in tokens)
+        tokens, X, params, roles = fixed_layer(weights, words)
         if len(tokens) > max_tokens:
             raise ValueError(f"the sentence has {len(tokens)} tokens; this picture holds at most {max_tokens}")
-    m = attention.make_mask(mask, tokens, pad_token="PAD" if weights == "random" else "pad")
+    m = attention.make_mask(mask, tokens, pad_token="PAD" if weights == "random" else PAD_TOKEN)
     if m is not None and not m.any(axis=-1).all():
         raise ValueError("every token is PAD: there is nothing real to attend to")
     if weights == "random":
