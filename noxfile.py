@@ -29,9 +29,9 @@ sys.path.insert(0, str(ROOT))
 from run import MODEL_REQUIREMENT, NOTEBOOK_ARGS  # noqa: E402  (one place for the model package and nbval's flags)
 
 OLDEST_SUPPORTED = (3, 10)
-TEST_TOOLS = ["pytest>=7.4", "nbval>=0.11"]
+TEST_TOOLS = ["pytest>=7.4", "pytest-xdist>=3.5", "nbval>=0.11"]
 # The fast tier (pyproject's default marker filter) and every notebook under nbval.
-PYTEST_ARGS = ["tests", "notebooks", *NOTEBOOK_ARGS, "-p", "no:cacheprovider", "-q"]
+PYTEST_ARGS = ["tests", "notebooks", *NOTEBOOK_ARGS, "--dist", "loadfile", "-p", "no:cacheprovider", "-q"]
 
 nox.options.download_python = "never"  # only Pythons that are on the machine
 nox.options.error_on_missing_interpreters = True

@@ -149,7 +149,7 @@ def test(extra):
         # tests alone, as they time what a browser shows and would only be slowed down by company.
         runs = [
             ["-m", "not browser and not hub", "-n", "auto", "--dist", "loadfile", *NOTEBOOK_ARGS, "tests", "notebooks"],
-            ["-m", "browser or hub", "tests"],
+            ["-m", "browser or hub", "-n", "0", "tests"],
         ]
     code = 0
     for args in runs:
