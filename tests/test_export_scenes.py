@@ -49,7 +49,7 @@ def test_a_width_out_of_range_is_refused_with_the_range(tool, tmp_path, capsys):
 
 @pytest.mark.render
 def test_the_controls_the_guide_moves_live_get_pages_of_their_own(tool):
-    """Scene 2's point is the picture after "divide by sqrt(d_k)" is ticked, scene 3's the rows at T = 0.1 and 10: a
+    """Scene 3's point is the picture after "divide by sqrt(d_k)" is ticked, scene 4's the rows at T = 0.1 and 10: a
     deck without those pages left the lecturer describing a picture nobody sees. Each move is a page right after
     the scene's opening picture, differs from it, and the control is set back (the later steps are the scene's)."""
     slugs = {s.slug for s in SCENES}
@@ -57,13 +57,13 @@ def test_the_controls_the_guide_moves_live_get_pages_of_their_own(tool):
     pictures = list(tool.scene_pictures(width=400))
     stems = [stem for stem, _ in pictures]
     png = dict(pictures[1:-1])  # the map is there twice
-    assert "scene_02_why-divide-by-sqrt-d-k_scaled-true" in stems
-    opening = "scene_03_softmax-and-temperature_step-7"
+    assert "scene_03_why-divide-by-sqrt-d-k_scaled-true" in stems
+    opening = "scene_04_softmax-and-temperature_step-7"
     k = stems.index(opening)
     assert stems[k + 1 : k + 4] == [
         f"{opening}_temperature-0.1",
         f"{opening}_temperature-10",
-        "scene_03_softmax-and-temperature_step-8",
+        "scene_04_softmax-and-temperature_step-8",
     ]
     for stem in stems:
         if "_scaled-" in stem or "_temperature-" in stem:

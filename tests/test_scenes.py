@@ -97,11 +97,11 @@ def test_switching_weights_keeps_a_valid_head():
 def test_scene_names_slugs_and_query_strings():
     assert len(scenes.SCENES) >= 8
     assert len({s.slug for s in scenes.SCENES}) == len(scenes.SCENES)
-    assert sum(s.minutes for s in scenes.SCENES) <= 40  # 5 minutes of intro and 5 of wrap-up around them
+    assert sum(s.minutes for s in scenes.SCENES) <= 35  # 5 minutes of intro, 5 of wrap-up and 5 of slack around them
     assert scenes.scene_from_query("token=abc&scene=4") == 3
     assert scenes.scene_from_query(f"scene={scenes.SCENES[1].slug}") == 1
     assert scenes.scene_from_query("scene=99") is None and scenes.scene_from_query("") is None
-    assert scenes.scene_index("Masks: causal") == 3
+    assert scenes.scene_index("Masks: causal") == 4
 
 
 def test_every_scene_renders_and_sets_its_controls(screen):
@@ -109,6 +109,9 @@ def test_every_scene_renders_and_sets_its_controls(screen):
         screen.go(k)
         box = screen.explorers[scene.view]
         assert box.message.value == "", f"scene {k + 1} ({scene.name}): {box.message.value}"
+        if scene.view == "lookup":
+            assert "<b>it</b>" in box.picture.value and screen.explorers[scene.view].layout.display is None
+            continue
         assert box.picture.arrays and box.picture.layout.display is None
         for name, value in scene.settings.items():
             if name in box.controls and name != "preset" and not box.controls[name].disabled:
@@ -117,11 +120,11 @@ def test_every_scene_renders_and_sets_its_controls(screen):
 
 
 def test_controls_stay_live_inside_a_scene(screen):
-    screen.go(3)  # masks: causal
+    screen.go(scenes.scene_index("masks-causal"))
     box = screen.explorers["lecture"]
     before = box.picture.arrays
     box.controls["mask"].value = "none"
-    assert box.picture.arrays is not before and screen.scene_menu.value == 3
+    assert box.picture.arrays is not before and screen.scene_menu.value == scenes.scene_index("masks-causal")
 
 
 def test_buttons_and_url_open_scenes(screen):
@@ -141,7 +144,7 @@ def test_the_controls_grow_with_the_window_and_high_contrast_is_drawn_not_filter
     assert "max(20px, 2.5vh)" in scenes.SCREEN_CSS
     picture_css = (Path(scenes.__file__).parent / "static" / "picture.css").read_text()
     assert ".mha-contrast .mha-pic" in picture_css and "filter:" not in picture_css
-    screen.go(3)
+    screen.go(scenes.scene_index("masks-causal"))
     box = screen.explorers["lecture"]
     screen.contrast.value = True
     try:
@@ -153,12 +156,12 @@ def test_the_controls_grow_with_the_window_and_high_contrast_is_drawn_not_filter
 
 
 def test_at_most_eight_heads_on_the_lecture_screen(screen):
-    screen.go(1)
+    screen.go(scenes.scene_index("why-divide-by-sqrt-d-k"))
     box = screen.explorers["lecture"]
     box.controls["h"].value = 32
     assert sent(box, "weights").shape[0] == 8
     assert "showing heads 1–8 of 32" in box.picture.texts["caption"]
-    screen.go(1)
+    screen.go(scenes.scene_index("why-divide-by-sqrt-d-k"))
 
 
 def test_temperature_scene_changes_the_rows(screen):
@@ -177,15 +180,46 @@ def test_temperature_scene_changes_the_rows(screen):
     box.controls["temperature"].value = 1.0
 
 
-def test_several_heads_scene_shows_the_designed_sizes_and_separate_columns(screen):
+def test_several_heads_scene_keeps_d_k_equal_to_d_model_over_h(screen):
     k = scenes.scene_index("several-heads")
     screen.go(k)
     c = screen.explorers["lecture"].controls
-    assert (c["d_model"].value, c["h"].value, c["d_k"].value, c["tie"].value) == (32, 4, 16, False)
-    ex = mha_lib.designed_example()
-    r = mha_lib.multi_head_attention(ex.X, ex.params)
-    for i in range(4):  # head i's finding, in its own 8 output columns
-        np.testing.assert_allclose(r.output[:, 8 * i:8 * i + 8], r.heads[i][:, :8], atol=1e-12)
+    assert c["tie"].value and c["d_k"].value * c["h"].value == c["d_model"].value
+    assert f"{c['d_model'].value} / {c['h'].value} = {c['d_k'].value}" in scenes.SCENES[k].text
+
+
+def test_the_motivation_scene_comes_first_and_shows_it_finding_the_cat(screen):
+    """Before any matrix: "it" looks for a thing, and "cat" gets the largest weight; no pixels from the kernel."""
+    assert scenes.SCENES[0].view == "lookup"
+    screen.go(0)
+    view = screen.explorers["lookup"]
+    look = mha_lib.soft_lookup_example()
+    assert look.tokens[int(np.argmax(look.weights[3]))] == "cat"
+    shown = view.picture.value
+    assert f"{look.weights[3, 1]:.2f}" in shown and "query" in shown and "key" in shown and "value" in shown
+    assert "query = what a word looks for" in screen.scene_text.value
+
+
+def test_the_first_step_scene_reaches_head_i_in_three_presses(screen):
+    k = scenes.scene_index("one-head-by-hand")
+    screen.go(k)
+    box = screen.explorers["steps"]
+    for _ in range(3):
+        box.next_step.click()
+    assert box.result.step == len(stepview.STEPS) - 1
+    screen.go(k)
+
+
+def test_the_weighted_sum_scene_mixes_rows_and_spells_one_out(screen):
+    """Scene "The weighted sum": no row of weights is one-hot, and the scene's text gives row 1's blend."""
+    k = scenes.scene_index("the-weighted-sum")
+    screen.go(k)
+    res = screen.explorers["steps"].result
+    weights, V, out = res.matrices[6], res.matrices[3], res.matrices[7]
+    assert weights.max(axis=1).max() < 0.6, "every row blends several rows of V_i"
+    assert not np.allclose(out, V), "Head_i is not a copy of V_i"
+    blend = " + ".join(f"{w:.2f} × V({t})" for w, t in zip(weights[0], res.tokens, strict=True))
+    assert blend in scenes.SCENES[k].text
 
 
 def test_lecture_notebook_holds_only_the_screen():
@@ -205,16 +239,19 @@ def test_teaching_guide_names_every_scene():
 
 def test_the_docs_count_the_scenes_and_their_minutes_as_the_screen_has_them():
     """deploying.md still said "9 scenes" after scene 10 came: every "N scenes" in the README and the docs is the
-    screen's count, and the guide's lecture table gives each scene the minutes the screen's menu plans (40 in all)."""
+    screen's count, and the guide's lecture table gives each scene the minutes the screen's menu plans (35 in all)."""
     words = {"nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
     for doc in ["README.md", "docs/teaching.md", "docs/deploying.md"]:
         for m in re.finditer(r"\b(\d+|nine|ten|eleven|twelve) scenes\b", (ROOT / doc).read_text()):
             assert words.get(m.group(1), m.group(1)) in (len(scenes.SCENES), str(len(scenes.SCENES))), (doc, m.group(0))
     guide = (ROOT / "docs" / "teaching.md").read_text()
+    table = re.search(r"^\| # \| scene \| min \|.*?\n(?=[^|])", guide, re.M | re.S)  # the lecture's table only
+    assert table, "docs/teaching.md has a table whose header starts | # | scene | min |"
     rows = {int(k): (name, int(minutes)) for k, name, minutes in
-            re.findall(r"^\| (\d+) \| ([^|]+?) \| (\d+) \|", guide, re.M)}
+            re.findall(r"^\| (\d+) \| ([^|]+?) \| (\d+) \|", table.group(0), re.M)}
     assert rows == {k: (s.name, s.minutes) for k, s in enumerate(scenes.SCENES, 1)}
-    assert sum(s.minutes for s in scenes.SCENES) == 40, "the plan is 5 minutes of intro, 40 of scenes, 5 of wrap-up"
+    assert sum(s.minutes for s in scenes.SCENES) == 35, (
+        "the plan is 5 minutes of intro, 35 of scenes, 5 of wrap-up and 5 of slack")
 
 
 # ------------------------------------------------------------------ readable from the back of a hall
@@ -245,6 +282,8 @@ def test_step_view_draws_nothing_outside_its_panels_and_texts(source):
 def test_captions_say_parameters_for_the_W_matrices(screen):
     """In this series "weights" are the attention weights; W^Q, W^K, W^V, W^O are "parameters"."""
     for k, scene in enumerate(screen.scenes):
+        if scene.view == "lookup":
+            continue
         screen.go(k)
         box = screen.explorers[scene.view]
         text = box.picture.texts["caption"]
@@ -258,9 +297,9 @@ def test_a_view_is_built_when_first_needed():
         return lambda dpi: built.append(make) or make(dpi=dpi)
 
     other = scenes.make_lecture_screen(factory(make_lecture_explorer), factory(stepview.make_step_explorer),
-                                       query_string="scene=2")
+                                       query_string="scene=why-divide-by-sqrt-d-k")
     assert built == [make_lecture_explorer] and set(other.explorers) == {"lecture"}
-    other.go(0)
+    other.go(scenes.scene_index("one-head-by-hand"))
     assert set(other.explorers) == {"lecture", "steps"}
 
 
@@ -276,7 +315,7 @@ def test_every_scene_names_a_step_of_the_map():
 def test_the_map_shows_the_whole_computation_with_the_scene_step_and_a_new_scene_leaves_it(screen):
     screen.go(scenes.scene_index("masks-causal"))
     screen.map_button.value = True
-    stages = {c.layout.display for c in screen.children[2:]}
+    stages = {c.layout.display for c in screen.children[3:]}
     assert stages == {None, "none"} and screen.children[-1].layout.display is None  # the map stage alone
     softmax_map = screen.map_image.value
     assert softmax_map[:4] == b"\x89PNG"

@@ -9,6 +9,7 @@ pixels the screen shows; ``?scene=4`` or ``?scene=masks-causal`` in the URL open
 
 from __future__ import annotations
 
+import contextlib
 import html
 import logging
 import numbers
@@ -19,23 +20,26 @@ from urllib.parse import parse_qs
 import ipywidgets as widgets
 import matplotlib
 
+from ..designed import soft_lookup_example
 from ..diagrams import mha_diagram_figure
 from .toolkit import kernel_loop, render_png
 from .widget import STATIC
 
-__all__ = ["Scene", "SCENES", "scene_index", "make_lecture_screen", "KEYS_JS", "SCREEN_CSS"]
+__all__ = ["Scene", "SCENES", "LookupView", "scene_index", "make_lecture_screen", "KEYS_JS", "SCREEN_CSS"]
 
 
 @dataclass(frozen=True)
 class Scene:
-    """One scene: its name, which explorer it shows ("lecture" or "steps"), the control values it sets, its minutes,
-    and the step of the computation it is about (one of :data:`mha_lib.diagrams.DIAGRAM_STEPS`, orange on the map)."""
+    """One scene: its name, which view it shows ("lookup", "lecture" or "steps"), the control values it sets, its
+    minutes, the step of the computation it is about (one of :data:`mha_lib.diagrams.DIAGRAM_STEPS`, orange on the
+    map), and one line shown under the scene bar (what to read off the picture)."""
 
     name: str
     view: str
     settings: dict = field(default_factory=dict)
     minutes: int = 5
     step: str = None
+    text: str = ""
 
     @property
     def slug(self):
@@ -49,29 +53,101 @@ class Scene:
 _RUNNING = {"weights": "random", "preset": "custom", "sentence": "humpty dumpty sat on", "d_model": 512, "tie": True,
             "h": 8, "mask": "none", "scaled": True, "lecture": True}
 SCENES = (
-    Scene("One head by hand", "steps", {"source": "random", "head": 1, "step": 0, "temperature": 1.0}, 6,
-          "projections"),
-    Scene("Why divide by sqrt(d_k)", "lecture", {**_RUNNING, "tie": False, "d_k": 256, "scaled": False}, 5, "scores"),
+    Scene("Why attention: it finds the cat", "lookup", {}, 4, "softmax",
+          "query = what a word looks for · key = what it offers · value = what it hands over when found"),
+    # opens on the scores (X, Q_i, K_i, V_i shown): three presses of "next step" reach Head_i
+    Scene("One head by hand", "steps", {"source": "random", "head": 1, "step": 4, "temperature": 1.0}, 4,
+          "projections", "press next step 3 times: scale, softmax row by row, Head_i = weights_i V_i"),
+    Scene("Why divide by sqrt(d_k)", "lecture", {**_RUNNING, "tie": False, "d_k": 256, "scaled": False}, 4, "scores"),
     # random parameters: at T = 1 head 1's rows are mixed (0.25/0.26/0.03/0.46), so T = 0.1 sharpens them to
     # almost one-hot and T = 10 flattens them to 0.21-0.28 (a designed head is one-hot already at T = 1)
-    Scene("Softmax and temperature", "steps", {"source": "random", "head": 1, "step": 6, "temperature": 1.0}, 5,
+    Scene("Softmax and temperature", "steps", {"source": "random", "head": 1, "step": 6, "temperature": 1.0}, 4,
           "softmax"),
-    Scene("Masks: causal", "lecture", {**_RUNNING, "mask": "causal"}, 4, "softmax"),
+    Scene("Masks: causal", "lecture", {**_RUNNING, "mask": "causal"}, 3, "softmax"),
     Scene("Masks: you are welcome PAD", "lecture",
-          {**_RUNNING, "sentence": "you are welcome PAD", "mask": "padding"}, 3, "softmax"),
-    Scene("The weighted sum", "steps", {"source": "designed", "head": 2, "step": 7, "temperature": 1.0}, 4, "values"),
-    # the designed layer's own sizes (d_model 32, h 4, d_k 16 not tied): the greyed controls show them
-    Scene("Several heads", "lecture", {**_RUNNING, "weights": "designed", "sentence": "the cat saw the dog",
-                                       "d_model": 32, "tie": False, "h": 4, "d_k": 16}, 5, "concat"),
+          {**_RUNNING, "sentence": "you are welcome PAD", "mask": "padding"}, 2, "softmax"),
+    # random head 1: every row mixes several rows of V_i (a designed head copies one row, so no blend shows)
+    Scene("The weighted sum", "steps", {"source": "random", "head": 1, "step": 7, "temperature": 1.0}, 4, "values",
+          "row “humpty” of Head_1 = 0.25 × V(humpty) + 0.26 × V(dumpty) + 0.03 × V(sat) + 0.46 × V(on): "
+          "a blend, mostly “on”"),
+    # random parameters, d_k = d_model / h = 512 / 8 = 64 (the box ticked): four times the work of one head of 512
+    # would cost, split into eight heads of 64
+    Scene("Several heads", "lecture", {**_RUNNING, "sentence": "the cat saw the dog"}, 4, "concat",
+          "d_k = d_model / h = 512 / 8 = 64: eight heads cost the weights of one head of 512"),
     # opens on V_i, before any score: the room predicts where "cat" looks, then "next step" shows the scores
-    Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 3, "temperature": 1.0}, 4,
+    Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 3, "temperature": 1.0}, 3,
           "softmax"),
     Scene("Positions", "lecture", {**_RUNNING, "sentence": "the cat saw the dog"}, 2, "embeddings"),
-    # the answer to scene 9's poll: the same words swapped, the same numbers moved with them (head 1: "cat"
+    # the answer to scene 10's poll: the same words swapped, the same numbers moved with them (head 1: "cat"
     # puts 0.52 on "dog" in both orders)
-    Scene("Positions: cat and dog swapped", "lecture", {**_RUNNING, "sentence": "the dog saw the cat"}, 2,
+    Scene("Positions: cat and dog swapped", "lecture", {**_RUNNING, "sentence": "the dog saw the cat"}, 1,
           "embeddings"),
 )
+
+
+class LookupView(widgets.VBox):
+    """The motivation scene: "it" finds the noun it refers to (:func:`mha_lib.soft_lookup_example`), as large text
+    and bars in HTML (the kernel draws no pixels). Has what the screen asks of an explorer: ``controls`` (none),
+    ``message``, ``picture``, ``hold()``, ``flush()`` and ``prepare()``."""
+
+    def __init__(self, dpi=90):
+        self.controls, self.message, self.dpi = {}, widgets.HTML(""), dpi
+        self.look = look = soft_lookup_example()
+        m = look.tokens.index("it")
+        offers = {"the": "nothing", "cat": "a thing", "sat": "an action", "it": "half a thing"}
+        hands = {"the": "nothing", "cat": "“cat”", "sat": "“sitting”", "it": "nothing"}
+        u = "var(--u, 20px)"
+        cell = f"padding: calc({u} * 0.25) calc({u} * 0.6); font-size: calc({u} * 1.15); text-align: left"
+        rows = []
+        for j, tok in enumerate(look.tokens):
+            w = look.weights[m, j]
+            bar = (f"<div style='display: inline-block; vertical-align: middle; height: calc({u} * 1.1); "
+                   f"width: calc({u} * {12 * w:.2f}); background: #0072B2'></div>")
+            bold = "font-weight: bold; " if w == look.weights[m].max() else ""
+            rows.append(f"<tr style='{bold}'><td style='{cell}'>{tok}</td><td style='{cell}'>{offers[tok]} "
+                        f"({', '.join(f'{x:g}' for x in look.K[j])})</td>"
+                        f"<td style='{cell}'>{look.scores[m, j]:g}</td><td style='{cell}'>{bar} {w:.2f}</td>"
+                        f"<td style='{cell}'>{hands[tok]}</td></tr>")
+        head = "".join(f"<th style='{cell}; border-bottom: 2px solid'>{t}</th>" for t in
+                       ("word", "key: what it offers", "score: query · key", "weight (softmax)", "value: hands over"))
+        out = ", ".join(f"{x:.2f}" for x in look.output[m])
+        self.picture = widgets.HTML(
+            f"<div style='line-height: 1.35'>"
+            f"<div style='font-size: calc({u} * 1.6); margin-bottom: calc({u} * 0.5)'>“the cat sat down because "
+            f"<b>it</b> was tired”: which word does <b>it</b> mean?</div>"
+            f"<div style='font-size: calc({u} * 1.2); margin-bottom: calc({u} * 0.6)'>The query of <b>it</b>: "
+            f"“I look for a thing” ({', '.join(f'{x:g}' for x in look.Q[m])}). Every word's key says what it "
+            f"offers; the score is how well the query matches it.</div>"
+            f"<table style='border-collapse: collapse'>{head}{''.join(rows)}</table>"
+            f"<div style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'><b>it</b> receives the "
+            f"weighted sum of the values: ({out}), {look.weights[m, 1]:.0%} “cat”. A soft lookup: every word "
+            f"gets something, the best match the most; learned W^Q, W^K, W^V make the queries, keys and "
+            f"values.</div></div>")
+        super().__init__([self.message, self.picture])
+
+    @property
+    def image(self):
+        """The still picture (for the fallback deck, ``tools/export_scenes.py``): notebook 00's soft lookup, drawn
+        by matplotlib when asked for (never by the screen)."""
+        if not hasattr(self, "_image"):
+            from matplotlib.figure import Figure
+
+            from ..plotting import plot_soft_lookup
+
+            fig = Figure(figsize=(11, 3.6), layout="constrained")
+            plot_soft_lookup(fig.subplots(1, 3), self.look)
+            fig.suptitle("“the cat sat down because it was tired”: the query of “it” finds the key of “cat”")
+            self._image = widgets.Image(value=render_png(fig, dpi=self.dpi), format="png")
+        return self._image
+
+    def hold(self):
+        return contextlib.nullcontext()
+
+    def flush(self):
+        """Nothing waits: the view is drawn once."""
+
+    def prepare(self):
+        return 0
 
 
 def scene_index(value, scenes=SCENES):
@@ -123,7 +199,7 @@ def _apply(box, settings):
 
 
 def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SCENES, dpi=90,  # noqa: C901  one
-                        fullscreen=None):  # closure per widget of the screen, each a few lines
+                        fullscreen=None, lookup=LookupView):  # closure per widget of the screen, each a few lines
     """The lecture screen: scene bar (menu, previous/next, high contrast, map) above the explorer of the scene.
 
     Parameters
@@ -141,6 +217,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     fullscreen : bool, optional
         Cover the whole browser window (a dashboard). Default: when a query string is given (Voila
         sets ``$QUERY_STRING``; inside JupyterLab there is none and the screen stays in its cell).
+    lookup : callable(dpi) -> box, optional
+        The motivation scene's view (default :class:`LookupView`).
 
     Returns
     -------
@@ -149,7 +227,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         ``.contrast`` (Checkbox), ``.presenter`` (ToggleButton: the controls column hidden, the picture as wide
         as the screen), ``.map_button`` (ToggleButton: the map of the computation with the scene's
         step in orange, in ``.map_image``), ``.viewport`` (Text: the window's size, reported by :data:`KEYS_JS`),
-        ``.notice`` (HTML: an unknown scene asked for), ``.go(k)``, and ``.explorers`` (dict "lecture"/"steps" ->
+        ``.notice`` (HTML: an unknown scene asked for), ``.scene_text`` (HTML: the scene's line under the bar),
+        ``.go(k)``, and ``.explorers`` (dict "lookup"/"lecture"/"steps" ->
         its box, built when first shown and kept for the whole lecture).
     """
     asked = scene if scene is not None else (parse_qs(query_string or "").get("scene", [None])[0])
@@ -158,7 +237,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     if start is None:
         notice.value = f"<b>no scene {html.escape(str(asked)[:40])!s}: scene 1 is shown</b>"
         start = 0
-    factories = {"lecture": lecture, "steps": steps}
+    factories = {"lookup": lookup, "lecture": lecture, "steps": steps}
     state = {"explorers": {}}  # an explorer is built when first needed
     menu = widgets.Dropdown(options=[(f"{k + 1}. {s.name}", k) for k, s in enumerate(scenes)], value=start,
                             layout=widgets.Layout(width="430px"))
@@ -187,7 +266,9 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     bar = widgets.HBox([prev_button, menu, next_button, counter, map_button, presenter, contrast, notice, viewport],
                        layout=widgets.Layout(align_items="center", grid_gap="10px"))
     css = widgets.HTML(SCREEN_CSS, layout=widgets.Layout(display="none"))  # a <style> applies while hidden
-    screen = widgets.VBox([css, bar, *stages.values()], layout=widgets.Layout(width="100%"))
+    scene_text = widgets.HTML(layout=widgets.Layout(margin="0 0 0 10px"))
+    scene_text.add_class("mha-scene-text")
+    screen = widgets.VBox([css, bar, scene_text, *stages.values()], layout=widgets.Layout(width="100%"))
     screen.add_class("mha-screen")
     if fullscreen if fullscreen is not None else query_string is not None:
         screen.add_class("mha-fullscreen")  # a dashboard: the screen covers the whole window
@@ -202,6 +283,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
             column = widgets.VBox([widgets.HBox(buttons)] * bool(buttons) +
                                   [c for key, c in box.controls.items() if key != "lecture"])
             column.add_class("mha-controls")
+            if not column.children:  # a view with no controls (the motivation scene): the picture takes the width
+                column.layout.display = "none"
             shown = box.picture if hasattr(box, "picture") else box.image  # drawn in the browser, or a PNG
             picture = widgets.VBox([box.message, shown], layout=widgets.Layout(flex="1 1 auto", min_width="0"))
             picture.add_class("mha-picture")
@@ -211,6 +294,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     def show(k):
         s = scenes[k]
         counter.value = f"{k + 1} / {len(scenes)}"
+        scene_text.value = f"<b>{html.escape(s.text)}</b>" if s.text else ""
+        scene_text.layout.display = None if s.text else "none"
         box = explorer(s.view)
         _apply(box, s.settings)
         box.flush() if hasattr(box, "flush") else box.image  # the new setting now: never the last scene's picture
@@ -267,6 +352,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     show(start)
     screen.scene_menu, screen.next_button, screen.previous_button, screen.go = menu, next_button, prev_button, go
     screen.contrast, screen.viewport, screen.scenes, screen.notice = contrast, viewport, scenes, notice
+    screen.scene_text = scene_text
     screen.map_button, screen.map_image, screen.presenter = map_button, map_image, presenter
     screen.explorers = state["explorers"]  # the dict itself: a view's explorer is added when first shown
     return screen
