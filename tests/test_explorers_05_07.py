@@ -490,3 +490,21 @@ def test_values_explorer_weight_choice(boxes):
     np.testing.assert_allclose(box.result.output_row, ref.heads[1, 3], atol=1e-12)
     box.controls["weights"].value = "random"
     assert box.result.tokens == ("humpty", "dumpty", "sat", "on") and not box.controls["h"].disabled
+
+
+@pytest.mark.parametrize("X", [np.array([[1.0], [2.0], [-1.0]]), np.array([[0.5, -1.0], [2.0, 1.0]]),
+                               np.array([[1.0, 2.0, 3.0, 4.0]])],
+                         ids=["one column", "d_v of 1", "one token"])
+def test_values_explorer_draws_small_inputs(boxes, X):
+    box = make_values_explorer(X=X, tokens=[f"t{m}" for m in range(len(X))])
+    boxes.append(box)
+    assert box.message.value == ""
+    assert bytes(box.image.value).startswith(PNG_MAGIC)
+    assert box.result.V.shape[1] == 1 or X.shape[1] == 4  # X of 1 or 2 columns gives d_v = 1 (h is 1 or 2)
+
+
+def test_values_figure_of_one_component_is_drawn_at_height_zero():
+    fig = values_figure(X=np.array([[1.0], [3.0]]), tokens=["a", "b"], h=1)
+    ax_2d = fig.get_axes()[1]
+    assert "d_v=1" in ax_2d.get_title()
+    np.testing.assert_allclose(ax_2d.collections[1].get_offsets()[:, 1], 0.0)  # the value dots

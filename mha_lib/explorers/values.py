@@ -188,6 +188,12 @@ def _place(p, ax, V2, out2, query=None, weights=None, label_values=True, label_o
     return [p.hull, p.segment, *p.lines, p.dots, p.stars, *p.labels, *p.out_labels]
 
 
+def _first_two(rows):
+    """The first two columns of ``rows`` (n, d); a single column (d = 1) gets a column of zeros as its second."""
+    rows = np.asarray(rows, dtype=float)[:, :2]
+    return np.c_[rows, np.zeros((len(rows), 2 - rows.shape[1]))]  # (n, 2)
+
+
 def _width(text):
     """``text``'s width in characters of about 0.55 em (10-point DejaVu Sans): a Chinese character counts as two."""
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
@@ -347,9 +353,11 @@ class ValuesDrawer(LayoutDrawer):
         bars = lay.set_bars(w, [f"{value:.{lay.decimals}f}" for value in w], pad=0.02)
         lay.ax_bar.set_title(f"weights of '{tok}' in head {i} (sum = {w.sum():.3f})", fontsize=10,
                               fontfamily=text_family())
-        moved = _place(lay.panel, lay.ax_2d, view.V[:, :2], view.heads[:, :2], view.query, view.weights,
+        moved = _place(lay.panel, lay.ax_2d, _first_two(view.V), _first_two(view.heads), view.query, view.weights,
                        pad=(0.45, 0.25))
-        lay.ax_2d.set_title(f"head {i}: first 2 of d_v={view.V.shape[1]} components", fontsize=10)
+        d_v = view.V.shape[1]
+        lay.ax_2d.set_title(f"head {i}: first 2 of d_v={d_v} components" if d_v >= 2 else
+                            f"head {i}: its one component (d_v=1), drawn at height 0", fontsize=10)
         M = np.vstack([view.V[:, :cols], view.output_row[None, :cols]])  # (n + 1, cols)
         lay.heat.set_data(M, clim=symmetric_limits(M))
         sub = str(i).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))  # no mathtext: the token may be Chinese
