@@ -383,3 +383,25 @@ def test_greyed_controls_show_the_fixed_layers_sizes_and_give_the_students_back(
     assert (c["tie"].value if "tie" in c else c["d_k"].value == 0) and c["h"].value == 12
     c["weights"].value = "random"
     assert {name: c[name].value for name in own} == own
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(trials=0), ValueError, "trials=0 must be at least 1"),
+    (dict(n=0), ValueError, "n=0 must be at least 1"),
+    (dict(trials=2.5), TypeError, "trials must be a whole number"),
+    (dict(n=10**6, trials=10**6), ValueError, "use fewer trials or tokens"),
+])
+def test_scaling_explorer_refuses_sizes_that_are_not_a_sample(kwargs, error, words):
+    with pytest.raises(error, match=words) as info:
+        make_scaling_explorer(**kwargs)
+    assert "\n" not in str(info.value)
+    with pytest.raises(error, match=words):
+        random_scores(4, **kwargs)
+
+
+def test_scaling_explorer_draws_one_token_and_one_trial(boxes):
+    box = make_scaling_explorer(n=1, trials=1)
+    boxes.append(box)
+    assert box.message.value == ""
+    assert bytes(box.image.value).startswith(PNG_MAGIC)
+    np.testing.assert_allclose(box.result.weights, 1.0)  # one key: all the weight on it

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import attention_scores, multi_head_attention, softmax
+from .._checks import check_budget, whole_number
 from ..attention import row_entropy
 from ..plotting import SIGNED_CMAP, symmetric_limits
 from .grid import HeadGrid, HeadGridDrawer, head_titles, matrix_panel
@@ -55,6 +56,9 @@ def random_scores(d_k, scaled=True, n=4, trials=500, rng=0):
     """
     if isinstance(d_k, bool) or not isinstance(d_k, (int, np.integer)) or d_k < 1:
         raise ValueError(f"d_k={d_k!r} must be a whole number of at least 1")
+    n = whole_number(n, "n", "random_scores", minimum=1)
+    trials = whole_number(trials, "trials", "random_scores", minimum=1)
+    check_budget(8.0 * trials * n * max(d_k, n), "trials x n x d_k", "random_scores", "use fewer trials or tokens")
     rng = np.random.default_rng(rng)  # a Generator is used as it is
     Q = rng.standard_normal((trials, n, d_k))  # (trials, n, d_k)
     K = rng.standard_normal((trials, n, d_k))  # (trials, n, d_k)
@@ -113,6 +117,10 @@ def make_scaling_explorer(seed=0, n=4, trials=500):
     ExplorerBox
         ``controls`` are ``d_k`` (1, 2, 4, ..., 1024) and ``scaled``; see :mod:`mha_lib.explorers.toolkit`.
     """
+    n = whole_number(n, "n", "make_scaling_explorer", minimum=1)
+    trials = whole_number(trials, "trials", "make_scaling_explorer", minimum=1)
+    check_budget(8.0 * trials * n * max(1024, n), "trials x n x d_k at d_k = 1024", "make_scaling_explorer",
+                 "use fewer trials or tokens")
     controls = {
         "d_k": selection_slider("d_k", [2**i for i in range(11)], 64),
         "scaled": checkbox(SCALE_LABEL, True),
