@@ -258,3 +258,27 @@ def test_parse_order_speaks_of_one_word():
         parse_order("2 1", 1)
     with pytest.raises(ValueError, match=r"each of 1..3 exactly once \(the sentence has 3 words\)"):
         parse_order("1 2", 3)
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(log2_n=9.5), TypeError, "log2_n must be a whole number"),
+    (dict(log2_n=9.0), TypeError, "use log2_n=9"),
+    (dict(log2_n=-1), ValueError, "log2_n=-1 must be at least 0"),
+    (dict(block_size=-64, blockwise=True), ValueError, "block_size=-64 must be at least 1"),
+    (dict(block_size=0), ValueError, "block_size=0 must be at least 1"),
+    (dict(blockwise="no"), TypeError, "blockwise must be True or False"),
+])
+def test_cost_setting_refuses_what_it_would_round_or_count_negative(kwargs, error, words):
+    with pytest.raises(error, match=words) as info:
+        cost_setting(**kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_cost_setting_of_one_token():
+    s = cost_setting(d_model=8, h=1, log2_n=0, blockwise=True, block_size=1)
+    assert s.n == 1 and all(v > 0 for v in s.memory.values())
+
+
+def test_cost_explorer_refuses_a_start_outside_its_slider():
+    with pytest.raises(ValueError, match="log2_n=30 must be at most 17"):
+        make_cost_explorer(log2_n=30)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._checks import check_flag, whole_number
 from ..cost import attention_cost, format_bytes
 from .grid import bar_panel
 from .toolkit import LayoutDrawer, build_explorer, checkbox, dropdown, heads_control, int_slider, link_heads
@@ -40,9 +41,13 @@ class CostSetting:
 def cost_setting(d_model=768, h=12, log2_n=9, blockwise=False, block_size=64):
     """FLOPs of every step and the float32 memory of one layer for one sentence of n = 2**log2_n tokens.
 
-    Raises ``ValueError`` when h does not divide d_model (d_k = d_model / h must be whole).
+    Raises ``ValueError`` when h does not divide d_model (d_k = d_model / h must be whole), and a one-line
+    ``TypeError`` / ``ValueError`` for a log2_n or block_size that is not a whole number in range.
     """
-    n = 2 ** int(log2_n)
+    log2_n = whole_number(log2_n, "log2_n", "cost_setting", minimum=0, maximum=60)  # 2.5 is not rounded to 2
+    block_size = whole_number(block_size, "block_size", "cost_setting", minimum=1)
+    blockwise = check_flag(blockwise, "blockwise", "cost_setting")
+    n = 2**log2_n
     c = attention_cost(n, d_model, h)  # raises ValueError for h not dividing d_model
     held = h * n * min(block_size, n) if blockwise else c["scores"]["numbers"]  # scores (= weights) at once
     memory = {
@@ -123,6 +128,7 @@ def make_cost_explorer(d_model=768, h=12, log2_n=9, blockwise=False):
         Controls ``d_model``, ``h`` (the divisors of d_model), ``log2_n`` and ``blockwise``; see
         :func:`mha_lib.explorers.toolkit.build_explorer`.
     """
+    log2_n = whole_number(log2_n, "log2_n", "make_cost_explorer", minimum=2, maximum=17)  # the slider's range
     controls = {
         "d_model": dropdown("d_model", MODELS, value=d_model),
         "h": heads_control(d_model, h, max_h=64),
