@@ -301,3 +301,22 @@ def test_lecture_padding_mask_with_fixed_weights_masks_the_typed_pad(weights):
     assert "[PAD]" in res.tokens and "PAD" not in res.tokens
     pad = res.tokens.index("[PAD]")
     assert np.allclose(res.result.weights[:, :, pad], 0.0)  # no query attends to the padding
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(max_heads=0), ValueError, "max_heads=0 must be at least 1"),
+    (dict(max_heads=2.0), TypeError, "use max_heads=2"),
+    (dict(dpi=0), ValueError, "dpi=0 must be a positive number"),
+    (dict(dpi="high"), TypeError, "dpi must be a number"),
+])
+def test_lecture_explorer_refuses_no_heads_or_no_resolution(kwargs, error, words):
+    with pytest.raises(error, match=words) as info:
+        make_lecture_explorer(**kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_lecture_with_one_head_shown():
+    res = compute_lecture(h=8, max_heads=1)
+    assert res.heads_shown == 1
+    with pytest.raises(ValueError, match="max_heads=0 must be at least 1"):
+        compute_lecture(max_heads=0)

@@ -263,3 +263,17 @@ def test_cell_numbers_fit_their_cells(weight):
     cell = ax.transData.transform((1, 0))[0] - ax.transData.transform((0, 0))[0]
     assert heat.numbers.drawn_size < 14, "14 points is too wide for these cells"
     assert width <= 0.92 * cell
+
+
+@pytest.mark.parametrize("dpi, error", [(0, ValueError), (-90, ValueError), (float("nan"), ValueError),
+                                        (True, TypeError), ("90", TypeError)])
+def test_pictures_refuse_a_resolution_that_is_not_positive(dpi, error):
+    from mha_lib.explorers.stepview import make_step_explorer, step_figure
+
+    makers = [lambda: heads_picture(np.full((1, 2, 2), 0.5), ["a", "b"], dpi=dpi),
+              lambda: render_png(Figure(figsize=(1, 1)), dpi=dpi),
+              lambda: step_figure(dpi=dpi), lambda: make_step_explorer(dpi=dpi)]
+    for make in makers:
+        with pytest.raises(error, match="dpi") as info:
+            make()
+        assert "\n" not in str(info.value) and "e.g. dpi=90" in str(info.value)

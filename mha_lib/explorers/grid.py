@@ -15,7 +15,7 @@ from matplotlib.path import Path
 from matplotlib.text import Text
 
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, head_grid, symmetric_limits
-from .toolkit import LayoutDrawer, inch_box, literal, short, text_family
+from .toolkit import LayoutDrawer, check_dpi, inch_box, literal, short, text_family
 
 __all__ = ["MASKED_COLOR", "CellNumbers", "Heatmap", "plot_heatmap", "HeadGrid", "HeadGridDrawer", "heads_picture",
            "matrix_panel", "head_titles", "token_labels", "bar_panel"]
@@ -375,7 +375,7 @@ def heads_picture(matrices, tokens, *, signed=None, cbar_label=None, title=None,
                          f"m = {len(cols)} key tokens, got {matrices.shape}")
     signed = bool(np.nanmin(matrices) < 0) if signed is None else signed
     region = None if fig is not None else (0.05, 0.05, 9.9, 5.1)  # None: the whole figure
-    fig = Figure(figsize=(10.0, 5.2), dpi=dpi) if fig is None else fig
+    fig = Figure(figsize=(10.0, 5.2), dpi=check_dpi(dpi, "heads_picture")) if fig is None else fig
     fig.clear()
     fig.set_layout_engine("none")
     grid = HeadGrid(fig, len(matrices), tokens, cols, region, signed=signed, caption=title, titles=titles,

@@ -19,6 +19,7 @@ from matplotlib.colors import Normalize
 
 from .. import attention
 from .. import params as _params
+from .._checks import whole_number
 from ..data import embed_tokens, tokenize
 from ..designed import PAD_TOKEN, _as_seen  # _as_seen: the sentence as seen on screen (invisible characters removed)
 from ..plotting import SIGNED_CMAP
@@ -29,6 +30,7 @@ from .toolkit import (
     TIE_LABEL,
     build_explorer,
     check_budget,
+    check_dpi,
     checkbox,
     dropdown,
     explorer_params,
@@ -155,6 +157,7 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
         without a "PAD" token, no real token, too many tokens, over the memory budget), with a
         one-line explanation.
     """
+    max_heads = whole_number(max_heads, "max_heads", "compute_lecture", minimum=1)
     try:  # a string with a visible word, else its message (invisible characters are not words)
         tokenize(sentence)
     except (TypeError, ValueError) as exc:  # the message without the library function's name in front
@@ -379,6 +382,8 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
         ``box.controls``: sentence, weights, preset, d_model, h, tie, d_k, mask, scaled, lecture;
         ``box.shapes``: the HTML table of shapes; ``box.result``: a :class:`LectureResult`.
     """
+    max_heads = whole_number(max_heads, "max_heads", "make_lecture_explorer", minimum=1)
+    check_dpi(dpi, "make_lecture_explorer")
     controls = {
         "sentence": text_box("sentence", sentence, "420px"),
         "weights": weights_control(),

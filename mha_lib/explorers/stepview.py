@@ -22,6 +22,7 @@ from .grid import plot_heatmap
 from .toolkit import (
     LayoutDrawer,
     build_explorer,
+    check_dpi,
     dropdown,
     explorer_layer,
     inch_box,
@@ -258,7 +259,7 @@ class StepDrawer:
 
 def step_figure(source="random", head=None, step=7, temperature=1.0, dpi=90):
     """The still picture of one setting (every step up to ``step``); arguments as :func:`compute_steps`."""
-    return still_figure(StepDrawer(), compute_steps(source, head, step, temperature), dpi=dpi)
+    return still_figure(StepDrawer(), compute_steps(source, head, step, temperature), dpi=check_dpi(dpi, "step_figure"))
 
 
 def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=90):
@@ -270,6 +271,7 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
         ``box.controls``: source, head, step, temperature; ``box.next_step`` and ``box.previous_step``
         (Buttons); ``box.result``: a :class:`StepResult`.
     """
+    check_dpi(dpi, "make_step_explorer")
     first = compute_steps(source, head, step, temperature)  # refuses a bad start value with its message
     controls = {
         "source": dropdown("parameters", list(SOURCES), value=source),

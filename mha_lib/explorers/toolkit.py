@@ -21,6 +21,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from threadpoolctl import threadpool_limits
 
+from .._checks import shown
 from ..attention import divisors
 from ..data import load_running_example
 from ..designed import designed_example
@@ -29,7 +30,7 @@ from ..params import init_params, parameter_count
 __all__ = ["Result", "build_explorer", "render_png", "ExplorerBox", "LayoutDrawer", "still_figure", "int_slider", "dropdown", "checkbox", "text_box", "selection_slider", "heads_control",
            "link_heads", "TIE_LABEL", "SCALE_LABEL", "D_K_OPTIONS", "TOKEN_COLORS", "HEAD_COLORS", "literal", "short",
            "text_family", "MEMORY_BUDGET", "check_budget", "explorer_params", "running_inputs", "WEIGHT_KINDS",
-           "weights_control", "fixed_layer", "explorer_layer", "single_blas_thread", "inch_box", "kernel_loop"]
+           "weights_control", "fixed_layer", "explorer_layer", "single_blas_thread", "inch_box", "kernel_loop", "check_dpi"]
 
 TIE_LABEL = "d_k = d_model / h"  # the one wording of the tie control, in every explorer
 # Choices of a d_k dropdown: "d_model / h" (tied, the usual choice) or a fixed size.
@@ -193,6 +194,17 @@ def _encode(canvas):
     return out.getvalue()
 
 
+def check_dpi(dpi, where):
+    """``dpi`` if it is a positive, finite resolution (dots per inch) or a function giving one; else a one-line error."""
+    if callable(dpi):
+        return dpi
+    if isinstance(dpi, (bool, np.bool_)) or not isinstance(dpi, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{where}: dpi must be a number of dots per inch, got {shown(dpi)}; e.g. dpi=90")
+    if not np.isfinite(dpi) or dpi <= 0:
+        raise ValueError(f"{where}: dpi={dpi} must be a positive number of dots per inch; e.g. dpi=90")
+    return dpi
+
+
 def render_png(fig, dpi=None):
     """Render a figure with Agg and encode it as PNG bytes (the value of an ``ipywidgets.Image``).
 
@@ -212,7 +224,7 @@ def render_png(fig, dpi=None):
     >>> render_png(Figure(figsize=(1, 1)))[:4]
     b'\\x89PNG'
     """
-    if dpi is not None and fig.dpi != dpi:
+    if dpi is not None and fig.dpi != check_dpi(dpi, "render_png"):
         fig.set_dpi(dpi)
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     canvas.draw()
@@ -259,7 +271,7 @@ class LayoutDrawer:
 
 def still_figure(drawer, result, dpi=90):
     """A still figure of ``result`` drawn by ``drawer`` (an explorer's own :class:`LayoutDrawer`) at its size."""
-    fig = Figure(figsize=drawer.size, dpi=dpi)
+    fig = Figure(figsize=drawer.size, dpi=check_dpi(dpi, "still_figure"))
     drawer(fig, result)
     return fig
 
@@ -429,6 +441,7 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
     -------
     ExplorerBox (an ipywidgets.VBox)
     """
+    check_dpi(dpi, "build_explorer")
     if hasattr(draw, "picture"):  # drawn in the browser from the numbers the drawer picks (widget.py)
         from .widget import picture_explorer
 
