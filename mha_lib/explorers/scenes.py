@@ -19,13 +19,18 @@ from urllib.parse import parse_qs
 
 import ipywidgets as widgets
 import matplotlib
+import numpy as np
 
+from ..attention import multi_head_attention
+from ..data import embed_tokens
 from ..designed import soft_lookup_example
+from ..params import init_params
+from ..plotting import WEIGHTS_CMAP
 from ..diagrams import mha_diagram_figure
 from .toolkit import kernel_loop, render_png
-from .widget import STATIC
+from .widget import STATIC, colour_table
 
-__all__ = ["Scene", "SCENES", "LookupView", "scene_index", "make_lecture_screen", "KEYS_JS", "SCREEN_CSS"]
+__all__ = ["Scene", "SCENES", "LookupView", "PositionsView", "scene_index", "make_lecture_screen", "KEYS_JS", "SCREEN_CSS"]
 
 
 @dataclass(frozen=True)
@@ -77,15 +82,28 @@ SCENES = (
     # opens on V_i, before any score: the room predicts where "cat" looks, then "next step" shows the scores
     Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 3, "temperature": 1.0}, 3,
           "softmax"),
-    Scene("Positions", "lecture", {**_RUNNING, "sentence": "the cat saw the dog"}, 2, "embeddings"),
-    # the answer to scene 10's poll: the same words swapped, the same numbers moved with them (head 1: "cat"
-    # puts 0.52 on "dog" in both orders)
-    Scene("Positions: cat and dog swapped", "lecture", {**_RUNNING, "sentence": "the dog saw the cat"}, 1,
-          "embeddings"),
+    # the two orders side by side, and the second put back in the first order: the same picture, so every number
+    # moved with its word (head 1: "cat" puts 0.52 on "dog" in both orders)
+    Scene("Positions: cat and dog swapped", "positions", {}, 3, "embeddings",
+          "swap “cat” and “dog”: their rows and columns swap, nothing else changes; attention does not see order"),
 )
 
 
-class LookupView(widgets.VBox):
+class _StillView(widgets.VBox):
+    """A scene's view with no controls: its HTML picture is made once (the kernel draws no pixels); what the screen
+    asks of an explorer: ``controls`` (none), ``message``, ``picture``, ``hold()``, ``flush()``, ``prepare()``."""
+
+    def hold(self):
+        return contextlib.nullcontext()
+
+    def flush(self):
+        """Nothing waits: the view is drawn once."""
+
+    def prepare(self):
+        return 0
+
+
+class LookupView(_StillView):
     """The motivation scene: "it" finds the noun it refers to (:func:`mha_lib.soft_lookup_example`), as large text
     and bars in HTML (the kernel draws no pixels). Has what the screen asks of an explorer: ``controls`` (none),
     ``message``, ``picture``, ``hold()``, ``flush()`` and ``prepare()``."""
@@ -140,14 +158,75 @@ class LookupView(widgets.VBox):
             self._image = widgets.Image(value=render_png(fig, dpi=self.dpi), format="png")
         return self._image
 
-    def hold(self):
-        return contextlib.nullcontext()
 
-    def flush(self):
-        """Nothing waits: the view is drawn once."""
 
-    def prepare(self):
-        return 0
+POSITIONS_ORDERS = (("the", "cat", "saw", "the", "dog"), ("the", "dog", "saw", "the", "cat"))
+_WORD_COLOURS = {"cat": "#D55E00", "dog": "#0072B2"}  # Okabe-Ito vermilion and blue
+
+
+class PositionsView(_StillView):
+    """The positions scene: head 1 of the running example's layer (d_model 512, h 8, random parameters) on "the cat
+    saw the dog" and on "the dog saw the cat", side by side, and the second with its rows and columns put back in
+    the first order: the same picture as the first, so every number moved with its word. Colours, not digits."""
+
+    def __init__(self, dpi=90):
+        self.controls, self.message, self.dpi = {}, widgets.HTML(""), dpi
+        params = init_params(512, 8, 64, seed=0)  # the lecture explorer's random layer: compute_lecture's default
+        results = [multi_head_attention(embed_tokens(list(t), 512), params) for t in POSITIONS_ORDERS]
+        back = [1 if k == 4 else 4 if k == 1 else k for k in range(5)]  # swap positions 1 and 4 back
+        self.weights = (results[0].weights[0], results[1].weights[0], results[1].weights[0][np.ix_(back, back)])
+        self.output_gap = float(np.abs(results[1].output[back] - results[0].output).max())
+        self.titles = ("“the cat saw the dog”", "“the dog saw the cat”", "the second, cat and dog put back")
+        self.labels = (POSITIONS_ORDERS[0], POSITIONS_ORDERS[1], POSITIONS_ORDERS[0])
+        colours = colour_table(WEIGHTS_CMAP)
+        u = "var(--u, 20px)"
+
+        def word(t):
+            c = _WORD_COLOURS.get(t)
+            return f"<b style='color: {c}'>{t}</b>" if c else t
+
+        def grid(w, labels, title):
+            size = f"calc({u} * 2.3)"
+            head = "<tr><td></td>" + "".join(f"<td style='text-align: center'>{word(t)}</td>" for t in labels) + "</tr>"
+            rows = "".join(
+                f"<tr><td style='text-align: right; padding-right: calc({u} * 0.4)'>{word(labels[i])}</td>"
+                + "".join(f"<td style='width: {size}; height: {size}; background: "
+                          f"{colours[min(255, int(round(255 * w[i, j])))]}'></td>" for j in range(len(labels)))
+                + "</tr>" for i in range(len(labels)))
+            return (f"<div style='margin-right: calc({u} * 1.5)'><div style='font-size: calc({u} * 1.2); "
+                    f"margin-bottom: calc({u} * 0.3)'>{title}</div><table style='border-spacing: 2px'>{head}{rows}"
+                    f"</table></div>")
+
+        same = "the same picture as the first" if np.allclose(self.weights[0], self.weights[2]) else "different"
+        self.picture = widgets.HTML(
+            f"<div style='font-size: calc({u} * 1.1)'>"
+            f"<div style='font-size: calc({u} * 1.4); margin-bottom: calc({u} * 0.5)'>Head 1's weights (rows: query, "
+            f"columns: key; bright = much weight), random parameters, no positions added</div>"
+            f"<div style='display: flex; align-items: flex-start'>"
+            + "".join(grid(w, lab, t) for w, lab, t in zip(self.weights, self.labels, self.titles, strict=True))
+            + f"</div><div style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'>Right: {same}. Every "
+            f"number moved with its word; the output rows too (largest difference once put back: "
+            f"{self.output_gap:.0e}). Nothing in the layer knows the order: positional encodings add it "
+            f"(notebook 10).</div></div>")
+        super().__init__([self.message, self.picture])
+
+    @property
+    def image(self):
+        """The still picture for the fallback deck: the three heatmaps, drawn by matplotlib when asked for."""
+        if not hasattr(self, "_image"):
+            from matplotlib.figure import Figure
+
+            fig = Figure(figsize=(11, 4), layout="constrained")
+            for ax, w, labels, title in zip(fig.subplots(1, 3), self.weights, self.labels, self.titles, strict=True):
+                ax.imshow(w, cmap=WEIGHTS_CMAP, vmin=0, vmax=1)
+                ax.set_xticks(range(5), labels)
+                ax.set_yticks(range(5), labels)
+                for tick in [*ax.get_xticklabels(), *ax.get_yticklabels()]:
+                    tick.set_color(_WORD_COLOURS.get(tick.get_text(), "black"))
+                ax.set_title(title)
+            fig.suptitle("head 1's weights: swap cat and dog, and their rows and columns swap, nothing else")
+            self._image = widgets.Image(value=render_png(fig, dpi=self.dpi), format="png")
+        return self._image
 
 
 def scene_index(value, scenes=SCENES):
@@ -199,7 +278,7 @@ def _apply(box, settings):
 
 
 def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SCENES, dpi=90,  # noqa: C901  one
-                        fullscreen=None, lookup=LookupView):  # closure per widget of the screen, each a few lines
+                        fullscreen=None, lookup=LookupView, positions=PositionsView):  # closure per widget of the screen, each a few lines
     """The lecture screen: scene bar (menu, previous/next, high contrast, map) above the explorer of the scene.
 
     Parameters
@@ -219,6 +298,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         sets ``$QUERY_STRING``; inside JupyterLab there is none and the screen stays in its cell).
     lookup : callable(dpi) -> box, optional
         The motivation scene's view (default :class:`LookupView`).
+    positions : callable(dpi) -> box, optional
+        The positions scene's view (default :class:`PositionsView`).
 
     Returns
     -------
@@ -228,7 +309,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         as the screen), ``.map_button`` (ToggleButton: the map of the computation with the scene's
         step in orange, in ``.map_image``), ``.viewport`` (Text: the window's size, reported by :data:`KEYS_JS`),
         ``.notice`` (HTML: an unknown scene asked for), ``.scene_text`` (HTML: the scene's line under the bar),
-        ``.go(k)``, and ``.explorers`` (dict "lookup"/"lecture"/"steps" ->
+        ``.go(k)``, and ``.explorers`` (dict "lookup"/"lecture"/"steps"/"positions" ->
         its box, built when first shown and kept for the whole lecture).
     """
     asked = scene if scene is not None else (parse_qs(query_string or "").get("scene", [None])[0])
@@ -237,7 +318,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     if start is None:
         notice.value = f"<b>no scene {html.escape(str(asked)[:40])!s}: scene 1 is shown</b>"
         start = 0
-    factories = {"lookup": lookup, "lecture": lecture, "steps": steps}
+    factories = {"lookup": lookup, "lecture": lecture, "steps": steps, "positions": positions}
     state = {"explorers": {}}  # an explorer is built when first needed
     menu = widgets.Dropdown(options=[(f"{k + 1}. {s.name}", k) for k, s in enumerate(scenes)], value=start,
                             layout=widgets.Layout(width="430px"))
@@ -260,8 +341,8 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     stages["map"].children[0].add_class("mha-picture")
     for widget, css_class in ((menu, "mha-scene-menu"), (prev_button, "mha-scene-prev"), (viewport, "mha-viewport"),
                               (next_button, "mha-scene-next"), (counter, "mha-scene-counter"),
-                              (stages["lecture"], "mha-stage"), (stages["steps"], "mha-stage"),
-                              (stages["map"], "mha-stage"), (map_button, "mha-map"), (presenter, "mha-presenter-toggle")):
+                              *((stage, "mha-stage") for stage in stages.values()),
+                              (map_button, "mha-map"), (presenter, "mha-presenter-toggle")):
         widget.add_class(css_class)
     bar = widgets.HBox([prev_button, menu, next_button, counter, map_button, presenter, contrast, notice, viewport],
                        layout=widgets.Layout(align_items="center", grid_gap="10px"))
