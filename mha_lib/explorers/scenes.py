@@ -24,13 +24,14 @@ import numpy as np
 from ..attention import multi_head_attention
 from ..data import embed_tokens
 from ..designed import soft_lookup_example
+from ..diagrams import mha_diagram_figure
 from ..params import init_params
 from ..plotting import WEIGHTS_CMAP
-from ..diagrams import mha_diagram_figure
 from .toolkit import kernel_loop, render_png
 from .widget import STATIC, colour_table
 
-__all__ = ["Scene", "SCENES", "LookupView", "PositionsView", "scene_index", "make_lecture_screen", "KEYS_JS", "SCREEN_CSS"]
+__all__ = ["Scene", "SCENES", "LookupView", "PositionsView", "scene_index", "make_lecture_screen", "KEYS_JS",
+           "SCREEN_CSS"]
 
 
 @dataclass(frozen=True)
@@ -277,8 +278,8 @@ def _apply(box, settings):
                 widget.value = value
 
 
-def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SCENES, dpi=90,  # noqa: C901  one
-                        fullscreen=None, lookup=LookupView, positions=PositionsView):  # closure per widget of the screen, each a few lines
+def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SCENES, dpi=90,  # noqa: C901  one closure
+                        fullscreen=None, lookup=LookupView, positions=PositionsView):  # per widget, a few lines
     """The lecture screen: scene bar (menu, previous/next, high contrast, map) above the explorer of the scene.
 
     Parameters
