@@ -320,3 +320,16 @@ def test_lecture_with_one_head_shown():
     assert res.heads_shown == 1
     with pytest.raises(ValueError, match="max_heads=0 must be at least 1"):
         compute_lecture(max_heads=0)
+
+
+@pytest.mark.parametrize("sentence, words", [("", "the sentence is empty"), ("   ", "the sentence is empty"),
+                                             (" ".join(["w"] * 20), "at most 16")])
+def test_lecture_explorer_built_on_a_refused_sentence_shows_its_message(boxes, sentence, words):
+    box = make_lecture_explorer(sentence=sentence)
+    boxes.append(box)
+    assert words in box.message.value and box.shapes.value == ""
+
+
+def test_lecture_explorer_refuses_a_d_model_it_cannot_offer():
+    with pytest.raises(ValueError, match=r"d_model cannot start at 3: choose one of \[8, 16"):
+        make_lecture_explorer(d_model=3, h=3)

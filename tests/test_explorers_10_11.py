@@ -282,3 +282,8 @@ def test_cost_setting_of_one_token():
 def test_cost_explorer_refuses_a_start_outside_its_slider():
     with pytest.raises(ValueError, match="log2_n=30 must be at most 17"):
         make_cost_explorer(log2_n=30)
+
+
+def test_cost_explorer_refuses_a_d_model_it_does_not_list():
+    with pytest.raises(ValueError, match=r"d_model cannot start at 100: choose one of \[512, 768, 4096\]"):
+        make_cost_explorer(d_model=100, h=1)

@@ -277,3 +277,17 @@ def test_pictures_refuse_a_resolution_that_is_not_positive(dpi, error):
         with pytest.raises(error, match="dpi") as info:
             make()
         assert "\n" not in str(info.value) and "e.g. dpi=90" in str(info.value)
+
+
+def test_controls_refuse_a_start_value_they_would_clamp_or_cannot_show():
+    from mha_lib.explorers.toolkit import dropdown, selection_slider
+
+    with pytest.raises(ValueError, match="head cannot start at 9: choose a whole number from 1 to 8"):
+        int_slider("head", 9, 1, 8)
+    with pytest.raises(ValueError, match="d_k cannot start at 2.5"):
+        int_slider("d_k", 2.5, 1, 8)
+    with pytest.raises(ValueError, match=r"mask cannot start at 'diagonal': choose one of \['none', 'causal'\]"):
+        dropdown("mask", ["none", "causal"], "diagonal")
+    with pytest.raises(ValueError, match=r"h_kv cannot start at 3: choose one of \[1, 2, 4\]"):
+        selection_slider("h_kv (key/value heads)", [1, 2, 4], 3)
+    assert dropdown("model", [("small", 8), ("big", 64)], 64).value == 64

@@ -435,7 +435,7 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
     # with it when a setting is refused (it showed the previous setting's shapes under the message)
     box.picture.observe(lambda _change: setattr(shapes, "value", box._result.table) if box._result else None,
                         names=["texts", "arrays"])
-    shapes.value = box.result.table
+    shapes.value = box.result.table if box.result else ""  # a refused start setting: its message, no table
     box.message.observe(lambda c: setattr(shapes.layout, "display", "none" if c["new"] else None), names="value")
     box.shapes = shapes
     if lecture:

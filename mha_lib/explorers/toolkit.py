@@ -276,16 +276,31 @@ def still_figure(drawer, result, dpi=90):
     return fig
 
 
+def _start_value(description, value, allowed):
+    """Refuse a start value the control cannot show (ipywidgets would clamp a slider's silently, or fail)."""
+    name = description.split(" (")[0]
+    raise ValueError(f"{name} cannot start at {shown(value)}: choose {allowed}")
+
+
 def int_slider(description, value, min, max, step=1, **kwargs):
     """An IntSlider that updates on release and on key presses (not on every pixel of a drag)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not min <= value <= max:
+        _start_value(description, value, f"a whole number from {min} to {max}")
     return widgets.IntSlider(value=value, min=min, max=max, step=step, description=description,
                              continuous_update=False, style={"description_width": "initial"}, **kwargs)
+
+
+def _check_choice(description, value, options):
+    values = [o[1] if isinstance(o, tuple) else o for o in options]
+    if not any(value is v or (type(value) is not bool and value == v) for v in values):
+        _start_value(description, value, f"one of {values}")
 
 
 def dropdown(description, options, value=None, **kwargs):
     """A Dropdown with a readable description width."""
     if value is None:
         value = options[0][1] if isinstance(options[0], tuple) else options[0]
+    _check_choice(description, value, options)
     return widgets.Dropdown(options=options, value=value, description=description,
                             style={"description_width": "initial"}, **kwargs)
 
@@ -303,6 +318,7 @@ def text_box(description, value, width=None):
 
 def selection_slider(description, options, value):
     """A SelectionSlider (only the values in ``options``) that updates on release and on key presses."""
+    _check_choice(description, value, options)
     return widgets.SelectionSlider(options=options, value=value, description=description, continuous_update=False,
                                    style={"description_width": "initial"})
 
