@@ -11,6 +11,7 @@ import numpy as np
 from matplotlib.colors import to_rgb
 from matplotlib.patches import Rectangle
 
+from .._checks import whole_number
 from ..attention import causal_mask, divisors, multi_head_attention
 from ..data import embed_tokens, tokenize
 from ..generation import PUBLISHED_CONFIGS, KVCache, decode_step, kv_cache_bytes
@@ -121,10 +122,10 @@ class _GenerationDrawer(LayoutDrawer):
         return changed + frames + [text]
 
 
-def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=3, use_cache=True):
+def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=None, use_cache=True):
     """A slider that generates ``sentence`` one token at a time through :func:`mha_lib.decode_step`.
 
-    Controls: ``t`` (how many tokens so far) and ``use_cache``. The picture: every head's causal
+    Controls: ``t`` (how many tokens so far; default 3, or all of a shorter sentence) and ``use_cache``. The picture: every head's causal
     weights so far, the framed rows being what this step computes (one new query row with the
     cache; every row without it), head 1's cached keys growing by one row per step, and the counts.
 
@@ -135,6 +136,10 @@ def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=3,
     tokens = tuple(tokenize(sentence))
     if not 2 <= len(tokens) <= 10:
         raise ValueError(f"make_generation_explorer: give a sentence of 2 to 10 words, got {len(tokens)}")
+    h = whole_number(h, "h", "make_generation_explorer", minimum=1)
+    if h > 16:  # the heads' panels: 4 to a row, at most 4 rows in the picture's height
+        raise ValueError(f"make_generation_explorer: h={h} heads do not fit the picture (4 rows of 4); use h <= 16")
+    t = min(3, len(tokens)) if t is None else whole_number(t, "t", "make_generation_explorer", 1, len(tokens))
     controls = {
         "t": int_slider("tokens so far", t, 1, len(tokens)),
         "use_cache": checkbox("use the KV cache", use_cache),
@@ -247,6 +252,7 @@ def make_gqa_explorer(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8):
     -------
     ExplorerBox
     """
+    log2_tokens = whole_number(log2_tokens, "log2_tokens", "make_gqa_explorer", minimum=8, maximum=17)  # the slider
     controls = {
         "h_kv": selection_slider("h_kv (key/value heads)", divisors(h), h_kv),
         "model": dropdown("model", list(PUBLISHED_CONFIGS), model),
