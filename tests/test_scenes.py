@@ -109,7 +109,7 @@ def test_every_scene_renders_and_sets_its_controls(screen):
         screen.go(k)
         box = screen.explorers[scene.view]
         assert box.message.value == "", f"scene {k + 1} ({scene.name}): {box.message.value}"
-        if scene.view in ("lookup", "positions"):  # an HTML picture, made once
+        if scene.view in ("lookup", "positions", "blend"):  # an HTML picture, made once
             assert "<table" in box.picture.value and box.layout.display is None
             continue
         assert box.picture.arrays and box.picture.layout.display is None
@@ -225,15 +225,22 @@ def test_the_first_step_scene_reaches_head_i_in_three_presses(screen):
 
 
 def test_the_weighted_sum_scene_mixes_rows_and_spells_one_out(screen):
-    """Scene "The weighted sum": no row of weights is one-hot, and the scene's text gives row 1's blend."""
+    """Scene "The weighted sum": the step view's head 1 (no row of weights one-hot), V_1 beside Head_1 with token
+    labels, and row 1's blend spelled out in the scene's line and under the picture."""
     k = scenes.scene_index("the-weighted-sum")
     screen.go(k)
-    res = screen.explorers["steps"].result
-    weights, V, out = res.matrices[6], res.matrices[3], res.matrices[7]
-    assert weights.max(axis=1).max() < 0.6, "every row blends several rows of V_i"
-    assert not np.allclose(out, V), "Head_i is not a copy of V_i"
-    blend = " + ".join(f"{w:.2f} × V({t})" for w, t in zip(weights[0], res.tokens, strict=True))
-    assert blend in scenes.SCENES[k].text
+    view = screen.explorers["blend"]
+    res = stepview.compute_steps("random", head=1, step=7)
+    np.testing.assert_allclose(view.weights, res.matrices[6], atol=1e-12)
+    np.testing.assert_allclose(view.head, res.matrices[7], atol=1e-12)
+    assert view.weights.max(axis=1).max() < 0.6, "every row blends several rows of V_i"
+    assert not np.allclose(view.head, view.V), "Head_i is not a copy of V_i"
+    blend = " + ".join(f"{w:.2f} × V({t})" for w, t in zip(view.weights[0], res.tokens, strict=True))
+    assert blend in scenes.SCENES[k].text and blend in view.picture.value
+    shown = view.picture.value
+    assert shown.index(">V_1: what") < shown.index(">weights_1 (") < shown.index(">Head_1 = weights_1 V_1</div>")
+    assert all(shown.count(f">{t}</td>") >= 3 for t in res.tokens), "V_1, weights_1 and Head_1 rows are labelled"
+    assert view.image.value[:4] == b"\x89PNG"  # the fallback deck's page
 
 
 def test_lecture_notebook_holds_only_the_screen():
@@ -296,7 +303,7 @@ def test_step_view_draws_nothing_outside_its_panels_and_texts(source):
 def test_captions_say_parameters_for_the_W_matrices(screen):
     """In this series "weights" are the attention weights; W^Q, W^K, W^V, W^O are "parameters"."""
     for k, scene in enumerate(screen.scenes):
-        if scene.view in ("lookup", "positions"):
+        if scene.view in ("lookup", "positions", "blend"):
             continue
         screen.go(k)
         box = screen.explorers[scene.view]

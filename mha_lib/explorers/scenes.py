@@ -26,11 +26,11 @@ from ..data import embed_tokens
 from ..designed import soft_lookup_example
 from ..diagrams import mha_diagram_figure
 from ..params import init_params
-from ..plotting import WEIGHTS_CMAP
+from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP
 from .toolkit import kernel_loop, render_png
 from .widget import STATIC, colour_table
 
-__all__ = ["Scene", "SCENES", "LookupView", "PositionsView", "scene_index", "make_lecture_screen", "KEYS_JS",
+__all__ = ["Scene", "SCENES", "LookupView", "PositionsView", "BlendView", "scene_index", "make_lecture_screen", "KEYS_JS",
            "SCREEN_CSS"]
 
 
@@ -72,10 +72,10 @@ SCENES = (
     Scene("Masks: causal", "lecture", {**_RUNNING, "mask": "causal"}, 3, "softmax"),
     Scene("Masks: you are welcome PAD", "lecture",
           {**_RUNNING, "sentence": "you are welcome PAD", "mask": "padding"}, 2, "softmax"),
-    # random head 1: every row mixes several rows of V_i (a designed head copies one row, so no blend shows)
-    Scene("The weighted sum", "steps", {"source": "random", "head": 1, "step": 7, "temperature": 1.0}, 4, "values",
-          "row “humpty” of Head_1 = 0.25 × V(humpty) + 0.26 × V(dumpty) + 0.03 × V(sat) + 0.46 × V(on): "
-          "a blend, mostly “on”"),
+    # random head 1: every row mixes several rows of V_i (a designed head copies one row, so no blend shows);
+    # V_1, weights_1 and Head_1 side by side, rows labelled (BlendView)
+    Scene("The weighted sum", "blend", {}, 4, "values",
+          "Head_1 row “humpty” = 0.25 × V(humpty) + 0.26 × V(dumpty) + 0.03 × V(sat) + 0.46 × V(on)"),
     # random parameters, d_k = d_model / h = 512 / 8 = 64 (the box ticked): four times the work of one head of 512
     # would cost, split into eight heads of 64
     Scene("Several heads", "lecture", {**_RUNNING, "sentence": "the cat saw the dog"}, 4, "concat",
@@ -230,6 +230,81 @@ class PositionsView(_StillView):
         return self._image
 
 
+class BlendView(_StillView):
+    """The weighted-sum scene: head 1 of the running example (random parameters, whose rows mix), V_1, weights_1 and
+    Head_1 side by side with their rows labelled (the first 12 of V_1's and Head_1's 64 columns, large enough to
+    see), row "humpty" outlined: Head_1's row is the blend of V_1's rows that its weights say."""
+
+    COLUMNS = 12
+
+    def __init__(self, dpi=90):
+        self.controls, self.message, self.dpi = {}, widgets.HTML(""), dpi
+        self.tokens = tokens = ("humpty", "dumpty", "sat", "on")
+        res = multi_head_attention(embed_tokens(list(tokens), 512), init_params(512, 8, 64, seed=0))
+        self.V, self.weights, self.head = res.V[0], res.weights[0], res.heads[0]  # (4, 64), (4, 4), (4, 64)
+        signed, positive = colour_table(SIGNED_CMAP), colour_table(WEIGHTS_CMAP)
+        lim = float(np.abs(self.V[:, :self.COLUMNS]).max())
+        u = "var(--u, 20px)"
+
+        def cell(colour, text="", outline=False):
+            edge = "outline: 3px solid black; outline-offset: -3px; " if outline else ""
+            return (f"<td style='{edge}width: calc({u} * 1.5); height: calc({u} * 1.9); background: {colour}; "
+                    f"text-align: center; color: white; font-size: calc({u} * 0.9)'>{text}</td>")
+
+        def grid(title, rows):
+            body = "".join(f"<tr><td style='text-align: right; padding-right: calc({u} * 0.4)'>{tokens[i]}</td>"
+                           f"{r}</tr>" for i, r in enumerate(rows))
+            return (f"<div style='margin-right: calc({u} * 1.2)'><div style='font-size: calc({u} * 1.2); "
+                    f"margin-bottom: calc({u} * 0.3)'>{title}</div><table style='border-spacing: 1px'>{body}"
+                    f"</table></div>")
+
+        def shade(x):  # the signed colour map, -lim ... lim, as the step view colours V_i
+            return signed[min(255, max(0, int(round(127.5 * (1 + x / lim)))))]
+
+        v_rows = ["".join(cell(shade(x)) for x in row) for row in self.V[:, :self.COLUMNS]]
+        h_rows = ["".join(cell(shade(x), outline=i == 0) for x in row)
+                  for i, row in enumerate(self.head[:, :self.COLUMNS])]
+        w_rows = ["".join(cell(positive[min(255, int(round(255 * w)))], f"{w:.2f}", outline=i == 0) for w in row)
+                  for i, row in enumerate(self.weights)]
+        blend = " + ".join(f"{w:.2f} × V({t})" for w, t in zip(self.weights[0], tokens, strict=True))
+        self.picture = widgets.HTML(
+            f"<div style='font-size: calc({u} * 1.1)'>"
+            f"<div style='font-size: calc({u} * 1.3); margin-bottom: calc({u} * 0.5)'>Head_1 = weights_1 V_1: each "
+            f"row of Head_1 blends the rows of V_1 with its row of weights (running example, head 1; the first "
+            f"{self.COLUMNS} of 64 columns)</div><div style='display: flex; align-items: flex-start'>"
+            + grid("V_1: what each word hands over", v_rows)
+            + grid("weights_1 (columns: " + ", ".join(tokens) + ")", w_rows)
+            + grid("Head_1 = weights_1 V_1", h_rows)
+            + f"</div><div style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'>Row “humpty” (outlined): "
+            f"{blend}. No weight is near 1, so no row of Head_1 copies a row of V_1: each is a blend, paler "
+            f"than the rows it mixes (their signs partly cancel).</div></div>")
+        super().__init__([self.message, self.picture])
+
+    @property
+    def image(self):
+        """The still picture for the fallback deck: V_1, weights_1 and Head_1, drawn by matplotlib when asked for."""
+        if not hasattr(self, "_image"):
+            from matplotlib.figure import Figure
+
+            fig = Figure(figsize=(11, 3.6), layout="constrained")
+            axes = fig.subplots(1, 3, width_ratios=(3, 1.3, 3))
+            lim = float(np.abs(self.V[:, :self.COLUMNS]).max())
+            for ax, m, title, cmap, lo in ((axes[0], self.V[:, :self.COLUMNS], "V_1", SIGNED_CMAP, -lim),
+                                          (axes[1], self.weights, "weights_1", WEIGHTS_CMAP, 0.0),
+                                          (axes[2], self.head[:, :self.COLUMNS], "Head_1 = weights_1 V_1",
+                                           SIGNED_CMAP, -lim)):
+                ax.imshow(m, cmap=cmap, vmin=lo, vmax=lim if lo else 1.0, aspect="auto")
+                ax.set_yticks(range(4), self.tokens)
+                ax.set_xticks([])
+                ax.set_title(title)
+            for (i, j), w in np.ndenumerate(self.weights):
+                axes[1].text(j, i, f"{w:.2f}", ha="center", va="center", color="white", fontsize=9)
+            fig.suptitle("row humpty: " + " + ".join(f"{w:.2f} V({t})" for w, t in zip(self.weights[0], self.tokens,
+                                                                                        strict=True)))
+            self._image = widgets.Image(value=render_png(fig, dpi=self.dpi), format="png")
+        return self._image
+
+
 def scene_index(value, scenes=SCENES):
     """The 0-based index of a scene given as a number from 1, a slug or a name; ``None`` if none matches."""
     text = "" if value is None else str(value).strip().lower()
@@ -279,7 +354,8 @@ def _apply(box, settings):
 
 
 def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SCENES, dpi=90,  # noqa: C901  one closure
-                        fullscreen=None, lookup=LookupView, positions=PositionsView):  # per widget, a few lines
+                        fullscreen=None, lookup=LookupView, positions=PositionsView,  # per widget, a few lines
+                        blend=BlendView):
     """The lecture screen: scene bar (menu, previous/next, high contrast, map) above the explorer of the scene.
 
     Parameters
@@ -299,8 +375,9 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         sets ``$QUERY_STRING``; inside JupyterLab there is none and the screen stays in its cell).
     lookup : callable(dpi) -> box, optional
         The motivation scene's view (default :class:`LookupView`).
-    positions : callable(dpi) -> box, optional
-        The positions scene's view (default :class:`PositionsView`).
+    positions, blend : callable(dpi) -> box, optional
+        The positions scene's and the weighted-sum scene's views (default :class:`PositionsView`,
+        :class:`BlendView`).
 
     Returns
     -------
@@ -310,7 +387,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         as the screen), ``.map_button`` (ToggleButton: the map of the computation with the scene's
         step in orange, in ``.map_image``), ``.viewport`` (Text: the window's size, reported by :data:`KEYS_JS`),
         ``.notice`` (HTML: an unknown scene asked for), ``.scene_text`` (HTML: the scene's line under the bar),
-        ``.go(k)``, and ``.explorers`` (dict "lookup"/"lecture"/"steps"/"positions" ->
+        ``.go(k)``, and ``.explorers`` (dict view name ->
         its box, built when first shown and kept for the whole lecture).
     """
     asked = scene if scene is not None else (parse_qs(query_string or "").get("scene", [None])[0])
@@ -319,7 +396,7 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     if start is None:
         notice.value = f"<b>no scene {html.escape(str(asked)[:40])!s}: scene 1 is shown</b>"
         start = 0
-    factories = {"lookup": lookup, "lecture": lecture, "steps": steps, "positions": positions}
+    factories = {"lookup": lookup, "lecture": lecture, "steps": steps, "positions": positions, "blend": blend}
     state = {"explorers": {}}  # an explorer is built when first needed
     menu = widgets.Dropdown(options=[(f"{k + 1}. {s.name}", k) for k, s in enumerate(scenes)], value=start,
                             layout=widgets.Layout(width="430px"))
