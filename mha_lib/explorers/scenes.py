@@ -92,7 +92,9 @@ SCENES = (
 
 class _StillView(widgets.VBox):
     """A scene's view with no controls: its HTML picture is made once (the kernel draws no pixels); what the screen
-    asks of an explorer: ``controls`` (none), ``message``, ``picture``, ``hold()``, ``flush()``, ``prepare()``."""
+    asks of an explorer: ``controls`` (none), ``message``, ``picture``, ``hold()``, ``flush()``, ``prepare()``.
+    The picture's outer element is a ``mha-pic`` (bold under high contrast, found by the browser tests as the
+    explorers' pictures are) whose ``data-frame`` names the view."""
 
     def hold(self):
         return contextlib.nullcontext()
@@ -131,7 +133,7 @@ class LookupView(_StillView):
                        ("word", "key: what it offers", "score: query · key", "weight (softmax)", "value: hands over"))
         out = ", ".join(f"{x:.2f}" for x in look.output[m])
         self.picture = widgets.HTML(
-            f"<div style='line-height: 1.35'>"
+            f"<div class='mha-pic mha-still' data-frame='lookup' style='line-height: 1.35'>"
             f"<div style='font-size: calc({u} * 1.6); margin-bottom: calc({u} * 0.5)'>“the cat sat down because "
             f"<b>it</b> was tired”: which word does <b>it</b> mean?</div>"
             f"<div style='font-size: calc({u} * 1.2); margin-bottom: calc({u} * 0.6)'>The query of <b>it</b>: "
@@ -200,7 +202,7 @@ class PositionsView(_StillView):
 
         same = "the same picture as the first" if np.allclose(self.weights[0], self.weights[2]) else "different"
         self.picture = widgets.HTML(
-            f"<div style='font-size: calc({u} * 1.1)'>"
+            f"<div class='mha-pic mha-still' data-frame='positions' style='font-size: calc({u} * 1.1)'>"
             f"<div style='font-size: calc({u} * 1.4); margin-bottom: calc({u} * 0.5)'>Head 1's weights (rows: query, "
             f"columns: key; bright = much weight), random parameters, no positions added</div>"
             f"<div style='display: flex; align-items: flex-start'>"
@@ -268,7 +270,7 @@ class BlendView(_StillView):
                   for i, row in enumerate(self.weights)]
         blend = " + ".join(f"{w:.2f} × V({t})" for w, t in zip(self.weights[0], tokens, strict=True))
         self.picture = widgets.HTML(
-            f"<div style='font-size: calc({u} * 1.1)'>"
+            f"<div class='mha-pic mha-still' data-frame='blend' style='font-size: calc({u} * 1.1)'>"
             f"<div style='font-size: calc({u} * 1.3); margin-bottom: calc({u} * 0.5)'>Head_1 = weights_1 V_1: each "
             f"row of Head_1 blends the rows of V_1 with its row of weights (running example, head 1; the first "
             f"{self.COLUMNS} of 64 columns)</div><div style='display: flex; align-items: flex-start'>"
