@@ -20,7 +20,13 @@ from mha_lib.explorers.concat import (
 )
 from mha_lib.explorers.output import make_output_explorer, output_figure, spread_columns
 from mha_lib.explorers.toolkit import explorer_params, running_inputs, text_family
-from mha_lib.explorers.values import compute_values, convex_hull, make_values_explorer, values_figure
+from mha_lib.explorers.values import (
+    compute_values,
+    convex_hull,
+    make_values_explorer,
+    plot_convex_combination,
+    values_figure,
+)
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 
@@ -508,3 +514,22 @@ def test_values_figure_of_one_component_is_drawn_at_height_zero():
     ax_2d = fig.get_axes()[1]
     assert "d_v=1" in ax_2d.get_title()
     np.testing.assert_allclose(ax_2d.collections[1].get_offsets()[:, 1], 0.0)  # the value dots
+
+
+def test_convex_combination_of_one_component_lies_on_a_line():
+    from matplotlib.figure import Figure
+
+    ax = Figure().add_subplot()
+    plot_convex_combination(ax, np.array([[1.0], [3.0]]), np.array([[2.0]]), ["a", "b"])
+    assert ax.get_title() == "" and len(ax.collections) == 2  # the dots and the star are drawn
+
+
+@pytest.mark.parametrize("X, tokens, error, words", [
+    (np.ones((0, 4)), [], ValueError, "give at least one token"),
+    (np.ones((2, 4)), ["", "a"], TypeError, "every token in tokens must be a non-empty string"),
+    (np.ones((2, 4)), [1, 2], TypeError, "every token in tokens must be a non-empty string"),
+])
+def test_values_explorer_refuses_no_tokens_or_tokens_that_are_not_words(X, tokens, error, words):
+    with pytest.raises(error, match=words) as info:
+        make_values_explorer(X=X, tokens=tokens)
+    assert "\n" not in str(info.value)

@@ -21,7 +21,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from threadpoolctl import threadpool_limits
 
-from .._checks import shown
+from .._checks import check_token, shown
 from ..attention import divisors
 from ..data import load_running_example
 from ..designed import designed_example
@@ -163,7 +163,9 @@ def running_inputs(X=None, tokens=None):
     if X.ndim != 2 or X.shape[0] != len(tokens):
         raise ValueError(f"X must have shape (n, d_model) with n = len(tokens) = {len(tokens)}, got shape "
                          f"{X.shape}: give one token per row of X")
-    return X, tokens
+    if X.size == 0:
+        raise ValueError(f"X has shape {X.shape}: give at least one token (a row) of at least one number")
+    return X, tuple(check_token(t, "explorer", "token in tokens") for t in tokens)
 
 
 def explorer_layer(weights, X=None, tokens=None, h=8, d_k=None, seed=0, sentence=None):

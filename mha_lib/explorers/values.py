@@ -213,7 +213,7 @@ def plot_convex_combination(ax, values2d, outputs2d, tokens, *, query=None, weig
     Parameters
     ----------
     ax : matplotlib Axes
-    values2d : ndarray, shape (n, 2)
+    values2d : ndarray, shape (n, 2), or (n, 1) drawn at height 0
         Two coordinates of each token's value row.
     outputs2d : ndarray, shape (n_q, 2)
         The same two coordinates of each output row.
@@ -232,8 +232,8 @@ def plot_convex_combination(ax, values2d, outputs2d, tokens, *, query=None, weig
     -------
     list of Artist
     """
-    values2d = np.asarray(values2d, dtype=float)
-    outputs2d = np.atleast_2d(np.asarray(outputs2d, dtype=float))
+    values2d = _first_two(np.asarray(values2d, dtype=float))  # one component: drawn at height 0
+    outputs2d = _first_two(np.atleast_2d(np.asarray(outputs2d, dtype=float)))
     p = _convex_artists(ax, tokens, len(outputs2d), fontsize, output_color)
     artists = _place(p, ax, values2d, outputs2d, query, weights, label_values, label_outputs)
     ax.set_xlabel(xlabel, fontsize=fontsize)
