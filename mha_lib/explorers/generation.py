@@ -125,9 +125,10 @@ class _GenerationDrawer(LayoutDrawer):
 def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=None, use_cache=True):
     """A slider that generates ``sentence`` one token at a time through :func:`mha_lib.decode_step`.
 
-    Controls: ``t`` (how many tokens so far; default 3, or all of a shorter sentence) and ``use_cache``. The picture: every head's causal
-    weights so far, the framed rows being what this step computes (one new query row with the
-    cache; every row without it), head 1's cached keys growing by one row per step, and the counts.
+    Controls: ``t`` (how many tokens so far; default 3, or all of a shorter sentence) and ``use_cache``.
+    The picture: every head's causal weights so far, the framed rows being what this step computes (one
+    new query row with the cache; every row without it), head 1's cached keys growing by one row per
+    step, and the counts.
 
     Returns
     -------
