@@ -31,7 +31,7 @@ from mha_lib.explorers.lecture import compute_lecture  # noqa: E402
 from mha_lib.explorers.scenes import SCENES  # noqa: E402
 
 SIZES = [(1280, 720), (1920, 1080)]
-LEAST_NUMBER_PX = {1280: 16.5, 1920: 25.0}  # the cell numbers of scene 2 (8 heads, 4 tokens) on screen
+LEAST_NUMBER_PX = {1280: 16.5, 1920: 25.0}  # the cell numbers of scene 3 (8 heads, 4 tokens) on screen
 
 # The visible picture of the screen: the browser-drawn one (.mha-pic, "src" its frame number) or the map (an img).
 _STATE = """() => {
@@ -68,6 +68,7 @@ _WEIGHTS = """(key) => {
 
 _CONTROLS = """() => {
   const column = [...document.querySelectorAll('.mha-screen .mha-controls')].find(e => e.offsetParent !== null);
+  if (!column) return {labelPx: 0, outside: []};  // a scene with no controls (the motivation scene)
   const c = column.getBoundingClientRect();
   const parts = [...column.querySelectorAll('.widget-label, label, select, input, .noUi-target, button')]
     .filter(e => e.offsetParent !== null && e.getBoundingClientRect().width > 0);
@@ -162,8 +163,8 @@ def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size
             assert state["imgHeight"] > 0.3 * height, f"scene {k}: the picture is low: {state}"
             controls = page.evaluate(_CONTROLS)
             assert not controls["outside"], f"scene {k}: controls cut off at {width}x{height}: {controls}"
-            if k == 2:  # the rendered font size of the cell numbers
-                print(f"\nscene 2 at {width}x{height}: cell numbers {state['numberPx']:.1f} px on screen")
+            if k == 3:  # the rendered font size of the cell numbers
+                print(f"\nscene 3 at {width}x{height}: cell numbers {state['numberPx']:.1f} px on screen")
                 assert state["numberPx"] >= LEAST_NUMBER_PX[width], f"the cell numbers are {state['numberPx']} px"
                 print(f"control labels {controls['labelPx']:.1f} px, the picture's labels {state['tokenPx']:.1f} px")
                 assert controls["labelPx"] >= 0.95 * state["tokenPx"], \
@@ -255,7 +256,7 @@ def scene_page(browser, lecture_url, k, width=1280, height=720, expect=None, **c
 def test_at_pixel_ratio_2_nothing_is_drawn_again(browser, lecture_url, screenshots):
     """On a screen of pixel ratio 2 (a 4K projector at 200 %) the browser draws the text at the screen's own
     resolution: the picture shown is the first one sent (no redraw for the window), its numbers as large."""
-    with scene_page(browser, lecture_url, 2, device_scale_factor=2) as (page, state):
+    with scene_page(browser, lecture_url, 3, device_scale_factor=2) as (page, state):
         page.wait_for_timeout(2000)
         page.screenshot(path=str(screenshots / "lecture_1280x720_dpr2.png"))
         again = page.evaluate(_STATE)
@@ -270,20 +271,20 @@ def _drawn_equal(drawn, weights):
 
 
 def test_the_numbers_drawn_are_the_kernels_weights(browser, lecture_url):
-    """A random (scene 2), a designed (scene 7) and a trained setting (scene 8, stepped on to its weights)."""
+    """Two random settings (scenes 3 and 8) and a trained one (scene 9, stepped on to its weights)."""
     from mha_lib.explorers.stepview import compute_steps
 
-    for k in (2, 7):
+    for k in (3, 8):
         with scene_page(browser, lecture_url, k) as (page, _state):
             settings = {n: v for n, v in SCENES[k - 1].settings.items() if n not in ("preset", "lecture")}
             _drawn_equal(page.evaluate(_WEIGHTS, "weights"), compute_lecture(**settings).result.weights[:8])
-    with scene_page(browser, lecture_url, 8) as (page, state):
+    with scene_page(browser, lecture_url, 9) as (page, state):
         for _ in range(3):  # step 4 (V_i) -> step 7 (the weights): the down arrow, a clicker's second pair of keys
             page.locator("body").click(position={"x": 1275, "y": 715})
             before = page.evaluate(_STATE)["src"]
             page.keyboard.press("ArrowDown")
             assert ld.wait_until(lambda before=before: page.evaluate(_STATE)["src"] != before, timeout=30)
-        settings = SCENES[7].settings
+        settings = SCENES[8].settings
         expected = compute_steps(settings["source"], settings["head"], 6, settings["temperature"]).matrices[6]
         _drawn_equal(page.evaluate(_WEIGHTS, "weights"), expected[None])
 
@@ -300,7 +301,7 @@ def test_map_button_shows_the_whole_computation_across_the_window(browser, lectu
     from mha_lib.diagrams import mha_diagram_figure
 
     width, height = size
-    with scene_page(browser, lecture_url, 2, width, height) as (page, state):
+    with scene_page(browser, lecture_url, 3, width, height) as (page, state):
         page.locator(".mha-map").click()
         assert ld.wait_until(lambda: page.evaluate(_STATE)["src"] not in state["all"]
                              and page.evaluate(_STATE)["loaded"], timeout=60.0), "the map did not show"
@@ -311,25 +312,18 @@ def test_map_button_shows_the_whole_computation_across_the_window(browser, lectu
         assert shown["scrollH"] <= height + 1 and shown["imgBottom"] <= height + 1, shown
         assert shown["imgWidth"] >= 0.75 * width and text_px >= 14.0, shown
         page.locator("button.mha-scene-next").click()
-        wait_for_scene(page, 3, previous_src=shown["src"])
+        wait_for_scene(page, 4, previous_src=shown["src"])
 
 
 def test_controls_a_scene_fixes_are_greyed_and_the_others_are_not(browser, lecture_url, screenshots):
-    """Scene 7's designed layer fixes d_model, h and d_k: the guide says the greyed controls show these sizes. A
-    disabled slider looked like a live one (only its menus were grey); now it is greyed too, and scene 9's h slider,
-    live again, is not."""
+    """Scene 8 ticks "d_k = d_model / h", so d_k is set by h: a disabled slider looked like a live one (only its
+    menus were grey); now it is greyed too, and the h slider, live, is not."""
     opacity = """() => [...document.querySelectorAll('.mha-screen .mha-controls .widget-slider')]
       .filter(e => e.offsetParent !== null)
       .map(e => [e.querySelector('.widget-label').innerText.trim(), parseFloat(getComputedStyle(e).opacity)])"""
-    with scene_page(browser, lecture_url, 7) as (page, state):
-        page.screenshot(path=str(screenshots / "lecture_1280x720_scene7_greyed.png"))
-        sliders = dict(page.evaluate(opacity))
-        assert sliders["heads h"] < 0.6 and sliders["d_k"] < 0.6, sliders
-        page.locator("button.mha-scene-next").click()
-        wait_for_scene(page, 8, previous_src=state["all"])
-        page.locator("button.mha-scene-next").click()
-        wait_for_scene(page, 9)
-        sliders = dict(page.evaluate(opacity))  # d_k stays grey: "d_k = d_model / h" is ticked, h sets it
+    with scene_page(browser, lecture_url, 8) as (page, state):
+        page.screenshot(path=str(screenshots / "lecture_1280x720_scene8_greyed.png"))
+        sliders = dict(page.evaluate(opacity))  # d_k grey: "d_k = d_model / h" is ticked, h sets it
         assert sliders["heads h"] == 1.0 and sliders["d_k"] < 0.6, sliders
 
 
