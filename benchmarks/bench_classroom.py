@@ -260,6 +260,10 @@ class Kernel:
             msg = self._decode(raw)
             if msg.get("msg_type") == "comm_open" and msg["content"].get("target_name") == "jupyter.widget":
                 self.widgets[msg["content"]["comm_id"]] = msg["content"].get("data", {}).get("state", {})
+            elif msg.get("msg_type") == "comm_msg" and msg["content"].get("comm_id") in self.widgets:
+                data = msg["content"].get("data", {})  # a later cell changed the widget (its options, its value)
+                if data.get("method") == "update":
+                    self.widgets[msg["content"]["comm_id"]].update(data.get("state", {}))
             parent = msg.get("parent_header", {}).get("msg_id")
             if parent in self.waiting:
                 self.waiting[parent].put_nowait(msg)
