@@ -210,7 +210,7 @@ def explorer_moves():
                 for key in keys:
                     t0 = time.perf_counter()
                     _step(w, 1 if key == "ArrowRight" else -1)
-                    box.image  # the picture is ready
+                    _ = box.image  # the picture is ready
                     times.setdefault((label, ahead), []).append((time.perf_counter() - t0) * 1000)
                     if ahead:
                         box.prepare(6)

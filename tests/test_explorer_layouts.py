@@ -1,4 +1,4 @@
-"""The same setting always gives the same picture, whatever path led to it (issue 12).
+"""The same setting always gives the same picture, whatever path led to it.
 
 Explorers keep the axes of the layouts they have built (h = 8, h = 4, ...) hidden on the figure and switch
 back to them. A drawer that kept its artists on itself instead of on the layout drew into the hidden
@@ -92,5 +92,6 @@ def test_a_setting_gives_one_picture_whatever_the_path(name, monkeypatch):
         got = png_pixels(walked.image.value)
         assert got.shape == fresh_pictures[key].shape and (got != fresh_pictures[key]).any(axis=-1).mean() < 0.001, (
             f"{name}: {first} -> {away} -> back, then {second} -> {target} shows another picture than a fresh "
-            f"explorer set to that setting")
+            f"explorer set to that setting"
+        )
     walked.figure.clear()

@@ -75,7 +75,8 @@ def test_the_still_picture_is_drawn_on_demand_from_the_same_result():
     box = make_overview_explorer("humpty dumpty sat on", h=4)
     assert box.image.value[:4] == b"\x89PNG"
     assert box.drawer.layout.panels[0].numbers.texts() == [
-        format(w, ".2f") for w in compute_overview("humpty dumpty sat on", 4).result.weights[0].ravel()]
+        format(w, ".2f") for w in compute_overview("humpty dumpty sat on", 4).result.weights[0].ravel()
+    ]
 
 
 def test_javascript_and_css_are_package_files_loaded_without_network():

@@ -4,6 +4,8 @@ Each test builds an explorer, moves its controls and checks what it shows
 against mha_lib computed independently of the explorer code.
 """
 
+from __future__ import annotations
+
 import numpy as np
 import pytest
 from pictures import PNG_MAGIC
@@ -58,8 +60,9 @@ def test_overview_sentence_changes_tokens(boxes):
     assert labels == ["the", "cat", "sat"]
 
 
-@pytest.mark.parametrize("control, value, words", [("sentence", "   ", "empty"),
-                                                   ("sentence", "a b c d e f g h i", "at most 8")])
+@pytest.mark.parametrize(
+    "control, value, words", [("sentence", "   ", "empty"), ("sentence", "a b c d e f g h i", "at most 8")]
+)
 def test_overview_impossible_settings_show_a_message(boxes, control, value, words):
     box = make_overview_explorer()
     boxes.append(box)
@@ -203,14 +206,26 @@ def test_compute_overview_matches_multi_head_attention(h):
 # --------------------------------------------------------------------------- self-checks of 00-02
 
 RIGHT_ANSWERS = {
-    "00.output_shape": (4, 512), "00.weights_shape": (4, 4, 4), "00.d_k_bert": 64,
-    "01.X_shape": (6, 16), "01.distinct_rows": 5, "01.numbers_in_X": 2048,
-    "02.tiny_q": [2.0, 3.0], "02.Q_shape_h4": (4, 128), "02.selection_head2": 3.0,
+    "00.output_shape": (4, 512),
+    "00.weights_shape": (4, 4, 4),
+    "00.d_k_bert": 64,
+    "01.X_shape": (6, 16),
+    "01.distinct_rows": 5,
+    "01.numbers_in_X": 2048,
+    "02.tiny_q": [2.0, 3.0],
+    "02.Q_shape_h4": (4, 128),
+    "02.selection_head2": 3.0,
 }
 WRONG_ANSWERS = {
-    "00.output_shape": (4, 64), "00.weights_shape": (8, 4, 4), "00.d_k_bert": 96,
-    "01.X_shape": (5, 16), "01.distinct_rows": 6, "01.numbers_in_X": 516,
-    "02.tiny_q": [1.0, 2.0], "02.Q_shape_h4": (4, 64), "02.selection_head2": 1.0,
+    "00.output_shape": (4, 64),
+    "00.weights_shape": (8, 4, 4),
+    "00.d_k_bert": 96,
+    "01.X_shape": (5, 16),
+    "01.distinct_rows": 6,
+    "01.numbers_in_X": 516,
+    "02.tiny_q": [1.0, 2.0],
+    "02.Q_shape_h4": (4, 64),
+    "02.selection_head2": 1.0,
 }
 
 
@@ -219,12 +234,11 @@ def test_self_checks_accept_the_right_answer_only(exercise_id, assert_self_check
     assert_self_check(exercise_id, RIGHT_ANSWERS[exercise_id], WRONG_ANSWERS[exercise_id])
 
 
-
 # --------------------------------------------------------------------------- the per-notebook pipeline strip
 
 
 def test_pipeline_strip_v_joins_after_the_softmax():
-    """The value branch goes round the scores and the softmax and ends at the Head_i box (issue 10)."""
+    """The value branch goes round the scores and the softmax and ends at the Head_i box."""
     import doctest
 
     from matplotlib.colors import to_rgba
@@ -236,8 +250,11 @@ def test_pipeline_strip_v_joins_after_the_softmax():
     assert doctest.testmod(plotting).failed == 0
     ax = Figure().add_subplot()
     artists = plotting.plot_pipeline(ax, "projections")
-    boxes = {t.get_text(): b for b, t in zip(artists, artists[1:])
-             if isinstance(b, FancyBboxPatch) and hasattr(t, "get_text")}
+    boxes = {
+        t.get_text(): b
+        for b, t in zip(artists, artists[1:], strict=False)
+        if isinstance(b, FancyBboxPatch) and hasattr(t, "get_text")
+    }
     head = next(b for t, b in boxes.items() if "Head" in t)
     softmax = next(b for t, b in boxes.items() if "softmax" in t)
     blue = [a for a in artists if isinstance(a, FancyArrowPatch) and np.allclose(a.get_edgecolor(), to_rgba("#0072B2"))]
@@ -246,8 +263,18 @@ def test_pipeline_strip_v_joins_after_the_softmax():
     assert head.get_x() - 0.1 <= tip_x <= head.get_x() + head.get_width()  # V_i ends at Head_i ...
     assert tip_x > softmax.get_x() + softmax.get_width()  # ... after the softmax, whose box it never enters
     assert any("skips the softmax" in a.get_text() for a in artists if hasattr(a, "get_text"))
-    orange = [b for b in artists
-              if isinstance(b, FancyBboxPatch) and np.allclose(b.get_facecolor(), to_rgba("#E69F00"))]
+    orange = [b for b in artists if isinstance(b, FancyBboxPatch) and np.allclose(b.get_facecolor(), to_rgba("#E69F00"))]
     assert len(orange) == 2  # the projections step: the Q_i, K_i box and the V_i box
     with pytest.raises(ValueError, match="plot_pipeline"):
         plotting.plot_pipeline(ax, "attention")
+
+
+@pytest.mark.render
+def test_a_lone_surrogate_in_a_sentence_is_named_with_the_fix():
+    from mha_lib.explorers.overview import make_overview_explorer
+
+    with pytest.raises(ValueError, match="U\\+D800, half of a character .*delete it"):
+        mha_lib.tokenize("\ud800 x")
+    box = make_overview_explorer()
+    box.controls["sentence"].value = "humpty \udc00 dumpty"
+    assert "U+DC00, half of a character" in box.message.value and box.result is None

@@ -22,10 +22,11 @@ pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with
 
 def _head_panels(box):
     """Axes of the explorer's figure that show one head (titled "head i") and are shown now."""
-    box.figure  # finish any pending redraw
+    _ = box.figure  # finish any pending redraw
     panels = box.drawer.head_panels()
-    assert panels == [ax for ax in box.figure.get_axes()
-                      if ax.get_visible() and ax.images and ax.get_title().startswith("head ")]
+    assert panels == [
+        ax for ax in box.figure.get_axes() if ax.get_visible() and ax.images and ax.get_title().startswith("head ")
+    ]
     return panels
 
 
@@ -70,8 +71,9 @@ def test_scaling_explorer_controls(boxes):
     assert box.result.mean_max_weight > 0.9
     assert box.figure.get_layout_engine() is None  # fixed positions
     hist = box.drawer.ax_hist
-    counts, edges = np.histogram(box.result.scores.ravel(), bins=60,
-                                 range=(-np.abs(box.result.scores).max(), np.abs(box.result.scores).max()))
+    counts, edges = np.histogram(
+        box.result.scores.ravel(), bins=60, range=(-np.abs(box.result.scores).max(), np.abs(box.result.scores).max())
+    )
     np.testing.assert_array_equal(box.drawer.stairs.get_data().values, counts)
     assert "d_k = 1024" in hist.get_title()
     np.testing.assert_array_equal(box.drawer.rows_panel.image.get_array(), box.result.weights[:6, 0, :])
@@ -253,8 +255,9 @@ def test_softmax_explorer_causal_mask(boxes, ex):
     box.controls["mask"].value = "causal"
     assert box.message.value == ""
     w = box.result.weights
-    np.testing.assert_allclose(w, mha_lib.multi_head_attention(ex.X, ex.params, mask=mha_lib.causal_mask(4)).weights,
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        w, mha_lib.multi_head_attention(ex.X, ex.params, mask=mha_lib.causal_mask(4)).weights, rtol=1e-12
+    )
     assert np.all(w[:, np.triu_indices(4, 1)[0], np.triu_indices(4, 1)[1]] == 0.0)
     np.testing.assert_allclose(w[:, 0, 0], 1.0)
 
@@ -365,11 +368,8 @@ def test_weight_choice_designed_and_trained(boxes, make):
     np.testing.assert_allclose(box.result.weights, mha_lib.multi_head_attention(ex.X, ex.params).weights, atol=1e-12)
 
 
-@pytest.mark.parametrize("make", [make_scores_explorer, make_softmax_explorer, make_values_explorer,
-                                  make_lecture_explorer])
+@pytest.mark.parametrize("make", [make_scores_explorer, make_softmax_explorer, make_values_explorer, make_lecture_explorer])
 def test_greyed_controls_show_the_fixed_layers_sizes_and_give_the_students_back(boxes, make):
-    # before: with the designed layer (d_model 32, h 4, d_k 16) the greyed tie control still said
-    # "d_k = d_model / h" (32 / 4 = 8), and going back to random parameters left h where the fixed layers put it
     box = make()
     boxes.append(box)
     c = box.controls
@@ -385,12 +385,15 @@ def test_greyed_controls_show_the_fixed_layers_sizes_and_give_the_students_back(
     assert {name: c[name].value for name in own} == own
 
 
-@pytest.mark.parametrize("kwargs, error, words", [
-    (dict(trials=0), ValueError, "trials=0 must be at least 1"),
-    (dict(n=0), ValueError, "n=0 must be at least 1"),
-    (dict(trials=2.5), TypeError, "trials must be a whole number"),
-    (dict(n=10**6, trials=10**6), ValueError, "use fewer trials or tokens"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        (dict(trials=0), ValueError, "trials=0 must be at least 1"),
+        (dict(n=0), ValueError, "n=0 must be at least 1"),
+        (dict(trials=2.5), TypeError, "trials must be a whole number"),
+        (dict(n=10**6, trials=10**6), ValueError, "use fewer trials or tokens"),
+    ],
+)
 def test_scaling_explorer_refuses_sizes_that_are_not_a_sample(kwargs, error, words):
     with pytest.raises(error, match=words) as info:
         make_scaling_explorer(**kwargs)

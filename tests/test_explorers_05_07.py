@@ -175,8 +175,10 @@ def test_values_explorer_labels_never_overlap(boxes):
         assert len(texts) == 5, setting  # 4 values and the query's output
         boxes_px = [t.get_window_extent(renderer) for t in texts]
         for i, a in enumerate(boxes_px):
-            assert frame.x0 <= a.x0 and a.x1 <= frame.x1 and frame.y0 <= a.y0 and a.y1 <= frame.y1, \
-                (setting, texts[i].get_text())
+            assert frame.x0 <= a.x0 and a.x1 <= frame.x1 and frame.y0 <= a.y0 and a.y1 <= frame.y1, (
+                setting,
+                texts[i].get_text(),
+            )
             for j in range(i):
                 assert not a.overlaps(boxes_px[j]), (setting, texts[i].get_text(), texts[j].get_text())
 
@@ -330,7 +332,7 @@ def test_output_explorer_follows_controls(ex, boxes, h, d_k, wo):
         np.testing.assert_allclose(view.output, ref.concat, atol=1e-12)  # W^O = I changes nothing
         # head i only writes its own block of columns
         for i in range(h):
-            outside = np.delete(view.contributions[i], np.s_[i * d:(i + 1) * d], axis=1)
+            outside = np.delete(view.contributions[i], np.s_[i * d : (i + 1) * d], axis=1)
             assert np.all(outside == 0)
     # the contribution panel has one row per head plus the sum
     con_ax = box.drawer.layout["ax"]  # the layout shown (layouts of other settings stay hidden on the figure)
@@ -342,6 +344,7 @@ def test_output_explorer_writes_sizes_only_where_they_fit(boxes):
     # two tokens and 16 heads: 32 sizes, 10 points a column, and they were written on top of each other
     box = make_output_explorer(np.random.default_rng(1).normal(size=(2, 512)), ["你好", "世界"])
     boxes.append(box)
+
     def panels():  # W^O, the contributions, the sizes (and colour bars) of the layout on screen
         return [ax for ax in box.figure.get_axes() if ax.get_visible()]
 
@@ -408,12 +411,21 @@ def test_one_head_with_identity_wo_is_self_attention(ex):
     np.testing.assert_allclose(mha_lib.multi_head_attention(ex.X, p).output, single, atol=1e-12)
 
 
-@pytest.mark.parametrize("exercise_id, answer", [
-    ("05.by_hand", [1.6, 2.0]), ("05.doc002_output", [0.9224, 2.1553]), ("05.head_shape", (4, 64)),
-    ("05.dominant", "on"), ("06.concat_shape", (4, 512)), ("06.first_column", 129),
-    ("06.split_numbers", [[2, 3], [8, 9]]), ("07.wo_block_shape", (64, 512)), ("07.count_h16", 1_048_576),
-    ("07.count_bert", 2_362_368),
-])
+@pytest.mark.parametrize(
+    "exercise_id, answer",
+    [
+        ("05.by_hand", [1.6, 2.0]),
+        ("05.doc002_output", [0.9224, 2.1553]),
+        ("05.head_shape", (4, 64)),
+        ("05.dominant", "on"),
+        ("06.concat_shape", (4, 512)),
+        ("06.first_column", 129),
+        ("06.split_numbers", [[2, 3], [8, 9]]),
+        ("07.wo_block_shape", (64, 512)),
+        ("07.count_h16", 1_048_576),
+        ("07.count_bert", 2_362_368),
+    ],
+)
 def test_self_check_answers(exercise_id, answer, capsys):
     from mha_lib.exercises import check
 
@@ -498,9 +510,11 @@ def test_values_explorer_weight_choice(boxes):
     assert box.result.tokens == ("humpty", "dumpty", "sat", "on") and not box.controls["h"].disabled
 
 
-@pytest.mark.parametrize("X", [np.array([[1.0], [2.0], [-1.0]]), np.array([[0.5, -1.0], [2.0, 1.0]]),
-                               np.array([[1.0, 2.0, 3.0, 4.0]])],
-                         ids=["one column", "d_v of 1", "one token"])
+@pytest.mark.parametrize(
+    "X",
+    [np.array([[1.0], [2.0], [-1.0]]), np.array([[0.5, -1.0], [2.0, 1.0]]), np.array([[1.0, 2.0, 3.0, 4.0]])],
+    ids=["one column", "d_v of 1", "one token"],
+)
 def test_values_explorer_draws_small_inputs(boxes, X):
     box = make_values_explorer(X=X, tokens=[f"t{m}" for m in range(len(X))])
     boxes.append(box)
@@ -524,11 +538,14 @@ def test_convex_combination_of_one_component_lies_on_a_line():
     assert ax.get_title() == "" and len(ax.collections) == 2  # the dots and the star are drawn
 
 
-@pytest.mark.parametrize("X, tokens, error, words", [
-    (np.ones((0, 4)), [], ValueError, "give at least one token"),
-    (np.ones((2, 4)), ["", "a"], TypeError, "every token in tokens must be a non-empty string"),
-    (np.ones((2, 4)), [1, 2], TypeError, "every token in tokens must be a non-empty string"),
-])
+@pytest.mark.parametrize(
+    "X, tokens, error, words",
+    [
+        (np.ones((0, 4)), [], ValueError, "give at least one token"),
+        (np.ones((2, 4)), ["", "a"], TypeError, "every token in tokens must be a non-empty string"),
+        (np.ones((2, 4)), [1, 2], TypeError, "every token in tokens must be a non-empty string"),
+    ],
+)
 def test_values_explorer_refuses_no_tokens_or_tokens_that_are_not_words(X, tokens, error, words):
     with pytest.raises(error, match=words) as info:
         make_values_explorer(X=X, tokens=tokens)

@@ -1,11 +1,12 @@
 """The notebook 08 explorer (mha_lib.explorers.lecture) and the explorer machinery it relies on."""
 
+from __future__ import annotations
+
+import gc
+
+import ipywidgets as widgets
 import numpy as np
 import pytest
-
-pytest.importorskip("matplotlib")
-pytest.importorskip("ipywidgets")
-
 from pictures import sent
 
 import mha_lib
@@ -29,8 +30,9 @@ def visible_head_axes(box):
 
 def expected(sentence, d_model, h, d_k=None, mask=None, scale=None):
     tokens = sentence.split()
-    return multi_head_attention(embed_tokens(tokens, d_model), init_params(d_model, h, d_k=d_k, seed=0),
-                                mask=mask, scale=scale)
+    return multi_head_attention(
+        embed_tokens(tokens, d_model), init_params(d_model, h, d_k=d_k, seed=0), mask=mask, scale=scale
+    )
 
 
 def test_default_is_the_running_example(box):
@@ -50,8 +52,9 @@ def test_h_changes_the_number_of_panels_and_the_weights(box, h):
     box.controls["h"].value = h
     assert box.result.h == h and box.result.d_k == 512 // h
     assert len(visible_head_axes(box)) == h
-    np.testing.assert_allclose(box.result.result.weights, expected("humpty dumpty sat on", 512, h).weights,
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        box.result.result.weights, expected("humpty dumpty sat on", 512, h).weights, rtol=0, atol=1e-12
+    )
     assert box.controls["d_k"].value == 512 // h
 
 
@@ -74,7 +77,7 @@ def test_memory_budget_refuses_before_allocating(box):
         box.controls["d_model"].value = 4096
         box.controls["h"].value = 32
         box.controls["d_k"].value = box.controls["d_k"].max
-        box.image  # finish the redraw
+        _ = box.image  # finish the redraw
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -102,8 +105,9 @@ def test_free_d_k(box):
     assert not box.controls["d_k"].disabled
     box.controls["d_k"].value = 10
     assert box.result.d_k == 10
-    np.testing.assert_allclose(box.result.result.weights,
-                               expected("humpty dumpty sat on", 512, 8, d_k=10).weights, atol=1e-12)
+    np.testing.assert_allclose(
+        box.result.result.weights, expected("humpty dumpty sat on", 512, 8, d_k=10).weights, atol=1e-12
+    )
     box.controls["h"].value = 7  # allowed when d_k is free
     assert box.message.value == "" and len(visible_head_axes(box)) == 7
     box.controls["tie"].value = True  # 7 is not a divisor of 512: h moves to the nearest one
@@ -138,15 +142,19 @@ def test_masks(box):
     assert box.message.value == ""
     w = box.result.result.weights
     assert np.all(w[:, :, 3] == 0)
-    ref = multi_head_attention(embed_tokens(["you", "are", "welcome", "PAD"], 512), init_params(512, 8, seed=0),
-                               mask=padding_mask(["you", "are", "welcome", "PAD"]))
+    ref = multi_head_attention(
+        embed_tokens(["you", "are", "welcome", "PAD"], 512),
+        init_params(512, 8, seed=0),
+        mask=padding_mask(["you", "are", "welcome", "PAD"]),
+    )
     np.testing.assert_allclose(w, ref.weights, atol=1e-12)
 
 
 def test_scaling_off(box):
     box.controls["scaled"].value = False
-    np.testing.assert_allclose(box.result.result.weights,
-                               expected("humpty dumpty sat on", 512, 8, scale=1.0).weights, atol=1e-12)
+    np.testing.assert_allclose(
+        box.result.result.weights, expected("humpty dumpty sat on", 512, 8, scale=1.0).weights, atol=1e-12
+    )
     assert "NOT scaled" in box.drawer.caption.get_text()
 
 
@@ -224,13 +232,13 @@ def test_no_numbers_in_cells_that_are_too_small():
 
 # ---------------------------------------------------------------- the machinery (toolkit)
 
+
 def test_hold_redraws_once():
     import ipywidgets as widgets
 
     draws = []
     a, b = widgets.IntSlider(value=1), widgets.IntSlider(value=2)
-    box = toolkit.build_explorer({"a": a, "b": b}, lambda a, b: a + b, lambda fig, r: draws.append(r),
-                                 layout="constrained")
+    box = toolkit.build_explorer({"a": a, "b": b}, lambda a, b: a + b, lambda fig, r: draws.append(r), layout="constrained")
     with box.hold():
         a.value = 5
         b.value = 7
@@ -265,6 +273,7 @@ def test_output_strip_counts_columns_from_1_and_has_a_colour_bar():
     texts = [t.get_text() for t in fig.texts]
     assert f"+{m:.2f}" in texts and f"−{m:.2f}" in texts  # the output colour bar's scale
     import matplotlib.pyplot as plt
+
     plt.close(fig)
 
 
@@ -303,12 +312,15 @@ def test_lecture_padding_mask_with_fixed_weights_masks_the_typed_pad(weights):
     assert np.allclose(res.result.weights[:, :, pad], 0.0)  # no query attends to the padding
 
 
-@pytest.mark.parametrize("kwargs, error, words", [
-    (dict(max_heads=0), ValueError, "max_heads=0 must be at least 1"),
-    (dict(max_heads=2.0), TypeError, "use max_heads=2"),
-    (dict(dpi=0), ValueError, "dpi=0 must be a positive number"),
-    (dict(dpi="high"), TypeError, "dpi must be a number"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        (dict(max_heads=0), ValueError, "max_heads=0 must be at least 1"),
+        (dict(max_heads=2.0), TypeError, "use max_heads=2"),
+        (dict(dpi=0), ValueError, "dpi=0 must be a positive number"),
+        (dict(dpi="high"), TypeError, "dpi must be a number"),
+    ],
+)
 def test_lecture_explorer_refuses_no_heads_or_no_resolution(kwargs, error, words):
     with pytest.raises(error, match=words) as info:
         make_lecture_explorer(**kwargs)
@@ -322,8 +334,10 @@ def test_lecture_with_one_head_shown():
         compute_lecture(max_heads=0)
 
 
-@pytest.mark.parametrize("sentence, words", [("", "the sentence is empty"), ("   ", "the sentence is empty"),
-                                             (" ".join(["w"] * 20), "at most 16")])
+@pytest.mark.parametrize(
+    "sentence, words",
+    [("", "the sentence is empty"), ("   ", "the sentence is empty"), (" ".join(["w"] * 20), "at most 16")],
+)
 def test_lecture_explorer_built_on_a_refused_sentence_shows_its_message(boxes, sentence, words):
     box = make_lecture_explorer(sentence=sentence)
     boxes.append(box)
@@ -333,3 +347,53 @@ def test_lecture_explorer_built_on_a_refused_sentence_shows_its_message(boxes, s
 def test_lecture_explorer_refuses_a_d_model_it_cannot_offer():
     with pytest.raises(ValueError, match=r"d_model cannot start at 3: choose one of \[8, 16"):
         make_lecture_explorer(d_model=3, h=3)
+
+
+def _close_tree(widget):
+    for child in getattr(widget, "children", ()):
+        _close_tree(child)
+    for part in (widget.layout, getattr(widget, "style", None)):
+        if isinstance(part, widgets.Widget):
+            part.close()
+    widget.close()
+
+
+@pytest.mark.parametrize("sentence", ["\u200b", "\u200b \u200b", "\u202e\u200d"])
+def test_a_sentence_of_invisible_characters_is_refused(sentence):
+    with pytest.raises(ValueError, match="only invisible characters"):
+        compute_lecture(sentence)
+
+
+def test_a_word_with_a_zero_width_space_is_the_word_seen():
+    assert compute_lecture("a\u200bb the\x00 cat", d_model=16, h=2).tokens == ("ab", "the", "cat")
+
+
+@pytest.mark.render
+def test_a_closed_step_view_is_freed():
+    import weakref
+
+    from ipywidgets.widgets.widget import _instances
+
+    from mha_lib.explorers import stepview
+
+    before = set(_instances)
+    box = stepview.make_step_explorer(dpi=30)
+    ref = weakref.ref(box)
+    _close_tree(box)
+    assert set(_instances) <= before
+    del box
+    gc.collect()
+    assert ref() is None
+
+
+@pytest.mark.render
+def test_the_shapes_table_hides_with_the_picture_when_a_setting_is_refused():
+    box = make_lecture_explorer()
+    assert box.shapes.layout.display is None and "(8, 4, 64)" in box.shapes.value
+    box.controls["d_model"].value = 4096
+    box.controls["h"].value = 1
+    assert "MB" in box.message.value
+    assert box.shapes.layout.display == "none" and box.image.layout.display == "none"
+    box.controls["h"].value = 16
+    assert box.message.value == "" and box.shapes.layout.display is None
+    assert "(16, 4, 256)" in box.shapes.value

@@ -4,12 +4,15 @@ Each test builds an explorer, moves its controls and checks what it shows
 against mha_lib computed independently of the explorer code.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from pictures import PNG_MAGIC
 from pictures import image_axes as _heatmap_axes
 
 import mha_lib
+from mha_lib.explorers import toolkit
 from mha_lib.explorers.positions import make_positions_explorer, parse_order, permutation_experiment
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
@@ -25,8 +28,7 @@ def _expected(tokens, perm, positions, h=8, d_model=512):
     return mha_lib.multi_head_attention(X, params), mha_lib.multi_head_attention(Xp, params)
 
 
-@pytest.mark.parametrize("text, n, expected", [("1 3 2 4", 4, [0, 2, 1, 3]), ("2,1", 2, [1, 0]),
-                                               (" 3 2 1 ", 3, [2, 1, 0])])
+@pytest.mark.parametrize("text, n, expected", [("1 3 2 4", 4, [0, 2, 1, 3]), ("2,1", 2, [1, 0]), (" 3 2 1 ", 3, [2, 1, 0])])
 def test_parse_order(text, n, expected):
     assert parse_order(text, n) == expected
 
@@ -114,9 +116,15 @@ def test_new_sentence(boxes):
     assert res.moved.max() < 1e-12
 
 
-@pytest.mark.parametrize("control, value, words", [("order", "1 2", "1..4"), ("order", "x y z w", "whole numbers"),
-                                                   ("sentence", "   ", "empty"),
-                                                   ("sentence", " ".join(["w"] * 13), "at most 12")])
+@pytest.mark.parametrize(
+    "control, value, words",
+    [
+        ("order", "1 2", "1..4"),
+        ("order", "x y z w", "whole numbers"),
+        ("sentence", "   ", "empty"),
+        ("sentence", " ".join(["w"] * 13), "at most 12"),
+    ],
+)
 def test_impossible_settings_show_a_message(boxes, control, value, words):
     box = make_positions_explorer()
     boxes.append(box)
@@ -158,9 +166,10 @@ def test_cost_default_is_bert_base_at_512(boxes):
     assert res.total_flops == c["total"]["flops"]
     assert res.memory["attention weights h n²"] == 4 * 12 * 512 * 512
     bars = box.figure.axes[0].patches
-    np.testing.assert_allclose([b.get_width() for b in bars],
-                               [100 * c[k]["flops"] / c["total"]["flops"]
-                                for k in ("projections", "scores", "softmax", "weighted_sum", "output")])
+    np.testing.assert_allclose(
+        [b.get_width() for b in bars],
+        [100 * c[k]["flops"] / c["total"]["flops"] for k in ("projections", "scores", "softmax", "weighted_sum", "output")],
+    )
 
 
 def test_cost_controls(boxes):
@@ -260,14 +269,17 @@ def test_parse_order_speaks_of_one_word():
         parse_order("1 2", 3)
 
 
-@pytest.mark.parametrize("kwargs, error, words", [
-    (dict(log2_n=9.5), TypeError, "log2_n must be a whole number"),
-    (dict(log2_n=9.0), TypeError, "use log2_n=9"),
-    (dict(log2_n=-1), ValueError, "log2_n=-1 must be at least 0"),
-    (dict(block_size=-64, blockwise=True), ValueError, "block_size=-64 must be at least 1"),
-    (dict(block_size=0), ValueError, "block_size=0 must be at least 1"),
-    (dict(blockwise="no"), TypeError, "blockwise must be True or False"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        (dict(log2_n=9.5), TypeError, "log2_n must be a whole number"),
+        (dict(log2_n=9.0), TypeError, "use log2_n=9"),
+        (dict(log2_n=-1), ValueError, "log2_n=-1 must be at least 0"),
+        (dict(block_size=-64, blockwise=True), ValueError, "block_size=-64 must be at least 1"),
+        (dict(block_size=0), ValueError, "block_size=0 must be at least 1"),
+        (dict(blockwise="no"), TypeError, "blockwise must be True or False"),
+    ],
+)
 def test_cost_setting_refuses_what_it_would_round_or_count_negative(kwargs, error, words):
     with pytest.raises(error, match=words) as info:
         cost_setting(**kwargs)
@@ -287,3 +299,18 @@ def test_cost_explorer_refuses_a_start_outside_its_slider():
 def test_cost_explorer_refuses_a_d_model_it_does_not_list():
     with pytest.raises(ValueError, match=r"d_model cannot start at 100: choose one of \[512, 768, 4096\]"):
         make_cost_explorer(d_model=100, h=1)
+
+
+@pytest.mark.render
+def test_the_positions_bars_draw_emoji_with_the_fallback_font():
+    if "Symbola" not in toolkit.text_family() and "Noto Emoji" not in toolkit.text_family():
+        pytest.skip("no outline emoji font installed (fonts-symbola)")
+    box = make_positions_explorer()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*missing from font")
+        box.controls["sentence"].value = "😀 cat 🐶 dog"
+        _ = box.figure  # drawn now (the figure catches up with the picture on screen)
+    assert box.message.value == ""
+    labels = box.drawer.layout[1].get_yticklabels()  # the bars' axes of the layout on screen
+    assert {t.get_text() for t in labels} == {"😀", "cat", "🐶", "dog"}
+    assert all(set(t.get_fontfamily()) & {"Symbola", "Noto Emoji"} for t in labels)

@@ -111,7 +111,7 @@ def test_gqa_key_value_names_contrast_with_their_boxes():
     names = [t for t in ax.texts if t.get_text().startswith("K,V")]
     boxes = [p for p in ax.patches if p.get_y() == 0]  # the key/value heads, on the bottom row
     assert len(names) == len(boxes) == 8
-    for text, patch in zip(names, boxes):
+    for text, patch in zip(names, boxes, strict=False):
         a, b = sorted([luminance(text.get_color()), luminance(patch.get_facecolor()[:3])])
         assert (b + 0.05) / (a + 0.05) >= 3, text.get_text()
     box.figure.clear()
@@ -123,18 +123,26 @@ def test_generation_explorer_of_two_words_starts_at_its_last_token(boxes):
     assert box.message.value == "" and box.controls["t"].value == 2
 
 
-@pytest.mark.parametrize("kwargs, error, words", [
-    (dict(t=0), ValueError, "t=0 must be at least 1"),
-    (dict(t=100), ValueError, "t=100 must be at most"),
-    (dict(h=32), ValueError, "h=32 heads do not fit the picture"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        (dict(t=0), ValueError, "t=0 must be at least 1"),
+        (dict(t=100), ValueError, "t=100 must be at most"),
+        (dict(h=32), ValueError, "h=32 heads do not fit the picture"),
+    ],
+)
 def test_generation_explorer_refuses_settings_it_cannot_show(kwargs, error, words):
     with pytest.raises(error, match=words):
         make_generation_explorer(**kwargs)
 
 
-@pytest.mark.parametrize("kwargs, words", [(dict(log2_tokens=30), "log2_tokens=30 must be at most 17"),
-                                           (dict(h_kv=3), r"h_kv cannot start at 3: choose one of \[1, 2, 4, 8\]")])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        (dict(log2_tokens=30), "log2_tokens=30 must be at most 17"),
+        (dict(h_kv=3), r"h_kv cannot start at 3: choose one of \[1, 2, 4, 8\]"),
+    ],
+)
 def test_gqa_explorer_refuses_a_start_outside_its_controls(kwargs, words):
     with pytest.raises(ValueError, match=words):
         make_gqa_explorer(**kwargs)

@@ -7,9 +7,19 @@ from pictures import PNG_MAGIC, png_pixels
 
 import mha_lib
 from mha_lib.explorers.grid import HeadGrid, HeadGridDrawer, bar_panel, heads_picture, plot_heatmap
-from mha_lib.explorers.toolkit import (LayoutDrawer, build_explorer, check_budget, heads_control, int_slider,
-                                       literal, render_png, short, still_figure, text_box, text_family)
-from pictures import PNG_MAGIC, png_pixels
+from mha_lib.explorers.toolkit import (
+    LayoutDrawer,
+    build_explorer,
+    check_budget,
+    heads_control,
+    int_slider,
+    literal,
+    render_png,
+    short,
+    still_figure,
+    text_box,
+    text_family,
+)
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 
@@ -56,7 +66,7 @@ def test_head_grid_rectangular_shared_scale_and_legend():
     mask[:, -1] = False
     grid.update(W, mask=mask, caption="cross attention")
     assert grid.legend.get_visible() and grid.caption.get_text() == "cross attention"
-    for heat, M in zip(grid.panels, W):
+    for heat, _M in zip(grid.panels, W, strict=False):
         assert heat.image.get_array().shape == (2, 5)
         assert heat.image.get_clim() == (0.0, 1.0)
     assert [t.get_text() for t in grid.panels[0].ax.get_yticklabels()] == ["le", "chat"]
@@ -84,6 +94,7 @@ def test_chinese_renders_when_a_cjk_font_is_installed():
         pytest.skip("no CJK font installed")
     fig = heads_picture(_weights(1, 2, 2), ["猫", "狗"])
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "Glyph ... missing from font" would be a warning
         render_png(fig)
@@ -125,8 +136,12 @@ class _Drawer(LayoutDrawer):
 
 def test_layout_drawer_builds_once_per_layout_and_same_setting_gives_same_png():
     drawer = _Drawer()
-    box = build_explorer({"h": int_slider("h", 2, 1, 8), "seed": int_slider("seed", 0, 0, 9)},
-                         lambda h, seed: _weights(h, 4, 4, seed), drawer, figsize=_Drawer.size)
+    box = build_explorer(
+        {"h": int_slider("h", 2, 1, 8), "seed": int_slider("seed", 0, 0, 9)},
+        lambda h, seed: _weights(h, 4, 4, seed),
+        drawer,
+        figsize=_Drawer.size,
+    )
     first = box.image.value
     box.controls["seed"].value = 3
     assert drawer.built == 1 and box.image.value != first
@@ -162,15 +177,17 @@ def test_emoji_render_as_glyphs_when_an_outline_emoji_font_is_installed():
     family = text_family()
     emoji_fonts = [name for name in ("Noto Emoji", "Symbola") if name in family]
     if not emoji_fonts:
-        pytest.skip("no outline emoji font installed (Debian: fonts-symbola); Noto Color Emoji is a bitmap font "
-                    "matplotlib cannot draw")
-    for emoji in ("\U0001F680", "\U0001F355"):  # rocket, pizza: not in DejaVu Sans
+        pytest.skip(
+            "no outline emoji font installed (Debian: fonts-symbola); Noto Color Emoji is a bitmap font "
+            "matplotlib cannot draw"
+        )
+    for emoji in ("\U0001f680", "\U0001f355"):  # rocket, pizza: not in DejaVu Sans
         drawn = _glyph_pixels(emoji, family)
         missing = _glyph_pixels(emoji, ["DejaVu Sans"])  # matplotlib's last-resort box for a missing glyph
         assert (drawn < 128).any() and not np.array_equal(drawn, missing)
     import warnings
 
-    fig = heads_picture(_weights(1, 2, 2), ["\U0001F680", "猫"])  # a typed emoji token in a head grid
+    fig = heads_picture(_weights(1, 2, 2), ["\U0001f680", "猫"])  # a typed emoji token in a head grid
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "Glyph ... missing from font" would be a warning
         render_png(fig)
@@ -247,7 +264,6 @@ def test_cell_numbers_are_text_in_svg_and_pdf():
 
 @pytest.mark.parametrize("weight", ["normal", "bold"])
 def test_cell_numbers_fit_their_cells(weight):
-    # before: in high contrast (bold) the lecture screen's scene 7 ran its numbers together ("0.000.000.00")
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.font_manager import FontProperties
@@ -259,20 +275,25 @@ def test_cell_numbers_fit_their_cells(weight):
         canvas = FigureCanvasAgg(fig)
         canvas.draw()
         width = canvas.get_renderer().get_text_width_height_descent(
-            "0.25", FontProperties(size=heat.numbers.drawn_size, weight=weight), ismath=False)[0]
+            "0.25", FontProperties(size=heat.numbers.drawn_size, weight=weight), ismath=False
+        )[0]
     cell = ax.transData.transform((1, 0))[0] - ax.transData.transform((0, 0))[0]
     assert heat.numbers.drawn_size < 14, "14 points is too wide for these cells"
     assert width <= 0.92 * cell
 
 
-@pytest.mark.parametrize("dpi, error", [(0, ValueError), (-90, ValueError), (float("nan"), ValueError),
-                                        (True, TypeError), ("90", TypeError)])
+@pytest.mark.parametrize(
+    "dpi, error", [(0, ValueError), (-90, ValueError), (float("nan"), ValueError), (True, TypeError), ("90", TypeError)]
+)
 def test_pictures_refuse_a_resolution_that_is_not_positive(dpi, error):
     from mha_lib.explorers.stepview import make_step_explorer, step_figure
 
-    makers = [lambda: heads_picture(np.full((1, 2, 2), 0.5), ["a", "b"], dpi=dpi),
-              lambda: render_png(Figure(figsize=(1, 1)), dpi=dpi),
-              lambda: step_figure(dpi=dpi), lambda: make_step_explorer(dpi=dpi)]
+    makers = [
+        lambda: heads_picture(np.full((1, 2, 2), 0.5), ["a", "b"], dpi=dpi),
+        lambda: render_png(Figure(figsize=(1, 1)), dpi=dpi),
+        lambda: step_figure(dpi=dpi),
+        lambda: make_step_explorer(dpi=dpi),
+    ]
     for make in makers:
         with pytest.raises(error, match="dpi") as info:
             make()

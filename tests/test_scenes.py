@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import ipywidgets as widgets
 import numpy as np
 import pytest
 from pictures import sent
@@ -20,8 +21,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def screen():
-    return scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
-                                      lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="")
+    return scenes.make_lecture_screen(
+        lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
+        lambda dpi: stepview.make_step_explorer(dpi=dpi),
+        query_string="",
+    )
 
 
 # ------------------------------------------------------------------ the step view
@@ -46,9 +50,16 @@ def test_steps_are_the_library_numbers(source):
     np.testing.assert_allclose(scaled, Q @ K.T / np.sqrt(d_k), atol=1e-9)
     np.testing.assert_allclose(weights, full.weights[1], atol=1e-12)
     np.testing.assert_allclose(head, full.heads[1], atol=1e-12)
-    assert [m.shape for m in res.matrices] == [X.shape, (len(X), d_k), (len(X), d_k), (len(X), params.d_v),
-                                               (len(X), len(X)), (len(X), len(X)), (len(X), len(X)),
-                                               (len(X), params.d_v)]
+    assert [m.shape for m in res.matrices] == [
+        X.shape,
+        (len(X), d_k),
+        (len(X), d_k),
+        (len(X), params.d_v),
+        (len(X), len(X)),
+        (len(X), len(X)),
+        (len(X), len(X)),
+        (len(X), params.d_v),
+    ]
 
 
 def test_temperature_sharpens_and_flattens():
@@ -59,10 +70,16 @@ def test_temperature_sharpens_and_flattens():
     np.testing.assert_allclose(cold.sum(axis=1), 1.0)
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    ({"source": "learned"}, "choose one of"), ({"head": 9}, "heads 1 to 8"), ({"step": 8}, "from 0"),
-    ({"temperature": 0.0}, "positive"), ({"head": True}, "heads 1 to 8"),
-])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"source": "learned"}, "choose one of"),
+        ({"head": 9}, "heads 1 to 8"),
+        ({"step": 8}, "from 0"),
+        ({"temperature": 0.0}, "positive"),
+        ({"head": True}, "heads 1 to 8"),
+    ],
+)
 def test_step_view_refuses_impossible_settings(kwargs, words):
     with pytest.raises(ValueError, match=words):
         stepview.compute_steps(**kwargs)
@@ -133,8 +150,11 @@ def test_buttons_and_url_open_scenes(screen):
     assert screen.scene_menu.value == 1
     screen.previous_button.click()
     assert screen.scene_menu.value == 0
-    other = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, dpi=dpi),
-                                       lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="scene=5")
+    other = scenes.make_lecture_screen(
+        lambda dpi: make_lecture_explorer(lecture=True, dpi=dpi),
+        lambda dpi: stepview.make_step_explorer(dpi=dpi),
+        query_string="scene=5",
+    )
     assert other.scene_menu.value == 4
 
 
@@ -268,11 +288,14 @@ def test_the_docs_count_the_scenes_and_their_minutes_as_the_screen_has_them():
     guide = (ROOT / "docs" / "teaching.md").read_text()
     table = re.search(r"^\| # \| scene \| min \|.*?\n(?=[^|])", guide, re.M | re.S)  # the lecture's table only
     assert table, "docs/teaching.md has a table whose header starts | # | scene | min |"
-    rows = {int(k): (name, int(minutes)) for k, name, minutes in
-            re.findall(r"^\| (\d+) \| ([^|]+?) \| (\d+) \|", table.group(0), re.M)}
+    rows = {
+        int(k): (name, int(minutes))
+        for k, name, minutes in re.findall(r"^\| (\d+) \| ([^|]+?) \| (\d+) \|", table.group(0), re.M)
+    }
     assert rows == {k: (s.name, s.minutes) for k, s in enumerate(scenes.SCENES, 1)}
     assert sum(s.minutes for s in scenes.SCENES) == 35, (
-        "the plan is 5 minutes of intro, 35 of scenes, 5 of wrap-up and 5 of slack")
+        "the plan is 5 minutes of intro, 35 of scenes, 5 of wrap-up and 5 of slack"
+    )
 
 
 # ------------------------------------------------------------------ readable from the back of a hall
@@ -293,8 +316,9 @@ def test_step_view_draws_nothing_outside_its_panels_and_texts(source):
         renderer = canvas.get_renderer()
         for artist in [ax for ax in fig.axes if ax.get_visible()] + fig.texts:
             b = artist.get_tightbbox(renderer)
-            covered[max(0, int(img.shape[0] - b.y1) - 2):int(img.shape[0] - b.y0) + 3,
-                    max(0, int(b.x0) - 2):int(b.x1) + 3] = True
+            covered[
+                max(0, int(img.shape[0] - b.y1) - 2) : int(img.shape[0] - b.y0) + 3, max(0, int(b.x0) - 2) : int(b.x1) + 3
+            ] = True
         assert not ((img.min(axis=-1) < 250) & ~covered).any(), f"{source}, step {step}: ink outside every panel"
         assert sum(ax.get_visible() for ax in fig.axes) == step + 1
     assert stepview.STEPS[0][1] != "X", "the first panel's title says what X is"
@@ -317,8 +341,9 @@ def test_a_view_is_built_when_first_needed():
     def factory(make):
         return lambda dpi: built.append(make) or make(dpi=dpi)
 
-    other = scenes.make_lecture_screen(factory(make_lecture_explorer), factory(stepview.make_step_explorer),
-                                       query_string="scene=why-divide-by-sqrt-d-k")
+    other = scenes.make_lecture_screen(
+        factory(make_lecture_explorer), factory(stepview.make_step_explorer), query_string="scene=why-divide-by-sqrt-d-k"
+    )
     assert built == [make_lecture_explorer] and set(other.explorers) == {"lecture"}
     other.go(scenes.scene_index("one-head-by-hand"))
     assert set(other.explorers) == {"lecture", "steps"}
@@ -372,8 +397,11 @@ def test_the_screen_draws_no_pixels_in_the_kernel():
         return sum(isinstance(o, RendererAgg) for o in gc.get_objects())
 
     before = renderers()
-    other = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
-                                       lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="")
+    other = scenes.make_lecture_screen(
+        lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
+        lambda dpi: stepview.make_step_explorer(dpi=dpi),
+        query_string="",
+    )
     for k in range(len(scenes.SCENES)):
         other.go(k)
     for _ in stepview.STEPS:
@@ -383,8 +411,11 @@ def test_the_screen_draws_no_pixels_in_the_kernel():
 
 
 def test_an_unknown_scene_says_so_and_opens_the_first():
-    other = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
-                                       lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="scene=<b>99")
+    other = scenes.make_lecture_screen(
+        lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
+        lambda dpi: stepview.make_step_explorer(dpi=dpi),
+        query_string="scene=<b>99",
+    )
     assert other.scene_menu.value == 0
     assert "no scene &lt;b&gt;99" in other.notice.value
     other.go(1)
@@ -397,10 +428,85 @@ def test_clicker_and_step_keys_are_in_the_screen_script():
 
 
 def test_presenter_layout_hides_the_controls_column():
-    other = scenes.make_lecture_screen(lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
-                                       lambda dpi: stepview.make_step_explorer(dpi=dpi), query_string="")
+    other = scenes.make_lecture_screen(
+        lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
+        lambda dpi: stepview.make_step_explorer(dpi=dpi),
+        query_string="",
+    )
     other.presenter.value = True
     assert "mha-presenter" in other._dom_classes
     assert ".mha-screen.mha-presenter .mha-controls { display: none" in scenes.SCREEN_CSS and "'P'" in scenes.KEYS_JS
     other.presenter.value = False
     assert "mha-presenter" not in other._dom_classes
+
+
+class _Small(widgets.VBox):
+    """A stand-in explorer: a few widgets and a figure, like an ExplorerBox."""
+
+    def __init__(self, dpi):
+        from matplotlib.figure import Figure
+
+        self.controls = {"x": widgets.IntSlider(value=1, min=0, max=3, description="x")}
+        self.message, self.image = widgets.HTML(), widgets.Image()
+        self.figure = Figure(figsize=(2, 2), dpi=dpi)
+        super().__init__([*self.controls.values(), self.message, self.image])
+
+    def hold(self):
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def refresh(self):
+        self.image.value = b"png"
+
+    def release(self):
+        self.figure.clear()
+
+    def redraw(self, dpi=None):
+        self.redrawn = getattr(self, "redrawn", 0) + 1
+
+
+@pytest.mark.parametrize("value", ["²", "³", "1" * 5000, "scene"])
+def test_odd_scene_numbers_open_no_scene(value):
+    assert scenes.scene_index(value) is None
+    assert scenes.scene_from_query(f"scene={value}") is None
+
+
+def test_scene_numbers_still_work():
+    assert scenes.scene_index("4") == 3 and scenes.scene_from_query("scene=masks-causal") == 4
+
+
+@pytest.mark.parametrize("text", ["800x600@1.2.3", "800x600@.", "800x600@", "1x1@" + "9" * 50, "abc", ""])
+def test_an_odd_window_report_is_ignored(text):
+    assert scenes._parse_viewport(text) is None
+
+
+def test_a_good_window_report_is_read():
+    assert scenes._parse_viewport("1920x1080@1.25") == (1920.0, 1080.0, 1.25)
+
+
+@pytest.mark.render
+def test_high_contrast_keeps_the_explorers_it_has():
+    scene = scenes.Scene("one", "lecture", {"x": 2})
+    screen = scenes.make_lecture_screen(_Small, _Small, scenes=(scene,), query_string="")
+    first = screen.explorers["lecture"]
+    from ipywidgets.widgets.widget import _instances as alive  # every widget not closed yet
+
+    n = len(alive)
+    for _ in range(4):
+        screen.contrast.value = not screen.contrast.value
+    assert screen.explorers["lecture"] is first
+    assert first.controls["x"].value == 2 and len(alive) == n
+
+
+@pytest.mark.render
+def test_high_contrast_prints_no_font_warnings():
+    import logging
+
+    fonts = logging.getLogger("matplotlib.font_manager")
+    level = fonts.level
+    screen = scenes.make_lecture_screen(_Small, _Small, scenes=(scenes.Scene("one", "lecture", {}),), query_string="")
+    screen.contrast.value = True
+    assert not fonts.isEnabledFor(logging.WARNING)
+    screen.contrast.value = False
+    assert fonts.level == level

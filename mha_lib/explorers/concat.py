@@ -30,15 +30,24 @@ from .toolkit import (
     text_family,
 )
 
-__all__ = ["HEAD_COLORS", "TOKEN_FILLS", "plot_cells", "reshape_steps_figure", "reshape_bug_figure", "ConcatView",
-           "compute_concat", "ConcatDrawer", "concat_figure", "make_concat_explorer"]
+__all__ = [
+    "HEAD_COLORS",
+    "TOKEN_FILLS",
+    "plot_cells",
+    "reshape_steps_figure",
+    "reshape_bug_figure",
+    "ConcatView",
+    "compute_concat",
+    "ConcatDrawer",
+    "concat_figure",
+    "make_concat_explorer",
+]
 
 # Light fills for tokens (cell backgrounds that keep black numbers readable).
 TOKEN_FILLS = ("#A6CEE3", "#FDBF6F", "#B2DF8A", "#FB9A99", "#CAB2D6", "#FFFF99")
 
 
-def plot_cells(ax, A, x0=0.0, y0=0.0, *, facecolors=None, row_labels=None, title=None, fmt="{:g}",
-               group=None, fontsize=10):
+def plot_cells(ax, A, x0=0.0, y0=0.0, *, facecolors=None, row_labels=None, title=None, fmt="{:g}", group=None, fontsize=10):
     """Draw ``A`` (rows, cols) as a grid of cells, every entry written in its cell; return the artists.
 
     Row r is drawn *below* row r-1 (as a matrix is printed); ``(x0, y0)`` is the top-left corner; the axes is not
@@ -50,16 +59,15 @@ def plot_cells(ax, A, x0=0.0, y0=0.0, *, facecolors=None, row_labels=None, title
     artists = []
     for (r, c), value in np.ndenumerate(A):
         fc = "white" if facecolors is None else facecolors[r][c]
-        artists.append(ax.add_patch(Rectangle((x0 + c, y0 - r - 1), 1, 1, facecolor=fc, edgecolor="#34495E",
-                                              linewidth=0.8)))
-        artists.append(ax.text(x0 + c + 0.5, y0 - r - 0.5, fmt.format(value), ha="center", va="center",
-                               fontsize=fontsize))
+        artists.append(ax.add_patch(Rectangle((x0 + c, y0 - r - 1), 1, 1, facecolor=fc, edgecolor="#34495E", linewidth=0.8)))
+        artists.append(ax.text(x0 + c + 0.5, y0 - r - 0.5, fmt.format(value), ha="center", va="center", fontsize=fontsize))
     for c in range(0, cols + 1, group) if group else []:
         artists += ax.plot([x0 + c, x0 + c], [y0, y0 - rows], color="black", linewidth=2.2)
-    artists += ax.plot([x0, x0 + cols, x0 + cols, x0, x0], [y0, y0, y0 - rows, y0 - rows, y0], color="black",
-                       linewidth=1.6)
-    artists += [ax.text(x0 - 0.15, y0 - r - 0.5, label, ha="right", va="center", fontsize=fontsize - 1)
-                for r, label in enumerate(row_labels if row_labels is not None else [])]
+    artists += ax.plot([x0, x0 + cols, x0 + cols, x0, x0], [y0, y0, y0 - rows, y0 - rows, y0], color="black", linewidth=1.6)
+    artists += [
+        ax.text(x0 - 0.15, y0 - r - 0.5, label, ha="right", va="center", fontsize=fontsize - 1)
+        for r, label in enumerate(row_labels if row_labels is not None else [])
+    ]
     if title:
         artists.append(ax.text(x0 + cols / 2, y0 + 0.25, title, ha="center", va="bottom", fontsize=fontsize))
     return artists
@@ -80,8 +88,14 @@ def _blocks(ax, blocks, d_model, row_labels, name, title, height, left=0.6):
     """A 3-D array drawn as its 2-D blocks side by side ("token 1", "token 2", ... or "head 1", ...)."""
     count, _, cols = blocks.shape
     for b in range(count):
-        plot_cells(ax, blocks[b], x0=b * (cols + 1.2) + 1.0, facecolors=_token_fills(blocks[b], d_model),
-                   row_labels=row_labels if b == 0 else None, title=f"{name} {b + 1}")
+        plot_cells(
+            ax,
+            blocks[b],
+            x0=b * (cols + 1.2) + 1.0,
+            facecolors=_token_fills(blocks[b], d_model),
+            row_labels=row_labels if b == 0 else None,
+            title=f"{name} {b + 1}",
+        )
     ax.set_title(title, fontsize=10)
     _finish(ax, count * (cols + 1.2) + 1.0, height, left=left)
 
@@ -98,22 +112,43 @@ def reshape_steps_figure(n=2, d_model=6, h=3, figsize=(14, 3.2)):
     Y = np.arange(n * d_model).reshape(n, d_model)  # (n, d_model)
     fig = Figure(figsize=figsize, layout="constrained")
     axes = fig.subplots(1, 4, width_ratios=[d_model + 1, n * (d_k + 1.2), h * (d_k + 1.2), d_model + 1])
-    _blocks(axes[1], Y.reshape(n, h, d_k), d_model, [f"h{i + 1}" for i in range(h)], "token",
-            f"② reshape(n, h, d_k) = ({n}, {h}, {d_k})\none block per token, a row per head", h)
+    _blocks(
+        axes[1],
+        Y.reshape(n, h, d_k),
+        d_model,
+        [f"h{i + 1}" for i in range(h)],
+        "token",
+        f"② reshape(n, h, d_k) = ({n}, {h}, {d_k})\none block per token, a row per head",
+        h,
+    )
     H = split_heads(Y, h)  # (n, h, d_k) -> (h, n, d_k)
-    _blocks(axes[2], H, d_model, [f"t{m + 1}" for m in range(n)], "head",
-            f"③ transpose → (h, n, d_k) = ({h}, {n}, {d_k})\none block per head, a row per token", h)
-    for ax, A, title in ((axes[0], Y, f"① Y, shape (n, d_model) = ({n}, {d_model})"),
-                         (axes[3], merge_heads(H),  # (h, n, d_k) -> (n, d_model)
-                          f"④ transpose back, reshape → ({n}, {d_model})\nthe same as ①")):
-        plot_cells(ax, A, facecolors=_token_fills(A, d_model), row_labels=[f"token {m + 1}" for m in range(n)],
-                   group=d_k)
+    _blocks(
+        axes[2],
+        H,
+        d_model,
+        [f"t{m + 1}" for m in range(n)],
+        "head",
+        f"③ transpose → (h, n, d_k) = ({h}, {n}, {d_k})\none block per head, a row per token",
+        h,
+    )
+    for ax, A, title in (
+        (axes[0], Y, f"① Y, shape (n, d_model) = ({n}, {d_model})"),
+        (
+            axes[3],
+            merge_heads(H),  # (h, n, d_k) -> (n, d_model)
+            f"④ transpose back, reshape → ({n}, {d_model})\nthe same as ①",
+        ),
+    ):
+        plot_cells(ax, A, facecolors=_token_fills(A, d_model), row_labels=[f"token {m + 1}" for m in range(n)], group=d_k)
         ax.set_title(title, fontsize=10)
         _finish(ax, d_model, h)
     for i in range(h):
         axes[0].text(i * d_k + d_k / 2, 0.15, f"head {i + 1}", ha="center", va="bottom", fontsize=9)
-    fig.suptitle("split_heads = reshape then transpose; merge_heads = transpose then reshape "
-                 "(colour = the token a number belongs to)", fontsize=11)
+    fig.suptitle(
+        "split_heads = reshape then transpose; merge_heads = transpose then reshape "
+        "(colour = the token a number belongs to)",
+        fontsize=11,
+    )
     return fig
 
 
@@ -172,33 +207,57 @@ class ConcatDrawer(LayoutDrawer):
         n, d_model = len(view.tokens), view.d_model
         xmax = self.key(view)[2]
         left = max(0.08, (max(map(len, token_labels(view.tokens))) * 0.62 * 9 + 12) / 72 / self.size[0])  # the names
-        ax_lay, ax_mat = fig.subplots(2, 1, height_ratios=[1, 1.5], gridspec_kw=dict(
-            left=left, right=0.91, bottom=0.12, top=0.91, hspace=0.45))  # fixed margins: a redraw only renders
+        ax_lay, ax_mat = fig.subplots(
+            2, 1, height_ratios=[1, 1.5], gridspec_kw=dict(left=left, right=0.91, bottom=0.12, top=0.91, hspace=0.45)
+        )  # fixed margins: a redraw only renders
         lay = SimpleNamespace(ax_lay=ax_lay, ax_mat=ax_mat, rects=[], names=[], ranges=[])
         for i in range(self.MAX_HEADS):  # a pool of head blocks, moved and shown by update()
-            lay.rects.append(ax_lay.add_patch(Rectangle((0, 0), 1, n, facecolor=HEAD_COLORS[i % len(HEAD_COLORS)],
-                                                        edgecolor="white", linewidth=1.2, alpha=0.9)))
+            lay.rects.append(
+                ax_lay.add_patch(
+                    Rectangle(
+                        (0, 0),
+                        1,
+                        n,
+                        facecolor=HEAD_COLORS[i % len(HEAD_COLORS)],
+                        edgecolor="white",
+                        linewidth=1.2,
+                        alpha=0.9,
+                    )
+                )
+            )
             # a head's name above its columns, apart also in a block of one row
-            lay.names.append(ax_lay.text(0, n / 2 + max(0.12 * n, 0.25), "", ha="center", va="center", fontsize=9,
-                                         fontweight="bold"))
+            lay.names.append(
+                ax_lay.text(0, n / 2 + max(0.12 * n, 0.25), "", ha="center", va="center", fontsize=9, fontweight="bold")
+            )
             lay.ranges.append(ax_lay.text(0, n / 2 - max(0.2 * n, 0.25), "", ha="center", va="center", fontsize=7))
         m = max(n, 4)  # margins in rows grow with n: room for 'd_model = ...' above 11 rows too
         ax_lay.set(xlim=(0, xmax), ylim=(-0.15 * m, n + 0.325 * m))
         lay.marker = ax_lay.axvline(d_model, color="#B03A2E", linestyle="--", linewidth=1.5)
         # right-aligned half an em left of the dashed line, so that the line does not strike through the last digit
-        lay.marker_text = ax_lay.annotate(f"d_model = {d_model}", (d_model, n + 0.15), xytext=(-0.5 * 8, 0),
-                                          textcoords="offset points", color="#B03A2E", ha="right", va="bottom",
-                                          fontsize=8)
+        lay.marker_text = ax_lay.annotate(
+            f"d_model = {d_model}",
+            (d_model, n + 0.15),
+            xytext=(-0.5 * 8, 0),
+            textcoords="offset points",
+            color="#B03A2E",
+            ha="right",
+            va="bottom",
+            fontsize=8,
+        )
         ax_lay.set_yticks([n / 2], labels=[f"{n} row{'s' if n > 1 else ''}\n(tokens)"], fontsize=8)
         ax_lay.set_xlabel("column of Concat (column c, counting from 1, is the strip from c - 1 to c)", fontsize=9)
         ax_lay.set_title(" ", fontsize=10)
-        lay.im = ax_mat.imshow(np.zeros((n, 1)), cmap=SIGNED_CMAP, vmin=-self.vmax, vmax=self.vmax, aspect="auto",
-                               interpolation="nearest")
+        lay.im = ax_mat.imshow(
+            np.zeros((n, 1)), cmap=SIGNED_CMAP, vmin=-self.vmax, vmax=self.vmax, aspect="auto", interpolation="nearest"
+        )
         ax_mat.set_xlim(-0.5, xmax - 0.5)  # columns line up with the layout above
         ax_mat.set_yticks(range(n), labels=token_labels(view.tokens), fontsize=9, fontfamily=text_family())
         ax_mat.set_xticks([])
-        ax_mat.set_xlabel("the numbers of Concat: each block, between black lines, is one head's output "
-                          "$\\mathrm{Head}_i$ (n × d_v), under its block above", fontsize=9)
+        ax_mat.set_xlabel(
+            "the numbers of Concat: each block, between black lines, is one head's output "
+            "$\\mathrm{Head}_i$ (n × d_v), under its block above",
+            fontsize=9,
+        )
         lay.bounds = ax_mat.add_collection(LineCollection([], colors="black", linewidths=2.0))
         pos = ax_mat.get_position()
         cbar = fig.colorbar(lay.im, cax=fig.add_axes([pos.x1 + 0.012, pos.y0, 0.012, pos.height]))
@@ -219,24 +278,37 @@ class ConcatDrawer(LayoutDrawer):
 
         size = 9 if h <= 8 else 8
         # one choice for every block, made on the last (longest) texts: "head 8", else "8", else none
-        name_form = ("head {}" if h <= 8 and fits(f"head {h}", size, 0.7) else "{}" if fits(str(h), size, 0.7)
-                     else "")
+        name_form = "head {}" if h <= 8 and fits(f"head {h}", size, 0.7) else "{}" if fits(str(h), size, 0.7) else ""
         show_span = h <= 8 and fits(f"cols {(h - 1) * d_v + 1}–{h * d_v}", 7)
-        for i, (rect, name, cols) in enumerate(zip(lay.rects, lay.names, lay.ranges)):
+        for i, (rect, name, cols) in enumerate(zip(lay.rects, lay.names, lay.ranges, strict=False)):
             rect.set(x=i * d_v, width=d_v, visible=i < h)
             name.set(x=i * d_v + d_v / 2, text=name_form.format(i + 1), fontsize=size, visible=i < h)
-            cols.set(x=i * d_v + d_v / 2, text=f"cols {i * d_v + 1}–{(i + 1) * d_v}" if show_span else "",
-                     visible=i < h)
-        verdict = ("= d_model, the input's width" if width == d_model
-                   else f"≠ d_model = {d_model}, so $W^O$ must be ({width}, {d_model}) to get back")
+            cols.set(x=i * d_v + d_v / 2, text=f"cols {i * d_v + 1}–{(i + 1) * d_v}" if show_span else "", visible=i < h)
+        verdict = (
+            "= d_model, the input's width"
+            if width == d_model
+            else f"≠ d_model = {d_model}, so $W^O$ must be ({width}, {d_model}) to get back"
+        )
         heads = "1 head" if h == 1 else f"{h} heads"
-        lay.ax_lay.set_title(f"{heads} of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  "
-                             f"{h}·{d_v} = {width} {verdict}", fontsize=10)
+        lay.ax_lay.set_title(
+            f"{heads} of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  {h}·{d_v} = {width} {verdict}",
+            fontsize=10,
+        )
         lay.im.set_data(view.concat)
         lay.im.set_extent((-0.5, width - 0.5, n - 0.5, -0.5))
         lay.bounds.set_segments([[(i * d_v - 0.5, -0.5), (i * d_v - 0.5, n - 0.5)] for i in range(1, h)])
-        return [*lay.rects[:h], *lay.names[:h], *lay.ranges[:h], lay.marker, lay.marker_text, lay.ax_lay.title,
-                *lay.ax_lay.spines.values(), lay.im, lay.bounds, *lay.ax_mat.spines.values()]
+        return [
+            *lay.rects[:h],
+            *lay.names[:h],
+            *lay.ranges[:h],
+            lay.marker,
+            lay.marker_text,
+            lay.ax_lay.title,
+            *lay.ax_lay.spines.values(),
+            lay.im,
+            lay.bounds,
+            *lay.ax_mat.spines.values(),
+        ]
 
 
 def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0):
@@ -257,7 +329,8 @@ def make_concat_explorer(X=None, tokens=None, seed=0):
         "h": heads_control(X.shape[1], 8),
         "d_k": dropdown("d_k = d_v", list(D_K_OPTIONS), value=0),
     }
-    box = build_explorer(controls, functools.partial(compute_concat, X, tokens, seed=seed), ConcatDrawer(),
-                         title="Concatenating the heads")
+    box = build_explorer(
+        controls, functools.partial(compute_concat, X, tokens, seed=seed), ConcatDrawer(), title="Concatenating the heads"
+    )
     link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0)
     return box

@@ -15,8 +15,13 @@ from .toolkit import LayoutDrawer, build_explorer, checkbox, dropdown, heads_con
 
 __all__ = ["CostSetting", "cost_setting", "CostDrawer", "make_cost_explorer"]
 
-STEP_LABELS = {"projections": "Q, K, V projections", "scores": "scores QKᵀ", "softmax": "softmax",
-               "weighted_sum": "weighted sum AV", "output": "output $W^O$"}
+STEP_LABELS = {
+    "projections": "Q, K, V projections",
+    "scores": "scores QKᵀ",
+    "softmax": "softmax",
+    "weighted_sum": "weighted sum AV",
+    "output": "output $W^O$",
+}
 BLOCK_LABEL, WEIGHTS_LABEL = "one block of scores per head", "attention weights h n²"  # the last memory item
 MODELS = [("512 (running example)", 512), ("768 (BERT-Base, GPT-2)", 768), ("4096 (LLaMA-7B)", 4096)]
 
@@ -55,8 +60,15 @@ def cost_setting(d_model=768, h=12, log2_n=9, blockwise=False, block_size=64):
         "Q, K, V": 4 * c["projections"]["numbers"],  # h n (2 d_k + d_v)
         (BLOCK_LABEL if blockwise else WEIGHTS_LABEL): 4 * held,
     }
-    return CostSetting(n=n, d_model=int(d_model), h=int(h), blockwise=bool(blockwise), block_size=int(block_size),
-                       flops={name: c[name]["flops"] for name in STEP_LABELS}, memory=memory)
+    return CostSetting(
+        n=n,
+        d_model=int(d_model),
+        h=int(h),
+        blockwise=bool(blockwise),
+        block_size=int(block_size),
+        flops={name: c[name]["flops"] for name in STEP_LABELS},
+        memory=memory,
+    )
 
 
 class CostDrawer(LayoutDrawer):
@@ -80,13 +92,18 @@ class CostDrawer(LayoutDrawer):
         # left panel's numbers past its longest bar
         gap = names_width([*res.memory, BLOCK_LABEL, WEIGHTS_LABEL]) + 0.3
         width = (W - left - right - gap) / 2  # of each panel
-        ax_f, ax_m = fig.subplots(1, 2, gridspec_kw=dict(left=left / W, right=1 - right / W, bottom=0.16, top=0.9,
-                                                         wspace=gap / width))
+        ax_f, ax_m = fig.subplots(
+            1, 2, gridspec_kw=dict(left=left / W, right=1 - right / W, bottom=0.16, top=0.9, wspace=gap / width)
+        )
         quadratic = {"scores", "softmax", "weighted_sum"}
-        colors = [["#D55E00" if k in quadratic else "#0072B2" for k in STEP_LABELS],
-                  ["#999999", "#0072B2", "#009E73" if res.blockwise else "#D55E00"]]
-        layout = [(bar_panel(ax, labels, horizontal=True, color=color), ax.set_title("", fontsize=9))
-                  for ax, labels, color in zip((ax_f, ax_m), (list(STEP_LABELS.values()), list(res.memory)), colors)]
+        colors = [
+            ["#D55E00" if k in quadratic else "#0072B2" for k in STEP_LABELS],
+            ["#999999", "#0072B2", "#009E73" if res.blockwise else "#D55E00"],
+        ]
+        layout = [
+            (bar_panel(ax, labels, horizontal=True, color=color), ax.set_title("", fontsize=9))
+            for ax, labels, color in zip((ax_f, ax_m), (list(STEP_LABELS.values()), list(res.memory)), colors, strict=False)
+        ]
         ax_f.set_xlim(0, 110)
         ax_f.set_xlabel("% of the FLOPs (orange: grows with n²)", fontsize=8)
         ax_m.set_xscale("log")
@@ -106,7 +123,7 @@ class CostDrawer(LayoutDrawer):
         ax = title_m.axes
         lo, hi = ax.get_xlim()
         points = ax.get_position().width * self.size[0] * 72  # the axes' width
-        for text, value, size in zip(memory[len(sizes):], res.memory.values(), sizes):
+        for text, value, size in zip(memory[len(sizes) :], res.memory.values(), sizes, strict=False):
             x = max(value, lo) * 1.3
             end = np.log10(x) + (len(size) * 0.62 * text.get_fontsize() + 2) / points * np.log10(hi / lo)
             if end > np.log10(hi):
@@ -135,7 +152,8 @@ def make_cost_explorer(d_model=768, h=12, log2_n=9, blockwise=False):
         "log2_n": int_slider("log₂ n", log2_n, 2, 17),
         "blockwise": checkbox("blockwise (flash) attention", blockwise),
     }
-    box = build_explorer(controls, cost_setting, CostDrawer(),
-                         title="What one attention layer costs: n = 2 ** slider tokens")
+    box = build_explorer(
+        controls, cost_setting, CostDrawer(), title="What one attention layer costs: n = 2 ** slider tokens"
+    )
     link_heads(box, lambda: controls["d_model"].value, max_h=64)
     return box

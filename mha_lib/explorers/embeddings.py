@@ -11,8 +11,15 @@ from .grid import matrix_panel
 from .toolkit import LayoutDrawer, Result, build_explorer, check_budget, int_slider, text_box
 from .widget import Frame, grid_panel, matrix_entry
 
-__all__ = ["MAX_TOKENS", "MAX_COLUMNS", "Embeddings", "compute_embeddings", "EmbeddingsDrawer", "draw_embeddings",
-           "make_embeddings_explorer"]
+__all__ = [
+    "MAX_TOKENS",
+    "MAX_COLUMNS",
+    "Embeddings",
+    "compute_embeddings",
+    "EmbeddingsDrawer",
+    "draw_embeddings",
+    "make_embeddings_explorer",
+]
 
 MAX_TOKENS = 12  # more rows than this make the labels unreadable
 MAX_COLUMNS = 24  # columns of X drawn at most (the rest exist, they are just not drawn)
@@ -51,8 +58,7 @@ def compute_embeddings(sentence, d_model):
     """
     tokens = tokenize(sentence)  # raises ValueError for an empty sentence
     if len(tokens) > MAX_TOKENS:
-        raise ValueError(f"{len(tokens)} words is more than this picture can label readably; "
-                         f"type at most {MAX_TOKENS}")
+        raise ValueError(f"{len(tokens)} words is more than this picture can label readably; type at most {MAX_TOKENS}")
     check_budget(len(tokens) * d_model, f"X for d_model={d_model}")
     X = embed_tokens(tokens, d_model)  # (n, d_model)
     cosine = cosine_similarity(X[:, None], X[None])  # (n, 1, d_model) with (1, n, d_model) -> (n, n)
@@ -69,12 +75,33 @@ class EmbeddingsDrawer(LayoutDrawer):
 
     def build(self, fig, res):
         n = len(res.tokens)
-        x = matrix_panel(fig, (0.9, 0.41, 3.47, 2.52), (n, res.shown), res.tokens, list(range(1, res.shown + 1)),
-                         cmap=SIGNED_CMAP, vmin=-1, xlabel="embedding dimension", cbar_label="value of X",
-                         numbers=False, fs=8)
+        x = matrix_panel(
+            fig,
+            (0.9, 0.41, 3.47, 2.52),
+            (n, res.shown),
+            res.tokens,
+            list(range(1, res.shown + 1)),
+            cmap=SIGNED_CMAP,
+            vmin=-1,
+            xlabel="embedding dimension",
+            cbar_label="value of X",
+            numbers=False,
+            fs=8,
+        )
         x.ax.tick_params(axis="x", labelrotation=0)  # 24 short numbers fit level
-        cos = matrix_panel(fig, (6.54, 0.41, 2.45, 2.52), (n, n), res.tokens, res.tokens, cmap=SIGNED_CMAP, vmin=-1,
-                           title="cosine similarity of rows", cbar_label="cosine similarity", numbers=n <= 8, fs=8)
+        cos = matrix_panel(
+            fig,
+            (6.54, 0.41, 2.45, 2.52),
+            (n, n),
+            res.tokens,
+            res.tokens,
+            cmap=SIGNED_CMAP,
+            vmin=-1,
+            title="cosine similarity of rows",
+            cbar_label="cosine similarity",
+            numbers=n <= 8,
+            fs=8,
+        )
         cos.cbar.set_ticks([-1, -0.5, 0, 0.5, 1])  # fixed: -1 opposite, 0 unrelated, 1 same direction (same word)
         return x, cos
 
@@ -85,18 +112,42 @@ class EmbeddingsDrawer(LayoutDrawer):
         x.ax.title.set_text(f"X: {n} x {d_model}, one row per token{more}")
         return x.set_data(part, clim=symmetric_limits(part)) + cos.set_data(res.cosine) + [x.ax.title, x.cbar.ax]
 
-
     def picture(self, res):
         """What the browser draws: the first columns of X (left), the rows' cosine similarity (right)."""
         (n, d_model), part = res.X.shape, res.X[:, : res.shown]
         more = f" (columns 1-{res.shown} of {d_model} drawn)" if res.shown < d_model else ""
-        panels = [grid_panel("X", (1, n, res.shown), res.tokens, [str(j + 1) for j in range(res.shown)], signed=True,
-                             numbers=False, titles=[f"X: {n} x {d_model}, one row per token{more}"],
-                             cbar="value of X", row_label="", col_label="embedding dimension", area="1 / 1",
-                             width=0.55, cap=30),
-                  grid_panel("cosine", (1, n, n), res.tokens, res.tokens, signed=True, numbers=n <= 8,
-                             titles=["cosine similarity of rows"], cbar="cosine similarity", row_label="",
-                             col_label="", area="1 / 2", width=0.45, cap=48)]
+        panels = [
+            grid_panel(
+                "X",
+                (1, n, res.shown),
+                res.tokens,
+                [str(j + 1) for j in range(res.shown)],
+                signed=True,
+                numbers=False,
+                titles=[f"X: {n} x {d_model}, one row per token{more}"],
+                cbar="value of X",
+                row_label="",
+                col_label="embedding dimension",
+                area="1 / 1",
+                width=0.55,
+                cap=30,
+            ),
+            grid_panel(
+                "cosine",
+                (1, n, n),
+                res.tokens,
+                res.tokens,
+                signed=True,
+                numbers=n <= 8,
+                titles=["cosine similarity of rows"],
+                cbar="cosine similarity",
+                row_label="",
+                col_label="",
+                area="1 / 2",
+                width=0.45,
+                cap=48,
+            ),
+        ]
         arrays = {"X": matrix_entry(part, symmetric_limits(part)), "cosine": matrix_entry(res.cosine, (-1.0, 1.0))}
         return Frame({"panels": panels, "columns": 2}, {}, arrays)
 
@@ -118,5 +169,6 @@ def make_embeddings_explorer(sentence="humpty dumpty sat on", d_model=16):
         "sentence": text_box("sentence", sentence, "360px"),
         "d_model": int_slider("d_model", d_model, 1, 512),
     }
-    return build_explorer(controls, compute_embeddings, EmbeddingsDrawer(),
-                          title="From words to X (press Enter after typing)")
+    return build_explorer(
+        controls, compute_embeddings, EmbeddingsDrawer(), title="From words to X (press Enter after typing)"
+    )

@@ -67,11 +67,21 @@ def generation_state(t=1, use_cache=True, sentence=GENERATION_SENTENCE, d_model=
     keys = np.zeros((n, params.d_k))
     keys[:t] = cache.K[0]  # head 1's cached keys, (t, d_k)
     m = float(np.abs(X @ params.W_k[0]).max())  # (n, d_model) @ (d_model, d_k): one colour scale for every step
-    counts = {"cache": {"query rows": 1, "key/value rows": 1, "scores": t},
-              "recompute": {"query rows": t, "key/value rows": t, "scores": t * t}}
-    return GenerationState(tokens=tokens, t=t, use_cache=bool(use_cache), weights=weights, keys=keys,
-                           shown=causal_mask(n) & (np.arange(n) < t)[:, None], key_limits=(-m, m),
-                           cache_rows=len(cache), counts=counts)
+    counts = {
+        "cache": {"query rows": 1, "key/value rows": 1, "scores": t},
+        "recompute": {"query rows": t, "key/value rows": t, "scores": t * t},
+    }
+    return GenerationState(
+        tokens=tokens,
+        t=t,
+        use_cache=bool(use_cache),
+        weights=weights,
+        keys=keys,
+        shown=causal_mask(n) & (np.arange(n) < t)[:, None],
+        key_limits=(-m, m),
+        cache_rows=len(cache),
+        counts=counts,
+    )
 
 
 def _frame(ax, width):
@@ -87,16 +97,36 @@ class _GenerationDrawer(LayoutDrawer):
 
     def build(self, fig, res):
         h, n, _ = res.weights.shape
-        grid = HeadGrid(fig, h, res.tokens, region=(0.05, 0.05, 7.5, 2.95), annotate=True, ncols=4,
-                        cbar_label="attention weight", caption="", panel_cap=1.6, mask_label="masked / not computed")
+        grid = HeadGrid(
+            fig,
+            h,
+            res.tokens,
+            region=(0.05, 0.05, 7.5, 2.95),
+            annotate=True,
+            ncols=4,
+            cbar_label="attention weight",
+            caption="",
+            panel_cap=1.6,
+            mask_label="masked / not computed",
+        )
         ax_k = fig.add_axes(inch_box(*self.size)(8.45, 0.55, 1.3, 2.0))
-        keys = plot_heatmap(ax_k, res.keys, res.tokens, None, cmap=SIGNED_CMAP, vmin=res.key_limits[0],
-                            vmax=res.key_limits[1], numbers=False, fontsize=8)
+        keys = plot_heatmap(
+            ax_k,
+            res.keys,
+            res.tokens,
+            None,
+            cmap=SIGNED_CMAP,
+            vmin=res.key_limits[0],
+            vmax=res.key_limits[1],
+            numbers=False,
+            fontsize=8,
+        )
         ax_k.set_title("head 1's cached keys K\n(a row per token)", fontsize=8, pad=3)
         ax_k.set_xlabel("d_k", fontsize=8, labelpad=2)
         frames = [_frame(heat.ax, n) for heat in grid.panels] + [_frame(ax_k, res.keys.shape[1])]
-        text = fig.text(0.15 / self.size[0], 0.3 / self.size[1], "", ha="left", va="bottom", fontsize=9,
-                        fontfamily=text_family())
+        text = fig.text(
+            0.15 / self.size[0], 0.3 / self.size[1], "", ha="left", va="bottom", fontsize=9, fontfamily=text_family()
+        )
         return grid, frames, keys, text
 
     def update(self, layout, res):
@@ -111,13 +141,17 @@ class _GenerationDrawer(LayoutDrawer):
         changed += keys.set_data(res.keys, mask=np.broadcast_to((np.arange(n) < t)[:, None], res.keys.shape))
         c, r = res.counts["cache"], res.counts["recompute"]
         if res.use_cache:
-            line = (f"with the KV cache: this step computes 1 query row, 1 key row and 1 value row per head and "
-                    f"{_count(c['scores'], 'score')} per head;\nthe {t - 1} earlier keys and values are read from the "
-                    f"cache, which now holds {_count(res.cache_rows, 'row')} per head")
+            line = (
+                f"with the KV cache: this step computes 1 query row, 1 key row and 1 value row per head and "
+                f"{_count(c['scores'], 'score')} per head;\nthe {t - 1} earlier keys and values are read from the "
+                f"cache, which now holds {_count(res.cache_rows, 'row')} per head"
+            )
         else:
-            line = (f"without a cache: this step recomputes all {r['query rows']} query, key and value rows and "
-                    f"{_count(r['scores'], 'score')} per head\n({t * (t - 1) // 2} of them masked), only to keep the "
-                    "last row")
+            line = (
+                f"without a cache: this step recomputes all {r['query rows']} query, key and value rows and "
+                f"{_count(r['scores'], 'score')} per head\n({t * (t - 1) // 2} of them masked), only to keep the "
+                "last row"
+            )
         text.set_text(literal(line))
         return changed + frames + [text]
 
@@ -167,7 +201,7 @@ class GQAState:
 
 
 def _count(k, noun):
-    """"1 score", "3 scores"."""
+    """ "1 score", "3 scores"."""
     return f"{k} {noun}" + ("" if k == 1 else "s")
 
 
@@ -181,11 +215,22 @@ def gqa_state(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8, d_model=64):
     params = init_params(d_model, h, h_kv=h_kv, seed=1)  # refuses an h_kv that does not divide h
     weights = multi_head_attention(X, params, mask=causal_mask(len(tokens))).weights  # (h, 4, 4)
     cfg, n_tokens = PUBLISHED_CONFIGS[model], 2**log2_tokens
-    kinds = {f"one per query\nhead (h_kv = {cfg.h})": cfg.h, f"as published\n(h_kv = {cfg.h_kv})": cfg.h_kv,
-             "multi-query\n(h_kv = 1)": 1}
+    kinds = {
+        f"one per query\nhead (h_kv = {cfg.h})": cfg.h,
+        f"as published\n(h_kv = {cfg.h_kv})": cfg.h_kv,
+        "multi-query\n(h_kv = 1)": 1,
+    }
     gib = {label: kv_cache_bytes(cfg.n_layers, k, cfg.d_k, n_tokens, 2) / 2**30 for label, k in kinds.items()}
-    return GQAState(tokens=tokens, h=h, h_kv=h_kv, weights=weights, kv_of=tuple(i // (h // h_kv) for i in range(h)),
-                    model=model, n_tokens=n_tokens, cache_gib=gib)
+    return GQAState(
+        tokens=tokens,
+        h=h,
+        h_kv=h_kv,
+        weights=weights,
+        kv_of=tuple(i // (h // h_kv) for i in range(h)),
+        model=model,
+        n_tokens=n_tokens,
+        cache_gib=gib,
+    )
 
 
 def _plot_sharing(ax, h, h_kv):
@@ -199,8 +244,16 @@ def _plot_sharing(ax, h, h_kv):
         x_kv = j * group + (group - 1) / 2  # under the middle of its group
         ax.add_patch(Rectangle((x_kv - 0.4, 0.0), 0.8, 0.3, facecolor=colour, edgecolor="black", alpha=0.85))
         light = np.dot(to_rgb(colour), [0.2126, 0.7152, 0.0722]) > 0.5  # relative luminance: white on yellow is unread
-        ax.text(x_kv, 0.15, f"K,V {j + 1}", ha="center", va="center", fontsize=7, color="black" if light else "white",
-                fontweight="bold")
+        ax.text(
+            x_kv,
+            0.15,
+            f"K,V {j + 1}",
+            ha="center",
+            va="center",
+            fontsize=7,
+            color="black" if light else "white",
+            fontweight="bold",
+        )
         for i in range(j * group, (j + 1) * group):
             ax.plot([i, x_kv], [0.9, 0.3], color=colour, lw=1.2)
             ax.add_patch(Rectangle((i - 0.4, 0.9), 0.8, 0.3, facecolor="white", edgecolor=colour, linewidth=2))
@@ -217,12 +270,23 @@ class _GQADrawer(LayoutDrawer):
         box = inch_box(*self.size)
         ax_share = fig.add_axes(box(0.3, 0.5, 5.6, 1.3))
         _plot_sharing(ax_share, res.h, res.h_kv)
-        ax_share.set_title(f"h = {res.h} query heads (top) share h_kv = {_count(res.h_kv, 'key/value head')} (bottom, "
-                           f"what the cache stores):\n{_count(res.h // res.h_kv, 'query head')} per key/value head",
-                           fontsize=9, pad=4)
+        ax_share.set_title(
+            f"h = {res.h} query heads (top) share h_kv = {_count(res.h_kv, 'key/value head')} (bottom, "
+            f"what the cache stores):\n{_count(res.h // res.h_kv, 'query head')} per key/value head",
+            fontsize=9,
+            pad=4,
+        )
         titles = [f"head {i + 1} (K,V {j + 1})" for i, j in enumerate(res.kv_of)]
-        grid = HeadGrid(fig, res.h, res.tokens, region=(0.05, 2.05, 6.4, 3.45), titles=titles, caption=None,
-                        cbar_label="attention weight", panel_cap=1.3)
+        grid = HeadGrid(
+            fig,
+            res.h,
+            res.tokens,
+            region=(0.05, 2.05, 6.4, 3.45),
+            titles=titles,
+            caption=None,
+            cbar_label="attention weight",
+            panel_cap=1.3,
+        )
         ax_bar = fig.add_axes(box(7.3, 0.6, 2.5, 3.9))
         set_bars = bar_panel(ax_bar, list(res.cache_gib), fontsize=7, color=["#999999", "#0072B2", "#009E73"])
         ax_bar.tick_params(axis="y", labelsize=7)
@@ -236,8 +300,9 @@ class _GQADrawer(LayoutDrawer):
         ax_bar.set_ylim(0, top)
         set_bars(res.cache_gib.values(), [f"{v:,.2f}" for v in res.cache_gib.values()], pad=top * 0.01)
         ax_bar.set_xticks(range(3), labels=list(res.cache_gib), fontsize=7)  # the labels name the model's h
-        ax_bar.set_title(literal(f"{res.model} at {res.n_tokens:,} tokens\n(published sizes, not the slider's h_kv)"),
-                         fontsize=8, pad=4)
+        ax_bar.set_title(
+            literal(f"{res.model} at {res.n_tokens:,} tokens\n(published sizes, not the slider's h_kv)"), fontsize=8, pad=4
+        )
         return changed + [ax_bar]
 
 

@@ -17,8 +17,19 @@ from matplotlib.text import Text
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, head_grid, symmetric_limits
 from .toolkit import LayoutDrawer, check_dpi, inch_box, literal, short, text_family
 
-__all__ = ["MASKED_COLOR", "CellNumbers", "Heatmap", "plot_heatmap", "HeadGrid", "HeadGridDrawer", "heads_picture",
-           "matrix_panel", "head_titles", "token_labels", "bar_panel"]
+__all__ = [
+    "MASKED_COLOR",
+    "CellNumbers",
+    "Heatmap",
+    "plot_heatmap",
+    "HeadGrid",
+    "HeadGridDrawer",
+    "heads_picture",
+    "matrix_panel",
+    "head_titles",
+    "token_labels",
+    "bar_panel",
+]
 
 MASKED_COLOR = "#C8C8C8"  # masked cells: light grey, hatched
 _CHAR = 0.64 / 72  # inches per character per point of font size, roughly (DejaVu Sans, lower case)
@@ -78,8 +89,17 @@ class CellNumbers(Artist):
         size = min(self.fontsize, 0.9 * cell_px / (widest * (0.7 if bold else 0.64)) * 72 / renderer.dpi)
         self.drawn_size = size  # points: what a test measures
         for x, y, text, white in cells:
-            Text(x, y, text, color="white" if white else "black", fontsize=size, ha="center", va="center",
-                 figure=self.figure, transform=self.ax.transData).draw(renderer)
+            Text(
+                x,
+                y,
+                text,
+                color="white" if white else "black",
+                fontsize=size,
+                ha="center",
+                va="center",
+                figure=self.figure,
+                transform=self.ax.transData,
+            ).draw(renderer)
         self.stale = False
 
 
@@ -121,8 +141,23 @@ class Heatmap:
         return [self.image, self.hatch, *numbers, *self.ax.spines.values()]
 
 
-def plot_heatmap(ax, M, row_labels=None, col_labels=None, *, mask=None, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0,
-                 numbers=True, fmt=".2f", fontsize=8, number_size=None, signed=None, rotate=None):
+def plot_heatmap(
+    ax,
+    M,
+    row_labels=None,
+    col_labels=None,
+    *,
+    mask=None,
+    cmap=WEIGHTS_CMAP,
+    vmin=0.0,
+    vmax=1.0,
+    numbers=True,
+    fmt=".2f",
+    fontsize=8,
+    number_size=None,
+    signed=None,
+    rotate=None,
+):
     """Draw a (rows, cols) matrix on ``ax`` with labelled rows and columns; return a :class:`Heatmap`.
 
     Parameters
@@ -150,20 +185,29 @@ def plot_heatmap(ax, M, row_labels=None, col_labels=None, *, mask=None, cmap=WEI
     for name, labels, size in (("row_labels", row_labels, rows), ("col_labels", col_labels, cols)):
         if labels is not None and len(labels) != size:
             raise ValueError(f"plot_heatmap: {len(labels)} {name} for {size} {name[:3]}s of M; give one per {name[:3]}")
-    image = ax.imshow(np.zeros((rows, cols)), cmap=colormaps[cmap].with_extremes(bad=MASKED_COLOR), vmin=vmin,
-                      vmax=vmax, interpolation="nearest", aspect="auto", extent=(-0.5, cols - 0.5, rows - 0.5, -0.5))
+    image = ax.imshow(
+        np.zeros((rows, cols)),
+        cmap=colormaps[cmap].with_extremes(bad=MASKED_COLOR),
+        vmin=vmin,
+        vmax=vmax,
+        interpolation="nearest",
+        aspect="auto",
+        extent=(-0.5, cols - 0.5, rows - 0.5, -0.5),
+    )
     hatch = ax.add_patch(PathPatch(Path(np.zeros((0, 2))), fill=False, edgecolor="#737373", linewidth=0.7))
     xlabels, ylabels = (token_labels(() if t is None else t) for t in (col_labels, row_labels))
     if rotate is None:  # turn the column labels when the longest is wider than a column
         width = ax.get_position().width * ax.figure.get_size_inches()[0]
         rotate = max(map(len, xlabels), default=0) * fontsize * _CHAR > 0.9 * width / max(cols, 1)
-    ax.set_xticks(range(len(xlabels)), labels=xlabels, fontsize=fontsize, rotation=90 if rotate else 0,
-                  fontfamily=text_family())
+    ax.set_xticks(
+        range(len(xlabels)), labels=xlabels, fontsize=fontsize, rotation=90 if rotate else 0, fontfamily=text_family()
+    )
     ax.set_yticks(range(len(ylabels)), labels=ylabels, fontsize=fontsize, fontfamily=text_family())
     ax.set(xlim=(-0.5, cols - 0.5), ylim=(rows - 0.5, -0.5))
     ax.tick_params(length=2, pad=1)
-    cells = CellNumbers(ax, number_size or fontsize - 1, image, fmt=fmt,
-                        signed=cmap == SIGNED_CMAP if signed is None else signed)
+    cells = CellNumbers(
+        ax, number_size or fontsize - 1, image, fmt=fmt, signed=cmap == SIGNED_CMAP if signed is None else signed
+    )
     cells.set_visible(bool(numbers))
     ax.add_artist(cells)
     heat = Heatmap(ax, image, cells, hatch)
@@ -179,8 +223,23 @@ def _colorbar(fig, image, rect, label, fs):
     return cbar
 
 
-def matrix_panel(fig, rect, shape, row_labels, col_labels, *, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0, title="",
-                 xlabel="", ylabel="", cbar_label="", numbers=True, fs=7):
+def matrix_panel(
+    fig,
+    rect,
+    shape,
+    row_labels,
+    col_labels,
+    *,
+    cmap=WEIGHTS_CMAP,
+    vmin=0.0,
+    vmax=1.0,
+    title="",
+    xlabel="",
+    ylabel="",
+    cbar_label="",
+    numbers=True,
+    fs=7,
+):
     """One heatmap with its own colour bar at a fixed place; returns its :class:`Heatmap` (``.cbar`` added).
 
     ``rect`` = (left, top, width, height) in inches from the figure's top-left corner.
@@ -190,9 +249,18 @@ def matrix_panel(fig, rect, shape, row_labels, col_labels, *, cmap=WEIGHTS_CMAP,
     rows, cols = shape
     ax = fig.add_axes(box(x0, top, w, h))
     afs = min(fs, 0.75 * h * 72 / rows, w * 72 / cols / 2.6)
-    heat = plot_heatmap(ax, np.zeros(shape), row_labels, col_labels, cmap=cmap, vmin=vmin, vmax=vmax,
-                        numbers=numbers and afs >= 5.0, fontsize=min(fs, max(4.5, 0.8 * h * 72 / rows)),
-                        number_size=afs)
+    heat = plot_heatmap(
+        ax,
+        np.zeros(shape),
+        row_labels,
+        col_labels,
+        cmap=cmap,
+        vmin=vmin,
+        vmax=vmax,
+        numbers=numbers and afs >= 5.0,
+        fontsize=min(fs, max(4.5, 0.8 * h * 72 / rows)),
+        number_size=afs,
+    )
     ax.set_title(title, fontsize=fs + 1, pad=3)
     ax.set_xlabel(xlabel, fontsize=fs, labelpad=2)
     ax.set_ylabel(ylabel, fontsize=fs, labelpad=2)
@@ -232,19 +300,43 @@ class HeadGrid:
     Its ``panels`` (Heatmaps), ``cbar`` (Colorbar), ``caption`` (Text) and ``legend`` are the artists it drew.
     """
 
-    def __init__(self, fig, h, row_tokens, col_tokens=None, region=None, *, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0,
-                 cbar_label="attention weight (shared scale)", annotate=True, titles=None, caption="",
-                 row_label="query", col_label="key", fs=8, panel_cap=2.3, shrink=False, ncols=None, signed=None,
-                 min_label_fs=6.5, number_fs=None, mask_label="masked"):
+    def __init__(
+        self,
+        fig,
+        h,
+        row_tokens,
+        col_tokens=None,
+        region=None,
+        *,
+        cmap=WEIGHTS_CMAP,
+        vmin=0.0,
+        vmax=1.0,
+        cbar_label="attention weight (shared scale)",
+        annotate=True,
+        titles=None,
+        caption="",
+        row_label="query",
+        col_label="key",
+        fs=8,
+        panel_cap=2.3,
+        shrink=False,
+        ncols=None,
+        signed=None,
+        min_label_fs=6.5,
+        number_fs=None,
+        mask_label="masked",
+    ):
         W, H = fig.get_size_inches()
         col_tokens = row_tokens if col_tokens is None else col_tokens
         x0, top, width, height = region if region is not None else (0.05, 0.05, W - 0.1, H - 0.1)
         n, m = len(row_tokens), len(col_tokens)
         cap = panel_cap / max(n, m)  # the largest cell side
         if ncols is None:  # the number of columns that gives the largest cells in this region
+
             def cell_of(c):
                 r = -(-h // c)
                 return min((width - 1.3 - (c - 1) * 0.1) / c / m, (height - 1.0 - r * 0.3) / r / n, cap)
+
             ncols = max(range(1, h + 1), key=lambda c: (round(cell_of(c), 2), -c))
         rows, cols = head_grid(h, ncols)
         row_long, col_long = (max(map(len, token_labels(t))) for t in (row_tokens, col_tokens))
@@ -280,26 +372,51 @@ class HeadGrid:
         signed = cmap == SIGNED_CMAP if signed is None else signed
         afs = min(number_fs or fs - 1, cell * 72 / (3.0 if signed else 2.6))
         annotate = bool(annotate) and afs >= 5.0
-        self.caption = fig.text(gx / W, 1 - (top + 0.02) / H, literal(caption or ""), ha="left", va="top",
-                                fontsize=fs + 1, fontfamily=text_family())
+        self.caption = fig.text(
+            gx / W,
+            1 - (top + 0.02) / H,
+            literal(caption or ""),
+            ha="left",
+            va="top",
+            fontsize=fs + 1,
+            fontfamily=text_family(),
+        )
         self.panels, self.titles = [], []
         titles = [literal(t) for t in titles] if titles else head_titles(h)
         for i in range(h):
             r, c = divmod(i, cols)
             ax = fig.add_axes(box(gx + c * (panel_w + gap_x), gy + r * (panel_h + gap_y), panel_w, panel_h))
             bottom, first = i + cols >= h, c == 0
-            self.panels.append(plot_heatmap(ax, np.zeros((n, m)), row_tokens if first else None,
-                                            col_tokens if bottom else None, cmap=cmap, vmin=vmin, vmax=vmax,
-                                            numbers=annotate, fontsize=tfs, number_size=afs, signed=signed,
-                                            rotate=rotate))
+            self.panels.append(
+                plot_heatmap(
+                    ax,
+                    np.zeros((n, m)),
+                    row_tokens if first else None,
+                    col_tokens if bottom else None,
+                    cmap=cmap,
+                    vmin=vmin,
+                    vmax=vmax,
+                    numbers=annotate,
+                    fontsize=tfs,
+                    number_size=afs,
+                    signed=signed,
+                    rotate=rotate,
+                )
+            )
             self.titles.append(ax.set_title(titles[i], fontsize=fs, pad=3))
             ax.set_xlabel(col_label if bottom else "", fontsize=fs, labelpad=2)
             ax.set_ylabel(row_label if first else "", fontsize=fs, labelpad=2)
         self.cbar = _colorbar(fig, self.panels[0].image, box(gx + grid_w + 0.15, gy, 0.12, grid_h), cbar_label, fs)
         handle = Patch(facecolor=MASKED_COLOR, edgecolor="#737373", hatch="///", label=mask_label)
-        self.legend = fig.legend(handles=[handle], loc="upper left", fontsize=fs - 1, frameon=False,
-                                 bbox_to_anchor=box(gx + grid_w + 0.05, gy + grid_h + 0.05, 0, 0)[:2],
-                                 handlelength=1.2, borderaxespad=0)
+        self.legend = fig.legend(
+            handles=[handle],
+            loc="upper left",
+            fontsize=fs - 1,
+            frameon=False,
+            bbox_to_anchor=box(gx + grid_w + 0.05, gy + grid_h + 0.05, 0, 0)[:2],
+            handlelength=1.2,
+            borderaxespad=0,
+        )
         self.legend.set_visible(False)
         self.shape, self.dynamic_titles = (h, n, m), False
 
@@ -314,11 +431,11 @@ class HeadGrid:
             raise ValueError(f"HeadGrid.update: matrices must have shape {self.shape}, got {matrices.shape}")
         masks = None if mask is None else np.broadcast_to(np.asarray(mask, bool), self.shape)
         changed = []
-        for i, (heat, M) in enumerate(zip(self.panels, matrices)):
+        for i, (heat, M) in enumerate(zip(self.panels, matrices, strict=False)):
             changed += heat.set_data(M, None if masks is None else masks[i], clim)
         if titles is not None:
             self.dynamic_titles = True  # from now on the titles are redrawn with the data
-            for t, s in zip(self.titles, titles):
+            for t, s in zip(self.titles, titles, strict=False):
                 t.set_text(literal(s))
         if caption is not None:
             self.caption.set_text(literal(caption))
@@ -340,8 +457,20 @@ class HeadGridDrawer(LayoutDrawer):
         return getattr(self.layout, "grid", self.layout).panels[i].numbers.texts()
 
 
-def heads_picture(matrices, tokens, *, signed=None, cbar_label=None, title=None, dpi=90, col_tokens=None,
-                  mask=None, titles=None, annotate=None, fig=None):
+def heads_picture(
+    matrices,
+    tokens,
+    *,
+    signed=None,
+    cbar_label=None,
+    title=None,
+    dpi=90,
+    col_tokens=None,
+    mask=None,
+    titles=None,
+    annotate=None,
+    fig=None,
+):
     """A still figure of every head's (n, m) matrix, drawn by :class:`HeadGrid` (as the explorers draw).
 
     Parameters
@@ -371,16 +500,30 @@ def heads_picture(matrices, tokens, *, signed=None, cbar_label=None, title=None,
     matrices = np.asarray(matrices, dtype=float)
     cols = tokens if col_tokens is None else col_tokens
     if matrices.ndim != 3 or matrices.shape[1:] != (len(tokens), len(cols)):
-        raise ValueError(f"heads_picture: matrices must have shape (h, n, m) with n = {len(tokens)} tokens and "
-                         f"m = {len(cols)} key tokens, got {matrices.shape}")
+        raise ValueError(
+            f"heads_picture: matrices must have shape (h, n, m) with n = {len(tokens)} tokens and "
+            f"m = {len(cols)} key tokens, got {matrices.shape}"
+        )
     signed = bool(np.nanmin(matrices) < 0) if signed is None else signed
     region = None if fig is not None else (0.05, 0.05, 9.9, 5.1)  # None: the whole figure
     fig = Figure(figsize=(10.0, 5.2), dpi=check_dpi(dpi, "heads_picture")) if fig is None else fig
     fig.clear()
     fig.set_layout_engine("none")
-    grid = HeadGrid(fig, len(matrices), tokens, cols, region, signed=signed, caption=title, titles=titles,
-                    cmap=SIGNED_CMAP if signed else WEIGHTS_CMAP, cbar_label=cbar_label or "", panel_cap=2.2,
-                    annotate=len(matrices) <= 8 if annotate is None else annotate, shrink=True)
+    grid = HeadGrid(
+        fig,
+        len(matrices),
+        tokens,
+        cols,
+        region,
+        signed=signed,
+        caption=title,
+        titles=titles,
+        cmap=SIGNED_CMAP if signed else WEIGHTS_CMAP,
+        cbar_label=cbar_label or "",
+        panel_cap=2.2,
+        annotate=len(matrices) <= 8 if annotate is None else annotate,
+        shrink=True,
+    )
     grid.update(matrices, clim=symmetric_limits(matrices) if signed else None, mask=mask)
     return fig
 
@@ -393,14 +536,16 @@ def bar_panel(ax, labels, *, horizontal=False, fontsize=8, **bar_kw):
     """
     at = np.arange(len(labels))
     bars = list((ax.barh if horizontal else ax.bar)(at, np.ones(len(labels)), **bar_kw))
-    texts = [ax.text(0, k, "", va="center", fontsize=8) if horizontal else
-             ax.text(k, 0, "", ha="center", va="bottom", fontsize=8) for k in at]
+    texts = [
+        ax.text(0, k, "", va="center", fontsize=8) if horizontal else ax.text(k, 0, "", ha="center", va="bottom", fontsize=8)
+        for k in at
+    ]
     (ax.set_yticks if horizontal else ax.set_xticks)(at, labels=labels, fontsize=fontsize, fontfamily=text_family())
     if horizontal:
         ax.invert_yaxis()
 
     def set_bars(values, strings, pad=0.0, factor=1.0, color=None):
-        for bar, text, value, string in zip(bars, texts, values, strings):
+        for bar, text, value, string in zip(bars, texts, values, strings, strict=False):
             (bar.set_width if horizontal else bar.set_height)(value)
             (text.set_x if horizontal else text.set_y)(value * factor + pad)
             text.set_text(string)

@@ -48,8 +48,16 @@ from .toolkit import (
 )
 from .widget import Frame, grid_panel, matrix_entry
 
-__all__ = ["PRESETS", "LectureResult", "compute_lecture", "LectureDrawer", "shapes_table_html",
-           "make_lecture_explorer", "lecture_figure", "RANDOM_NUMBERS_BUDGET"]
+__all__ = [
+    "PRESETS",
+    "LectureResult",
+    "compute_lecture",
+    "LectureDrawer",
+    "shapes_table_html",
+    "make_lecture_explorer",
+    "lecture_figure",
+    "RANDOM_NUMBERS_BUDGET",
+]
 
 # name -> (d_model, h, d_k); the real configurations of doc 001's table.
 PRESETS = {
@@ -72,9 +80,11 @@ def _per_head(tokens, d_model, h, d_k, seed):
     one_head = 4 * d_model * d_k
     check_budget(one_head, f"one head's parameters (4 x {d_model} x {d_k}, d_model={d_model}, d_k={d_k})")
     if h * one_head > RANDOM_NUMBERS_BUDGET:
-        raise ValueError(f"d_model={d_model}, h={h}, d_k={d_k} has {h * one_head / 1e6:,.0f} million random parameters "
-                         f"to draw (about {h * one_head / 6e7:.0f} s); this explorer draws at most "
-                         f"{RANDOM_NUMBERS_BUDGET / 1e6:.0f} million: choose a smaller d_k or h")
+        raise ValueError(
+            f"d_model={d_model}, h={h}, d_k={d_k} has {h * one_head / 1e6:,.0f} million random parameters "
+            f"to draw (about {h * one_head / 6e7:.0f} s); this explorer draws at most "
+            f"{RANDOM_NUMBERS_BUDGET / 1e6:.0f} million: choose a smaller d_k or h"
+        )
     Q, K, V = (np.empty((h, len(X), d_k)) for _ in range(3))
     VW = np.empty((h, len(X), d_model))
     for i in range(h):
@@ -93,17 +103,28 @@ def _attention(X, tokens, d_model, h, d_k, tie, m, scale, seed=0):
     """The MHAResult of one setting, with init_params when the parameters fit in the budget, else head by head."""
     full = _params.parameter_count(d_model, h, d_k=None if tie else d_k)["total"]  # the library's rule for tie
     d_k = d_model // h if tie else d_k
-    check_budget(h * len(X) * (3 * d_k + d_model) + 2 * h * len(X) ** 2,
-                 f"the intermediates of d_model={d_model}, h={h}, d_k={d_k}")
+    check_budget(
+        h * len(X) * (3 * d_k + d_model) + 2 * h * len(X) ** 2, f"the intermediates of d_model={d_model}, h={h}, d_k={d_k}"
+    )
     if 8 * full <= MEMORY_BUDGET:
-        return attention.multi_head_attention(X, explorer_params(d_model, h, None if tie else d_k, seed), mask=m,
-                                              scale=scale)
+        return attention.multi_head_attention(
+            X, explorer_params(d_model, h, None if tie else d_k, seed), mask=m, scale=scale
+        )
     Q, K, V, VW = _per_head(tokens, d_model, h, d_k, seed)
     scores = attention.attention_scores(Q, K, scale=scale)  # (h, n, d_k) @ (h, d_k, n) -> (h, n, n)
     heads, weights = attention.scaled_dot_product_attention(Q, K, V, m, scale)  # (h, n, d_k), (h, n, n)
     output = np.einsum("hnm,hmd->nd", weights, VW)  # sum_i weights_i (V_i W^O_i) = Concat(heads) W^O
-    return attention.MHAResult(Q=Q, K=K, V=V, scores=scores, mask=m, weights=weights, heads=heads,
-                               concat=attention.concat_heads(heads), output=output)
+    return attention.MHAResult(
+        Q=Q,
+        K=K,
+        V=V,
+        scores=scores,
+        mask=m,
+        weights=weights,
+        heads=heads,
+        concat=attention.concat_heads(heads),
+        output=output,
+    )
 
 
 @dataclass(frozen=True)
@@ -132,8 +153,20 @@ class LectureResult:
         return shapes_table_html(self, lecture=self.lecture)
 
 
-def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=64, mask="none", scaled=True,
-                    lecture=False, preset=CUSTOM, max_heads=16, max_tokens=16, weights="random"):
+def compute_lecture(
+    sentence=DEFAULT_SENTENCE,
+    d_model=512,
+    h=8,
+    tie=True,
+    d_k=64,
+    mask="none",
+    scaled=True,
+    lecture=False,
+    preset=CUSTOM,
+    max_heads=16,
+    max_tokens=16,
+    weights="random",
+):
     """Run Multi-Head Attention for one setting of the explorer (pure: no drawing).
 
     X = embed_tokens(tokens, d_model); params = init_params(d_model, h, d_k, seed=0), so the
@@ -184,22 +217,39 @@ def compute_lecture(sentence=DEFAULT_SENTENCE, d_model=512, h=8, tie=True, d_k=6
     else:
         result = attention.multi_head_attention(X, params, mask=m, scale=None if scaled else 1.0)
         d_model, h = params.d_model, params.h
-    return LectureResult(tokens=tokens, d_model=d_model, h=h, d_k=result.Q.shape[-1], mask_kind=mask,
-                         scaled=bool(scaled), lecture=bool(lecture), result=result, heads_shown=min(h, max_heads),
-                         roles=roles, kind=weights)
+    return LectureResult(
+        tokens=tokens,
+        d_model=d_model,
+        h=h,
+        d_k=result.Q.shape[-1],
+        mask_kind=mask,
+        scaled=bool(scaled),
+        lecture=bool(lecture),
+        result=result,
+        heads_shown=min(h, max_heads),
+        roles=roles,
+        kind=weights,
+    )
 
 
 def shapes_table_html(res, lecture=False):
     """An HTML table of every intermediate's shape (``MHAResult.shapes()``) and the parameter counts."""
-    rows = "".join(f"<tr><td style='padding:0 1em 0 0'><code>{html.escape(name)}</code></td>"
-                   f"<td><code>{html.escape(str(shape))}</code></td>"
-                   f"<td style='padding-left:1em'>{int(np.prod(shape)):,} numbers</td></tr>"
-                   for name, shape in res.result.shapes().items())
-    count_rows = "".join(f"<tr><td style='padding:0 1em 0 0'><code>{k}</code></td><td colspan=2>{v:,}</td></tr>"
-                         for k, v in _params.parameter_count(res.d_model, res.h, res.d_k).items() if k != "biases")
-    return (f"<div style='font-size:{'1.25em' if lecture else '0.95em'}; display:flex; gap:3em; flex-wrap:wrap'>"
-            f"<table><tr><th align=left>intermediate</th><th align=left>shape</th><th></th></tr>{rows}</table>"
-            f"<table><tr><th align=left>parameters</th><th align=left>count</th></tr>{count_rows}</table></div>")
+    rows = "".join(
+        f"<tr><td style='padding:0 1em 0 0'><code>{html.escape(name)}</code></td>"
+        f"<td><code>{html.escape(str(shape))}</code></td>"
+        f"<td style='padding-left:1em'>{int(np.prod(shape)):,} numbers</td></tr>"
+        for name, shape in res.result.shapes().items()
+    )
+    count_rows = "".join(
+        f"<tr><td style='padding:0 1em 0 0'><code>{k}</code></td><td colspan=2>{v:,}</td></tr>"
+        for k, v in _params.parameter_count(res.d_model, res.h, res.d_k).items()
+        if k != "biases"
+    )
+    return (
+        f"<div style='font-size:{'1.25em' if lecture else '0.95em'}; display:flex; gap:3em; flex-wrap:wrap'>"
+        f"<table><tr><th align=left>intermediate</th><th align=left>shape</th><th></th></tr>{rows}</table>"
+        f"<table><tr><th align=left>parameters</th><th align=left>count</th></tr>{count_rows}</table></div>"
+    )
 
 
 def _caption(res):
@@ -208,8 +258,9 @@ def _caption(res):
     sizes = f"{res.kind} parameters: d_model={res.d_model}, h={res.h}, d_k={res.d_k}"
     rest = [f"mask: {res.mask_kind}", "scaled by 1/√d_k" if res.scaled else "NOT scaled", "rows: query, columns: key"]
     if res.heads_shown < res.h:
-        rest.append(f"showing heads 1–{res.heads_shown} of {res.h}" + ("" if res.lecture else
-                                                                       f" (all {res.h} are computed)"))
+        rest.append(
+            f"showing heads 1–{res.heads_shown} of {res.h}" + ("" if res.lecture else f" (all {res.h} are computed)")
+        )
     if res.lecture and len(sentence) <= 35:  # the sizes take at most 48 characters: the line fits
         return f"{sentence} · {sizes}\n" + " · ".join(rest)
     if res.lecture:  # a long sentence has a line of its own
@@ -251,16 +302,31 @@ class LectureDrawer(HeadGridDrawer):
             out_h, above, below = min(2.2, max(0.8, 0.14 * n)), 0.2 + 1.6 * fs / 72, 0.4 + fs / 72
         fig.set_size_inches(W, top + tall + above + out_h + below)
         lay = SimpleNamespace()
-        lay.grid = HeadGrid(fig, shown, tokens, None, (0.1, top, W - 0.2, tall), caption=None, fs=fs - 1, shrink=True,
-                            annotate=n <= self.ANNOTATE_MAX_TOKENS, panel_cap=2.6 if lecture else 2.1, ncols=cols,
-                            titles=[f"head {i + 1}\n{r}" for i, r in enumerate(res.roles[:shown])] if two_line_titles
-                            else head_titles(shown, res.roles), min_label_fs=fs - 4 if lecture else 6.5,
-                            row_label="" if lecture else "query", col_label="" if lecture else "key",
-                            number_fs=self.LECTURE_NUMBERS if lecture else None)
+        lay.grid = HeadGrid(
+            fig,
+            shown,
+            tokens,
+            None,
+            (0.1, top, W - 0.2, tall),
+            caption=None,
+            fs=fs - 1,
+            shrink=True,
+            annotate=n <= self.ANNOTATE_MAX_TOKENS,
+            panel_cap=2.6 if lecture else 2.1,
+            ncols=cols,
+            titles=[f"head {i + 1}\n{r}" for i, r in enumerate(res.roles[:shown])]
+            if two_line_titles
+            else head_titles(shown, res.roles),
+            min_label_fs=fs - 4 if lecture else 6.5,
+            row_label="" if lecture else "query",
+            col_label="" if lecture else "key",
+            number_fs=self.LECTURE_NUMBERS if lecture else None,
+        )
         H = fig.get_size_inches()[1]
         box, y_out = inch_box(W, H), H - below - out_h
-        lay.caption = fig.text(0.3 / W, 1 - 0.15 / H, "", ha="left", va="top", linespacing=1.5, fontsize=cfs,
-                               fontfamily=text_family())
+        lay.caption = fig.text(
+            0.3 / W, 1 - 0.15 / H, "", ha="left", va="top", linespacing=1.5, fontsize=cfs, fontfamily=text_family()
+        )
         if lecture:  # the grid is as wide as the figure: the "masked" key goes under the colour bar, flush right
             lay.grid.legend.set_loc("upper right")
             y = lay.grid.legend.get_bbox_to_anchor().y1 / fig.bbox.height
@@ -268,33 +334,54 @@ class LectureDrawer(HeadGridDrawer):
         left, right = (0.3 + longest * (fs - 2) * 0.64 / 72, 1.1 + 0.9 * fs / 72) if lecture else (1.3, 1.1)
         out_w = W - left - right
         lay.oax = fig.add_axes(box(left, y_out, out_w, out_h))
-        lay.out_image = lay.oax.imshow(np.zeros((n, res.d_model)), cmap=SIGNED_CMAP, vmin=-1, vmax=1,
-                                       interpolation="nearest", aspect="auto",
-                                       extent=(0.5, res.d_model + 0.5, n - 0.5, -0.5))  # columns counted from 1
+        lay.out_image = lay.oax.imshow(
+            np.zeros((n, res.d_model)),
+            cmap=SIGNED_CMAP,
+            vmin=-1,
+            vmax=1,
+            interpolation="nearest",
+            aspect="auto",
+            extent=(0.5, res.d_model + 0.5, n - 0.5, -0.5),
+        )  # columns counted from 1
         lay.out_title = lay.oax.set_title("", loc="left", pad=3, fontsize=fs)
         step = max(1, res.d_model // 8)  # ticks 1, step, 2 step, ..., d_model, the last two kept apart
-        lay.oax.set_xticks([] if lecture else  # lecture mode: the title says "columns 1 ... d_model"
-                           sorted({1, *range(step, res.d_model - step // 2 + 1, step), res.d_model}))
+        lay.oax.set_xticks(
+            []
+            if lecture
+            # lecture mode: the title says "columns 1 ... d_model"
+            else sorted({1, *range(step, res.d_model - step // 2 + 1, step), res.d_model})
+        )
         if designed:
-            lay.oax.set_xticks([per_head * (i + 0.5) + 0.5 for i in range(res.h)],
-                               labels=[f"head {i + 1}" for i in range(res.h)])
+            lay.oax.set_xticks(
+                [per_head * (i + 0.5) + 0.5 for i in range(res.h)], labels=[f"head {i + 1}" for i in range(res.h)]
+            )
             for i in range(1, res.h):
                 lay.oax.axvline(per_head * i + 0.5, color="black", linewidth=2)
-        lay.oax.set_yticks(range(n), labels=token_labels(tokens), fontfamily=text_family(),
-                           fontsize=min(fs - 3 if lecture else fs - 1, max(5.0, 0.8 * out_h * 72 / n)))
+        lay.oax.set_yticks(
+            range(n),
+            labels=token_labels(tokens),
+            fontfamily=text_family(),
+            fontsize=min(fs - 3 if lecture else fs - 1, max(5.0, 0.8 * out_h * 72 / n)),
+        )
         lay.oax.tick_params(axis="x", labelsize=fs - 2)
         lay.oax.tick_params(length=2, pad=1)
         lay.out_columns = f"{per_head} columns written by each head" if designed else f"columns 1 … {res.d_model}"
         if not lecture:  # lecture mode: in the title, no room for an x label
-            lay.oax.set_xlabel(f"output column (1 … {res.d_model})" if not designed else
-                               f"output columns 1 … {res.d_model}: {per_head} written by each head", fontsize=fs - 1)
+            lay.oax.set_xlabel(
+                f"output column (1 … {res.d_model})"
+                if not designed
+                else f"output columns 1 … {res.d_model}: {per_head} written by each head",
+                fontsize=fs - 1,
+            )
         # The output's colour bar is static (-1..1 of the current largest |value|); its three numbers are texts.
         ocax = fig.add_axes(box(left + out_w + 0.2, y_out, 0.15, out_h))
         ocbar = fig.colorbar(ScalarMappable(norm=Normalize(-1.0, 1.0), cmap=SIGNED_CMAP), cax=ocax)
         ocbar.set_ticks([-1.0, 0.0, 1.0], labels=["", "", ""])
         ocax.tick_params(length=2)
-        lay.out_scale = [fig.text((left + out_w + 0.4) / W, 1 - (y_out + out_h * k / 2) / H, "", ha="left",
-                                  va="center", fontsize=fs - 2) for k in range(3)]
+        lay.out_scale = [
+            fig.text((left + out_w + 0.4) / W, 1 - (y_out + out_h * k / 2) / H, "", ha="left", va="center", fontsize=fs - 2)
+            for k in range(3)
+        ]
         return lay
 
     def update(self, lay, res):
@@ -303,9 +390,12 @@ class LectureDrawer(HeadGridDrawer):
         m = float(np.max(np.abs(out))) or 1.0
         lay.out_image.set_data(out)
         lay.out_image.set_clim(-m, m)
-        lay.out_title.set_text(f"output MultiHead(X), shape {out.shape}: {lay.out_columns}" if res.lecture else
-                               f"MultiHead(X): output, shape {out.shape}: blue negative, red positive")
-        for t, v in zip(lay.out_scale, (f"+{m:.2f}", "0", f"−{m:.2f}")):
+        lay.out_title.set_text(
+            f"output MultiHead(X), shape {out.shape}: {lay.out_columns}"
+            if res.lecture
+            else f"MultiHead(X): output, shape {out.shape}: blue negative, red positive"
+        )
+        for t, v in zip(lay.out_scale, (f"+{m:.2f}", "0", f"−{m:.2f}"), strict=False):
             t.set_text(v)
         lay.caption.set_text(literal(_caption(res)))
         return changed + [lay.out_image, lay.out_title, lay.caption, *lay.out_scale, *lay.oax.spines.values()]
@@ -319,15 +409,39 @@ class LectureDrawer(HeadGridDrawer):
         per_head = res.d_model // res.h
         designed = res.kind == "designed" and res.h * per_head == res.d_model
         columns = f"{per_head} columns written by each head" if designed else f"columns 1 … {res.d_model}"
-        panels = [grid_panel("weights", (shown, n, n), res.tokens, res.tokens, numbers=n <= self.ANNOTATE_MAX_TOKENS,
-                             ncols=cols, titles=head_titles(shown, res.roles), row_label="" if lecture else "query",
-                             col_label="" if lecture else "key", cap=110 if lecture else 60,
-                             fit_height=0.5 if lecture else None),
-                  grid_panel("output", (1, n, res.d_model), res.tokens, None, signed=True, numbers=False, strip=True,
-                             cbar="", row_label="", col_label=f"output column: {columns}", cap=22 if lecture else 18,
-                             titles=[f"output MultiHead(X), shape {out.shape}: blue negative, red positive"])]
-        arrays = {"weights": matrix_entry(res.result.weights[:shown], mask=res.result.mask),
-                  "output": matrix_entry(out, (-m, m))}
+        panels = [
+            grid_panel(
+                "weights",
+                (shown, n, n),
+                res.tokens,
+                res.tokens,
+                numbers=n <= self.ANNOTATE_MAX_TOKENS,
+                ncols=cols,
+                titles=head_titles(shown, res.roles),
+                row_label="" if lecture else "query",
+                col_label="" if lecture else "key",
+                cap=110 if lecture else 60,
+                fit_height=0.5 if lecture else None,
+            ),
+            grid_panel(
+                "output",
+                (1, n, res.d_model),
+                res.tokens,
+                None,
+                signed=True,
+                numbers=False,
+                strip=True,
+                cbar="",
+                row_label="",
+                col_label=f"output column: {columns}",
+                cap=22 if lecture else 18,
+                titles=[f"output MultiHead(X), shape {out.shape}: blue negative, red positive"],
+            ),
+        ]
+        arrays = {
+            "weights": matrix_entry(res.result.weights[:shown], mask=res.result.mask),
+            "output": matrix_entry(out, (-m, m)),
+        }
         return Frame({"panels": panels, "lecture": bool(lecture)}, {"caption": _caption(res)}, arrays)
 
     @property
@@ -423,18 +537,23 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
     # These observers run before the explorer's own (registered first), so one redraw sees all changes.
     controls["preset"].observe(apply_preset, names="value")
     controls["d_model"].observe(sync, names="value")
-    controls["lecture"].observe(lambda c: (box.add_class if c["new"] else box.remove_class)("mha-lecture"),
-                                names="value")
-    box = build_explorer(controls, functools.partial(compute_lecture, max_heads=max_heads), LectureDrawer(),
-                         dpi=dpi, title="Multi-Head Attention, all on one screen",
-                         extra=[shapes, widgets.HTML(_LECTURE_CSS)])
+    controls["lecture"].observe(lambda c: (box.add_class if c["new"] else box.remove_class)("mha-lecture"), names="value")
+    box = build_explorer(
+        controls,
+        functools.partial(compute_lecture, max_heads=max_heads),
+        LectureDrawer(),
+        dpi=dpi,
+        title="Multi-Head Attention, all on one screen",
+        extra=[shapes, widgets.HTML(_LECTURE_CSS)],
+    )
     link_heads(box, lambda: controls["d_model"].value, max_h=32)
     for name in ("tie", "h", "d_k"):  # after link_heads: the preset check sees the synchronised d_k
         controls[name].observe(sync, names="value")
     # the table follows the picture on screen (compute stays pure: the table is part of its result), and hides
     # with it when a setting is refused (it showed the previous setting's shapes under the message)
-    box.picture.observe(lambda _change: setattr(shapes, "value", box._result.table) if box._result else None,
-                        names=["texts", "arrays"])
+    box.picture.observe(
+        lambda _change: setattr(shapes, "value", box._result.table) if box._result else None, names=["texts", "arrays"]
+    )
     shapes.value = box.result.table if box.result else ""  # a refused start setting: its message, no table
     box.message.observe(lambda c: setattr(shapes.layout, "display", "none" if c["new"] else None), names="value")
     box.shapes = shapes

@@ -25,8 +25,16 @@ from .toolkit import (
     text_family,
 )
 
-__all__ = ["plot_wo_blocks", "plot_contributions", "spread_columns", "OutputView", "compute_output", "OutputDrawer",
-           "output_figure", "make_output_explorer"]
+__all__ = [
+    "plot_wo_blocks",
+    "plot_contributions",
+    "spread_columns",
+    "OutputView",
+    "compute_output",
+    "OutputDrawer",
+    "output_figure",
+    "make_output_explorer",
+]
 
 
 def plot_wo_blocks(ax, W_o, h, *, fontsize=9, title="$W^O$: one block of rows per head"):
@@ -47,16 +55,26 @@ def plot_wo_blocks(ax, W_o, h, *, fontsize=9, title="$W^O$: one block of rows pe
     rows, cols = W_o.shape
     d_v = rows // h
     lo, hi = symmetric_limits(W_o)
-    im = ax.imshow(W_o, cmap=SIGNED_CMAP, vmin=lo, vmax=hi, aspect="auto", interpolation="nearest",
-                   extent=(0.5, cols + 0.5, rows - 0.5, -0.5))  # x: output columns counted from 1
+    im = ax.imshow(
+        W_o,
+        cmap=SIGNED_CMAP,
+        vmin=lo,
+        vmax=hi,
+        aspect="auto",
+        interpolation="nearest",
+        extent=(0.5, cols + 0.5, rows - 0.5, -0.5),
+    )  # x: output columns counted from 1
     for i in range(1, h):
         ax.axhline(i * d_v - 0.5, color="black", linewidth=1.5)
     if h <= 16:
         # "$W^O_i$" is 1.4 em tall (superscript and subscript): at most 0.85 of a block's height, so that neighbours
         # keep a gap (at h = 16 a block is about 13 points of this explorer's axes, less than 1.4 x 9 points)
         block = ax.get_position().height * ax.figure.get_size_inches()[1] * 72 / h  # points
-        ax.set_yticks([i * d_v + (d_v - 1) / 2 for i in range(h)],
-                      labels=[f"$W^O_{{{i + 1}}}$" for i in range(h)], fontsize=min(fontsize, 0.85 * block / 1.4))
+        ax.set_yticks(
+            [i * d_v + (d_v - 1) / 2 for i in range(h)],
+            labels=[f"$W^O_{{{i + 1}}}$" for i in range(h)],
+            fontsize=min(fontsize, 0.85 * block / 1.4),
+        )
         for i, label in enumerate(ax.get_yticklabels()):
             color = HEAD_COLORS[i % len(HEAD_COLORS)]
             label.set_color("#B8A800" if color == "#F0E442" else color)  # a darker yellow, readable on white
@@ -73,8 +91,9 @@ def _contributions_matrix(contributions, output, columns):
 
 def _contributions_title(token, columns):
     first = list(columns) == list(range(len(columns)))
-    return (f"'{token}': what each head adds to its output row "
-            + (f"(first {len(columns)} columns)" if first else f"({len(columns)} of the columns)"))
+    return f"'{token}': what each head adds to its output row " + (
+        f"(first {len(columns)} columns)" if first else f"({len(columns)} of the columns)"
+    )
 
 
 def plot_contributions(ax, contributions, output, token, *, columns=10, fontsize=8, vlim=None):
@@ -99,9 +118,18 @@ def plot_contributions(ax, contributions, output, token, *, columns=10, fontsize
     columns = list(range(min(int(columns), contributions.shape[1])) if np.ndim(columns) == 0 else columns)
     M = _contributions_matrix(contributions, output, columns)
     vlim = symmetric_limits(M) if vlim is None else vlim
-    im = plot_matrix(ax, M, [f"head {i + 1}" for i in range(h)] + ["sum = output"], [str(c + 1) for c in columns],
-                     cmap=SIGNED_CMAP, vmin=vlim[0], vmax=vlim[1], annotate=False, fontsize=fontsize,
-                     title=_contributions_title(token, columns))
+    im = plot_matrix(
+        ax,
+        M,
+        [f"head {i + 1}" for i in range(h)] + ["sum = output"],
+        [str(c + 1) for c in columns],
+        cmap=SIGNED_CMAP,
+        vmin=vlim[0],
+        vmax=vlim[1],
+        annotate=False,
+        fontsize=fontsize,
+        title=_contributions_title(token, columns),
+    )
     numbers = ax.add_artist(CellNumbers(ax, fontsize - 1, im, signed=True))
     numbers.set_values(M)
     numbers.set_visible(M.size <= 120)
@@ -139,13 +167,15 @@ def compute_output(X, tokens, h=8, d_k=0, wo="random", seed=0):
         if h * params.d_k != d_model:
             raise ValueError(
                 f"W^O = I needs a square W^O, i.e. h·d_v = d_model = {d_model}, but here h·d_v = {h}·{params.d_k} = "
-                f"{h * params.d_k}; choose d_k = d_model/h or a random W^O")
+                f"{h * params.d_k}; choose d_k = d_model/h or a random W^O"
+            )
         params = replace(params, W_o=np.eye(d_model))
     elif wo != "random":
         raise ValueError(f"wo={wo!r}: choose 'random' or 'identity'")
     res = multi_head_attention(X, params)
-    return OutputView(tuple(tokens), wo, X, params.W_o, res.concat, res.output,
-                      head_contributions(res.heads, params.W_o), res.weights)
+    return OutputView(
+        tuple(tokens), wo, X, params.W_o, res.concat, res.output, head_contributions(res.heads, params.W_o), res.weights
+    )
 
 
 def spread_columns(d_model, h):
@@ -168,19 +198,31 @@ class OutputDrawer(LayoutDrawer):
         token, view = res
         h = len(view.contributions)
         columns = spread_columns(view.X.shape[1], h)
-        ax_wo, ax_con, ax_norm = fig.subplots(1, 3, width_ratios=[1, 1.6, 0.9], gridspec_kw=dict(
-            left=0.055, right=0.985, bottom=0.14, top=0.84, wspace=0.45))  # fixed margins: a redraw only renders
-        im = plot_wo_blocks(ax_wo, view.W_o, h, title=f"$W^O$ = {'I' if view.wo == 'identity' else 'random'}, "
-                                                      f"shape {view.W_o.shape}")
+        ax_wo, ax_con, ax_norm = fig.subplots(
+            1, 3, width_ratios=[1, 1.6, 0.9], gridspec_kw=dict(left=0.055, right=0.985, bottom=0.14, top=0.84, wspace=0.45)
+        )  # fixed margins: a redraw only renders
+        im = plot_wo_blocks(
+            ax_wo, view.W_o, h, title=f"$W^O$ = {'I' if view.wo == 'identity' else 'random'}, shape {view.W_o.shape}"
+        )
         fig.colorbar(im, ax=ax_wo, fraction=0.06, pad=0.03).ax.tick_params(labelsize=7)
         fs = 8 if h <= 8 else 7
-        con_im = plot_contributions(ax_con, view.contributions[:, token], view.output[token], "", columns=columns,
-                                    fontsize=fs)
+        con_im = plot_contributions(
+            ax_con, view.contributions[:, token], view.output[token], "", columns=columns, fontsize=fs
+        )
         con_cbar = fig.colorbar(con_im, ax=ax_con, fraction=0.05, pad=0.02)
         con_cbar.ax.tick_params(labelsize=7)
         norms = np.linalg.norm(view.contributions, axis=-1).T  # (n, h): size of head i's contribution to token m
-        heat = plot_heatmap(ax_norm, norms, view.tokens, [str(i + 1) for i in range(h)], cmap="viridis",
-                            vmax=float(norms.max()), numbers=norms.size <= 40, fontsize=8, number_size=7)
+        heat = plot_heatmap(
+            ax_norm,
+            norms,
+            view.tokens,
+            [str(i + 1) for i in range(h)],
+            cmap="viridis",
+            vmax=float(norms.max()),
+            numbers=norms.size <= 40,
+            fontsize=8,
+            number_size=7,
+        )
         fig.colorbar(heat.image, ax=ax_norm, fraction=0.08, pad=0.03).ax.tick_params(labelsize=7)
         # the colour bar has narrowed the panel: at h = 16 a column is about 6 points, less than "16" at 8 points
         # (0.62 em a character); then only every step-th head is numbered, from head 1
@@ -192,8 +234,15 @@ class OutputDrawer(LayoutDrawer):
         ax_norm.set_xlabel("head", fontsize=8)
         ax_norm.set_title("size of what each head adds\n(length of the row, per token)", fontsize=9)
         s = view.shapes()
-        fig.text(0.5, 0.98, f"Concat {s['Concat']} @ $W^O$ {s['W^O']} = MultiHead(X) {s['output']}, the shape of X "
-                 f"{s['X']}, so X + MultiHead(X) works", ha="center", va="top", fontsize=10)
+        fig.text(
+            0.5,
+            0.98,
+            f"Concat {s['Concat']} @ $W^O$ {s['W^O']} = MultiHead(X) {s['output']}, the shape of X "
+            f"{s['X']}, so X + MultiHead(X) works",
+            ha="center",
+            va="top",
+            fontsize=10,
+        )
         return dict(ax=ax_con, image=con_im, numbers=ax_con.artists[-1], cbar=con_cbar, columns=columns)
 
     def update(self, layout, res):
@@ -204,8 +253,9 @@ class OutputDrawer(LayoutDrawer):
         layout["numbers"].set_values(M)
         ax = layout["ax"]
         fs = 8 if len(view.contributions) <= 8 else 7
-        ax.set_title(_contributions_title(token_labels(view.tokens)[token], layout["columns"]), fontsize=fs,
-                     fontfamily=text_family())  # the token as typed ("$5"), Chinese too
+        ax.set_title(
+            _contributions_title(token_labels(view.tokens)[token], layout["columns"]), fontsize=fs, fontfamily=text_family()
+        )  # the token as typed ("$5"), Chinese too
         return [layout["image"], *ax.lines, layout["numbers"], ax.title, *ax.spines.values(), layout["cbar"].ax]
 
 

@@ -50,8 +50,9 @@ class OverviewDrawer(LayoutDrawer):
         return res.h, tuple(res.tokens)
 
     def build(self, fig, res):
-        return HeadGrid(fig, res.h, res.tokens, annotate=len(res.tokens) <= 4 and res.h <= 8, caption="",
-                        cbar_label="attention weight")
+        return HeadGrid(
+            fig, res.h, res.tokens, annotate=len(res.tokens) <= 4 and res.h <= 8, caption="", cbar_label="attention weight"
+        )
 
     def update(self, grid, res):
         return grid.update(res.result.weights, caption=_caption(res))
@@ -59,14 +60,20 @@ class OverviewDrawer(LayoutDrawer):
     def picture(self, res):
         """What the browser draws: every head's weights (numbers in the cells up to 4 tokens and 8 heads)."""
         weights = res.result.weights  # (h, n, n)
-        panel = grid_panel("weights", weights.shape, res.tokens, res.tokens, cbar="attention weight",
-                           numbers=len(res.tokens) <= 4 and res.h <= 8, ncols=min(res.h, 8 if res.h > 8 else 4))
+        panel = grid_panel(
+            "weights",
+            weights.shape,
+            res.tokens,
+            res.tokens,
+            cbar="attention weight",
+            numbers=len(res.tokens) <= 4 and res.h <= 8,
+            ncols=min(res.h, 8 if res.h > 8 else 4),
+        )
         return Frame({"panels": [panel]}, {"caption": _caption(res)}, {"weights": matrix_entry(weights)})
 
 
 def _caption(res):
-    return (f"h = {res.h} heads, d_k = d_model / h = {res.d_k}: row = query token, column = key token, "
-            "each row sums to 1")
+    return f"h = {res.h} heads, d_k = d_model / h = {res.d_k}: row = query token, column = key token, each row sums to 1"
 
 
 def make_overview_explorer(sentence="humpty dumpty sat on", h=8):
@@ -81,7 +88,8 @@ def make_overview_explorer(sentence="humpty dumpty sat on", h=8):
         "sentence": text_box("sentence", sentence, "360px"),
         "h": heads_control(512, h),
     }
-    box = build_explorer(controls, compute_overview, OverviewDrawer(),
-                         title="Multi-Head Attention at a glance (press Enter after typing)")
+    box = build_explorer(
+        controls, compute_overview, OverviewDrawer(), title="Multi-Head Attention at a glance (press Enter after typing)"
+    )
     link_heads(box, lambda: 512)
     return box

@@ -13,8 +13,14 @@ from .. import embed_tokens, multi_head_attention, sinusoidal_positions, tokeniz
 from .grid import bar_panel, plot_heatmap, token_labels
 from .toolkit import LayoutDrawer, build_explorer, checkbox, explorer_params, int_slider, still_figure, text_box
 
-__all__ = ["parse_order", "PermutationExperiment", "permutation_experiment", "permutation_figure",
-           "make_positions_explorer", "PositionsDrawer"]
+__all__ = [
+    "parse_order",
+    "PermutationExperiment",
+    "permutation_experiment",
+    "permutation_figure",
+    "make_positions_explorer",
+    "PositionsDrawer",
+]
 
 DEFAULT_SENTENCE = "humpty dumpty sat on"
 DEFAULT_ORDER = "1 3 2 4"
@@ -32,8 +38,10 @@ def parse_order(text, n):
     try:
         numbers = [int(p) for p in text.replace(",", " ").split()]
     except ValueError:
-        raise ValueError(f"the order {text!r} must be whole numbers separated by spaces, e.g. "
-                         f"'{' '.join(str(i) for i in range(n, 0, -1))}'") from None
+        raise ValueError(
+            f"the order {text!r} must be whole numbers separated by spaces, e.g. "
+            f"'{' '.join(str(i) for i in range(n, 0, -1))}'"
+        ) from None
     if sorted(numbers) != list(range(1, n + 1)):
         use = f"each of 1..{n} exactly once (the sentence has {n} words)" if n > 1 else "1 (the sentence has 1 word)"
         raise ValueError(f"the order {text!r} must use {use}")
@@ -57,8 +65,9 @@ class PermutationExperiment:
     weights_moved: float  # largest change of a weight once both matrices are put in the same word order
 
 
-def permutation_experiment(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, positions=False, head=1, h=8,
-                           d_model=512, seed=0):
+def permutation_experiment(
+    sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, positions=False, head=1, h=8, d_model=512, seed=0
+):
     """Run a sentence and a reordering of it through the same Multi-Head Attention layer.
 
     Parameters
@@ -91,11 +100,19 @@ def permutation_experiment(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posit
         X, X_perm = X + P, X_perm + P
     r, r_perm = multi_head_attention(X, params), multi_head_attention(X_perm, params)
     same_order = r.weights[:, perm][:, :, perm]  # (h, n, n): the weights as written, rows and columns reordered
-    return PermutationExperiment(tokens=tuple(tokens), order=tuple(perm), positions=bool(positions), head=head - 1,
-                                 weights=r.weights, weights_perm=r_perm.weights, output=r.output,
-                                 output_perm=r_perm.output, tokens_perm=tuple(tokens[k] for k in perm),
-                                 moved=np.linalg.norm(r_perm.output - r.output[perm], axis=-1),  # (n,)
-                                 weights_moved=float(np.abs(r_perm.weights - same_order).max()))
+    return PermutationExperiment(
+        tokens=tuple(tokens),
+        order=tuple(perm),
+        positions=bool(positions),
+        head=head - 1,
+        weights=r.weights,
+        weights_perm=r_perm.weights,
+        output=r.output,
+        output_perm=r_perm.output,
+        tokens_perm=tuple(tokens[k] for k in perm),
+        moved=np.linalg.norm(r_perm.output - r.output[perm], axis=-1),  # (n,)
+        weights_moved=float(np.abs(r_perm.weights - same_order).max()),
+    )
 
 
 class PositionsDrawer(LayoutDrawer):
@@ -107,11 +124,14 @@ class PositionsDrawer(LayoutDrawer):
         return res.tokens, res.order
 
     def build(self, fig, res):
-        ax_a, ax_b, ax_c = fig.subplots(1, 3, width_ratios=[1, 1, 1.15],
-                                        gridspec_kw=dict(left=0.115, right=0.985, bottom=0.25, top=0.82, wspace=0.5))
+        ax_a, ax_b, ax_c = fig.subplots(
+            1, 3, width_ratios=[1, 1, 1.15], gridspec_kw=dict(left=0.115, right=0.985, bottom=0.25, top=0.82, wspace=0.5)
+        )
         n = len(res.tokens)
-        heat = [plot_heatmap(ax, np.zeros((n, n)), toks, toks, numbers=n <= 6)
-                for ax, toks in ((ax_a, res.tokens), (ax_b, res.tokens_perm))]
+        heat = [
+            plot_heatmap(ax, np.zeros((n, n)), toks, toks, numbers=n <= 6)
+            for ax, toks in ((ax_a, res.tokens), (ax_b, res.tokens_perm))
+        ]
         if ax_a.get_xticklabels()[0].get_rotation() == 90:  # turned key names: room under them for the axis label
             below = max(map(len, token_labels(res.tokens))) * 0.62 * 8 + 26  # points
             ax_a.get_gridspec().update(bottom=min(0.45, max(0.25, below / 72 / self.size[1])))
@@ -131,9 +151,12 @@ class PositionsDrawer(LayoutDrawer):
         changed = heat[0].set_data(res.weights[i]) + heat[1].set_data(res.weights_perm[i])
         set_bars(moved, [f" {value:.2f}" for value in moved], color="#D55E00" if res.positions else "#0072B2")
         ax_c.set_xlim(0, max(1.0, 1.15 * float(moved.max())))
-        verdict = (f"with positions: outputs change\n(largest move {moved.max():.2f})" if res.positions else
-                   f"no positions: same outputs,\nonly reordered (largest move {moved.max():.0e})")
-        for t, s in zip(titles, (f"head {i + 1}: as written", f"head {i + 1}: reordered", verdict)):
+        verdict = (
+            f"with positions: outputs change\n(largest move {moved.max():.2f})"
+            if res.positions
+            else f"no positions: same outputs,\nonly reordered (largest move {moved.max():.0e})"
+        )
+        for t, s in zip(titles, (f"head {i + 1}: as written", f"head {i + 1}: reordered", verdict), strict=False):
             t.set_text(s)
         return changed + titles[:2] + [ax_c]  # the bars' axes change their ticks: repainted whole
 
@@ -163,6 +186,7 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posi
         "positions": checkbox("add positional encodings", positions),
         "head": int_slider("head", head, 1, 8),
     }
+
     def fit_order(change):
         """A sentence of another length gets an order of its length (the first two words swapped)."""
         n = 0  # a sentence that cannot be read keeps the order: its own message is shown
@@ -174,5 +198,6 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posi
                 controls["order"].value = " ".join(map(str, [2, 1, *range(3, n + 1)] if n > 1 else [1]))
 
     controls["sentence"].observe(fit_order, names="value")  # before the explorer's own observer: one redraw
-    return build_explorer(controls, permutation_experiment, PositionsDrawer(),
-                          title="Reorder the words: does attention notice?")
+    return build_explorer(
+        controls, permutation_experiment, PositionsDrawer(), title="Reorder the words: does attention notice?"
+    )

@@ -63,8 +63,13 @@ def compute_projections(h, tie_d_k, d_k, X=None, tokens=None, seed=0):
     X, tokens = running_inputs(X, tokens)
     params = explorer_params(X.shape[-1], h, None if tie_d_k else d_k, seed)  # raises for h=7, tied
     Q = project(X, params.W_q)  # (n, d_model) @ (h, d_model, d_k) -> (h, n, d_k)
-    return Projections(tokens=list(tokens), d_k=params.d_k, W_q=params.W_q, Q=Q,
-                       count=parameter_count(X.shape[-1], params.h, d_k=params.d_k))
+    return Projections(
+        tokens=list(tokens),
+        d_k=params.d_k,
+        W_q=params.W_q,
+        Q=Q,
+        count=parameter_count(X.shape[-1], params.h, d_k=params.d_k),
+    )
 
 
 class ProjectionsDrawer(LayoutDrawer):
@@ -79,40 +84,72 @@ class ProjectionsDrawer(LayoutDrawer):
         h, n = len(res.Q), len(res.tokens)
         rows, cols = head_grid(h)
         gs = fig.add_gridspec(rows, cols, left=0.1, right=0.9, bottom=0.13, top=0.84, wspace=0.12, hspace=0.5)
-        panels = [plot_heatmap(fig.add_subplot(gs[i]), np.zeros((n, 1)), res.tokens if i % cols == 0 else None,
-                               None, cmap=SIGNED_CMAP, vmin=-1, vmax=1, numbers=False) for i in range(h)]
+        panels = [
+            plot_heatmap(
+                fig.add_subplot(gs[i]),
+                np.zeros((n, 1)),
+                res.tokens if i % cols == 0 else None,
+                None,
+                cmap=SIGNED_CMAP,
+                vmin=-1,
+                vmax=1,
+                numbers=False,
+            )
+            for i in range(h)
+        ]
         cax = fig.colorbar(panels[0].image, cax=fig.add_axes([0.92, 0.13, 0.015, 0.71])).ax
-        return dict(panels=panels, titles=[heat.ax.set_title("", fontsize=8) for heat in panels],
-                    ends=[heat.ax.text(x, -0.04, "", transform=heat.ax.transAxes, ha=ha, va="top", fontsize=7)
-                          for heat in panels for x, ha in ((0.0, "left"), (1.0, "right"))],  # "1" and "d_k"
-                    cax=cax, xlabel=fig.text(0.5, 0.02, "", ha="center", fontsize=8),
-                    caption=fig.text(0.5, 0.97, "", ha="center", va="top", fontsize=9))
+        return dict(
+            panels=panels,
+            titles=[heat.ax.set_title("", fontsize=8) for heat in panels],
+            ends=[
+                heat.ax.text(x, -0.04, "", transform=heat.ax.transAxes, ha=ha, va="top", fontsize=7)
+                for heat in panels
+                for x, ha in ((0.0, "left"), (1.0, "right"))
+            ],  # "1" and "d_k"
+            cax=cax,
+            xlabel=fig.text(0.5, 0.02, "", ha="center", fontsize=8),
+            caption=fig.text(0.5, 0.97, "", ha="center", va="top", fontsize=9),
+        )
 
     def update(self, layout, res):
         self.__dict__.update(layout)  # the artists of the layout on screen (self.caption, self.panels, ...)
         h, n, d_k = res.Q.shape
         clim, changed = symmetric_limits(res.Q), []
-        for i, (heat, Q) in enumerate(zip(self.panels, res.Q)):
+        for i, (heat, Q) in enumerate(zip(self.panels, res.Q, strict=False)):
             changed += heat.set_data(Q, clim=clim)
             self.titles[i].set_text(f"$Q_{{{i + 1}}}$  ({n} x {d_k})")
         for k, t in enumerate(self.ends):
             t.set_text("1" if k % 2 == 0 else str(d_k))
         self.xlabel.set_text(f"dimension within the head (1 ... d_k = {d_k}); rows: tokens")
-        self.caption.set_text(f"h={h}, d_k={d_k}:  each $W_i^Q$ is {res.W_q.shape[1]} x {d_k},  each "
-                              f"$Q_i = X W_i^Q$ is {n} x {d_k};  parameters ($W^Q, W^K, W^V, W^O$ together) = "
-                              f"{res.count['total']:,}")
+        self.caption.set_text(
+            f"h={h}, d_k={d_k}:  each $W_i^Q$ is {res.W_q.shape[1]} x {d_k},  each "
+            f"$Q_i = X W_i^Q$ is {n} x {d_k};  parameters ($W^Q, W^K, W^V, W^O$ together) = "
+            f"{res.count['total']:,}"
+        )
         return changed + self.titles + self.ends + [self.xlabel, self.caption, self.cax]
-
 
     def picture(self, res):
         """What the browser draws: every head's Q_i (rows: tokens) on one signed scale."""
         h, n, d_k = res.Q.shape
-        panel = grid_panel("Q", res.Q.shape, res.tokens, None, signed=True, numbers=False, strip=True, cap=22,
-                           titles=[f"Q_{i + 1}  ({n} x {d_k})" for i in range(h)], cbar="", row_label="",
-                           col_label=f"dimension within the head (1 ... d_k = {d_k}); rows: tokens",
-                           ncols=min(h, 4))
-        caption = (f"h={h}, d_k={d_k}:  each W_i^Q is {res.W_q.shape[1]} x {d_k},  each Q_i = X W_i^Q is {n} x {d_k};"
-                   f"  parameters (W^Q, W^K, W^V, W^O together) = {res.count['total']:,}")
+        panel = grid_panel(
+            "Q",
+            res.Q.shape,
+            res.tokens,
+            None,
+            signed=True,
+            numbers=False,
+            strip=True,
+            cap=22,
+            titles=[f"Q_{i + 1}  ({n} x {d_k})" for i in range(h)],
+            cbar="",
+            row_label="",
+            col_label=f"dimension within the head (1 ... d_k = {d_k}); rows: tokens",
+            ncols=min(h, 4),
+        )
+        caption = (
+            f"h={h}, d_k={d_k}:  each W_i^Q is {res.W_q.shape[1]} x {d_k},  each Q_i = X W_i^Q is {n} x {d_k};"
+            f"  parameters (W^Q, W^K, W^V, W^O together) = {res.count['total']:,}"
+        )
         return Frame({"panels": [panel]}, {"caption": caption}, {"Q": matrix_entry(res.Q, symmetric_limits(res.Q))})
 
 
@@ -134,7 +171,11 @@ def make_projections_explorer(h=8, tie_d_k=True, d_k=64):
         "tie_d_k": checkbox(TIE_LABEL, tie_d_k),
         "d_k": int_slider("d_k", d_k, 1, 512, disabled=tie_d_k),
     }
-    box = build_explorer(controls, compute_projections, ProjectionsDrawer(),
-                         title="Queries of every head for 'humpty dumpty sat on' (d_model = 512)")
+    box = build_explorer(
+        controls,
+        compute_projections,
+        ProjectionsDrawer(),
+        title="Queries of every head for 'humpty dumpty sat on' (d_model = 512)",
+    )
     link_heads(box, lambda: 512, tie="tie_d_k")
     return box

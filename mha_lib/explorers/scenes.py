@@ -30,8 +30,17 @@ from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP
 from .toolkit import kernel_loop, render_png
 from .widget import STATIC, colour_table
 
-__all__ = ["Scene", "SCENES", "LookupView", "PositionsView", "BlendView", "scene_index", "make_lecture_screen", "KEYS_JS",
-           "SCREEN_CSS"]
+__all__ = [
+    "Scene",
+    "SCENES",
+    "LookupView",
+    "PositionsView",
+    "BlendView",
+    "scene_index",
+    "make_lecture_screen",
+    "KEYS_JS",
+    "SCREEN_CSS",
+]
 
 
 @dataclass(frozen=True)
@@ -56,37 +65,79 @@ class Scene:
 # Control values are applied in this order (d_model before h, tie before d_k). Names a given explorer
 # does not have are skipped, so a scene never fails on an explorer without, e.g., a "weights" control.
 # "weights" (the parameters) goes first: designed or trained parameters fix d_model and h, random ones free them.
-_RUNNING = {"weights": "random", "preset": "custom", "sentence": "humpty dumpty sat on", "d_model": 512, "tie": True,
-            "h": 8, "mask": "none", "scaled": True, "lecture": True}
+_RUNNING = {
+    "weights": "random",
+    "preset": "custom",
+    "sentence": "humpty dumpty sat on",
+    "d_model": 512,
+    "tie": True,
+    "h": 8,
+    "mask": "none",
+    "scaled": True,
+    "lecture": True,
+}
 SCENES = (
-    Scene("Why attention: it finds the cat", "lookup", {}, 4, "softmax",
-          "query = what a word looks for · key = what it offers · value = what it hands over when found"),
+    Scene(
+        "Why attention: it finds the cat",
+        "lookup",
+        {},
+        4,
+        "softmax",
+        "query = what a word looks for · key = what it offers · value = what it hands over when found",
+    ),
     # opens on the scores (X, Q_i, K_i, V_i shown): three presses of "next step" reach Head_i
-    Scene("One head by hand", "steps", {"source": "random", "head": 1, "step": 4, "temperature": 1.0}, 4,
-          "projections", "press next step 3 times: scale, softmax row by row, Head_i = weights_i V_i"),
+    Scene(
+        "One head by hand",
+        "steps",
+        {"source": "random", "head": 1, "step": 4, "temperature": 1.0},
+        4,
+        "projections",
+        "press next step 3 times: scale, softmax row by row, Head_i = weights_i V_i",
+    ),
     Scene("Why divide by sqrt(d_k)", "lecture", {**_RUNNING, "tie": False, "d_k": 256, "scaled": False}, 4, "scores"),
     # random parameters: at T = 1 head 1's rows are mixed (0.25/0.26/0.03/0.46), so T = 0.1 sharpens them to
     # almost one-hot and T = 10 flattens them to 0.21-0.28 (a designed head is one-hot already at T = 1)
-    Scene("Softmax and temperature", "steps", {"source": "random", "head": 1, "step": 6, "temperature": 1.0}, 4,
-          "softmax"),
+    Scene("Softmax and temperature", "steps", {"source": "random", "head": 1, "step": 6, "temperature": 1.0}, 4, "softmax"),
     Scene("Masks: causal", "lecture", {**_RUNNING, "mask": "causal"}, 3, "softmax"),
-    Scene("Masks: you are welcome PAD", "lecture",
-          {**_RUNNING, "sentence": "you are welcome PAD", "mask": "padding"}, 2, "softmax"),
+    Scene(
+        "Masks: you are welcome PAD",
+        "lecture",
+        {**_RUNNING, "sentence": "you are welcome PAD", "mask": "padding"},
+        2,
+        "softmax",
+    ),
     # random head 1: every row mixes several rows of V_i (a designed head copies one row, so no blend shows);
     # V_1, weights_1 and Head_1 side by side, rows labelled (BlendView)
-    Scene("The weighted sum", "blend", {}, 4, "values",
-          "Head_1 row “humpty” = 0.25 × V(humpty) + 0.26 × V(dumpty) + 0.03 × V(sat) + 0.46 × V(on)"),
+    Scene(
+        "The weighted sum",
+        "blend",
+        {},
+        4,
+        "values",
+        "Head_1 row “humpty” = 0.25 × V(humpty) + 0.26 × V(dumpty) + 0.03 × V(sat) + 0.46 × V(on)",
+    ),
     # random parameters, d_k = d_model / h = 512 / 8 = 64 (the box ticked): four times the work of one head of 512
     # would cost, split into eight heads of 64
-    Scene("Several heads", "lecture", {**_RUNNING, "sentence": "the cat saw the dog"}, 4, "concat",
-          "d_k = d_model / h = 512 / 8 = 64: eight heads cost the weights of one head of 512"),
+    Scene(
+        "Several heads",
+        "lecture",
+        {**_RUNNING, "sentence": "the cat saw the dog"},
+        4,
+        "concat",
+        "d_k = d_model / h = 512 / 8 = 64: eight heads cost the weights of one head of 512",
+    ),
     # opens on V_i, before any score: the room predicts where "cat" looks, then "next step" shows the scores
-    Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 3, "temperature": 1.0}, 3,
-          "softmax"),
+    Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 3, "temperature": 1.0}, 3, "softmax"),
     # the two orders side by side, and the second put back in the first order: the same picture, so every number
     # moved with its word (head 1: "cat" puts 0.52 on "dog" in both orders)
-    Scene("Positions: cat and dog swapped", "positions", {}, 3, "embeddings",
-          "swap “cat” and “dog”: their rows and columns swap, nothing else changes; attention does not see order"),
+    Scene(
+        "Positions: cat and dog swapped",
+        "positions",
+        {},
+        3,
+        "embeddings",
+        "swap “cat” and “dog”: their rows and columns swap, nothing else changes; attention does not see order",
+    ),
 )
 
 
@@ -122,15 +173,21 @@ class LookupView(_StillView):
         rows = []
         for j, tok in enumerate(look.tokens):
             w = look.weights[m, j]
-            bar = (f"<div style='display: inline-block; vertical-align: middle; height: calc({u} * 1.1); "
-                   f"width: calc({u} * {12 * w:.2f}); background: #0072B2'></div>")
+            bar = (
+                f"<div style='display: inline-block; vertical-align: middle; height: calc({u} * 1.1); "
+                f"width: calc({u} * {12 * w:.2f}); background: #0072B2'></div>"
+            )
             bold = "font-weight: bold; " if w == look.weights[m].max() else ""
-            rows.append(f"<tr style='{bold}'><td style='{cell}'>{tok}</td><td style='{cell}'>{offers[tok]} "
-                        f"({', '.join(f'{x:g}' for x in look.K[j])})</td>"
-                        f"<td style='{cell}'>{look.scores[m, j]:g}</td><td style='{cell}'>{bar} {w:.2f}</td>"
-                        f"<td style='{cell}'>{hands[tok]}</td></tr>")
-        head = "".join(f"<th style='{cell}; border-bottom: 2px solid'>{t}</th>" for t in
-                       ("word", "key: what it offers", "score: query · key", "weight (softmax)", "value: hands over"))
+            rows.append(
+                f"<tr style='{bold}'><td style='{cell}'>{tok}</td><td style='{cell}'>{offers[tok]} "
+                f"({', '.join(f'{x:g}' for x in look.K[j])})</td>"
+                f"<td style='{cell}'>{look.scores[m, j]:g}</td><td style='{cell}'>{bar} {w:.2f}</td>"
+                f"<td style='{cell}'>{hands[tok]}</td></tr>"
+            )
+        head = "".join(
+            f"<th style='{cell}; border-bottom: 2px solid'>{t}</th>"
+            for t in ("word", "key: what it offers", "score: query · key", "weight (softmax)", "value: hands over")
+        )
         out = ", ".join(f"{x:.2f}" for x in look.output[m])
         self.picture = widgets.HTML(
             f"<div class='mha-pic mha-still' data-frame='lookup' style='line-height: 1.35'>"
@@ -143,7 +200,8 @@ class LookupView(_StillView):
             f"<div style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'><b>it</b> receives the "
             f"weighted sum of the values: ({out}), {look.weights[m, 1]:.0%} “cat”. A soft lookup: every word "
             f"gets something, the best match the most; learned W^Q, W^K, W^V make the queries, keys and "
-            f"values.</div></div>")
+            f"values.</div></div>"
+        )
         super().__init__([self.message, self.picture])
 
     @property
@@ -160,7 +218,6 @@ class LookupView(_StillView):
             fig.suptitle("“the cat sat down because it was tired”: the query of “it” finds the key of “cat”")
             self._image = widgets.Image(value=render_png(fig, dpi=self.dpi), format="png")
         return self._image
-
 
 
 POSITIONS_ORDERS = (("the", "cat", "saw", "the", "dog"), ("the", "dog", "saw", "the", "cat"))
@@ -193,12 +250,19 @@ class PositionsView(_StillView):
             head = "<tr><td></td>" + "".join(f"<td style='text-align: center'>{word(t)}</td>" for t in labels) + "</tr>"
             rows = "".join(
                 f"<tr><td style='text-align: right; padding-right: calc({u} * 0.4)'>{word(labels[i])}</td>"
-                + "".join(f"<td style='width: {size}; height: {size}; background: "
-                          f"{colours[min(255, int(round(255 * w[i, j])))]}'></td>" for j in range(len(labels)))
-                + "</tr>" for i in range(len(labels)))
-            return (f"<div style='margin-right: calc({u} * 1.5)'><div style='font-size: calc({u} * 1.2); "
-                    f"margin-bottom: calc({u} * 0.3)'>{title}</div><table style='border-spacing: 2px'>{head}{rows}"
-                    f"</table></div>")
+                + "".join(
+                    f"<td style='width: {size}; height: {size}; background: "
+                    f"{colours[min(255, int(round(255 * w[i, j])))]}'></td>"
+                    for j in range(len(labels))
+                )
+                + "</tr>"
+                for i in range(len(labels))
+            )
+            return (
+                f"<div style='margin-right: calc({u} * 1.5)'><div style='font-size: calc({u} * 1.2); "
+                f"margin-bottom: calc({u} * 0.3)'>{title}</div><table style='border-spacing: 2px'>{head}{rows}"
+                f"</table></div>"
+            )
 
         same = "the same picture as the first" if np.allclose(self.weights[0], self.weights[2]) else "different"
         self.picture = widgets.HTML(
@@ -210,7 +274,8 @@ class PositionsView(_StillView):
             + f"</div><div style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'>Right: {same}. Every "
             f"number moved with its word; the output rows too (largest difference once put back: "
             f"{self.output_gap:.0e}). Nothing in the layer knows the order: positional encodings add it "
-            f"(notebook 10).</div></div>")
+            f"(notebook 10).</div></div>"
+        )
         super().__init__([self.message, self.picture])
 
     @property
@@ -245,29 +310,36 @@ class BlendView(_StillView):
         res = multi_head_attention(embed_tokens(list(tokens), 512), init_params(512, 8, 64, seed=0))
         self.V, self.weights, self.head = res.V[0], res.weights[0], res.heads[0]  # (4, 64), (4, 4), (4, 64)
         signed, positive = colour_table(SIGNED_CMAP), colour_table(WEIGHTS_CMAP)
-        lim = float(np.abs(self.V[:, :self.COLUMNS]).max())
+        lim = float(np.abs(self.V[:, : self.COLUMNS]).max())
         u = "var(--u, 20px)"
 
         def cell(colour, text="", outline=False):
             edge = "outline: 3px solid black; outline-offset: -3px; " if outline else ""
-            return (f"<td style='{edge}width: calc({u} * 1.5); height: calc({u} * 1.9); background: {colour}; "
-                    f"text-align: center; color: white; font-size: calc({u} * 0.9)'>{text}</td>")
+            return (
+                f"<td style='{edge}width: calc({u} * 1.5); height: calc({u} * 1.9); background: {colour}; "
+                f"text-align: center; color: white; font-size: calc({u} * 0.9)'>{text}</td>"
+            )
 
         def grid(title, rows):
-            body = "".join(f"<tr><td style='text-align: right; padding-right: calc({u} * 0.4)'>{tokens[i]}</td>"
-                           f"{r}</tr>" for i, r in enumerate(rows))
-            return (f"<div style='margin-right: calc({u} * 1.2)'><div style='font-size: calc({u} * 1.2); "
-                    f"margin-bottom: calc({u} * 0.3)'>{title}</div><table style='border-spacing: 1px'>{body}"
-                    f"</table></div>")
+            body = "".join(
+                f"<tr><td style='text-align: right; padding-right: calc({u} * 0.4)'>{tokens[i]}</td>{r}</tr>"
+                for i, r in enumerate(rows)
+            )
+            return (
+                f"<div style='margin-right: calc({u} * 1.2)'><div style='font-size: calc({u} * 1.2); "
+                f"margin-bottom: calc({u} * 0.3)'>{title}</div><table style='border-spacing: 1px'>{body}"
+                f"</table></div>"
+            )
 
         def shade(x):  # the signed colour map, -lim ... lim, as the step view colours V_i
             return signed[min(255, max(0, int(round(127.5 * (1 + x / lim)))))]
 
-        v_rows = ["".join(cell(shade(x)) for x in row) for row in self.V[:, :self.COLUMNS]]
-        h_rows = ["".join(cell(shade(x), outline=i == 0) for x in row)
-                  for i, row in enumerate(self.head[:, :self.COLUMNS])]
-        w_rows = ["".join(cell(positive[min(255, int(round(255 * w)))], f"{w:.2f}", outline=i == 0) for w in row)
-                  for i, row in enumerate(self.weights)]
+        v_rows = ["".join(cell(shade(x)) for x in row) for row in self.V[:, : self.COLUMNS]]
+        h_rows = ["".join(cell(shade(x), outline=i == 0) for x in row) for i, row in enumerate(self.head[:, : self.COLUMNS])]
+        w_rows = [
+            "".join(cell(positive[min(255, int(round(255 * w)))], f"{w:.2f}", outline=i == 0) for w in row)
+            for i, row in enumerate(self.weights)
+        ]
         blend = " + ".join(f"{w:.2f} × V({t})" for w, t in zip(self.weights[0], tokens, strict=True))
         self.picture = widgets.HTML(
             f"<div class='mha-pic mha-still' data-frame='blend' style='font-size: calc({u} * 1.1)'>"
@@ -279,7 +351,8 @@ class BlendView(_StillView):
             + grid("Head_1 = weights_1 V_1", h_rows)
             + f"</div><div style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'>Row “humpty” (outlined): "
             f"{blend}. No weight is near 1, so no row of Head_1 copies a row of V_1: each is a blend, paler "
-            f"than the rows it mixes (their signs partly cancel).</div></div>")
+            f"than the rows it mixes (their signs partly cancel).</div></div>"
+        )
         super().__init__([self.message, self.picture])
 
     @property
@@ -290,19 +363,21 @@ class BlendView(_StillView):
 
             fig = Figure(figsize=(11, 3.6), layout="constrained")
             axes = fig.subplots(1, 3, width_ratios=(3, 1.3, 3))
-            lim = float(np.abs(self.V[:, :self.COLUMNS]).max())
-            for ax, m, title, cmap, lo in ((axes[0], self.V[:, :self.COLUMNS], "V_1", SIGNED_CMAP, -lim),
-                                          (axes[1], self.weights, "weights_1", WEIGHTS_CMAP, 0.0),
-                                          (axes[2], self.head[:, :self.COLUMNS], "Head_1 = weights_1 V_1",
-                                           SIGNED_CMAP, -lim)):
+            lim = float(np.abs(self.V[:, : self.COLUMNS]).max())
+            for ax, m, title, cmap, lo in (
+                (axes[0], self.V[:, : self.COLUMNS], "V_1", SIGNED_CMAP, -lim),
+                (axes[1], self.weights, "weights_1", WEIGHTS_CMAP, 0.0),
+                (axes[2], self.head[:, : self.COLUMNS], "Head_1 = weights_1 V_1", SIGNED_CMAP, -lim),
+            ):
                 ax.imshow(m, cmap=cmap, vmin=lo, vmax=lim if lo else 1.0, aspect="auto")
                 ax.set_yticks(range(4), self.tokens)
                 ax.set_xticks([])
                 ax.set_title(title)
             for (i, j), w in np.ndenumerate(self.weights):
                 axes[1].text(j, i, f"{w:.2f}", ha="center", va="center", color="white", fontsize=9)
-            fig.suptitle("row humpty: " + " + ".join(f"{w:.2f} V({t})" for w, t in zip(self.weights[0], self.tokens,
-                                                                                        strict=True)))
+            fig.suptitle(
+                "row humpty: " + " + ".join(f"{w:.2f} V({t})" for w, t in zip(self.weights[0], self.tokens, strict=True))
+            )
             self._image = widgets.Image(value=render_png(fig, dpi=self.dpi), format="png")
         return self._image
 
@@ -333,10 +408,21 @@ KEYS_JS = (STATIC / "screen.js").read_text()
 
 # High contrast: the map is drawn again with these matplotlib settings (bold black text, thick lines); the
 # explorers' pictures are drawn so by the page (picture.css: bold text, thick outlines, no filter).
-CONTRAST_RC = {"font.weight": "bold", "axes.titleweight": "bold", "axes.labelweight": "bold",
-               "text.color": "black", "axes.labelcolor": "black", "xtick.color": "black", "ytick.color": "black",
-               "axes.edgecolor": "black", "axes.linewidth": 2.0, "xtick.major.width": 2.0,
-               "ytick.major.width": 2.0, "lines.linewidth": 3.0, "patch.linewidth": 1.5}
+CONTRAST_RC = {
+    "font.weight": "bold",
+    "axes.titleweight": "bold",
+    "axes.labelweight": "bold",
+    "text.color": "black",
+    "axes.labelcolor": "black",
+    "xtick.color": "black",
+    "ytick.color": "black",
+    "axes.edgecolor": "black",
+    "axes.linewidth": 2.0,
+    "xtick.major.width": 2.0,
+    "ytick.major.width": 2.0,
+    "lines.linewidth": 3.0,
+    "patch.linewidth": 1.5,
+}
 
 
 def _parse_viewport(text):
@@ -355,9 +441,18 @@ def _apply(box, settings):
                 widget.value = value
 
 
-def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SCENES, dpi=90,  # noqa: C901  one closure
-                        fullscreen=None, lookup=LookupView, positions=PositionsView,  # per widget, a few lines
-                        blend=BlendView):
+def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
+    lecture,
+    steps,
+    scene=None,
+    query_string=None,
+    scenes=SCENES,
+    dpi=90,
+    fullscreen=None,
+    lookup=LookupView,
+    positions=PositionsView,
+    blend=BlendView,
+):
     """The lecture screen: scene bar (menu, previous/next, high contrast, map) above the explorer of the scene.
 
     Parameters
@@ -400,32 +495,50 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         start = 0
     factories = {"lookup": lookup, "lecture": lecture, "steps": steps, "positions": positions, "blend": blend}
     state = {"explorers": {}}  # an explorer is built when first needed
-    menu = widgets.Dropdown(options=[(f"{k + 1}. {s.name}", k) for k, s in enumerate(scenes)], value=start,
-                            layout=widgets.Layout(width="430px"))
-    prev_button, next_button = (widgets.Button(description=arrow, tooltip=f"{which} scene ({keys})",
-                                               layout=widgets.Layout(width="64px"))
-                                for arrow, which, keys in (("◀", "previous", "left arrow or Page Up"),
-                                                           ("▶", "next", "right arrow or Page Down")))
+    menu = widgets.Dropdown(
+        options=[(f"{k + 1}. {s.name}", k) for k, s in enumerate(scenes)], value=start, layout=widgets.Layout(width="430px")
+    )
+    prev_button, next_button = (
+        widgets.Button(description=arrow, tooltip=f"{which} scene ({keys})", layout=widgets.Layout(width="64px"))
+        for arrow, which, keys in (("◀", "previous", "left arrow or Page Up"), ("▶", "next", "right arrow or Page Down"))
+    )
     counter = widgets.HTML()
-    contrast = widgets.Checkbox(value=False, description="high contrast", indent=False,
-                                layout=widgets.Layout(width="auto"))
+    contrast = widgets.Checkbox(value=False, description="high contrast", indent=False, layout=widgets.Layout(width="auto"))
     viewport = widgets.Text(value="", continuous_update=True, layout=widgets.Layout(display="none"))
-    map_button = widgets.ToggleButton(value=False, description="map", tooltip="the whole computation; this scene's "
-                                      "step in orange (the intro and the wrap-up)", layout=widgets.Layout(width="auto"))
-    presenter = widgets.ToggleButton(value=False, description="hide controls", tooltip="the picture takes the whole "
-                                     "width (key P)", layout=widgets.Layout(width="auto"))
+    map_button = widgets.ToggleButton(
+        value=False,
+        description="map",
+        tooltip="the whole computation; this scene's step in orange (the intro and the wrap-up)",
+        layout=widgets.Layout(width="auto"),
+    )
+    presenter = widgets.ToggleButton(
+        value=False,
+        description="hide controls",
+        tooltip="the picture takes the whole width (key P)",
+        layout=widgets.Layout(width="auto"),
+    )
     stages = {name: widgets.HBox(layout=widgets.Layout(width="100%", align_items="stretch")) for name in factories}
     map_image = widgets.Image(format="png")
-    stages["map"] = widgets.HBox([widgets.VBox([map_image], layout=widgets.Layout(flex="1 1 auto", min_width="0"))],
-                                 layout=widgets.Layout(width="100%", display="none"))
+    stages["map"] = widgets.HBox(
+        [widgets.VBox([map_image], layout=widgets.Layout(flex="1 1 auto", min_width="0"))],
+        layout=widgets.Layout(width="100%", display="none"),
+    )
     stages["map"].children[0].add_class("mha-picture")
-    for widget, css_class in ((menu, "mha-scene-menu"), (prev_button, "mha-scene-prev"), (viewport, "mha-viewport"),
-                              (next_button, "mha-scene-next"), (counter, "mha-scene-counter"),
-                              *((stage, "mha-stage") for stage in stages.values()),
-                              (map_button, "mha-map"), (presenter, "mha-presenter-toggle")):
+    for widget, css_class in (
+        (menu, "mha-scene-menu"),
+        (prev_button, "mha-scene-prev"),
+        (viewport, "mha-viewport"),
+        (next_button, "mha-scene-next"),
+        (counter, "mha-scene-counter"),
+        *((stage, "mha-stage") for stage in stages.values()),
+        (map_button, "mha-map"),
+        (presenter, "mha-presenter-toggle"),
+    ):
         widget.add_class(css_class)
-    bar = widgets.HBox([prev_button, menu, next_button, counter, map_button, presenter, contrast, notice, viewport],
-                       layout=widgets.Layout(align_items="center", grid_gap="10px"))
+    bar = widgets.HBox(
+        [prev_button, menu, next_button, counter, map_button, presenter, contrast, notice, viewport],
+        layout=widgets.Layout(align_items="center", grid_gap="10px"),
+    )
     css = widgets.HTML(SCREEN_CSS, layout=widgets.Layout(display="none"))  # a <style> applies while hidden
     scene_text = widgets.HTML(layout=widgets.Layout(margin="0 0 0 10px"))
     scene_text.add_class("mha-scene-text")
@@ -439,10 +552,11 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
         if name not in state["explorers"]:
             state["explorers"][name] = box = factories[name](dpi)
             buttons = [b for b in (getattr(box, "previous_step", None), getattr(box, "next_step", None)) if b]
-            for b, css_class in zip(buttons, ("mha-step-prev", "mha-step-next")):
+            for b, css_class in zip(buttons, ("mha-step-prev", "mha-step-next"), strict=False):
                 b.add_class(css_class)
-            column = widgets.VBox([widgets.HBox(buttons)] * bool(buttons) +
-                                  [c for key, c in box.controls.items() if key != "lecture"])
+            column = widgets.VBox(
+                [widgets.HBox(buttons)] * bool(buttons) + [c for key, c in box.controls.items() if key != "lecture"]
+            )
             column.add_class("mha-controls")
             if not column.children:  # a view with no controls (the motivation scene): the picture takes the width
                 column.layout.display = "none"
@@ -507,8 +621,9 @@ def make_lecture_screen(lecture, steps, scene=None, query_string=None, scenes=SC
     prev_button.on_click(lambda _b: go(menu.value - 1))
     next_button.on_click(lambda _b: go(menu.value + 1))
     contrast.observe(on_contrast, names="value")
-    presenter.observe(lambda change: (screen.add_class if change["new"] else screen.remove_class)("mha-presenter"),
-                      names="value")
+    presenter.observe(
+        lambda change: (screen.add_class if change["new"] else screen.remove_class)("mha-presenter"), names="value"
+    )
     map_button.observe(lambda change: on_stage("map" if change["new"] else scenes[menu.value].view), names="value")
     show(start)
     screen.scene_menu, screen.next_button, screen.previous_button, screen.go = menu, next_button, prev_button, go

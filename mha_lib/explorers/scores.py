@@ -31,8 +31,16 @@ from .toolkit import (
 )
 from .widget import Frame, grid_panel, matrix_entry
 
-__all__ = ["RandomScores", "random_scores", "ScalingDrawer", "make_scaling_explorer", "ScoresSetting", "scores_setting",
-           "ScoresDrawer", "make_scores_explorer"]
+__all__ = [
+    "RandomScores",
+    "random_scores",
+    "ScalingDrawer",
+    "make_scaling_explorer",
+    "ScoresSetting",
+    "scores_setting",
+    "ScoresDrawer",
+    "make_scores_explorer",
+]
 
 
 @dataclass(frozen=True)
@@ -64,9 +72,15 @@ def random_scores(d_k, scaled=True, n=4, trials=500, rng=0):
     K = rng.standard_normal((trials, n, d_k))  # (trials, n, d_k)
     scores = attention_scores(Q, K, scale=None if scaled else 1.0)  # (trials, n, n)
     weights = softmax(scores)  # (trials, n, n)
-    return RandomScores(d_k=int(d_k), scaled=bool(scaled), scores=scores, weights=weights, std=float(scores.std()),
-                        mean_max_weight=float(weights.max(-1).mean()),
-                        mean_entropy=float(row_entropy(weights).mean()))
+    return RandomScores(
+        d_k=int(d_k),
+        scaled=bool(scaled),
+        scores=scores,
+        weights=weights,
+        std=float(scores.std()),
+        mean_max_weight=float(weights.max(-1).mean()),
+        mean_entropy=float(row_entropy(weights).mean()),
+    )
 
 
 class ScalingDrawer(LayoutDrawer):
@@ -80,15 +94,20 @@ class ScalingDrawer(LayoutDrawer):
     def build(self, fig, res):
         n, rows, H = res.weights.shape[-1], min(6, len(res.weights)), self.size[1]
         self.ax_hist = fig.add_axes(inch_box(*self.size)(0.75, 0.5, 3.9, H - 1.0))
-        self.stairs = self.ax_hist.stairs(np.zeros(60), np.linspace(-4, 4, 61), fill=True, color="#0072B2",
-                                          alpha=0.85)
+        self.stairs = self.ax_hist.stairs(np.zeros(60), np.linspace(-4, 4, 61), fill=True, color="#0072B2", alpha=0.85)
         self.ax_hist.set_xlabel("score", fontsize=9)
         self.ax_hist.set_ylabel("count", fontsize=9)
         self.ax_hist.tick_params(labelsize=8)
         self.ax_hist.set_title("", fontsize=9)
-        self.rows_panel = matrix_panel(fig, (5.65, 0.5, 2.35, H - 1.0), (rows, n),
-                                       [f"sentence {i + 1}" for i in range(rows)], [f"key {j + 1}" for j in range(n)],
-                                       cbar_label="weight", fs=8)  # its title at fs + 1 = 9 points
+        self.rows_panel = matrix_panel(
+            fig,
+            (5.65, 0.5, 2.35, H - 1.0),
+            (rows, n),
+            [f"sentence {i + 1}" for i in range(rows)],
+            [f"key {j + 1}" for j in range(n)],
+            cbar_label="weight",
+            fs=8,
+        )  # its title at fs + 1 = 9 points
         # Its title is wider than the heatmap and reaches over the colour bar, whose top tick label ("1.0") sticks
         # out above the axes by half a line: lift the title by that much more than matrix_panel's 3 points.
         tick_fs = self.rows_panel.cbar.ax.yaxis.get_majorticklabels()[0].get_fontsize()
@@ -103,8 +122,10 @@ class ScalingDrawer(LayoutDrawer):
         how = "q·k / √d_k" if res.scaled else "q·k (not scaled)"
         self.ax_hist.title.set_text(f"d_k = {res.d_k}: {values.size} scores {how}\nstandard deviation {res.std:.2f}")
         title = self.rows_panel.ax.title
-        title.set_text(f"softmax of one row each\nmean largest weight {res.mean_max_weight:.2f}, "
-                       f"entropy {res.mean_entropy:.2f} / {math.log2(n):.0f} bits")
+        title.set_text(
+            f"softmax of one row each\nmean largest weight {res.mean_max_weight:.2f}, "
+            f"entropy {res.mean_entropy:.2f} / {math.log2(n):.0f} bits"
+        )
         # first query row of the first 6 sentences; the histogram's ticks change with the data: whole axes repainted
         return [self.ax_hist] + self.rows_panel.set_data(res.weights[:6, 0, :]) + [title]
 
@@ -119,8 +140,12 @@ def make_scaling_explorer(seed=0, n=4, trials=500):
     """
     n = whole_number(n, "n", "make_scaling_explorer", minimum=1)
     trials = whole_number(trials, "trials", "make_scaling_explorer", minimum=1)
-    check_budget(8.0 * trials * n * max(1024, n), "trials x n x d_k at d_k = 1024", "make_scaling_explorer",
-                 "use fewer trials or tokens")
+    check_budget(
+        8.0 * trials * n * max(1024, n),
+        "trials x n x d_k at d_k = 1024",
+        "make_scaling_explorer",
+        "use fewer trials or tokens",
+    )
     controls = {
         "d_k": selection_slider("d_k", [2**i for i in range(11)], 64),
         "scaled": checkbox(SCALE_LABEL, True),
@@ -157,9 +182,18 @@ def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed
     """
     tokens, X, params, roles = explorer_layer(weights, X, tokens, h, None if tie else d_k, seed)
     r = multi_head_attention(X, params, scale=None if scaled else 1.0)
-    return ScoresSetting(h=params.h, d_k=params.d_k, scaled=bool(scaled), tokens=tokens, scores=r.scores,
-                         weights=r.weights, max_weight=r.weights.max(-1), entropy=row_entropy(r.weights), roles=roles,
-                         kind=weights)
+    return ScoresSetting(
+        h=params.h,
+        d_k=params.d_k,
+        scaled=bool(scaled),
+        tokens=tokens,
+        scores=r.scores,
+        weights=r.weights,
+        max_weight=r.weights.max(-1),
+        entropy=row_entropy(r.weights),
+        roles=roles,
+        kind=weights,
+    )
 
 
 class ScoresDrawer(HeadGridDrawer):
@@ -172,16 +206,43 @@ class ScoresDrawer(HeadGridDrawer):
 
     def build(self, fig, res):
         n, annotate = len(res.tokens), res.h <= 8
-        grid = HeadGrid(fig, res.h, res.tokens, None, (0.05, 0.05, 7.7, 5.1), cmap=SIGNED_CMAP, vmin=-1.0,
-                        cbar_label="score (shared scale)", annotate=annotate, caption="",
-                        titles=head_titles(res.h, res.roles))
-        grid.stats = [matrix_panel(fig, (8.25, top, 2.1, 1.56), (res.h, n), [str(i + 1) for i in range(res.h)],
-                                   res.tokens, vmax=vmax, title=title, xlabel="query token", ylabel="head",
-                                   cbar_label=label, numbers=annotate)
-                      for top, vmax, label, title in (
-                          (0.82, 1.0, "weight", "largest weight in each row\n(1 = all on one token)"),
-                          (3.22, math.log2(n) if n > 1 else 1.0, "bits",
-                           f"entropy of each row, bits\n({math.log2(n):.0f} = spread evenly, 0 = one token)"))]
+        grid = HeadGrid(
+            fig,
+            res.h,
+            res.tokens,
+            None,
+            (0.05, 0.05, 7.7, 5.1),
+            cmap=SIGNED_CMAP,
+            vmin=-1.0,
+            cbar_label="score (shared scale)",
+            annotate=annotate,
+            caption="",
+            titles=head_titles(res.h, res.roles),
+        )
+        grid.stats = [
+            matrix_panel(
+                fig,
+                (8.25, top, 2.1, 1.56),
+                (res.h, n),
+                [str(i + 1) for i in range(res.h)],
+                res.tokens,
+                vmax=vmax,
+                title=title,
+                xlabel="query token",
+                ylabel="head",
+                cbar_label=label,
+                numbers=annotate,
+            )
+            for top, vmax, label, title in (
+                (0.82, 1.0, "weight", "largest weight in each row\n(1 = all on one token)"),
+                (
+                    3.22,
+                    math.log2(n) if n > 1 else 1.0,
+                    "bits",
+                    f"entropy of each row, bits\n({math.log2(n):.0f} = spread evenly, 0 = one token)",
+                ),
+            )
+        ]
         return grid
 
     def update(self, grid, res):
@@ -192,24 +253,63 @@ class ScoresDrawer(HeadGridDrawer):
         """What the browser draws: every head's scores (left), the rows' largest weight and entropy (right)."""
         n, numbers, heads = len(res.tokens), res.h <= 8, [str(i + 1) for i in range(res.h)]
         bits = math.log2(n) if n > 1 else 1.0
-        panels = [grid_panel("scores", res.scores.shape, res.tokens, res.tokens, signed=True, numbers=numbers,
-                             titles=head_titles(res.h, res.roles), cbar="score (shared scale)", digits=2,
-                             area="1 / 1 / 3 / 2", width=0.7),
-                  grid_panel("max_weight", (1, res.h, n), heads, res.tokens, numbers=numbers, cbar="weight",
-                             titles=["largest weight in each row (1 = all on one token)"], row_label="head",
-                             col_label="query token", area="1 / 2", width=0.3, cap=34),
-                  grid_panel("entropy", (1, res.h, n), heads, res.tokens, numbers=numbers, cbar="bits",
-                             titles=[f"entropy of each row, bits ({math.log2(n):.0f} = spread evenly, 0 = one token)"],
-                             row_label="head", col_label="query token", area="2 / 2", width=0.3, cap=34)]
-        arrays = {"scores": matrix_entry(res.scores, symmetric_limits(res.scores)),
-                  "max_weight": matrix_entry(res.max_weight), "entropy": matrix_entry(res.entropy, (0.0, bits))}
+        panels = [
+            grid_panel(
+                "scores",
+                res.scores.shape,
+                res.tokens,
+                res.tokens,
+                signed=True,
+                numbers=numbers,
+                titles=head_titles(res.h, res.roles),
+                cbar="score (shared scale)",
+                digits=2,
+                area="1 / 1 / 3 / 2",
+                width=0.7,
+            ),
+            grid_panel(
+                "max_weight",
+                (1, res.h, n),
+                heads,
+                res.tokens,
+                numbers=numbers,
+                cbar="weight",
+                titles=["largest weight in each row (1 = all on one token)"],
+                row_label="head",
+                col_label="query token",
+                area="1 / 2",
+                width=0.3,
+                cap=34,
+            ),
+            grid_panel(
+                "entropy",
+                (1, res.h, n),
+                heads,
+                res.tokens,
+                numbers=numbers,
+                cbar="bits",
+                titles=[f"entropy of each row, bits ({math.log2(n):.0f} = spread evenly, 0 = one token)"],
+                row_label="head",
+                col_label="query token",
+                area="2 / 2",
+                width=0.3,
+                cap=34,
+            ),
+        ]
+        arrays = {
+            "scores": matrix_entry(res.scores, symmetric_limits(res.scores)),
+            "max_weight": matrix_entry(res.max_weight),
+            "entropy": matrix_entry(res.entropy, (0.0, bits)),
+        }
         return Frame({"panels": panels, "columns": 2}, {"caption": _scores_caption(res)}, arrays)
 
 
 def _scores_caption(res):
     how = "scaled by 1/√d_k" if res.scaled else "NOT scaled"
-    return (f"scores of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, {how}  "
-            "(rows: query token, columns: key token)")
+    return (
+        f"scores of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, {how}  "
+        "(rows: query token, columns: key token)"
+    )
 
 
 def make_scores_explorer(X=None, tokens=None, seed=0):
@@ -229,7 +329,11 @@ def make_scores_explorer(X=None, tokens=None, seed=0):
         "tie": checkbox(TIE_LABEL, True),
         "scaled": checkbox(SCALE_LABEL, True),
     }
-    box = build_explorer(controls, functools.partial(scores_setting, X=X, tokens=tokens, seed=seed), ScoresDrawer(),
-                         title="Scores of every head (running example)")
+    box = build_explorer(
+        controls,
+        functools.partial(scores_setting, X=X, tokens=tokens, seed=seed),
+        ScoresDrawer(),
+        title="Scores of every head (running example)",
+    )
     link_heads(box, lambda: X.shape[-1])
     return box

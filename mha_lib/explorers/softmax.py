@@ -59,8 +59,7 @@ class SoftmaxSetting:
     kind: str = "random"  # the parameters W: "random", "designed" or "trained"
 
 
-def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.0, mask="none", seed=0,
-                    weights="random"):
+def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.0, mask="none", seed=0, weights="random"):
     """Every head's weights ``softmax(mask(Q_i K_i^T / (T sqrt(d_k))))``, shape (h, n, n), for one setting.
 
     ``sentence``: "humpty dumpty sat on" (d_model=512) or "You are welcome PAD" (d_model=6); h heads of size
@@ -78,9 +77,18 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
     tokens, X, params, roles = explorer_layer(weights, X, tokens, h, None if tie else d_k, seed, sentence)
     m = make_mask(mask, tokens, pad_token="pad" if weights != "random" else "PAD")  # designed and trained lower-case
     r = multi_head_attention(X, params, mask=m, scale=1.0 / (temperature * math.sqrt(params.d_k)))
-    return SoftmaxSetting(h=params.h, d_k=params.d_k, temperature=float(temperature), mask_kind=mask,
-                          tokens=tuple(tokens), mask=m, weights=r.weights, entropy=row_entropy(r.weights),
-                          roles=roles, kind=weights)
+    return SoftmaxSetting(
+        h=params.h,
+        d_k=params.d_k,
+        temperature=float(temperature),
+        mask_kind=mask,
+        tokens=tuple(tokens),
+        mask=m,
+        weights=r.weights,
+        entropy=row_entropy(r.weights),
+        roles=roles,
+        kind=weights,
+    )
 
 
 class SoftmaxDrawer(HeadGridDrawer):
@@ -90,23 +98,33 @@ class SoftmaxDrawer(HeadGridDrawer):
         return res.h, res.tokens, res.roles
 
     def build(self, fig, res):
-        return HeadGrid(fig, res.h, res.tokens, annotate=res.h <= 8, panel_cap=2.2, shrink=True, caption="",
-                        titles=head_titles(res.h, res.roles))
+        return HeadGrid(
+            fig,
+            res.h,
+            res.tokens,
+            annotate=res.h <= 8,
+            panel_cap=2.2,
+            shrink=True,
+            caption="",
+            titles=head_titles(res.h, res.roles),
+        )
 
     def update(self, grid, res):
         return grid.update(res.weights, mask=res.mask, caption=_caption(res))
 
     def picture(self, res):
         """What the browser draws: every head's weights, masked cells hatched."""
-        panel = grid_panel("weights", res.weights.shape, res.tokens, res.tokens, numbers=res.h <= 8,
-                           titles=head_titles(res.h, res.roles))
-        return Frame({"panels": [panel]}, {"caption": _caption(res)},
-                     {"weights": matrix_entry(res.weights, mask=res.mask)})
+        panel = grid_panel(
+            "weights", res.weights.shape, res.tokens, res.tokens, numbers=res.h <= 8, titles=head_titles(res.h, res.roles)
+        )
+        return Frame({"panels": [panel]}, {"caption": _caption(res)}, {"weights": matrix_entry(res.weights, mask=res.mask)})
 
 
 def _caption(res):
-    return (f"weights of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, T = {res.temperature:.3g}, "
-            f"mask: {res.mask_kind}  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)")
+    return (
+        f"weights of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, T = {res.temperature:.3g}, "
+        f"mask: {res.mask_kind}  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)"
+    )
 
 
 def make_softmax_explorer(seed=0):
@@ -124,9 +142,17 @@ def make_softmax_explorer(seed=0):
         "h": heads_control(512, 8),
         "d_k": int_slider("d_k", 64, 1, 512, disabled=True),
         "tie": checkbox(TIE_LABEL, True),
-        "T": widgets.FloatLogSlider(value=1.0, base=10, min=-2.0, max=2.0, step=0.25, description="temperature T",
-                                    continuous_update=False, readout_format=".3g",
-                                    style={"description_width": "initial"}),
+        "T": widgets.FloatLogSlider(
+            value=1.0,
+            base=10,
+            min=-2.0,
+            max=2.0,
+            step=0.25,
+            description="temperature T",
+            continuous_update=False,
+            readout_format=".3g",
+            style={"description_width": "initial"},
+        ),
         "mask": dropdown("mask", list(MASK_KINDS), "none"),
     }
 

@@ -35,8 +35,11 @@ from .widget import Frame, grid_panel, matrix_entry
 __all__ = ["SOURCES", "STEPS", "StepResult", "compute_steps", "StepDrawer", "make_step_explorer", "step_figure"]
 
 SOURCES = ("random", "designed", "trained")
-SOURCE_NAMES = {"random": "random parameters (the running example)", "designed": "designed parameters",
-                "trained": "trained parameters (MiniLM)"}  # short: the caption's line fits at 17 pt, bold too
+SOURCE_NAMES = {
+    "random": "random parameters (the running example)",
+    "designed": "designed parameters",
+    "trained": "trained parameters (MiniLM)",
+}  # short: the caption's line fits at 17 pt, bold too
 TRAINED_SENTENCE = "the cat sat on the mat"
 DEFAULT_HEAD = {"random": 1, "designed": 1, "trained": 3}
 
@@ -47,12 +50,24 @@ STEPS = (
     ("K_i", r"$K_i = X\,W_i^K$", r"$K_i = X\,W_i^K$: what each token offers to be found by", False),
     ("V_i", r"$V_i = X\,W_i^V$", r"$V_i = X\,W_i^V$: what each token hands over when it is found", False),
     ("scores", r"$Q_i K_i^T$", r"$Q_i K_i^T$: query of row $\cdot$ key of column, for every pair", True),
-    ("scaled", r"$Q_i K_i^T / \sqrt{d_k}$",
-     r"$\mathrm{scores}_i = Q_i K_i^T / \sqrt{d_k}$: the spread no longer grows with $d_k$", True),
-    ("weights", r"$\mathrm{weights}_i$",
-     r"$\mathrm{weights}_i = \mathrm{softmax}(\mathrm{scores}_i)$, row by row: each row sums to 1", True),
-    ("Head_i", r"$\mathrm{Head}_i$",
-     r"$\mathrm{Head}_i = \mathrm{weights}_i\,V_i$: each row is a weighted average of the rows of $V_i$", False),
+    (
+        "scaled",
+        r"$Q_i K_i^T / \sqrt{d_k}$",
+        r"$\mathrm{scores}_i = Q_i K_i^T / \sqrt{d_k}$: the spread no longer grows with $d_k$",
+        True,
+    ),
+    (
+        "weights",
+        r"$\mathrm{weights}_i$",
+        r"$\mathrm{weights}_i = \mathrm{softmax}(\mathrm{scores}_i)$, row by row: each row sums to 1",
+        True,
+    ),
+    (
+        "Head_i",
+        r"$\mathrm{Head}_i$",
+        r"$\mathrm{Head}_i = \mathrm{weights}_i\,V_i$: each row is a weighted average of the rows of $V_i$",
+        False,
+    ),
 )
 
 
@@ -127,15 +142,23 @@ def compute_steps(source="random", head=None, step=7, temperature=1.0):
     raw = attention.attention_scores(res.Q[i], res.K[i], scale=1.0)  # (n, d_k) @ (d_k, n) -> (n, n): Q_i K_i^T
     weights = attention.softmax(scaled / temperature)  # (n, n), rows sum to 1; = res.weights[i] at T = 1
     head_out = attention.weighted_sum(weights, res.V[i])  # (n, n) @ (n, d_v) -> (n, d_v)
-    return StepResult(source=source, tokens=tokens, head=int(head), h=h, d_model=X.shape[-1], d_k=res.Q.shape[-1],
-                      d_v=res.V.shape[-1], step=int(step), temperature=float(temperature),
-                      role=roles[i] if roles else "",
-                      matrices=(X, res.Q[i], res.K[i], res.V[i], raw, scaled, weights, head_out))
+    return StepResult(
+        source=source,
+        tokens=tokens,
+        head=int(head),
+        h=h,
+        d_model=X.shape[-1],
+        d_k=res.Q.shape[-1],
+        d_v=res.V.shape[-1],
+        step=int(step),
+        temperature=float(temperature),
+        role=roles[i] if roles else "",
+        matrices=(X, res.Q[i], res.K[i], res.V[i], raw, scaled, weights, head_out),
+    )
 
 
 # The same titles and formulas as plain text, for the browser-drawn view (no mathtext there)
-PLAIN_TITLES = ("X, the input", "Qᵢ = X Wᵢ^Q", "Kᵢ = X Wᵢ^K", "Vᵢ = X Wᵢ^V", "Qᵢ Kᵢᵀ", "Qᵢ Kᵢᵀ / √d_k", "weightsᵢ",
-                "Headᵢ")
+PLAIN_TITLES = ("X, the input", "Qᵢ = X Wᵢ^Q", "Kᵢ = X Wᵢ^K", "Vᵢ = X Wᵢ^V", "Qᵢ Kᵢᵀ", "Qᵢ Kᵢᵀ / √d_k", "weightsᵢ", "Headᵢ")
 PLAIN_FORMULAS = (
     "X: one row per token, d_model numbers each",
     "Qᵢ = X Wᵢ^Q: what each token looks for",
@@ -150,9 +173,11 @@ PLAIN_FORMULAS = (
 
 def _step_caption(res):
     role = f"  ({res.role})" if res.role and res.step >= 6 else ""  # named once its weights show it
-    return (f"“{' '.join(res.tokens)}”  ·  {SOURCE_NAMES[res.source]}\n"
-            f"head {res.head} of {res.h}{role}  ·  d_model = {res.d_model}, d_k = {res.d_k}, d_v = {res.d_v}\n"
-            f"step {res.step + 1} of {len(STEPS)}: {STEPS[res.step][0]}  ·  temperature T = {res.temperature:.2f}")
+    return (
+        f"“{' '.join(res.tokens)}”  ·  {SOURCE_NAMES[res.source]}\n"
+        f"head {res.head} of {res.h}{role}  ·  d_model = {res.d_model}, d_k = {res.d_k}, d_v = {res.d_v}\n"
+        f"step {res.step + 1} of {len(STEPS)}: {STEPS[res.step][0]}  ·  temperature T = {res.temperature:.2f}"
+    )
 
 
 class StepDrawer:
@@ -191,27 +216,49 @@ class StepDrawer:
         H = y_bottom + sq + below_sq + 0.3 + 1.5 * (fs + 1) / 72  # and the formula's line
         fig.set_size_inches(W, H)
         box = inch_box(W, H)
-        self.caption = fig.text(0.25 / W, 1 - 0.1 / H, "", ha="left", va="top", fontsize=fs + 1, parse_math=False,
-                                linespacing=1.4)
+        self.caption = fig.text(
+            0.25 / W, 1 - 0.1 / H, "", ha="left", va="top", fontsize=fs + 1, parse_math=False, linespacing=1.4
+        )
         self.formula = fig.text(0.25 / W, 0.2 / H, "", ha="left", va="bottom", fontsize=fs + 1)
         self.heat, self.titles = [], []
         for k, (_, title, _, square) in enumerate(STEPS):
             r, c = divmod(k, 4)
             M, signed = res.matrices[k], k != 6
             x = left + c * (col_w + gap) if r == 0 else left + c * (sq + gap)
-            ax = fig.add_axes(box(x, y_top if r == 0 else y_bottom, sq if square else (col_w if r == 0 else head_w),
-                                  sq if r else top_h))
+            ax = fig.add_axes(
+                box(x, y_top if r == 0 else y_bottom, sq if square else (col_w if r == 0 else head_w), sq if r else top_h)
+            )
             size = cell_pt / (3.0 if signed else 2.6)  # "-12.9" and "0.25" stay inside their cells
-            self.heat.append(plot_heatmap(ax, M, res.tokens if c == 0 else None, res.tokens if square else None,
-                                          cmap=SIGNED_CMAP if signed else WEIGHTS_CMAP, vmin=-1.0 if signed else 0.0,
-                                          vmax=1.0, numbers=square and size >= 11, fontsize=tfs if r else top_fs,
-                                          fmt=".1f" if signed else ".2f", number_size=min(fs + 2, size),
-                                          signed=signed, rotate=rotate))
+            self.heat.append(
+                plot_heatmap(
+                    ax,
+                    M,
+                    res.tokens if c == 0 else None,
+                    res.tokens if square else None,
+                    cmap=SIGNED_CMAP if signed else WEIGHTS_CMAP,
+                    vmin=-1.0 if signed else 0.0,
+                    vmax=1.0,
+                    numbers=square and size >= 11,
+                    fontsize=tfs if r else top_fs,
+                    fmt=".1f" if signed else ".2f",
+                    number_size=min(fs + 2, size),
+                    signed=signed,
+                    rotate=rotate,
+                )
+            )
             if not square:
                 ax.set_xlabel(f"{M.shape[1]} columns", fontsize=fs - 2, labelpad=2)
             # the shape on the line just above the panel, the title on the line above it: they never overlap
-            ax.text(0.0, 1.0, f"shape {M.shape}", transform=offset_copy(ax.transAxes, fig, y=3, units="points"),
-                    ha="left", va="bottom", fontsize=fs - 2, color="0.3")
+            ax.text(
+                0.0,
+                1.0,
+                f"shape {M.shape}",
+                transform=offset_copy(ax.transAxes, fig, y=3, units="points"),
+                ha="left",
+                va="bottom",
+                fontsize=fs - 2,
+                color="0.3",
+            )
             self.titles.append(ax.set_title(title, fontsize=fs, pad=3 + 1.35 * (fs - 2), loc="left"))
         self.fig = fig
 
@@ -219,7 +266,7 @@ class StepDrawer:
         if (res.source, res.tokens) != self.key or self.fig is not fig or not fig.axes:
             self._build(fig, res)
             self.key = (res.source, res.tokens)
-        for k, (heat, M) in enumerate(zip(self.heat, res.matrices)):
+        for k, (heat, M) in enumerate(zip(self.heat, res.matrices, strict=False)):
             heat.set_data(M, clim=(0.0, 1.0) if k == 6 else symmetric_limits(M))
             heat.ax.set_visible(k <= res.step)
             self.titles[k].set_color(self.HIGHLIGHT if k == res.step else "black")
@@ -228,32 +275,54 @@ class StepDrawer:
         self.titles[6].set_text(rf"$\mathrm{{weights}}_i$, $T = {T:.2g}$" if T != 1.0 else STEPS[6][1])
         self.caption.set_text(_step_caption(res))
         if res.step == 6 and T != 1.0:
-            formula = (r"$\mathrm{weights}_i = \mathrm{softmax}(\mathrm{scores}_i\,/\,T)$"
-                       f", T = {T:.2g}: " + ("sharper" if T < 1 else "flatter") + " than the layer's own")
+            formula = (
+                r"$\mathrm{weights}_i = \mathrm{softmax}(\mathrm{scores}_i\,/\,T)$"
+                f", T = {T:.2g}: " + ("sharper" if T < 1 else "flatter") + " than the layer's own"
+            )
         self.formula.set_text(formula)
-
 
     def picture(self, res):
         """What the browser draws: the eight matrices (later steps hidden, the current one highlighted)."""
         panels, arrays, T = [], {}, res.temperature
-        for k, ((name, _title, _formula, square), M) in enumerate(zip(STEPS, res.matrices)):
+        for k, ((name, _title, _formula, square), M) in enumerate(zip(STEPS, res.matrices, strict=False)):
             signed = k != 6
             area = f"{k // 4 + 1} / {k % 4 + 1}"
-            panels.append(grid_panel(name, (1, *M.shape), res.tokens if k % 4 == 0 else None,
-                                     res.tokens if square else None, signed=signed, numbers=square,
-                                     digits=1 if signed else 2, cbar=None, row_label="", col_label="",
-                                     titles=[PLAIN_TITLES[k]], strip=not square, area=area,
-                                     width=0.16 if k % 4 == 3 else 0.28,  # V_i and Head_i: narrow strips
-                                     cap=80 if square else 36, same="square" if square else None))
+            panels.append(
+                grid_panel(
+                    name,
+                    (1, *M.shape),
+                    res.tokens if k % 4 == 0 else None,
+                    res.tokens if square else None,
+                    signed=signed,
+                    numbers=square,
+                    digits=1 if signed else 2,
+                    cbar=None,
+                    row_label="",
+                    col_label="",
+                    titles=[PLAIN_TITLES[k]],
+                    strip=not square,
+                    area=area,
+                    width=0.16 if k % 4 == 3 else 0.28,  # V_i and Head_i: narrow strips
+                    cap=80 if square else 36,
+                    same="square" if square else None,
+                )
+            )
             arrays[name] = matrix_entry(M, (0.0, 1.0) if k == 6 else symmetric_limits(M))
         formula = PLAIN_FORMULAS[res.step]
         if res.step == 6 and T != 1.0:
-            formula = (f"weightsᵢ = softmax(scoresᵢ / T), T = {T:.2g}: " + ("sharper" if T < 1 else "flatter") +
-                       " than the layer's own")
-        texts = {"caption": _step_caption(res), "footer": formula, "highlight": STEPS[res.step][0],
-                 "hidden": [name for name, *_rest in STEPS[res.step + 1:]],
-                 "notes": {name: f"shape {M.shape}" for (name, *_rest), M in zip(STEPS, res.matrices)},
-                 "titles": {"weights": [f"weightsᵢ, T = {T:.2g}" if T != 1.0 else PLAIN_TITLES[6]]}}
+            formula = (
+                f"weightsᵢ = softmax(scoresᵢ / T), T = {T:.2g}: "
+                + ("sharper" if T < 1 else "flatter")
+                + " than the layer's own"
+            )
+        texts = {
+            "caption": _step_caption(res),
+            "footer": formula,
+            "highlight": STEPS[res.step][0],
+            "hidden": [name for name, *_rest in STEPS[res.step + 1 :]],
+            "notes": {name: f"shape {M.shape}" for (name, *_rest), M in zip(STEPS, res.matrices, strict=False)},
+            "titles": {"weights": [f"weightsᵢ, T = {T:.2g}" if T != 1.0 else PLAIN_TITLES[6]]},
+        }
         return Frame({"panels": panels, "columns": 4, "lecture": True}, texts, arrays)
 
 
@@ -277,9 +346,17 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
         "source": dropdown("parameters", list(SOURCES), value=source),
         "head": int_slider("head", first.head, 1, first.h),
         "step": selection_slider("step", [(name, k) for k, (name, *_rest) in enumerate(STEPS)], step),
-        "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=-1, max=1, step=0.05,
-                                              description="temperature T", continuous_update=False,
-                                              readout_format=".2f", style={"description_width": "initial"}),
+        "temperature": widgets.FloatLogSlider(
+            value=temperature,
+            base=10,
+            min=-1,
+            max=1,
+            step=0.05,
+            description="temperature T",
+            continuous_update=False,
+            readout_format=".2f",
+            style={"description_width": "initial"},
+        ),
     }
 
     def new_source(change):  # observed before the explorer's own observer: one redraw
@@ -295,12 +372,17 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
         controls["step"].value = int(np.clip(controls["step"].value + k, 0, len(STEPS) - 1))
 
     controls["source"].observe(new_source, names="value")
-    box = build_explorer(controls, compute_steps, StepDrawer(), dpi=dpi,
-                         extra=[widgets.HTML("<style>.mha-steps .widget-button { font-size: 1.1em; height: auto; "
-                                             "min-height: 36px; }</style>")])
+    box = build_explorer(
+        controls,
+        compute_steps,
+        StepDrawer(),
+        dpi=dpi,
+        extra=[
+            widgets.HTML("<style>.mha-steps .widget-button { font-size: 1.1em; height: auto; min-height: 36px; }</style>")
+        ],
+    )
     box.previous_step = widgets.Button(description="◀ previous step", layout=widgets.Layout(width="auto"))
-    box.next_step = widgets.Button(description="next step ▶", button_style="primary",
-                                   layout=widgets.Layout(width="auto"))
+    box.next_step = widgets.Button(description="next step ▶", button_style="primary", layout=widgets.Layout(width="auto"))
     box.previous_step.on_click(lambda _button: step_by(-1))
     box.next_step.on_click(lambda _button: step_by(+1))
     row = box.children[0]  # build_explorer's row of controls: the buttons go first

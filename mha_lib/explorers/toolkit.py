@@ -27,10 +27,41 @@ from ..data import load_running_example
 from ..designed import designed_example
 from ..params import init_params, parameter_count
 
-__all__ = ["Result", "build_explorer", "render_png", "ExplorerBox", "LayoutDrawer", "still_figure", "int_slider", "dropdown", "checkbox", "text_box", "selection_slider", "heads_control",
-           "link_heads", "TIE_LABEL", "SCALE_LABEL", "D_K_OPTIONS", "TOKEN_COLORS", "HEAD_COLORS", "literal", "short",
-           "text_family", "MEMORY_BUDGET", "check_budget", "explorer_params", "running_inputs", "WEIGHT_KINDS",
-           "weights_control", "fixed_layer", "explorer_layer", "single_blas_thread", "inch_box", "kernel_loop", "check_dpi"]
+__all__ = [
+    "Result",
+    "build_explorer",
+    "render_png",
+    "ExplorerBox",
+    "LayoutDrawer",
+    "still_figure",
+    "int_slider",
+    "dropdown",
+    "checkbox",
+    "text_box",
+    "selection_slider",
+    "heads_control",
+    "link_heads",
+    "TIE_LABEL",
+    "SCALE_LABEL",
+    "D_K_OPTIONS",
+    "TOKEN_COLORS",
+    "HEAD_COLORS",
+    "literal",
+    "short",
+    "text_family",
+    "MEMORY_BUDGET",
+    "check_budget",
+    "explorer_params",
+    "running_inputs",
+    "WEIGHT_KINDS",
+    "weights_control",
+    "fixed_layer",
+    "explorer_layer",
+    "single_blas_thread",
+    "inch_box",
+    "kernel_loop",
+    "check_dpi",
+]
 
 TIE_LABEL = "d_k = d_model / h"  # the one wording of the tie control, in every explorer
 # Choices of a d_k dropdown: "d_model / h" (tied, the usual choice) or a fixed size.
@@ -85,8 +116,10 @@ def check_budget(numbers, what, budget=MEMORY_BUDGET):
     """Bytes of ``numbers`` float64s; a ValueError saying what they would need when over ``budget``."""
     need = 8 * int(numbers)
     if need > budget:
-        raise ValueError(f"{what} would need about {need / 2**20:,.0f} MB of memory; this explorer stays "
-                         f"under {budget / 2**20:.0f} MB: choose smaller sizes")
+        raise ValueError(
+            f"{what} would need about {need / 2**20:,.0f} MB of memory; this explorer stays "
+            f"under {budget / 2**20:.0f} MB: choose smaller sizes"
+        )
     return need
 
 
@@ -112,8 +145,11 @@ def explorer_params(d_model, h, d_k=None, seed=0):
     return _PARAMS[key]
 
 
-WEIGHT_KINDS = (("random (running example)", "random"), ("designed (4 heads with a job)", "designed"),
-                ("trained (MiniLM, layer 1)", "trained"))
+WEIGHT_KINDS = (
+    ("random (running example)", "random"),
+    ("designed (4 heads with a job)", "designed"),
+    ("trained (MiniLM, layer 1)", "trained"),
+)
 
 
 def weights_control(value="random"):
@@ -161,8 +197,10 @@ def running_inputs(X=None, tokens=None):
     X = np.asarray(X, dtype=float)
     tokens = tuple(tokens) if tokens is not None else tuple(f"t{m + 1}" for m in range(len(X)))
     if X.ndim != 2 or X.shape[0] != len(tokens):
-        raise ValueError(f"X must have shape (n, d_model) with n = len(tokens) = {len(tokens)}, got shape "
-                         f"{X.shape}: give one token per row of X")
+        raise ValueError(
+            f"X must have shape (n, d_model) with n = len(tokens) = {len(tokens)}, got shape "
+            f"{X.shape}: give one token per row of X"
+        )
     if X.size == 0:
         raise ValueError(f"X has shape {X.shape}: give at least one token (a row) of at least one number")
     return X, tuple(check_token(t, "explorer", "token in tokens") for t in tokens)
@@ -235,8 +273,10 @@ def render_png(fig, dpi=None):
 
 def inch_box(W, H):
     """``box(left, top, width, height)`` in inches from the top-left corner -> figure fractions."""
+
     def box(x0, y_top, w, h):
         return [x0 / W, 1 - (y_top + h) / H, w / W, h / H]
+
     return box
 
 
@@ -288,8 +328,16 @@ def int_slider(description, value, min, max, step=1, **kwargs):
     """An IntSlider that updates on release and on key presses (not on every pixel of a drag)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not min <= value <= max:
         _start_value(description, value, f"a whole number from {min} to {max}")
-    return widgets.IntSlider(value=value, min=min, max=max, step=step, description=description,
-                             continuous_update=False, style={"description_width": "initial"}, **kwargs)
+    return widgets.IntSlider(
+        value=value,
+        min=min,
+        max=max,
+        step=step,
+        description=description,
+        continuous_update=False,
+        style={"description_width": "initial"},
+        **kwargs,
+    )
 
 
 def _check_choice(description, value, options):
@@ -303,8 +351,9 @@ def dropdown(description, options, value=None, **kwargs):
     if value is None:
         value = options[0][1] if isinstance(options[0], tuple) else options[0]
     _check_choice(description, value, options)
-    return widgets.Dropdown(options=options, value=value, description=description,
-                            style={"description_width": "initial"}, **kwargs)
+    return widgets.Dropdown(
+        options=options, value=value, description=description, style={"description_width": "initial"}, **kwargs
+    )
 
 
 def checkbox(description, value=False, **kwargs):
@@ -314,15 +363,25 @@ def checkbox(description, value=False, **kwargs):
 
 def text_box(description, value, width=None):
     """A Text box (e.g. a sentence) that updates on Enter or when it loses focus, ``width`` a CSS size."""
-    return widgets.Text(value=value, description=description, continuous_update=False,
-                        style={"description_width": "initial"}, layout=widgets.Layout(width=width))
+    return widgets.Text(
+        value=value,
+        description=description,
+        continuous_update=False,
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width=width),
+    )
 
 
 def selection_slider(description, options, value):
     """A SelectionSlider (only the values in ``options``) that updates on release and on key presses."""
     _check_choice(description, value, options)
-    return widgets.SelectionSlider(options=options, value=value, description=description, continuous_update=False,
-                                   style={"description_width": "initial"})
+    return widgets.SelectionSlider(
+        options=options,
+        value=value,
+        description=description,
+        continuous_update=False,
+        style={"description_width": "initial"},
+    )
 
 
 def _h_options(d_model, tied, max_h):
@@ -335,7 +394,7 @@ def heads_control(d_model=512, value=8, tied=True, max_h=16):
     return selection_slider("heads h", options, min(options, key=lambda k: abs(k - value)))
 
 
-def link_heads(box, d_model_of, max_h=16, tie="tie", h="h", d_k="d_k", head=None):
+def link_heads(box, d_model_of, max_h=16, tie="tie", h="h", d_k="d_k", head=None):  # noqa: C901  h, d_k and the tie box follow each other both ways
     """Keep the h control on valid values, and the (disabled) d_k control showing d_model/h while tied.
 
     ``d_model_of()`` gives the current d_model (it may depend on another control). ``tie`` is the
@@ -352,8 +411,11 @@ def link_heads(box, d_model_of, max_h=16, tie="tie", h="h", d_k="d_k", head=None
         tied = params.h * params.d_k == params.d_model
         saved.setdefault(h, controls[h].value)
         in_menu = isinstance(controls.get(d_k), widgets.Dropdown)  # a d_k menu whose "d_model / h" entry is 0
-        for name, value in ((tie, tied), (d_k, (0 if tied else params.d_k) if in_menu else params.d_k),
-                            ("d_model", params.d_model)):
+        for name, value in (
+            (tie, tied),
+            (d_k, (0 if tied else params.d_k) if in_menu else params.d_k),
+            ("d_model", params.d_model),
+        ):
             w = controls.get(name) if isinstance(name, str) else None
             offered = [o[1] if isinstance(o, tuple) else o for o in getattr(w, "options", None) or [value]]
             if w is not None and value in offered:
@@ -435,8 +497,17 @@ class ExplorerBox(widgets.VBox):
         return 0
 
 
-def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None, extra=None,  # noqa: C901  its
-                   layout=None):  # closures (render, refresh, hold, release) share one state
+def build_explorer(  # noqa: C901  its closures (render, refresh, hold, release) share one state
+    controls,
+    compute,
+    draw,
+    *,
+    figsize=None,
+    dpi=90,
+    title=None,
+    extra=None,
+    layout=None,
+):
     """Wire controls, a pure compute function and a drawing function together.
 
     Parameters

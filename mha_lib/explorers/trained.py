@@ -15,8 +15,17 @@ from .grid import HeadGrid, token_labels
 from .toolkit import LayoutDrawer, Result, build_explorer, int_slider, text_box
 from .widget import Frame, grid_panel, matrix_entry
 
-__all__ = ["MAX_SHOWN", "DEFAULT_SENTENCE", "Trained", "compute_trained", "TrainedDrawer", "make_trained_explorer",
-           "draw_patterns", "draw_gallery", "draw_word_attention"]
+__all__ = [
+    "MAX_SHOWN",
+    "DEFAULT_SENTENCE",
+    "Trained",
+    "compute_trained",
+    "TrainedDrawer",
+    "make_trained_explorer",
+    "draw_patterns",
+    "draw_gallery",
+    "draw_word_attention",
+]
 
 MAX_SHOWN = 24  # tokens ([CLS] and [SEP] included) that a 12-panel grid can still label readably
 DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -28,8 +37,10 @@ def _forward(sentence, model):
     """``(tokens, attentions (L, h, n, n), patterns name -> (L, h))`` of one sentence, read-only (shared)."""
     tokens, _ = minilm.encode_tokens(sentence, model, truncate=MAX_SHOWN + 1)  # empty -> ValueError
     if len(tokens) > MAX_SHOWN:
-        raise ValueError(f"the sentence has more than {MAX_SHOWN} tokens ([CLS] and [SEP] included); a grid of "
-                         f"12 heads cannot label more readably: shorten it")
+        raise ValueError(
+            f"the sentence has more than {MAX_SHOWN} tokens ([CLS] and [SEP] included); a grid of "
+            f"12 heads cannot label more readably: shorten it"
+        )
     out = minilm.run_minilm(sentence, model)
     patterns = minilm.head_patterns(out.attentions, out.tokens)  # name -> (L, h)
     for array in (out.attentions, *patterns.values()):
@@ -63,16 +74,19 @@ def compute_trained(sentence, layer):
     if not isinstance(sentence, str):
         raise TypeError(f"sentence must be a string, got {type(sentence).__name__}")
     tokens, attentions, patterns = _forward(sentence, model)
-    return Trained(tokens=list(tokens), layer=int(layer), weights=attentions[layer - 1],  # (h, n, n)
-                   patterns={name: table[layer - 1] for name, table in patterns.items()})  # name -> (h,)
+    return Trained(
+        tokens=list(tokens),
+        layer=int(layer),
+        weights=attentions[layer - 1],  # (h, n, n)
+        patterns={name: table[layer - 1] for name, table in patterns.items()},
+    )  # name -> (h,)
 
 
 def _head_title(res, i):
     """Head i's largest measure (NaN ones ignored) when it reaches ``CLEAR``, else "no clear pattern"."""
     scores = {name: float(values[i]) for name, values in res.patterns.items() if np.isfinite(values[i])}
     name = max(scores, key=scores.get)
-    return f"L{res.layer} head {i + 1}: " + (f"{name} {scores[name]:.2f}" if scores[name] >= CLEAR else
-                                             "no clear pattern")
+    return f"L{res.layer} head {i + 1}: " + (f"{name} {scores[name]:.2f}" if scores[name] >= CLEAR else "no clear pattern")
 
 
 class TrainedDrawer(LayoutDrawer):
@@ -87,8 +101,18 @@ class TrainedDrawer(LayoutDrawer):
         return tuple(res.tokens)
 
     def build(self, fig, res):
-        grid = HeadGrid(fig, len(res.weights), res.tokens, ncols=4, annotate=False, caption="",
-                        fs=8 if len(res.tokens) <= 16 else 7, panel_cap=2.6, cbar_label="attention weight", shrink=True)
+        grid = HeadGrid(
+            fig,
+            len(res.weights),
+            res.tokens,
+            ncols=4,
+            annotate=False,
+            caption="",
+            fs=8 if len(res.tokens) <= 16 else 7,
+            panel_cap=2.6,
+            cbar_label="attention weight",
+            shrink=True,
+        )
         grid.tokens = res.tokens
         return grid
 
@@ -101,17 +125,19 @@ class TrainedDrawer(LayoutDrawer):
                 if ax.get_xticklabels():
                     ax.set_xticklabels(labels)
             grid.tokens = res.tokens
-        return grid.update(res.weights, titles=[_head_title(res, i) for i in range(len(res.weights))],
-                           caption=_caption(res))
+        return grid.update(res.weights, titles=[_head_title(res, i) for i in range(len(res.weights))], caption=_caption(res))
 
     def picture(self, res):
         """What the browser draws: the layer's heads on one scale (no numbers: 12 heads), each titled by its pattern."""
         h = len(res.weights)
-        panel = grid_panel("weights", res.weights.shape, res.tokens, res.tokens, numbers=False, ncols=4,
-                           cbar="attention weight", cap=40)
-        return Frame({"panels": [panel]},
-                     {"caption": _caption(res), "titles": {"weights": [_head_title(res, i) for i in range(h)]}},
-                     {"weights": matrix_entry(res.weights)})
+        panel = grid_panel(
+            "weights", res.weights.shape, res.tokens, res.tokens, numbers=False, ncols=4, cbar="attention weight", cap=40
+        )
+        return Frame(
+            {"panels": [panel]},
+            {"caption": _caption(res), "titles": {"weights": [_head_title(res, i) for i in range(h)]}},
+            {"weights": matrix_entry(res.weights)},
+        )
 
 
 def _caption(res):
@@ -131,8 +157,9 @@ def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
         "sentence": text_box("sentence", sentence, "34em"),
         "layer": int_slider("layer", layer, 1, minilm.LAYERS),
     }
-    return build_explorer(controls, compute_trained, TrainedDrawer(), dpi=80,
-                          title="all-MiniLM-L6-v2: the 12 heads of one layer")
+    return build_explorer(
+        controls, compute_trained, TrainedDrawer(), dpi=80, title="all-MiniLM-L6-v2: the 12 heads of one layer"
+    )
 
 
 # --------------------------------------------------------------------------- still pictures for the notebook
@@ -158,9 +185,19 @@ def draw_patterns(fig, patterns, title=None):
         Figure title (say what the measures were averaged over).
     """
     L, h = np.shape(next(iter(patterns.values())))
-    grid = _still_grid(fig, list(patterns.values()), [str(l + 1) for l in range(L)], [str(i + 1) for i in range(h)],
-                       (len(patterns) + 1) // 2, titles=[f"looks at: {name}" for name in patterns], caption=title,
-                       row_label="layer", col_label="head", cbar_label="average attention weight", panel_cap=3.0)
+    grid = _still_grid(
+        fig,
+        list(patterns.values()),
+        [str(layer + 1) for layer in range(L)],
+        [str(i + 1) for i in range(h)],
+        (len(patterns) + 1) // 2,
+        titles=[f"looks at: {name}" for name in patterns],
+        caption=title,
+        row_label="layer",
+        col_label="head",
+        cbar_label="average attention weight",
+        panel_cap=3.0,
+    )
     return grid.panels[-1].image
 
 
@@ -173,10 +210,19 @@ def draw_gallery(fig, entries, tokens):
         ``layer`` and ``head`` numbered from 1; ``weights`` shape (n, n).
     tokens : list of str, length n
     """
-    grid = _still_grid(fig, [e[4] for e in entries], tokens, tokens, len(entries), cbar_label="attention weight",
-                       titles=[f"{name}: layer {layer}, head {head} ({value:.2f})"
-                               for name, layer, head, value, _ in entries],
-                       caption=None, row_label="query (looks)", col_label="key (is looked at)", panel_cap=2.7)
+    grid = _still_grid(
+        fig,
+        [e[4] for e in entries],
+        tokens,
+        tokens,
+        len(entries),
+        cbar_label="attention weight",
+        titles=[f"{name}: layer {layer}, head {head} ({value:.2f})" for name, layer, head, value, _ in entries],
+        caption=None,
+        row_label="query (looks)",
+        col_label="key (is looked at)",
+        panel_cap=2.7,
+    )
     return grid.panels[-1].image
 
 
@@ -194,10 +240,19 @@ def draw_word_attention(fig, attentions, tokens, query, *, mark=()):
     """
     A = np.asarray(attentions)[:, :, query, :]  # (L, h, n): row of the query in every head
     L, h, n = A.shape
-    grid = _still_grid(fig, A, [f"head {i + 1}" for i in range(h)], tokens, (L + 1) // 2,
-                       titles=[f"layer {l + 1}" for l in range(L)], row_label="", col_label="", panel_cap=3.2,
-                       caption=f'Where "{tokens[query]}" looks (row = head, column = key token)',
-                       cbar_label="attention weight")
+    grid = _still_grid(
+        fig,
+        A,
+        [f"head {i + 1}" for i in range(h)],
+        tokens,
+        (L + 1) // 2,
+        titles=[f"layer {layer + 1}" for layer in range(L)],
+        row_label="",
+        col_label="",
+        panel_cap=3.2,
+        caption=f'Where "{tokens[query]}" looks (row = head, column = key token)',
+        cbar_label="attention weight",
+    )
     for heat in grid.panels:
         for j in mark:
             heat.ax.add_patch(Rectangle((j - 0.5, -0.5), 1, h, fill=False, edgecolor="#E69F00", linewidth=1.5))

@@ -20,8 +20,7 @@ from matplotlib.figure import Figure
 from ..plotting import plot_attention
 from ..training import TrainResult, train_toy, weight_on_offset
 
-__all__ = ["TrainingView", "compute_training", "draw_training", "training_figure", "make_training_explorer",
-           "token_names"]
+__all__ = ["TrainingView", "compute_training", "draw_training", "training_figure", "make_training_explorer", "token_names"]
 
 
 def token_names(tokens: np.ndarray) -> list:
@@ -59,8 +58,9 @@ def compute_training(result: TrainResult, index: int, example: int = 0) -> Train
         raise TypeError(f"compute_training: result must be what train_toy returns, got {type(result).__name__}")
     count = len(result.snapshots)
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not -count <= index < count:
-        raise ValueError(f"compute_training: index={index!r} must be a whole number from 0 to {count - 1} "
-                         "(the snapshots kept)")
+        raise ValueError(
+            f"compute_training: index={index!r} must be a whole number from 0 to {count - 1} (the snapshots kept)"
+        )
     examples = len(result.heldout)
     if isinstance(example, bool) or not isinstance(example, (int, np.integer)) or not 0 <= example < examples:
         raise ValueError(f"compute_training: example={example!r} must be a whole number from 0 to {examples - 1}")
@@ -69,9 +69,16 @@ def compute_training(result: TrainResult, index: int, example: int = 0) -> Train
     h = heads // result.task.layers if result.params is None else result.params.blocks[0].attn.h
     layers = heads // h
     titles = [f"head {i % h + 1}" if layers == 1 else f"block {i // h + 1}, head {i % h + 1}" for i in range(heads)]
-    return TrainingView(step=snap.step, steps=len(result.losses), weights=snap.weights[example], titles=titles,
-                        tokens=token_names(result.heldout[example]), losses=result.losses[:snap.step],
-                        accuracy=snap.accuracy, previous=weight_on_offset(snap.weights))
+    return TrainingView(
+        step=snap.step,
+        steps=len(result.losses),
+        weights=snap.weights[example],
+        titles=titles,
+        tokens=token_names(result.heldout[example]),
+        losses=result.losses[: snap.step],
+        accuracy=snap.accuracy,
+        previous=weight_on_offset(snap.weights),
+    )
 
 
 def draw_training(fig: Figure, view: TrainingView) -> None:
@@ -81,8 +88,9 @@ def draw_training(fig: Figure, view: TrainingView) -> None:
     grid = fig.add_gridspec(1, heads + 1, width_ratios=[1] * heads + [1.3])
     head_axes = [fig.add_subplot(grid[0, i]) for i in range(heads)]
     for i, ax in enumerate(head_axes):
-        im = plot_attention(ax, view.weights[i], view.tokens, title=f"{view.titles[i]}\n"
-                            f"on the previous token: {view.previous[i]:.2f}")
+        im = plot_attention(
+            ax, view.weights[i], view.tokens, title=f"{view.titles[i]}\non the previous token: {view.previous[i]:.2f}"
+        )
     fig.colorbar(im, ax=head_axes, shrink=0.8, label="attention weight")
     ax = fig.add_subplot(grid[0, heads])
     if len(view.losses):
@@ -91,8 +99,7 @@ def draw_training(fig: Figure, view: TrainingView) -> None:
     ax.set_ylim(1e-4, 10)
     ax.set_yscale("log")
     ax.set_xlabel("training step", fontsize=8)
-    ax.set_title(f"training loss\nstep {view.step} of {view.steps}, held-out accuracy {view.accuracy:.2f}",
-                 fontsize=9)
+    ax.set_title(f"training loss\nstep {view.step} of {view.steps}, held-out accuracy {view.accuracy:.2f}", fontsize=9)
     ax.tick_params(labelsize=7)
     ax.grid(alpha=0.3)
 
@@ -111,8 +118,9 @@ def _png(fig):
     return buffer.getvalue()
 
 
-def make_training_explorer(result: TrainResult | None = None, *, task: str = "previous_token",
-                           seed: int = 0) -> widgets.VBox:
+def make_training_explorer(
+    result: TrainResult | None = None, *, task: str = "previous_token", seed: int = 0
+) -> widgets.VBox:
     """A slider over the training steps of ``result`` (trained here with ``train_toy(task, seed=seed)`` if None).
 
     Moving the slider shows the heads' attention on a held-out sequence at that step and the loss up to it; the
@@ -122,13 +130,21 @@ def make_training_explorer(result: TrainResult | None = None, *, task: str = "pr
     if result is None:
         result = train_toy(task, seed=seed)
     elif not isinstance(result, TrainResult):
-        raise TypeError(f"make_training_explorer: result must be what train_toy returns (or None), "
-                        f"got {type(result).__name__}")
+        raise TypeError(
+            f"make_training_explorer: result must be what train_toy returns (or None), got {type(result).__name__}"
+        )
     steps = [s.step for s in result.snapshots]
-    step = widgets.SelectionSlider(options=steps, value=steps[-1], description="step",
-                                   continuous_update=False, layout=widgets.Layout(width="480px"))
-    example = widgets.IntSlider(min=1, max=len(result.heldout), value=1, description="sequence",
-                                continuous_update=False, layout=widgets.Layout(width="300px"))
+    step = widgets.SelectionSlider(
+        options=steps, value=steps[-1], description="step", continuous_update=False, layout=widgets.Layout(width="480px")
+    )
+    example = widgets.IntSlider(
+        min=1,
+        max=len(result.heldout),
+        value=1,
+        description="sequence",
+        continuous_update=False,
+        layout=widgets.Layout(width="300px"),
+    )
     image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
     fig = Figure(figsize=(3.2 * (result.snapshots[0].weights.shape[1] + 1.3), 3.4), layout="constrained")
 

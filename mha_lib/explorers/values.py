@@ -34,8 +34,16 @@ from .toolkit import (
     weights_control,
 )
 
-__all__ = ["convex_hull", "plot_convex_combination", "add_token_legend", "ValuesView", "compute_values",
-           "ValuesDrawer", "values_figure", "make_values_explorer"]
+__all__ = [
+    "convex_hull",
+    "plot_convex_combination",
+    "add_token_legend",
+    "ValuesView",
+    "compute_values",
+    "ValuesDrawer",
+    "values_figure",
+    "make_values_explorer",
+]
 
 
 def convex_hull(points):
@@ -50,8 +58,10 @@ def convex_hull(points):
     def chain(seq):  # the lower hull (left to right), or the upper one (seq reversed)
         out = []
         for p in seq:
-            while len(out) >= 2 and ((out[-1][0] - out[-2][0]) * (p[1] - out[-2][1])
-                                     - (out[-1][1] - out[-2][1]) * (p[0] - out[-2][0])) <= 0:  # not a left turn
+            while (
+                len(out) >= 2
+                and ((out[-1][0] - out[-2][0]) * (p[1] - out[-2][1]) - (out[-1][1] - out[-2][1]) * (p[0] - out[-2][0])) <= 0
+            ):  # not a left turn
                 out.pop()
             out.append(p)
         return out[:-1]
@@ -67,21 +77,31 @@ def _convex_artists(ax, tokens, n_out, fontsize, output_color=None):
     """The 2-D panel's artists (hull, lines from the query, dots, stars, labels); :func:`_place` positions them."""
     n, colors, tokens = len(tokens), _colors(len(tokens)), token_labels(tokens)  # drawn as typed ("$5" stays "$5")
     p = SimpleNamespace(fontsize=fontsize)
-    p.hull = ax.fill([0, 1, 0], [0, 0, 1], color="#BBBBBB", alpha=0.35, zorder=0,
-                     label="convex hull of the value rows")[0]
-    p.segment = ax.plot([], [], color="#999999", lw=4, alpha=0.5, zorder=0,
-                        label="all weighted averages of the 2 values")[0]
+    p.hull = ax.fill([0, 1, 0], [0, 0, 1], color="#BBBBBB", alpha=0.35, zorder=0, label="convex hull of the value rows")[0]
+    p.segment = ax.plot([], [], color="#999999", lw=4, alpha=0.5, zorder=0, label="all weighted averages of the 2 values")[0]
     p.lines = [ax.plot([], [], color=c, alpha=0.6, zorder=1)[0] for c in colors]
     p.dots = ax.scatter(np.zeros(n), np.zeros(n), s=90, c=colors, edgecolors="black", zorder=3)
-    p.stars = ax.scatter(np.zeros(n_out), np.zeros(n_out), marker="*", c=[output_color] * n_out if output_color
-                         else _colors(n_out), edgecolors="black", linewidths=0.8, zorder=4)
-    text = dict(xytext=(0, 0), textcoords="offset points", fontsize=fontsize, fontfamily=text_family(),
-                annotation_clip=False, zorder=5)  # placed by _place
+    p.stars = ax.scatter(
+        np.zeros(n_out),
+        np.zeros(n_out),
+        marker="*",
+        c=[output_color] * n_out if output_color else _colors(n_out),
+        edgecolors="black",
+        linewidths=0.8,
+        zorder=4,
+    )
+    text = dict(
+        xytext=(0, 0),
+        textcoords="offset points",
+        fontsize=fontsize,
+        fontfamily=text_family(),
+        annotation_clip=False,
+        zorder=5,
+    )  # placed by _place
     # bold: in the fallback fonts only for text that needs them (they have no bold, and matplotlib warns about it)
     bold = dict(text, fontweight="bold", fontfamily=None if all(t.isascii() for t in tokens) else text_family())
-    p.labels = [ax.annotate(f"v({t})", (0, 0), color=c, **bold) for t, c in zip(tokens, colors)]
-    p.out_labels = [ax.annotate(f"out({tokens[m]})" if m < n else f"out {m + 1}", (0, 0), **text)
-                    for m in range(n_out)]
+    p.labels = [ax.annotate(f"v({t})", (0, 0), color=c, **bold) for t, c in zip(tokens, colors, strict=False)]
+    p.out_labels = [ax.annotate(f"out({tokens[m]})" if m < n else f"out {m + 1}", (0, 0), **text) for m in range(n_out)]
     return p
 
 
@@ -94,11 +114,12 @@ _SIDES = (np.sign(_DIRS) * (np.abs(_DIRS) > 0.3)).astype(int)  # -1 before the o
 def _overlap(a, b):
     """Areas (p, m) shared by the boxes ``a`` (p, 4) and ``b`` (m, 4), each (x0, y0, x1, y1)."""
     a, b = a[:, None], np.reshape(b, (1, -1, 4))
-    return (np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
-            * np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None))
+    return np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None) * np.clip(
+        np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None
+    )
 
 
-def _spots(at, sizes, frame, marks, prefer, hull=None, fixed=np.empty((0, 4)), gap=8.0):
+def _spots(at, sizes, frame, marks, prefer, hull=None, fixed=None, gap=8.0):
     """Where to write labels of ``sizes`` (k, 2) next to the points ``at`` (k, 2), all in points in the axes.
 
     Each label takes the place (of 32) that keeps it inside ``frame`` (width, height), off the other labels
@@ -106,6 +127,7 @@ def _spots(at, sizes, frame, marks, prefer, hull=None, fixed=np.empty((0, 4)), g
     polygon ``hull``, and nearest its direction in ``prefer`` (k, 2, unit vectors).
     Returns the offsets (k, 2), sides (k, 2) and boxes (k, 4) chosen.
     """
+    fixed = np.empty((0, 4)) if fixed is None else fixed
     inside = Path(hull).contains_points if hull is not None and len(hull) >= 3 else lambda pts: np.zeros(len(pts))
     pick, boxes = np.zeros(len(at), dtype=int), np.full((len(at), 4), np.nan)
     for _ in range(3):
@@ -114,11 +136,14 @@ def _spots(at, sizes, frame, marks, prefer, hull=None, fixed=np.empty((0, 4)), g
             cand = np.c_[lower, lower + sizes[j]]  # (32, 4)
             labels = np.vstack([np.delete(boxes, j, axis=0), fixed])
             probes = np.stack([(lower + cand[:, 2:]) / 2, lower, cand[:, 2:], cand[:, [0, 3]], cand[:, [2, 1]]], 1)
-            cost = (1e3 * (np.clip(-lower, 0, None) + np.clip(cand[:, 2:] - frame, 0, None)).sum(axis=1)
-                    + 1e2 * _overlap(cand + [-1, -1, 1, 1], labels[~np.isnan(labels[:, 0])]).sum(axis=1)
-                    + 3 * _overlap(cand, marks).sum(axis=1)
-                    + 50 * inside(probes.reshape(-1, 2)).reshape(-1, 5).sum(axis=1)  # centre and corners (32, 5, 2)
-                    - 5 * _DIRS @ prefer[j] + 5 * _FAR)
+            cost = (
+                1e3 * (np.clip(-lower, 0, None) + np.clip(cand[:, 2:] - frame, 0, None)).sum(axis=1)
+                + 1e2 * _overlap(cand + [-1, -1, 1, 1], labels[~np.isnan(labels[:, 0])]).sum(axis=1)
+                + 3 * _overlap(cand, marks).sum(axis=1)
+                + 50 * inside(probes.reshape(-1, 2)).reshape(-1, 5).sum(axis=1)  # centre and corners (32, 5, 2)
+                - 5 * _DIRS @ prefer[j]
+                + 5 * _FAR
+            )
             pick[j] = np.argmin(cost)
             boxes[j] = cand[pick[j]]
     return gap * _FAR[pick, None] * _DIRS[pick], _SIDES[pick], boxes
@@ -126,10 +151,11 @@ def _spots(at, sizes, frame, marks, prefer, hull=None, fixed=np.empty((0, 4)), g
 
 def _put(labels, at, offsets, sides):
     """Write ``labels`` at the data points ``at``, moved by ``offsets`` (points) to the ``sides`` chosen."""
-    for label, xy, off, side in zip(labels, at, offsets, sides):
+    for label, xy, off, side in zip(labels, at, offsets, sides, strict=False):
         label.xy = xy
-        label.set(position=tuple(off), ha=("right", "center", "left")[side[0] + 1],
-                  va=("top", "center", "bottom")[side[1] + 1])
+        label.set(
+            position=tuple(off), ha=("right", "center", "left")[side[0] + 1], va=("top", "center", "bottom")[side[1] + 1]
+        )
 
 
 def _unit(vectors):
@@ -146,13 +172,17 @@ def _place(p, ax, V2, out2, query=None, weights=None, label_values=True, label_o
     """
     hull = convex_hull(V2)  # a hidden hull or segment also leaves the legend (an "_" label)
     p.hull.set(xy=hull, visible=len(hull) >= 3, label=("" if len(hull) >= 3 else "_") + "convex hull of the value rows")
-    p.segment.set(data=(hull[:, 0], hull[:, 1]), visible=len(hull) == 2,
-                  label=("" if len(hull) == 2 else "_") + f"all weighted averages of the {len(V2)} values")
+    p.segment.set(
+        data=(hull[:, 0], hull[:, 1]),
+        visible=len(hull) == 2,
+        label=("" if len(hull) == 2 else "_") + f"all weighted averages of the {len(V2)} values",
+    )
     for j, line in enumerate(p.lines):
         line.set_visible(query is not None and weights is not None)
         if line.get_visible():
-            line.set(data=([out2[query, 0], V2[j, 0]], [out2[query, 1], V2[j, 1]]),
-                     linewidth=0.5 + 6 * float(weights[query][j]))
+            line.set(
+                data=([out2[query, 0], V2[j, 0]], [out2[query, 1], V2[j, 1]]), linewidth=0.5 + 6 * float(weights[query][j])
+            )
     big = np.array([query is None or m == query for m in range(len(out2))])
     p.dots.set_offsets(V2)
     p.stars.set(offsets=out2, sizes=np.where(big, 260, 90), alpha=np.where(big, 1.0, 0.55))
@@ -176,14 +206,16 @@ def _place(p, ax, V2, out2, query=None, weights=None, label_values=True, label_o
     marks = np.vstack([np.c_[dots - 4.5, dots + 4.5], np.c_[stars - half, stars + half]])
     placed = np.empty((0, 4))
     if label_values:
-        offsets, sides, placed = _spots(dots, sizes, frame, marks, _unit(dots - dots.mean(axis=0)),
-                                        hull=(hull - lo + pad) / (spans + 2 * pad) * frame)
+        offsets, sides, placed = _spots(
+            dots, sizes, frame, marks, _unit(dots - dots.mean(axis=0)), hull=(hull - lo + pad) / (spans + 2 * pad) * frame
+        )
         _put(p.labels, V2, offsets, sides)
     shown = [m for m, label in enumerate(p.out_labels) if label.get_visible()]
     if shown:
         out_sizes = np.array([_text_size(p.out_labels[m]) for m in shown])
-        offsets, sides, _ = _spots(stars[shown], out_sizes, frame, marks, _unit(np.tile([1.0, -1.0], (len(shown), 1))),
-                                   fixed=placed, gap=10.0)
+        offsets, sides, _ = _spots(
+            stars[shown], out_sizes, frame, marks, _unit(np.tile([1.0, -1.0], (len(shown), 1))), fixed=placed, gap=10.0
+        )
         _put([p.out_labels[m] for m in shown], out2[shown], offsets, sides)
     return [p.hull, p.segment, *p.lines, p.dots, p.stars, *p.labels, *p.out_labels]
 
@@ -205,9 +237,23 @@ def _text_size(text):
     return np.array([box.width, box.height]) * 72 / text.figure.dpi
 
 
-def plot_convex_combination(ax, values2d, outputs2d, tokens, *, query=None, weights=None, title=None,
-                            xlabel="component 1", ylabel="component 2", fontsize=9, legend=True, label_outputs=True,
-                            output_color=None, label_values=True):
+def plot_convex_combination(
+    ax,
+    values2d,
+    outputs2d,
+    tokens,
+    *,
+    query=None,
+    weights=None,
+    title=None,
+    xlabel="component 1",
+    ylabel="component 2",
+    fontsize=9,
+    legend=True,
+    label_outputs=True,
+    output_color=None,
+    label_values=True,
+):
     """Value rows as coloured points, output rows as stars inside their convex hull.
 
     Parameters
@@ -244,7 +290,8 @@ def plot_convex_combination(ax, values2d, outputs2d, tokens, *, query=None, weig
     if legend:
         handles = [a for a in (p.hull, p.segment) if a.get_visible()] + [
             Line2D([], [], ls="", marker="o", ms=8, mfc="#777777", mec="black", label="value rows (dots)"),
-            Line2D([], [], ls="", marker="*", ms=11, mfc="#777777", mec="black", label="output rows (stars)")]
+            Line2D([], [], ls="", marker="*", ms=11, mfc="#777777", mec="black", label="output rows (stars)"),
+        ]
         ax.legend(handles=handles, fontsize=fontsize - 2, loc="best", framealpha=0.8)
     return artists
 
@@ -254,10 +301,16 @@ def add_token_legend(target, tokens, *, fontsize=9, **kwargs):
 
     ``target`` is a Figure or an Axes; extra keyword arguments go to its ``legend``.
     """
-    handles = [(Line2D([], [], ls="", marker="o", ms=8, mfc=c, mec="black"),
-                Line2D([], [], ls="", marker="*", ms=12, mfc=c, mec="black")) for c in _colors(len(tokens))]
-    return target.legend(handles, token_labels(tokens), handler_map={tuple: HandlerTuple(ndivide=None, pad=0.6)},
-                         fontsize=fontsize, **kwargs)
+    handles = [
+        (
+            Line2D([], [], ls="", marker="o", ms=8, mfc=c, mec="black"),
+            Line2D([], [], ls="", marker="*", ms=12, mfc=c, mec="black"),
+        )
+        for c in _colors(len(tokens))
+    ]
+    return target.legend(
+        handles, token_labels(tokens), handler_map={tuple: HandlerTuple(ndivide=None, pad=0.6)}, fontsize=fontsize, **kwargs
+    )
 
 
 @dataclass(frozen=True)
@@ -295,8 +348,9 @@ def compute_values(X, tokens, query=0, head=1, h=8, d_k=0, seed=0, weights="rand
     if not 0 <= query < len(tokens):
         raise ValueError(f"query={query} is not a token index; pick 0 .. {len(tokens) - 1}")
     res = multi_head_attention(X, params)
-    return ValuesView(tuple(tokens), query, head, params.h, params.d_k, res.weights[head - 1], res.V[head - 1],
-                      res.heads[head - 1])
+    return ValuesView(
+        tuple(tokens), query, head, params.h, params.d_k, res.weights[head - 1], res.V[head - 1], res.heads[head - 1]
+    )
 
 
 class ValuesDrawer(LayoutDrawer):
@@ -311,8 +365,9 @@ class ValuesDrawer(LayoutDrawer):
     def build(self, fig, view):
         (n, cols), colors = (len(view.tokens), self.key(view)[1]), _colors(len(view.tokens))
         lay = SimpleNamespace()
-        lay.ax_bar, lay.ax_2d, ax = fig.subplots(1, 3, width_ratios=[1, 1.15, 1.35], gridspec_kw=dict(
-            left=0.045, right=0.985, bottom=0.17, top=0.83, wspace=0.32))  # fixed margins: a redraw only renders
+        lay.ax_bar, lay.ax_2d, ax = fig.subplots(
+            1, 3, width_ratios=[1, 1.15, 1.35], gridspec_kw=dict(left=0.045, right=0.985, bottom=0.17, top=0.83, wspace=0.32)
+        )  # fixed margins: a redraw only renders
         lay.set_bars = bar_panel(lay.ax_bar, token_labels(view.tokens), fontsize=9, color=colors, edgecolor="#34495E")
         lay.ax_bar.set(ylim=(0, 1.12))
         # Room per bar, in points; a character is about 0.62 em wide (DejaVu Sans digits and letters).
@@ -332,9 +387,18 @@ class ValuesDrawer(LayoutDrawer):
                 a.set_position(a.get_subplotspec().get_position(fig))
         lay.ax_bar.set_ylabel("weight", fontsize=9)
         lay.ax_bar.set_xlabel("key token (whose value is used)", fontsize=9)
-        lay.heat = plot_heatmap(ax, np.zeros((n + 1, cols)), [f"v({t})" for t in view.tokens] + ["output"],
-                                [str(c + 1) for c in range(cols)], cmap=SIGNED_CMAP, vmin=-1, vmax=1, numbers=True,
-                                rotate=False, number_size=7)
+        lay.heat = plot_heatmap(
+            ax,
+            np.zeros((n + 1, cols)),
+            [f"v({t})" for t in view.tokens] + ["output"],
+            [str(c + 1) for c in range(cols)],
+            cmap=SIGNED_CMAP,
+            vmin=-1,
+            vmax=1,
+            numbers=True,
+            rotate=False,
+            number_size=7,
+        )
         ax.set_xlabel("component (counting from 1)", fontsize=8)
         lay.sep = ax.axhline(n - 0.5, color="black", lw=2)
         # a suptitle is one per figure
@@ -351,28 +415,43 @@ class ValuesDrawer(LayoutDrawer):
         toks = token_labels(view.tokens)
         tok, i, w = toks[view.query], view.head, view.weights_row
         bars = lay.set_bars(w, [f"{value:.{lay.decimals}f}" for value in w], pad=0.02)
-        lay.ax_bar.set_title(f"weights of '{tok}' in head {i} (sum = {w.sum():.3f})", fontsize=10,
-                              fontfamily=text_family())
-        moved = _place(lay.panel, lay.ax_2d, _first_two(view.V), _first_two(view.heads), view.query, view.weights,
-                       pad=(0.45, 0.25))
+        lay.ax_bar.set_title(f"weights of '{tok}' in head {i} (sum = {w.sum():.3f})", fontsize=10, fontfamily=text_family())
+        moved = _place(
+            lay.panel, lay.ax_2d, _first_two(view.V), _first_two(view.heads), view.query, view.weights, pad=(0.45, 0.25)
+        )
         d_v = view.V.shape[1]
-        lay.ax_2d.set_title(f"head {i}: first 2 of d_v={d_v} components" if d_v >= 2 else
-                            f"head {i}: its one component (d_v=1), drawn at height 0", fontsize=10)
+        lay.ax_2d.set_title(
+            f"head {i}: first 2 of d_v={d_v} components"
+            if d_v >= 2
+            else f"head {i}: its one component (d_v=1), drawn at height 0",
+            fontsize=10,
+        )
         M = np.vstack([view.V[:, :cols], view.output_row[None, :cols]])  # (n + 1, cols)
         lay.heat.set_data(M, clim=symmetric_limits(M))
         sub = str(i).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))  # no mathtext: the token may be Chinese
-        lay.heat.ax.set_title(f"V{sub} rows, and the output row of '{tok}' (first {cols} columns)", fontsize=9,
-                              fontfamily=text_family())
+        lay.heat.ax.set_title(
+            f"V{sub} rows, and the output row of '{tok}' (first {cols} columns)", fontsize=9, fontfamily=text_family()
+        )
         start = f"h = {view.h}, d_k = d_v = {view.d_k}: output of '{tok}' = "
-        terms = [f"{x:.2f}·v({t})" for x, t in zip(w, toks)]
+        terms = [f"{x:.2f}·v({t})" for x, t in zip(w, toks, strict=False)]
         keep = np.argsort(-w, kind="stable")  # a long sentence: its largest terms (in sentence order) and the rest
         for k in range(len(w), 0, -1):
             shown = [terms[j] for j in sorted(keep[:k])] + ([f"… ({len(w) - k} more)"] if k < len(w) else [])
             if _width(start + " + ".join(shown)) <= self.size[0] * 72 * 0.96 / (0.55 * 10):  # the figure's width
                 break
         lay.suptitle.set_text(start + " + ".join(shown))
-        return [*bars, lay.ax_bar.title, *lay.ax_bar.spines.values(), *moved, lay.ax_2d.title,
-                *lay.ax_2d.spines.values(), *lay.heat.artists(), lay.sep, lay.heat.ax.title, lay.suptitle]
+        return [
+            *bars,
+            lay.ax_bar.title,
+            *lay.ax_bar.spines.values(),
+            *moved,
+            lay.ax_2d.title,
+            *lay.ax_2d.spines.values(),
+            *lay.heat.artists(),
+            lay.sep,
+            lay.heat.ax.title,
+            lay.suptitle,
+        ]
 
 
 def values_figure(X=None, tokens=None, query=0, head=1, h=8, d_k=0, seed=0):
@@ -403,7 +482,11 @@ def make_values_explorer(X=None, tokens=None, seed=0):
         controls["query"].value = 0
 
     controls["weights"].observe(query_tokens, names="value")
-    box = build_explorer(controls, functools.partial(compute_values, X, tokens, seed=seed), ValuesDrawer(),
-                         title="Value aggregation: one query, one head")
+    box = build_explorer(
+        controls,
+        functools.partial(compute_values, X, tokens, seed=seed),
+        ValuesDrawer(),
+        title="Value aggregation: one query, one head",
+    )
     link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0, head="head")
     return box

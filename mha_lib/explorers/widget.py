@@ -69,9 +69,13 @@ class Picture(anywidget.AnyWidget):
 
 
 def _same_arrays(a, b):
-    return a.keys() == b.keys() and all(a[k]["shape"] == b[k]["shape"] and a[k]["lo"] == b[k]["lo"] and
-                                        a[k]["hi"] == b[k]["hi"] and bytes(a[k]["values"]) == bytes(b[k]["values"])
-                                        for k in a)
+    return a.keys() == b.keys() and all(
+        a[k]["shape"] == b[k]["shape"]
+        and a[k]["lo"] == b[k]["lo"]
+        and a[k]["hi"] == b[k]["hi"]
+        and bytes(a[k]["values"]) == bytes(b[k]["values"])
+        for k in a
+    )
 
 
 class Frame(NamedTuple):
@@ -83,9 +87,29 @@ class Frame(NamedTuple):
     arrays: dict
 
 
-def grid_panel(key, shape, rows=None, cols=None, *, signed=False, numbers=True, digits=2, ncols=None, titles=None,
-               cbar="attention weight (shared scale)", row_label="query", col_label="key", mask_label="masked",
-               cap=64, fit_height=None, max_chars=14, area=None, width=None, strip=False, same=None):
+def grid_panel(
+    key,
+    shape,
+    rows=None,
+    cols=None,
+    *,
+    signed=False,
+    numbers=True,
+    digits=2,
+    ncols=None,
+    titles=None,
+    cbar="attention weight (shared scale)",
+    row_label="query",
+    col_label="key",
+    mask_label="masked",
+    cap=64,
+    fit_height=None,
+    max_chars=14,
+    area=None,
+    width=None,
+    strip=False,
+    same=None,
+):
     """One group of heatmaps on one colour scale: h panels of (n, m) matrices, labelled, with a colour bar.
 
     ``key`` names its entry in ``arrays``; ``shape`` = (h, n, m); ``rows``, ``cols``: token labels (shortened to
@@ -99,14 +123,32 @@ def grid_panel(key, shape, rows=None, cols=None, *, signed=False, numbers=True, 
     """
     h, n, m = (int(s) for s in shape)
     cmap = "signed" if signed else "weights"
-    return {"kind": "grid", "key": key, "h": h, "n": n, "m": m, "ncols": int(ncols or min(h, 4)),
-            "rows": None if rows is None else [short(t, max_chars) for t in rows],
-            "cols": None if cols is None else [short(t, max_chars) for t in cols],
-            "titles": list(titles) if titles is not None else [f"head {i + 1}" for i in range(h)],
-            "cmap": cmap, "signed": bool(signed), "numbers": bool(numbers), "digits": int(digits), "cbar": cbar,
-            "stops": list(colour_table(CMAPS[cmap], 11)), "row_label": row_label, "col_label": col_label,
-            "mask_label": mask_label, "cap": cap, "fit_height": fit_height, "area": area, "width": width,
-            "strip": bool(strip), "same": same}
+    return {
+        "kind": "grid",
+        "key": key,
+        "h": h,
+        "n": n,
+        "m": m,
+        "ncols": int(ncols or min(h, 4)),
+        "rows": None if rows is None else [short(t, max_chars) for t in rows],
+        "cols": None if cols is None else [short(t, max_chars) for t in cols],
+        "titles": list(titles) if titles is not None else [f"head {i + 1}" for i in range(h)],
+        "cmap": cmap,
+        "signed": bool(signed),
+        "numbers": bool(numbers),
+        "digits": int(digits),
+        "cbar": cbar,
+        "stops": list(colour_table(CMAPS[cmap], 11)),
+        "row_label": row_label,
+        "col_label": col_label,
+        "mask_label": mask_label,
+        "cap": cap,
+        "fit_height": fit_height,
+        "area": area,
+        "width": width,
+        "strip": bool(strip),
+        "same": same,
+    }
 
 
 def matrix_entry(matrices, clim=(0.0, 1.0), mask=None):
@@ -118,8 +160,12 @@ def matrix_entry(matrices, clim=(0.0, 1.0), mask=None):
     M = M[None] if M.ndim == 2 else M
     if mask is not None:
         M = np.where(np.broadcast_to(np.asarray(mask, bool), M.shape), M, np.float32(np.nan))
-    return {"shape": list(M.shape), "values": memoryview(np.ascontiguousarray(M, dtype="<f4").tobytes()),
-            "lo": float(clim[0]), "hi": float(clim[1])}
+    return {
+        "shape": list(M.shape),
+        "values": memoryview(np.ascontiguousarray(M, dtype="<f4").tobytes()),
+        "lo": float(clim[0]),
+        "hi": float(clim[1]),
+    }
 
 
 class _StillImage:
@@ -221,8 +267,10 @@ def picture_explorer(controls, compute, drawer, *, title=None, extra=None):
             try:
                 render()
             except Exception as exc:  # nothing would show it: say it in the message line
-                message.value = (f'<span style="color:#B03A2E">&#9888; could not draw this setting: '
-                                 f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>")
+                message.value = (
+                    f'<span style="color:#B03A2E">&#9888; could not draw this setting: '
+                    f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>"
+                )
 
     def refresh(change=None):
         """Recompute and send (coalesced in a kernel: the changes already sent are read first)."""

@@ -10,8 +10,9 @@ import time
 STDERR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
 # A cell's exception. JupyterLab 4.6 renders its traceback with the stderr mime type (checked: a cell
 # `1/0` shows no "application/vnd.jupyter.error" element), earlier versions with the error type: both.
-ERROR_OUTPUT = ('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"], '
-                f'{STDERR_OUTPUT}:has-text("Traceback")')
+ERROR_OUTPUT = (
+    f'.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"], {STDERR_OUTPUT}:has-text("Traceback")'
+)
 
 _KERNEL_IDLE = """() => {
   const el = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator');
@@ -77,8 +78,10 @@ def run_all_cells(page, timeout=180_000):
     return n
 
 
-_PICTURES = ("[...el.querySelectorAll('img')].map(i => i.src).concat("
-             "[...el.querySelectorAll('.mha-pic')].map(p => 'frame' + p.dataset.frame)).join(' ')")
+_PICTURES = (
+    "[...el.querySelectorAll('img')].map(i => i.src).concat("
+    "[...el.querySelectorAll('.mha-pic')].map(p => 'frame' + p.dataset.frame)).join(' ')"
+)
 
 
 def image_sources(container):
@@ -89,8 +92,7 @@ def image_sources(container):
 
 def message_text(container):
     """The warning line of an explorer (the text of its HTML widgets), if it shows one."""
-    return container.evaluate(
-        "(el) => [...el.querySelectorAll('.widget-html-content')].map(h => h.textContent).join(' ')")
+    return container.evaluate("(el) => [...el.querySelectorAll('.widget-html-content')].map(h => h.textContent).join(' ')")
 
 
 def enabled_slider_handles(container):
@@ -99,8 +101,10 @@ def enabled_slider_handles(container):
     out = []
     for i in range(handles.count()):
         h = handles.nth(i)
-        disabled = h.evaluate("(el) => el.closest('.noUi-target').hasAttribute('disabled') || "
-                              "el.closest('.widget-slider').classList.contains('mod-disabled')")
+        disabled = h.evaluate(
+            "(el) => el.closest('.noUi-target').hasAttribute('disabled') || "
+            "el.closest('.widget-slider').classList.contains('mod-disabled')"
+        )
         if not disabled:
             out.append(h)
     return out
@@ -109,7 +113,8 @@ def enabled_slider_handles(container):
 def slider_name(handle):
     return handle.evaluate(
         "(el) => { const s = el.closest('.widget-slider'); const l = s && s.querySelector('.widget-label');"
-        " return l ? l.textContent.trim() : '?'; }")
+        " return l ? l.textContent.trim() : '?'; }"
+    )
 
 
 def press_and_wait_for_new_picture(page, container, handle, key, timeout=15_000):
@@ -142,11 +147,18 @@ def press_and_wait_for_new_picture(page, container, handle, key, timeout=15_000)
     page.wait_for_function("(el) => document.activeElement === el", arg=handle.element_handle(), timeout=timeout)
     page.keyboard.press(key)
     try:
-        page.wait_for_function("""([el, src, msg]) => {
-            const now = """ + _PICTURES + """;
+        page.wait_for_function(
+            """([el, src, msg]) => {
+            const now = """
+            + _PICTURES
+            + """;
             const text = [...el.querySelectorAll('.widget-html-content')].map(h => h.textContent).join(' ');
             return (now !== src && window.__mhaShown !== undefined) || text !== msg;
-          }""", arg=[container.element_handle(), before_src, before_msg], timeout=timeout, polling=16)
+          }""",
+            arg=[container.element_handle(), before_src, before_msg],
+            timeout=timeout,
+            polling=16,
+        )
     except Exception:  # playwright's TimeoutError
         return None, None
     if image_sources(container) != before_src:
@@ -154,13 +166,16 @@ def press_and_wait_for_new_picture(page, container, handle, key, timeout=15_000)
         return "picture", page.evaluate("() => window.__mhaShown - window.__mhaKey")
     text = message_text(container)
     if "⚠" in text:
-        return "message", text[text.index("⚠"):].split("\n")[0][:160]
+        return "message", text[text.index("⚠") :].split("\n")[0][:160]
     # Some text of the explorer changed (a caption, or a warning that went away) before the picture
     # arrived: give the picture a moment to follow before calling it "restored".
     try:
-        page.wait_for_function(f"([el, src]) => {_PICTURES} !== src"
-                               " && window.__mhaShown !== undefined",
-                               arg=[container.element_handle(), before_src], timeout=5_000, polling=16)
+        page.wait_for_function(
+            f"([el, src]) => {_PICTURES} !== src && window.__mhaShown !== undefined",
+            arg=[container.element_handle(), before_src],
+            timeout=5_000,
+            polling=16,
+        )
         return "picture", page.evaluate("() => window.__mhaShown - window.__mhaKey")
     except Exception:  # playwright's TimeoutError
         return "restored", None
@@ -179,8 +194,10 @@ def move_every_slider(page, container, timeout=15_000):
         name = slider_name(handle)
         outcome, last_message = None, None
         for key in ("ArrowRight",) * 4 + ("ArrowLeft",) * 12:
-            at = handle.evaluate("(el) => [el.getAttribute('aria-valuenow'), el.getAttribute('aria-valuemin'),"
-                                 " el.getAttribute('aria-valuemax')]")
+            at = handle.evaluate(
+                "(el) => [el.getAttribute('aria-valuenow'), el.getAttribute('aria-valuemin'),"
+                " el.getAttribute('aria-valuemax')]"
+            )
             if (key == "ArrowRight" and at[0] == at[2]) or (key == "ArrowLeft" and at[0] == at[1]):
                 continue  # already at that end
             kind, detail = press_and_wait_for_new_picture(page, container, handle, key, timeout=timeout)

@@ -24,8 +24,12 @@ def widget_outputs_in_file(path):
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
-    return sum("application/vnd.jupyter.widget-view+json" in out.get("data", {})
-               for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", []))
+    return sum(
+        "application/vnd.jupyter.widget-view+json" in out.get("data", {})
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+    )
 
 
 def check_explorers(page, containers, where):
@@ -54,8 +58,9 @@ def test_notebook_runs_in_jupyterlab(lab, page, screenshots, name):
     errors = page.locator(ld.ERROR_OUTPUT)
     stderr = page.locator(ld.STDERR_OUTPUT)
     error_texts = [errors.nth(i).inner_text()[:800] for i in range(errors.count())]
-    error_texts += [t for t in (stderr.nth(i).inner_text() for i in range(stderr.count()))
-                    if "Traceback" in t or "Error" in t]
+    error_texts += [
+        t for t in (stderr.nth(i).inner_text() for i in range(stderr.count())) if "Traceback" in t or "Error" in t
+    ]
     rendered = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output:has(.jupyter-widgets)")
     expected = widget_outputs_in_file(ROOT / "notebooks" / name)
     explorers = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output:has(.widget-image, .mha-pic)")
@@ -64,8 +69,10 @@ def test_notebook_runs_in_jupyterlab(lab, page, screenshots, name):
     print("\n".join(report))
 
     # A screenshot of the whole notebook: make the window as tall as the notebook.
-    height = page.evaluate("() => Math.max(...[...document.querySelectorAll("
-                           "'.jp-NotebookPanel:not(.lm-mod-hidden) *')].map(e => e.scrollHeight))")
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll("
+        "'.jp-NotebookPanel:not(.lm-mod-hidden) *')].map(e => e.scrollHeight))"
+    )
     page.set_viewport_size({"width": 1400, "height": min(int(height) + 200, 16000)})
     page.wait_for_timeout(300)
     page.screenshot(path=str(screenshots / f"lab_{stem}.png"))

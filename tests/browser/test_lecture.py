@@ -96,8 +96,17 @@ def lecture_url(work_dir):
     env = server_env(work_dir / "voila-lecture")
     port, token = free_port(), secrets.token_hex(16)
     log = work_dir / "voila-lecture.log"
-    cmd = [sys.executable, "-m", "voila", str(notebook), "--no-browser", f"--port={port}",
-           "--Voila.ip=127.0.0.1", f"--token={token}", "--show_tracebacks=True"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "voila",
+        str(notebook),
+        "--no-browser",
+        f"--port={port}",
+        "--Voila.ip=127.0.0.1",
+        f"--token={token}",
+        "--show_tracebacks=True",
+    ]
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, cwd=notebook.parent, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
@@ -156,8 +165,9 @@ def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size
             page.screenshot(path=str(screenshots / f"lecture_{width}x{height}_{k}.png"))
             report.append((k, SCENES[k - 1].name, state))
             assert not state["message"], f"scene {k} shows a warning instead of its picture"
-            assert state["scrollH"] <= height + 1 and state["scrollW"] <= width + 1, \
+            assert state["scrollH"] <= height + 1 and state["scrollW"] <= width + 1, (
                 f"scene {k} ({SCENES[k - 1].name}) scrolls at {width}x{height}: {state}"
+            )
             assert state["imgBottom"] <= height + 1 and state["imgRight"] <= width + 1, state
             assert state["imgWidth"] > width * 0.4, f"scene {k}: the picture is small: {state}"
             assert state["imgHeight"] > 0.3 * height, f"scene {k}: the picture is low: {state}"
@@ -167,8 +177,9 @@ def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size
                 print(f"\nscene 3 at {width}x{height}: cell numbers {state['numberPx']:.1f} px on screen")
                 assert state["numberPx"] >= LEAST_NUMBER_PX[width], f"the cell numbers are {state['numberPx']} px"
                 print(f"control labels {controls['labelPx']:.1f} px, the picture's labels {state['tokenPx']:.1f} px")
-                assert controls["labelPx"] >= 0.95 * state["tokenPx"], \
+                assert controls["labelPx"] >= 0.95 * state["tokenPx"], (
                     f"the controls' labels ({controls['labelPx']} px) are small beside the picture's ({state['tokenPx']} px)"
+                )
         page.keyboard.press("ArrowLeft")
         state = wait_for_scene(page, len(SCENES) - 1)
         page.wait_for_timeout(2000)  # a scene whose picture was drawn already frees the keys after 1.5 s
@@ -176,9 +187,11 @@ def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size
         # browser may handle the second key press only after the counter has changed (recorded: the counter
         # each press found, in a listener that runs before the screen's): the keys stay locked until the new
         # scene's picture is shown, so that press moves a second scene only if the picture came first
-        page.evaluate("() => { window.__mhaPresses = []; document.addEventListener('keydown', () => "
-                      "window.__mhaPresses.push(document.querySelector('.mha-scene-counter').innerText.trim()), "
-                      "{capture: true}); }")
+        page.evaluate(
+            "() => { window.__mhaPresses = []; document.addEventListener('keydown', () => "
+            "window.__mhaPresses.push(document.querySelector('.mha-scene-counter').innerText.trim()), "
+            "{capture: true}); }"
+        )
         page.keyboard.press("ArrowLeft")
         page.keyboard.press("ArrowLeft")
         found = page.evaluate("() => window.__mhaPresses")
@@ -206,8 +219,13 @@ def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size
         print("\n".join(f"{k}. {name}: {s['imgWidth']:.0f} x {s['imgHeight']:.0f} CSS px" for k, name, s in report))
         assert not page.evaluate(_TEXT_OUTSIDE), "text outside the lecture screen: " + page.evaluate(_TEXT_OUTSIDE)
         assert page.locator(".jp-InputArea, .jp-RenderedMarkdown, .jp-CodeMirrorEditor").count() == 0
-        assert page.locator(f"{ld.ERROR_OUTPUT}, {ld.STDERR_OUTPUT}, "
-                            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stdout"]').count() == 0
+        assert (
+            page.locator(
+                f"{ld.ERROR_OUTPUT}, {ld.STDERR_OUTPUT}, "
+                '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stdout"]'
+            ).count()
+            == 0
+        )
         assert not errors, errors
     finally:
         context.close()
@@ -230,7 +248,6 @@ def test_url_opens_a_scene(browser, lecture_url, screenshots):
 
 
 def test_arrow_keys_still_change_scenes_after_high_contrast_is_clicked(browser, lecture_url):
-    # before: the ticked checkbox kept the focus and the arrow keys with it (Voila: nine presses did nothing)
     with scene_page(browser, lecture_url, 7) as (page, state):
         page.locator(".mha-screen .widget-checkbox:has-text('high contrast') input").click()
         page.wait_for_selector(".mha-screen.mha-contrast")  # the page's CSS: the picture is not sent again
@@ -303,8 +320,9 @@ def test_map_button_shows_the_whole_computation_across_the_window(browser, lectu
     width, height = size
     with scene_page(browser, lecture_url, 3, width, height) as (page, state):
         page.locator(".mha-map").click()
-        assert ld.wait_until(lambda: page.evaluate(_STATE)["src"] not in state["all"]
-                             and page.evaluate(_STATE)["loaded"], timeout=60.0), "the map did not show"
+        assert ld.wait_until(
+            lambda: page.evaluate(_STATE)["src"] not in state["all"] and page.evaluate(_STATE)["loaded"], timeout=60.0
+        ), "the map did not show"
         shown = page.evaluate(_STATE)
         page.screenshot(path=str(screenshots / f"lecture_{width}x{height}_map.png"))
         text_px = 9 / 72 * shown["imgWidth"] / mha_diagram_figure().get_figwidth()

@@ -22,8 +22,7 @@ SENTENCE = r"<script>alert(1)</script> <img/src=x/onerror=alert(2)> $\frac{a}{b}
 TOKENS = SENTENCE.split()
 
 _CELLS = [
-    "from mha_lib.explorers.overview import make_overview_explorer\n"
-    f"box = make_overview_explorer({SENTENCE!r}, h=8)\nbox",
+    f"from mha_lib.explorers.overview import make_overview_explorer\nbox = make_overview_explorer({SENTENCE!r}, h=8)\nbox",
     "import json\nprint('WEIGHTS=' + json.dumps(box.result.result.weights.tolist()))",
 ]
 
@@ -87,6 +86,7 @@ def test_drawn_numbers_are_the_kernels_weights_and_typed_text_stays_text(lab, pa
     page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").nth(1).locator(".jp-InputPrompt").click()
     page.keyboard.press("Escape")  # command mode: Shift+Enter runs the cell
     page.keyboard.press("Shift+Enter")
-    assert ld.wait_until(lambda: page.locator(".jp-OutputArea-output:has-text('WEIGHTS=')").count() and
-                         len(_weights(page)) == 4, timeout=30), page.screenshot(path=str(screenshots / "picture_h4.png"))
+    assert ld.wait_until(
+        lambda: page.locator(".jp-OutputArea-output:has-text('WEIGHTS=')").count() and len(_weights(page)) == 4, timeout=30
+    ), page.screenshot(path=str(screenshots / "picture_h4.png"))
     _assert_drawn_equal(page.evaluate(_DRAWN), _weights(page))
