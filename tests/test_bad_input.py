@@ -522,7 +522,7 @@ def test_a_token_is_drawn_as_literal_text_not_mathtext(token):
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     plotting.plot_attention(ax, np.eye(2), [token, "b"])
-    fig.canvas.draw()  # "$\nope$" used to end in matplotlib's mathtext parser traceback here
+    fig.canvas.draw()  # "$\nope$" is drawn as typed, not parsed as mathtext
     shown = [t.get_text() for t in ax.get_xticklabels()]
     assert shown[0].replace("\\$", "$") == token
 

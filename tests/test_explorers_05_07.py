@@ -184,7 +184,7 @@ def test_values_explorer_labels_never_overlap(boxes):
 
 
 def test_values_explorer_formula_fits_the_figure(boxes):
-    # 12 tokens: the output's formula ran off both sides of the figure; now its largest terms and "… (k more)"
+    # 12 tokens: the output's formula keeps its largest terms and "… (k more)" within the figure
     tokens = "internationalization of the $5 or $10 你好 世界 word is long".split()
     box = make_values_explorer(np.random.default_rng(3).normal(size=(len(tokens), 512)), tokens)
     boxes.append(box)

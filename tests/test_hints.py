@@ -237,9 +237,9 @@ def test_what_people_type_is_read_as_meant(capsys, exercise_id, answer):
         ("08.llama_weights", "32*100*100", "the value of the product"),
         ("10.predict_rope_shift", 0, "The answer is a word"),
         ("08.predict_temperature", True, "not a bool"),
-        ("10.torch_sentences", 3, "not an int (3)"),  # the old question's answer, a number, for a shape
+        ("10.torch_sentences", 3, "not an int (3)"),  # a number given for a shape
         ("12.predict_rows_changed", float("nan"), "nan is not one"),  # NaN for a number to count
-        ("12.kv_head_of_query_head", np.array([3]), "without brackets"),  # was "not a ndarray of several values"
+        ("12.kv_head_of_query_head", np.array([3]), "without brackets"),
         ("08.llama_weights", "320.000", "the point is the decimal point"),  # thousands with points
         ("08.bert_params", "2.359.296", "2,359,296"),
     ],
@@ -255,7 +255,7 @@ def test_an_answer_of_the_wrong_form_gets_a_note_not_a_hint(capsys, exercise_id,
     [
         ("10.rope_pair_speed", 1),  # an integer, no digits to round: simply wrong
         ("10.rope_pair_speed", 1.0),
-        ("11.online_rescale", 0.1353),  # the old question's answer
+        ("11.online_rescale", 0.1353),  # a number that answers another question
         ("11.crossover", 8191),
         ("12.decode_scores", "64 800"),
     ],

@@ -96,7 +96,7 @@ def test_rerender_writes_pages_with_24pt_text_and_svg_files(tmp_path):
 
 @pytest.mark.render
 def test_export_deletes_no_folder_it_did_not_make(tmp_path):
-    # With --out ~ the tool deleted ~/tmp: its working files are now in a temporary folder of its own.
+    # The tool's working files live in a temporary folder of its own, never under --out.
     mine = tmp_path / "tmp" / "thesis.tex"
     mine.parent.mkdir()
     mine.write_text("a student's own file")

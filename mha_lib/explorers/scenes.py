@@ -1,4 +1,4 @@
-"""The lecture screen: the 40 minutes of a 50-minute lecture as named scenes (settings of the controls of the
+"""The lecture screen: the 35 minutes of a 50-minute lecture as named scenes (settings of the controls of the
 lecture explorer or the one-head step view), with a scene menu, previous/next buttons and a high-contrast
 switch above the explorer, whose controls all stay live.
 
@@ -45,9 +45,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Scene:
-    """One scene: its name, which view it shows ("lookup", "lecture" or "steps"), the control values it sets, its
-    minutes, the step of the computation it is about (one of :data:`mha_lib.diagrams.DIAGRAM_STEPS`, orange on the
-    map), and one line shown under the scene bar (what to read off the picture)."""
+    """One scene: its name, which view it shows ("lookup", "lecture", "steps", "blend" or "positions"), the control
+    values it sets, its minutes, the step of the computation it is about (one of
+    :data:`mha_lib.diagrams.DIAGRAM_STEPS`, orange on the map), and one line shown under the scene bar (what to read off the picture)."""
 
     name: str
     view: str
