@@ -47,7 +47,8 @@ __all__ = [
 class Scene:
     """One scene: its name, which view it shows ("lookup", "lecture", "steps", "blend" or "positions"), the control
     values it sets, its minutes, the step of the computation it is about (one of
-    :data:`mha_lib.diagrams.DIAGRAM_STEPS`, orange on the map), and one line shown under the scene bar (what to read off the picture)."""
+    :data:`mha_lib.diagrams.DIAGRAM_STEPS`, orange on the map), and one line shown under the scene bar (what to
+    read off the picture)."""
 
     name: str
     view: str
