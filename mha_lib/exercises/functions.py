@@ -1129,7 +1129,10 @@ def _watch_library(allowed, used):
                 continue
             copy = types.FunctionType(code, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
             copy.__kwdefaults__ = f.__kwdefaults__
-            stub_code = _stub.__code__.replace(co_name=f.__name__, co_qualname=f.__qualname__)
+            names = {"co_name": f.__name__}
+            if sys.version_info >= (3, 11):  # code objects know their qualified name from Python 3.11
+                names["co_qualname"] = f.__qualname__
+            stub_code = _stub.__code__.replace(**names)
             public = getattr(top, f.__name__, None) is f  # mha_lib.softmax, as the notebooks call it
             originals[stub_code] = (copy, f"mha_lib.{f.__name__}" if public else f"{f.__module__}.{f.__qualname__}")
             f.__globals__["_MHA_LIB_CALLED"] = called
@@ -1225,7 +1228,11 @@ def _run_apart(fn, args, allowed, seconds):
         with contextlib.suppress(Exception):
             stream.flush()
     r, w = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # Python 3.12+ warns when a process with threads forks (a kernel has some): the child only runs the
+        # student's function, writes to its pipe and ends with os._exit, so no lock of another thread is needed.
+        warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks", category=DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the child
         os.close(r)
         _child(fn, args, allowed, w)
