@@ -1,0 +1,156 @@
+"""The lecture screen's static copy (tools/export_lecture.py) opened from file:// in Chromium, with no server: the
+numbers drawn are mha_lib's, Page Down walks through every scene without a console error, the step view steps with
+its keys, a live control moves between recorded settings, and an unknown ?scene= says so.
+Screenshots: ``screenshots/export_<width>x<height>_<scene>.png``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    spec = importlib.util.spec_from_file_location("export_lecture", ROOT / "tools" / "export_lecture.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    out = tmp_path_factory.mktemp("usb") / "mha-lecture"
+    tool.main(["--out", str(out)])
+    return out
+
+
+def open_screen(browser, folder, size, query=""):
+    """A page at ``size`` on the folder's index.html (file://), its console errors and page errors collected."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.errors = []
+    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.goto((folder / "index.html").as_uri() + query)
+    page.wait_for_selector("#screen[data-ready=true]")
+    return page
+
+
+def wait_scene(page, k):
+    page.wait_for_function(f"document.querySelector('#screen').dataset.scene === '{k}'")
+    page.wait_for_timeout(150)  # the component draws in a microtask, then fits to the width
+
+
+CELLS = """(key) => [...document.querySelectorAll(`.mha-pic .mha-group[data-key="${key}"] .mha-panel`)]
+  .map((p) => [...p.querySelectorAll('.mha-cell')].map((c) => c.textContent))"""
+
+
+def drawn(page, key, n):
+    """The numbers written in the cells of the picture's panel group ``key``: (panels, n, n)."""
+    texts = page.evaluate(CELLS, key)
+    return np.array([[float(t) if t else np.nan for t in panel] for panel in texts]).reshape(len(texts), n, n)
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
+def test_page_down_walks_through_every_scene_from_file_without_a_console_error(browser, folder, size, screenshots):
+    from mha_lib.designed import soft_lookup_example
+    from mha_lib.explorers.scenes import SCENES
+
+    page = open_screen(browser, folder, size)
+    # scene 1: the weight of each word, as the table writes it, is the library's (2 decimals)
+    look = soft_lookup_example()
+    rows = page.evaluate(
+        "() => [...document.querySelectorAll('.mha-still-view tr')].slice(1).map((r) => r.children[3].textContent)"
+    )
+    np.testing.assert_allclose([float(r.split()[-1]) for r in rows], look.weights[look.tokens.index("it")], atol=0.005)
+    for k, scene in enumerate(SCENES, 1):
+        wait_scene(page, k)
+        assert page.inner_text(".mha-scene-counter") == f"{k} / {len(SCENES)}"
+        assert page.eval_on_selector(".mha-scene-menu", "m => m.selectedOptions[0].textContent") == f"{k}. {scene.name}"
+        visible = page.locator(".mha-still-view:not([hidden]), .mha-view:not([hidden]) .mha-group")
+        assert visible.count() > 0, f"scene {k} shows no picture"
+        page.screenshot(path=str(screenshots / f"export_{size[0]}x{size[1]}_{k}.png"))
+        page.keyboard.press("PageDown")
+    page.keyboard.press("PageDown")  # past the last scene: it stays
+    wait_scene(page, len(SCENES))
+    page.keyboard.press("PageUp")
+    wait_scene(page, len(SCENES) - 1)
+    page.keyboard.press("ArrowLeft")
+    wait_scene(page, len(SCENES) - 2)
+    assert page.errors == []
+    page.context.close()
+
+
+def test_the_weights_drawn_are_the_kernels_and_a_live_checkbox_changes_them(browser, folder, screenshots):
+    from mha_lib.explorers.lecture import compute_lecture
+    from mha_lib.explorers.scenes import SCENES
+
+    page = open_screen(browser, folder, (1280, 720), "?scene=why-divide-by-sqrt-d-k")
+    wait_scene(page, 3)
+    settings = {k: v for k, v in SCENES[2].settings.items() if k not in ("preset", "lecture")}
+    for scaled in (False, True):
+        weights = compute_lecture(**{**settings, "scaled": scaled}).result.weights  # (8, 4, 4)
+        np.testing.assert_allclose(drawn(page, "weights", 4), weights, atol=0.005 + 1e-9)
+        if not scaled:
+            page.check(".mha-control[data-control=scaled] input")
+            page.wait_for_timeout(150)
+    assert "scaled by 1/√d_k" in page.inner_text(".mha-caption")
+    # what is live and what is fixed is written in the column
+    assert "live here" in page.inner_text(".mha-controls").lower()
+    fixed = page.inner_text(".mha-fixed")
+    assert "fixed in this copy" in fixed.lower() and "d_model: 512" in fixed
+    page.click(".mha-presenter-toggle")  # hide controls: the picture takes the width
+    assert not page.is_visible(".mha-controls")
+    page.screenshot(path=str(screenshots / "export_1280x720_presenter.png"))
+    assert page.errors == []
+    page.context.close()
+
+
+def test_the_step_view_steps_with_its_keys_and_the_temperature_is_live(browser, folder, screenshots):
+    from mha_lib.explorers.stepview import STEPS, compute_steps
+
+    page = open_screen(browser, folder, (1280, 720), "?scene=2")
+    wait_scene(page, 2)
+    highlight = "() => document.querySelector('.mha-pic .mha-group.mha-highlight').dataset.key"
+    hidden = """() => [...document.querySelectorAll('.mha-pic .mha-group')]
+      .filter((g) => g.style.visibility === 'hidden').map((g) => g.dataset.key)"""
+    assert page.evaluate(highlight) == "scores"  # the scene opens on step 5
+    for key, by in (("ArrowDown", 1), (".", 1), ("ArrowDown", 1), ("ArrowDown", 0), ("ArrowUp", -1), (",", -1)):
+        before = [name for name, *_ in STEPS].index(page.evaluate(highlight))
+        page.keyboard.press(key)
+        page.wait_for_timeout(100)
+        now = min(len(STEPS) - 1, before + by)
+        assert page.evaluate(highlight) == STEPS[now][0], key
+        assert page.evaluate(hidden) == [name for name, *_ in STEPS[now + 1 :]]
+    page.click(".mha-step-next")  # and with the button: the weights are shown, and are the library's
+    page.wait_for_timeout(100)
+    assert page.evaluate(highlight) == "weights"
+    np.testing.assert_allclose(drawn(page, "weights", 4)[0], compute_steps("random", 1, 6).matrices[6], atol=0.005 + 1e-9)
+    page.screenshot(path=str(screenshots / "export_1280x720_steps.png"))
+
+    page.keyboard.press("PageDown")
+    page.keyboard.press("PageDown")  # scene 4: softmax and temperature, on the weights
+    wait_scene(page, 4)
+    slider = page.locator(".mha-control[data-control=temperature] input[type=range]")
+    slider.evaluate("(s) => { s.value = '0'; s.dispatchEvent(new Event('input', { bubbles: true })); }")  # T = 0.1
+    page.wait_for_timeout(150)
+    assert page.inner_text(".mha-control[data-control=temperature] .mha-readout") == "0.10"
+    sharp = compute_steps("random", 1, 6, 0.1).matrices[6]
+    np.testing.assert_allclose(drawn(page, "weights", 4)[0], sharp, atol=0.005 + 1e-9)
+    assert page.errors == []
+    page.context.close()
+
+
+def test_an_unknown_scene_in_the_address_says_so_and_opens_scene_one(browser, folder):
+    page = open_screen(browser, folder, (1280, 720), "?scene=no-such-scene")
+    wait_scene(page, 1)
+    assert page.inner_text(".mha-notice") == "no scene no-such-scene: scene 1 is shown"
+    page.keyboard.press("ArrowRight")
+    wait_scene(page, 2)
+    assert page.inner_text(".mha-notice") == ""
+    assert page.errors == []
+    page.context.close()
