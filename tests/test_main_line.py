@@ -14,6 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN_LINE = sorted((ROOT / "notebooks").glob("0[0-8]_*.ipynb"))
+BEYOND = sorted((ROOT / "notebooks").glob("09_*.ipynb")) + sorted((ROOT / "notebooks").glob("1[0-2]_*.ipynb"))
+CITATION = re.compile(r"\bdoc(?:&nbsp;|\s)00[0-4]\b|source doc", re.IGNORECASE)
 
 
 def cells(path):
@@ -64,6 +66,12 @@ def test_main_line_does_not_cite_the_source_documents(path):
         and not optional(c)
         and re.search(r"\bdoc(?:&nbsp;|\s)00[0-4]\b", text(c), re.IGNORECASE)
     ]
+    assert not cited, f"{path.name}: the source documents belong in the appendix of sources: {cited}"
+
+
+@pytest.mark.parametrize("path", BEYOND, ids=lambda p: p.name[:2])
+def test_notebooks_09_to_12_do_not_cite_the_source_documents(path):
+    cited = [text(c)[:80] for c in cells(path) if c["cell_type"] == "markdown" and CITATION.search(text(c))]
     assert not cited, f"{path.name}: the source documents belong in the appendix of sources: {cited}"
 
 
