@@ -61,3 +61,11 @@ def test_a_missing_notebook_is_a_one_line_error(tool, tmp_path, capsys):
     with pytest.raises(SystemExit):
         tool.main([str(tmp_path / "nope.ipynb")])
     assert "is not a file" in capsys.readouterr().err
+
+
+def test_the_stated_study_time_is_read_from_the_first_cell_and_summed_for_00_to_08(tool, tmp_path, capsys):
+    timed = _notebook(tmp_path / "03_x.ipynb", [("markdown", "# 03\n**Time:** about 25 minutes.", None)])
+    untimed = _notebook(tmp_path / "04_x.ipynb", [("markdown", "# 04 without a time", None)])
+    assert tool.stated_minutes(timed) == 25 and tool.stated_minutes(untimed) is None
+    tool.main([str(timed), str(untimed)])
+    assert "25 minutes of study stated" in capsys.readouterr().out
