@@ -1,6 +1,6 @@
 """tools/export_lecture.py: the lecture screen as static files (the folder it writes, the folders it refuses, and
 the numbers it records for every scene). The page itself, opened from file://, is tested in
-tests/browser/test_export_lecture.py."""
+tests/browser/test_offline_lecture.py."""
 
 from __future__ import annotations
 

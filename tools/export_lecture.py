@@ -173,8 +173,13 @@ def record_scene(screen, k, store):
     screen.go(k)
     box = screen.explorers[scene.view]
     out = {"name": scene.name, "slug": scene.slug, "view": scene.view, "text": scene.text, "step": scene.step}
-    if not hasattr(box.picture, "scheme"):  # a still view: its HTML, made once by the kernel
-        out["html"] = box.picture.value
+    picture = getattr(box, "picture", None)
+    if picture is None or not hasattr(picture, "scheme"):  # a still view: its HTML (or PNG), made once by the kernel
+        if picture is not None and isinstance(picture.value, str):
+            out["html"] = picture.value
+        else:
+            png = base64.b64encode(bytes(box.image.value)).decode("ascii")
+            out["html"] = f"<img class='mha-still-png' alt='' src='data:image/png;base64,{png}'>"
         return out
     live = {**LIVE.get(scene.view, {}), **LIVE_IN_SCENE.get(scene.slug, {})}
     live = {name: list(values) for name, values in live.items() if name in box.controls}
@@ -331,6 +336,7 @@ def main(argv=None):
     except OSError as exc:
         parser.error(f"--out {out}: {exc.strerror or exc}; choose a folder you can write to")
     started = time.perf_counter()
+    print(f"recording every scene of the lecture screen into {out} (about 20 s)...", flush=True)
     data, pictures = export_data()
     files = page_files(data, pictures)
     try:
