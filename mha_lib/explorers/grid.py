@@ -197,7 +197,7 @@ def plot_heatmap(
     hatch = ax.add_patch(PathPatch(Path(np.zeros((0, 2))), fill=False, edgecolor="#737373", linewidth=0.7))
     xlabels, ylabels = (token_labels(() if t is None else t) for t in (col_labels, row_labels))
     if rotate is None:  # turn the column labels when the longest is wider than a column
-        width = ax.get_position().width * ax.figure.get_size_inches()[0]
+        width = ax.get_position().width * ax.figure.figure.get_size_inches()[0]
         rotate = max(map(len, xlabels), default=0) * fontsize * _CHAR > 0.9 * width / max(cols, 1)
     ax.set_xticks(
         range(len(xlabels)), labels=xlabels, fontsize=fontsize, rotation=90 if rotate else 0, fontfamily=text_family()

@@ -34,6 +34,8 @@ __all__ = [
     "ExplorerBox",
     "LayoutDrawer",
     "still_figure",
+    "warning",
+    "wire",
     "int_slider",
     "dropdown",
     "checkbox",
@@ -497,17 +499,57 @@ class ExplorerBox(widgets.VBox):
         return 0
 
 
-def build_explorer(  # noqa: C901  its closures (render, refresh, hold, release) share one state
-    controls,
-    compute,
-    draw,
-    *,
-    figsize=None,
-    dpi=90,
-    title=None,
-    extra=None,
-    layout=None,
-):
+def warning(message, text):
+    """Write ``text`` into an explorer's message line (the line that replaces its picture), escaped."""
+    message.value = f'<span style="color:#B03A2E">&#9888; {html.escape(text)}</span>'
+
+
+def wire(box, controls, render):
+    """Observe the controls: a change makes one ``render()``, deferred and coalesced inside a kernel (the changes
+    already sent are read first), at once elsewhere. Sets ``box.refresh()``, ``box.hold()`` (several changes, one
+    render, at the end) and ``box._flush()`` (a pending render now), then renders the starting setting."""
+    state = {"held": 0, "scheduled": False, "pending": False}
+
+    def flush():
+        if state["pending"] and not state["held"]:
+            state["pending"] = False
+            render()
+
+    def deferred():
+        state["scheduled"] = False
+        try:
+            flush()
+        except Exception as exc:  # nothing would show it: say it in the message line
+            warning(box.message, f"could not draw this setting: {type(exc).__name__}: {exc}")
+
+    def refresh(change=None):
+        state["pending"] = True
+        if state["held"]:
+            return
+        loop = kernel_loop() if change is not None else None
+        if loop is None:
+            flush()
+        elif not state["scheduled"]:
+            state["scheduled"] = True
+            loop.call_soon(deferred)
+
+    @contextlib.contextmanager
+    def hold():
+        state["held"] += 1
+        try:
+            yield box
+        finally:
+            state["held"] -= 1
+            if not state["held"] and state["pending"]:
+                refresh(change=True)
+
+    for w in controls.values():
+        w.observe(refresh, names="value")
+    box.refresh, box.hold, box._flush = refresh, hold, flush
+    refresh()
+
+
+def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None, extra=None, layout=None):
     """Wire controls, a pure compute function and a drawing function together.
 
     Parameters
@@ -517,18 +559,18 @@ def build_explorer(  # noqa: C901  its closures (render, refresh, hold, release)
     compute : callable(**values) -> result
         Pure: no drawing, no widgets. Raises ``ValueError`` or ``TypeError`` with a one-line explanation
         for an impossible combination; the explanation then replaces the picture (no blank gap).
-    draw : callable(fig, result), or a drawer with a ``picture(result)`` method
-        Draws the result on the figure; or says what the browser-drawn picture shows (:mod:`.widget`).
+    draw : a drawer with a ``picture(result)`` method, or callable(fig, result)
+        Says what the browser-drawn picture shows (:mod:`.widget`); or draws the result on a matplotlib figure,
+        sent as a PNG when a setting is chosen.
     figsize, dpi, layout
-        The figure's size (inches; default: a LayoutDrawer's ``size``, else 8 x 4), the PNG's resolution (a
-        number, or a function of the figure's size giving one: the lecture screen fits each layout to the
-        window), its layout engine (None: the drawer places its axes).
+        For a matplotlib drawer: the figure's size (inches; default: the drawer's ``size``, else 8 x 4), the PNG's
+        resolution (a number, or a function of the figure's size giving one), its layout engine.
     title, extra : str and list of widgets, optional
         A heading above the controls, widgets under the picture.
 
     Returns
     -------
-    ExplorerBox (an ipywidgets.VBox)
+    PictureBox or ExplorerBox (an ipywidgets.VBox)
     """
     check_dpi(dpi, "build_explorer")
     if hasattr(draw, "picture"):  # drawn in the browser from the numbers the drawer picks (widget.py)
@@ -543,25 +585,16 @@ def build_explorer(  # noqa: C901  its closures (render, refresh, hold, release)
     rows = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
     rows.append(widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")))
     box = ExplorerBox(rows + [message, image] + list(extra or []))
-    box._figure, box._image, box._result, box._pending, box._drawer = fig, image, None, False, draw
+    box._figure, box._image, box._result, box._drawer = fig, image, None, draw
     box.controls, box.message, box.style = controls, message, {}
-    state = {"held": 0, "scheduled": False, "drawn": None}
-
-    def warn(text):  # the message line in place of the picture
-        message.value = f'<span style="color:#B03A2E">&#9888; {html.escape(text)}</span>'
 
     def render():
-        box._pending = False
-        values = {name: w.value for name, w in controls.items()}
-        if state["drawn"] is not None and values == state["drawn"]:
-            return  # this exact setting is already on screen
-        state["drawn"] = None
         try:
             with single_blas_thread():
-                box._result = compute(**values)
+                box._result = compute(**{name: w.value for name, w in controls.items()})
         except (ValueError, TypeError) as exc:
             box._result = None
-            warn(str(exc))
+            warning(message, str(exc))
             image.layout.display = "none"  # the message takes the picture's place
             return
         message.value = ""
@@ -569,59 +602,18 @@ def build_explorer(  # noqa: C901  its closures (render, refresh, hold, release)
             draw(fig, box._result)
             image.value = render_png(fig, dpi=fit(tuple(fig.get_size_inches())))
         image.layout.display = None
-        state["drawn"] = values
 
-    def flush():
-        if box._pending and not state["held"]:
-            render()
-
-    def deferred():
-        state["scheduled"] = False
-        try:
-            flush()
-        except Exception as exc:  # nothing would show it: say it in the message line
-            warn(f"could not draw this setting: {type(exc).__name__}: {exc}")
-
-    def refresh(change=None):
-        """Recompute and redraw (deferred and coalesced inside a kernel, immediate elsewhere)."""
-        if change is None:  # an explicit refresh always redraws: something besides the controls changed
-            state["drawn"] = None
-        box._pending = True
-        if state["held"]:
-            return
-        loop = kernel_loop() if change is not None else None
-        if loop is None:
-            flush()
-        elif not state["scheduled"]:
-            state["scheduled"] = True
-            loop.call_soon(deferred)
-
-    @contextlib.contextmanager
-    def hold():
-        """Change several controls at once; the picture is redrawn once, at the end."""
-        state["held"] += 1
-        try:
-            yield box
-        finally:
-            state["held"] -= 1
-            if not state["held"] and box._pending:
-                refresh(change=True)
-
-    def release(keep_pngs=False):
+    def release():
         """Forget the figure's drawing; the next setting is drawn anew."""
         if hasattr(draw, "reset"):
             draw.reset()
         fig.clear()
-        state["drawn"] = None
 
     def redraw():
         """Draw the setting on screen anew (e.g. in a new ``style``)."""
         release()
-        refresh()
+        box.refresh()
 
-    box._flush, box.release, box.redraw = flush, release, redraw
-    for w in controls.values():
-        w.observe(refresh, names="value")
-    box.refresh, box.hold = refresh, hold
-    refresh()
+    box.release, box.redraw = release, redraw
+    wire(box, controls, render)
     return box

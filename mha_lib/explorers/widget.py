@@ -15,9 +15,9 @@ to show, the traits that changed go to the page, and ``picture.js`` draws them. 
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import html
+import math
 import pathlib
 from typing import NamedTuple
 
@@ -26,15 +26,27 @@ import ipywidgets as widgets
 import numpy as np
 import traitlets
 from matplotlib import colormaps
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP
 from . import toolkit
-from .toolkit import kernel_loop, short, single_blas_thread, still_figure
+from .grid import MASKED_COLOR, plot_heatmap
+from .toolkit import literal, short, single_blas_thread, still_figure, text_family, warning, wire
 
-__all__ = ["Picture", "Frame", "grid_panel", "matrix_entry", "colour_table", "PictureBox", "picture_explorer"]
+__all__ = [
+    "Picture",
+    "Frame",
+    "grid_panel",
+    "matrix_entry",
+    "colour_table",
+    "frame_figure",
+    "PictureBox",
+    "picture_explorer",
+]
 
 STATIC = pathlib.Path(__file__).parent / "static"
-MASKED_COLOR = "#C8C8C8"
 
 
 @functools.lru_cache(maxsize=8)
@@ -168,6 +180,87 @@ def matrix_entry(matrices, clim=(0.0, 1.0), mask=None):
     }
 
 
+def _numbers(entry):
+    return np.frombuffer(bytes(entry["values"]), dtype="<f4").reshape(entry["shape"]).astype(float)
+
+
+def frame_figure(frame, size=(10.0, 4.6), dpi=90):
+    """The still matplotlib figure of a :class:`Frame`: the panels, labels, colours and scales the page draws.
+
+    Groups are stacked (or side by side: the scheme's ``columns``, each group in the column its ``area`` names);
+    each has its title, panels (numbers in the cells, masked cells grey and hatched), colour bar and key.
+    """
+    scheme, texts, arrays = frame
+    groups = [p for p in scheme.get("panels", ()) if p["key"] not in texts.get("hidden", ())]
+    columns = int(scheme.get("columns") or 1)
+    fig = Figure(figsize=size, dpi=toolkit.check_dpi(dpi, "frame_figure"), layout="constrained")
+    FigureCanvasAgg(fig)
+    if texts.get("caption"):
+        fig.suptitle(literal(texts["caption"]), fontsize=10, fontfamily=text_family())
+    if texts.get("footer"):
+        fig.supxlabel(literal(texts["footer"]), fontsize=9)
+
+    def height(p):  # of a group, in rows of cells (a strip's rows are a quarter as tall)
+        return math.ceil(p["h"] / p["ncols"]) * (max(1.0, p["n"] / 4) if p["strip"] else p["n"]) + 2
+
+    if columns > 1:
+        width = [next((p["width"] or 1 for p in groups if _column(p) == c), 1) for c in range(columns)]
+        subs = fig.subfigures(1, columns, width_ratios=width)
+        slots = [subs[_column(p)] for p in groups]
+    else:
+        slots = list(np.atleast_1d(fig.subfigures(len(groups), 1, height_ratios=[height(p) for p in groups])))
+    for p, sub in zip(groups, slots, strict=True):
+        key, M, entry = p["key"], _numbers(arrays[p["key"]]), arrays[p["key"]]
+        titles = texts.get("titles", {}).get(key) or p["titles"]
+        note = texts.get("notes", {}).get(key)
+        if texts.get("group_titles", {}).get(key):
+            sub.suptitle(literal(texts["group_titles"][key]), fontsize=9, fontweight="bold", fontfamily=text_family())
+        rows = math.ceil(p["h"] / p["ncols"])
+        spare = 1 - p["width"] if p["width"] and columns == 1 else 0  # a narrower group: to scale with the others
+        ratios = [1] * p["ncols"] + ([spare * p["ncols"] / (1 - spare)] if spare else [])
+        axes = sub.subplots(rows, len(ratios), squeeze=False, width_ratios=ratios)
+        for ax in axes.ravel()[p["h"] :] if not spare else [*axes.ravel()[p["h"] :], *axes[:, -1]]:
+            ax.set_visible(False)
+        axes = [ax for ax in axes[:, : p["ncols"]].ravel()[: p["h"]]]
+        cell = size[0] * (p["width"] or 1) * 0.75 / (p["ncols"] * p["m"])  # inches, about (the layout is not made yet)
+        rotate = max(map(len, p["cols"] or [""])) * 8 * 0.64 / 72 > 0.9 * cell  # key labels wider than their cells
+        for i, ax in enumerate(axes):
+            first, bottom = i % p["ncols"] == 0, i + p["ncols"] >= p["h"]
+            heat = plot_heatmap(
+                ax,
+                M[i],
+                p["rows"] if first and p["rows"] else None,
+                p["cols"] if bottom and p["cols"] else None,
+                mask=~np.isnan(M[i]),
+                cmap=CMAPS[p["cmap"]],
+                vmin=entry["lo"],
+                vmax=entry["hi"],
+                numbers=p["numbers"] and p["n"] * p["m"] <= 1024,
+                fmt=f".{p['digits']}f",
+                signed=p["signed"],
+                rotate=rotate,
+            )
+            if not p["strip"]:
+                ax.set_aspect("equal")
+            title = literal(titles[i] if i < len(titles) else "") + (f"\n{literal(note)}" if note else "")
+            ax.set_title(title, fontsize=8, fontfamily=text_family())
+            ax.set_ylabel(p["row_label"] if first and p["row_label"] else "", fontsize=8)
+            ax.set_xlabel(p["col_label"] if bottom and p["col_label"] else "", fontsize=8)
+        if p["cbar"] is not None:
+            cbar = sub.colorbar(heat.image, ax=axes, shrink=0.9, aspect=25)
+            cbar.set_label(p["cbar"], fontsize=8)
+            cbar.ax.tick_params(labelsize=7)
+        if np.isnan(M).any():
+            handle = Patch(facecolor=MASKED_COLOR, edgecolor="#737373", hatch="///", label=p["mask_label"])
+            sub.legend(handles=[handle], loc="lower right", fontsize=7, frameon=False)
+    return fig
+
+
+def _column(p):
+    """The 0-based column of a group on a stage of ``columns`` (its CSS grid-area "row / column")."""
+    return int(str(p.get("area") or "1 / 1").split("/")[1]) - 1
+
+
 class _StillImage:
     """``box.image`` of a :class:`PictureBox`: ``value`` is the still PNG of the setting shown, drawn on demand."""
 
@@ -190,13 +283,13 @@ class PictureBox(widgets.VBox):
     ``controls`` (name -> widget), ``message`` (the line that replaces the picture for a refused setting),
     ``picture`` (the :class:`Picture`), ``result`` (what compute returned), ``refresh()``, ``hold()`` (several
     changes, one update); ``figure`` / ``image.value``: the still matplotlib figure / PNG of the setting shown,
-    drawn when read; ``style`` is kept for the lecture screen (high contrast is the page's CSS).
+    drawn when read (by the drawer when it draws figures, else :func:`frame_figure`); ``style`` is kept for the
+    lecture screen (high contrast is the page's CSS).
     """
 
     def __init__(self, children, drawer):
         super().__init__(children)
         self._drawer, self._still, self._result, self.style = drawer, None, None, {}
-        self._flush = lambda: None
         self.image = _StillImage(self)
 
     @property
@@ -214,7 +307,10 @@ class PictureBox(widgets.VBox):
         if self.result is None:
             return None
         if self._still is None or self._still[0] is not self.result:
-            self._still = (self.result, still_figure(self._drawer, self.result))
+            draw = self._drawer
+            size = getattr(draw, "size", (10.0, 4.6))
+            fig = still_figure(draw, self.result) if callable(draw) else frame_figure(draw.picture(self.result), size)
+            self._still = (self.result, fig)
         return self._still[1]
 
     @property
@@ -227,7 +323,7 @@ class PictureBox(widgets.VBox):
         """Send the setting on screen anew."""
         self.refresh()
 
-    def release(self, keep_pngs=False):
+    def release(self):
         """Drop the still figure (the page keeps its picture)."""
         self._still = None
 
@@ -243,10 +339,8 @@ def picture_explorer(controls, compute, drawer, *, title=None, extra=None):
     rows.append(widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")))
     box = PictureBox(rows + [message, picture] + list(extra or []), drawer)
     box.controls, box.message, box.picture = controls, message, picture
-    state = {"held": 0, "scheduled": False, "pending": False}
 
     def render():
-        state["pending"] = False
         values = {name: w.value for name, w in controls.items()}
         try:
             with single_blas_thread():
@@ -254,50 +348,12 @@ def picture_explorer(controls, compute, drawer, *, title=None, extra=None):
             frame = drawer.picture(box._result)
         except (ValueError, TypeError) as exc:
             box._result = None
-            message.value = f'<span style="color:#B03A2E">&#9888; {html.escape(str(exc))}</span>'
+            warning(message, str(exc))
             picture.layout.display = "none"  # the message takes the picture's place
             return
         message.value = ""
         picture.show(frame)
         picture.layout.display = None
 
-    def deferred():
-        state["scheduled"] = False
-        if state["pending"]:
-            try:
-                render()
-            except Exception as exc:  # nothing would show it: say it in the message line
-                message.value = (
-                    f'<span style="color:#B03A2E">&#9888; could not draw this setting: '
-                    f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>"
-                )
-
-    def refresh(change=None):
-        """Recompute and send (coalesced in a kernel: the changes already sent are read first)."""
-        state["pending"] = True
-        if state["held"]:
-            return
-        loop = kernel_loop() if change is not None else None
-        if loop is None:
-            render()
-        elif not state["scheduled"]:
-            state["scheduled"] = True
-            loop.call_soon(deferred)
-
-    @contextlib.contextmanager
-    def hold():
-        """Change several controls at once; the picture is updated once, at the end."""
-        state["held"] += 1
-        try:
-            yield box
-        finally:
-            state["held"] -= 1
-            if not state["held"] and state["pending"]:
-                refresh(change=True)
-
-    for w in controls.values():
-        w.observe(refresh, names="value")
-    box.refresh, box.hold = refresh, hold
-    box._flush = lambda: state["pending"] and not state["held"] and render()
-    refresh()
+    wire(box, controls, render)
     return box
