@@ -154,7 +154,8 @@
       column.appendChild(fixed);
     }
     column.appendChild(make("div", "mha-column-note",
-      "Recorded without Python: the live controls move between recorded settings; run the lecture screen for the rest."));
+      "Keys: → or Page Down next scene, ← or Page Up previous, ↓ ↑ steps, P hides this column. An offline copy: " +
+      "the live controls move between recorded settings; the lecture screen itself has every control live."));
   }
 
   function stepControl(scene) { return scene.controls ? scene.controls.findIndex((c) => c.name === "step") : -1; }
