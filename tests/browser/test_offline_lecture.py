@@ -104,6 +104,15 @@ def test_the_weights_drawn_are_the_kernels_and_a_live_checkbox_changes_them(brow
     assert "live here" in page.inner_text(".mha-controls").lower()
     fixed = page.inner_text(".mha-fixed")
     assert "fixed in this copy" in fixed.lower() and "d_model: 512" in fixed
+    page.click(".mha-map")  # the map of the computation, this scene's step in orange; plain, then bold
+    natural = "() => document.querySelector('.mha-map-image').naturalWidth"
+    page.wait_for_function(f"({natural})() > 0")
+    assert page.is_visible(".mha-map-image") and not page.is_visible(".mha-pic")
+    page.check(".mha-contrast-box")
+    page.wait_for_function(f"document.querySelector('.mha-map-image').src.endsWith('_contrast.png') && ({natural})() > 0")
+    page.click(".mha-map")
+    assert page.is_visible(".mha-pic")
+    page.uncheck(".mha-contrast-box")
     page.click(".mha-presenter-toggle")  # hide controls: the picture takes the width
     assert not page.is_visible(".mha-controls")
     page.screenshot(path=str(screenshots / "export_1280x720_presenter.png"))
