@@ -15,13 +15,13 @@ from matplotlib.path import Path
 
 from ..attention import multi_head_attention
 from ..plotting import SIGNED_CMAP, symmetric_limits
+from . import chart
 from .grid import bar_panel, plot_heatmap, token_labels
 from .toolkit import (
     D_K_OPTIONS,
     TOKEN_COLORS,
     LayoutDrawer,
     Result,
-    build_explorer,
     dropdown,
     explorer_layer,
     fixed_layer,
@@ -29,10 +29,12 @@ from .toolkit import (
     int_slider,
     link_heads,
     running_inputs,
+    short,
     still_figure,
     text_family,
     weights_control,
 )
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = [
     "convex_hull",
@@ -412,34 +414,17 @@ class ValuesDrawer(LayoutDrawer):
 
     def update(self, lay, view):
         cols = self.key(view)[1]
-        toks = token_labels(view.tokens)
-        tok, i, w = toks[view.query], view.head, view.weights_row
+        toks, w = token_labels(view.tokens), view.weights_row
         bars = lay.set_bars(w, [f"{value:.{lay.decimals}f}" for value in w], pad=0.02)
-        lay.ax_bar.set_title(f"weights of '{tok}' in head {i} (sum = {w.sum():.3f})", fontsize=10, fontfamily=text_family())
+        lay.ax_bar.set_title(_bars_title(view, toks), fontsize=10, fontfamily=text_family())
         moved = _place(
             lay.panel, lay.ax_2d, _first_two(view.V), _first_two(view.heads), view.query, view.weights, pad=(0.45, 0.25)
         )
-        d_v = view.V.shape[1]
-        lay.ax_2d.set_title(
-            f"head {i}: first 2 of d_v={d_v} components"
-            if d_v >= 2
-            else f"head {i}: its one component (d_v=1), drawn at height 0",
-            fontsize=10,
-        )
+        lay.ax_2d.set_title(_points_title(view), fontsize=10)
         M = np.vstack([view.V[:, :cols], view.output_row[None, :cols]])  # (n + 1, cols)
         lay.heat.set_data(M, clim=symmetric_limits(M))
-        sub = str(i).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))  # no mathtext: the token may be Chinese
-        lay.heat.ax.set_title(
-            f"V{sub} rows, and the output row of '{tok}' (first {cols} columns)", fontsize=9, fontfamily=text_family()
-        )
-        start = f"h = {view.h}, d_k = d_v = {view.d_k}: output of '{tok}' = "
-        terms = [f"{x:.2f}·v({t})" for x, t in zip(w, toks, strict=False)]
-        keep = np.argsort(-w, kind="stable")  # a long sentence: its largest terms (in sentence order) and the rest
-        for k in range(len(w), 0, -1):
-            shown = [terms[j] for j in sorted(keep[:k])] + ([f"… ({len(w) - k} more)"] if k < len(w) else [])
-            if _width(start + " + ".join(shown)) <= self.size[0] * 72 * 0.96 / (0.55 * 10):  # the figure's width
-                break
-        lay.suptitle.set_text(start + " + ".join(shown))
+        lay.heat.ax.set_title(_rows_title(view, toks, cols), fontsize=9, fontfamily=text_family())
+        lay.suptitle.set_text(_formula(view, toks, self.size[0] * 72 * 0.96 / (0.55 * 10)))  # the figure's width
         return [
             *bars,
             lay.ax_bar.title,
@@ -453,6 +438,126 @@ class ValuesDrawer(LayoutDrawer):
             lay.suptitle,
         ]
 
+    # ------------------------------------------------------------------ the live picture, drawn by the browser
+    parts = {"chart": "chart", "rows": "picture"}  # the weights and the 2-D points; V_i's rows and the output
+    rows = (("chart", "rows"),)
+    widths = {"chart": 2.1, "rows": 1}
+
+    def frames(self, view):
+        """What the browser draws: the bars and the 2-D panel (:mod:`.chart`), V_i's rows (:mod:`.widget`)."""
+        n, cols, colors = len(view.tokens), self.key(view)[1], _colors(len(view.tokens))
+        toks, w = [short(t) for t in view.tokens], view.weights_row
+        decimals = 3 if n <= 8 else 2
+        weights = chart.view(
+            (-0.6, n - 0.4),
+            (0, 1.12),
+            [chart.bars(w, colors, texts=[f"{v:.{decimals}f}" for v in w], stroke="#34495E")],
+            title=_bars_title(view, toks),
+            xticks=list(enumerate(toks)),
+        )
+        V2, out2 = _first_two(view.V), _first_two(view.heads)
+        hull, q = convex_hull(V2), view.query
+        marks = [chart.polygon(hull, "#BBBBBB", opacity=0.35)] if len(hull) >= 3 else []
+        if len(hull) == 2:
+            marks.append(chart.line(hull, "#999999", width=4, opacity=0.5))
+        marks += [chart.line([out2[q], V2[j]], c, width=0.5 + 6 * float(w[j]), opacity=0.6) for j, c in enumerate(colors)]
+        big = np.arange(len(out2)) == q
+        marks.append(chart.points(V2, colors, labels=[f"v({t})" for t in toks], label_colors=colors, sizes=6, bold=True))
+        marks.append(
+            chart.points(
+                out2,
+                _colors(len(out2)),
+                shape="star",
+                sizes=np.where(big, 11, 7),
+                alphas=np.where(big, 1, 0.55),
+                labels=[f"out({toks[m]})" if m == q else "" for m in range(len(out2))],
+                dir=(1, -1),
+            )
+        )
+        lo, hi = np.vstack([V2, out2]).min(axis=0), np.vstack([V2, out2]).max(axis=0)
+        pad = np.where(hi - lo > 0, hi - lo, 1.0) * (0.3, 0.2)
+        points = chart.view(
+            (lo[0] - pad[0], hi[0] + pad[0]),
+            (lo[1] - pad[1], hi[1] + pad[1]),
+            marks,
+            title=_points_title(view),
+            xticks=[],
+            yticks=[],
+        )
+        legend = [
+            ("convex hull of the value rows", "#BBBBBB", "area")
+            if len(hull) >= 3
+            else (f"all weighted averages of the {n} values", "#999999", "line"),
+            ("value rows (dots)", "#777777", "dot"),
+            ("output rows (stars)", "#777777", "star"),
+        ]
+        scheme = {
+            "panels": [
+                chart.panel("weights", width=1, height=330, xlabel="key token (whose value is used)", ylabel="weight"),
+                chart.panel(
+                    "points",
+                    width=1.2,
+                    height=330,
+                    legend=legend,
+                    xlabel="component 1 (its scale changes with the head)",
+                    ylabel="component 2",
+                ),
+            ]
+        }
+        data = {"caption": _formula(view, toks, 150), "panels": {"weights": weights, "points": points}}
+        M = np.vstack([view.V[:, :cols], view.output_row[None, :cols]])  # (n + 1, cols)
+        grid = grid_panel(
+            "rows",
+            (1, n + 1, cols),
+            [f"v({t})" for t in toks] + ["output"],
+            [str(c + 1) for c in range(cols)],
+            signed=True,
+            titles=[""],
+            cbar="value",
+            row_label=None,
+            col_label="component (counting from 1)",
+            cap=40,
+        )
+        return {
+            "chart": chart.ChartFrame(scheme, data),
+            "rows": Frame(
+                {"panels": [grid]},
+                {"group_titles": {"rows": _rows_title(view, toks, cols)}},
+                {"rows": matrix_entry(M, symmetric_limits(M))},
+            ),
+        }
+
+
+def _bars_title(view, toks):
+    w = view.weights_row
+    return f"weights of '{toks[view.query]}' in head {view.head} (sum = {w.sum():.3f})"
+
+
+def _points_title(view):
+    d_v = view.V.shape[1]
+    if d_v >= 2:
+        return f"head {view.head}: first 2 of d_v={d_v} components"
+    return f"head {view.head}: its one component (d_v=1), drawn at height 0"
+
+
+def _rows_title(view, toks, cols):
+    sub = str(view.head).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))  # no mathtext: the token may be Chinese
+    return f"V{sub} rows, and the output row of '{toks[view.query]}' (first {cols} columns)"
+
+
+def _formula(view, toks, budget):
+    """ "h = 8, d_k = d_v = 64: output of 'sat' = 0.20·v(humpty) + ...", its largest terms (in sentence order) and
+    "… (k more)" when all of them would be wider than ``budget`` characters."""
+    w = view.weights_row
+    start = f"h = {view.h}, d_k = d_v = {view.d_k}: output of '{toks[view.query]}' = "
+    terms = [f"{x:.2f}·v({t})" for x, t in zip(w, toks, strict=False)]
+    keep = np.argsort(-w, kind="stable")
+    for k in range(len(w), 0, -1):
+        shown = [terms[j] for j in sorted(keep[:k])] + ([f"… ({len(w) - k} more)"] if k < len(w) else [])
+        if _width(start + " + ".join(shown)) <= budget:
+            break
+    return start + " + ".join(shown)
+
 
 def values_figure(X=None, tokens=None, query=0, head=1, h=8, d_k=0, seed=0):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
@@ -464,7 +569,7 @@ def make_values_explorer(X=None, tokens=None, seed=0):
 
     Returns
     -------
-    ExplorerBox
+    PictureBox
         ``controls`` are ``weights``, ``query``, ``head``, ``h`` and ``d_k``; see :mod:`mha_lib.explorers.toolkit`.
     """
     X, tokens = running_inputs(X, tokens)
@@ -482,7 +587,7 @@ def make_values_explorer(X=None, tokens=None, seed=0):
         controls["query"].value = 0
 
     controls["weights"].observe(query_tokens, names="value")
-    box = build_explorer(
+    box = chart.parts_explorer(
         controls,
         functools.partial(compute_values, X, tokens, seed=seed),
         ValuesDrawer(),
