@@ -6,7 +6,7 @@ against mha_lib computed here, independently of the explorer code.
 
 import numpy as np
 import pytest
-from pictures import PNG_MAGIC
+from pictures import PNG_MAGIC, sent, sent_panel
 
 import mha_lib
 from mha_lib.attention import head_contributions, wo_blocks
@@ -19,7 +19,7 @@ from mha_lib.explorers.concat import (
     reshape_steps_figure,
 )
 from mha_lib.explorers.output import make_output_explorer, output_figure, spread_columns
-from mha_lib.explorers.toolkit import explorer_params, running_inputs, text_family
+from mha_lib.explorers.toolkit import explorer_params, running_inputs, short, text_family
 from mha_lib.explorers.values import (
     compute_values,
     convex_hull,
@@ -156,11 +156,9 @@ def test_values_figure_draws_three_panels():
     fig.clear()
 
 
-def test_values_still_figure_labels_never_overlap(boxes):
-    # The still figure's 2-D panel: its "v(token)" and "out(token)" labels, as the renderer lays them out, touch
-    # neither each other nor the panel's frame, for every head and query of the running example (and h = 16, d_k = 128).
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
+def test_values_explorer_labels_never_overlap(boxes):
+    # The 2-D panel's "v(token)" and "out(token)" labels, as the renderer lays them out, touch neither each other
+    # nor the panel's frame, for every head and query of the running example (and with h = 16, d_k = 128).
     box = make_values_explorer()
     boxes.append(box)
     settings = [dict(head=head, query=query) for head in range(1, 9) for query in range(4)]
@@ -170,7 +168,7 @@ def test_values_still_figure_labels_never_overlap(boxes):
             for name, value in setting.items():
                 box.controls[name].value = value
         fig = box.figure
-        renderer = FigureCanvasAgg(fig).get_renderer()
+        renderer = fig.canvas.get_renderer()
         ax_2d = fig.get_axes()[1]
         frame = ax_2d.get_window_extent(renderer)
         texts = [t for t in ax_2d.texts if t.get_visible()]
@@ -192,9 +190,7 @@ def test_values_explorer_formula_fits_the_figure(boxes):
     boxes.append(box)
     fig = box.figure
     formula = [t for t in fig.texts if "output of" in t.get_text()][0]
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    extent = formula.get_window_extent(FigureCanvasAgg(fig).get_renderer())
+    extent = formula.get_window_extent(fig.canvas.get_renderer())
     assert 0 <= extent.x0 and extent.x1 <= fig.bbox.width
     assert "more)" in formula.get_text() and "0.36·v(long)" in formula.get_text()  # the largest weight stays
     box = make_values_explorer()
@@ -212,9 +208,11 @@ def test_concat_explorer_default(ex, boxes):
     res = mha_lib.multi_head_attention(ex.X, ex.params)
     assert box.result.concat.shape == (4, 512)
     np.testing.assert_allclose(box.result.concat, res.concat, atol=1e-12)
-    layout_ax = box.figure.get_axes()[0]
-    assert len(_visible(layout_ax.patches)) == 8  # one block per head
-    assert "(4, 512)" in layout_ax.get_title() and "= d_model" in layout_ax.get_title()
+    np.testing.assert_allclose(sent(box, "heads"), res.heads, rtol=1e-6, atol=1e-6)  # one panel per head
+    np.testing.assert_allclose(sent(box, "X")[0], ex.X, rtol=1e-6, atol=1e-6)  # the input, for its width
+    assert sent_panel(box, "heads")["ncols"] == 8  # side by side
+    caption = box.picture.texts["caption"]
+    assert "(4, 512)" in caption and "= d_model" in caption
 
 
 @pytest.mark.parametrize("h, d_k", [(4, 0), (2, 0), (12, 128), (16, 0), (3, 64)])
@@ -229,29 +227,38 @@ def test_concat_explorer_follows_h_and_d_k(ex, boxes, h, d_k):
     ref = _reference(ex, h, d)
     np.testing.assert_allclose(box.result.concat, mha_lib.merge_heads(ref.heads), atol=1e-12)
     assert box.result.concat.shape == (4, h * d)
-    layout_ax = box.drawer.layout.ax_lay  # the layout shown (a wider Concat gets a new one; the old stays hidden)
-    assert len(_visible(layout_ax.patches)) == h
-    # the blocks sit side by side, d_v wide each
-    assert [(r.get_x(), r.get_width()) for r in _visible(layout_ax.patches)] == [(i * d, d) for i in range(h)]
-    assert f"(4, {h * d})" in layout_ax.get_title()
-    assert ("≠ d_model" in layout_ax.get_title()) == (h * d != 512)
+    np.testing.assert_allclose(sent(box, "heads"), ref.heads, rtol=1e-5, atol=1e-6)
+    heads, X = sent_panel(box, "heads"), sent_panel(box, "X")
+    assert (heads["h"], heads["ncols"], heads["m"]) == (h, h, d)  # the blocks side by side, d_v wide each
+    # drawn to scale: Concat is wider than X exactly when h·d_v > d_model
+    assert (heads["width"] > X["width"]) == (h * d > 512) and (heads["width"] == X["width"]) == (h * d == 512)
+    caption = box.picture.texts["caption"]
+    assert f"(4, {h * d})" in caption and ("≠ d_model" in caption) == (h * d != 512)
 
 
 def test_concat_explorer_long_token_and_one_row_read_in_full(boxes):
-    # "international…" was cut at the figure's left edge; one token said "1 rows"; its head name and columns touched;
-    # above 11 rows the top of the axes struck through "d_model = 512"
+    # long tokens are shortened as typed (the page writes them as text), one token is one row
     for tokens in (["internationalization", "is", "long"], ["word"], "a b c d e f g h i j k".split()):
         box = make_concat_explorer(np.random.default_rng(1).normal(size=(len(tokens), 512)), tokens)
         boxes.append(box)
-        fig = box.figure
-        renderer = fig.canvas.get_renderer()
-        ax_lay, ax_mat = fig.get_axes()[:2]
-        assert all(t.get_window_extent(renderer).x0 >= 0 for t in ax_mat.get_yticklabels())
-        assert ax_lay.get_yticklabels()[0].get_text().startswith(f"{len(tokens)} row" + "s" * (len(tokens) > 1) + "\n")
-        name, cols = [t for t in ax_lay.texts if t.get_text() in ("head 1", "cols 1–64")]
-        assert not name.get_window_extent(renderer).overlaps(cols.get_window_extent(renderer))
-        marker = [t for t in ax_lay.texts if t.get_text() == "d_model = 512"][0]
-        assert marker.get_window_extent(renderer).y1 < ax_lay.get_window_extent(renderer).y1
+        assert box.message.value == ""
+        assert sent_panel(box, "heads")["rows"] == sent_panel(box, "X")["rows"] == [short(t) for t in tokens]
+        assert f"Concat of shape ({len(tokens)}, 512)" in box.picture.texts["caption"]
+
+
+def test_concat_explorer_weight_choice(boxes):
+    # designed parameters: 4 heads with a job, their own sentence; h and d_k show theirs, greyed
+    box = make_concat_explorer()
+    boxes.append(box)
+    box.controls["weights"].value = "designed"
+    designed = mha_lib.designed_example()
+    assert box.message.value == "" and box.result.tokens == tuple(designed.tokens)
+    assert box.controls["h"].value == 4 and box.controls["h"].disabled
+    ref = mha_lib.multi_head_attention(designed.X, designed.params)
+    np.testing.assert_allclose(box.result.concat, ref.concat, atol=1e-12)
+    assert sent_panel(box, "heads")["titles"][0].startswith(f"head 1: {designed.roles[0]}")
+    box.controls["weights"].value = "random"
+    assert box.controls["h"].value == 8 and not box.controls["h"].disabled and box.result.concat.shape == (4, 512)
 
 
 def test_concat_explorer_h_follows_the_d_k_choice(boxes):
@@ -293,7 +300,8 @@ def test_plot_cells_writes_every_entry():
 
 def test_concat_figure_runs():
     fig = concat_figure(h=4)
-    assert len(_visible(fig.get_axes()[0].patches)) == 4
+    heads = [ax for ax in fig.get_axes() if ax.images and ax.get_title().startswith("head ")]
+    assert [ax.get_title() for ax in heads] == [f"head {i + 1}  (cols {128 * i + 1}–{128 * (i + 1)})" for i in range(4)]
     fig.clear()
 
 
@@ -450,54 +458,35 @@ def test_self_check_wrong_answers_get_a_hint(capsys):
 # --------------------------------------------------------------------------- redraws update in place
 
 
-def _marks(box, panel, kind):
-    return [m for m in box.parts["chart"].data["panels"][panel]["marks"] if m["type"] == kind]
-
-
-def test_values_explorer_sends_the_numbers_it_shows(ex, boxes):
-    # The browser draws the bars, dots, stars and V_i rows from these numbers (6 significant digits)
+def test_values_explorer_updates_in_place(ex, boxes):
     box = make_values_explorer()
     boxes.append(box)
+    axes_before = list(box.figure.get_axes())
     for h, head, query in [(8, 3, 1), (4, 2, 3), (16, 16, 2)]:
         with box.hold():
             box.controls["h"].value = h
             box.controls["head"].value = head
             box.controls["query"].value = query
+        assert box.figure.get_axes() == axes_before  # no new axes: the artists were updated
         ref = _reference(ex, h, 512 // h)
-        V, out = ref.V[head - 1], ref.heads[head - 1]
-        (bars,) = _marks(box, "weights", "bars")
-        np.testing.assert_allclose(bars["values"], ref.weights[head - 1, query], atol=1e-6)
-        assert bars["texts"] == [f"{w:.3f}" for w in ref.weights[head - 1, query]]
-        dots, stars = _marks(box, "points", "points")
-        np.testing.assert_allclose(dots["points"], V[:, :2], atol=1e-5)  # the dots are this head's value rows
-        np.testing.assert_allclose(stars["points"], out[:, :2], atol=1e-5)  # the stars are its outputs
-        assert dots["labels"] == [f"v({t})" for t in ex.tokens]
-        assert stars["labels"][query] == f"out({ex.tokens[query]})" and stars["labels"].count("") == 3
-        rows = box.parts["rows"].arrays["rows"]
-        drawn = np.frombuffer(bytes(rows["values"]), "<f4").reshape(rows["shape"])[0]
-        np.testing.assert_allclose(drawn, np.vstack([V[:, :8], out[query, :8]]), atol=1e-5)
-        assert f"head {head}" in box.parts["chart"].data["panels"]["weights"]["title"]
+        V = ref.V[head - 1]
+        ax_2d = box.figure.get_axes()[1]
+        offsets = [c.get_offsets() for c in ax_2d.collections]
+        assert any(np.allclose(o, V[:, :2]) for o in offsets)  # the dots are this head's value rows
+        assert any(np.allclose(o, ref.heads[head - 1][:, :2]) for o in offsets)  # the stars are its outputs
+        numbers = [a for a in box.figure.get_axes()[2].artists]
+        assert len(numbers) == 1
+        np.testing.assert_allclose(numbers[0].values[:-1], V[:, :8], atol=1e-12)
+        np.testing.assert_allclose(numbers[0].values[-1], ref.heads[head - 1][query, :8], atol=1e-12)
 
 
-def test_values_explorer_sends_only_what_changed(boxes):
-    box = make_values_explorer()
-    boxes.append(box)
-    sent = []
-    box.parts["chart"].observe(lambda change: sent.append(change["name"]), names=["scheme", "data"])
-    box.controls["query"].value = 2
-    assert sent == ["data"]  # the same panels, new numbers
-
-
-def test_concat_explorer_updates_in_place(boxes):
+def test_concat_explorer_puts_every_head_on_one_colour_scale(boxes):
     box = make_concat_explorer()
     boxes.append(box)
-    axes_before = list(box.figure.get_axes())
     box.controls["h"].value = 4
-    assert box.figure.get_axes() == axes_before
-    assert box.figure.get_axes()[1].images[0].get_array().shape == (4, 512)
-    box.controls["d_k"].value = 32  # 4 x 32 = 128 columns: still fits the axes, still in place
-    assert box.figure.get_axes() == axes_before
-    assert box.figure.get_axes()[1].images[0].get_array().shape == (4, 128)
+    entry = box.picture.arrays["heads"]
+    assert sent(box, "heads").shape == (4, 4, 128) and sent_panel(box, "heads")["cbar"] is not None
+    assert entry["hi"] == -entry["lo"] == pytest.approx(np.abs(box.result.heads).max())  # 0 in the middle
 
 
 def test_output_explorer_token_change_only_repaints_the_middle_panel(ex, boxes):

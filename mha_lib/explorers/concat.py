@@ -3,32 +3,27 @@
 Its pictures and explorer (h and d_k); the arrays come from ``mha_lib``, these functions only draw them.
 """
 
-import functools
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import numpy as np
-from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..attention import merge_heads, multi_head_attention, split_heads
-from ..plotting import SIGNED_CMAP
-from .grid import token_labels
+from ..plotting import symmetric_limits
 from .toolkit import (
     D_K_OPTIONS,
     HEAD_COLORS,
-    LayoutDrawer,
     Result,
     build_explorer,
     dropdown,
-    explorer_params,
+    explorer_layer,
     heads_control,
     link_heads,
     running_inputs,
-    still_figure,
-    text_family,
+    weights_control,
 )
+from .widget import Frame, frame_figure, grid_panel, matrix_entry
 
 __all__ = [
     "HEAD_COLORS",
@@ -176,161 +171,104 @@ class ConcatView(Result):
     d_model: int
     heads: np.ndarray  # (h, n, d_v)
     concat: np.ndarray  # (n, h*d_v)
+    X: np.ndarray = None  # (n, d_model): the input, whose width Concat is compared with
+    roles: tuple = None  # what each head does (designed parameters), else None
 
     @property
     def h(self):
         return len(self.heads)
 
 
-def compute_concat(X, tokens, h=8, d_k=0, seed=0):
-    """Every head's output and their concatenation for h heads of size d_k (0: d_model / h)."""
-    res = multi_head_attention(X, explorer_params(X.shape[1], h, d_k or None, seed))  # d_k = 0: the library's rule
-    return ConcatView(tuple(tokens), X.shape[1], res.heads, res.concat)
+def compute_concat(X, tokens, h=8, d_k=0, seed=0, weights="random"):
+    """Every head's output and their concatenation for h heads of size d_k (0: d_model / h).
+
+    ``weights`` "designed" or "trained" takes the layer of :func:`~mha_lib.explorers.toolkit.fixed_layer` (its own
+    sentence, h and d_k).
+    """
+    tokens, X, params, roles = explorer_layer(weights, X, tokens, h, d_k or None, seed)  # d_k = 0: the library's rule
+    res = multi_head_attention(X, params)
+    return ConcatView(tuple(tokens), X.shape[1], res.heads, res.concat, X, roles)
 
 
-class ConcatDrawer(LayoutDrawer):
-    """Draws a :class:`ConcatView`: the heads' blocks side by side (to scale) above the concatenated numbers.
+class ConcatDrawer:
+    """Draws a :class:`ConcatView`: the input X, and below it the heads' outputs side by side, both to scale (the
+    same width per column), so that Concat's width is seen against d_model's; every head on one colour scale."""
 
-    One colour scale for every setting; a new layout only when Concat outgrows the x axis or the scale."""
-
-    MAX_HEADS = 16
     size = (12.0, 4.6)
-    vmax = None  # the colour limit, set by the first setting drawn
 
-    def key(self, view):
-        peak = float(np.max(np.abs(view.concat)))
-        if self.vmax is None or peak > self.vmax:
-            self.vmax = float(np.ceil(max(peak, 1e-9) * 1.25 * 10) / 10)  # room for other settings
-        return view.tokens, view.d_model, max(view.concat.shape[1], view.d_model) * 1.02, self.vmax
-
-    def build(self, fig, view):
-        n, d_model = len(view.tokens), view.d_model
-        xmax = self.key(view)[2]
-        left = max(0.08, (max(map(len, token_labels(view.tokens))) * 0.62 * 9 + 12) / 72 / self.size[0])  # the names
-        ax_lay, ax_mat = fig.subplots(
-            2, 1, height_ratios=[1, 1.5], gridspec_kw=dict(left=left, right=0.91, bottom=0.12, top=0.91, hspace=0.45)
-        )  # fixed margins: a redraw only renders
-        lay = SimpleNamespace(ax_lay=ax_lay, ax_mat=ax_mat, rects=[], names=[], ranges=[])
-        for i in range(self.MAX_HEADS):  # a pool of head blocks, moved and shown by update()
-            lay.rects.append(
-                ax_lay.add_patch(
-                    Rectangle(
-                        (0, 0),
-                        1,
-                        n,
-                        facecolor=HEAD_COLORS[i % len(HEAD_COLORS)],
-                        edgecolor="white",
-                        linewidth=1.2,
-                        alpha=0.9,
-                    )
-                )
-            )
-            # a head's name above its columns, apart also in a block of one row
-            lay.names.append(
-                ax_lay.text(0, n / 2 + max(0.12 * n, 0.25), "", ha="center", va="center", fontsize=9, fontweight="bold")
-            )
-            lay.ranges.append(ax_lay.text(0, n / 2 - max(0.2 * n, 0.25), "", ha="center", va="center", fontsize=7))
-        m = max(n, 4)  # margins in rows grow with n: room for 'd_model = ...' above 11 rows too
-        ax_lay.set(xlim=(0, xmax), ylim=(-0.15 * m, n + 0.325 * m))
-        lay.marker = ax_lay.axvline(d_model, color="#B03A2E", linestyle="--", linewidth=1.5)
-        # right-aligned half an em left of the dashed line, so that the line does not strike through the last digit
-        lay.marker_text = ax_lay.annotate(
-            f"d_model = {d_model}",
-            (d_model, n + 0.15),
-            xytext=(-0.5 * 8, 0),
-            textcoords="offset points",
-            color="#B03A2E",
-            ha="right",
-            va="bottom",
-            fontsize=8,
-        )
-        ax_lay.set_yticks([n / 2], labels=[f"{n} row{'s' if n > 1 else ''}\n(tokens)"], fontsize=8)
-        ax_lay.set_xlabel("column of Concat (column c, counting from 1, is the strip from c - 1 to c)", fontsize=9)
-        ax_lay.set_title(" ", fontsize=10)
-        lay.im = ax_mat.imshow(
-            np.zeros((n, 1)), cmap=SIGNED_CMAP, vmin=-self.vmax, vmax=self.vmax, aspect="auto", interpolation="nearest"
-        )
-        ax_mat.set_xlim(-0.5, xmax - 0.5)  # columns line up with the layout above
-        ax_mat.set_yticks(range(n), labels=token_labels(view.tokens), fontsize=9, fontfamily=text_family())
-        ax_mat.set_xticks([])
-        ax_mat.set_xlabel(
-            "the numbers of Concat: each block, between black lines, is one head's output "
-            "$\\mathrm{Head}_i$ (n × d_v), under its block above",
-            fontsize=9,
-        )
-        lay.bounds = ax_mat.add_collection(LineCollection([], colors="black", linewidths=2.0))
-        pos = ax_mat.get_position()
-        cbar = fig.colorbar(lay.im, cax=fig.add_axes([pos.x1 + 0.012, pos.y0, 0.012, pos.height]))
-        cbar.set_label("value (same scale\nfor every setting)", fontsize=8)
-        cbar.ax.tick_params(labelsize=8)
-        return lay
-
-    def update(self, lay, view):
+    def picture(self, view):
         (h, n, d_v), d_model, width = view.heads.shape, view.d_model, view.concat.shape[1]
-        if h > self.MAX_HEADS:
-            raise ValueError(f"h={h}: this picture draws at most {self.MAX_HEADS} heads")
-        # a block's width in points; a text is written in it only if it fits (about 0.62 em a character, 0.7 bold)
-        ax = lay.ax_lay
-        block = d_v / np.diff(ax.get_xlim())[0] * ax.get_position().width * ax.figure.get_size_inches()[0] * 72
+        widest = max(width, d_model)
 
-        def fits(text, size, em=0.62):
-            return len(text) * em * size + 2 <= block
+        def scale(columns):  # the fraction of the picture's width: labels and colour bar, then the columns to scale
+            return 0.2 + 0.8 * columns / widest
 
-        size = 9 if h <= 8 else 8
-        # one choice for every block, made on the last (longest) texts: "head 8", else "8", else none
-        name_form = "head {}" if h <= 8 and fits(f"head {h}", size, 0.7) else "{}" if fits(str(h), size, 0.7) else ""
-        show_span = h <= 8 and fits(f"cols {(h - 1) * d_v + 1}–{h * d_v}", 7)
-        for i, (rect, name, cols) in enumerate(zip(lay.rects, lay.names, lay.ranges, strict=False)):
-            rect.set(x=i * d_v, width=d_v, visible=i < h)
-            name.set(x=i * d_v + d_v / 2, text=name_form.format(i + 1), fontsize=size, visible=i < h)
-            cols.set(x=i * d_v + d_v / 2, text=f"cols {i * d_v + 1}–{(i + 1) * d_v}" if show_span else "", visible=i < h)
+        def title(i):
+            name = f"head {i + 1}" + (f": {view.roles[i]}" if view.roles and h <= 4 else "") if h <= 8 else str(i + 1)
+            return name + (f"  (cols {i * d_v + 1}–{(i + 1) * d_v})" if h <= 4 else "")
+
+        common = dict(signed=True, numbers=False, strip=True, row_label="", col_label="", cap=22)
+        panels = [
+            grid_panel(
+                "X", (1, n, d_model), view.tokens, None, titles=[""], cbar="value of X", width=scale(d_model), **common
+            ),
+            grid_panel(
+                "heads",
+                view.heads.shape,
+                view.tokens,
+                None,
+                ncols=h,
+                titles=[title(i) for i in range(h)],
+                cbar="value (one scale)",
+                width=scale(width),
+                **common,
+            ),
+        ]
         verdict = (
             "= d_model, the input's width"
             if width == d_model
-            else f"≠ d_model = {d_model}, so $W^O$ must be ({width}, {d_model}) to get back"
+            else f"≠ d_model = {d_model}, so W^O must be ({width}, {d_model}) to get back"
         )
         heads = "1 head" if h == 1 else f"{h} heads"
-        lay.ax_lay.set_title(
-            f"{heads} of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  {h}·{d_v} = {width} {verdict}",
-            fontsize=10,
-        )
-        lay.im.set_data(view.concat)
-        lay.im.set_extent((-0.5, width - 0.5, n - 0.5, -0.5))
-        lay.bounds.set_segments([[(i * d_v - 0.5, -0.5), (i * d_v - 0.5, n - 0.5)] for i in range(1, h)])
-        return [
-            *lay.rects[:h],
-            *lay.names[:h],
-            *lay.ranges[:h],
-            lay.marker,
-            lay.marker_text,
-            lay.ax_lay.title,
-            *lay.ax_lay.spines.values(),
-            lay.im,
-            lay.bounds,
-            *lay.ax_mat.spines.values(),
-        ]
+        texts = {
+            "caption": f"{heads} of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  "
+            f"{h}·{d_v} = {width} {verdict}",
+            "group_titles": {
+                "X": f"the input X, shape ({n}, {d_model}): the width d_model that the layer must give back",
+                "heads": f"Concat = [Head_1 | ... | Head_{h}], shape ({n}, {width}): each block one head's output (n × d_v)",
+            },
+        }
+        arrays = {
+            "X": matrix_entry(view.X, symmetric_limits(view.X)),
+            "heads": matrix_entry(view.heads, symmetric_limits(view.heads)),
+        }
+        return Frame({"panels": panels}, texts, arrays)
 
 
 def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
-    return still_figure(ConcatDrawer(), compute_concat(*running_inputs(X, tokens), h, d_k, seed))
+    return frame_figure(ConcatDrawer().picture(compute_concat(*running_inputs(X, tokens), h, d_k, seed)), ConcatDrawer.size)
 
 
 def make_concat_explorer(X=None, tokens=None, seed=0):
-    """Vary h and d_k (= d_v); see the heads' outputs, the concatenation and its shape.
+    """Vary h and d_k (= d_v), and the parameters (random, designed or trained); see the heads' outputs, the
+    concatenation and its shape.
 
     Returns
     -------
-    ExplorerBox
-        ``controls`` are ``h`` and ``d_k``; see :mod:`mha_lib.explorers.toolkit`.
+    PictureBox
+        ``controls`` are ``weights``, ``h`` and ``d_k``; see :mod:`mha_lib.explorers.toolkit`.
     """
     X, tokens = running_inputs(X, tokens)
     controls = {
+        "weights": weights_control(),
         "h": heads_control(X.shape[1], 8),
         "d_k": dropdown("d_k = d_v", list(D_K_OPTIONS), value=0),
     }
-    box = build_explorer(
-        controls, functools.partial(compute_concat, X, tokens, seed=seed), ConcatDrawer(), title="Concatenating the heads"
-    )
+
+    def compute(weights, h, d_k):
+        return compute_concat(X, tokens, h, d_k, seed, weights)
+
+    box = build_explorer(controls, compute, ConcatDrawer(), title="Concatenating the heads")
     link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0)
     return box
