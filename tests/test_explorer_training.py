@@ -1,4 +1,6 @@
-"""Notebook 13's training explorer: its compute function, and the slider redrawing the picture."""
+"""Notebook 13's training explorer: its compute function, and the sliders sending the numbers the page draws."""
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -29,17 +31,41 @@ def test_compute_training_refuses_a_checkpoint_it_does_not_have(run):
         compute_training("run", 0)
 
 
+def _drawn(box):
+    """The heads' weights and the loss curve the page is sent."""
+    entry = box.parts["heads"].arrays["weights"]
+    weights = np.frombuffer(bytes(entry["values"]), "<f4").reshape(entry["shape"])
+    loss = box.parts["loss"].data["panels"]["loss"]
+    return weights, loss
+
+
 @pytest.mark.render
-def test_the_slider_redraws_the_picture(run):
+def test_the_sliders_send_the_checkpoint_shown(run):
     box = make_training_explorer(run)
-    last = bytes(box.image.value)
-    assert last.startswith(b"\x89PNG")
-    box.step.value = 0
-    assert bytes(box.image.value) != last
-    box.step.value = 40
-    assert bytes(box.image.value) == last  # drawn again from the same numbers: the same picture
+    assert box.run is run and box.message.value == ""
+    weights, loss = _drawn(box)
+    np.testing.assert_allclose(weights, run.snapshots[-1].weights[0], atol=1e-6)
+    (curve,) = loss["marks"]
+    assert len(curve["points"]) == 40 and curve["points"][-1][0] == 40
+    np.testing.assert_allclose([y for _, y in curve["points"]], np.clip(run.losses, 1e-4, None), rtol=1e-5)
+    assert "step 40 of 40" in loss["title"]
+    box.step.value = 0  # the random start: no loss yet
+    weights, loss = _drawn(box)
+    np.testing.assert_allclose(weights, run.snapshots[0].weights[0], atol=1e-6)
+    assert loss["marks"] == [] and "step 0 of 40" in loss["title"]
     box.example.value = 2
-    assert bytes(box.image.value) != last
+    np.testing.assert_allclose(_drawn(box)[0], run.snapshots[0].weights[1], atol=1e-6)
+    titles = box.parts["heads"].scheme["panels"][0]["titles"]
+    assert titles[0].startswith("head 1: ") and titles[0].endswith(" on the previous token")
+    assert bytes(box.image.value).startswith(b"\x89PNG")  # the still picture of the setting shown
+
+
+@pytest.mark.render
+def test_a_long_run_sends_at_most_400_points_of_its_loss(run):
+    last = dataclasses.replace(run.snapshots[-1], step=1000)  # as if 1000 steps had been taken
+    r = dataclasses.replace(run, losses=np.geomspace(3.0, 1e-3, 1000), snapshots=[*run.snapshots[:-1], last])
+    (curve,) = _drawn(make_training_explorer(r))[1]["marks"]
+    assert len(curve["points"]) <= 401 and curve["points"][-1][0] == 1000
 
 
 @pytest.mark.render

@@ -3,22 +3,23 @@
 :func:`compute_training` (pure: numbers only) picks one checkpoint of a
 :class:`mha_lib.training.TrainResult`; :func:`draw_training` draws it on a
 matplotlib figure; :func:`training_figure` is the still picture the notebook
-stores; :func:`make_training_explorer` puts a slider in front of them. The
-picture is drawn again when the slider moves (one small figure, nothing kept).
+stores; :func:`make_training_explorer` puts sliders in front of them, and the
+browser draws its live picture from the numbers (:mod:`.widget` heatmaps,
+:mod:`.chart` loss curve).
 """
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..plotting import plot_attention
 from ..training import TrainResult, train_toy, weight_on_offset
+from . import chart
+from .widget import Frame, PictureBox, grid_panel, matrix_entry
 
 __all__ = ["TrainingView", "compute_training", "draw_training", "training_figure", "make_training_explorer", "token_names"]
 
@@ -112,20 +113,57 @@ def training_figure(result: TrainResult, index: int = -1, example: int = 0) -> F
     return fig
 
 
-def _png(fig):
-    buffer = io.BytesIO()
-    FigureCanvasAgg(fig).print_png(buffer)
-    return buffer.getvalue()
+LOSS_COLOR = "#1f77b4"  # matplotlib's "tab:blue", the still figure's loss curve
+LOSS_POINTS = 400  # the most points of the loss curve sent to the page (every k-th step, and the last)
 
 
-def make_training_explorer(
-    result: TrainResult | None = None, *, task: str = "previous_token", seed: int = 0
-) -> widgets.VBox:
+class TrainingDrawer:
+    """The training explorer's picture: the heads' weights (browser heatmaps) and the loss so far (a chart);
+    called with a figure, it draws the still picture (:func:`draw_training`)."""
+
+    parts = {"heads": "picture", "loss": "chart"}
+    rows = (("heads", "loss"),)
+
+    def __init__(self, heads):
+        self.size = (3.2 * (heads + 1.3), 3.4)
+        self.widths = {"heads": heads, "loss": 1.4}
+
+    def __call__(self, fig, view):
+        fig.set_layout_engine("constrained")
+        draw_training(fig, view)
+
+    def frames(self, view):
+        heads, n = len(view.weights), len(view.tokens)
+        titles = [f"{title}: {p:.2f} on the previous token" for title, p in zip(view.titles, view.previous, strict=True)]
+        grid = grid_panel(
+            "weights",
+            view.weights.shape,
+            view.tokens,
+            view.tokens,
+            titles=titles,
+            numbers=n <= 8,
+            ncols=min(heads, 4),
+            cbar="attention weight",
+        )
+        losses = np.asarray(view.losses, dtype=float)
+        keep = np.unique(np.r_[np.arange(0, len(losses), max(1, -(-len(losses) // LOSS_POINTS))), len(losses) - 1])
+        keep = keep[keep >= 0]
+        curve = [chart.line(np.c_[keep + 1, np.clip(losses[keep], 1e-4, None)], LOSS_COLOR, width=1.5)] if len(keep) else []
+        scheme = {"panels": [chart.panel("loss", height=300, xlabel="training step", ylog=True, grid=True)]}
+        title = f"training loss\nstep {view.step} of {view.steps}, held-out accuracy {view.accuracy:.2f}"
+        loss = chart.view((0, max(view.steps, 1)), (1e-4, 10), curve, title=title)
+        return {
+            "heads": Frame({"panels": [grid]}, {}, {"weights": matrix_entry(view.weights)}),
+            "loss": chart.ChartFrame(scheme, {"panels": {"loss": loss}}),
+        }
+
+
+def make_training_explorer(result: TrainResult | None = None, *, task: str = "previous_token", seed: int = 0) -> PictureBox:
     """A slider over the training steps of ``result`` (trained here with ``train_toy(task, seed=seed)`` if None).
 
     Moving the slider shows the heads' attention on a held-out sequence at that step and the loss up to it; the
     second slider picks another held-out sequence. The returned box has ``.step``, ``.example`` (the sliders),
-    ``.image`` (the picture's PNG in ``.image.value``) and ``.result``.
+    ``.run`` (the training run), ``.result`` (the :class:`TrainingView` shown) and ``.image.value`` (its still PNG).
     """
     if result is None:
         result = train_toy(task, seed=seed)
@@ -134,27 +172,23 @@ def make_training_explorer(
             f"make_training_explorer: result must be what train_toy returns (or None), got {type(result).__name__}"
         )
     steps = [s.step for s in result.snapshots]
-    step = widgets.SelectionSlider(
-        options=steps, value=steps[-1], description="step", continuous_update=False, layout=widgets.Layout(width="480px")
-    )
-    example = widgets.IntSlider(
-        min=1,
-        max=len(result.heldout),
-        value=1,
-        description="sequence",
-        continuous_update=False,
-        layout=widgets.Layout(width="300px"),
-    )
-    image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
-    fig = Figure(figsize=(3.2 * (result.snapshots[0].weights.shape[1] + 1.3), 3.4), layout="constrained")
+    controls = {
+        "step": widgets.SelectionSlider(
+            options=steps, value=steps[-1], description="step", continuous_update=False, layout=widgets.Layout(width="480px")
+        ),
+        "example": widgets.IntSlider(
+            min=1,
+            max=len(result.heldout),
+            value=1,
+            description="sequence",
+            continuous_update=False,
+            layout=widgets.Layout(width="300px"),
+        ),
+    }
 
-    def redraw(_=None):
-        draw_training(fig, compute_training(result, steps.index(step.value), example.value - 1))
-        image.value = _png(fig)
+    def compute(step, example):
+        return compute_training(result, steps.index(step), example - 1)
 
-    step.observe(redraw, names="value")
-    example.observe(redraw, names="value")
-    redraw()
-    box = widgets.VBox([widgets.HBox([step, example]), image])
-    box.step, box.example, box.image, box.result = step, example, image, result
+    box = chart.parts_explorer(controls, compute, TrainingDrawer(result.snapshots[0].weights.shape[1]))
+    box.step, box.example, box.run = controls["step"], controls["example"], result
     return box
