@@ -346,25 +346,32 @@ def test_output_explorer_follows_controls(ex, boxes, h, d_k, wo):
         for i in range(h):
             outside = np.delete(view.contributions[i], np.s_[i * d : (i + 1) * d], axis=1)
             assert np.all(outside == 0)
-    # the contribution panel has one row per head plus the sum
-    con_ax = box.drawer.layout["ax"]  # the layout shown (layouts of other settings stay hidden on the figure)
-    assert len(con_ax.get_yticklabels()) == h + 1
-    assert "sat" in con_ax.get_title()
+    # the contribution panel has one row per head plus the sum, in the columns sampled for W^O too
+    panel = sent_panel(box, "contributions")
+    assert panel["rows"] == [f"head {i + 1}" for i in range(h)] + ["sum = output"]
+    cols = spread_columns(512, h)
+    shown = sent(box, "contributions")[0]
+    np.testing.assert_allclose(shown[:-1], view.contributions[:, 2, cols], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(shown[-1], view.output[2, cols], rtol=1e-5, atol=1e-6)
+    assert "sat" in box.picture.texts["titles"]["contributions"][0]
 
 
-def test_output_explorer_writes_sizes_only_where_they_fit(boxes):
-    # two tokens and 16 heads: 32 sizes, 10 points a column, and they were written on top of each other
+def test_output_explorer_sends_tokens_as_typed(boxes):
     box = make_output_explorer(np.random.default_rng(1).normal(size=(2, 512)), ["你好", "世界"])
     boxes.append(box)
+    assert sent_panel(box, "sizes")["rows"] == ["你好", "世界"]
+    assert "你好" in box.picture.texts["titles"]["contributions"][0]
+    title = [ax.title for ax in box.figure.get_axes() if "你好" in ax.get_title()][0]  # the still figure's
+    assert title.get_fontfamily() == text_family()  # in the fonts that have Chinese (empty boxes before)
 
-    def panels():  # W^O, the contributions, the sizes (and colour bars) of the layout on screen
-        return [ax for ax in box.figure.get_axes() if ax.get_visible()]
 
-    assert panels()[2].artists[-1].get_visible()  # the sizes' numbers; h = 8: "4.86" fits a column
-    box.controls["h"].value = 16
-    assert not panels()[2].artists[-1].get_visible()
-    title = panels()[1].title  # the contributions', in the fonts that have Chinese (empty boxes before)
-    assert "你好" in title.get_text() and title.get_fontfamily() == text_family()
+def test_output_explorer_wo_blocks_show_the_identity(boxes):
+    box = make_output_explorer()
+    boxes.append(box)
+    box.controls["wo"].value = "identity"
+    W = sent(box, "wo")[0]  # rows sampled from every head's block, the contributions' columns
+    assert W.shape == (32, 8) and set(np.unique(W)) == {0.0, 1.0}
+    assert sent_panel(box, "wo")["rows"][::4] == [f"W^O_{i + 1}" for i in range(8)]  # one label per head block
 
 
 def test_output_explorer_identity_needs_a_square_wo(boxes):
@@ -489,18 +496,18 @@ def test_concat_explorer_puts_every_head_on_one_colour_scale(boxes):
     assert entry["hi"] == -entry["lo"] == pytest.approx(np.abs(box.result.heads).max())  # 0 in the middle
 
 
-def test_output_explorer_token_change_only_repaints_the_middle_panel(ex, boxes):
+def test_output_explorer_token_change_sends_no_new_layout(ex, boxes):
     box = make_output_explorer()
     boxes.append(box)
-    axes_before = list(box.figure.get_axes())
     res = mha_lib.multi_head_attention(ex.X, ex.params)
     cols = spread_columns(512, 8)
+    changed = []
+    box.picture.observe(lambda change: changed.append(change["name"]), names=["scheme", "texts", "arrays"])
     for token in (1, 3):
         box.controls["token"].value = token
-        assert box.figure.get_axes() == axes_before
-        shown = box.figure.get_axes()[1].images[0].get_array()
-        np.testing.assert_allclose(shown[-1], res.output[token, cols], atol=1e-12)
-        assert ex.tokens[token] in box.figure.get_axes()[1].get_title()
+        np.testing.assert_allclose(sent(box, "contributions")[0, -1], res.output[token, cols], rtol=1e-5, atol=1e-6)
+        assert ex.tokens[token] in box.picture.texts["titles"]["contributions"][0]
+    assert "scheme" not in changed
 
 
 def test_values_explorer_weight_choice(boxes):

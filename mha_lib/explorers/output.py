@@ -9,11 +9,10 @@ import numpy as np
 
 from ..attention import head_contributions, multi_head_attention
 from ..plotting import SIGNED_CMAP, plot_matrix, symmetric_limits
-from .grid import CellNumbers, plot_heatmap, token_labels
+from .grid import CellNumbers
 from .toolkit import (
     D_K_OPTIONS,
     HEAD_COLORS,
-    LayoutDrawer,
     Result,
     build_explorer,
     dropdown,
@@ -21,9 +20,9 @@ from .toolkit import (
     heads_control,
     link_heads,
     running_inputs,
-    still_figure,
-    text_family,
+    short,
 )
+from .widget import Frame, frame_figure, grid_panel, matrix_entry
 
 __all__ = [
     "plot_wo_blocks",
@@ -31,6 +30,7 @@ __all__ = [
     "spread_columns",
     "OutputView",
     "compute_output",
+    "sample_rows",
     "OutputDrawer",
     "output_figure",
     "make_output_explorer",
@@ -185,83 +185,92 @@ def spread_columns(d_model, h):
     return [int(c) for c in np.linspace(0, d_model, k, endpoint=False)]
 
 
-class OutputDrawer(LayoutDrawer):
-    """Draws ``(token, OutputView)``: W^O with its head blocks, each head's contribution to the token's output,
-    and the size of every contribution. Another token only repaints the middle panel."""
+def sample_rows(W_o, h, most=32):
+    """Rows of W^O to show: the same number from every head's block, evenly spread in it (at most ``most``)."""
+    d_v = len(W_o) // h
+    per = max(1, min(d_v, most // h))
+    return [i * d_v + int(k) for i in range(h) for k in np.linspace(0, d_v, per, endpoint=False)]
 
-    size = (14.0, 4.2)
 
-    def key(self, res):
-        return res[1].tokens, len(res[1].contributions), res[1].W_o.shape, res[1].wo  # W_o.shape: d_v and d_model
+class OutputDrawer:
+    """Draws ``(token, OutputView)``: W^O by its head blocks, each head's contribution to the token's output (and
+    their sum, the output), and how large every contribution is. Columns of W^O and of the outputs are sampled:
+    evenly spread (:func:`spread_columns`), the same in both."""
 
-    def build(self, fig, res):
+    size = (14.0, 4.6)
+
+    def picture(self, res):
         token, view = res
-        h = len(view.contributions)
-        columns = spread_columns(view.X.shape[1], h)
-        ax_wo, ax_con, ax_norm = fig.subplots(
-            1, 3, width_ratios=[1, 1.6, 0.9], gridspec_kw=dict(left=0.055, right=0.985, bottom=0.14, top=0.84, wspace=0.45)
-        )  # fixed margins: a redraw only renders
-        im = plot_wo_blocks(
-            ax_wo, view.W_o, h, title=f"$W^O$ = {'I' if view.wo == 'identity' else 'random'}, shape {view.W_o.shape}"
-        )
-        fig.colorbar(im, ax=ax_wo, fraction=0.06, pad=0.03).ax.tick_params(labelsize=7)
-        fs = 8 if h <= 8 else 7
-        con_im = plot_contributions(
-            ax_con, view.contributions[:, token], view.output[token], "", columns=columns, fontsize=fs
-        )
-        con_cbar = fig.colorbar(con_im, ax=ax_con, fraction=0.05, pad=0.02)
-        con_cbar.ax.tick_params(labelsize=7)
+        h, n, d_model = view.contributions.shape
+        columns, rows = spread_columns(d_model, h), sample_rows(view.W_o, h)
+        d_v = len(view.W_o) // h
+        W = view.W_o[np.ix_(rows, columns)]
+        M = _contributions_matrix(view.contributions[:, token], view.output[token], columns)
         norms = np.linalg.norm(view.contributions, axis=-1).T  # (n, h): size of head i's contribution to token m
-        heat = plot_heatmap(
-            ax_norm,
-            norms,
-            view.tokens,
-            [str(i + 1) for i in range(h)],
-            cmap="viridis",
-            vmax=float(norms.max()),
-            numbers=norms.size <= 40,
-            fontsize=8,
-            number_size=7,
-        )
-        fig.colorbar(heat.image, ax=ax_norm, fraction=0.08, pad=0.03).ax.tick_params(labelsize=7)
-        # the colour bar has narrowed the panel: at h = 16 a column is about 6 points, less than "16" at 8 points
-        # (0.62 em a character); then only every step-th head is numbered, from head 1
-        column = ax_norm.get_position().width * fig.get_size_inches()[0] * 72 / h
-        step = int(np.ceil((len(str(h)) * 0.62 * 8 + 3) / column))
-        heat.numbers.set_visible(heat.numbers.get_visible() and column >= 4 * 0.62 * 7 + 3)  # "4.86" fits a column
-        if step > 1:
-            ax_norm.set_xticks(range(0, h, step), labels=[str(i + 1) for i in range(0, h, step)], rotation=0)
-        ax_norm.set_xlabel("head", fontsize=8)
-        ax_norm.set_title("size of what each head adds\n(length of the row, per token)", fontsize=9)
+        cols = [str(c + 1) for c in columns]
+        row_names = [f"W^O_{r // d_v + 1}" if r % d_v == 0 or r == rows[0] else "" for r in rows]
+        panels = [
+            grid_panel(
+                "wo",
+                (1, *W.shape),
+                row_names,
+                None,
+                signed=True,
+                numbers=False,
+                area="1 / 1",
+                width=0.22,
+                cap=14,
+                titles=[f"W^O = {'I' if view.wo == 'identity' else 'random'}"],
+                cbar="",
+                row_label="rows, by head block",
+                col_label="the middle panel's columns",
+            ),
+            grid_panel(
+                "contributions",
+                (1, *M.shape),
+                [f"head {i + 1}" for i in range(h)] + ["sum = output"],
+                cols,
+                signed=True,
+                area="1 / 2",
+                width=0.48,
+                cap=48,
+                cbar="",
+                row_label="",
+                col_label="output column",
+            ),
+            grid_panel(
+                "sizes",
+                (1, n, h),
+                view.tokens,
+                [str(i + 1) for i in range(h)],
+                numbers=norms.size <= 40,
+                area="1 / 3",
+                width=0.3,
+                cap=40,
+                titles=["size of what each head adds"],
+                cbar="length of the row",
+                row_label="",
+                col_label="head",
+            ),
+        ]
         s = view.shapes()
-        fig.text(
-            0.5,
-            0.98,
-            f"Concat {s['Concat']} @ $W^O$ {s['W^O']} = MultiHead(X) {s['output']}, the shape of X "
-            f"{s['X']}, so X + MultiHead(X) works",
-            ha="center",
-            va="top",
-            fontsize=10,
-        )
-        return dict(ax=ax_con, image=con_im, numbers=ax_con.artists[-1], cbar=con_cbar, columns=columns)
-
-    def update(self, layout, res):
-        token, view = res
-        M = _contributions_matrix(view.contributions[:, token], view.output[token], layout["columns"])
-        layout["image"].set_data(M)
-        layout["image"].set_clim(*symmetric_limits(M))
-        layout["numbers"].set_values(M)
-        ax = layout["ax"]
-        fs = 8 if len(view.contributions) <= 8 else 7
-        ax.set_title(
-            _contributions_title(token_labels(view.tokens)[token], layout["columns"]), fontsize=fs, fontfamily=text_family()
-        )  # the token as typed ("$5"), Chinese too
-        return [layout["image"], *ax.lines, layout["numbers"], ax.title, *ax.spines.values(), layout["cbar"].ax]
+        texts = {
+            "caption": f"Concat {s['Concat']} @ W^O {s['W^O']} = MultiHead(X) {s['output']}, the shape of X {s['X']}, "
+            f"so X + MultiHead(X) works  (columns {len(columns)} of {d_model}, rows {len(rows)} of {len(view.W_o)})",
+            "titles": {"contributions": [_contributions_title(short(view.tokens[token]), columns)]},
+        }
+        arrays = {
+            "wo": matrix_entry(W, symmetric_limits(view.W_o)),
+            "contributions": matrix_entry(M, symmetric_limits(M)),
+            "sizes": matrix_entry(norms, (0.0, float(norms.max()) or 1.0)),
+        }
+        return Frame({"panels": panels, "columns": 3}, texts, arrays)
 
 
 def output_figure(X=None, tokens=None, h=8, d_k=0, wo="random", seed=0):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
-    return still_figure(OutputDrawer(), (0, compute_output(*running_inputs(X, tokens), h, d_k, wo, seed)))
+    res = (0, compute_output(*running_inputs(X, tokens), h, d_k, wo, seed))
+    return frame_figure(OutputDrawer().picture(res), OutputDrawer.size)
 
 
 def make_output_explorer(X=None, tokens=None, seed=0):
@@ -269,7 +278,7 @@ def make_output_explorer(X=None, tokens=None, seed=0):
 
     Returns
     -------
-    ExplorerBox
+    PictureBox
         ``controls`` are ``h``, ``d_k``, ``wo`` and ``token``; see :mod:`mha_lib.explorers.toolkit`.
     """
     X, tokens = running_inputs(X, tokens)
