@@ -61,11 +61,17 @@ def test_scaling_explorer_controls(boxes):
     assert box.result.d_k == 64 and box.result.scaled
     expected = random_scores(64, scaled=True, rng=0)
     np.testing.assert_array_equal(box.result.scores, expected.scores)
-    before = bytes(box.image.value)
+    hist = box.parts["hist"].data["panels"]["hist"]
+    (bars,) = hist["marks"]
+    assert sum(bars["values"]) == 500 * 4 * 4 and len(bars["values"]) == 60  # every score in one of 60 bins
+    assert "d_k = 64" in hist["title"] and "q·k / √d_k" in hist["title"]
+    rows = box.parts["rows"].arrays["rows"]
+    drawn = np.frombuffer(bytes(rows["values"]), "<f4").reshape(rows["shape"])[0]
+    np.testing.assert_allclose(drawn, expected.weights[:6, 0, :], atol=1e-6)  # the first query row of 6 sentences
     box.controls["scaled"].value = False
     assert not box.result.scaled
     assert box.result.std == pytest.approx(8.0, rel=0.1)
-    assert bytes(box.image.value) != before
+    assert "not scaled" in box.parts["hist"].data["panels"]["hist"]["title"]
     box.controls["d_k"].value = 1024
     assert box.result.d_k == 1024
     assert box.result.mean_max_weight > 0.9

@@ -13,6 +13,7 @@ from .. import attention_scores, multi_head_attention, softmax
 from .._checks import check_budget, whole_number
 from ..attention import row_entropy
 from ..plotting import SIGNED_CMAP, symmetric_limits
+from . import chart
 from .grid import HeadGrid, HeadGridDrawer, head_titles, matrix_panel
 from .toolkit import (
     SCALE_LABEL,
@@ -84,7 +85,8 @@ def random_scores(d_k, scaled=True, n=4, trials=500, rng=0):
 
 
 class ScalingDrawer(LayoutDrawer):
-    """Draws a :class:`RandomScores`: histogram of the scores (left), softmax of six rows (right)."""
+    """Draws a :class:`RandomScores`: histogram of the scores (left), softmax of six rows (right); the still figure is
+    matplotlib's, the live picture the browser's (:meth:`frames`)."""
 
     size = (9.0, 3.4)
 
@@ -129,13 +131,53 @@ class ScalingDrawer(LayoutDrawer):
         # first query row of the first 6 sentences; the histogram's ticks change with the data: whole axes repainted
         return [self.ax_hist] + self.rows_panel.set_data(res.weights[:6, 0, :]) + [title]
 
+    # ------------------------------------------------------------------ the live picture, drawn by the browser
+    parts = {"hist": "chart", "rows": "picture"}  # the histogram (a chart), six rows' weights (a heatmap)
+    rows = (("hist", "rows"),)
+    widths = {"hist": 1.6, "rows": 1}
+
+    def frames(self, res):
+        """What the browser draws: the scores' histogram and the softmax of the first query row of six sentences."""
+        n, values, rows = res.weights.shape[-1], res.scores.ravel(), min(6, len(res.weights))
+        lim = max(4.0, float(np.abs(values).max()))
+        counts, edges = np.histogram(values, bins=np.linspace(-lim, lim, 61))
+        how = "q·k / √d_k" if res.scaled else "q·k (not scaled)"
+        hist = chart.view(
+            (-lim, lim),
+            (0, counts.max() * 1.05),
+            [chart.bars(counts, ["#0072B2"], x=(edges[:-1] + edges[1:]) / 2, width=edges[1] - edges[0])],
+            title=f"d_k = {res.d_k}: {values.size} scores {how}\nstandard deviation {res.std:.2f}",
+        )
+        scheme = {"panels": [chart.panel("hist", height=300, xlabel="score", ylabel="count")]}
+        grid = grid_panel(
+            "rows",
+            (1, rows, n),
+            [f"sentence {i + 1}" for i in range(rows)],
+            [f"key {j + 1}" for j in range(n)],
+            titles=[""],
+            cbar="weight",
+            row_label=None,
+            col_label=None,
+            cap=48,
+        )
+        title = (
+            f"softmax of one row each: mean largest weight {res.mean_max_weight:.2f}, "
+            f"entropy {res.mean_entropy:.2f} / {math.log2(n):.0f} bits"
+        )
+        return {
+            "hist": chart.ChartFrame(scheme, {"panels": {"hist": hist}}),
+            "rows": Frame(
+                {"panels": [grid]}, {"group_titles": {"rows": title}}, {"rows": matrix_entry(res.weights[:6, 0, :])}
+            ),
+        }
+
 
 def make_scaling_explorer(seed=0, n=4, trials=500):
     """Widget: d_k (a power of two) and scaling on/off -> spread of q·k and peakedness of softmax.
 
     Returns
     -------
-    ExplorerBox
+    PictureBox
         ``controls`` are ``d_k`` (1, 2, 4, ..., 1024) and ``scaled``; see :mod:`mha_lib.explorers.toolkit`.
     """
     n = whole_number(n, "n", "make_scaling_explorer", minimum=1)
@@ -152,7 +194,7 @@ def make_scaling_explorer(seed=0, n=4, trials=500):
     }
     # the same random vectors for a d_k: computed once
     compute = functools.lru_cache(maxsize=32)(functools.partial(random_scores, n=n, trials=trials, rng=seed))
-    return build_explorer(controls, compute, ScalingDrawer(), title="Random queries and keys")
+    return chart.parts_explorer(controls, compute, ScalingDrawer(), title="Random queries and keys")
 
 
 @dataclass(frozen=True)
@@ -317,7 +359,7 @@ def make_scores_explorer(X=None, tokens=None, seed=0):
 
     Returns
     -------
-    ExplorerBox
+    PictureBox
         ``controls`` are ``weights``, ``h``, ``d_k``, ``tie`` (d_k = d_model/h) and ``scaled``; see
         :mod:`mha_lib.explorers.toolkit`.
     """
