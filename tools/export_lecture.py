@@ -192,13 +192,20 @@ def record_scene(screen, k, store):
     if len(list(itertools.product(*live.values()))) > FRAMES_PER_SCENE:
         raise ValueError(f"scene {k + 1} ({scene.name}): more than {FRAMES_PER_SCENE} settings to record; trim LIVE")
     traits = picture_traits(box.picture)
-    frames = {}
+    fixed = [name for name in box.controls if name not in live and name != "lecture"]
+    frames, shown = {}, {}
     for combo in itertools.product(*live.values()):
         _set(box, {**scene.settings, **dict(zip(live, combo, strict=True))})
         message = box.message.value
         frames[combo] = (
             {"message": message} if message else {name: store.value(getattr(box.picture, name)) for name in traits}
         )
+        shown[combo] = {name: describe(name, box.controls[name])["value"] for name in fixed}
+    # a fixed control that follows a live one (d_k, tied to h) shows its value of each setting
+    follows = [name for name in fixed if len({values[name] for values in shown.values()}) > 1]
+    for combo, frame in frames.items():
+        if follows:
+            frame["fixed"] = {name: shown[combo][name] for name in follows}
     # a position no setting can show (the padding mask on a sentence without PAD) is not offered
     for i, name in enumerate(list(live)):
         keep = [v for v in live[name] if any("message" not in f for c, f in frames.items() if c[i] == v)]
@@ -207,7 +214,7 @@ def record_scene(screen, k, store):
     _set(box, scene.settings)
     out["controls"] = [describe(name, box.controls[name], values) for name, values in live.items()]
     out["start"] = [values.index(box.controls[name].value) for name, values in live.items()]
-    out["fixed"] = [describe(name, w) for name, w in box.controls.items() if name not in live and name != "lecture"]
+    out["fixed"] = [describe(name, box.controls[name]) for name in fixed]
     out["frames"] = [frames[combo] for combo in itertools.product(*live.values())]
     out["steps"] = "step" in live  # the step view's previous/next step buttons and keys
     return out

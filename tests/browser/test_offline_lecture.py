@@ -170,3 +170,24 @@ def test_an_unknown_scene_in_the_address_says_so_and_opens_scene_one(browser, fo
     assert page.inner_text(".mha-notice") == ""
     assert page.errors == []
     page.context.close()
+
+
+def test_the_heads_slider_of_several_heads_redraws_and_the_tied_d_k_follows_it(browser, folder):
+    from mha_lib.explorers.lecture import compute_lecture
+    from mha_lib.explorers.scenes import SCENES
+
+    k, scene = next((k, s) for k, s in enumerate(SCENES, 1) if s.slug == "several-heads")
+    page = open_screen(browser, folder, (1280, 720), f"?scene={scene.slug}")
+    wait_scene(page, k)
+    slider = page.locator(".mha-control[data-control=h] input[type=range]")
+    slider.evaluate("(s) => { s.value = '0'; s.dispatchEvent(new Event('input', { bubbles: true })); }")  # h = 1
+    page.wait_for_timeout(150)
+    settings = {k: v for k, v in scene.settings.items() if k not in ("preset", "lecture")}
+    res = compute_lecture(**{**settings, "h": 1})
+    n = len(res.tokens)
+    assert page.locator(".mha-pic .mha-group[data-key=weights] .mha-panel").count() == 1
+    np.testing.assert_allclose(drawn(page, "weights", n), res.result.weights, atol=0.005 + 1e-9)
+    assert page.inner_text(".mha-fixed-row[data-control=d_k] .mha-fixed-value") == "512"
+    assert "h=1, d_k=512" in page.inner_text(".mha-caption")
+    assert page.errors == []
+    page.context.close()

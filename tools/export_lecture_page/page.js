@@ -184,6 +184,10 @@
     stillView.hidden = true;
     stillView.replaceChildren();
     const frame = scene.frames[frameIndex(scene, now.positions)];
+    Object.entries(frame.fixed || {}).forEach(([name, text]) => { // a fixed control that follows a live one (d_k)
+      const shown = column.querySelector(`.mha-fixed-row[data-control="${name}"] .mha-fixed-value`);
+      if (shown) shown.textContent = text;
+    });
     if (frame.message !== undefined) {
       message.innerHTML = frame.message; // the explorer's message, escaped by the kernel
       pictureView.hidden = true;
