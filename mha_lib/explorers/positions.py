@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions, tokenize
-from .grid import bar_panel, plot_heatmap, token_labels
-from .toolkit import LayoutDrawer, build_explorer, checkbox, explorer_params, int_slider, still_figure, text_box
+from .toolkit import build_explorer, checkbox, explorer_params, int_slider, text_box
+from .widget import Frame, frame_figure, grid_panel, matrix_entry
 
 __all__ = [
     "parse_order",
@@ -115,50 +115,46 @@ def permutation_experiment(
     )
 
 
-class PositionsDrawer(LayoutDrawer):
-    """One head before and after reordering, and the outputs' moves; built once per sentence and order."""
+class PositionsDrawer:
+    """One head before and after reordering (on the weights' scale), and how far each word's output moved."""
 
-    size = (10.0, 3.3)
+    size = (10.0, 3.6)
 
-    def key(self, res):
-        return res.tokens, res.order
-
-    def build(self, fig, res):
-        ax_a, ax_b, ax_c = fig.subplots(
-            1, 3, width_ratios=[1, 1, 1.15], gridspec_kw=dict(left=0.115, right=0.985, bottom=0.25, top=0.82, wspace=0.5)
-        )
-        n = len(res.tokens)
-        heat = [
-            plot_heatmap(ax, np.zeros((n, n)), toks, toks, numbers=n <= 6)
-            for ax, toks in ((ax_a, res.tokens), (ax_b, res.tokens_perm))
+    def picture(self, res):
+        n, i, moved = len(res.tokens), res.head, res.moved
+        common = dict(numbers=n <= 6, row_label="query (looks)", col_label="key (is looked at)", cap=48)
+        panels = [
+            grid_panel("before", (1, n, n), res.tokens, res.tokens, cbar=None, area="1 / 1", width=0.36, **common),
+            grid_panel("after", (1, n, n), res.tokens_perm, res.tokens_perm, area="1 / 2", width=0.42, **common),
+            grid_panel(
+                "moved",
+                (1, n, 1),
+                res.tokens_perm,
+                None,
+                titles=["how far each output moved"],
+                cbar="|output now − output before|",
+                row_label="",
+                col_label="",
+                area="1 / 3",
+                width=0.22,
+                cap=48,
+            ),
         ]
-        if ax_a.get_xticklabels()[0].get_rotation() == 90:  # turned key names: room under them for the axis label
-            below = max(map(len, token_labels(res.tokens))) * 0.62 * 8 + 26  # points
-            ax_a.get_gridspec().update(bottom=min(0.45, max(0.25, below / 72 / self.size[1])))
-            for ax in (ax_a, ax_b, ax_c):
-                ax.set_position(ax.get_subplotspec().get_position(fig))
-        ax_a.set_ylabel("query (looks)", fontsize=8)
-        for ax in (ax_a, ax_b):
-            ax.set_xlabel("key (is looked at)", fontsize=8)
-        set_bars = bar_panel(ax_c, token_labels(res.tokens_perm), horizontal=True)
-        ax_c.set_xlabel("|output now − output before|", fontsize=8)
-        ax_c.tick_params(axis="x", labelsize=8)
-        return heat, ax_c, set_bars, [ax.set_title("", fontsize=9) for ax in (ax_a, ax_b, ax_c)]
-
-    def update(self, layout, res):
-        heat, ax_c, set_bars, titles = layout
-        i, moved = res.head, res.moved
-        changed = heat[0].set_data(res.weights[i]) + heat[1].set_data(res.weights_perm[i])
-        set_bars(moved, [f" {value:.2f}" for value in moved], color="#D55E00" if res.positions else "#0072B2")
-        ax_c.set_xlim(0, max(1.0, 1.15 * float(moved.max())))
         verdict = (
-            f"with positions: outputs change\n(largest move {moved.max():.2f})"
+            f"with positions: the outputs change (largest move {moved.max():.2f})"
             if res.positions
-            else f"no positions: same outputs,\nonly reordered (largest move {moved.max():.0e})"
+            else f"no positions: the same outputs, only reordered (largest move {moved.max():.0e})"
         )
-        for t, s in zip(titles, (f"head {i + 1}: as written", f"head {i + 1}: reordered", verdict), strict=False):
-            t.set_text(s)
-        return changed + titles[:2] + [ax_c]  # the bars' axes change their ticks: repainted whole
+        texts = {
+            "caption": f"head {i + 1}, random parameters; {verdict}",
+            "titles": {"before": [f"head {i + 1}: as written"], "after": [f"head {i + 1}: reordered"]},
+        }
+        arrays = {
+            "before": matrix_entry(res.weights[i]),
+            "after": matrix_entry(res.weights_perm[i]),
+            "moved": matrix_entry(moved[:, None], (0.0, max(1.0, float(moved.max())))),
+        }
+        return Frame({"panels": panels, "columns": 3}, texts, arrays)
 
 
 def permutation_figure(**kwargs):
@@ -168,7 +164,7 @@ def permutation_figure(**kwargs):
     -------
     matplotlib.figure.Figure
     """
-    return still_figure(PositionsDrawer(), permutation_experiment(**kwargs), dpi=100)
+    return frame_figure(PositionsDrawer().picture(permutation_experiment(**kwargs)), PositionsDrawer.size, dpi=100)
 
 
 def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, positions=False, head=1):
@@ -176,7 +172,7 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posi
 
     Returns
     -------
-    ExplorerBox
+    PictureBox
         Controls ``sentence`` and ``order`` (Text), ``positions`` (Checkbox), ``head`` (1..8), starting at
         the arguments' values; see :func:`mha_lib.explorers.toolkit.build_explorer`.
     """
