@@ -11,8 +11,8 @@ import numpy as np
 from matplotlib.patches import Rectangle
 
 from .. import minilm
-from .grid import HeadGrid, token_labels
-from .toolkit import LayoutDrawer, Result, build_explorer, int_slider, text_box
+from .grid import HeadGrid
+from .toolkit import Result, build_explorer, int_slider, text_box
 from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = [
@@ -89,46 +89,13 @@ def _head_title(res, i):
     return f"L{res.layer} head {i + 1}: " + (f"{name} {scores[name]:.2f}" if scores[name] >= CLEAR else "no clear pattern")
 
 
-class TrainedDrawer(LayoutDrawer):
-    """A layer's heads on one [0, 1] scale, built once per number of tokens, then updated in place."""
+class TrainedDrawer:
+    """A layer's heads on one [0, 1] scale, each titled by its pattern (no numbers: 12 heads)."""
 
     size = (11.0, 9.2)
 
-    def key(self, res):
-        return res.weights.shape
-
-    def static(self, res):
-        return tuple(res.tokens)
-
-    def build(self, fig, res):
-        grid = HeadGrid(
-            fig,
-            len(res.weights),
-            res.tokens,
-            ncols=4,
-            annotate=False,
-            caption="",
-            fs=8 if len(res.tokens) <= 16 else 7,
-            panel_cap=2.6,
-            cbar_label="attention weight",
-            shrink=True,
-        )
-        grid.tokens = res.tokens
-        return grid
-
-    def update(self, grid, res):
-        if grid.tokens != res.tokens:  # same length, other words: relabel the first column and the bottom row
-            labels = token_labels(res.tokens)
-            for ax in (heat.ax for heat in grid.panels):
-                if ax.get_yticklabels():
-                    ax.set_yticklabels(labels)
-                if ax.get_xticklabels():
-                    ax.set_xticklabels(labels)
-            grid.tokens = res.tokens
-        return grid.update(res.weights, titles=[_head_title(res, i) for i in range(len(res.weights))], caption=_caption(res))
-
     def picture(self, res):
-        """What the browser draws: the layer's heads on one scale (no numbers: 12 heads), each titled by its pattern."""
+        """What the browser draws (and the still figure: :func:`~mha_lib.explorers.widget.frame_figure`)."""
         h = len(res.weights)
         panel = grid_panel(
             "weights", res.weights.shape, res.tokens, res.tokens, numbers=False, ncols=4, cbar="attention weight", cap=40
@@ -149,7 +116,7 @@ def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
 
     Returns
     -------
-    ExplorerBox
+    PictureBox
         ``box.controls["sentence"]`` (Text, updates on Enter or when it loses focus) and
         ``box.controls["layer"]`` (IntSlider 1-6); see :func:`mha_lib.explorers.toolkit.build_explorer`.
     """
@@ -157,9 +124,7 @@ def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
         "sentence": text_box("sentence", sentence, "34em"),
         "layer": int_slider("layer", layer, 1, minilm.LAYERS),
     }
-    return build_explorer(
-        controls, compute_trained, TrainedDrawer(), dpi=80, title="all-MiniLM-L6-v2: the 12 heads of one layer"
-    )
+    return build_explorer(controls, compute_trained, TrainedDrawer(), title="all-MiniLM-L6-v2: the 12 heads of one layer")
 
 
 # --------------------------------------------------------------------------- still pictures for the notebook
