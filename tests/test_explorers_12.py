@@ -35,22 +35,36 @@ def test_generation_state_is_the_causal_layer_row_by_row():
         assert s.shown.sum() == t * (t + 1) // 2
 
 
+def _array(picture, key):
+    entry = picture.arrays[key]
+    return np.frombuffer(bytes(entry["values"]), "<f4").reshape(entry["shape"])
+
+
+def _new_boxes(box):
+    """The boxes of the step diagram marked "new" (computed at this step)."""
+    marks = box.parts["step"].data["panels"]["step"]["marks"]
+    return [m for m in marks if m["type"] == "rect" and m["text"] == "new"]
+
+
 def test_generation_explorer_moves(boxes):
     box = make_generation_explorer()
     boxes.append(box)
-    assert box.message.value == "" and bytes(box.image.value).startswith(PNG_MAGIC)
+    assert box.message.value == "" and bytes(box.image.value).startswith(PNG_MAGIC)  # the still picture
     assert box.result.t == 3
-    first = bytes(box.image.value)
     slider = box.controls["t"]
     for t in range(slider.min, slider.max + 1):  # every position is valid
         slider.value = t
         assert box.message.value == "", t
         assert box.result.t == t and box.result.cache_rows == t
-    assert bytes(box.image.value) != first
-    with_cache = bytes(box.image.value)
+        drawn = _array(box.parts["heads"], "weights")  # NaN: masked or not computed yet
+        np.testing.assert_allclose(np.nan_to_num(drawn), box.result.weights, atol=1e-6)
+        assert (~np.isnan(drawn[0])).sum() == t * (t + 1) // 2
+        assert (~np.isnan(_array(box.parts["keys"], "keys"))).all(axis=-1).sum() == t  # t rows cached
+        assert len(_new_boxes(box)) == 3  # one query, key and value row
     box.controls["use_cache"].value = False
     assert box.result.use_cache is False
-    assert bytes(box.image.value) != with_cache  # the frame covers every row, the counts change
+    assert len(_new_boxes(box)) == 3 * 6  # every row computed again
+    assert "36 scores per head" in box.parts["step"].data["footer"]
     text = [t.get_text() for t in box.figure.texts if "without a cache" in t.get_text()]
     assert text and "36 scores per head" in text[0]
 
@@ -90,12 +104,13 @@ def test_gqa_explorer_offers_only_divisors_and_every_setting_draws(boxes):
             box.controls["model"].value = model
             assert box.message.value == "", (h_kv, model)
             assert box.result.h_kv == h_kv and box.result.model == model
-            seen.add(bytes(box.image.value))
+            seen.add(repr((box.parts["cache"].data, box.parts["sharing"].data, _array(box.parts["weights"], "weights"))))
     assert len(seen) == 16  # every setting shows its own picture
     slider = box.controls["log2_tokens"]
-    before = bytes(box.image.value)
     slider.value = slider.max
-    assert box.result.n_tokens == 2**17 and bytes(box.image.value) != before
+    assert box.result.n_tokens == 2**17 and "131,072 tokens" in box.parts["cache"].data["panels"]["cache"]["title"]
+    (bars,) = box.parts["cache"].data["panels"]["cache"]["marks"]
+    np.testing.assert_allclose(bars["values"], list(box.result.cache_gib.values()), rtol=1e-5)
 
 
 def test_gqa_key_value_names_contrast_with_their_boxes():
@@ -115,6 +130,11 @@ def test_gqa_key_value_names_contrast_with_their_boxes():
         a, b = sorted([luminance(text.get_color()), luminance(patch.get_facecolor()[:3])])
         assert (b + 0.05) / (a + 0.05) >= 3, text.get_text()
     box.figure.clear()
+    drawn = [m for m in box.parts["sharing"].data["panels"]["sharing"]["marks"] if str(m.get("text")).startswith("K,V")]
+    assert len(drawn) == 8  # the browser's diagram: the same colours
+    for m in drawn:
+        a, b = sorted([luminance(m["color"]), luminance(m["fill"])])
+        assert (b + 0.05) / (a + 0.05) >= 3, m["text"]
 
 
 def test_generation_explorer_of_two_words_starts_at_its_last_token(boxes):

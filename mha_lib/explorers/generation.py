@@ -17,11 +17,11 @@ from ..data import embed_tokens, tokenize
 from ..generation import PUBLISHED_CONFIGS, KVCache, decode_step, kv_cache_bytes
 from ..params import init_params
 from ..plotting import SIGNED_CMAP
+from . import chart
 from .grid import HeadGrid, bar_panel, plot_heatmap
 from .toolkit import (
     TOKEN_COLORS,
     LayoutDrawer,
-    build_explorer,
     checkbox,
     dropdown,
     inch_box,
@@ -30,6 +30,7 @@ from .toolkit import (
     selection_slider,
     text_family,
 )
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["GENERATION_SENTENCE", "generation_state", "make_generation_explorer", "gqa_state", "make_gqa_explorer"]
 
@@ -139,21 +140,84 @@ class _GenerationDrawer(LayoutDrawer):
         caption = f"step {t} of {n}: the new token is '{res.tokens[t - 1]}' (framed: what this step computes)"
         changed = grid.update(res.weights, mask=res.shown, caption=caption)
         changed += keys.set_data(res.keys, mask=np.broadcast_to((np.arange(n) < t)[:, None], res.keys.shape))
-        c, r = res.counts["cache"], res.counts["recompute"]
-        if res.use_cache:
-            line = (
-                f"with the KV cache: this step computes 1 query row, 1 key row and 1 value row per head and "
-                f"{_count(c['scores'], 'score')} per head;\nthe {t - 1} earlier keys and values are read from the "
-                f"cache, which now holds {_count(res.cache_rows, 'row')} per head"
-            )
-        else:
-            line = (
-                f"without a cache: this step recomputes all {r['query rows']} query, key and value rows and "
-                f"{_count(r['scores'], 'score')} per head\n({t * (t - 1) // 2} of them masked), only to keep the "
-                "last row"
-            )
-        text.set_text(literal(line))
+        text.set_text(literal(_counts(res, wrap=True)))
         return changed + frames + [text]
+
+    # ------------------------------------------------------------------ the live picture, drawn by the browser
+    parts = {"heads": "picture", "keys": "picture", "step": "chart"}  # weights; cached keys; what the step computes
+    rows = (("heads",), ("keys", "step"))
+    widths = {"keys": 1, "step": 1.4}
+
+    def frames(self, res):
+        """What the browser draws: every head's weights so far and head 1's cached keys (heatmaps); which rows this
+        step computes and which it reads from the cache (a chart); the counts."""
+        h, n, _ = res.weights.shape
+        t, first = res.t, res.t - 1 if res.use_cache else 0  # the rows this step computes
+        cached = np.broadcast_to((np.arange(n) < t)[:, None], res.keys.shape)
+        weights = grid_panel(
+            "weights",
+            res.weights.shape,
+            res.tokens,
+            res.tokens,
+            ncols=min(h, 4),
+            cap=48,
+            cbar="attention weight",
+            mask_label="masked / not computed",
+            fit_height=0.5,
+        )
+        keys = grid_panel(
+            "keys",
+            (1, n, res.keys.shape[1]),
+            res.tokens,
+            None,
+            signed=True,
+            numbers=False,
+            cbar=None,
+            titles=[""],
+            row_label=None,
+            col_label="d_k",
+            mask_label="not cached yet",
+            cap=22,
+        )
+        caption = f"step {t} of {n}: the new token is '{res.tokens[t - 1]}' (below: what this step computes)"
+        key_texts = {"group_titles": {"keys": "head 1's cached keys K (a row per token)"}}
+        key_entry = matrix_entry(res.keys, res.key_limits, mask=cached)
+        marks = [chart.text(-0.1, n - 1 - i + 0.5, tok, anchor="end") for i, tok in enumerate(res.tokens)]
+        for c, name in enumerate(("query", "key", "value")):
+            marks.append(chart.text(c + 0.5, n + 0.3, name, anchor="middle"))
+            for i in range(n):
+                if i >= t or (name == "query" and i < first):  # not yet, or not needed again
+                    state = dict(fill="#FFFFFF", stroke="#BBBBBB", label="")
+                elif i >= first:
+                    state = dict(fill="#D55E00", stroke="#000000", label="new", color="#FFFFFF", bold=True)
+                else:
+                    state = dict(fill="#DDDDDD", stroke="#777777", label="cache")
+                marks.append(chart.box(c + 0.06, n - 1 - i + 0.08, 0.88, 0.84, **state))
+        legend = [("computed at this step", "#D55E00", "area"), ("read from the KV cache", "#DDDDDD", "area")]
+        scheme = {"panels": [chart.panel("step", height=28 * n + 40, max_width=440, legend=legend, axes=False)]}
+        step = chart.view((-1.6, 3.05), (-0.05, n + 0.7), marks, title=f"rows step {t} computes, per head")
+        return {
+            "heads": Frame(
+                {"panels": [weights]}, {"caption": caption}, {"weights": matrix_entry(res.weights, mask=res.shown)}
+            ),
+            "keys": Frame({"panels": [keys]}, key_texts, {"keys": key_entry}),
+            "step": chart.ChartFrame(scheme, {"panels": {"step": step}, "footer": _counts(res)}),
+        }
+
+
+def _counts(res, wrap=False):
+    """What step t computes with the cache (one row) or without it (every row), and what the cache holds."""
+    t, c, r, cut = res.t, res.counts["cache"], res.counts["recompute"], "\n" if wrap else " "
+    if res.use_cache:
+        return (
+            f"with the KV cache: this step computes 1 query row, 1 key row and 1 value row per head and "
+            f"{_count(c['scores'], 'score')} per head;{cut}the {t - 1} earlier keys and values are read from the "
+            f"cache, which now holds {_count(res.cache_rows, 'row')} per head"
+        )
+    return (
+        f"without a cache: this step recomputes all {r['query rows']} query, key and value rows and "
+        f"{_count(r['scores'], 'score')} per head{cut}({t * (t - 1) // 2} of them masked), only to keep the last row"
+    )
 
 
 def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=None, use_cache=True):
@@ -166,7 +230,7 @@ def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=No
 
     Returns
     -------
-    ExplorerBox
+    PictureBox
     """
     tokens = tuple(tokenize(sentence))
     if not 2 <= len(tokens) <= 10:
@@ -180,7 +244,7 @@ def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=No
         "use_cache": checkbox("use the KV cache", use_cache),
     }
     compute = functools.partial(generation_state, sentence=sentence, d_model=d_model, h=h)
-    return build_explorer(controls, compute, _GenerationDrawer())
+    return chart.parts_explorer(controls, compute, _GenerationDrawer())
 
 
 # --------------------------------------------------------------------------- grouped-query heads
@@ -305,6 +369,73 @@ class _GQADrawer(LayoutDrawer):
         )
         return changed + [ax_bar]
 
+    # ------------------------------------------------------------------ the live picture, drawn by the browser
+    parts = {"sharing": "chart", "cache": "chart", "weights": "picture"}
+    rows = (("sharing",), ("weights", "cache"))
+    widths = {"weights": 2.4, "cache": 1}
+
+    def frames(self, res):
+        """What the browser draws: which query heads share which key/value head and the model's cache (charts),
+        every head's weights (heatmaps)."""
+        h, group = res.h, res.h // res.h_kv
+        marks = []
+        for j in range(res.h_kv):
+            colour = TOKEN_COLORS[j % len(TOKEN_COLORS)]
+            x_kv = j * group + (group - 1) / 2  # under the middle of its group
+            light = np.dot(to_rgb(colour), [0.2126, 0.7152, 0.0722]) > 0.5  # relative luminance: white on yellow is unread
+            for i in range(j * group, (j + 1) * group):
+                marks.append(chart.line([(i, 0.9), (x_kv, 0.3)], colour, width=1.5))
+                marks.append(chart.box(i - 0.4, 0.9, 0.8, 0.3, fill="#FFFFFF", stroke=colour, width=2, label=f"Q {i + 1}"))
+            marks.append(
+                chart.box(
+                    x_kv - 0.4,
+                    0.0,
+                    0.8,
+                    0.3,
+                    fill=colour,
+                    opacity=0.85,
+                    label=f"K,V {j + 1}",
+                    color="#000000" if light else "#FFFFFF",
+                    bold=True,
+                )
+            )
+        title = (
+            f"h = {h} query heads (top) share h_kv = {_count(res.h_kv, 'key/value head')} (bottom, what the cache "
+            f"stores):\n{_count(group, 'query head')} per key/value head"
+        )
+        sharing = chart.view((-0.5, h - 0.5), (-0.05, 1.25), marks, title=title)
+        gib = list(res.cache_gib.values())
+        top = max(gib) * 1.2
+        cache = chart.view(
+            (-0.6, 2.6),
+            (0, top),
+            [chart.bars(gib, ["#999999", "#0072B2", "#009E73"], texts=[f"{v:,.2f}" for v in gib])],
+            title=f"{res.model} at {res.n_tokens:,} tokens\n(published sizes, not the slider's h_kv)",
+            xticks=list(enumerate(res.cache_gib)),
+        )
+        scheme = {
+            "panels": [chart.panel("sharing", height=150, max_width=1000, axes=False)],
+        }
+        bars = {"panels": [chart.panel("cache", height=300, ylabel="KV cache, GiB (float16, one sequence)")]}
+        titles = [f"head {i + 1} (K,V {j + 1})" for i, j in enumerate(res.kv_of)]
+        grid = grid_panel(
+            "weights",
+            res.weights.shape,
+            res.tokens,
+            res.tokens,
+            titles=titles,
+            cbar="attention weight",
+            ncols=min(h, 4),
+            cap=40,
+        )
+        return {
+            "sharing": chart.ChartFrame(scheme, {"panels": {"sharing": sharing}}),
+            "cache": chart.ChartFrame(bars, {"panels": {"cache": cache}}),
+            "weights": Frame(
+                {"panels": [grid]}, {}, {"weights": matrix_entry(res.weights, mask=causal_mask(len(res.tokens)))}
+            ),
+        }
+
 
 def make_gqa_explorer(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8):
     """A slider over the valid h_kv (divisors of h), a published model and a context length.
@@ -316,7 +447,7 @@ def make_gqa_explorer(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8):
 
     Returns
     -------
-    ExplorerBox
+    PictureBox
     """
     log2_tokens = whole_number(log2_tokens, "log2_tokens", "make_gqa_explorer", minimum=8, maximum=17)  # the slider
     controls = {
@@ -324,4 +455,4 @@ def make_gqa_explorer(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8):
         "model": dropdown("model", list(PUBLISHED_CONFIGS), model),
         "log2_tokens": int_slider("context = 2^", log2_tokens, 8, 17),
     }
-    return build_explorer(controls, functools.partial(gqa_state, h=h), _GQADrawer())
+    return chart.parts_explorer(controls, functools.partial(gqa_state, h=h), _GQADrawer())
