@@ -269,14 +269,15 @@ def _inline_json(value):
 
 def page_files(data, pictures):
     """{relative path: bytes} of the whole folder (the marker excepted)."""
-    from mha_lib.explorers.widget import STATIC
+    from mha_lib.explorers.widget import Picture
 
-    module = (STATIC / "picture.js").read_text(encoding="utf-8")
+    component = Picture()  # its module and style as anywidget sends them to a page: static/picture.js and .css
+    module, style = str(component._esm), str(component._css)
     index = (PAGE / "index.html").read_text(encoding="utf-8")
     index = index.replace("{{title}}", data["title"]).replace("{{picture_js}}", _inline_json(module))
     files = {
         "index.html": index,
-        "picture.css": (STATIC / "picture.css").read_text(encoding="utf-8"),
+        "picture.css": style,
         "page.js": (PAGE / "page.js").read_text(encoding="utf-8"),
         "page.css": (PAGE / "page.css").read_text(encoding="utf-8"),
         "lecture_data.js": "window.MHA_LECTURE = " + _inline_json(data) + ";\n",
