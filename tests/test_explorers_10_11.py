@@ -305,3 +305,21 @@ def test_the_positions_bars_draw_emoji_with_the_fallback_font():
     labels = ax.get_yticklabels()
     assert {t.get_text() for t in labels} == {"😀", "cat", "🐶", "dog"}
     assert all(set(t.get_fontfamily()) & {"Symbola", "Noto Emoji"} for t in labels)
+
+
+@pytest.mark.render
+def test_cost_explorer_sends_the_bars_it_shows(boxes):
+    from mha_lib.cost import format_bytes
+
+    box = make_cost_explorer()
+    boxes.append(box)
+    box.controls["blockwise"].value = True
+    res = box.result
+    panels = box.parts["cost"].data["panels"]
+    texts = [m["text"].strip() for m in panels["flops"]["marks"] if m["type"] == "text"]
+    percent = [100 * res.flops[k] / res.total_flops for k in res.flops]
+    assert texts == [f"{v:.1f}%" for v in percent]
+    sizes = [m["text"].strip() for m in panels["memory"]["marks"] if m["type"] == "text"]
+    assert sizes == [format_bytes(v) for v in res.memory.values()]
+    assert "blockwise" in panels["memory"]["title"]
+    assert panels["memory"]["yticks"] == [[2.0 - i, name] for i, name in enumerate(res.memory)]  # the first on top

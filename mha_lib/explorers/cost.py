@@ -10,8 +10,9 @@ import numpy as np
 
 from .._checks import check_flag, whole_number
 from ..cost import attention_cost, format_bytes
+from . import chart
 from .grid import bar_panel
-from .toolkit import LayoutDrawer, build_explorer, checkbox, dropdown, heads_control, int_slider, link_heads
+from .toolkit import LayoutDrawer, checkbox, dropdown, heads_control, int_slider, link_heads
 
 __all__ = ["CostSetting", "cost_setting", "CostDrawer", "make_cost_explorer"]
 
@@ -135,13 +136,66 @@ class CostDrawer(LayoutDrawer):
         title_m.set_text(f"memory held at once: {kind}")
         return changed + [title_f, title_m]
 
+    parts, rows = {"cost": "chart"}, [["cost"]]  # the live picture: one chart of two panels (chart.py)
+
+    def frames(self, res):
+        """What the browser draws: the same two panels as horizontal bars (memory on a log scale of bytes)."""
+        percent = 100 * (np.array([res.flops[k] for k in STEP_LABELS], dtype=float) / res.total_flops)
+        colours = [_FLOP_COLOURS[k in _QUADRATIC] for k in STEP_LABELS]
+        flops = _hbars(
+            [t.replace("$W^O$", "W^O") for t in STEP_LABELS.values()],
+            percent,
+            [f"{v:.1f}%" for v in percent],
+            colours,
+            (0, 110),
+        )
+        logs = np.log10(np.maximum(list(res.memory.values()), 1.0))  # bytes, drawn from 10^3 to 10^12
+        memory = _hbars(
+            list(res.memory), logs, [format_bytes(v) for v in res.memory.values()], _memory_colours(res), (3, 12.5), base=3
+        )
+        kind = f"blockwise, {res.block_size} keys at a time" if res.blockwise else "standard attention"
+        flops["title"] = f"n = {res.n}, d_model = {res.d_model}, h = {res.h}: {res.total_flops / 1e9:,.2f} GFLOP"
+        memory["title"] = f"memory held at once: {kind}"
+        memory["xticks"] = [[3.0, "10³ B"], [6.0, "10⁶ B"], [9.0, "10⁹ B"], [12.0, "10¹² B"]]
+        scheme = {
+            "panels": [
+                chart.panel("flops", height=230, xlabel="% of the FLOPs (orange: grows with n²)"),
+                chart.panel("memory", height=230, xlabel="bytes in float32, one layer, one sentence (log scale)"),
+            ]
+        }
+        return {"cost": chart.ChartFrame(scheme, {"panels": {"flops": flops, "memory": memory}})}
+
+
+_QUADRATIC = {"scores", "softmax", "weighted_sum"}
+_FLOP_COLOURS = {False: "#0072B2", True: "#D55E00"}
+
+
+def _memory_colours(res):
+    return ["#999999", "#0072B2", "#009E73" if res.blockwise else "#D55E00"]
+
+
+def _hbars(labels, values, texts, colours, x, base=0.0):
+    """A chart view of one horizontal bar per label (the first on top), its text past its end (inside when the bar
+    nearly fills the panel)."""
+    k = len(labels)
+    marks = []
+    for i, (value, text, colour) in enumerate(zip(values, texts, colours, strict=True)):
+        y, end = k - 1 - i, min(float(value), x[1])
+        marks.append(chart.box(base, y - 0.35, max(end - base, 0.0), 0.7, fill=colour, stroke="none"))
+        inside = end > x[0] + 0.8 * (x[1] - x[0])
+        where, anchor, colour = (end - 0.02 * (x[1] - x[0]), "end", "#ffffff") if inside else (end, "start", "#000000")
+        marks.append(
+            chart.text(where + (0 if inside else 0.01 * (x[1] - x[0])), y - 0.15, f" {text} ", anchor=anchor, color=colour)
+        )
+    return chart.view(x, (-0.6, k - 0.4), marks, yticks=[(k - 1 - i, label) for i, label in enumerate(labels)])
+
 
 def make_cost_explorer(d_model=768, h=12, log2_n=9, blockwise=False):
     """Widget: d_model, h, n = 2**slider and blockwise on/off -> FLOPs per step and memory.
 
     Returns
     -------
-    ExplorerBox
+    PictureBox
         Controls ``d_model``, ``h`` (the divisors of d_model), ``log2_n`` and ``blockwise``; see
         :func:`mha_lib.explorers.toolkit.build_explorer`.
     """
@@ -152,7 +206,7 @@ def make_cost_explorer(d_model=768, h=12, log2_n=9, blockwise=False):
         "log2_n": int_slider("log₂ n", log2_n, 2, 17),
         "blockwise": checkbox("blockwise (flash) attention", blockwise),
     }
-    box = build_explorer(
+    box = chart.parts_explorer(
         controls, cost_setting, CostDrawer(), title="What one attention layer costs: n = 2 ** slider tokens"
     )
     link_heads(box, lambda: controls["d_model"].value, max_h=64)
