@@ -440,8 +440,7 @@ class ValuesDrawer(LayoutDrawer):
 
     # ------------------------------------------------------------------ the live picture, drawn by the browser
     parts = {"chart": "chart", "rows": "picture"}  # the weights and the 2-D points; V_i's rows and the output
-    rows = (("chart", "rows"),)
-    widths = {"chart": 2.1, "rows": 1}
+    rows = (("chart",), ("rows",))
 
     def frames(self, view):
         """What the browser draws: the bars and the 2-D panel (:mod:`.chart`), V_i's rows (:mod:`.widget`)."""
