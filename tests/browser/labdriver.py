@@ -80,13 +80,14 @@ def run_all_cells(page, timeout=180_000):
 
 _PICTURES = (
     "[...el.querySelectorAll('img')].map(i => i.src).concat("
-    "[...el.querySelectorAll('.mha-pic')].map(p => 'frame' + p.dataset.frame)).join(' ')"
+    "[...el.querySelectorAll('.mha-pic, .mha-chart')].map(p => 'frame' + p.dataset.frame)).join(' ')"
 )
 
 
 def image_sources(container):
     """What identifies the pictures of a widget container: the src of every <img> (ipywidgets sets a new blob: URL
-    for each picture) and the frame number of every browser-drawn picture (``.mha-pic``, one more per drawing)."""
+    for each picture) and the frame number of every browser-drawn picture or chart (``.mha-pic``, ``.mha-chart``, one
+    more per drawing)."""
     return container.evaluate(f"(el) => {_PICTURES}")
 
 

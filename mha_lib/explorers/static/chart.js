@@ -189,7 +189,7 @@ function render({ model, el }) {
     });
   }
 
-  function update() {
+  function update(resized) { // a new frame for new data; a resize only draws again at the new width
     queued = false;
     const data = model.get("data") || {};
     caption.textContent = data.caption || "";
@@ -199,16 +199,19 @@ function render({ model, el }) {
       p.root.style.display = d ? "" : "none";
       if (d) drawPanel(p, p.spec, d, p.root.clientWidth || 400);
     }
+    if (resized === true) return;
     el.dataset.frame = `${view}.${++frame}`;
     el.dispatchEvent(new CustomEvent("mha-drawn", { bubbles: true, detail: { frame } }));
   }
 
-  const later = () => { if (!queued) { queued = true; queueMicrotask(update); } };
+  const later = () => { if (!queued) { queued = true; queueMicrotask(() => update()); } };
   const rebuild = () => { build(); later(); };
   model.on("change:scheme", rebuild);
   model.on("change:data", later);
   let lastWidth = 0;
-  const resize = new ResizeObserver(() => { if (Math.abs(el.clientWidth - lastWidth) > 2) { lastWidth = el.clientWidth; later(); } });
+  const resize = new ResizeObserver(() => {
+    if (Math.abs(el.clientWidth - lastWidth) > 2 && !queued) { lastWidth = el.clientWidth; update(true); }
+  });
   resize.observe(el);
   build();
   update();
