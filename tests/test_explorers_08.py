@@ -13,6 +13,7 @@ import mha_lib
 from mha_lib import causal_mask, embed_tokens, init_params, multi_head_attention, padding_mask
 from mha_lib.explorers import toolkit
 from mha_lib.explorers.lecture import compute_lecture, lecture_figure, make_lecture_explorer, shapes_table_html
+from mha_lib.explorers.widget import Frame
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 
@@ -238,7 +239,13 @@ def test_hold_redraws_once():
 
     draws = []
     a, b = widgets.IntSlider(value=1), widgets.IntSlider(value=2)
-    box = toolkit.build_explorer({"a": a, "b": b}, lambda a, b: a + b, lambda fig, r: draws.append(r), layout="constrained")
+
+    class Drawer:
+        def picture(self, r):
+            draws.append(r)
+            return Frame({"panels": []}, {}, {})
+
+    box = toolkit.build_explorer({"a": a, "b": b}, lambda a, b: a + b, Drawer())
     with box.hold():
         a.value = 5
         b.value = 7

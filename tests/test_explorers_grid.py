@@ -20,6 +20,7 @@ from mha_lib.explorers.toolkit import (
     text_box,
     text_family,
 )
+from mha_lib.explorers.widget import Frame, frame_figure, grid_panel, matrix_entry
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 
@@ -133,14 +134,14 @@ class _Drawer(LayoutDrawer):
     def update(self, grid, res):
         return grid.update(res, caption=f"h = {res.shape[0]}")
 
+    def picture(self, res):
+        return Frame({"panels": [grid_panel("w", res.shape, list("abcd"), list("abcd"))]}, {}, {"w": matrix_entry(res)})
 
-def test_layout_drawer_builds_once_per_layout_and_same_setting_gives_same_png():
+
+def test_layout_drawer_builds_once_per_layout_and_same_setting_gives_same_still_png():
     drawer = _Drawer()
     box = build_explorer(
-        {"h": int_slider("h", 2, 1, 8), "seed": int_slider("seed", 0, 0, 9)},
-        lambda h, seed: _weights(h, 4, 4, seed),
-        drawer,
-        figsize=_Drawer.size,
+        {"h": int_slider("h", 2, 1, 8), "seed": int_slider("seed", 0, 0, 9)}, lambda h, seed: _weights(h, 4, 4, seed), drawer
     )
     first = box.image.value
     box.controls["seed"].value = 3
@@ -148,7 +149,7 @@ def test_layout_drawer_builds_once_per_layout_and_same_setting_gives_same_png():
     box.controls["h"].value = 4
     box.controls["h"].value = 2
     box.controls["seed"].value = 0
-    assert drawer.built == 3  # h = 2 came back: built again (no layout is kept hidden)
+    assert drawer.built == 2  # h = 4: a new layout; the still figure is drawn only when asked for (h = 2 built once)
     assert box.image.value == first or np.array_equal(png_pixels(box.image.value), png_pixels(first))
     shown = [ax for ax in box.figure.axes if ax.get_visible() and ax.images]
     assert len(shown) == 2
@@ -160,11 +161,32 @@ def test_impossible_setting_replaces_the_picture_without_a_gap():
             raise ValueError("h=3 is not allowed here")
         return _weights(h, 4, 4)
 
-    box = build_explorer({"h": int_slider("h", 2, 1, 8)}, compute, _Drawer(), figsize=_Drawer.size)
+    box = build_explorer({"h": int_slider("h", 2, 1, 8)}, compute, _Drawer())
     box.controls["h"].value = 3
-    assert "h=3 is not allowed" in box.message.value and box.image.layout.display == "none"
+    assert "h=3 is not allowed" in box.message.value and box.picture.layout.display == "none"
+    assert box.image.value == b""  # no still picture of a refused setting
     box.controls["h"].value = 4
-    assert box.message.value == "" and box.image.layout.display is None
+    assert box.message.value == "" and box.picture.layout.display is None
+
+
+def test_a_drawer_without_a_picture_is_refused():
+    with pytest.raises(TypeError, match="picture"):
+        build_explorer({"h": int_slider("h", 2, 1, 8)}, lambda h: h, lambda fig, res: None)
+
+
+def test_frame_figure_draws_what_the_page_draws():
+    W = _weights(2, 3, 3)
+    mask = np.tril(np.ones((3, 3), bool))
+    frame = Frame(
+        {"panels": [grid_panel("w", W.shape, list("abc"), list("abc"), titles=["one", "two"])]},
+        {"caption": "a $5 caption"},
+        {"w": matrix_entry(W, mask=mask)},
+    )
+    fig = frame_figure(frame)
+    heads = [ax for ax in fig.axes if ax.images]
+    assert [ax.get_title() for ax in heads] == ["one", "two"] and "$5" in fig.get_suptitle()
+    np.testing.assert_allclose(np.ma.filled(heads[1].images[0].get_array(), np.nan), np.where(mask, W[1], np.nan), atol=1e-7)
+    assert render_png(fig)[:4] == PNG_MAGIC  # "$5" drawn as typed, not as maths
 
 
 def _glyph_pixels(text, family):

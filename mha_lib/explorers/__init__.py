@@ -1,9 +1,9 @@
 """Interactive explorers (ipywidgets), one module per notebook, built on one toolkit.
 
-:mod:`.toolkit` wires controls, a pure compute function and a drawing function
-into an explorer (:func:`build_explorer`) and renders figures to PNG
-(:func:`render_png`); :mod:`.grid` is the one heatmap-grid component every
-per-head picture uses. Explorer modules import these two, never each other.
+:mod:`.toolkit` wires controls, a pure compute function and a drawer into an explorer (:func:`build_explorer`);
+:mod:`.widget` (heatmaps) and :mod:`.chart` (bars, points, lines) are the browser-drawn pictures: the kernel sends
+numbers, the page draws them. Matplotlib draws the still figures of the notebooks and slides (:mod:`.grid`,
+:func:`render_png`), on demand. Explorer modules import these, never each other.
 """
 
 from .toolkit import build_explorer, render_png

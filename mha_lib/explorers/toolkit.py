@@ -1,9 +1,8 @@
-"""The machinery every explorer shares: controls -> compute -> draw -> picture.
+"""The machinery every explorer shares: controls -> compute -> picture.
 
-:func:`build_explorer` wires them into an explorer box. A drawer with a ``picture(res)`` method sends numbers to
-the browser-drawn picture (:mod:`.widget`); any other drawer draws a matplotlib figure, rendered to PNG when a
-setting is chosen (nothing is drawn ahead or kept). A :class:`LayoutDrawer` builds the axes of a layout once,
-then updates its artists.
+:func:`build_explorer` wires them into an explorer box whose drawer's ``picture(res)`` says what the browser draws
+(:mod:`.widget`); the kernel sends numbers, never pixels. Matplotlib draws the still figures of the notebooks and
+slides (:func:`render_png`, :class:`LayoutDrawer`, :func:`still_figure`), on demand.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import html
 import io
 
 import ipywidgets as widgets
-import matplotlib
 import numpy as np
 from matplotlib import font_manager
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -31,7 +29,6 @@ __all__ = [
     "Result",
     "build_explorer",
     "render_png",
-    "ExplorerBox",
     "LayoutDrawer",
     "still_figure",
     "warning",
@@ -482,23 +479,6 @@ def kernel_loop():
         return None
 
 
-class ExplorerBox(widgets.VBox):
-    """What :func:`build_explorer` returns for a matplotlib drawer: a VBox of the controls, a one-line ``message``
-    and the PNG ``image`` of a plain Agg ``figure``; also ``controls`` (name -> widget), ``drawer``, ``result`` (what
-    compute returned), ``refresh()``, ``hold()`` (several changes, one redraw), ``release()`` (forget the figure's
-    drawing) and ``redraw()``; ``style``: matplotlib settings (rcParams) its pictures are drawn with."""
-
-    def _flushed(name):
-        return property(lambda box: (box._flush(), getattr(box, name))[1], lambda box, v: setattr(box, name, v))
-
-    figure, drawer, image, result = _flushed("_figure"), _flushed("_drawer"), _flushed("_image"), _flushed("_result")
-    del _flushed
-
-    def prepare(self, budget=0):
-        """Nothing is drawn ahead: a setting is drawn when chosen."""
-        return 0
-
-
 def warning(message, text):
     """Write ``text`` into an explorer's message line (the line that replaces its picture), escaped."""
     message.value = f'<span style="color:#B03A2E">&#9888; {html.escape(text)}</span>'
@@ -549,8 +529,8 @@ def wire(box, controls, render):
     refresh()
 
 
-def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None, extra=None, layout=None):
-    """Wire controls, a pure compute function and a drawing function together.
+def build_explorer(controls, compute, draw, *, dpi=90, title=None, extra=None):
+    """Wire controls, a pure compute function and a drawer together: an explorer drawn in the browser.
 
     Parameters
     ----------
@@ -559,61 +539,23 @@ def build_explorer(controls, compute, draw, *, figsize=None, dpi=90, title=None,
     compute : callable(**values) -> result
         Pure: no drawing, no widgets. Raises ``ValueError`` or ``TypeError`` with a one-line explanation
         for an impossible combination; the explanation then replaces the picture (no blank gap).
-    draw : a drawer with a ``picture(result)`` method, or callable(fig, result)
-        Says what the browser-drawn picture shows (:mod:`.widget`); or draws the result on a matplotlib figure,
-        sent as a PNG when a setting is chosen.
-    figsize, dpi, layout
-        For a matplotlib drawer: the figure's size (inches; default: the drawer's ``size``, else 8 x 4), the PNG's
-        resolution (a number, or a function of the figure's size giving one), its layout engine.
+    draw : a drawer with a ``picture(result)`` method
+        Says what the browser-drawn picture shows (:mod:`.widget`); its still figure (``box.figure``) is drawn on
+        demand, by the drawer when it draws matplotlib figures (``draw(fig, result)``), else from the picture.
+    dpi : float or callable
+        The still picture's resolution (``box.image.value``; a function of the figure's size in inches giving one).
     title, extra : str and list of widgets, optional
         A heading above the controls, widgets under the picture.
 
     Returns
     -------
-    PictureBox or ExplorerBox (an ipywidgets.VBox)
+    PictureBox (an ipywidgets.VBox)
     """
     check_dpi(dpi, "build_explorer")
-    if hasattr(draw, "picture"):  # drawn in the browser from the numbers the drawer picks (widget.py)
-        from .widget import picture_explorer
+    if not hasattr(draw, "picture"):
+        raise TypeError(f"build_explorer: draw must have a picture(result) method, got {type(draw).__name__}")
+    from .widget import picture_explorer  # widget imports this module
 
-        return picture_explorer(controls, compute, draw, title=title, extra=extra)
-    fit = dpi if callable(dpi) else lambda _inches: dpi
-    figsize = figsize or getattr(draw, "size", (8, 4))
-    fig = Figure(figsize=figsize, dpi=fit(tuple(figsize)), layout=layout)
-    FigureCanvasAgg(fig)
-    message, image = widgets.HTML(value=""), widgets.Image(format="png")
-    rows = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
-    rows.append(widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")))
-    box = ExplorerBox(rows + [message, image] + list(extra or []))
-    box._figure, box._image, box._result, box._drawer = fig, image, None, draw
-    box.controls, box.message, box.style = controls, message, {}
-
-    def render():
-        try:
-            with single_blas_thread():
-                box._result = compute(**{name: w.value for name, w in controls.items()})
-        except (ValueError, TypeError) as exc:
-            box._result = None
-            warning(message, str(exc))
-            image.layout.display = "none"  # the message takes the picture's place
-            return
-        message.value = ""
-        with single_blas_thread(), matplotlib.rc_context(box.style):
-            draw(fig, box._result)
-            image.value = render_png(fig, dpi=fit(tuple(fig.get_size_inches())))
-        image.layout.display = None
-
-    def release():
-        """Forget the figure's drawing; the next setting is drawn anew."""
-        if hasattr(draw, "reset"):
-            draw.reset()
-        fig.clear()
-
-    def redraw():
-        """Draw the setting on screen anew (e.g. in a new ``style``)."""
-        release()
-        box.refresh()
-
-    box.release, box.redraw = release, redraw
-    wire(box, controls, render)
+    box = picture_explorer(controls, compute, draw, title=title, extra=extra)
+    box.dpi = dpi
     return box

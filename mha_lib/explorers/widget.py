@@ -269,8 +269,11 @@ class _StillImage:
 
     @property
     def value(self):
-        fig = self._box.figure
-        return b"" if fig is None else toolkit.render_png(fig)  # looked up here: tools/export_slides.py hooks it
+        fig, dpi = self._box.figure, self._box.dpi
+        if fig is None:
+            return b""
+        dpi = dpi(tuple(fig.get_size_inches())) if callable(dpi) else dpi
+        return toolkit.render_png(fig, dpi=dpi)  # looked up here: tools/slides_layout.py hooks it
 
     @property
     def layout(self):
@@ -289,7 +292,7 @@ class PictureBox(widgets.VBox):
 
     def __init__(self, children, drawer):
         super().__init__(children)
-        self._drawer, self._still, self._result, self.style = drawer, None, None, {}
+        self._drawer, self._still, self._result, self.style, self.dpi = drawer, None, None, {}, None
         self.image = _StillImage(self)
 
     @property

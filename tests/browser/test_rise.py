@@ -10,7 +10,7 @@ A small notebook made from 08_explorer.ipynb's cells (title slide, the explorer 
 summary; the setup cell skipped) is run in JupyterLab, where the explorer must draw its picture, then
 opened as RISE's "Open as Reveal Slideshow" does (save, then open ``/rise/<path>`` in a new tab). The
 slides must appear and the arrow keys move between them. Then the explorer's slide: with jupyterlab-rise 0.43.1 and
-ipywidgets 8 (jupyterlab_widgets 3.0.x) the widget shows only as its text form ("ExplorerBox(...)"),
+ipywidgets 8 (jupyterlab_widgets 3.0.x) the widget shows only as its text form ("PictureBox(...)"),
 because RISE's own page cannot load the ipywidgets extension (the browser console says "Shared module
 @jupyterlab/console doesn't exist in shared scope default"; upstream issue jupyterlab-contrib/rise#119):
 the test then ends as an expected failure (xfail) naming that. If a release fixes it, the test moves a
@@ -103,14 +103,14 @@ def test_explorer_in_rise_slides(lab, page, work_dir, screenshots):
         assert expected in now["text"], f"after {seen} the slide shows {now['text'][:200]!r}, not {expected!r}"
 
     slide = slides.locator('.reveal .slides section.present[id^="slide-"]')
-    # The widget's picture, or its text form ("ExplorerBox(...)", shown when no widget manager is loaded).
-    shown = "(el) => el.querySelector('.jupyter-widgets img') || el.innerText.includes('ExplorerBox(')"
+    # The widget's picture, or its text form ("PictureBox(...)", shown when no widget manager is loaded).
+    shown = "(el) => el.querySelector('.jupyter-widgets .mha-pic') || el.innerText.includes('PictureBox(')"
     slides.wait_for_function(shown, arg=slide.element_handle(), timeout=60_000)
     slides.wait_for_timeout(1000)  # the slide transition, for the screenshot
-    if slide.locator(".jupyter-widgets img").count() == 0:
+    if slide.locator(".jupyter-widgets .mha-pic").count() == 0:
         slides.screenshot(path=str(screenshots / "rise_2.png"))
         pytest.xfail(
-            "jupyterlab-rise shows the explorer only as text ('ExplorerBox(...)'): its page cannot load "
+            "jupyterlab-rise shows the explorer only as text ('PictureBox(...)'): its page cannot load "
             "the ipywidgets extension (jupyterlab-contrib/rise#119)"
         )
     slides.screenshot(path=str(screenshots / "rise_2.png"))
