@@ -510,3 +510,38 @@ def test_high_contrast_prints_no_font_warnings():
     assert not fonts.isEnabledFor(logging.WARNING)
     screen.contrast.value = False
     assert fonts.level == level
+
+
+@pytest.mark.parametrize(("size", "presenter"), [("1024x768@1", True), ("1280x800@2", True), ("1280x720@1", False)])
+def test_a_window_narrower_than_16_9_opens_in_the_presenter_layout(size, presenter):
+    """4:3 and 16:10 projectors: the picture takes the whole width (the controls are one key away); the first size
+    reported decides, a later resize leaves the lecturer's choice alone."""
+    other = scenes.make_lecture_screen(
+        lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
+        lambda dpi: stepview.make_step_explorer(dpi=dpi),
+        query_string="",  # Voila: the full-window screen
+    )
+    other.viewport.value = size
+    assert other.presenter.value is presenter and ("mha-presenter" in other._dom_classes) is presenter
+    other.presenter.value = False
+    other.viewport.value = "1024x768@1"
+    assert other.presenter.value is False
+
+
+def test_the_map_lists_the_keys():
+    for key in ("Page Down", "Page Up", "→", "←", "↓", "↑", "<b>P</b>"):
+        assert key in scenes.KEYS_HELP
+    assert "filter:" not in scenes.SCREEN_CSS, "high contrast is drawn, never filtered"
+
+
+def test_lecture_mode_leaves_the_output_barcode_out():
+    box = make_lecture_explorer(lecture=True, max_heads=8)
+    assert [p["key"] for p in box.picture.scheme["panels"]] == ["weights"] and "output" not in box.picture.arrays
+    box.controls["lecture"].value = False
+    assert [p["key"] for p in box.picture.scheme["panels"]] == ["weights", "output"]
+
+
+def test_the_step_view_labels_the_rows_of_head_i():
+    frame = stepview.StepDrawer().picture(stepview.compute_steps("random", step=7))
+    rows = {p["key"]: p["rows"] for p in frame.scheme["panels"]}
+    assert rows["Head_i"] == rows["X"] == list(stepview.compute_steps("random").tokens)

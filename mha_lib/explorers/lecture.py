@@ -401,7 +401,8 @@ class LectureDrawer(HeadGridDrawer):
         return changed + [lay.out_image, lay.out_title, lay.caption, *lay.out_scale, *lay.oax.spines.values()]
 
     def picture(self, res):
-        """What the browser draws: every drawn head's weights (masked cells hatched) and the output strip."""
+        """What the browser draws: every drawn head's weights (masked cells hatched) and, but in lecture mode, the output
+        strip (a barcode of d_model columns: in a hall the weights take its height)."""
         lecture, n, shown = res.lecture, res.n, res.heads_shown
         cols = shown if shown <= 4 else (4 if shown <= 8 or lecture or (n > 8 and shown <= 16) else 8)
         out = res.result.output  # (n, d_model)
@@ -421,27 +422,30 @@ class LectureDrawer(HeadGridDrawer):
                 row_label="" if lecture else "query",
                 col_label="" if lecture else "key",
                 cap=110 if lecture else 60,
-                fit_height=0.5 if lecture else None,
-            ),
-            grid_panel(
-                "output",
-                (1, n, res.d_model),
-                res.tokens,
-                None,
-                signed=True,
-                numbers=False,
-                strip=True,
-                cbar="",
-                row_label="",
-                col_label=f"output column: {columns}",
-                cap=22 if lecture else 18,
-                titles=[f"output MultiHead(X), shape {out.shape}: blue negative, red positive"],
+                fit_height=0.65 if lecture else None,
+                # lecture mode: one short line beside the bar, the width goes to the cells
+                **({"cbar": "attention weight"} if lecture else {}),
             ),
         ]
-        arrays = {
-            "weights": matrix_entry(res.result.weights[:shown], mask=res.result.mask),
-            "output": matrix_entry(out, (-m, m)),
-        }
+        arrays = {"weights": matrix_entry(res.result.weights[:shown], mask=res.result.mask)}
+        if not lecture:  # the output's barcode: lecture mode leaves it out (the weights take the height)
+            panels.append(
+                grid_panel(
+                    "output",
+                    (1, n, res.d_model),
+                    res.tokens,
+                    None,
+                    signed=True,
+                    numbers=False,
+                    strip=True,
+                    cbar="",
+                    row_label="",
+                    col_label=f"output column: {columns}",
+                    cap=18,
+                    titles=[f"output MultiHead(X), shape {out.shape}: blue negative, red positive"],
+                )
+            )
+            arrays["output"] = matrix_entry(out, (-m, m))
         return Frame({"panels": panels, "lecture": bool(lecture)}, {"caption": _caption(res)}, arrays)
 
     @property

@@ -407,6 +407,18 @@ SCREEN_CSS = "<style>" + (STATIC / "screen.css").read_text() + "</style>"
 # "viewport" text box. The listeners are added once per page; the size is reported each time this runs (a new screen).
 KEYS_JS = (STATIC / "screen.js").read_text()
 
+# The keys, written under the map (the screen's in-page help) and in docs/teaching.md
+KEYS_HELP = (
+    "<div style='font-size: var(--u, 20px); margin-top: calc(var(--u, 20px) * 0.6)'><b>Keys</b> (Voila, full window): "
+    "<b>→</b> or <b>Page Down</b> next scene, <b>←</b> or <b>Page Up</b> previous scene (what clickers send) · "
+    "<b>↓</b> or <b>.</b> next step, <b>↑</b> or <b>,</b> previous step of the step view · "
+    "<b>P</b> hide or show the controls (presenter layout) · click the picture to take the keys back from a "
+    "slider or a text box</div>"
+)
+
+# A window narrower than this (width / height: 4:3 is 1.33, 16:10 is 1.6, 16:9 is 1.78) opens in the presenter layout
+PRESENTER_BELOW = 1.7
+
 # High contrast: the map is drawn again with these matplotlib settings (bold black text, thick lines); the
 # explorers' pictures are drawn so by the page (picture.css: bold text, thick outlines, no filter).
 CONTRAST_RC = {
@@ -520,8 +532,10 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
     )
     stages = {name: widgets.HBox(layout=widgets.Layout(width="100%", align_items="stretch")) for name in factories}
     map_image = widgets.Image(format="png")
+    keys = widgets.HTML(KEYS_HELP)
+    keys.add_class("mha-keys")
     stages["map"] = widgets.HBox(
-        [widgets.VBox([map_image], layout=widgets.Layout(flex="1 1 auto", min_width="0"))],
+        [widgets.VBox([map_image, keys], layout=widgets.Layout(flex="1 1 auto", min_width="0"))],
         layout=widgets.Layout(width="100%", display="none"),
     )
     stages["map"].children[0].add_class("mha-picture")
@@ -540,6 +554,7 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         [prev_button, menu, next_button, counter, map_button, presenter, contrast, notice, viewport],
         layout=widgets.Layout(align_items="center", grid_gap="10px"),
     )
+    bar.add_class("mha-bar")  # wraps on a narrow (4:3) window: no button cut short
     css = widgets.HTML(SCREEN_CSS, layout=widgets.Layout(display="none"))  # a <style> applies while hidden
     scene_text = widgets.HTML(layout=widgets.Layout(margin="0 0 0 10px"))
     scene_text.add_class("mha-scene-text")
@@ -626,6 +641,16 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         lambda change: (screen.add_class if change["new"] else screen.remove_class)("mha-presenter"), names="value"
     )
     map_button.observe(lambda change: on_stage("map" if change["new"] else scenes[menu.value].view), names="value")
+
+    def on_viewport(change):
+        """The first size the page reports: a window narrower than 16:9 (4:3, 16:10) opens in the presenter layout,
+        the picture across the whole width (the heads of a row of 4 then have room for numbers a hall reads)."""
+        size = _parse_viewport(change["new"])
+        if size and not state.get("sized") and "mha-fullscreen" in screen._dom_classes:
+            state["sized"] = True
+            presenter.value = presenter.value or size[0] / size[1] < PRESENTER_BELOW
+
+    viewport.observe(on_viewport, names="value")
     show(start)
     screen.scene_menu, screen.next_button, screen.previous_button, screen.go = menu, next_button, prev_button, go
     screen.contrast, screen.viewport, screen.scenes, screen.notice = contrast, viewport, scenes, notice

@@ -291,7 +291,7 @@ class StepDrawer:
                 grid_panel(
                     name,
                     (1, *M.shape),
-                    res.tokens if k % 4 == 0 else None,
+                    res.tokens if k % 4 == 0 or k == 7 else None,  # Head_i's rows too: it is read beside V_i
                     res.tokens if square else None,
                     signed=signed,
                     numbers=square,
@@ -302,8 +302,8 @@ class StepDrawer:
                     titles=[PLAIN_TITLES[k]],
                     strip=not square,
                     area=area,
-                    width=0.16 if k % 4 == 3 else 0.28,  # V_i and Head_i: narrow strips
-                    cap=80 if square else 36,
+                    width=0.2 if k % 4 == 3 else 0.25,  # V_i and Head_i: narrower strips; 5 % of the width spare
+                    cap=80 if square else 30,
                     same="square" if square else None,
                 )
             )

@@ -1,12 +1,16 @@
 """The lecture screen (notebooks/lecture.ipynb) as a Voila dashboard in headless Chromium.
 
-At 1280x720 and 1920x1080: every scene renders (a picture, no error), fits the window without scrolling, the
-numbers in the cells of the running example's 8 heads are at least 16.5 px (25 px) on screen (their rendered font
-size), and the right/left arrow keys move between scenes (a double press moves one scene); ``?scene=N`` opens
-scene N; the page shows no prose, no code and no printed output. The pictures are drawn by the browser: at pixel
-ratio 2 nothing is drawn again. The numbers drawn equal the kernel's weights for a random, a designed and a trained
-setting. The controls grow with the window: their labels are as large as the picture's token labels on screen
-(5 % off at most), and every control lies inside the window and its column.
+At 1280x720, 1920x1080, 1024x768 and 1280x800: every scene renders (a picture, no error), fits the window without
+scrolling, the numbers in the cells of the running example's 8 heads are at least 3.3 % of the window's height on
+screen (their rendered font size) and fit their cells, and the right/left arrow keys move between scenes (a double
+press moves one scene); a window narrower than 16:9 opens in the presenter layout (the picture across the whole
+width); ``?scene=N`` opens scene N; the page shows no prose, no code and no printed output. The pictures are drawn by
+the browser: at pixel ratio 2 nothing is drawn again. The numbers drawn equal the kernel's weights for a random, a
+designed and a trained setting. The controls grow with the window: their labels are as large as the picture's token
+labels on screen (5 % off at most), and every control lies inside the window and its column. Page Down / Page Up
+(clickers) move between scenes, the down and up arrows between the step view's steps, P hides the controls; the step
+view shows every matrix whole with Head_i's rows labelled; high contrast cuts no label short, lets none touch another
+and filters nothing.
 Screenshots: ``screenshots/lecture_<size>_<k>.png``.
 """
 
@@ -30,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 from mha_lib.explorers.lecture import compute_lecture  # noqa: E402
 from mha_lib.explorers.scenes import SCENES  # noqa: E402
 
-SIZES = [(1280, 720), (1920, 1080)]
-LEAST_NUMBER_PX = {1280: 16.5, 1920: 25.0}  # the cell numbers of scene 3 (8 heads, 4 tokens) on screen
+SIZES = [(1280, 720), (1920, 1080), (1024, 768), (1280, 800)]  # 16:9, 4:3 and 16:10 projectors
+LEAST_NUMBER_SHARE = 0.033  # the cell numbers of scene 3 (8 heads, 4 tokens): 3.3 % of the height (24 px at 720p)
 
 # The visible picture of the screen: the browser-drawn one (.mha-pic, "src" its frame number) or the map (an img).
 _STATE = """() => {
@@ -42,7 +46,7 @@ _STATE = """() => {
   const img = pics[0];
   const id = (e) => e.tagName === 'IMG' ? e.src : 'frame' + e.dataset.frame;
   const r = img ? img.getBoundingClientRect() : null;
-  const cell = img && img.querySelector('.mha-cell:not(:empty)');
+  const cells = img ? [...img.querySelectorAll('.mha-cell:not(:empty)')] : [], cell = cells[0];
   const tok = img && img.querySelector('.mha-tok');
   return {
     counter: counter ? counter.innerText.trim() : '',
@@ -51,6 +55,8 @@ _STATE = """() => {
     loaded: !!img && (img.tagName === 'IMG' ? img.complete && img.naturalWidth > 0 : !!img.dataset.frame),
     imgBottom: r ? r.bottom : 0, imgRight: r ? r.right : 0, imgWidth: r ? r.width : 0, imgHeight: r ? r.height : 0,
     numberPx: cell ? parseFloat(getComputedStyle(cell).fontSize) : 0,
+    numbersCut: cells.filter(c => c.scrollWidth > c.clientWidth + 1).length,
+    presenter: screen.classList.contains('mha-presenter'),
     tokenPx: tok ? parseFloat(getComputedStyle(tok).fontSize) : 0,
     dpr: window.devicePixelRatio,
     scrollH: document.scrollingElement.scrollHeight, scrollW: document.scrollingElement.scrollWidth,
@@ -171,15 +177,25 @@ def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size
             assert state["imgBottom"] <= height + 1 and state["imgRight"] <= width + 1, state
             assert state["imgWidth"] > width * 0.4, f"scene {k}: the picture is small: {state}"
             assert state["imgHeight"] > 0.3 * height, f"scene {k}: the picture is low: {state}"
+            # 16:9 keeps the controls beside the picture; 4:3 and 16:10 open in the presenter layout
+            assert state["presenter"] == (width / height < 1.7), f"presenter layout at {width}x{height}: {state}"
             controls = page.evaluate(_CONTROLS)
             assert not controls["outside"], f"scene {k}: controls cut off at {width}x{height}: {controls}"
             if k == 3:  # the rendered font size of the cell numbers
-                print(f"\nscene 3 at {width}x{height}: cell numbers {state['numberPx']:.1f} px on screen")
-                assert state["numberPx"] >= LEAST_NUMBER_PX[width], f"the cell numbers are {state['numberPx']} px"
-                print(f"control labels {controls['labelPx']:.1f} px, the picture's labels {state['tokenPx']:.1f} px")
-                assert controls["labelPx"] >= 0.95 * state["tokenPx"], (
-                    f"the controls' labels ({controls['labelPx']} px) are small beside the picture's ({state['tokenPx']} px)"
+                least = LEAST_NUMBER_SHARE * height
+                print(
+                    f"\nscene 3 at {width}x{height}: cell numbers {state['numberPx']:.1f} px on screen (least {least:.1f})"
                 )
+                assert state["numberPx"] >= least, f"the cell numbers are {state['numberPx']} px"
+                assert state["numbersCut"] == 0, f"{state['numbersCut']} numbers are wider than their cells"
+                if state["presenter"]:  # the picture takes the width the controls left
+                    assert state["imgWidth"] > 0.9 * width, state
+                else:
+                    print(f"control labels {controls['labelPx']:.1f} px, the picture's labels {state['tokenPx']:.1f} px")
+                    assert controls["labelPx"] >= 0.95 * state["tokenPx"], (
+                        f"the controls' labels ({controls['labelPx']} px) are small beside the picture's "
+                        f"({state['tokenPx']} px)"
+                    )
         page.keyboard.press("ArrowLeft")
         state = wait_for_scene(page, len(SCENES) - 1)
         page.wait_for_timeout(2000)  # a scene whose picture was drawn already frees the keys after 1.5 s
@@ -277,7 +293,7 @@ def test_at_pixel_ratio_2_nothing_is_drawn_again(browser, lecture_url, screensho
         page.wait_for_timeout(2000)
         page.screenshot(path=str(screenshots / "lecture_1280x720_dpr2.png"))
         again = page.evaluate(_STATE)
-        assert state["dpr"] == 2 and again["src"] == state["src"] and again["numberPx"] >= LEAST_NUMBER_PX[1280]
+        assert state["dpr"] == 2 and again["src"] == state["src"] and again["numberPx"] >= LEAST_NUMBER_SHARE * 720
 
 
 def _drawn_equal(drawn, weights):
@@ -288,13 +304,22 @@ def _drawn_equal(drawn, weights):
 
 
 def test_the_numbers_drawn_are_the_kernels_weights(browser, lecture_url):
-    """Two random settings (scenes 3 and 8) and a trained one (scene 9, stepped on to its weights)."""
+    """Two random settings (scenes 3 and 8), a designed one (scene 3 with "designed" chosen) and a trained one
+    (scene 9, stepped on to its weights)."""
     from mha_lib.explorers.stepview import compute_steps
 
     for k in (3, 8):
-        with scene_page(browser, lecture_url, k) as (page, _state):
+        with scene_page(browser, lecture_url, k) as (page, state):
             settings = {n: v for n, v in SCENES[k - 1].settings.items() if n not in ("preset", "lecture")}
             _drawn_equal(page.evaluate(_WEIGHTS, "weights"), compute_lecture(**settings).result.weights[:8])
+            if k == 3:  # the designed layer on the scene's sentence: its own sizes, the scene's mask and scaling
+                menu = page.locator(".mha-screen .mha-controls .widget-dropdown:has-text('parameters') select")
+                label = next(t for t in menu.locator("option").all_inner_texts() if t.startswith("designed"))
+                menu.select_option(label=label)
+                assert ld.wait_until(lambda: page.evaluate(_STATE)["src"] != state["src"], timeout=60)
+                page.wait_for_timeout(1000)
+                expected = compute_lecture(**{**settings, "weights": "designed"}).result.weights[:8]
+                _drawn_equal(page.evaluate(_WEIGHTS, "weights"), expected)
     with scene_page(browser, lecture_url, 9) as (page, state):
         for _ in range(3):  # step 4 (V_i) -> step 7 (the weights): the down arrow, a clicker's second pair of keys
             page.locator("body").click(position={"x": 1275, "y": 715})
@@ -311,7 +336,7 @@ def test_an_unknown_scene_says_so(browser, lecture_url):
         assert "no scene no-such-scene" in page.evaluate("() => document.querySelector('.mha-screen').innerText")
 
 
-@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("size", SIZES[:2], ids=[f"{w}x{h}" for w, h in SIZES[:2]])
 def test_map_button_shows_the_whole_computation_across_the_window(browser, lecture_url, screenshots, size):
     """The intro and the wrap-up: "map" shows the diagram of notebook 00 (the scene's step in orange) across the
     whole width, its 9-point text at least 15 px on screen; the next scene hides it again."""
@@ -360,3 +385,102 @@ def test_in_jupyterlab_the_screen_draws_in_its_cell(lab, browser, screenshots):
         assert s["loaded"] and s["imgRight"] <= 1600 and s["scrollW"] <= 1601, s
     finally:
         context.close()
+
+
+def test_clicker_keys_move_scenes_and_steps_and_p_hides_the_controls(browser, lecture_url, screenshots):
+    """Page Down / Page Up (what presentation clickers send) move between scenes; the down and up arrows move the step
+    view's steps, in the presenter layout too; P hides the controls column and the picture takes its width."""
+    with scene_page(browser, lecture_url, 1) as (page, state):
+        page.locator("body").click(position={"x": 1275, "y": 715})
+        page.keyboard.press("PageDown")
+        state = wait_for_scene(page, 2, previous_src=state["all"])
+        page.keyboard.press("p")
+        assert ld.wait_until(lambda: page.evaluate(_STATE)["presenter"], timeout=30)
+        assert ld.wait_until(lambda: page.evaluate(_STATE)["imgWidth"] > 0.9 * 1280, timeout=30), page.evaluate(_STATE)
+        for _ in range(3):  # step 5 (the scores) -> step 8 (Head_i), the controls hidden
+            before = page.evaluate(_STATE)["src"]
+            page.keyboard.press("ArrowDown")
+            assert ld.wait_until(lambda before=before: page.evaluate(_STATE)["src"] != before, timeout=30)
+        assert "step 8 of 8" in page.evaluate("() => document.querySelector('.mha-screen .mha-caption').innerText")
+        page.screenshot(path=str(screenshots / "lecture_1280x720_presenter_steps.png"))
+        page.keyboard.press("p")
+        assert ld.wait_until(lambda: not page.evaluate(_STATE)["presenter"], timeout=30)
+        page.keyboard.press("PageUp")
+        wait_for_scene(page, 1, previous_src=page.evaluate(_STATE)["src"])
+
+
+_STEP_PANELS = """() => {
+  const pic = [...document.querySelectorAll('.mha-screen .mha-pic')].find(p => p.offsetParent !== null);
+  const boxes = [...pic.querySelectorAll('.mha-group')].filter(g => g.style.visibility !== 'hidden')
+    .map(g => [g.dataset.key, g.getBoundingClientRect().right, g.querySelector('.mha-box').getBoundingClientRect().right]);
+  const head = pic.querySelector('.mha-group[data-key="Head_i"] .mha-ylab');
+  return {boxes, headRows: head ? [...head.querySelectorAll('.mha-tok')].map(t => t.textContent) : []};
+}"""
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
+def test_the_step_view_shows_every_matrix_whole_and_head_i_labelled(browser, lecture_url, screenshots, size):
+    width, height = size
+    with scene_page(browser, lecture_url, 2, width, height) as (page, state):
+        page.locator("body").click(position={"x": width - 5, "y": height - 5})
+        for _ in range(3):  # to Head_i
+            before = page.evaluate(_STATE)["src"]
+            page.keyboard.press("ArrowDown")
+            assert ld.wait_until(lambda before=before: page.evaluate(_STATE)["src"] != before, timeout=30)
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(screenshots / f"lecture_{width}x{height}_steps_head.png"))
+        found = page.evaluate(_STEP_PANELS)
+        assert len(found["boxes"]) == 8, found
+        assert all(right <= width and box <= width for _key, right, box in found["boxes"]), found
+        assert found["headRows"] == ["humpty", "dumpty", "sat", "on"], found
+
+
+_CROWDED = """() => {
+  const screen = document.querySelector('.mha-screen');
+  const shown = (e) => e.offsetParent !== null && e.getBoundingClientRect().width > 0;
+  const texts = [...screen.querySelectorAll('button, .widget-label, label, .mha-title, .mha-tok, .mha-tick, .mha-cell')]
+    .filter(shown);
+  const cut = texts.filter(e => e.scrollWidth > e.clientWidth + 1 && !e.matches('.mha-turned .mha-xlab .mha-tok'))
+    .map(e => e.className + ': ' + e.textContent);
+  const labels = [...screen.querySelectorAll('.mha-pic .mha-tok, .mha-pic .mha-title, .mha-pic .mha-tick, .mha-cell')]
+    .filter(e => shown(e) && e.textContent && parseFloat(getComputedStyle(e).fontSize) > 0)
+    .map(e => { const t = document.createRange(); t.selectNodeContents(e);
+      return [e.textContent, t.getBoundingClientRect()]; });
+  const touching = [];
+  for (let i = 0; i < labels.length; i++) for (let j = i + 1; j < labels.length; j++) {
+    const [a, r] = labels[i], [b, q] = labels[j];
+    const apart = r.right - 1 <= q.left || q.right - 1 <= r.left || r.bottom - 1 <= q.top || q.bottom - 1 <= r.top;
+    if (!apart) touching.push(a + ' / ' + b);
+  }
+  // every picture and its labels inside the window
+  const outside = [...screen.querySelectorAll('.mha-pic .mha-side, .mha-pic .mha-box')].filter(shown)
+    .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1).map(e => e.className);
+  const filters = [...screen.querySelectorAll('*')].filter(e => getComputedStyle(e).filter !== 'none').length;
+  // a number in high contrast keeps its black or white (a rule making every text black turned them all black)
+  const whiteNumbers = [...screen.querySelectorAll('.mha-cell.mha-white')].filter(shown)
+    .filter(e => getComputedStyle(e).color !== 'rgb(255, 255, 255)').length;
+  return {cut, touching, filters, whiteNumbers, outside};
+}"""
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
+def test_high_contrast_cuts_nothing_and_no_label_touches_another(browser, lecture_url, screenshots, size):
+    """High contrast is drawn (bold), not filtered: no button or label cut short ("next ste…"), no two labels of the
+    picture overlapping, no CSS filter over the picture's colours; scenes 2 (step view), 3 and 5 (heads)."""
+    width, height = size
+    with scene_page(browser, lecture_url, 2, width, height) as (page, state):
+        page.locator(".mha-screen .widget-checkbox:has-text('high contrast') input").click()
+        page.wait_for_selector(".mha-screen.mha-contrast")
+        for k in (2, 3, 5):
+            if k > 2:
+                page.locator("body").click(position={"x": width - 5, "y": height - 5})
+                page.keyboard.press("PageDown" if k == 3 else "ArrowRight")
+                if k == 5:
+                    state = wait_for_scene(page, 4, previous_src=state["all"])
+                    page.keyboard.press("PageDown")
+                state = wait_for_scene(page, k, previous_src=state["all"])
+            page.wait_for_timeout(1000)
+            page.screenshot(path=str(screenshots / f"lecture_{width}x{height}_contrast_{k}.png"))
+            found = page.evaluate(_CROWDED)
+            assert not found["cut"] and not found["touching"] and not found["filters"], (k, found)
+            assert not found["whiteNumbers"] and not found["outside"], (k, found)

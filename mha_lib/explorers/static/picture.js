@@ -96,10 +96,15 @@ function buildGrid(spec, luts) {
 
 function fmtNumber(v, digits) { const s = v.toFixed(digits); return s === "-0." + "0".repeat(digits) ? s.slice(1) : s; }
 
+// lecture mode: a weight in [0, 1] without its leading zero (".25"), 0 and 1 as "0" and "1": three characters at
+// most, so the numbers are large enough to read from the back of a hall (3.3 % of the window's height)
+const ems = (t) => [...t].reduce((w, c) => w + (c >= "0" && c <= "9" ? 0.64 : 0.36), 0); // DejaVu Sans: width in em
+const short01 = (s) => (/^1\.0+$/.test(s) ? "1" : /^0\.0+$/.test(s) ? "0" : s.replace(/^0\./, "."));
+
 function drawGrid(g, entry) {
   const { spec, lut } = g, { n, m } = spec;
   const values = floats(entry), lo = entry.lo, hi = entry.hi, span = hi > lo ? hi - lo : 1;
-  let masked = false, widest = 1;
+  let masked = false, widest = 0.64;
   g.panels.forEach((p, i) => {
     const ctx = p.canvas.getContext("2d"), img = ctx.createImageData(m, n);
     for (let k = 0; k < n * m; k++) {
@@ -109,8 +114,8 @@ function drawGrid(g, entry) {
       if (!p.cells) continue;
       const cell = p.cells.children[k];
       if (Number.isNaN(v)) { masked = true; cell.textContent = ""; cell.className = "mha-cell mha-masked"; continue; }
-      const text = spec.numbers ? fmtNumber(v, spec.digits) : "";
-      widest = Math.max(widest, text.length);
+      const plain = spec.numbers ? fmtNumber(v, spec.digits) : "", text = g.lecture && !spec.signed ? short01(plain) : plain;
+      widest = Math.max(widest, ems(text));
       cell.textContent = text;
       const white = spec.signed ? Math.abs(frac - 0.5) > 0.3 : frac < 0.6;
       cell.className = white ? "mha-cell mha-white" : "mha-cell";
@@ -119,7 +124,8 @@ function drawGrid(g, entry) {
   });
   g.widest = widest;
   g.key.style.display = masked ? "" : "none";
-  if (g.ticks) [hi, (lo + hi) / 2, lo].forEach((v, k) => { g.ticks[k].textContent = fmtNumber(v, 2); });
+  const tick = (v) => (g.lecture && !spec.signed ? short01(fmtNumber(v, 2)) : fmtNumber(v, 2));
+  if (g.ticks) [hi, (lo + hi) / 2, lo].forEach((v, k) => { g.ticks[k].textContent = tick(v); });
 }
 
 function fit(pic) {
@@ -129,11 +135,13 @@ function fit(pic) {
 }
 
 function fitOnce(pic) { // cell side (CSS px) from the width the picture has; numbers as large as their cells allow
-  const total = pic.el.clientWidth || 800;
+  const total = pic.el.clientWidth || 800, text = parseFloat(getComputedStyle(pic.el).fontSize) || 14;
+  const screen = pic.el.closest(".mha-fullscreen"), H = window.innerHeight;
   for (const g of pic.groups) {
     const { spec } = g, first = g.panels[0], width = total * (spec.width || 1) - (spec.width ? 26 : 8); // gaps
     const ylab = first ? first.root.querySelector(".mha-ylab").offsetWidth + 14 : 14;
-    const side = spec.cbar === null ? 0 : 96, gaps = 10 * (spec.ncols - 1);
+    const side = spec.cbar === null ? 0 : g.root.querySelector(".mha-side").offsetWidth + 10;
+    const gaps = 10 * (spec.ncols - 1) + 7 * spec.ncols; // between the panels, and in each panel's body
     const free = (width - side - gaps - ylab * (spec.rows ? 1 : 0)) / spec.ncols;
     if (spec.strip) { // a wide matrix (n, d_model): rows of a fixed height, as wide as the room
       const row = Math.min(spec.cap || 28, Math.max(6, 240 / spec.n));
@@ -142,20 +150,27 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
       continue;
     }
     let cell = Math.max(4, Math.min(spec.cap || 64, free / spec.m));
+    const rows = Math.ceil(spec.h / spec.ncols), longest = Math.max(0, ...(spec.cols || []).map((t) => [...t].length));
+    if (spec.fit_height && screen) { // the full-window screen: the grid takes the height left under it
+      const top = g.root.getBoundingClientRect().top - screen.getBoundingClientRect().top;
+      const xlab = Math.min(9 * text, longest * 0.62 * text) + 4, titles = rows * (1.4 * text + 10);
+      cell = Math.min(cell, (H - top - xlab - titles - text - 12) / (spec.n * rows));
+    } else if (spec.fit_height) cell = Math.min(cell, (H * spec.fit_height) / (spec.n * rows));
     if (spec.same) { // panels of one kind (the step view's squares) share the smallest cell among them
       for (const o of pic.groups) {
         if (o !== g && o.spec.same === spec.same) cell = Math.min(cell, o.cellFit || cell);
       }
       g.cellFit = cell;
     }
-    if (spec.fit_height) cell = Math.min(cell, (window.innerHeight * spec.fit_height) / (spec.n * Math.ceil(spec.h / spec.ncols)));
-    const num = Math.min(0.9 * cell / (0.55 * (g.widest || 4)), 0.5 * cell); // a digit is 0.55-0.64 em wide
+    const num = Math.min(0.95 * cell / (g.widest || 2.3), 0.6 * cell);
     g.root.style.setProperty("--cell", `${cell.toFixed(2)}px`);
     g.root.style.setProperty("--num", `${num.toFixed(2)}px`);
-    g.root.classList.toggle("mha-small-cells", num < 7);
+    // numbers too small to read are left out (the colours stay): under 7 px, or for the heads of lecture mode
+    // under 3.3 % of the window's height (24 px at 720 p), the size a hall reads from the back row
+    g.root.classList.toggle("mha-small-cells", num < (g.lecture && spec.fit_height ? 0.033 * H : 7));
     // a key label wider than its cell is turned upright
-    const longest = Math.max(0, ...(spec.cols || []).map((t) => [...t].length));
-    g.root.classList.toggle("mha-turned", longest * 0.55 * Math.min(16, Math.max(10, 0.45 * cell)) > 0.95 * cell);
+    const tok = Math.min(text, Math.max(10, 0.45 * cell));
+    g.root.classList.toggle("mha-turned", longest * 0.62 * tok > 0.95 * cell);
   }
 }
 
@@ -176,6 +191,7 @@ function render({ model, el }) {
     const luts = Object.fromEntries(Object.entries(scheme.cmaps || {}).map(([k, v]) => [k, v.map(rgb)]));
     stage.replaceChildren();
     pic.groups = (scheme.panels || []).map((spec) => buildGrid(spec, luts));
+    pic.groups.forEach((g) => { g.lecture = !!scheme.lecture; });
     pic.byKey = Object.fromEntries(pic.groups.map((g) => [g.spec.key, g]));
     pic.groups.forEach((g) => stage.appendChild(g.root));
     el.classList.toggle("mha-lecture-pic", !!scheme.lecture);
@@ -207,12 +223,15 @@ function render({ model, el }) {
   model.on("change:scheme", rebuild);
   model.on("change:texts", later);
   model.on("change:arrays", later);
-  const resize = new ResizeObserver(() => fit(pic));
+  const refit = () => fit(pic);
+  const resize = new ResizeObserver(refit);
   resize.observe(el);
+  window.addEventListener("resize", refit); // also sent by the lecture screen when high contrast changes the labels
   build();
   update();
   return () => {
     resize.disconnect();
+    window.removeEventListener("resize", refit);
     model.off("change:scheme", rebuild);
     model.off("change:texts", later);
     model.off("change:arrays", later);

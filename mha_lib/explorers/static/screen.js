@@ -9,6 +9,13 @@
     if (!screen.__mhaWatched) {  // its width changes without the window's too (JupyterLab's side panels)
       screen.__mhaWatched = true;
       new ResizeObserver(later).observe(screen);
+      // high contrast makes the labels bold, so wider: the pictures fit themselves again (picture.js: on resize)
+      let bold = screen.classList.contains('mha-contrast');
+      new MutationObserver(() => {
+        if (bold === screen.classList.contains('mha-contrast')) { return; }
+        bold = !bold;
+        window.dispatchEvent(new Event('resize'));
+      }).observe(screen, { attributes: true, attributeFilter: ['class'] });
     }
     // the screen's own width: the whole window in Voila, a cell in JupyterLab (a picture drawn for the window
     // there had up to 1.9 times the pixels it was painted with)
@@ -37,7 +44,9 @@
                      ArrowDown: 'step-next', '.': 'step-next', ArrowUp: 'step-prev', ',': 'step-prev' }[e.key];
     if (!target || (e.target && e.target.closest(fields))) { return; }
     e.preventDefault();
-    const button = [...document.querySelectorAll('button.mha-' + target)].find((b) => b.offsetParent !== null);
+    // the button of the view on screen (the step buttons are hidden with the controls in the presenter layout)
+    const button = [...document.querySelectorAll('button.mha-' + target)]
+      .find((b) => (b.closest('.mha-stage') || b).offsetParent !== null);
     if (button) { button.click(); }
   });
   // One scene change at a time: after a press on previous/next (key or mouse), further presses are
