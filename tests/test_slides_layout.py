@@ -177,3 +177,79 @@ def test_a_colour_bar_several_panels_use_belongs_to_none_of_them(layout):
     fig.colorbar(images[0], cax=cax)
     units, cbars = layout.panels_and_bars(fig)
     assert len(units) == 4 and layout.cbar_owners(units, cbars) == {}
+
+
+def test_a_panel_title_may_reach_into_the_gap_beside_its_panel(layout):
+    # Four narrow strips side by side (notebook 06's heads): at 24 pt, "head 1: previous token" was cut
+    # after every word when only its panel's width counted; half the gap to the next panel is its too.
+    fig = figure((12.5, 4))
+    axes = [fig.add_axes((0.06 + 0.23 * k, 0.15, 0.12, 0.5)) for k in range(4)]
+    for k, ax in enumerate(axes):
+        ax.imshow(np.eye(5, 16), aspect="auto")
+        ax.set_title(f"head {k + 1}: {['previous token', 'same word', 'first token', 'next token'][k]}", fontsize=24)
+    layout.wrap_long(fig)
+    assert all(ax.get_title().count("\n") <= 1 for ax in axes), [ax.get_title() for ax in axes]
+    assert layout.problems_of(fig) == []
+
+
+def test_a_title_wider_than_its_panel_does_not_shrink_the_panel(layout):
+    fig = figure((6, 4))
+    ax = fig.add_axes((0.4, 0.2, 0.2, 0.5))
+    ax.imshow(np.eye(3))
+    ax.set_title("a title far wider than its small panel", fontsize=20)
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    left, right, _, top = layout.label_room(fig, renderer, [ax])
+    assert left < 0.6 and right < 0.1, "the title's width is not room the panel's labels take"
+    assert top > 20 / 72, "its height is"
+
+
+def test_a_text_past_the_edge_is_reported_cut_off_and_one_inside_is_not(layout):
+    fig = figure((6, 3))
+    fig.text(0.98, 0.5, "past the edge", fontsize=20)
+    fig.text(0.02, 0.2, "inside", fontsize=20)
+    problems = layout.problems_of(fig)
+    assert problems == ["cut off: 'past the edge'"], problems
+
+
+@pytest.mark.slow
+def test_a_caption_as_wide_as_the_page_is_not_cut_in_the_saved_file(layout, tmp_path):
+    # The page is measured at the resolution it is saved at: a caption measured to fit at 100 dpi ran past
+    # both edges of the 150-dpi file (glyph widths differ between resolutions).
+    import matplotlib.image as mpimg
+
+    fig = figure((14, 3.2))
+    axes = [fig.add_axes((0.05 + 0.24 * k, 0.15, 0.18, 0.55)) for k in range(4)]
+    for k, ax in enumerate(axes):
+        ax.imshow(np.arange(6).reshape(2, 3), cmap="Blues")
+        ax.set_title(f"panel {k + 1}", fontsize=10)
+    fig.suptitle(
+        "split_heads = reshape then transpose; merge_heads = transpose then reshape "
+        "(colour = the token a number belongs to)",
+        fontsize=11,
+    )
+    record = saved(layout, fig, tmp_path)
+    for page in record["pages"]:
+        assert not any(p.startswith("cut off") for p in page["problems"]), page["problems"]
+        img = mpimg.imread(page["png"])[..., :3]
+        edges = np.concatenate([img[:, :2], img[:, -2:]], axis=1)
+        assert edges.min() > 0.9, "nothing but white at the left and right edges of the page's file"
+
+
+def test_the_key_goes_under_a_caption_it_would_cover(layout):
+    # Notebook 05's points of every head: the tokens' key at the top right was drawn over the end of the
+    # caption; under it, in one row, both read.
+    fig = figure((10, 4))
+    axes = [fig.add_axes((0.05 + 0.24 * k, 0.15, 0.2, 0.55)) for k in range(4)]
+    for ax in axes:
+        for k, token in enumerate(TOKENS):
+            ax.scatter([k], [k % 2], label=token)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="upper right", fontsize=24)
+    fig.text(0.5, 0.98, "value rows (dots) and output rows (stars), every head", ha="center", va="top", fontsize=24)
+    units, cbars = layout.panels_and_bars(fig)
+    assert layout.layout_grid(fig, units, cbars, layout.SETTINGS.page)
+    assert layout.problems_of(fig) == []
+    renderer = fig.canvas.get_renderer()
+    caption, key = fig.texts[0].get_window_extent(renderer), fig.legends[0].get_window_extent(renderer)
+    assert key.y1 <= caption.y0 + 1, "the key is under the caption"
+    assert all(ax.get_window_extent(renderer).y1 < key.y0 for ax in axes), "and above the panels"

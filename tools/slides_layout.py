@@ -180,6 +180,9 @@ def talk_copy(fig, numbers=True):
     except Exception:
         return None
     Agg(copy)
+    # measured at the resolution it is saved at: glyph widths differ between resolutions (hinting), and a
+    # caption measured at 100 dpi to fit the page ran past both its edges in the 150-dpi file
+    copy.set_dpi(SETTINGS.dpi)
     if numbers:
         cell_texts(copy, hide=True)
     else:
@@ -285,9 +288,26 @@ def panels_and_bars(fig):
     return list(groups.values()), cbars
 
 
+def decorated(ax, renderer):
+    """The box of a panel with its labels, a title counted for its height only: a title may be wider than
+    its panel (:func:`title_room` keeps it off the next one), and its width must not shrink the panel."""
+    full = ax.get_tightbbox(renderer)
+    titles = [t for _, t in titles_of(ax) if t.get_visible()]
+    if full is None or not titles:
+        return full
+    for t in titles:
+        t.set_visible(False)
+    try:
+        narrow = ax.get_tightbbox(renderer)
+    finally:
+        for t in titles:
+            t.set_visible(True)
+    return Bbox.from_extents(narrow.x0, full.y0, narrow.x1, full.y1)
+
+
 def label_room(fig, renderer, axes):
     """Inches the labels of these axes take beyond their box: left, right, bottom, top."""
-    tight = Bbox.union([ax.get_tightbbox(renderer) for ax in axes])
+    tight = Bbox.union([decorated(ax, renderer) for ax in axes])
     box = Bbox.union([ax.get_window_extent(renderer) for ax in axes])
     d = fig.dpi
     return (
@@ -363,17 +383,24 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
         cdeco = [label_room(fig, renderer, [c]) for c in cbars]
         for c, i in owner.items():
             deco[i][1] += 0.2 + cdeco[c][0] + cb_w[c] + cdeco[c][1]
-        top_res = bottom_res = 0.0
+        text_top = bottom_res = leg_h = leg_w = 0.0
         legends = [leg for leg in fig.legends if leg.get_visible()]
         for leg in legends:
-            top_res = max(top_res, leg.get_window_extent(renderer).height / fig.dpi + 0.05)
+            e = leg.get_window_extent(renderer)
+            leg_h, leg_w = max(leg_h, e.height / fig.dpi + 0.05), max(leg_w, e.width / fig.dpi)
+        captions = []
         for t in fig.texts:
             if t.get_visible() and str(t.get_text()).strip():
                 e = t.get_window_extent(renderer)
                 if (e.y0 + e.y1) / 2 > fig.bbox.height / 2:
-                    top_res = max(top_res, H - e.y0 / fig.dpi)
+                    text_top = max(text_top, H - e.y0 / fig.dpi)
+                    captions.append(e)
                 else:
                     bottom_res = max(bottom_res, e.y1 / fig.dpi)
+        # the "masked" key (a figure legend) at the top right: beside the caption when they do not meet,
+        # under it when they would (the legend was drawn over the caption's last words)
+        under = bool(legends) and any(e.x1 / fig.dpi > W - pad - leg_w - 0.1 for e in captions)
+        top_res = text_top + leg_h if under else max(text_top, leg_h)
         col_l = [max(deco[i][0] for i in range(len(units)) if cols[i] == c) for c in range(nc)]
         col_r = [max(deco[i][1] for i in range(len(units)) if cols[i] == c) for c in range(nc)]
         row_b = [max(deco[i][2] for i in range(len(units)) if rows[i] == r) for r in range(nr)]
@@ -432,10 +459,11 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
                 labels=[t.get_text() for t in texts],
                 fontsize=size,
                 loc="upper right",
-                bbox_to_anchor=(1 - pad / W, 1 - pad / H),
+                bbox_to_anchor=(1 - pad / W, 1 - (text_top if under else pad) / H),
                 bbox_transform=fig.transFigure,
                 frameon=False,
                 handlelength=1.2,
+                ncols=len(texts) if under else 1,  # under the caption: one row, not a column down the page
                 borderaxespad=0,
             )
             leg.remove()
@@ -509,7 +537,7 @@ def wrap_long(fig):
             continue
         width = t.get_window_extent(renderer).width
         if id(t) in titles:
-            limit = titles[id(t)].get_window_extent(renderer).width * 1.1
+            limit = title_room(titles[id(t)], t, renderer)
         else:
             b, room = t.get_window_extent(renderer), fig.bbox.width - 0.2 * fig.dpi
             free = {"left": room - b.x0, "right": b.x1, "center": 2 * min((b.x0 + b.x1) / 2, room - (b.x0 + b.x1) / 2)}
@@ -528,6 +556,31 @@ def wrap_long(fig):
             t.set_text(wrapped)
             changed = True
     return changed
+
+
+def title_room(ax, title, renderer):
+    """Pixels a panel's title may be wide: a centred title reaches half way into the gap to the panel beside
+    it (or to a colour bar, or the figure's edge, a tenth of an inch off), never less than its panel. Not
+    the panel's own width alone: "head 1: previous token" over a narrow strip became one word a line."""
+    fig = ax.get_figure(root=True)
+    box = ax.get_window_extent(renderer)
+    own = box.width * 1.1
+    if title.get_horizontalalignment() != "center":
+        return own
+    cx, margin = (box.x0 + box.x1) / 2, 0.1 * fig.dpi
+    left, right = cx - margin, fig.bbox.width - margin - cx
+    for other in fig.axes:
+        if other is ax or not other.get_visible():
+            continue
+        o = other.get_window_extent(renderer)
+        if np.allclose(o.extents, box.extents) or min(o.y1, box.y1) - max(o.y0, box.y0) <= 0.3 * min(o.height, box.height):
+            continue  # a twin, or not in the panel's row
+        bar = "outline" in other.spines  # a colour bar has no title: the title may reach it
+        if o.x0 >= box.x1 - 1:
+            right = min(right, (o.x0 - margin if bar else (o.x0 + box.x1) / 2) - cx)
+        elif o.x1 <= box.x0 + 1:
+            left = min(left, cx - (o.x1 + margin if bar else (o.x1 + box.x0) / 2))
+    return max(own, 2 * min(left, right))
 
 
 def hyphenate(line, chars):
@@ -562,7 +615,8 @@ def problems_of(fig):
 
     for i, t in enumerate(texts):
         x0, y0, x1, y1 = B[i]
-        if x0 + dx < 0 or y0 + dy < 0 or x1 - dx > fw or y1 - dy > fh:
+        e = t.get_window_extent(renderer)
+        if e.x0 < -0.5 or e.y0 < -0.5 or e.x1 > fw + 0.5 or e.y1 > fh + 0.5:
             found.append("cut off: " + name(t))
         hit = (np.minimum(B[i + 1 :, 2], x1) > np.maximum(B[i + 1 :, 0], x0)) & (
             np.minimum(B[i + 1 :, 3], y1) > np.maximum(B[i + 1 :, 1], y0)
