@@ -224,7 +224,7 @@ MISTAKES = [
     (
         "04.softmax",
         lambda S: np.exp(S - S.max(axis=-1, keepdims=True)) / np.exp(S - S.max(axis=-1, keepdims=True)).sum(axis=-1),
-        "keepdims=True the row sums",
+        "divides the COLUMNS",
     ),
     (
         "04.softmax",
@@ -1042,6 +1042,27 @@ def test_a_softmax_whose_sum_runs_over_axis_0_is_told_to_sum_over_the_last_axis(
     assert not ok
     assert "axis 0" in text and "axis=-1" in text, text
     assert "step by step" not in text
+
+
+@pytest.mark.parametrize(
+    "divide",
+    [
+        lambda e: e / e.sum(axis=-1),  # the student's first try, no maximum subtracted
+        None,  # with the row maximum subtracted
+    ],
+)
+def test_a_softmax_that_divides_without_keepdims_is_told_keepdims_at_once(capsys, divide):
+    def my_softmax(scores):
+        if divide is None:
+            e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1)
+        return divide(np.exp(scores))
+
+    for _ in range(2):  # the first hint (the idea) and the second (the fix) both name keepdims=True
+        ok, out = run(capsys, "04.softmax", my_softmax)
+        assert ok is False
+        assert "keepdims=True: without it the division broadcasts along the wrong axis" in out, out
+        assert "step by step" not in out, out
 
 
 def test_a_right_softmax_passes():

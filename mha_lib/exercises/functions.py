@@ -429,6 +429,18 @@ def _softmax_both_no_keepdims(S):
     return e / e.sum(axis=-1)
 
 
+def _softmax_naive_no_keepdims(S):
+    e = np.exp(S)
+    return e / e.sum(axis=-1)  # no maximum subtracted, and (..., n) broadcasts along the wrong axis
+
+
+_KEEPDIMS_DIVIDE = "keepdims=True: without it the division broadcasts along the wrong axis."
+_HINT_DIVIDE_KEEPDIMS = (
+    "keepdims=True: without it the division broadcasts along the wrong axis. e.sum(axis=-1) has shape (..., n) "
+    "and divides the COLUMNS; write e / e.sum(axis=-1, keepdims=True)."
+)
+
+
 def _softmax_global_max(S):
     e = np.exp(S - S.max())
     return e / e.sum(axis=-1, keepdims=True)
@@ -462,9 +474,15 @@ _MISTAKES_SOFTMAX = _mistakes(
     (
         "no keepdims",
         _softmax_no_keepdims,
-        _KEEPDIMS,
-        "without keepdims=True the row sums (shape (..., n)) line up with the COLUMNS when you divide: "
-        "write e / e.sum(axis=-1, keepdims=True).",
+        _KEEPDIMS_DIVIDE,
+        _HINT_DIVIDE_KEEPDIMS,
+    ),
+    (
+        "no keepdims, no max",
+        _softmax_naive_no_keepdims,
+        _KEEPDIMS_DIVIDE,
+        _HINT_DIVIDE_KEEPDIMS + " Then subtract each row's maximum before exp, x - x.max(axis=-1, keepdims=True), "
+        "so that scores of 1e4 do not overflow.",
     ),
     (
         "max without keepdims",
@@ -815,7 +833,7 @@ _MISTAKES_MHA = _switched(
     (
         "concat by reshape",
         {"concat": "reshape"},
-        _TOKEN_ROWS,
+        _TOKEN_ROWS[:-1] + ": the heads, (h, n, d_v), need a transpose to (n, h, d_v) before the reshape.",
         "your concatenation mixes tokens: heads.reshape(n, h * d_v) without a transpose puts head 1's rows "
         "side by side. Use heads.transpose(1, 0, 2).reshape(n, h * d_v).",
     ),

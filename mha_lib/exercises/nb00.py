@@ -36,6 +36,17 @@ def _it_full_thing():
     return float(weights[3, 1])
 
 
+def _share_not_percentage(answer):
+    """A number above 1 (48 for 48 %): the question asks for a share."""
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        return None
+    if 1 < value <= 100:
+        return f"give a share between 0 and 1, not a percentage: {value:g} % is {value / 100:g}."
+    return None
+
+
 EXERCISES = {
     "predict_it": Exercise(
         question="Predict before you run the cell: the query of 'it' is (3, 0), 'I look for a thing'. The keys are "
@@ -53,8 +64,9 @@ EXERCISES = {
     "it_full_thing": Exercise(
         question="In the lookup of 'the cat sat it', change one key: 'it' now offers (1, 0), a full thing, like "
         "'cat'. The query of 'it' stays (3, 0). What share of its attention does 'it' now give 'cat'? "
-        "Round to two decimals.",
+        "Give a share between 0 and 1 (not a percentage), rounded to two decimals.",
         answer=_it_full_thing,
+        diagnose=_share_not_percentage,
         hint=(
             "Recompute the four scores of 'it' with the new key, then the softmax: two keys now match equally well.",
             "The scores of 'it' become 0, 3, 0, 3. The weight of 'cat' is e^3 / (1 + e^3 + 1 + e^3).",
