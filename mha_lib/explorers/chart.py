@@ -100,6 +100,7 @@ def points(xy, colors, *, labels=None, label_colors=None, shape="circle", sizes=
 
 
 def polygon(xy, fill, *, opacity=1.0, stroke=None):
+    """A filled polygon through the points ``xy`` (k, 2)."""
     return {
         "type": "polygon",
         "points": _numbers(np.reshape(xy, (-1, 2))),
@@ -110,6 +111,7 @@ def polygon(xy, fill, *, opacity=1.0, stroke=None):
 
 
 def line(xy, stroke, *, width=1.0, opacity=1.0, dash=None):
+    """A line through the points ``xy`` (k, 2), ``width`` CSS pixels wide (``dash``: an SVG dash pattern)."""
     return {
         "type": "line",
         "points": _numbers(np.reshape(xy, (-1, 2))),
@@ -153,6 +155,7 @@ def box(x, y, w, h, *, fill="none", stroke="#000000", label=None, color="#000000
 
 
 def text(x, y, label, *, anchor="start", color="#000000"):
+    """``label`` written at (x, y), ``anchor`` "start", "middle" or "end"."""
     return {"type": "text", "x": float(x), "y": float(y), "text": str(label), "anchor": anchor, "color": color}
 
 
