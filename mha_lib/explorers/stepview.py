@@ -302,7 +302,8 @@ class StepDrawer:
                     titles=[PLAIN_TITLES[k]],
                     strip=not square,
                     area=area,
-                    width=0.2 if k % 4 == 3 else 0.25,  # V_i and Head_i: narrower strips; 5 % of the width spare
+                    # the first column holds the row labels too; V_i and Head_i are narrower strips; 3 % spare
+                    width=(0.3, 0.235, 0.235, 0.2)[k % 4],
                     cap=80 if square else 30,
                     same="square" if square else None,
                 )
