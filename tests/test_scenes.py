@@ -523,6 +523,7 @@ def test_a_window_narrower_than_16_9_opens_in_the_presenter_layout(size, present
     )
     other.viewport.value = size
     assert other.presenter.value is presenter and ("mha-presenter" in other._dom_classes) is presenter
+    assert other.presenter.description == ("show controls" if presenter else "hide controls")
     other.presenter.value = False
     other.viewport.value = "1024x768@1"
     assert other.presenter.value is False

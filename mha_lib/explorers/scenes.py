@@ -637,9 +637,12 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
     prev_button.on_click(lambda _b: go(menu.value - 1))
     next_button.on_click(lambda _b: go(menu.value + 1))
     contrast.observe(on_contrast, names="value")
-    presenter.observe(
-        lambda change: (screen.add_class if change["new"] else screen.remove_class)("mha-presenter"), names="value"
-    )
+
+    def on_presenter(change):
+        (screen.add_class if change["new"] else screen.remove_class)("mha-presenter")
+        presenter.description = "show controls" if change["new"] else "hide controls"  # what a press does
+
+    presenter.observe(on_presenter, names="value")
     map_button.observe(lambda change: on_stage("map" if change["new"] else scenes[menu.value].view), names="value")
 
     def on_viewport(change):
