@@ -148,3 +148,17 @@ def test_a_file_that_is_not_a_notebook_is_refused_in_one_line(tmp_path, capsys, 
         export_slides.main(["--out", str(tmp_path / "deck"), "--stored", str(path)])
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert name in err and "not a" in err and ".ipynb" in err, err
+
+
+def test_a_page_kept_as_its_stored_png_is_named_and_fails_the_run(tmp_path, monkeypatch, capsys):
+    # A figure the layout module cannot redraw keeps its stored PNG: notebook text sizes (8-10 pt on the
+    # page), which the run must say rather than pass as a page of 24 pt.
+    pages = [
+        export_slides.Slide("08 · Explorer", "step by step", b"", name="08_06"),
+        export_slides.Slide("08 · Explorer", "every head", b"", min_text_pt=24.5, name="08_07"),
+    ]
+    monkeypatch.setattr(export_slides, "export", lambda *args, **kwargs: pages)
+    assert export_slides.main([str(ROOT / "notebooks" / "01_embeddings.ipynb"), "--out", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    kept = next(line for line in out.splitlines() if "stored PNG" in line)
+    assert "08_06" in kept and "08_07" not in kept

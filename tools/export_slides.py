@@ -370,6 +370,11 @@ def main(argv=None):
         parser.error(str(exc))
     slides = export(paths, args.out, not args.stored, all_roadmaps=args.all_roadmaps, jobs=args.jobs)
     small = [s.name for s in slides if s.min_text_pt is not None and s.min_text_pt < MIN_TEXT_PT - 1e-6]
+    if not args.stored:  # a figure the layout module could not redraw is its stored PNG: notebook text sizes
+        kept = [s.name for s in slides if s.min_text_pt is None]
+        if kept:
+            print(f"pages kept as the notebook's stored PNG (its text sizes, under {MIN_TEXT_PT} pt): {', '.join(kept)}")
+        small += kept
     if small:
         print(f"pages with text under {MIN_TEXT_PT} pt: {', '.join(small)}")
         return 1
