@@ -5,7 +5,7 @@ from .answers import Exercise
 from .nb07 import parameter_count_exercise
 
 
-def _designed_saw_at_temperature(T=5.0):
+def _designed_saw_at_temperature(T=10.0):
     """Whether the row of "saw" in the designed head 1 still puts its largest weight on "cat" at temperature T."""
     from .. import designed_example, multi_head_attention, softmax
 
@@ -18,21 +18,20 @@ def _designed_saw_at_temperature(T=5.0):
 EXERCISES = {
     "predict_temperature": Exercise(
         question='Predict before you move the temperature: with the designed parameters on "the cat saw the dog", '
-        'head 1 (the previous-token head) puts 0.998 of the row of "saw" on "cat" at T = 1. At T = 5 '
-        'the scores are divided by 5 before the softmax. Does "cat" still get the largest weight of that '
+        'head 1 (the previous-token head) puts 0.998 of the row of "saw" on "cat" at T = 1. At T = 10 '
+        'the scores are divided by 10 before the softmax. Does "cat" still get the largest weight of that '
         'row? Answer "yes" or "no".',
         answer=_designed_saw_at_temperature,
         hint=(
             "Dividing every score of a row by the same positive number changes their sizes, not their order, "
             "and the softmax gives the largest weight to the largest score.",
-            'The scores of the row of "saw" are 0, 12.25, 6.125, 0, 0; divided by 5 they are 0, 2.45, 1.225, 0, 0. '
+            'The scores of the row of "saw" are 0, 12.25, 6.125, 0, 0; divided by 10 they are 0, 1.225, 0.6125, 0, 0. '
             "Which one is still the largest?",
         ),
         kind="choice",
-        solution='"yes": dividing by T = 5 keeps the order of the scores (0, 2.45, 1.225, 0, 0), so "cat" keeps the '
-        'largest weight, 0.64 instead of 0.998; "saw" itself gets 0.19 and the others 0.06 each. No '
-        'temperature changes which key wins; at T = 10, the slider\'s largest, "cat" still leads with '
-        "0.41. A higher temperature only spreads the weight.",
+        solution='"yes": dividing by T = 10 keeps the order of the scores (0, 1.225, 0.6125, 0, 0), so "cat" keeps '
+        'the largest weight, 0.41 instead of 0.998. No temperature changes which key wins; a higher temperature '
+        "only spreads the weight.",
     ),
     "bert_params": parameter_count_exercise(
         "How many learnable numbers does one BERT-Base attention layer have without biases (d_model=768, h=12, d_k=64)?",
