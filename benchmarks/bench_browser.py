@@ -18,7 +18,7 @@ and menus it enabled are walked too, then a click back). Each move is timed in t
 (or pointer press) to the frame after the explorer's picture changed: the ``mha-drawn`` event of a
 browser-drawn picture, then one animation frame (the picture is painted); or the ``load`` of a new ``<img>`` for
 a picture still drawn by matplotlib. A move whose answer is a warning line instead of a picture is counted
-apart. The floor's slider is moved ``--floor`` times before the explorers and as many times after them.
+apart. The floor's slider walks ``--floor`` / 2 new values and back before the explorers, and again after them.
 
 Prints, per front end, a table: each control's median, 95th percentile, max and moves, and the median's distance
 to the floor's median (targets: median within 20 ms of the floor, p95 at most twice the floor's median), with
@@ -366,7 +366,7 @@ def main():
     parser.add_argument("--front", default="lab,voila", help="lab, voila or both (comma-separated; default both)")
     parser.add_argument("--only", default="", help="only explorers whose module.function contains this (comma-separated)")
     parser.add_argument("--steps", type=int, default=4, help="new values per control, one way (default 4), then back")
-    parser.add_argument("--floor", type=int, default=40, help="moves of the floor's slider, half before, half after")
+    parser.add_argument("--floor", type=int, default=40, help="floor: FLOOR / 2 values and back, before and after")
     parser.add_argument("--pause", type=float, default=0.5, help="seconds between two moves (default 0.5)")
     parser.add_argument("--timeout", type=int, default=8_000, help="ms to wait for an answer to a move")
     parser.add_argument("--shots", default="", help="folder for a screenshot of each explorer after its moves")

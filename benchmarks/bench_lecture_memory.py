@@ -48,14 +48,14 @@ MOVES = (
     + [("contrast", True), ("scene", 3), ("scene", 7), ("contrast", False), ("contrast", True), ("contrast", False)]
     + [("window", w) for w in ("2560x1440@2", "1280x720@1", "1600x900@2", "1920x1080@1")]
     + [("window", None)]
-    + [("scene", 1)]
+    + [("scene", 2)]  # "Why divide by sqrt(d_k)": the lecture explorer, d_k untied
     + [("d_k", v) for v in (255, 254, 253, 252, 251, 250, 128, 64)]
     + [("tie", True)]
     + [("h", v) for v in (16, 32, 4, 2, 1, 8)]
     + [("mask", v) for v in ("causal", "padding", "none")]
     + [("d_model", v) for v in (768, 1024, 4096, 512)]
     + [("preset", v) for v in ("BERT-Base (768/12/64)", "LLaMA-7B (4096/32/128)", "running example (512/8/64)")]
-    + [("scene", 0)]
+    + [("scene", 1)]  # the step view
     + [("step", v) for v in range(8)]
     + [("temperature", v) for v in (0.1, 10.0, 1.0)]
     + [("head", v) for v in range(1, 9)]
