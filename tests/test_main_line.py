@@ -38,6 +38,26 @@ def test_opens_with_what_the_student_can_do_and_how_long_it_takes(path):
 
 
 @pytest.mark.parametrize("path", MAIN_LINE, ids=lambda p: p.name[:2])
+def test_the_stated_time_is_what_study_time_computes(path):
+    # one source of truth: the time a notebook states is tools/study_time.py's estimate of its main line
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("study_time", ROOT / "tools" / "study_time.py")
+    study_time = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study_time)
+    stated = int(re.search(r"\*\*Time:\*\* about (\d+) minutes", text(cells(path)[0])).group(1))
+    assert stated == study_time.estimate(path)[0], f"{path.name} states {stated} minutes"
+
+
+def test_the_readme_states_the_sum_of_the_main_line_times():
+    total = sum(
+        int(re.search(r"\*\*Time:\*\* about (\d+) minutes", text(cells(path)[0])).group(1)) for path in MAIN_LINE
+    )
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"({total} minutes)" in readme, total
+
+
+@pytest.mark.parametrize("path", MAIN_LINE, ids=lambda p: p.name[:2])
 def test_main_line_ends_with_a_three_line_summary(path):
     summaries = [
         text(c) for c in cells(path) if c["cell_type"] == "markdown" and not optional(c) and text(c).startswith("## Summary")

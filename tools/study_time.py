@@ -4,16 +4,19 @@
     .venv/bin/python tools/study_time.py             # every notebooks/NN_*.ipynb, a markdown table
 
 Not a measurement with students: it counts, in each notebook, the words of prose (markdown cells, formulas
-and links counted as they are written), the code cells, the self-checks and exercises (cells that call
-``check(`` or ``check_function(``) and the explorers (cells that call ``make_..._explorer(``), and adds
+and links counted as they are written), the code cells, the questions (cells that call ``check(``), the functions
+the student writes (cells that call ``check_function(``) and the explorers (cells that call ``make_..._explorer(``),
+and adds
 
 * 120 words of prose a minute (technical reading),
 * 45 seconds a code cell,
-* 3 minutes a self-check or exercise,
-* 4 minutes an explorer,
+* 2 minutes a question (predict, or compute a number),
+* 10 minutes a function to write (the attempts, the hints, the fix),
+* 3 minutes an explorer,
 
 rounded up to 5 minutes: for the main line (cells tagged ``optional``, the "going further" detours, left
-out) and with the detours.
+out) and with the detours. The rates were fitted to one timed first reading of 00-08's main line by a student who
+knew numpy but not attention (about 4 h 20 in all; a function to write took the most time).
 """
 
 from __future__ import annotations
@@ -27,16 +30,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WORDS_PER_MINUTE = 120
 CODE_CELL_MIN = 0.75
-CHECK_MIN = 3
-EXPLORER_MIN = 4
+QUESTION_MIN = 2
+FUNCTION_MIN = 10
+EXPLORER_MIN = 3
 
 
 def estimate(path, detours=False):
-    """(minutes, words, code cells, checks, explorers) for one notebook: its main line, or with its detours."""
+    """(minutes, words, code cells, questions, functions, explorers) for one notebook: its main line, or with its
+    detours."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
-    words = code = checks = explorers = 0
+    words = code = questions = functions = explorers = 0
     for cell in nb.cells:
         if not detours and "optional" in cell.get("metadata", {}).get("tags", []):
             continue
@@ -44,10 +49,17 @@ def estimate(path, detours=False):
             words += len(re.findall(r"\S+", cell.source))
         elif cell.cell_type == "code":
             code += 1
-            checks += bool(re.search(r"\bcheck(_function)?\(", cell.source))
+            functions += bool(re.search(r"\bcheck_function\(", cell.source))
+            questions += bool(re.search(r"\bcheck\(", cell.source)) and not re.search(r"\bcheck_function\(", cell.source)
             explorers += bool(re.search(r"\bmake_\w*explorer\(", cell.source))
-    minutes = words / WORDS_PER_MINUTE + code * CODE_CELL_MIN + checks * CHECK_MIN + explorers * EXPLORER_MIN
-    return 5 * math.ceil(minutes / 5), words, code, checks, explorers
+    minutes = (
+        words / WORDS_PER_MINUTE
+        + code * CODE_CELL_MIN
+        + questions * QUESTION_MIN
+        + functions * FUNCTION_MIN
+        + explorers * EXPLORER_MIN
+    )
+    return 5 * math.ceil(minutes / 5), words, code, questions, functions, explorers
 
 
 def title(path):
@@ -69,15 +81,15 @@ def main(argv=None):
     for path in paths:
         if not path.is_file() or path.suffix != ".ipynb":
             parser.error(f"{path}: not a notebook (a .ipynb file); give notebooks/NN_*.ipynb")
-    print("| notebook | main line | with the detours | prose words | code cells | checks | explorers |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| notebook | main line | with the detours | prose words | code cells | questions | functions to write | explorers |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     total = total_all = 0
     for path in paths:
-        minutes, words, code, checks, explorers = estimate(path)
+        minutes, words, code, questions, functions, explorers = estimate(path)
         everything = estimate(path, detours=True)[0]
         total, total_all = total + minutes, total_all + everything
         name = title(path)
-        print(f"| {name} | {minutes} min | {everything} min | {words} | {code} | {checks} | {explorers} |")
+        print(f"| {name} | {minutes} min | {everything} min | {words} | {code} | {questions} | {functions} | {explorers} |")
     print(
         f"\nin all: {total} min ({total / 60:.1f} h) on the main line, "
         f"{total_all} min ({total_all / 60:.1f} h) with the detours"
