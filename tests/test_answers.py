@@ -488,3 +488,9 @@ def test_three_numbers_for_an_output_row_of_two_name_both_shapes():
 
 def test_the_right_row_passes():
     assert _check_verdict("05.by_hand", [1.6, 2.0])[0]
+
+
+def test_a_percentage_for_a_share_is_told_to_give_a_share_between_0_and_1(capsys):
+    check("00.it_full_thing", 48)
+    out = capsys.readouterr().out
+    assert out.startswith("❌") and "share between 0 and 1" in out and "0.48" in out, out
