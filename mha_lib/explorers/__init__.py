@@ -2,8 +2,9 @@
 
 :mod:`.toolkit` wires controls, a pure compute function and a drawer into an explorer (:func:`build_explorer`);
 :mod:`.widget` (heatmaps) and :mod:`.chart` (bars, points, lines) are the browser-drawn pictures: the kernel sends
-numbers, the page draws them. Matplotlib draws the still figures of the notebooks and slides (:mod:`.grid`,
-:func:`render_png`), on demand. Explorer modules import these, never each other.
+numbers, the page draws them. Matplotlib draws the still figures of the notebooks and slides from the same numbers
+(:func:`~.toolkit.still_figure`, :mod:`.grid`, :func:`render_png`), on demand. Explorer modules import these, never
+each other.
 """
 
 from .toolkit import build_explorer, render_png

@@ -2,7 +2,7 @@
 
 :func:`build_explorer` wires them into an explorer box whose drawer's ``picture(res)`` says what the browser draws
 (:mod:`.widget`); the kernel sends numbers, never pixels. Matplotlib draws the still figures of the notebooks and
-slides (:func:`render_png`, :class:`LayoutDrawer`, :func:`still_figure`), on demand.
+slides from the same numbers (:func:`still_figure`, :func:`render_png`), on demand.
 """
 
 from __future__ import annotations
@@ -311,10 +311,22 @@ class LayoutDrawer:
 
 
 def still_figure(drawer, result, dpi=90):
-    """A still figure of ``result`` drawn by ``drawer`` (an explorer's own :class:`LayoutDrawer`) at its size."""
-    fig = Figure(figsize=drawer.size, dpi=check_dpi(dpi, "still_figure"))
-    drawer(fig, result)
-    return fig
+    """The still figure of ``result`` as an explorer's ``drawer`` shows it, at the drawer's ``size`` (inches).
+
+    A drawer with ``frames(res)`` (parts: charts and heatmaps) or ``picture(res)`` (heatmaps) gets the figure drawn
+    from those numbers, labels and colours (:func:`~mha_lib.explorers.widget.parts_figure`,
+    :func:`~mha_lib.explorers.widget.frame_figure`); a :class:`LayoutDrawer` draws its own.
+    """
+    from .widget import frame_figure, parts_figure  # widget imports this module
+
+    size, dpi = getattr(drawer, "size", (10.0, 4.6)), check_dpi(dpi, "still_figure")
+    if callable(drawer):
+        fig = Figure(figsize=size, dpi=dpi)
+        drawer(fig, result)
+        return fig
+    if hasattr(drawer, "frames"):
+        return parts_figure(drawer.frames(result), drawer.rows, getattr(drawer, "widths", None), size, dpi)
+    return frame_figure(drawer.picture(result), size, dpi)
 
 
 def _start_value(description, value, allowed):

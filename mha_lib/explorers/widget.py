@@ -10,7 +10,8 @@ network, no build step). It has three synced traits, each sent only when it chan
 An explorer's drawer that has a ``picture(res)`` method (returning a :class:`Frame`) gets a :class:`PictureBox`
 from :func:`~mha_lib.explorers.toolkit.build_explorer`: a control moves, ``compute`` runs, ``picture`` says what
 to show, the traits that changed go to the page, and ``picture.js`` draws them. Its still picture (``box.image``,
-``box.figure``) is drawn by matplotlib on demand, by the same drawer, with the same colours, scales and labels.
+``box.figure``) is drawn by matplotlib on demand from the same numbers, colours, scales and labels
+(:func:`frame_figure`; :func:`parts_figure` for an explorer made of charts and heatmaps).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import functools
 import html
 import math
 import pathlib
+import textwrap
 from typing import NamedTuple
 
 import anywidget
@@ -28,7 +30,8 @@ import traitlets
 from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Polygon, Rectangle
 
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP
 from . import toolkit
@@ -42,6 +45,7 @@ __all__ = [
     "matrix_entry",
     "colour_table",
     "frame_figure",
+    "parts_figure",
     "PictureBox",
     "picture_explorer",
 ]
@@ -184,17 +188,34 @@ def _numbers(entry):
     return np.frombuffer(bytes(entry["values"]), dtype="<f4").reshape(entry["shape"]).astype(float)
 
 
-def frame_figure(frame, size=(10.0, 4.6), dpi=90):
+def frame_figure(frame, size=(10.0, 4.6), dpi=90, fig=None):
     """The still matplotlib figure of a :class:`Frame`: the panels, labels, colours and scales the page draws.
 
     Groups are stacked (or side by side: the scheme's ``columns``, each group in the column its ``area`` names);
     each has its title, panels (numbers in the cells, masked cells grey and hatched), colour bar and key.
+    ``fig``: draw on this figure (cleared; its size is kept) instead of a new one of ``size`` inches.
     """
+    fig = _still(fig, size, dpi, "frame_figure")
+    _draw_frame(fig, frame, tuple(fig.get_size_inches()))
+    return fig
+
+
+def _still(fig, size, dpi, where):
+    """A new constrained-layout figure of ``size`` inches, or ``fig`` cleared for a new picture."""
+    if fig is None:
+        fig = Figure(figsize=size, dpi=toolkit.check_dpi(dpi, where), layout="constrained")
+        FigureCanvasAgg(fig)
+    else:
+        fig.clear()
+        fig.set_layout_engine("constrained")
+    return fig
+
+
+def _draw_frame(fig, frame, size):
+    """Draw a :class:`Frame` on a figure or subfigure ``size`` inches large (see :func:`frame_figure`)."""
     scheme, texts, arrays = frame
     groups = [p for p in scheme.get("panels", ()) if p["key"] not in texts.get("hidden", ())]
     columns = int(scheme.get("columns") or 1)
-    fig = Figure(figsize=size, dpi=toolkit.check_dpi(dpi, "frame_figure"), layout="constrained")
-    FigureCanvasAgg(fig)
     if texts.get("caption"):
         fig.suptitle(literal(texts["caption"]), fontsize=10, fontfamily=text_family())
     if texts.get("footer"):
@@ -224,6 +245,7 @@ def frame_figure(frame, size=(10.0, 4.6), dpi=90):
         axes = [ax for ax in axes[:, : p["ncols"]].ravel()[: p["h"]]]
         cell = size[0] * (p["width"] or 1) * 0.75 / (p["ncols"] * p["m"])  # inches, about (the layout is not made yet)
         rotate = max(map(len, p["cols"] or [""])) * 8 * 0.64 / 72 > 0.9 * cell  # key labels wider than their cells
+        wrap = max(12, int(cell * p["m"] * 72 / (8 * 0.6)))  # characters of an axis name under one panel
         for i, ax in enumerate(axes):
             first, bottom = i % p["ncols"] == 0, i + p["ncols"] >= p["h"]
             heat = plot_heatmap(
@@ -245,7 +267,7 @@ def frame_figure(frame, size=(10.0, 4.6), dpi=90):
             title = literal(titles[i] if i < len(titles) else "") + (f"\n{literal(note)}" if note else "")
             ax.set_title(title, fontsize=8, fontfamily=text_family())
             ax.set_ylabel(p["row_label"] if first and p["row_label"] else "", fontsize=8)
-            ax.set_xlabel(p["col_label"] if bottom and p["col_label"] else "", fontsize=8)
+            ax.set_xlabel(textwrap.fill(p["col_label"], wrap) if bottom and p["col_label"] else "", fontsize=8)
         if p["cbar"] is not None:
             cbar = sub.colorbar(heat.image, ax=axes, shrink=0.9, aspect=25)
             cbar.set_label(p["cbar"], fontsize=8)
@@ -253,7 +275,130 @@ def frame_figure(frame, size=(10.0, 4.6), dpi=90):
         if np.isnan(M).any():
             handle = Patch(facecolor=MASKED_COLOR, edgecolor="#737373", hatch="///", label=p["mask_label"])
             sub.legend(handles=[handle], loc="lower right", fontsize=7, frameon=False)
+
+
+def parts_figure(frames, rows, widths=None, size=(10.0, 4.6), dpi=90, fig=None):
+    """The still figure of an explorer made of parts (:func:`~mha_lib.explorers.chart.parts_explorer`): ``frames``
+    {name: a chart's (scheme, data) or a :class:`Frame`} laid out in ``rows`` (lists of names), each part ``widths``
+    [name] wide (default 1), with the marks, limits, ticks, titles and colours the page draws."""
+    fig = _still(fig, size, dpi, "parts_figure")
+    W, H = fig.get_size_inches()
+    rows = [[n for n in names if n in frames] for names in rows]
+    rows = [names for names in rows if names]
+    for r, row in enumerate(np.atleast_1d(fig.subfigures(len(rows), 1))):
+        ratios = [(widths or {}).get(n, 1) for n in rows[r]]
+        for name, sub, w in zip(rows[r], np.atleast_1d(row.subfigures(1, len(ratios), width_ratios=ratios)), ratios):
+            frame = frames[name]
+            if isinstance(frame, Frame):
+                _draw_frame(sub, frame, (W * w / sum(ratios), H / len(rows)))
+            else:
+                _draw_chart(sub, *frame)
     return fig
+
+
+_ANCHOR = {"start": "left", "middle": "center", "end": "right"}
+_PT = 0.75  # points per CSS pixel
+
+
+def _draw_chart(sub, scheme, data):
+    """A chart (see :mod:`.chart`) on a (sub)figure: one axes a panel, in the page's order and widths."""
+    specs = [p for p in scheme.get("panels", ()) if p["key"] in data.get("panels", {})]
+    if data.get("caption"):
+        sub.suptitle(literal(data["caption"]), fontsize=10, fontfamily=text_family())
+    if data.get("footer"):
+        sub.supxlabel(literal(data["footer"]), fontsize=9)
+    if not specs:
+        return
+    axes = sub.subplots(1, len(specs), squeeze=False, width_ratios=[p["width"] for p in specs])[0]
+    for ax, p in zip(axes, specs, strict=True):
+        d = data["panels"][p["key"]]
+        ax.set_title(literal(d["title"]), fontsize=9, fontfamily=text_family())
+        if p["ylog"]:
+            ax.set_yscale("log")
+        ax.set(xlim=d["x"], ylim=d["y"])
+        for axis, ticks in ((ax.xaxis, d["xticks"]), (ax.yaxis, d["yticks"])):
+            if ticks is not None:
+                axis.set_ticks([v for v, _ in ticks], labels=[literal(t) for _, t in ticks], fontfamily=text_family())
+        ax.tick_params(labelsize=8)
+        ax.set_xlabel(literal(p["xlabel"] or ""), fontsize=8)
+        ax.set_ylabel(literal(p["ylabel"] or ""), fontsize=8)
+        if p["grid"]:
+            ax.grid(color="#dddddd", linewidth=0.6)
+            ax.set_axisbelow(True)
+        if not p["axes"]:
+            ax.set_axis_off()
+        for m in d["marks"]:
+            _draw_mark(ax, m)
+        handles = [_legend_handle(item) for item in p["legend"]]
+        if handles:
+            ax.legend(handles=handles, fontsize=7, frameon=False, loc="best")
+
+
+def _legend_handle(item):
+    colour, label, shape = item["color"], literal(item["label"]), item["shape"]
+    if shape in ("dot", "star"):
+        return Line2D([], [], marker="*" if shape == "star" else "o", ls="", color=colour, mec="black", label=label)
+    return Line2D([], [], color=colour, label=label) if shape == "line" else Patch(facecolor=colour, label=label)
+
+
+def _draw_mark(ax, m):  # noqa: C901  one branch a kind of mark, as chart.js draws them
+    kind, family = m["type"], text_family()
+    if kind == "polygon":
+        ax.add_patch(Polygon(m["points"], facecolor=m["fill"], alpha=m["opacity"], edgecolor=m["stroke"] or "none"))
+    elif kind == "line" and m["points"]:
+        x, y = np.asarray(m["points"], dtype=float).T
+        ax.plot(x, y, color=m["stroke"], lw=m["width"] * _PT, alpha=m["opacity"], ls="--" if m["dash"] else "-")
+    elif kind == "bars":
+        x = m["x"] if m["x"] is not None else range(len(m["values"]))
+        heights = [v - m["base"] for v in m["values"]]
+        colours = [m["colors"][i % len(m["colors"])] for i in range(len(heights))]
+        ax.bar(x, heights, m["bar"], bottom=m["base"], color=colours, edgecolor=m["stroke"] or "none")
+        for xi, v, t in zip(x, m["values"], m["texts"] or [], strict=False):
+            ax.text(xi, v, literal(t), ha="center", va="bottom", fontsize=7, fontfamily=family)
+    elif kind == "rect":
+        fill, stroke = m["fill"], m["stroke"]
+        ax.add_patch(
+            Rectangle(
+                (m["x"], m["y"]),
+                m["w"],
+                m["h"],
+                facecolor="none" if fill in (None, "none") else fill,
+                edgecolor="none" if stroke in (None, "none") else stroke,
+                lw=m["width"] * _PT,
+                alpha=m["opacity"],
+            )
+        )
+        if m["text"] is not None:
+            x, y = m["x"] + m["w"] / 2, m["y"] + m["h"] / 2
+            weight = "bold" if m["bold"] else "normal"
+            ax.text(x, y, literal(m["text"]), ha="center", va="center", color=m["color"], fontsize=8, fontweight=weight)
+    elif kind == "text":
+        ha = _ANCHOR[m["anchor"]]
+        ax.text(m["x"], m["y"], literal(m["text"]), ha=ha, color=m["color"], fontsize=8, fontfamily=family)
+    elif kind == "points":
+        xy = np.asarray(m["points"], dtype=float).reshape(-1, 2)
+        colours = [m["colors"][i % len(m["colors"])] for i in range(len(xy))]
+        alphas = m.get("alphas") or [1.0] * len(xy)
+        for (x, y), c, a, r in zip(xy, colours, alphas, m["sizes"], strict=False):
+            shape = "*" if m["shape"] == "star" else "o"
+            ax.plot(x, y, shape, ms=2 * r * _PT * (1.4 if shape == "*" else 1), color=c, mec="black", mew=0.6, alpha=a)
+        centre = xy.mean(0) if len(xy) else np.zeros(2)
+        for i, label in enumerate(m.get("labels") or []):
+            away = np.asarray(m["dir"], dtype=float) if m.get("dir") else xy[i] - centre
+            away = away / np.hypot(*away) if np.hypot(*away) > 1e-9 else np.array([0.0, 1.0])
+            colour = (m.get("label_colors") or ["#000000"])[i % len(m.get("label_colors") or ["#000000"])]
+            ax.annotate(
+                literal(label),
+                xy[i],
+                xytext=tuple((m["sizes"][i] * _PT + 4) * away),
+                textcoords="offset points",
+                ha="left" if away[0] > 0.3 else "right" if away[0] < -0.3 else "center",
+                va="bottom" if away[1] > 0.3 else "top" if away[1] < -0.3 else "center",
+                fontsize=8,
+                color=colour,
+                fontweight="bold" if m["bold"] else "normal",
+                fontfamily=family,
+            )
 
 
 def _column(p):
@@ -286,13 +431,12 @@ class PictureBox(widgets.VBox):
     ``controls`` (name -> widget), ``message`` (the line that replaces the picture for a refused setting),
     ``picture`` (the :class:`Picture`), ``result`` (what compute returned), ``refresh()``, ``hold()`` (several
     changes, one update); ``figure`` / ``image.value``: the still matplotlib figure / PNG of the setting shown,
-    drawn when read (by the drawer when it draws figures, else :func:`frame_figure`); ``style`` is kept for the
-    lecture screen (high contrast is the page's CSS).
+    drawn when read (:func:`~mha_lib.explorers.toolkit.still_figure`).
     """
 
     def __init__(self, children, drawer):
         super().__init__(children)
-        self._drawer, self._still, self._result, self.style, self.dpi = drawer, None, None, {}, None
+        self._drawer, self._still, self._result, self.dpi = drawer, None, None, None
         self.image = _StillImage(self)
 
     @property
@@ -310,10 +454,7 @@ class PictureBox(widgets.VBox):
         if self.result is None:
             return None
         if self._still is None or self._still[0] is not self.result:
-            draw = self._drawer
-            size = getattr(draw, "size", (10.0, 4.6))
-            fig = still_figure(draw, self.result) if callable(draw) else frame_figure(draw.picture(self.result), size)
-            self._still = (self.result, fig)
+            self._still = (self.result, still_figure(self._drawer, self.result))
         return self._still[1]
 
     @property
@@ -321,10 +462,6 @@ class PictureBox(widgets.VBox):
         """The drawer, once it has drawn the still figure of the setting shown."""
         _ = self.figure
         return self._drawer
-
-    def redraw(self):
-        """Send the setting on screen anew."""
-        self.refresh()
 
     def release(self):
         """Drop the still figure (the page keeps its picture)."""
