@@ -32,8 +32,8 @@ def test_overview_default_is_the_running_example(boxes):
     np.testing.assert_allclose(box.result["result"].weights, expected, rtol=1e-12, atol=1e-12)
     panels = _image_axes(box)
     assert len(panels) == 8
-    for i, ax in enumerate(panels):
-        np.testing.assert_allclose(ax.images[0].get_array(), expected[i], rtol=1e-12, atol=1e-12)
+    for i, ax in enumerate(panels):  # the still figure draws the float32 numbers the page got
+        np.testing.assert_allclose(ax.images[0].get_array(), expected[i], rtol=0, atol=1e-7)
         assert ax.get_title() == f"head {i + 1}"
 
 
@@ -92,7 +92,7 @@ def test_embeddings_default_and_d_model(boxes):
     assert box.message.value == ""
     np.testing.assert_array_equal(box.result["X"], mha_lib.embed_tokens(["humpty", "dumpty", "sat", "on"], 16))
     heat = _image_axes(box)[0]
-    np.testing.assert_array_equal(heat.images[0].get_array(), box.result["X"])
+    np.testing.assert_allclose(heat.images[0].get_array(), box.result["X"], rtol=1e-7, atol=0)  # float32
     box.controls["d_model"].value = 512
     assert box.result["X"].shape == (4, 512)
     np.testing.assert_array_equal(box.result["X"], mha_lib.load_running_example().X)
@@ -141,8 +141,8 @@ def test_projections_default_is_running_example(boxes):
     np.testing.assert_allclose(box.result["Q"], expected, rtol=1e-12, atol=1e-12)
     panels = _image_axes(box)
     assert len(panels) == 8
-    for i, ax in enumerate(panels):
-        np.testing.assert_allclose(ax.images[0].get_array(), expected[i], rtol=1e-12, atol=1e-12)
+    for i, ax in enumerate(panels):  # the still figure draws the float32 numbers the page got
+        np.testing.assert_allclose(ax.images[0].get_array(), expected[i], rtol=1e-6, atol=1e-7)
     assert [t.get_text() for t in panels[0].get_yticklabels()] == list(ex.tokens)
     assert box.result["count"]["total"] == 4 * 512**2
     assert box.controls["d_k"].disabled
@@ -158,7 +158,7 @@ def test_projections_tied_h(boxes, h):
     assert box.result["W_q"].shape == (h, 512, 512 // h)
     assert box.result["Q"].shape == (h, 4, 512 // h)
     assert box.result["count"]["total"] == 4 * 512**2  # independent of h when d_k = d_model / h
-    assert f"is 4 x {512 // h}" in box.drawer.caption.get_text()
+    assert f"is 4 x {512 // h}" in box.figure.get_suptitle()
 
 
 def test_projections_h_follows_the_tie_and_free_d_k_works(boxes):

@@ -6,10 +6,9 @@ import numpy as np
 
 from ..data import embed_tokens, tokenize
 from ..minilm import cosine_similarity
-from ..plotting import SIGNED_CMAP, symmetric_limits
-from .grid import matrix_panel
-from .toolkit import LayoutDrawer, Result, build_explorer, check_budget, int_slider, text_box
-from .widget import Frame, grid_panel, matrix_entry
+from ..plotting import symmetric_limits
+from .toolkit import Result, build_explorer, check_budget, int_slider, text_box
+from .widget import Frame, frame_figure, grid_panel, matrix_entry
 
 __all__ = [
     "MAX_TOKENS",
@@ -65,52 +64,10 @@ def compute_embeddings(sentence, d_model):
     return Embeddings(tokens=tokens, X=X, shown=min(d_model, MAX_COLUMNS), cosine=cosine)
 
 
-class EmbeddingsDrawer(LayoutDrawer):
-    """Left: the first columns of X as a heatmap. Right: cosine similarity of the rows (one layout per sentence)."""
+class EmbeddingsDrawer:
+    """Left: the first columns of X as a heatmap. Right: cosine similarity of the rows."""
 
     size = (10.0, 3.4)
-
-    def key(self, res):
-        return tuple(res.tokens), res.shown
-
-    def build(self, fig, res):
-        n = len(res.tokens)
-        x = matrix_panel(
-            fig,
-            (0.9, 0.41, 3.47, 2.52),
-            (n, res.shown),
-            res.tokens,
-            list(range(1, res.shown + 1)),
-            cmap=SIGNED_CMAP,
-            vmin=-1,
-            xlabel="embedding dimension",
-            cbar_label="value of X",
-            numbers=False,
-            fs=8,
-        )
-        x.ax.tick_params(axis="x", labelrotation=0)  # 24 short numbers fit level
-        cos = matrix_panel(
-            fig,
-            (6.54, 0.41, 2.45, 2.52),
-            (n, n),
-            res.tokens,
-            res.tokens,
-            cmap=SIGNED_CMAP,
-            vmin=-1,
-            title="cosine similarity of rows",
-            cbar_label="cosine similarity",
-            numbers=n <= 8,
-            fs=8,
-        )
-        cos.cbar.set_ticks([-1, -0.5, 0, 0.5, 1])  # fixed: -1 opposite, 0 unrelated, 1 same direction (same word)
-        return x, cos
-
-    def update(self, layout, res):
-        (x, cos), (n, d_model) = layout, res.X.shape
-        part = res.X[:, : res.shown]
-        more = f" (columns 1-{res.shown} of {d_model} drawn)" if res.shown < d_model else ""
-        x.ax.title.set_text(f"X: {n} x {d_model}, one row per token{more}")
-        return x.set_data(part, clim=symmetric_limits(part)) + cos.set_data(res.cosine) + [x.ax.title, x.cbar.ax]
 
     def picture(self, res):
         """What the browser draws: the first columns of X (left), the rows' cosine similarity (right)."""
@@ -153,8 +110,8 @@ class EmbeddingsDrawer(LayoutDrawer):
 
 
 def draw_embeddings(fig, result):
-    """Left: the first columns of X as a heatmap. Right: cosine similarity of the rows (a still picture)."""
-    return EmbeddingsDrawer()(fig, result)
+    """Left: the first columns of X as a heatmap. Right: cosine similarity of the rows (a still picture on ``fig``)."""
+    return frame_figure(EmbeddingsDrawer().picture(result), fig=fig)
 
 
 def make_embeddings_explorer(sentence="humpty dumpty sat on", d_model=16):
@@ -162,8 +119,8 @@ def make_embeddings_explorer(sentence="humpty dumpty sat on", d_model=16):
 
     Returns
     -------
-    ExplorerBox
-        ``controls`` are ``sentence`` and ``d_model``; see :mod:`mha_lib.explorers.toolkit`.
+    PictureBox
+        ``controls`` are ``sentence`` and ``d_model``; see :func:`mha_lib.explorers.toolkit.build_explorer`.
     """
     controls = {
         "sentence": text_box("sentence", sentence, "360px"),

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 from ..attention import MHAResult, multi_head_attention
 from ..data import embed_tokens, tokenize
-from .grid import HeadGrid
-from .toolkit import LayoutDrawer, Result, build_explorer, explorer_params, heads_control, link_heads, text_box
+from .toolkit import Result, build_explorer, explorer_params, heads_control, link_heads, text_box
 from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["MAX_TOKENS", "Overview", "compute_overview", "OverviewDrawer", "make_overview_explorer"]
@@ -43,19 +42,8 @@ def compute_overview(sentence, h, d_model=512, seed=0):
     return Overview(tokens=tokens, h=params.h, d_k=params.d_k, result=multi_head_attention(X, params))
 
 
-class OverviewDrawer(LayoutDrawer):
-    """Every head's weights on one shared [0, 1] scale (built once per h and tokens)."""
-
-    def key(self, res):
-        return res.h, tuple(res.tokens)
-
-    def build(self, fig, res):
-        return HeadGrid(
-            fig, res.h, res.tokens, annotate=len(res.tokens) <= 4 and res.h <= 8, caption="", cbar_label="attention weight"
-        )
-
-    def update(self, grid, res):
-        return grid.update(res.result.weights, caption=_caption(res))
+class OverviewDrawer:
+    """Every head's weights on one shared [0, 1] scale."""
 
     def picture(self, res):
         """What the browser draws: every head's weights (numbers in the cells up to 4 tokens and 8 heads)."""
@@ -81,8 +69,8 @@ def make_overview_explorer(sentence="humpty dumpty sat on", h=8):
 
     Returns
     -------
-    ExplorerBox
-        ``controls`` are ``sentence`` and ``h``; see :mod:`mha_lib.explorers.toolkit`.
+    PictureBox
+        ``controls`` are ``sentence`` and ``h``; see :func:`mha_lib.explorers.toolkit.build_explorer`.
     """
     controls = {
         "sentence": text_box("sentence", sentence, "360px"),

@@ -10,11 +10,9 @@ import numpy as np
 
 from ..attention import project
 from ..params import parameter_count
-from ..plotting import SIGNED_CMAP, head_grid, symmetric_limits
-from .grid import plot_heatmap
+from ..plotting import symmetric_limits
 from .toolkit import (
     TIE_LABEL,
-    LayoutDrawer,
     Result,
     build_explorer,
     checkbox,
@@ -24,7 +22,7 @@ from .toolkit import (
     link_heads,
     running_inputs,
 )
-from .widget import Frame, grid_panel, matrix_entry
+from .widget import Frame, frame_figure, grid_panel, matrix_entry
 
 __all__ = ["Projections", "compute_projections", "ProjectionsDrawer", "draw_projections", "make_projections_explorer"]
 
@@ -72,61 +70,10 @@ def compute_projections(h, tie_d_k, d_k, X=None, tokens=None, seed=0):
     )
 
 
-class ProjectionsDrawer(LayoutDrawer):
-    """Every head's Q_i (rows = tokens) on one signed scale; built per h, a new d_k stretches the same images."""
+class ProjectionsDrawer:
+    """Every head's Q_i (rows = tokens) on one signed scale; the still figure is drawn from the same frame."""
 
     size = (10.0, 4.6)
-
-    def key(self, res):
-        return len(res.Q), tuple(res.tokens)
-
-    def build(self, fig, res):
-        h, n = len(res.Q), len(res.tokens)
-        rows, cols = head_grid(h)
-        gs = fig.add_gridspec(rows, cols, left=0.1, right=0.9, bottom=0.13, top=0.84, wspace=0.12, hspace=0.5)
-        panels = [
-            plot_heatmap(
-                fig.add_subplot(gs[i]),
-                np.zeros((n, 1)),
-                res.tokens if i % cols == 0 else None,
-                None,
-                cmap=SIGNED_CMAP,
-                vmin=-1,
-                vmax=1,
-                numbers=False,
-            )
-            for i in range(h)
-        ]
-        cax = fig.colorbar(panels[0].image, cax=fig.add_axes([0.92, 0.13, 0.015, 0.71])).ax
-        return dict(
-            panels=panels,
-            titles=[heat.ax.set_title("", fontsize=8) for heat in panels],
-            ends=[
-                heat.ax.text(x, -0.04, "", transform=heat.ax.transAxes, ha=ha, va="top", fontsize=7)
-                for heat in panels
-                for x, ha in ((0.0, "left"), (1.0, "right"))
-            ],  # "1" and "d_k"
-            cax=cax,
-            xlabel=fig.text(0.5, 0.02, "", ha="center", fontsize=8),
-            caption=fig.text(0.5, 0.97, "", ha="center", va="top", fontsize=9),
-        )
-
-    def update(self, layout, res):
-        self.__dict__.update(layout)  # the artists of the layout on screen (self.caption, self.panels, ...)
-        h, n, d_k = res.Q.shape
-        clim, changed = symmetric_limits(res.Q), []
-        for i, (heat, Q) in enumerate(zip(self.panels, res.Q, strict=False)):
-            changed += heat.set_data(Q, clim=clim)
-            self.titles[i].set_text(f"$Q_{{{i + 1}}}$  ({n} x {d_k})")
-        for k, t in enumerate(self.ends):
-            t.set_text("1" if k % 2 == 0 else str(d_k))
-        self.xlabel.set_text(f"dimension within the head (1 ... d_k = {d_k}); rows: tokens")
-        self.caption.set_text(
-            f"h={h}, d_k={d_k}:  each $W_i^Q$ is {res.W_q.shape[1]} x {d_k},  each "
-            f"$Q_i = X W_i^Q$ is {n} x {d_k};  parameters ($W^Q, W^K, W^V, W^O$ together) = "
-            f"{res.count['total']:,}"
-        )
-        return changed + self.titles + self.ends + [self.xlabel, self.caption, self.cax]
 
     def picture(self, res):
         """What the browser draws: every head's Q_i (rows: tokens) on one signed scale."""
@@ -154,8 +101,8 @@ class ProjectionsDrawer(LayoutDrawer):
 
 
 def draw_projections(fig, result):
-    """Every head's Q_i as a heatmap (a still picture, as the explorer draws it)."""
-    return ProjectionsDrawer()(fig, result)
+    """Every head's Q_i as a heatmap on ``fig`` (a still picture, as the explorer draws it)."""
+    return frame_figure(ProjectionsDrawer().picture(result), fig=fig)
 
 
 def make_projections_explorer(h=8, tie_d_k=True, d_k=64):
@@ -163,8 +110,8 @@ def make_projections_explorer(h=8, tie_d_k=True, d_k=64):
 
     Returns
     -------
-    ExplorerBox
-        ``controls`` are ``h``, ``tie_d_k`` and ``d_k``; see :mod:`mha_lib.explorers.toolkit`.
+    PictureBox
+        ``controls`` are ``h``, ``tie_d_k`` and ``d_k``; see :func:`mha_lib.explorers.toolkit.build_explorer`.
     """
     controls = {
         "h": heads_control(512, h, tied=tie_d_k),
