@@ -22,12 +22,15 @@ pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with
 
 def _head_panels(box):
     """Axes of the explorer's figure that show one head (titled "head i") and are shown now."""
-    _ = box.figure  # finish any pending redraw
-    panels = box.drawer.head_panels()
-    assert panels == [
-        ax for ax in box.figure.get_axes() if ax.get_visible() and ax.images and ax.get_title().startswith("head ")
-    ]
+    panels = [ax for ax in box.figure.get_axes() if ax.get_visible() and ax.images and ax.get_title().startswith("head ")]
+    if hasattr(box.drawer, "head_panels"):  # a drawer that draws its own still figure
+        assert panels == box.drawer.head_panels()
     return panels
+
+
+def _cell_texts(ax):
+    """The numbers written in the cells of a heatmap's axes, row by row."""
+    return next(a for a in ax.artists if type(a).__name__ == "CellNumbers").texts()
 
 
 # --------------------------------------------------------------------------- helpers
@@ -210,8 +213,8 @@ def test_softmax_explorer_default_is_running_example(boxes, ex):
     np.testing.assert_allclose(box.result.weights, w, rtol=1e-12, atol=1e-12)
     panels = _head_panels(box)
     assert len(panels) == 8
-    for i, ax in enumerate(panels):
-        np.testing.assert_allclose(ax.images[0].get_array(), w[i], rtol=1e-12, atol=1e-12)
+    for i, ax in enumerate(panels):  # the still figure draws the float32 numbers the page got
+        np.testing.assert_allclose(ax.images[0].get_array(), w[i], rtol=0, atol=1e-7)
         assert ax.images[0].get_clim() == (0.0, 1.0)
 
 
@@ -244,10 +247,10 @@ def test_softmax_explorer_temperature(softmax_box, ex, log10_T):
     # the panels (updated in place after the first picture) show these weights, numbers included
     panels = _head_panels(box)
     assert len(panels) == 8
-    for i, ax in enumerate(panels):
-        np.testing.assert_allclose(ax.images[0].get_array(), w[i], rtol=1e-10, atol=1e-12)
-        assert box.drawer.cell_texts(i) == [format(v, ".2f") for v in w[i].ravel()]
-    assert f"T = {T:.3g}," in box.drawer.layout.caption.get_text()
+    for i, ax in enumerate(panels):  # the float32 numbers the page got
+        np.testing.assert_allclose(ax.images[0].get_array(), w[i], rtol=0, atol=1e-7)
+        assert _cell_texts(ax) == [format(v, ".2f") for v in w[i].astype(np.float32).astype(float).ravel()]
+    assert f"T = {T:.3g}," in box.figure.get_suptitle()
     if log10_T == 2.0:  # hot: nearly uniform
         np.testing.assert_allclose(box.result.weights, 0.25, atol=0.01)
     if log10_T == -2.0:  # cold: nearly one-hot on the largest score

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions
 from ..attention import MASK_KINDS, make_mask, row_entropy
-from .grid import HeadGrid, HeadGridDrawer, head_titles
+from .grid import head_titles
 from .toolkit import (
     TIE_LABEL,
     build_explorer,
@@ -91,26 +91,8 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
     )
 
 
-class SoftmaxDrawer(HeadGridDrawer):
-    """Every head's weights on the shared scale [0, 1], masked cells hatched (built once per h and tokens)."""
-
-    def key(self, res):
-        return res.h, res.tokens, res.roles
-
-    def build(self, fig, res):
-        return HeadGrid(
-            fig,
-            res.h,
-            res.tokens,
-            annotate=res.h <= 8,
-            panel_cap=2.2,
-            shrink=True,
-            caption="",
-            titles=head_titles(res.h, res.roles),
-        )
-
-    def update(self, grid, res):
-        return grid.update(res.weights, mask=res.mask, caption=_caption(res))
+class SoftmaxDrawer:
+    """Every head's weights on the shared scale [0, 1], masked cells hatched."""
 
     def picture(self, res):
         """What the browser draws: every head's weights, masked cells hatched."""
@@ -132,9 +114,9 @@ def make_softmax_explorer(seed=0):
 
     Returns
     -------
-    ExplorerBox
+    PictureBox
         ``controls`` are ``weights``, ``sentence``, ``h``, ``d_k``, ``tie`` (d_k = d_model/h), ``T``
-        (temperature, 0.01 to 100 on a log scale) and ``mask``; see :mod:`mha_lib.explorers.toolkit`.
+        (temperature, 0.01 to 100 on a log scale) and ``mask``; see :func:`mha_lib.explorers.toolkit.build_explorer`.
     """
     controls = {
         "weights": weights_control(),
