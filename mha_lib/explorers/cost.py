@@ -11,8 +11,7 @@ import numpy as np
 from .._checks import check_flag, whole_number
 from ..cost import attention_cost, format_bytes
 from . import chart
-from .grid import bar_panel
-from .toolkit import LayoutDrawer, checkbox, dropdown, heads_control, int_slider, link_heads
+from .toolkit import checkbox, dropdown, heads_control, int_slider, link_heads
 
 __all__ = ["CostSetting", "cost_setting", "CostDrawer", "make_cost_explorer"]
 
@@ -21,7 +20,7 @@ STEP_LABELS = {
     "scores": "scores QKᵀ",
     "softmax": "softmax",
     "weighted_sum": "weighted sum AV",
-    "output": "output $W^O$",
+    "output": "output W^O",
 }
 BLOCK_LABEL, WEIGHTS_LABEL = "one block of scores per head", "attention weights h n²"  # the last memory item
 MODELS = [("512 (running example)", 512), ("768 (BERT-Base, GPT-2)", 768), ("4096 (LLaMA-7B)", 4096)]
@@ -72,83 +71,17 @@ def cost_setting(d_model=768, h=12, log2_n=9, blockwise=False, block_size=64):
     )
 
 
-class CostDrawer(LayoutDrawer):
-    """FLOPs per step (left) and bytes held (right); built once per kind of attention, then updated in place."""
+class CostDrawer:
+    """FLOPs per step (left) and bytes held (right) as horizontal bars; the still figure is drawn from the same."""
 
-    size = (10.0, 3.2)
-
-    def key(self, res):
-        return res.blockwise
-
-    def build(self, fig, res):
-        # Room for each panel's bar names, from their length (about 0.62 em a character at bar_panel's 8 points,
-        # plus the tick and its pad): the left margin holds the steps, the gap between the panels the memory items.
-        W, fs = self.size[0], 8
-
-        def names_width(labels):  # inches
-            return (max(map(len, labels)) * 0.62 * fs + 8) / 72
-
-        left, right = names_width(list(STEP_LABELS.values())) + 0.1, 0.025 * W
-        # the same for both kinds of attention (the panels stay put when blockwise is switched); + room for the
-        # left panel's numbers past its longest bar
-        gap = names_width([*res.memory, BLOCK_LABEL, WEIGHTS_LABEL]) + 0.3
-        width = (W - left - right - gap) / 2  # of each panel
-        ax_f, ax_m = fig.subplots(
-            1, 2, gridspec_kw=dict(left=left / W, right=1 - right / W, bottom=0.16, top=0.9, wspace=gap / width)
-        )
-        quadratic = {"scores", "softmax", "weighted_sum"}
-        colors = [
-            ["#D55E00" if k in quadratic else "#0072B2" for k in STEP_LABELS],
-            ["#999999", "#0072B2", "#009E73" if res.blockwise else "#D55E00"],
-        ]
-        layout = [
-            (bar_panel(ax, labels, horizontal=True, color=color), ax.set_title("", fontsize=9))
-            for ax, labels, color in zip((ax_f, ax_m), (list(STEP_LABELS.values()), list(res.memory)), colors, strict=False)
-        ]
-        ax_f.set_xlim(0, 110)
-        ax_f.set_xlabel("% of the FLOPs (orange: grows with n²)", fontsize=8)
-        ax_m.set_xscale("log")
-        ax_m.set_xlim(1e3, 1e12)
-        ax_m.set_xlabel("bytes in float32, one layer, one sentence (log scale)", fontsize=8)
-        return layout
-
-    def update(self, layout, res):
-        (set_flops, title_f), (set_memory, title_m) = layout
-        percent = 100 * (np.array([res.flops[k] for k in STEP_LABELS], dtype=float) / res.total_flops)
-        changed = set_flops(percent, [f"{v:.1f}%" for v in percent], pad=1)
-        sizes = [format_bytes(v) for v in res.memory.values()]
-        memory = set_memory(res.memory.values(), sizes, factor=1.3)
-        changed += memory
-        # Keep every size on the log axis: past a bar shorter than the axis starts (64 B at n = 4), not over the
-        # bar names; inside, right-aligned, a bar whose size would end past the axis (4 TiB at n = 2**17, h = 64).
-        ax = title_m.axes
-        lo, hi = ax.get_xlim()
-        points = ax.get_position().width * self.size[0] * 72  # the axes' width
-        for text, value, size in zip(memory[len(sizes) :], res.memory.values(), sizes, strict=False):
-            x = max(value, lo) * 1.3
-            end = np.log10(x) + (len(size) * 0.62 * text.get_fontsize() + 2) / points * np.log10(hi / lo)
-            if end > np.log10(hi):
-                text.set(x=min(value, hi) / 1.3, ha="right", color="white")
-            else:
-                text.set(x=x, ha="left", color="black")
-        title_f.set_text(f"n = {res.n}, d_model = {res.d_model}, h = {res.h}: {res.total_flops / 1e9:,.2f} GFLOP")
-        kind = f"blockwise, {res.block_size} keys at a time" if res.blockwise else "standard attention"
-        title_m.set_text(f"memory held at once: {kind}")
-        return changed + [title_f, title_m]
-
+    size = (10.0, 3.2)  # inches: the still figure
     parts, rows = {"cost": "chart"}, [["cost"]]  # the live picture: one chart of two panels (chart.py)
 
     def frames(self, res):
         """What the browser draws: the same two panels as horizontal bars (memory on a log scale of bytes)."""
         percent = 100 * (np.array([res.flops[k] for k in STEP_LABELS], dtype=float) / res.total_flops)
         colours = [_FLOP_COLOURS[k in _QUADRATIC] for k in STEP_LABELS]
-        flops = _hbars(
-            [t.replace("$W^O$", "W^O") for t in STEP_LABELS.values()],
-            percent,
-            [f"{v:.1f}%" for v in percent],
-            colours,
-            (0, 110),
-        )
+        flops = _hbars(list(STEP_LABELS.values()), percent, [f"{v:.1f}%" for v in percent], colours, (0, 110))
         logs = np.log10(np.maximum(list(res.memory.values()), 1.0))  # bytes, drawn from 10^3 to 10^12
         memory = _hbars(
             list(res.memory), logs, [format_bytes(v) for v in res.memory.values()], _memory_colours(res), (3, 12.5), base=3
