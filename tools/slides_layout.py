@@ -104,7 +104,6 @@ def install(shell, out, page_w, page_h, floor=24.0, dpi=150.0):
             return png
 
         toolkit.render_png = wrapped
-        toolkit.KEEP_PNGS = 0  # every picture is drawn through render_png (a kept PNG would hide its figure)
         if hasattr(explorers, "render_png"):
             explorers.render_png = wrapped
     shell.events.register("post_run_cell", _post_run)
