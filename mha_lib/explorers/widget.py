@@ -217,25 +217,32 @@ def _draw_frame(fig, frame, size):
     groups = [p for p in scheme.get("panels", ()) if p["key"] not in texts.get("hidden", ())]
     columns = int(scheme.get("columns") or 1)
     if texts.get("caption"):
-        fig.suptitle(literal(texts["caption"]), fontsize=10, fontfamily=text_family())
+        fig.suptitle(_wrap(texts["caption"], size[0], 10), fontsize=10, fontfamily=text_family())
     if texts.get("footer"):
-        fig.supxlabel(literal(texts["footer"]), fontsize=9)
+        fig.supxlabel(_wrap(texts["footer"], size[0], 9), fontsize=9)
 
     def height(p):  # of a group, in rows of cells (a strip's rows are a quarter as tall)
         return math.ceil(p["h"] / p["ncols"]) * (max(1.0, p["n"] / 4) if p["strip"] else p["n"]) + 2
 
-    if columns > 1:
+    if columns > 1:  # the groups of a column stacked in it
         width = [next((p["width"] or 1 for p in groups if _column(p) == c), 1) for c in range(columns)]
-        subs = fig.subfigures(1, columns, width_ratios=width)
-        slots = [subs[_column(p)] for p in groups]
+        slots = [None] * len(groups)
+        for c, sub in enumerate(fig.subfigures(1, columns, width_ratios=width)):
+            mine = [i for i, p in enumerate(groups) if _column(p) == c]
+            ratios = [height(groups[i]) for i in mine]
+            for i, s in zip(mine, np.atleast_1d(sub.subfigures(len(mine), 1, height_ratios=ratios) if mine else [])):
+                slots[i] = s
+        share = [height(p) / sum(height(q) for q in groups if _column(q) == _column(p)) for p in groups]
     else:
         slots = list(np.atleast_1d(fig.subfigures(len(groups), 1, height_ratios=[height(p) for p in groups])))
-    for p, sub in zip(groups, slots, strict=True):
+        share = [height(p) / sum(map(height, groups)) for p in groups]
+    for p, sub, part in zip(groups, slots, share, strict=True):
         key, M, entry = p["key"], _numbers(arrays[p["key"]]), arrays[p["key"]]
         titles = texts.get("titles", {}).get(key) or p["titles"]
         note = texts.get("notes", {}).get(key)
         if texts.get("group_titles", {}).get(key):
-            sub.suptitle(literal(texts["group_titles"][key]), fontsize=9, fontweight="bold", fontfamily=text_family())
+            title = _wrap(texts["group_titles"][key], size[0] * (p["width"] or 1), 9)
+            sub.suptitle(title, fontsize=9, fontweight="bold", fontfamily=text_family())
         rows = math.ceil(p["h"] / p["ncols"])
         spare = 1 - p["width"] if p["width"] and columns == 1 else 0  # a narrower group: to scale with the others
         ratios = [1] * p["ncols"] + ([spare * p["ncols"] / (1 - spare)] if spare else [])
@@ -243,9 +250,10 @@ def _draw_frame(fig, frame, size):
         for ax in axes.ravel()[p["h"] :] if not spare else [*axes.ravel()[p["h"] :], *axes[:, -1]]:
             ax.set_visible(False)
         axes = [ax for ax in axes[:, : p["ncols"]].ravel()[: p["h"]]]
-        cell = size[0] * (p["width"] or 1) * 0.75 / (p["ncols"] * p["m"])  # inches, about (the layout is not made yet)
+        wide = size[0] * (p["width"] or 1) * 0.75 / p["ncols"]  # a panel's width in inches, about (before the layout)
+        cell = wide / p["m"] if p["strip"] else min(wide / p["m"], size[1] * part * 0.7 / (rows * p["n"]))  # square
         rotate = max(map(len, p["cols"] or [""])) * 8 * 0.64 / 72 > 0.9 * cell  # key labels wider than their cells
-        wrap = max(12, int(cell * p["m"] * 72 / (8 * 0.6)))  # characters of an axis name under one panel
+        wrap = max(12, int(wide * 72 / (8 * 0.6)))  # characters of an axis name under one panel
         for i, ax in enumerate(axes):
             first, bottom = i % p["ncols"] == 0, i + p["ncols"] >= p["h"]
             heat = plot_heatmap(
@@ -264,7 +272,7 @@ def _draw_frame(fig, frame, size):
             )
             if not p["strip"]:
                 ax.set_aspect("equal")
-            title = literal(titles[i] if i < len(titles) else "") + (f"\n{literal(note)}" if note else "")
+            title = _wrap(titles[i] if i < len(titles) else "", wide, 8) + (f"\n{literal(note)}" if note else "")
             ax.set_title(title, fontsize=8, fontfamily=text_family())
             ax.set_ylabel(p["row_label"] if first and p["row_label"] else "", fontsize=8)
             ax.set_xlabel(textwrap.fill(p["col_label"], wrap) if bottom and p["col_label"] else "", fontsize=8)
@@ -275,6 +283,11 @@ def _draw_frame(fig, frame, size):
         if np.isnan(M).any():
             handle = Patch(facecolor=MASKED_COLOR, edgecolor="#737373", hatch="///", label=p["mask_label"])
             sub.legend(handles=[handle], loc="lower right", fontsize=7, frameon=False)
+
+
+def _wrap(text, inches, fontsize):
+    """``text`` escaped for matplotlib and broken into lines about ``inches`` wide at ``fontsize`` points."""
+    return literal(textwrap.fill(str(text), max(12, int(inches * 72 / (0.5 * fontsize))), break_long_words=False))
 
 
 def parts_figure(frames, rows, widths=None, size=(10.0, 4.6), dpi=90, fig=None):
