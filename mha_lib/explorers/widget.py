@@ -230,7 +230,8 @@ def _draw_frame(fig, frame, size):
         for c, sub in enumerate(fig.subfigures(1, columns, width_ratios=width)):
             mine = [i for i, p in enumerate(groups) if _column(p) == c]
             ratios = [height(groups[i]) for i in mine]
-            for i, s in zip(mine, np.atleast_1d(sub.subfigures(len(mine), 1, height_ratios=ratios) if mine else [])):
+            stack = np.atleast_1d(sub.subfigures(len(mine), 1, height_ratios=ratios)) if mine else []
+            for i, s in zip(mine, stack, strict=True):
                 slots[i] = s
         share = [height(p) / sum(height(q) for q in groups if _column(q) == _column(p)) for p in groups]
     else:
@@ -300,7 +301,8 @@ def parts_figure(frames, rows, widths=None, size=(10.0, 4.6), dpi=90, fig=None):
     rows = [names for names in rows if names]
     for r, row in enumerate(np.atleast_1d(fig.subfigures(len(rows), 1))):
         ratios = [(widths or {}).get(n, 1) for n in rows[r]]
-        for name, sub, w in zip(rows[r], np.atleast_1d(row.subfigures(1, len(ratios), width_ratios=ratios)), ratios):
+        parts = np.atleast_1d(row.subfigures(1, len(ratios), width_ratios=ratios))
+        for name, sub, w in zip(rows[r], parts, ratios, strict=True):
             frame = frames[name]
             if isinstance(frame, Frame):
                 _draw_frame(sub, frame, (W * w / sum(ratios), H / len(rows)))
