@@ -494,3 +494,18 @@ def test_a_percentage_for_a_share_is_told_to_give_a_share_between_0_and_1(capsys
     check("00.it_full_thing", 48)
     out = capsys.readouterr().out
     assert out.startswith("❌") and "share between 0 and 1" in out and "0.48" in out, out
+
+
+def test_a_half_for_the_tie_of_cat_and_it_is_told_the_and_sat_keep_a_share(capsys):
+    # 0.5 is the tie of "cat" and "it" alone; "the" and "sat" still get e^0 = 1 each, so "cat" gets under a half
+    check("00.it_full_thing", 0.5)
+    out = capsys.readouterr().out
+    assert out.startswith("❌") and "'the' and 'sat'" in out and "rounded" not in out, out
+
+
+@pytest.mark.parametrize("answer", [(100, 4096), "100, 4096"])
+def test_one_llama_head_as_wide_as_d_model_is_told_the_columns_are_d_k(answer, capsys):
+    # the rows (one per token) are right: the hint must point at the columns, 4096 / 32 = 128
+    check("08.llama_head_q", answer)
+    out = capsys.readouterr().out
+    assert out.startswith("❌") and "columns" in out and "4096 / 32 = 128" in out, out

@@ -574,6 +574,14 @@ _MISTAKES_WEIGHTED_SUM = _mistakes(
         "use V as it is: row j of V is token j's value, so weights @ V, not weights @ V.T.",
     ),
     (
+        "V.T @ weights",
+        lambda A, V: np.swapaxes(V, -1, -2) @ A,
+        "the output has one row per token, shape (n, d_v); V.T @ weights has one row per value dimension, "
+        "(d_v, n), which looks right only when n == d_v.",
+        "V.T @ weights has shape (d_v, n), the answer's transpose (on square inputs it even has the right shape): "
+        "row j of V is token j's value, so use V as it is, weights @ V.",
+    ),
+    (
         "element-wise",
         lambda A, V: A * V,
         "a weighted sum of rows is a matrix product, not an entry-by-entry product.",
@@ -896,6 +904,9 @@ def _diagnose_overflow(case, got):
     mistakes=_MISTAKES_MHA,
     diagnose=_diagnose_overflow,
     diagnose_raised=_diagnose_mha_raised,
+    # notebook 07: the steps taught in 03-05 may be the library's, so the student writes the split, the stacking
+    # and the merge + W^O; mha_lib.multi_head_attention itself (and concat_heads, output_projection) stay refused
+    allowed=(attention_scores, softmax, lib_weighted_sum),
     library="mha_lib.multi_head_attention(X, params).output",
     returns="the layer's output Concat(head_1, ..., head_h) W_o, shape (n, d_model)",
 )
@@ -2294,7 +2305,9 @@ def _library_refusal(ex, fn, own, used=None):
         name = getattr(fn, "__name__", "your function")
         uses = f"{'your function' if name == '<lambda>' else name} calls {', '.join(used)}"
     wanted = ex.reference.__name__
-    also = "".join(f"; here {_library_name(f)} may be used" for f in ex.allowed)
+    names = [_library_name(f) for f in ex.allowed]
+    listed = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+    also = f"; here {listed} may be used" if names else ""
     return (
         f"❌ Not yet: {uses}. The exercise is to write {wanted} yourself, in plain numpy, "
         f"without calling mha_lib{also}: the checker compares your function with {ex.library}, so a function "

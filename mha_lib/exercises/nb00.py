@@ -47,6 +47,23 @@ def _share_not_percentage(answer):
     return None
 
 
+def _it_full_thing_mistake(answer):
+    """A percentage (48 for 0.48), or 0.5: "cat and it tie", forgetting that "the" and "sat" keep a share."""
+    told = _share_not_percentage(answer)
+    if told:
+        return told
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        return None
+    if abs(value - 0.5) < 0.005:
+        return (
+            "'cat' and 'it' tie, but they do not share everything: 'the' and 'sat' keep a share too. Their scores "
+            "are 0, and e^0 = 1 is not 0, so 'cat' gets e^3 / (1 + e^3 + 1 + e^3), a little under one half."
+        )
+    return None
+
+
 EXERCISES = {
     "predict_it": Exercise(
         question="Predict before you run the cell: the query of 'it' is (3, 0), 'I look for a thing'. The keys are "
@@ -66,7 +83,7 @@ EXERCISES = {
         "'cat'. The query of 'it' stays (3, 0). What share of its attention does 'it' now give 'cat'? "
         "Give a share between 0 and 1 (not a percentage), rounded to two decimals.",
         answer=_it_full_thing,
-        diagnose=_share_not_percentage,
+        diagnose=_it_full_thing_mistake,
         hint=(
             "Recompute the four scores of 'it' with the new key, then the softmax: two keys now match equally well.",
             "The scores of 'it' become 0, 3, 0, 3. The weight of 'cat' is e^3 / (1 + e^3 + 1 + e^3).",

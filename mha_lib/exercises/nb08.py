@@ -1,5 +1,7 @@
 """Self-checks of notebook 08 (the whole computation on one screen)."""
 
+import re
+
 from .. import causal_mask
 from .answers import Exercise
 from .nb07 import parameter_count_exercise
@@ -13,6 +15,22 @@ def _designed_saw_at_temperature(T=10.0):
     scores = multi_head_attention(ex.X, ex.params).scores[0]  # head 1 (previous token), scaled: (n, n)
     row = softmax(scores / T)[ex.tokens.index("saw")]  # what the step view shows at temperature T
     return "yes" if ex.tokens[int(row.argmax())] == "cat" else "no"
+
+
+def _llama_q_mistake(answer):
+    """(100, 4096): the rows are right, the columns are d_model, the width of all heads together."""
+    if isinstance(answer, str):  # "100, 4096" typed as text
+        answer = re.findall(r"-?\d+", answer)
+    try:
+        shape = tuple(int(a) for a in answer)
+    except (TypeError, ValueError):
+        return None
+    if shape == (100, 4096):
+        return (
+            "The rows are right, one per token; the columns are not: 4096 is d_model, the width of all 32 heads "
+            "together. One head's Q_i has d_k = d_model / h = 4096 / 32 = 128 columns."
+        )
+    return None
 
 
 EXERCISES = {
@@ -46,9 +64,10 @@ EXERCISES = {
         "what is the shape of one head's Q_i?",
         answer=lambda: (100, 128),
         hint=(
-            "Q_i = X W_i^Q has one row per token of the text.",
+            "Q_i = X W_i^Q has one row per token of the text, and one column per query dimension of ONE head.",
             "One row per token, one column per query dimension of a head: (n, d_k), with n = 100 and d_k = 128.",
         ),
+        diagnose=_llama_q_mistake,
         kind="shape",
     ),
     "llama_weights": Exercise(

@@ -141,7 +141,7 @@ def solution_text(exercise_id):
         return (
             f"# {exercise_id}: {ex.signature} returns {ex.returns}.\n"
             f"# The library's version: {ex.library}.\n"
-            f"import numpy as np\n\n{function_solution(exercise_id)}"
+            f"import numpy as np\n{'import mha_lib' + chr(10) if ex.allowed else ''}\n{function_solution(exercise_id)}"
         )
     ex = questions.answer_exercise(exercise_id)  # raises a clear ValueError for an unknown id
     answer = _fmt(ex.answer())

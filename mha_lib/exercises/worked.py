@@ -1,7 +1,7 @@
 """Reference solutions of the function exercises ("Your turn" cells of 02-07).
 
 Each function here is what a student writes in the notebook, under the same
-``my_...`` name, in plain numpy. :func:`mha_lib.exercises.solution` prints
+``my_...`` name, in plain numpy (07's calls the steps of 03-05 from mha_lib). :func:`mha_lib.exercises.solution` prints
 their source, and the tests check that each one passes
 :func:`mha_lib.exercises.check_function`, so the printed code is always code
 that works.
@@ -11,6 +11,8 @@ d_v value size, ``...`` optional leading batch or head dimensions.
 """
 
 import numpy as np
+
+import mha_lib  # the steps notebook 07 lets the whole layer call
 
 __all__ = [
     "my_split_heads",
@@ -58,16 +60,15 @@ def my_concat(heads):
 
 
 def my_multi_head_attention(X, W_q, W_k, W_v, W_o):
+    # notebook 07: the steps of 03-05 may be the library's (mha_lib.attention_scores, softmax, weighted_sum)
     Q = X @ W_q  # (n, d_model) @ (h, d_model, d_k) -> (h, n, d_k)
     K = X @ W_k  # (h, n, d_k)
     V = X @ W_v  # (h, n, d_v)
-    d_k = Q.shape[-1]
-    scores = Q @ K.swapaxes(-1, -2) / np.sqrt(d_k)  # (h, n, d_k) @ (h, d_k, n) -> (h, n, n)
-    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights = e / e.sum(axis=-1, keepdims=True)  # (h, n, n), each row sums to 1
-    heads = weights @ V  # (h, n, n) @ (h, n, d_v) -> (h, n, d_v)
+    scores = mha_lib.attention_scores(Q, K)  # (h, n, n): Q @ K.swapaxes(-1, -2) / np.sqrt(d_k)
+    weights = mha_lib.softmax(scores)  # (h, n, n), each row sums to 1
+    heads = mha_lib.weighted_sum(weights, V)  # (h, n, n) @ (h, n, d_v) -> (h, n, d_v)
     h, n, d_v = heads.shape
-    concat = heads.transpose(1, 0, 2).reshape(n, h * d_v)  # (h, n, d_v) -> (n, h*d_v)
+    concat = heads.transpose(1, 0, 2).reshape(n, h * d_v)  # (h, n, d_v) -> (n, h, d_v) -> (n, h*d_v)
     return concat @ W_o  # (n, h*d_v) @ (h*d_v, d_model) -> (n, d_model)
 
 
