@@ -412,8 +412,8 @@ KEYS_HELP = (
     "<div style='font-size: var(--u, 20px); margin-top: calc(var(--u, 20px) * 0.6)'><b>Keys</b> (Voila, full window): "
     "<b>→</b> or <b>Page Down</b> next scene, <b>←</b> or <b>Page Up</b> previous scene (what clickers send) · "
     "<b>↓</b> or <b>.</b> next step, <b>↑</b> or <b>,</b> previous step of the step view · "
-    "<b>P</b> hide or show the controls (presenter layout) · click the picture to take the keys back from a "
-    "slider or a text box</div>"
+    "<b>P</b> hide or show the controls (presenter layout) · Page Down / Page Up work from a slider or a text "
+    "box too; click the picture to take the arrows back from one</div>"
 )
 
 # A window narrower than this (width / height: 4:3 is 1.33, 16:10 is 1.6, 16:9 is 1.78) opens in the presenter layout

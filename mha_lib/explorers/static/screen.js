@@ -42,13 +42,20 @@
     }
     const target = { ArrowRight: 'scene-next', PageDown: 'scene-next', ArrowLeft: 'scene-prev', PageUp: 'scene-prev',
                      ArrowDown: 'step-next', '.': 'step-next', ArrowUp: 'step-prev', ',': 'step-prev' }[e.key];
-    if (!target || (e.target && e.target.closest(fields))) { return; }
+    // Page Down / Page Up change scenes even from a slider or a text box (a clicker has no other key to take the
+    // focus back); the arrows and "." "," typed into a field stay the field's
+    const clicker = e.key === 'PageDown' || e.key === 'PageUp';
+    if (!target || (!clicker && e.target && e.target.closest(fields))) { return; }
     e.preventDefault();
+    if (clicker) {  // not the field's too (a slider moves by a large step on Page Down; a text box stops the key)
+      e.stopPropagation();
+      if (document.activeElement && document.activeElement.closest(fields)) { document.activeElement.blur(); }
+    }
     // the button of the view on screen (the step buttons are hidden with the controls in the presenter layout)
     const button = [...document.querySelectorAll('button.mha-' + target)]
       .find((b) => (b.closest('.mha-stage') || b).offsetParent !== null);
     if (button) { button.click(); }
-  });
+  }, true);  // the capture phase: before a slider or a text box takes the key (ipywidgets' text boxes stop it)
   // One scene change at a time: after a press on previous/next (key or mouse), further presses are
   // ignored until the kernel has shown the new scene: the counter changed and the picture on screen is
   // one drawn after the press (at most 6 s). A double press on a slow machine can no longer skip a scene.
