@@ -1118,3 +1118,26 @@ def test_the_scaffold_does_not_print_the_answer(capsys):
 def test_self_checks(assert_self_check):
     assert_self_check("13.first_score_gradient", 0.25, -0.25)
     assert_self_check("13.gradient_shape_W_q", (2, 32, 16), (32, 16))
+
+
+def _layer_with_library_steps(concat):
+    def my_multi_head_attention(X, W_q, W_k, W_v, W_o):
+        heads = mha_lib.weighted_sum(mha_lib.softmax(mha_lib.attention_scores(X @ W_q, X @ W_k)), X @ W_v)
+        return concat(heads) @ W_o
+
+    return my_multi_head_attention
+
+
+@pytest.mark.parametrize(
+    "concat, right, words",
+    [
+        (lambda H: H.transpose(1, 0, 2).reshape(H.shape[1], -1), True, "✅ Right"),
+        (lambda H: H.reshape(H.shape[1], -1), False, "need a transpose to (n, h, d_v)"),
+        (lambda H: H.transpose(1, 2, 0).reshape(H.shape[1], -1), False, "NEIGHBOURING columns"),
+        (lambda H: mha_lib.concat_heads(H), False, "uses mha_lib.concat_heads"),
+    ],
+)
+def test_the_whole_layer_may_call_the_steps_of_03_to_05_and_its_merge_is_still_judged(capsys, concat, right, words):
+    # notebook 07: scores, softmax and weighted sum may be the library's; the merge is the student's to write
+    ok, out = run(capsys, "07.multi_head_attention", _layer_with_library_steps(concat))
+    assert ok is right and words in out, out
