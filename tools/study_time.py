@@ -11,12 +11,14 @@ and adds
 * 120 words of prose a minute (technical reading),
 * 45 seconds a code cell,
 * 2 minutes a question (predict, or compute a number),
-* 10 minutes a function to write (the attempts, the hints, the fix),
+* 10 minutes a function to write (the attempts, the hints, the fix), or what FUNCTION_MINUTES says for a
+  function a reader found quicker or slower than that (a one-line product; a softmax with its axes and overflow),
 * 3 minutes an explorer,
 
 rounded up to 5 minutes: for the main line (cells tagged ``optional``, the "going further" detours, left
 out) and with the detours. The rates were fitted to one timed first reading of 00-08's main line by a student who
-knew numpy but not attention (about 4 h 20 in all; a function to write took the most time).
+knew numpy but not attention (about 4 h 20 in all; a function to write took the most time), and the functions of
+FUNCTION_MINUTES to a second reader's times for 04, 05 and 07.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ CODE_CELL_MIN = 0.75
 QUESTION_MIN = 2
 FUNCTION_MIN = 10
 EXPLORER_MIN = 3
+FUNCTION_MINUTES = {  # check_function ids whose function takes a reader more or less than FUNCTION_MIN
+    "04.softmax": 15,  # the row maximum, keepdims and the axis: most readers need a hint or two
+    "05.weighted_sum": 5,  # one matrix product
+    "07.multi_head_attention": 12,  # the steps of 03-05 are given (mha_lib); the stacks and the merge are written
+}
 
 
 def estimate(path, detours=False):
@@ -42,6 +49,7 @@ def estimate(path, detours=False):
 
     nb = nbformat.read(path, as_version=4)
     words = code = questions = functions = explorers = 0
+    function_minutes = 0
     for cell in nb.cells:
         if not detours and "optional" in cell.get("metadata", {}).get("tags", []):
             continue
@@ -49,14 +57,17 @@ def estimate(path, detours=False):
             words += len(re.findall(r"\S+", cell.source))
         elif cell.cell_type == "code":
             code += 1
-            functions += bool(re.search(r"\bcheck_function\(", cell.source))
+            called = re.search(r"\bcheck_function\(\s*[\"']([\w.]+)[\"']", cell.source)
+            if called:
+                functions += 1
+                function_minutes += FUNCTION_MINUTES.get(called.group(1), FUNCTION_MIN)
             questions += bool(re.search(r"\bcheck\(", cell.source)) and not re.search(r"\bcheck_function\(", cell.source)
             explorers += bool(re.search(r"\bmake_\w*explorer\(", cell.source))
     minutes = (
         words / WORDS_PER_MINUTE
         + code * CODE_CELL_MIN
         + questions * QUESTION_MIN
-        + functions * FUNCTION_MIN
+        + function_minutes
         + explorers * EXPLORER_MIN
     )
     return 5 * math.ceil(minutes / 5), words, code, questions, functions, explorers
