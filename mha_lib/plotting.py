@@ -430,7 +430,7 @@ def _check_axes_list(axes, count, where):
 def plot_soft_lookup(axes, look, token="it"):
     """Notebook 00's soft dictionary lookup, seen from one word, on three axes.
 
-    Left: the keys as arrows and the word's query (half size, dashed); middle: the word's weights as bars;
+    Left: the keys as arrows and the word's query (a wide grey arrow under them, from the same origin); middle: the word's weights as bars;
     right: the values and the word's output (a star), the weighted average of the values.
 
     Parameters
@@ -459,7 +459,7 @@ def plot_soft_lookup(axes, look, token="it"):
         raise ValueError(f"plot_soft_lookup: token={shown(token)} is not one of the lookup's words {tokens}")
     m = tokens.index(token)
     colours = _TOKEN_COLOURS[: len(tokens)]
-    label_at = {"the": (-30, -16), "cat": (-10, 8), "sat": (6, -4), "it": (-14, 8)}  # clear of the arrows
+    label_at = {"the": (-30, -16), "cat": (0, 8), "sat": (6, -4), "it": (-34, 22)}  # clear of the arrows
     artists = []
     for tok, k, c in zip(tokens, look.K, colours, strict=False):  # keys: what each word offers
         artists.append(ax_k.annotate("", k, (0, 0), arrowprops=dict(arrowstyle="->", color=c, lw=2)))
@@ -469,19 +469,18 @@ def plot_soft_lookup(axes, look, token="it"):
                 f"key of '{tok}'", k, xytext=label_at.get(tok, (6, 6)), textcoords="offset points", color=c, fontsize=9
             )
         )
-    start, q = np.array([0.0, -0.35]), np.asarray(look.Q[m]) / 2  # the query, half size, below the keys
-    artists.append(ax_k.annotate("", start + q, start, arrowprops=dict(arrowstyle="->", color="black", lw=2, ls="--")))
-    q_text = ", ".join(f"{x:g}" for x in look.Q[m])
+    q = np.asarray(look.Q[m], dtype=float)  # the query, full size, from the origin like the keys, drawn under them
     artists.append(
         ax_k.annotate(
-            f"query of '{token}', ({q_text}) at half size",
-            start + q,
-            xytext=(-150, -14),
-            textcoords="offset points",
-            fontsize=9,
+            "", q, (0, 0), arrowprops=dict(arrowstyle="-|>", color="#bbbbbb", lw=7, mutation_scale=22), zorder=0
         )
     )
-    ax_k.set(xlim=(-0.3, 1.8), ylim=(-0.6, 1.25), aspect="equal", xlabel=look.query_axes[0], ylabel=look.query_axes[1])
+    q_text = ", ".join(f"{x:g}" for x in look.Q[m])
+    artists.append(
+        ax_k.annotate(f"query of '{token}', ({q_text})", q, xytext=(-70, -22), textcoords="offset points", fontsize=9)
+    )
+    reach = max(1.8, float(q[0]) + 0.3)  # the whole query in view
+    ax_k.set(xlim=(-0.3, reach), ylim=(-0.6, 1.25), aspect="equal", xlabel=look.query_axes[0], ylabel=look.query_axes[1])
     ax_k.set_title("query and keys: a match points the same way", fontsize=10)
     bars = ax_w.bar(tokens, look.weights[m], color=colours)
     artists += [bars, *ax_w.bar_label(bars, fmt="%.2f", fontsize=9)]
@@ -567,8 +566,8 @@ def plot_two_heads(ax_weights, ax_values, demo, *, distances=False):
     if distances:
         labels = (
             f"one head: {demo.one_head_distances[0]:.2f} from each value",
-            f"head 'who': {demo.two_heads_distances[0, 0]:.1e} from v(cat)",
-            f"head 'whom': {demo.two_heads_distances[1, 1]:.1e} from v(mouse)",
+            f"head 'who': {demo.two_heads_distances[0, 0]:.2f} from v(cat)",
+            f"head 'whom': {demo.two_heads_distances[1, 1]:.2f} from v(mouse)",
         )
     else:
         labels = ("one head: half of each", "head 'who': cat", "head 'whom': mouse")
