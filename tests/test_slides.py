@@ -77,6 +77,30 @@ def test_footer_is_one_readable_line():
     assert export_slides.footer_text("03 · Scores", "costs $5")[1] is False  # an unpaired dollar stays literal
 
 
+def test_a_long_footer_keeps_its_part_and_loses_the_end_of_its_section():
+    png = _blank_png()
+    slide = export_slides.Slide(
+        notebook="05 · Value aggregation",
+        section="2. Heads with a job: what each token receives from the others, weight by weight",
+        png=png,
+        part="part 1 of 2: panels 1, 2",
+    )
+    fig = export_slides.draw_page(slide, 6, 12)
+    footer = next(t.get_text() for t in fig.texts if "Value aggregation" in t.get_text())
+    assert footer.endswith("… (part 1 of 2)")
+    assert footer.startswith("05 · Value aggregation  ·  2. Heads with a job")
+
+
+def _blank_png():
+    import io
+
+    from matplotlib.figure import Figure
+
+    buf = io.BytesIO()
+    Figure(figsize=(2, 1)).savefig(buf, format="png")
+    return buf.getvalue()
+
+
 @pytest.mark.slow
 def test_rerender_writes_pages_with_24pt_text_and_svg_files(tmp_path):
     notebook = ROOT / "notebooks" / "01_embeddings.ipynb"  # a small notebook: its figures, not the layout's cases

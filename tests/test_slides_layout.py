@@ -253,3 +253,46 @@ def test_the_key_goes_under_a_caption_it_would_cover(layout):
     caption, key = fig.texts[0].get_window_extent(renderer), fig.legends[0].get_window_extent(renderer)
     assert key.y1 <= caption.y0 + 1, "the key is under the caption"
     assert all(ax.get_window_extent(renderer).y1 < key.y0 for ax in axes), "and above the panels"
+
+
+def test_plots_drawn_on_subfigures_share_the_page_width(layout):
+    # An explorer's still figure (parts_figure, frame_figure) draws its parts on subfigures: a panel's position
+    # is relative to its subfigure, and laid out as if on the figure the plots came out small in white space.
+    fig = figure((10, 4.6))
+    fig.set_layout_engine("constrained")
+    fig.suptitle("output of 'saw' = 0.00·v(the) + 1.00·v(cat)", fontsize=10)
+    left, right = fig.subfigures(1, 2)
+    bars = left.subplots()
+    bars.bar(range(5), [0.0, 0.998, 0.002, 0.0, 0.0])
+    bars.set_xticks(range(5), labels=["the", "cat", "saw", "the", "dog"])
+    bars.set_xlabel("key token (whose value is used)", fontsize=8)
+    left.suptitle("weights of 'saw' in head 1", fontsize=9)
+    points = right.subplots()
+    points.plot([0, 1, 2], [1, 0, 2], "o")
+    points.set_xlabel("component 1 (its scale changes with the head)", fontsize=8)
+    right.suptitle("head 1: first 2 components", fontsize=9)
+    copy, problems = layout.attempt(fig, None, True, True)
+    assert problems == [], problems
+    renderer = copy.canvas.get_renderer()
+    panels = [ax for ax in copy.axes if ax.get_visible()]
+    widths = [ax.get_window_extent(renderer).width / copy.bbox.width for ax in panels]
+    assert min(widths) > 0.3, widths
+    titles = [ax.get_title() for ax in panels]
+    assert titles == ["weights of 'saw' in head 1", "head 1: first 2 components"], "a part's title over its panel"
+    assert any("output of 'saw'" in t.get_text() for t in copy.texts), "the figure's caption stays"
+
+
+def test_a_row_of_square_panels_sits_under_its_caption(layout):
+    # Four square plots in a row are less tall than the page: under the caption, not half a page below it.
+    fig = figure((10, 3))
+    fig.text(0.5, 0.97, "value rows (dots) and output rows (stars), every head", ha="center", va="top", fontsize=10)
+    for k in range(4):
+        ax = fig.add_axes((0.05 + 0.24 * k, 0.1, 0.18, 0.6))
+        ax.plot([0, 1, 2], [2, 0, 1], "o")
+        ax.set_aspect("equal")
+        ax.set_title(f"head {k + 1}", fontsize=8)
+    copy, problems = layout.attempt(fig, None, True, True)
+    renderer = copy.canvas.get_renderer()
+    caption = copy.texts[0].get_window_extent(renderer)
+    top = max(ax.get_tightbbox(renderer).y1 for ax in copy.axes)
+    assert (caption.y0 - top) / copy.dpi < 0.5, "the panels right under the caption"

@@ -195,15 +195,18 @@ def draw_page(slide, number, total):
     counter = fig.text(
         1 - MARGIN / PAGE_W, y, f"{number}/{total}", fontsize=FOOTER_PT, color="0.45", ha="right", va="bottom"
     )
-    section = slide.section + (f" ({slide.part.split(':')[0]})" if slide.part else "")
-    footer, math = footer_text(slide.notebook, section)
+    part = f" ({slide.part.split(':')[0]})" if slide.part else ""
+    section = slide.section
+    footer, math = footer_text(slide.notebook, section + part)
     line = fig.text(MARGIN / PAGE_W, y, footer, fontsize=FOOTER_PT, color="0.3", ha="left", va="bottom", parse_math=math)
     renderer = fig.canvas.get_renderer()
     room = counter.get_window_extent(renderer).x0 - 0.3 * PAGE_DPI - MARGIN * PAGE_DPI
-    while line.get_window_extent(renderer).width > room and len(footer) > 10:
-        footer = footer[:-2].rstrip() + "…"  # a footer is one line: cut at the end
+    while line.get_window_extent(renderer).width > room and len(section) > 1:
+        # a footer is one line: the section is cut at its end, "(part 1 of 2)" is kept whole
+        section = section[:-2].rstrip() + "…"
+        footer, math = footer_text(slide.notebook, section + part)
         line.set_text(footer)
-        line.set_parse_math(math and footer.count("$") % 2 == 0)
+        line.set_parse_math(math)
     return fig
 
 

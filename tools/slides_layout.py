@@ -182,12 +182,76 @@ def talk_copy(fig, numbers=True):
     # measured at the resolution it is saved at: glyph widths differ between resolutions (hinting), and a
     # caption measured at 100 dpi to fit the page ran past both its edges in the 150-dpi file
     copy.set_dpi(SETTINGS.dpi)
+    flatten_subfigures(copy)
     if numbers:
         cell_texts(copy, hide=True)
     else:
         for art in copy.findobj(lambda a: type(a).__name__ == "CellNumbers"):
             art.set_visible(False)
     return copy
+
+
+def _subfigures(fig):
+    for sub in fig.subfigs:
+        yield sub
+        yield from _subfigures(sub)
+
+
+def flatten_subfigures(fig):
+    """A figure drawn on subfigures (the explorers' still pictures) made flat: every panel placed in the
+    figure's own coordinates, which the layout sets (a panel's position is relative to its subfigure: laid out
+    as if on the figure, the panels of a subfigure came out small and misplaced). A subfigure's title over one
+    panel becomes that panel's title (on top of its own); over several, a caption of the figure; its legend, a
+    figure legend. True if the figure had subfigures."""
+    subs = list(_subfigures(fig))
+    if not subs:
+        return False
+    fig.draw_without_rendering()  # the layout engine places the subfigures and their panels
+    fig.set_layout_engine("none")
+    to_fig = fig.transFigure.inverted()
+    places = {}
+    for sub in subs:
+        for ax in sub.axes:
+            places[ax] = Bbox(to_fig.transform(sub.transSubfigure.transform(ax.get_position().get_points())))
+    moved = []  # (text, position in the figure, panel or None, alignment)
+    for sub in subs:
+        panels = [ax for ax in list(_axes_of(sub)) if ax.get_visible() and "outline" not in ax.spines]
+        panels = [ax for ax in panels if ax.has_data() or ax.texts or ax.patches or ax.images]
+        for t in list(sub.texts):
+            if t.get_visible() and str(t.get_text()).strip():
+                xy = to_fig.transform(t.get_transform().transform(t.get_position()))
+                moved.append((t, xy, panels[0] if len(panels) == 1 else None))
+            t.remove()
+        for leg in list(sub.legends):
+            texts = leg.get_texts()
+            fig.legend(
+                handles=leg.legend_handles,
+                labels=[x.get_text() for x in texts],
+                fontsize=max(x.get_fontsize() for x in texts) if texts else leg._fontsize,
+                frameon=False,
+            )
+            leg.remove()
+        sub.patch.set_visible(False)
+    for sub in subs:
+        sub._redo_transform_rel_fig(Bbox.from_extents(0, 0, 1, 1))
+    for ax, box in places.items():
+        ax.set_position(box, which="both")
+    for t, (x, y), panel in moved:
+        props = {"fontproperties": t.get_fontproperties(), "color": t.get_color()}
+        if panel is not None:
+            own, size = panel.get_title(), panel.title.get_fontsize()
+            title = panel.set_title(t.get_text() + ("\n" + own if own else ""), **props)
+            if own:  # two lines, one size: the larger
+                title.set_fontsize(max(t.get_fontsize(), size))
+        else:
+            fig.text(x, y, t.get_text(), ha=t.get_horizontalalignment(), va=t.get_verticalalignment(), **props)
+    return True
+
+
+def _axes_of(sub):
+    yield from sub.axes
+    for inner in sub.subfigs:
+        yield from _axes_of(inner)
 
 
 def has_cell_numbers(fig):
@@ -292,6 +356,8 @@ def decorated(ax, renderer):
     its panel (:func:`title_room` keeps it off the next one), and its width must not shrink the panel."""
     full = ax.get_tightbbox(renderer)
     titles = [t for _, t in titles_of(ax) if t.get_visible()]
+    if ax.xaxis.label.get_visible() and str(ax.xaxis.label.get_text()).strip():
+        titles.append(ax.xaxis.label)  # a key's name under a narrow plot: as wide as a title may be
     if full is None or not titles:
         return full
     for t in titles:
@@ -419,6 +485,9 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
             wh = [(w, h)] * len(units)
             for ax in (ax for u in units for ax in u):
                 ax.set_aspect("auto")
+        elif fill and len(units) > 1 and all(plain_plot(u) for u in units):
+            # plots side by side (an explorer's parts): each takes its share of the page, not its notebook shape
+            wh = [(avail_w / nc, avail_h / nr)] * len(units)
         z = min(min(avail_w / nc / w, avail_h / nr / h) for w, h in wh)
         col_w = [max(wh[i][0] * z for i in range(len(units)) if cols[i] == c) for c in range(nc)]
         row_h = [max(wh[i][1] * z for i in range(len(units)) if rows[i] == r) for r in range(nr)]
@@ -427,7 +496,10 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
         x = [(W - total_w) / 2]
         for c in range(nc):
             x.append(x[-1] + col_l[c] + col_w[c] + col_r[c] + gap)
-        y_top = H - pad - top_res - (H - 2 * pad - top_res - bottom_res - total_h) / 2
+        # the grid right under the caption when nothing is under it (the page is trimmed to what it shows): a row
+        # of square panels less tall than the page left the caption alone above half a page of white
+        slack = H - 2 * pad - top_res - bottom_res - total_h
+        y_top = H - pad - top_res - (slack / 2 if bottom_res else 0.0)
         y = [y_top]
         for r in range(nr):
             y.append(y[-1] - row_t[r] - row_h[r] - row_b[r] - gap)
@@ -470,6 +542,11 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
         if np.allclose([ax.get_position().bounds for ax in fig.axes], before, atol=0.002):
             break  # placed where its labels were measured: another round would change nothing
     return True
+
+
+def plain_plot(unit):
+    """True for a panel that is a plot (no image, its shape free): bars, points, lines."""
+    return all(not ax.images and ax.get_aspect() == "auto" for ax in unit)
 
 
 def uniform_heatmaps(units, wh):
@@ -522,6 +599,7 @@ def wrap_long(fig):
     renderer = fig.canvas.get_renderer()
     changed = False
     titles = {id(t): ax for ax in fig.axes for _, t in titles_of(ax)}
+    titles.update({id(ax.xaxis.label): ax for ax in fig.axes if "outline" not in ax.spines})
     # a legend's entries: the legend is placed (and sized) around its texts by matplotlib, not broken up
     legends = {
         id(t) for leg in (*fig.legends, *(ax.get_legend() for ax in fig.axes)) if leg is not None for t in leg.get_texts()
@@ -1029,7 +1107,7 @@ def save_figure(fig):
     stem = SETTINGS.out / f"{_index[0]:02d}"
     record = {"pages": []}
     units, cbars = panels_and_bars(fig)
-    engine = fig.get_layout_engine() is not None
+    engine = fig.get_layout_engine() is not None and not fig.subfigs  # flattened: the engine lays out no more
     # The whole figure on one page, tried as laid out (its layout engine, or its own positions), then
     # laid out again by the hook; the first attempt without problems wins, else the one with the fewest.
     tries = []
