@@ -430,7 +430,8 @@ def _check_axes_list(axes, count, where):
 def plot_soft_lookup(axes, look, token="it"):
     """Notebook 00's soft dictionary lookup, seen from one word, on three axes.
 
-    Left: the keys as arrows and the word's query (a wide grey arrow under them, from the same origin); middle: the word's weights as bars;
+    Left: the keys as arrows and the word's query (a wide grey arrow under them, from the same origin);
+    middle: the word's weights as bars;
     right: the values and the word's output (a star), the weighted average of the values.
 
     Parameters
@@ -471,9 +472,7 @@ def plot_soft_lookup(axes, look, token="it"):
         )
     q = np.asarray(look.Q[m], dtype=float)  # the query, full size, from the origin like the keys, drawn under them
     artists.append(
-        ax_k.annotate(
-            "", q, (0, 0), arrowprops=dict(arrowstyle="-|>", color="#bbbbbb", lw=7, mutation_scale=22), zorder=0
-        )
+        ax_k.annotate("", q, (0, 0), arrowprops=dict(arrowstyle="-|>", color="#bbbbbb", lw=7, mutation_scale=22), zorder=0)
     )
     q_text = ", ".join(f"{x:g}" for x in look.Q[m])
     artists.append(
