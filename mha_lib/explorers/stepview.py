@@ -296,7 +296,7 @@ class StepDrawer:
                     signed=signed,
                     numbers=square,
                     digits=1 if signed else 2,
-                    cbar=None,
+                    cbar="" if square else None,  # the scale of the colours, where the numbers may be left out
                     row_label="",
                     col_label="",
                     titles=[PLAIN_TITLES[k]],

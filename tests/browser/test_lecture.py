@@ -409,6 +409,71 @@ def test_clicker_keys_move_scenes_and_steps_and_p_hides_the_controls(browser, le
         wait_for_scene(page, 1, previous_src=page.evaluate(_STATE)["src"])
 
 
+def test_clicker_keys_change_scenes_while_a_slider_has_the_focus(browser, lecture_url):
+    """After a slider is moved (it keeps the keyboard focus), Page Down still changes the scene: a clicker has no
+    key to take the focus back. The arrows stay the slider's."""
+    with scene_page(browser, lecture_url, 4) as (page, state):
+        handle = page.locator(".mha-screen .mha-controls .noUi-handle:visible").last
+        handle.focus()
+        page.keyboard.press("ArrowLeft")  # the slider's: the scene stays
+        page.wait_for_timeout(1500)
+        assert page.evaluate(_STATE)["counter"] == f"4 / {len(SCENES)}"
+        assert page.evaluate("() => !!document.activeElement.closest('.noUi-handle, [role=slider]')")
+        page.keyboard.press("PageDown")
+        state = wait_for_scene(page, 5, previous_src=state["all"])
+        page.locator(".mha-screen .mha-controls input[type=text]:visible").first.focus()
+        page.keyboard.press("PageUp")
+        wait_for_scene(page, 4, previous_src=state["all"])
+
+
+_INSIDE = """() => {
+  const pic = [...document.querySelectorAll('.mha-screen .mha-pic')].find(p => p.offsetParent !== null);
+  const shown = (e) => e.offsetParent !== null && getComputedStyle(e).visibility !== 'hidden'
+    && e.getBoundingClientRect().height > 0;
+  const parts = [...pic.querySelectorAll('.mha-caption, .mha-footer, .mha-box, .mha-tok, .mha-title, .mha-side, '
+    + 'table, div')].filter(shown);
+  const outside = parts.filter(e => { const r = e.getBoundingClientRect();
+    return r.bottom > window.innerHeight + 1 || r.right > window.innerWidth + 1; })
+    .map(e => e.className + ' ' + e.textContent.slice(0, 30));
+  const size = (sel) => Math.min(...[...pic.querySelectorAll(sel)].filter(e => shown(e) && e.textContent.trim())
+    .map(e => parseFloat(getComputedStyle(e).fontSize)).filter(px => px > 0));  // 0: a number left out
+  const step = !!pic.querySelector('.mha-group[data-key="Head_i"]');
+  return {outside, step, tok: size('.mha-tok'), num: size('.mha-cell')};
+}"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_every_scene_lies_inside_the_window_in_both_layouts(browser, lecture_url, screenshots, size):
+    """Nothing scrolls on the screen: every scene's picture, caption and labels lie inside the window, with the
+    controls and in the presenter layout; a number drawn is at least 3.3 % of the height, and the step view's
+    labels in the presenter layout at least 2.5 % (18 px at 720 p)."""
+    width, height = size
+    with scene_page(browser, lecture_url, 1, width, height) as (page, state):
+        for k in range(1, len(SCENES) + 1):
+            if k > 1:
+                page.keyboard.press("PageDown")
+                state = wait_for_scene(page, k, previous_src=state["all"])
+            if SCENES[k - 1].view == "steps":  # to Head_i: every matrix shown
+                page.locator("body").click(position={"x": width - 5, "y": height - 5})
+                for _ in range(8):
+                    page.keyboard.press("ArrowDown")
+                page.wait_for_timeout(2500)
+            for _layout in range(2):
+                page.wait_for_timeout(800)
+                found = page.evaluate(_INSIDE)
+                presenter = page.evaluate(_STATE)["presenter"]
+                page.screenshot(path=str(screenshots / f"lecture_{width}x{height}_inside_{k}_{int(presenter)}.png"))
+                assert not found["outside"], (k, presenter, found)
+                assert found["num"] == float("inf") or found["num"] >= LEAST_NUMBER_SHARE * height - 0.5, (k, found)
+                if found["step"] and presenter:
+                    assert found["tok"] >= 0.025 * height - 0.5, (k, found)
+                page.locator("body").click(position={"x": width - 5, "y": height - 5})
+                page.keyboard.press("p")
+                assert ld.wait_until(lambda p=presenter: page.evaluate(_STATE)["presenter"] != p, timeout=30)
+            state = page.evaluate(_STATE)
+
+
 _STEP_PANELS = """() => {
   const pic = [...document.querySelectorAll('.mha-screen .mha-pic')].find(p => p.offsetParent !== null);
   const boxes = [...pic.querySelectorAll('.mha-group')].filter(g => g.style.visibility !== 'hidden')

@@ -124,32 +124,72 @@ function drawGrid(g, entry) {
   });
   g.widest = widest;
   g.key.style.display = masked ? "" : "none";
-  const tick = (v) => (g.lecture && !spec.signed ? short01(fmtNumber(v, 2)) : fmtNumber(v, 2));
+  // lecture: signed ticks with as few decimals as their size needs ("-146", "-1.3", "-0.25"), short enough to read
+  const top = Math.max(Math.abs(lo), Math.abs(hi)), places = top >= 10 ? 0 : top >= 1 ? 1 : 2;
+  const tick = (v) => (!g.lecture ? fmtNumber(v, 2) : spec.signed ? fmtNumber(v, places) : short01(fmtNumber(v, 2)));
   if (g.ticks) [hi, (lo + hi) / 2, lo].forEach((v, k) => { g.ticks[k].textContent = tick(v); });
 }
 
-function fit(pic) {
+function fitPass(pic) {
   for (const g of pic.groups) g.cellFit = undefined;
   fitOnce(pic);
   if (pic.groups.some((g) => g.spec.same)) fitOnce(pic);
 }
 
+// On the full-window screen nothing scrolls: when the picture (its caption and footer too) reaches past the
+// window's bottom, every cell is made smaller in proportion to the height the matrices take, until it fits.
+function fit(pic) {
+  pic.maxCell = Infinity;
+  fitPass(pic);
+  const screen = pic.el.closest(".mha-fullscreen");
+  if (!screen || !pic.el.offsetParent) return;
+  for (let k = 0; k < 5; k++) {
+    const parts = [pic.footer, pic.stage, pic.caption].filter((e) => e.offsetParent !== null && e.offsetHeight > 0);
+    const bottom = Math.max(...parts.map((e) => e.getBoundingClientRect().bottom));
+    const over = bottom - (Math.min(window.innerHeight, screen.getBoundingClientRect().bottom) - 8);
+    if (over <= 0.5) return;
+    // the height the matrices take: the union of their boxes' vertical extents
+    const spans = [...pic.stage.querySelectorAll(".mha-box")].map((b) => b.getBoundingClientRect())
+      .filter((r) => r.height > 0).map((r) => [r.top, r.bottom]).sort((a, b) => a[0] - b[0]);
+    let cells = 0, end = -Infinity;
+    for (const [top, bot] of spans) { cells += Math.max(0, bot - Math.max(top, end)); end = Math.max(end, bot); }
+    const largest = Math.max(0, ...pic.groups.map((g) => g.cellUsed || 0));
+    if (cells <= over || largest <= 4) return;
+    pic.maxCell = Math.max(4, largest * (cells - over) / cells - 0.25);
+    fitPass(pic);
+  }
+}
+
 function fitOnce(pic) { // cell side (CSS px) from the width the picture has; numbers as large as their cells allow
   const total = pic.el.clientWidth || 800, text = parseFloat(getComputedStyle(pic.el).fontSize) || 14;
-  const screen = pic.el.closest(".mha-fullscreen"), H = window.innerHeight;
+  const screen = pic.el.closest(".mha-fullscreen"), H = window.innerHeight, most = pic.maxCell || Infinity;
+  // on the full-window screen, labels at least 2.5 % of the window's height (18 px at 720 p) where their rows allow
+  const hall = !!screen && pic.el.classList.contains("mha-lecture-pic");
+  const tokSize = (cell) => (hall ? Math.min(text, Math.max(0.025 * H, 0.45 * cell), 0.95 * cell)
+    : Math.min(text, Math.max(10, 0.45 * cell)));
   for (const g of pic.groups) {
     const { spec } = g, first = g.panels[0], width = total * (spec.width || 1) - (spec.width ? 26 : 8); // gaps
     const ylab = first ? first.root.querySelector(".mha-ylab").offsetWidth + 14 : 14;
-    const side = spec.cbar === null ? 0 : g.root.querySelector(".mha-side").offsetWidth + 10;
+    const sideEl = g.root.querySelector(".mha-side");
+    if (sideEl) sideEl.style.display = "";
+    let side = spec.cbar === null ? 0 : sideEl.offsetWidth + 10;
     const gaps = 10 * (spec.ncols - 1) + 7 * spec.ncols; // between the panels, and in each panel's body
-    const free = (width - side - gaps - ylab * (spec.rows ? 1 : 0)) / spec.ncols;
+    let free = (width - side - gaps - ylab * (spec.rows ? 1 : 0)) / spec.ncols;
+    // an unlabelled colour bar (the step view's) gives way on a narrow screen: the cells keep rows a label fits in
+    if (hall && spec.cbar === "" && !spec.strip && free / spec.m < 0.025 * H / 0.95) {
+      sideEl.style.display = "none";
+      free += side / spec.ncols;
+      side = 0;
+    }
     if (spec.strip) { // a wide matrix (n, d_model): rows of a fixed height, as wide as the room
-      const row = Math.min(spec.cap || 28, Math.max(6, 240 / spec.n));
+      const row = Math.min(most, Math.max(hall ? 0.025 * H / 0.95 : 0, Math.min(spec.cap || 28, Math.max(6, 240 / spec.n))));
+      g.cellUsed = row;
       g.root.style.setProperty("--cell", `${row.toFixed(2)}px`);
+      g.root.style.setProperty("--tok", `${tokSize(row).toFixed(2)}px`);
       g.panels.forEach((p) => { p.box.style.width = `${Math.max(40, free).toFixed(0)}px`; });
       continue;
     }
-    let cell = Math.max(4, Math.min(spec.cap || 64, free / spec.m));
+    let cell = Math.max(4, Math.min(spec.cap || 64, most, free / spec.m));
     const rows = Math.ceil(spec.h / spec.ncols), longest = Math.max(0, ...(spec.cols || []).map((t) => [...t].length));
     if (spec.fit_height && screen) { // the full-window screen: the grid takes the height left under it
       const top = g.root.getBoundingClientRect().top - screen.getBoundingClientRect().top;
@@ -163,13 +203,16 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
       g.cellFit = cell;
     }
     const num = Math.min(0.95 * cell / (g.widest || 2.3), 0.6 * cell);
+    g.cellUsed = cell;
     g.root.style.setProperty("--cell", `${cell.toFixed(2)}px`);
     g.root.style.setProperty("--num", `${num.toFixed(2)}px`);
-    // numbers too small to read are left out (the colours stay): under 7 px, or for the heads of lecture mode
-    // under 3.3 % of the window's height (24 px at 720 p), the size a hall reads from the back row
-    g.root.classList.toggle("mha-small-cells", num < (g.lecture && spec.fit_height ? 0.033 * H : 7));
+    // numbers too small to read are left out (the colours and the colour bar stay): under 7 px, or for the heads
+    // of lecture mode and the lecture screen under 3.3 % of the window's height (24 px at 720 p), the size a hall
+    // reads from the back row
+    g.root.classList.toggle("mha-small-cells", num < (g.lecture && (spec.fit_height || screen) ? 0.033 * H : 7));
     // a key label wider than its cell is turned upright
-    const tok = Math.min(text, Math.max(10, 0.45 * cell));
+    const tok = tokSize(cell);
+    g.root.style.setProperty("--tok", `${tok.toFixed(2)}px`);
     g.root.classList.toggle("mha-turned", longest * 0.62 * tok > 0.95 * cell);
   }
 }
@@ -184,6 +227,7 @@ function render({ model, el }) {
   const stage = make("div", "mha-stage-pic");
   const footer = make("div", "mha-footer");
   el.append(caption, stage, footer);
+  Object.assign(pic, { caption, stage, footer });
   let frame = 0, queued = false;
 
   function build() {
