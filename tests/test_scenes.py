@@ -205,7 +205,18 @@ def test_several_heads_scene_keeps_d_k_equal_to_d_model_over_h(screen):
     screen.go(k)
     c = screen.explorers["lecture"].controls
     assert c["tie"].value and c["d_k"].value * c["h"].value == c["d_model"].value
-    assert f"{c['d_model'].value} / {c['h'].value} = {c['d_k'].value}" in scenes.SCENES[k].text
+    assert f"{c['d_model'].value} / {c['h'].value} = {c['d_k'].value}" in screen.scene_text.value
+
+
+@pytest.mark.parametrize("h", [1, 32])
+def test_several_heads_line_follows_the_number_of_heads(screen, h):
+    screen.go(scenes.scene_index("several-heads"))
+    c = screen.explorers["lecture"].controls
+    c["h"].value = h
+    heads = "1 head for" if h == 1 else f"{h} heads for"
+    assert f"512 / {h} = {512 // h}" in screen.scene_text.value and heads in screen.scene_text.value
+    assert "8 heads" not in screen.scene_text.value and "eight heads" not in screen.scene_text.value
+    c["h"].value = 8
 
 
 def test_the_motivation_scene_comes_first_and_shows_it_finding_the_cat(screen):

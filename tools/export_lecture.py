@@ -169,10 +169,14 @@ def _set(box, settings):
 def record_scene(screen, k, store):
     """One scene: its text and either its still HTML or its controls (live and fixed) and every live setting's
     frame (the values of the picture's traits, or the message that replaces the picture)."""
+    from mha_lib.explorers.scenes import map_heads, scene_line
+
     scene = screen.scenes[k]
     screen.go(k)
     box = screen.explorers[scene.view]
-    out = {"name": scene.name, "slug": scene.slug, "view": scene.view, "text": scene.text, "step": scene.step}
+    out = {"name": scene.name, "slug": scene.slug, "view": scene.view, "step": scene.step}
+    out["text"] = scene_line(scene, box.controls)  # filled in from the scene's own settings
+    out["heads"] = map_heads(box)  # the map draws the scene's own heads (12 in MiniLM's)
     picture = getattr(box, "picture", None)
     if picture is None or not hasattr(picture, "scheme"):  # a still view: its HTML (or PNG), made once by the kernel
         if picture is not None and isinstance(picture.value, str):
@@ -201,6 +205,8 @@ def record_scene(screen, k, store):
             {"message": message} if message else {name: store.value(getattr(box.picture, name)) for name in traits}
         )
         shown[combo] = {name: describe(name, box.controls[name])["value"] for name in fixed}
+        if "{" in scene.text:  # the scene's line follows the controls (several heads: h)
+            frames[combo]["line"] = scene_line(scene, box.controls)
     # a fixed control that follows a live one (d_k, tied to h) shows its value of each setting
     follows = [name for name in fixed if len({values[name] for values in shown.values()}) > 1]
     for combo, frame in frames.items():
@@ -230,11 +236,12 @@ def maps(scenes, contrast_rc):
     out = {}
     fonts = logging.getLogger("matplotlib.font_manager")  # "findfont: Failed to find font weight bold for cmex10":
     level, _ = fonts.level, fonts.setLevel(logging.ERROR)  # the bold map draws those fonts regular, as the screen does
-    for step in sorted({s["step"] or "none" for s in scenes}):
+    for step, h in sorted({(s["step"] or "none", s.get("heads", 8)) for s in scenes}):
+        heads = "" if h == 8 else f"_h{h}"  # the running example's 8 heads: map_<step>.png
         for suffix, rc in (("", {}), ("_contrast", contrast_rc)):
             with matplotlib.rc_context(rc):
-                fig = mha_diagram_figure(highlight=None if step == "none" else step)
-                out[f"map_{step}{suffix}.png"] = render_png(fig, dpi=180)
+                fig = mha_diagram_figure(h=h, highlight=None if step == "none" else step)
+                out[f"map_{step}{heads}{suffix}.png"] = render_png(fig, dpi=180)
     fonts.setLevel(level)
     return out
 
@@ -255,6 +262,8 @@ def export_data():
         "version": getattr(mha_lib, "__version__", ""),
         "traits": picture_traits(Picture()),
         "scenes": scenes,
+        # a window narrower than this (width / height) opens in the presenter layout, as the live screen does
+        "presenter_below": getattr(screen_module, "PRESENTER_BELOW", 1.7),
         "values": store.values,
         "buffers": store.buffers,
     }

@@ -33,6 +33,8 @@ from .widget import STATIC, colour_table
 __all__ = [
     "Scene",
     "SCENES",
+    "scene_line",
+    "map_heads",
     "LookupView",
     "PositionsView",
     "BlendView",
@@ -117,15 +119,16 @@ SCENES = (
         "values",
         "Head_1 row “humpty” = 0.25 × V(humpty) + 0.26 × V(dumpty) + 0.03 × V(sat) + 0.46 × V(on)",
     ),
-    # random parameters, d_k = d_model / h = 512 / 8 = 64 (the box ticked): four times the work of one head of 512
-    # would cost, split into eight heads of 64
+    # random parameters, d_k = d_model / h = 512 / 8 = 64 (the box ticked): the weights of one head of 512, split
+    # into eight heads of 64. Random heads' patterns mean nothing (the line says so: the shapes are the point;
+    # trained heads are scene 9). The line follows the controls: {…} are filled in by scene_line.
     Scene(
         "Several heads",
         "lecture",
         {**_RUNNING, "sentence": "the cat saw the dog"},
         4,
         "concat",
-        "d_k = d_model / h = 512 / 8 = 64: eight heads cost the weights of one head of 512",
+        "{rule}: {heads} for the weights of one head of {d_model} · random parameters: the shapes are the point",
     ),
     # opens on V_i, before any score: the room predicts where "cat" looks, then "next step" shows the scores
     Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 3, "temperature": 1.0}, 3, "softmax"),
@@ -300,10 +303,12 @@ class PositionsView(_StillView):
 
 class BlendView(_StillView):
     """The weighted-sum scene: head 1 of the running example (random parameters, whose rows mix), V_1, weights_1 and
-    Head_1 side by side with their rows labelled (the first 12 of V_1's and Head_1's 64 columns, large enough to
-    see), row "humpty" outlined: Head_1's row is the blend of V_1's rows that its weights say."""
+    Head_1 side by side with their rows labelled (the first 8 of V_1's and Head_1's 64 columns, large enough to
+    see), row "humpty" outlined as a whole: Head_1's row is the blend of V_1's rows that its weights say. The weights'
+    numbers are 3.4 % of the window's height (".25": no leading zero), black on pale cells and white on dark ones,
+    in high contrast too."""
 
-    COLUMNS = 12
+    COLUMNS = 8
 
     def __init__(self, dpi=90):
         self.controls, self.message, self.dpi = {}, widgets.HTML(""), dpi
@@ -314,12 +319,20 @@ class BlendView(_StillView):
         lim = float(np.abs(self.V[:, : self.COLUMNS]).max())
         u = "var(--u, 20px)"
 
-        def cell(colour, text="", outline=False):
-            edge = "outline: 3px solid black; outline-offset: -3px; " if outline else ""
+        def cell(colour, text="", edge="", width=1.4, dark=False):
+            # the outlined row: a frame around the whole row (top and bottom of each cell, the ends' sides), so its
+            # colours stay visible; a number's colour by its cell's (a class: high contrast keeps it)
+            frame = {"": "", "first": "border-left: 4px solid #000; ", "last": "border-right: 4px solid #000; "}
+            ring = "border-top: 4px solid #000; border-bottom: 4px solid #000; " if edge else ""
             return (
-                f"<td style='{edge}width: calc({u} * 1.5); height: calc({u} * 1.9); background: {colour}; "
-                f"text-align: center; color: white; font-size: calc({u} * 0.9)'>{text}</td>"
+                f"<td class='{'mha-on-dark' if dark else 'mha-on-pale'}' style='{ring}{frame.get(edge, '')}"
+                f"color: {'#fff' if dark else '#000'}; "
+                f"width: calc({u} * {width}); height: calc({u} * 2.3); background: {colour}; padding: 0; "
+                f"text-align: center; font-size: calc({u} * 1.35); font-weight: normal'>{text}</td>"
             )
+
+        def edges(i, j, m):
+            return "" if i else ("first" if j == 0 else "last" if j == m - 1 else "row")
 
         def grid(title, rows):
             body = "".join(
@@ -327,18 +340,30 @@ class BlendView(_StillView):
                 for i, r in enumerate(rows)
             )
             return (
-                f"<div style='margin-right: calc({u} * 1.2)'><div style='font-size: calc({u} * 1.2); "
-                f"margin-bottom: calc({u} * 0.3)'>{title}</div><table style='border-spacing: 1px'>{body}"
+                f"<div style='margin-right: calc({u} * 0.9)'><div style='font-size: calc({u} * 1.2); "
+                f"margin-bottom: calc({u} * 0.3)'>{title}</div><table style='border-collapse: collapse'>{body}"
                 f"</table></div>"
             )
 
         def shade(x):  # the signed colour map, -lim ... lim, as the step view colours V_i
             return signed[min(255, max(0, int(round(127.5 * (1 + x / lim)))))]
 
-        v_rows = ["".join(cell(shade(x)) for x in row) for row in self.V[:, : self.COLUMNS]]
-        h_rows = ["".join(cell(shade(x), outline=i == 0) for x in row) for i, row in enumerate(self.head[:, : self.COLUMNS])]
+        c = self.COLUMNS
+        v_rows = ["".join(cell(shade(x)) for x in row) for row in self.V[:, :c]]
+        h_rows = [
+            "".join(cell(shade(x), edge=edges(i, j, c)) for j, x in enumerate(row)) for i, row in enumerate(self.head[:, :c])
+        ]
         w_rows = [
-            "".join(cell(positive[min(255, int(round(255 * w)))], f"{w:.2f}", outline=i == 0) for w in row)
+            "".join(
+                cell(
+                    positive[min(255, int(round(255 * w)))],
+                    f"{w:.2f}".replace("0.", ".", 1),
+                    edges(i, j, 4),
+                    2.9,
+                    dark=w < 0.6,
+                )
+                for j, w in enumerate(row)
+            )
             for i, row in enumerate(self.weights)
         ]
         blend = " + ".join(f"{w:.2f} × V({t})" for w, t in zip(self.weights[0], tokens, strict=True))
@@ -381,6 +406,36 @@ class BlendView(_StillView):
             )
             self._image = widgets.Image(value=render_png(fig, dpi=self.dpi), format="png")
         return self._image
+
+
+def scene_line(scene, controls=None):
+    """The scene's line under the bar, its ``{d_model}``, ``{h}``, ``{d_k}``, ``{heads}`` ("8 heads") and ``{rule}``
+    ("d_k = d_model / h = 512 / 8 = 64", or "d_k = 16, not d_model / h = 512 / 8 = 64" when untied) filled in from the
+    explorer's controls (else from the scene's settings): the line follows h when the lecturer moves it."""
+    if "{" not in scene.text:
+        return scene.text
+    values = {k: scene.settings.get(k) for k in ("d_model", "h", "d_k", "tie")}
+    for k in values:
+        widget = (controls or {}).get(k)
+        if widget is not None:
+            values[k] = widget.value
+    d_model, h, tie = int(values["d_model"] or 512), int(values["h"] or 1), bool(values["tie"])
+    d_k = d_model // h if tie or values["d_k"] is None else int(values["d_k"])
+    ratio = f"{d_model / h:g}"
+    rule = (
+        f"d_k = d_model / h = {d_model} / {h} = {d_k}"
+        if d_k * h == d_model
+        else f"d_k = {d_k}, not d_model / h = {d_model} / {h} = {ratio}"
+    )
+    heads = f"{h} head" + ("s" if h != 1 else "")
+    return scene.text.format(d_model=d_model, h=h, d_k=d_k, heads=heads, rule=rule)
+
+
+def map_heads(box):
+    """The number of heads the map draws for a scene's explorer: its layer's (12 for the trained MiniLM layer, 4 for
+    the designed one, the h of the lecture explorer), else the running example's 8."""
+    h = getattr(getattr(box, "result", None), "h", None)
+    return int(h) if isinstance(h, numbers.Integral) and h > 0 else 8
 
 
 def scene_index(value, scenes=SCENES):
@@ -580,15 +635,26 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
             picture = widgets.VBox([box.message, shown], layout=widgets.Layout(flex="1 1 auto", min_width="0"))
             picture.add_class("mha-picture")
             stages[name].children = (column, picture)
+            for key in ("d_model", "h", "d_k", "tie"):  # the scene's line follows them
+                if key in box.controls:
+                    box.controls[key].observe(line, names="value")
         return state["explorers"][name]
+
+    def line(_change=None):
+        """The scene's line under the bar, filled in from its explorer's controls (it follows h)."""
+        s = scenes[state.get("k", menu.value)]
+        box = state["explorers"].get(s.view)
+        text = scene_line(s, box.controls if box is not None else None)
+        scene_text.value = f"<b>{html.escape(text)}</b>" if text else ""
+        scene_text.layout.display = None if text else "none"
 
     def show(k):
         s = scenes[k]
         counter.value = f"{k + 1} / {len(scenes)}"
-        scene_text.value = f"<b>{html.escape(s.text)}</b>" if s.text else ""
-        scene_text.layout.display = None if s.text else "none"
         box = explorer(s.view)
         _apply(box, s.settings)
+        state["k"] = k
+        line()
         box.flush() if hasattr(box, "flush") else box.image  # the new setting now: never the last scene's picture
         map_button.value = False  # a new scene shows its picture
         on_stage(s.view)
@@ -598,7 +664,9 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         """Show one stage: a view's explorer, or the map with the scene's step in orange."""
         if view == "map":  # 10.5 x 4 inches: about 1900 pixels wide, drawn when asked for
             with matplotlib.rc_context(CONTRAST_RC if contrast.value else {}):
-                map_image.value = render_png(mha_diagram_figure(highlight=scenes[menu.value].step), dpi=180)
+                s = scenes[menu.value]
+                h = map_heads(state["explorers"].get(s.view))  # the scene's own heads (12 in MiniLM's)
+                map_image.value = render_png(mha_diagram_figure(h=h, highlight=s.step), dpi=180)
         for name, stage in stages.items():
             stage.layout.display = None if name == view else "none"
 

@@ -189,5 +189,38 @@ def test_the_heads_slider_of_several_heads_redraws_and_the_tied_d_k_follows_it(b
     np.testing.assert_allclose(drawn(page, "weights", n), res.result.weights, atol=0.005 + 1e-9)
     assert page.inner_text(".mha-fixed-row[data-control=d_k] .mha-fixed-value") == "512"
     assert "h=1, d_k=512" in page.inner_text(".mha-caption")
+    line = page.inner_text(".mha-scene-text")  # the scene's line follows h
+    assert "512 / 1 = 512" in line and "1 head for" in line and "8 heads" not in line, line
+    assert page.errors == []
+    page.context.close()
+
+
+_SIZES = """() => {
+  const pic = [...document.querySelectorAll('.mha-pic')].find((p) => p.offsetParent !== null);
+  const shown = (e) => e.offsetParent !== null && getComputedStyle(e).visibility !== 'hidden';
+  const px = (sel) => [...pic.querySelectorAll(sel)].filter((e) => shown(e) && e.textContent.trim())
+    .map((e) => parseFloat(getComputedStyle(e).fontSize)).filter((v) => v > 0);
+  return {presenter: document.querySelector('#screen').classList.contains('mha-presenter'),
+          numbers: px('.mha-cell'), labels: px('.mha-tok')};
+}"""
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
+def test_a_4_3_window_opens_in_the_presenter_layout_and_step_numbers_read_from_the_back(browser, folder, size):
+    """As the live screen: a window narrower than 16:9 opens without the controls column; in the step view of the
+    trained heads a number drawn is at least 3.3 % of the height (else left out) and a token label 2.5 %."""
+    from mha_lib.explorers.scenes import SCENES
+
+    k = next(k for k, s in enumerate(SCENES, 1) if s.slug == "what-trained-heads-do")
+    page = open_screen(browser, folder, size, f"?scene={k}")
+    wait_scene(page, k)
+    for _ in range(4):  # to the weights
+        page.keyboard.press("ArrowDown")
+    page.wait_for_timeout(500)
+    found = page.evaluate(_SIZES)
+    assert found["presenter"] == (size == (1024, 768)), found
+    assert all(v >= 0.033 * size[1] - 0.5 for v in found["numbers"]), found
+    if found["presenter"]:
+        assert min(found["labels"]) >= 0.025 * size[1] - 0.5, found
     assert page.errors == []
     page.context.close()

@@ -184,6 +184,7 @@
     stillView.hidden = true;
     stillView.replaceChildren();
     const frame = scene.frames[frameIndex(scene, now.positions)];
+    if (frame.line !== undefined) sceneText.textContent = frame.line; // a line that follows a control (h)
     Object.entries(frame.fixed || {}).forEach(([name, text]) => { // a fixed control that follows a live one (d_k)
       const shown = column.querySelector(`.mha-fixed-row[data-control="${name}"] .mha-fixed-value`);
       if (shown) shown.textContent = text;
@@ -211,7 +212,8 @@
     screen.classList.toggle("mha-map-on", on);
     if (on) {
       const step = scenes[now.k].step || "none";
-      mapImage.src = `maps/map_${step}${contrast.checked ? "_contrast" : ""}.png`;
+      const heads = scenes[now.k].heads && scenes[now.k].heads !== 8 ? `_h${scenes[now.k].heads}` : ""; // MiniLM: 12
+      mapImage.src = `maps/map_${step}${heads}${contrast.checked ? "_contrast" : ""}.png`;
     }
   }
 
@@ -296,6 +298,8 @@
       notice.textContent = `no scene ${asked.slice(0, 40)}: scene 1 is shown`;
       start = 0;
     }
+    // a 4:3 or 16:10 window opens in the presenter layout (the picture across the whole width), as the live screen
+    if (window.innerWidth / window.innerHeight < (DATA.presenter_below || 1.7)) presenter.click();
     show(start);
     screen.dataset.ready = "true";
   }).catch((error) => {
