@@ -248,3 +248,18 @@ def test_judging_an_odd_result_prints_no_warning(recwarn):
 
     ok, _ = _printed(check_function, "03.scores", my_scores)
     assert not ok and len(recwarn) == 0
+
+
+def test_library_steps_are_told_apart_from_namesakes_in_other_modules(capsys):
+    """Two library functions of one name (check_budget in _checks and in the explorers' toolkit) stay two:
+    a capstone calling the allowed steps passes with notebook 07's explorer imported."""
+    importlib.import_module("mha_lib.explorers.output")  # notebook 07's first cell imports it
+
+    def my_layer(X, W_q, W_k, W_v, W_o):
+        Q, K, V = X @ W_q, X @ W_k, X @ W_v
+        heads = mha_lib.weighted_sum(mha_lib.softmax(mha_lib.attention_scores(Q, K)), V)
+        h, n, d_v = heads.shape
+        return heads.transpose(1, 0, 2).reshape(n, h * d_v) @ W_o
+
+    check_function("07.multi_head_attention", my_layer)
+    assert "✅" in capsys.readouterr().out

@@ -1127,11 +1127,13 @@ def _stub(*args, **kwargs):  # the code every library function gets in the child
 def _watch_library(allowed, used):
     """In the child: make every function of mha_lib (outside mha_lib.exercises) note in ``used`` its name when
     code outside the library calls it, then run as usual. ``allowed`` functions are not noted."""
-    originals = {}  # the stub's code object of each function -> (a copy of the function with its own code, name)
+    # id of each stub's code object -> (a copy of the function with its own code, name). Keyed by identity:
+    # two functions of one name (check_budget in two modules) get stubs whose code objects compare equal.
+    originals, stubs = {}, []  # stubs: keeps each stub's code object alive, so no id is reused
 
     def called(args, kwargs):
         frame = sys._getframe(1)  # the stub's frame: its code says which function was called
-        original, name = originals[frame.f_code]
+        original, name = originals[id(frame.f_code)]
         caller = frame.f_back
         if caller is not None and not _in_library_code(caller.f_code) and name not in used:
             used.append(name)
@@ -1154,7 +1156,7 @@ def _watch_library(allowed, used):
             ]
         for f in functions:
             code = f.__code__
-            if code in allowed_codes or code in originals or code.co_freevars or not _in_library_code(code):
+            if code in allowed_codes or id(code) in originals or code.co_freevars or not _in_library_code(code):
                 continue
             copy = types.FunctionType(code, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
             copy.__kwdefaults__ = f.__kwdefaults__
@@ -1163,7 +1165,8 @@ def _watch_library(allowed, used):
                 names["co_qualname"] = f.__qualname__
             stub_code = _stub.__code__.replace(**names)
             public = getattr(top, f.__name__, None) is f  # mha_lib.softmax, as the notebooks call it
-            originals[stub_code] = (copy, f"mha_lib.{f.__name__}" if public else f"{f.__module__}.{f.__qualname__}")
+            stubs.append(stub_code)
+            originals[id(stub_code)] = (copy, f"mha_lib.{f.__name__}" if public else f"{f.__module__}.{f.__qualname__}")
             f.__globals__["_MHA_LIB_CALLED"] = called
             f.__code__ = stub_code
 
