@@ -117,7 +117,8 @@ def main():
         (course / "source" / "attention_lab").mkdir(parents=True)
         shutil.copy(LAB, course / "source" / "attention_lab" / LAB.name)
         (course / "nbgrader_config.py").write_text(
-            "c = get_config()\n"
+            (LAB.parent / "nbgrader_config.py").read_text(encoding="utf-8")  # the course's config, as the guide says
+            + "\n"
             f"c.CourseDirectory.root = {str(course)!r}\n"
             f"c.CourseDirectory.db_url = {'sqlite:///' + str(course / 'gradebook.db')!r}\n"
             "c.CourseDirectory.course_id = 'bench'\n"

@@ -19,6 +19,7 @@ Skipped when nbgrader is not installed (it is a dev/test requirement, not a stud
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -207,6 +208,50 @@ ZEROS = {
     ),
 }
 ALIAS_ONLY = {"my_masked_softmax": CHEATS_A["my_masked_softmax"]}  # one part cheats, the others are honest
+# a fake grader: the test cells call importlib.reload(lab).grade(...), so a cell that rebinds importlib.reload
+# decides what every test cell prints; the functions return zeros
+FAKE_GRADER_CELL = """
+import importlib
+
+
+class FakeLab:
+    def grade(self, part, namespace):
+        print(part, "passes all checks")
+
+
+importlib.reload = lambda module: FakeLab()
+"""
+# honest code in forms a grader must not mistake for a cheat: a functools.partial of the student's own function,
+# a decorator from numpy, and a library import in a cell whose functions do not use it
+HONEST_FORMS = {
+    "my_masked_softmax": """
+@np.errstate(over="ignore", invalid="ignore")
+def my_masked_softmax(scores, mask):
+    mask = np.broadcast_to(mask, np.shape(scores))
+    top = np.max(np.where(mask, scores, -np.inf), axis=-1, keepdims=True)
+    e = np.where(mask, np.exp(np.where(mask, scores - np.where(np.isfinite(top), top, 0.0), 0.0)), 0.0)
+    total = np.sum(e, axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+""",
+    "my_cross_head": """
+import functools
+
+import mha_lib as helpers  # for trying things out; the functions below do not use it
+
+
+def my_key_mask(lengths, m):
+    return np.arange(m)[None, :] < np.asarray(lengths)[:, None]
+
+
+def attend(Q, K, V, mask, scale):
+    return my_masked_softmax(Q @ np.swapaxes(K, -1, -2) / scale, mask) @ V
+
+
+def my_cross_head(X, memory, W_q, W_k, W_v, key_mask):
+    head = functools.partial(attend, scale=np.sqrt(W_q.shape[-1]))
+    return head(X @ W_q, memory @ W_k, memory @ W_v, key_mask[..., None, :])
+""",
+}
 
 
 def nbgrader_meta(cell):
@@ -274,7 +319,8 @@ def graded(tmp_path_factory):
     shutil.copy(LAB, course / "source" / ASSIGNMENT / LAB.name)
     db = f"sqlite:///{course / 'gradebook.db'}"
     (course / "nbgrader_config.py").write_text(
-        "c = get_config()\n"
+        (LAB.parent / "nbgrader_config.py").read_text(encoding="utf-8")  # the course's config, as the guide says
+        + "\n"
         f"c.CourseDirectory.root = {str(course)!r}\n"
         f"c.CourseDirectory.db_url = {db!r}\n"
         "c.CourseDirectory.course_id = 'mha'\n"
@@ -291,6 +337,9 @@ def graded(tmp_path_factory):
         "cheats_b": fill_in(release, source, answers=CHEATS_B),
         "alias_only": fill_in(release, source, answers=ALIAS_ONLY),
         "rebind": fill_in(release, source, answers=ZEROS, extra_cell=REBIND_CELL),
+        "fake_grader": fill_in(release, source, answers=ZEROS, extra_cell=FAKE_GRADER_CELL),
+        "honest_forms": fill_in(release, source, answers=HONEST_FORMS),
+        "no_scale": fill_in(release, source, mistake=("my_gqa_layer", " / np.sqrt(Q.shape[-1])  # (h, n, n)", "")),
     }
     for student, nb in submissions.items():
         folder = course / "submitted" / student / ASSIGNMENT
@@ -368,7 +417,7 @@ def test_mistakes_are_named_in_one_line(graded):
     assert "np.tile" in failure(autograded["tile"], "test_repeat_kv")
 
 
-@pytest.mark.parametrize("submission", ["cheats_a", "cheats_b", "rebind"])
+@pytest.mark.parametrize("submission", ["cheats_a", "cheats_b", "rebind", "fake_grader"])
 def test_reaching_the_library_or_rebinding_the_tests_earns_nothing(graded, submission):
     _, results, _, _, _ = graded
     assert results[submission]["score"] == 0, results[submission]
@@ -379,22 +428,22 @@ def test_one_cheating_part_loses_that_part_only(graded):
     _, results, autograded, _, _ = graded
     assert results["alias_only"]["lost"] == ["test_masked_softmax"]
     said = failure(autograded["alias_only"], "test_masked_softmax")
-    assert "sm holds mha_lib.attention.softmax" in said and "plain numpy" in said, said
+    assert "sm is set by sm, am = mha_lib.softmax" in said and "plain numpy" in said, said
 
 
 @pytest.mark.parametrize(
     "submission, grade_id, said",
     [
-        ("cheats_a", "test_masked_softmax", "sm holds mha_lib.attention.softmax"),
-        ("cheats_a", "test_key_mask", "STEPS holds mha_lib.attention.padding_mask"),
-        ("cheats_a", "test_cross_head", "TOOLS holds mha_lib.attention.scaled_dot_product_attention"),
+        ("cheats_a", "test_masked_softmax", "sm is set by sm, am = mha_lib.softmax, mha_lib.apply_mask"),
+        ("cheats_a", "test_key_mask", "STEPS is set by STEPS = [mha_lib.padding_mask]"),
+        ("cheats_a", "test_cross_head", 'TOOLS is set by TOOLS = {"head": mha_lib.scaled_dot_product_attention}'),
         ("cheats_a", "test_repeat_kv", "an object of class Repeat, not a function you wrote with def"),
-        ("cheats_a", "test_gqa_layer", "mha_lib is the module mha_lib"),
+        ("cheats_a", "test_gqa_layer", "set by my_gqa_layer = make_layer() (cell 3, line 17), which failed"),
         ("cheats_a", "test_previous_share", "numpy is a fresh numpy while the lab is graded"),
         ("cheats_a", "test_previous_token_head", "No module named 'mha_lib"),
         ("cheats_b", "test_masked_softmax", "KeyError: 'mha_lib'"),
         ("cheats_b", "test_key_mask", "KeyError: 'mha_lib'"),
-        ("cheats_b", "test_cross_head", "mha_lib.attention.scaled_dot_product_attention"),
+        ("cheats_b", "test_cross_head", "head=mha_lib.scaled_dot_product_attention"),
         ("cheats_b", "test_repeat_kv", "mha_lib's files cannot be read"),
         ("cheats_b", "test_gqa_layer", "subprocess.Popen is not allowed"),
         ("cheats_b", "test_previous_share", "mha_lib cannot be imported"),
@@ -411,7 +460,7 @@ def test_feedback_shows_the_result_and_the_messages_not_test_code(graded):
     release, _, _, feedback, _ = graded
     page = feedback["cheats_a"]
     assert "Score: 0.0 / 10.0" in page or "0.0 / 10.0" in page
-    assert "sm holds mha_lib.attention.softmax" in page
+    assert "sm is set by sm, am = mha_lib.softmax" in page
     assert "HIDDEN TESTS" not in page and "BEGIN SOLUTION" not in page
     assert "_cases_" not in page and "np.allclose(got" not in page, "the grader's code is not in the page"
     assert "10.0 / 10.0" in feedback["solution"] and "passes all" in feedback["solution"]
@@ -419,17 +468,45 @@ def test_feedback_shows_the_result_and_the_messages_not_test_code(graded):
     assert all("grade(" in t and "assert" not in t for t in release_tests), "the tests a student sees are all there is"
 
 
-def test_regrading_from_the_files_gives_nbgraders_scores(graded):
+def test_honest_code_in_any_form_gets_full_marks(graded):
+    _, results, autograded, _, _ = graded
+    assert results["honest_forms"] == {"score": TOTAL, "max": TOTAL, "lost": []}, [
+        failure(autograded["honest_forms"], t) for t in results["honest_forms"]["lost"]
+    ]
+
+
+def test_a_layer_without_the_scale_is_told_to_divide_by_sqrt_dk(graded):
+    _, results, autograded, _, _ = graded
+    assert results["no_scale"]["lost"] == ["test_gqa_layer"]
+    said = failure(autograded["no_scale"], "test_gqa_layer")
+    assert "not scaled" in said and "sqrt(d_k)" in said, said
+
+
+def test_the_feedback_shows_the_students_messages_not_the_graders_traceback(graded):
+    _, _, autograded, feedback, _ = graded
+    for student in ("cheats_a", "overflow", "fake_grader"):
+        assert "exercises/lab.py" not in feedback[student], student
+        assert "Traceback (most recent call last)" not in feedback[student], student
+        cell = next(c for c in autograded[student].cells if nbgrader_meta(c).get("grade_id") == "test_masked_softmax")
+        (output,) = cell.outputs
+        assert output.output_type == "error" and output.traceback == [f"AssertionError: {output.evalue}"]
+
+
+def test_regrading_from_the_files_gives_nbgraders_scores(graded, tmp_path):
     _, results, _, _, course = graded
-    students = ["solution", "guess", "cheats_a", "rebind"]
+    students = sorted(results)
     paths = [str(course / "submitted" / s / ASSIGNMENT / LAB.name) for s in students]
+    table = tmp_path / "regrade.csv"
     done = subprocess.run(
-        [sys.executable, "-m", "mha_lib.exercises.lab", "regrade", *paths],
+        [sys.executable, str(LAB.parent / "regrade.py"), *paths, "--csv", str(table)],
         text=True,
         capture_output=True,
-        timeout=900,
+        timeout=1800,
         env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
     )
     assert done.returncode == 0, done.stderr[-2000:]
+    assert "Warning" not in done.stderr, done.stderr
     for student, path in zip(students, paths, strict=True):
         assert f"{path}: {results[student]['score']:g}/{TOTAL}" in done.stdout, done.stdout
+    rows = {row["student_id"]: row for row in csv.DictReader(table.open(encoding="utf-8"))}
+    assert {s: float(rows[s]["score"]) for s in students} == {s: results[s]["score"] for s in students}

@@ -306,3 +306,128 @@ def my_masked_softmax(scores, mask):
     verdict = lab._grade_job("masked_softmax", {"mode": "cells", "cells": [cell]})
     assert not verdict["passed"]
     assert "not a function this part may call" in verdict["message"], verdict["message"]
+
+
+# ------------------------------------------------------------------ honest code in forms that are not cheats
+@np.errstate(over="ignore", invalid="ignore")
+def softmax_in_errstate(scores, mask):
+    return my_masked_softmax(scores, mask)
+
+
+def attend(scores, mask, shift):
+    return my_masked_softmax(scores + shift, mask)
+
+
+def through_a_partial(scores, mask):
+    step = functools.partial(attend, shift=0.0)
+    return step(scores, mask)
+
+
+STEP = functools.partial(attend, shift=0.0)
+
+
+def through_a_global_partial(scores, mask):
+    return STEP(scores, mask)
+
+
+HONEST_CELLS = {
+    "a decorator from numpy": """
+@np.errstate(over="ignore", invalid="ignore")
+def my_masked_softmax(scores, mask):
+    mask = np.broadcast_to(mask, np.shape(scores))
+    top = np.max(np.where(mask, scores, -np.inf), axis=-1, keepdims=True)
+    e = np.where(mask, np.exp(np.where(mask, scores - np.where(np.isfinite(top), top, 0.0), 0.0)), 0.0)
+    total = np.sum(e, axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+""",
+    "a partial, and a library import the function does not use": """
+from functools import partial
+
+import mha_lib as helpers  # for trying things out
+
+
+def shifted(scores, mask, shift):
+    mask = np.broadcast_to(mask, np.shape(scores))
+    top = np.max(np.where(mask, scores, -np.inf), axis=-1, keepdims=True)
+    e = np.where(mask, np.exp(np.where(mask, scores - np.where(np.isfinite(top), top, 0.0) + shift, 0.0)), 0.0)
+    total = np.sum(e, axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+
+
+def my_masked_softmax(scores, mask):
+    return partial(shifted, shift=0.0)(scores, mask)
+%timeit -n 1 my_masked_softmax(np.zeros((2, 2)), np.ones((2, 2), dtype=bool))
+""",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "fn",
+    [softmax_in_errstate, through_a_partial, through_a_global_partial, functools.partial(attend, shift=0.0)],
+    ids=["errstate", "partial", "global partial", "partial as the function"],
+)
+def test_honest_code_with_a_partial_or_a_numpy_decorator_passes_in_the_kernel(fn):
+    from functools import partial
+
+    verdict = lab.check("masked_softmax", honest(my_masked_softmax=fn, partial=partial))
+    assert verdict["passed"] and verdict["points"] == 2, verdict
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", list(HONEST_CELLS))
+def test_honest_code_in_these_forms_passes_from_the_files(form):
+    verdict = lab._grade_job("masked_softmax", {"mode": "cells", "cells": [HONEST_CELLS[form]]})
+    assert verdict["passed"] and verdict["points"] == 2, verdict
+
+
+@pytest.mark.slow
+def test_a_line_that_fails_costs_that_line_only_and_is_named():
+    cells = [
+        "sm = mha_lib.softmax\n\n\ndef my_masked_softmax(scores, mask):\n    return sm(np.where(mask, scores, -np.inf))\n"
+    ]
+    verdict = lab._grade_job("masked_softmax", {"mode": "cells", "cells": cells})
+    assert verdict["points"] == 0, verdict
+    said = verdict["message"]
+    assert "sm is set by sm = mha_lib.softmax (cell 1, line 1)" in said and "plain numpy" in said, said
+
+
+@pytest.mark.slow
+def test_a_layer_without_the_scale_is_told_to_divide_by_sqrt_dk():
+    def no_scale(X, W_q, W_k, W_v, W_o):
+        h, n = W_q.shape[0], X.shape[0]
+        Q, K, V = X @ W_q, my_repeat_kv(X @ W_k, h), my_repeat_kv(X @ W_v, h)
+        weights = my_masked_softmax(Q @ np.swapaxes(K, -1, -2), np.tri(n, dtype=bool))
+        return np.concatenate(list(weights @ V), axis=-1) @ W_o
+
+    verdict = lab.check("gqa_layer", honest(my_gqa_layer=no_scale))
+    assert "the scores are not scaled" in verdict["message"] and "sqrt(d_k)" in verdict["message"], verdict
+
+
+def test_graded_verdicts_are_written_into_the_test_cells_without_a_traceback():
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "metadata": {"nbgrader": {"grade": True, "grade_id": "test_key_mask"}}, "outputs": []},
+            {"cell_type": "code", "metadata": {"nbgrader": {"grade": True, "grade_id": "test_cross_head"}}, "outputs": []},
+        ]
+    }
+    verdicts = [
+        {"part": "key_mask", "passed": True, "message": "part 2.1 (1 point): ok", "points": 1},
+        {"part": "cross_head", "passed": False, "message": "part 2.2 (2 points): wrong", "points": 0},
+    ]
+    assert lab.record_verdicts(notebook, verdicts) == 2
+    assert notebook["cells"][0]["outputs"] == [
+        {"output_type": "stream", "name": "stdout", "text": "part 2.1 (1 point): ok\n"}
+    ]
+    (error,) = notebook["cells"][1]["outputs"]
+    assert error["output_type"] == "error" and error["traceback"] == ["AssertionError: part 2.2 (2 points): wrong"]
+
+
+def test_nbgraders_preprocessor_is_the_labs(monkeypatch):
+    pytest.importorskip("nbgrader")
+    from nbgrader.preprocessors import NbGraderPreprocessor
+
+    assert issubclass(lab.GradeFromTheFile, NbGraderPreprocessor) and lab.GradeFromTheFile().enabled
+    monkeypatch.setenv(lab.GRADED_FROM_THE_FILE, "1")  # under nbgrader with the lab's config: the kernel does not grade
+    with pytest.raises(AssertionError, match="not graded: .*GradeFromTheFile, which did not run"):
+        lab.grade("masked_softmax", {"my_masked_softmax": my_masked_softmax})  # 0 unless the preprocessor writes the verdict

@@ -23,7 +23,9 @@ import sys
 
 def main():  # noqa: C901 - one job, read top to bottom
     site_dir, blocked_dir = sys.argv[1], sys.argv[2]
+    import ast
     import base64
+    import functools
     import importlib
     import io
     import json
@@ -129,6 +131,18 @@ def main():  # noqa: C901 - one job, read top to bottom
             namespaces[key] = {"__name__": "__main__", "__builtins__": __builtins__, "np": np}
         return namespaces[key]
 
+    def bound_names(statement):
+        """The names a top-level statement of a cell binds (assignments, imports, def, class, for, with)."""
+        names = []
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.append(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is statement:
+                names.append(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names += [(a.asname or a.name).split(".")[0] for a in node.names]
+        return names
+
     root = None
     functions = {}
     setup_errors = []
@@ -160,6 +174,15 @@ def main():  # noqa: C901 - one job, read top to bottom
                 return obj
             if kind == "function":
                 return functions[enc[1]]
+            if kind == "attribute":  # a class or function of numpy or of Python's own modules, by its name
+                obj = importlib.import_module(enc[1])
+                for part in enc[2].split("."):
+                    obj = getattr(obj, part)
+                return obj
+            if kind == "partial":  # functools.partial(the student's function, data ...)
+                return functools.partial(value_of(enc[1]), *value_of(enc[2]), **value_of(enc[3]))
+            if kind == "errstate":  # a function decorated with @np.errstate(...)
+                return np.errstate(**enc[1])(value_of(enc[2]))
             if kind == "stand_in":
                 return stand_ins[enc[1]]
             raise LookupError(enc[1] if kind == "absent" else kind)
@@ -193,31 +216,65 @@ def main():  # noqa: C901 - one job, read top to bottom
                 except LookupError as why:
                     absent[name] = str(why)
         root_enc = bundle["root"]
-        if root_enc[0] == "function":
-            root = functions[root_enc[1]]
-        else:
+        if root_enc[0] == "absent":
             send({"kind": "missing", "description": root_enc[1]})
             return
+        root = value_of(root_enc)
         for space in namespaces.values():
             space.update(stand_ins)
     else:  # the cells of a notebook file, in order; a cell that fails is reported and the next one runs
         space = namespace("cells")
         sys.addaudithook(audit)
         for i, source in enumerate(job["cells"]):
+            name = f"<cell {i + 1}>"
+            linecache.cache[name] = (len(source), None, source.splitlines(True), name)
             try:
-                linecache.cache[f"<cell {i + 1}>"] = (len(source), None, source.splitlines(True), f"<cell {i + 1}>")
-                exec(compile(source, f"<cell {i + 1}>", "exec"), space)  # noqa: S102 - the point of this process
-            except BaseException as err:  # noqa: BLE001 - the student's cell: reported, the next one runs
-                setup_errors.append(f"cell {i + 1}: {type(err).__name__}: {err}")
+                statements = ast.parse(source, name).body
+            except SyntaxError as err:
+                try:  # IPython's %magics and !commands: not Python, and not needed to grade; they become pass
+                    statements = ast.parse(
+                        "".join(
+                            line[: len(line) - len(line.lstrip())] + "pass\n" if line.lstrip()[:1] in ("%", "!") else line
+                            for line in source.splitlines(True)
+                        ),
+                        name,
+                    ).body
+                except SyntaxError:
+                    setup_errors.append(f"cell {i + 1}: SyntaxError: {err}")
+                    continue
+            # statement by statement: a line that fails here (``import mha_lib``, a demo that calls the library)
+            # costs that line only, not the functions defined after it in the same cell
+            for statement in statements:
+                try:
+                    code = compile(ast.Module([statement], type_ignores=[]), name, "exec")
+                    exec(code, space)  # noqa: S102 - the point of this process
+                except BaseException as err:  # noqa: BLE001 - the student's line: reported, the next one runs
+                    setup_errors.append(f"cell {i + 1}, line {statement.lineno}: {type(err).__name__}: {err}")
+                    line = (source.splitlines() or [""])[statement.lineno - 1].strip()
+                    for bound in bound_names(statement):  # what the failed line would have defined
+                        if bound not in space:
+                            absent[bound] = (
+                                f"@{line} (cell {i + 1}, line {statement.lineno}), which failed while the lab "
+                                f"was graded ({type(err).__name__}: {err})"
+                            )
         space.update(stand_ins)
         root = space.get(job["graded"])
         if not isinstance(root, types.FunctionType):
             send(
                 {
                     "kind": "missing",
-                    "description": "not defined by the notebook's cells"
+                    "description": (
+                        f"not defined: it is set by {absent[job['graded']][1:]}"
+                        if job["graded"] in absent
+                        else "not defined by the notebook's cells"
+                    )
                     if root is None
-                    else f"not a function you wrote ({type(root).__name__})",
+                    else (
+                        f"a class ({root.__qualname__})"
+                        if isinstance(root, type)
+                        else f"an object of class {type(root).__name__}"
+                    )
+                    + ", not a function you wrote with def",
                     "setup": setup_errors,
                 }
             )

@@ -14,9 +14,11 @@ or a closure) is not there when the function runs, and the message says what was
 Each part is graded on its own: the student's other graded functions (``my_masked_softmax`` inside
 ``my_cross_head``, ...) are answered by the grader with the library's result ("stand-ins").
 
-``python -m mha_lib.exercises.lab regrade NOTEBOOK ...`` grades submitted notebooks from their files alone (the
-student's cells run in the sandbox; no kernel): a score that differs from nbgrader's shows a submission that
-tampered with its own kernel.
+The grade of record never comes from the student's kernel (a cell can rebind anything there, ``importlib.reload``
+included): under ``nbgrader autograde`` with ``labs/nbgrader_config.py``, :class:`GradeFromTheFile` grades every part
+from the submitted notebook's cells (:func:`grade_cells`: they run in the sandbox, no kernel) and writes the verdicts
+into the test cells' outputs, which nbgrader scores and shows. ``python labs/regrade.py NOTEBOOK ... [--csv FILE]``
+gives the same grades from the files alone.
 
 :func:`library_calls` (reading a function for the ``mha_lib`` it reaches) serves the notebooks' self-checks
 (:func:`mha_lib.exercises.check_function`); the lab's grading does not rely on it.
@@ -41,7 +43,7 @@ import threading
 import types
 from dataclasses import dataclass, field
 
-__all__ = ["library_calls", "library_use", "grade", "check", "regrade", "LAB_PARTS"]
+__all__ = ["library_calls", "library_use", "grade", "check", "grade_cells", "regrade", "record_verdicts", "LAB_PARTS"]
 
 PACKAGE = "mha_lib"
 _UNREADABLE = ("eval", "exec", "__import__", "compile")  # builtins that run code the rule cannot read
@@ -448,6 +450,19 @@ def _cases_gqa_layer(rng):
                 "the layer is causal: token i may attend to tokens 1..i only (a lower-triangular mask, np.tril)",
             ),
             (lib.multi_head_attention(X, p, mask=causal).concat, "the heads are concatenated but not multiplied by W_o"),
+            (
+                # Q K^T without / sqrt(d_k) is the layer with W_q multiplied by sqrt(d_k)
+                lib.multi_head_attention(
+                    X, lib.MHAParams(np.asarray(p.W_q) * np.sqrt(d_k), p.W_k, p.W_v, p.W_o), mask=causal
+                ).output,
+                "the scores are not scaled: divide Q K^T by sqrt(d_k), the size of a query (Q.shape[-1]), as in notebook 03",
+            ),
+            (
+                lib.multi_head_attention(
+                    X, lib.MHAParams(np.asarray(p.W_q) / np.sqrt(d_k), p.W_k, p.W_v, p.W_o), mask=causal
+                ).output,
+                "the scores are divided by d_k: divide Q K^T by sqrt(d_k), the square root of a query's size",
+            ),
         ]
         if h_kv not in (1, h):
             mistakes.append(
@@ -708,6 +723,8 @@ def _explain(fn, case, message):
     named = [name for name in absent if f"'{name}'" in error or error.startswith(f"NameError: {name} ")]
     if named:
         what = absent[named[0]]
+        if what.startswith("@"):  # graded from the notebook's cells: the line that would have defined it failed
+            return f"{text}. {named[0]} is set by {what[1:]}: {_NOT_HERE}"
         return f"{text}. {named[0]} {'is' if what.startswith('the module') else 'holds'} {what}: {_NOT_HERE}"
     if "mha_lib" in error:
         return f"{text}. {_NOT_HERE}"
@@ -773,7 +790,7 @@ def _grade_job(part, job, seed=None):
     results, missing, absent, failed = _run_in_sandbox(part, job)
     head = f"part {spec.number} ({spec.points} point{'s' * (spec.points > 1)})"
     if missing is not None:
-        message = f"{spec.function} is {missing}"
+        message = f"{spec.function} is {missing}" + (f": {_NOT_HERE}" if "mha_lib" in missing else "")
     else:
         message = None
         for i, case in enumerate(cases):
@@ -880,7 +897,45 @@ class _Bundle:
             return ("math", obj.__name__)
         if isinstance(obj, types.FunctionType) and not _is_installed(obj):
             return ("function", self.function(obj))
-        return ("absent", _describe(obj))
+        return self.wrapped(obj, depth) or self.attribute(obj) or ("absent", _describe(obj))
+
+    def attribute(self, obj):
+        """A class or function of numpy or of Python's own modules (``functools.partial``, ``np.errstate``), by
+        its module and name: the sandbox takes it from its own copy of that module."""
+        try:
+            module, qualname = obj.__module__, obj.__qualname__
+        except Exception:  # noqa: BLE001 - a student's object whose attributes raise
+            return None
+        if not (isinstance(module, str) and isinstance(qualname, str)) or "<" in qualname:
+            return None
+        top = module.split(".")[0]
+        if top != "numpy" and top not in sys.stdlib_module_names:
+            return None
+        found = sys.modules.get(module)
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        return ("attribute", module, qualname) if found is obj else None
+
+    def wrapped(self, obj, depth=0):
+        """The student's function in a wrapper: a ``functools.partial`` of it, or a function decorated with
+        ``@np.errstate(...)``; what a partial holds travels like any value (a library function stays behind)."""
+        if type(obj) is functools.partial and depth < 5:
+            return (
+                "partial",
+                self.value(obj.func, depth + 1),
+                self.value(list(obj.args), depth + 1),
+                self.value(dict(obj.keywords), depth + 1),
+            )
+        np = _np()
+        if isinstance(obj, types.FunctionType) and _is_installed(obj) and obj.__closure__:
+            held = [c.cell_contents for c in obj.__closure__ if c.cell_contents is not None]
+            state = [h for h in held if isinstance(h, np.errstate)]
+            inner = getattr(obj, "__wrapped__", None)
+            if len(state) == 1 and isinstance(inner, types.FunctionType) and not _is_installed(inner):
+                settings = {key: getattr(state[0], f"_{key}", None) for key in ("all", "divide", "over", "under", "invalid")}
+                settings = {k: v for k, v in settings.items() if isinstance(v, str)}
+                return ("errstate", settings, self.value(inner, depth + 1))
+        return None
 
     def function(self, fn):
         fid = id(fn)
@@ -922,7 +977,17 @@ class _Bundle:
             return ("absent", f"{_qualname(obj)} itself, from mha_lib: write the function yourself, in plain numpy")
         if isinstance(obj, types.FunctionType) and not _is_installed(obj):
             return ("function", self.function(obj))
+        wrapped = self.wrapped(obj)
+        if wrapped is not None and not _holds_absent(wrapped):
+            return wrapped
         return ("absent", f"{_describe(obj)}, not a function you wrote with def")
+
+
+def _holds_absent(enc):
+    """Whether an encoded value holds something that stays behind (a wrapper of the library, say)."""
+    if isinstance(enc, (tuple, list)) and enc and enc[0] == "absent":
+        return True
+    return isinstance(enc, (tuple, list)) and any(_holds_absent(e) for e in enc if isinstance(e, (tuple, list)))
 
 
 def _request(part, seed=None, **job):
@@ -985,6 +1050,13 @@ def grade(part, namespace):
     AssertionError
         When the part is wrong: nbgrader gives the test cell no points, and the message is the feedback.
     """
+    if os.environ.get(GRADED_FROM_THE_FILE) == "1" and part in LAB_PARTS:  # nbgrader autograde, with labs/nbgrader_config.py
+        # GradeFromTheFile replaces this cell's output with the verdict; should it not run, the part scores 0 (an
+        # error a lecturer sees at once), never a full mark nobody checked
+        raise AssertionError(
+            f"part {LAB_PARTS[part].number}: not graded: nbgrader's configuration leaves grading to "
+            "mha_lib.exercises.lab.GradeFromTheFile, which did not run (see labs/nbgrader_config.py)"
+        )
     verdict = check(part, namespace)
     if not verdict["passed"]:
         raise AssertionError(verdict["message"])
@@ -1006,16 +1078,110 @@ def _student_cells(notebook):
     return cells
 
 
+def grade_cells(notebook, seed=None):
+    """The verdict on every part of the lab for a notebook (its JSON, as a dict), from the student's cells alone:
+    they run in the sandbox, no kernel is started, so nothing a notebook did to its kernel can change a verdict.
+    Returns ``[verdict, ...]`` in the order of :data:`LAB_PARTS`."""
+    cells = _student_cells(notebook)
+    return [json.loads(json.dumps(_grade_job(part, {"mode": "cells", "cells": cells}, seed))) for part in LAB_PARTS]
+
+
 def regrade(paths, seed=None):
-    """Grade notebooks from their files alone: the student's cells run in the sandbox, no kernel is started, so
-    nothing a notebook did to its kernel can change a verdict. Returns {path: (score, [verdict, ...])}."""
+    """Grade notebooks from their files alone (see :func:`grade_cells`). Returns {path: (score, [verdict, ...])}."""
     scores = {}
     for path in paths:
         with open(path, encoding="utf-8") as f:
-            cells = _student_cells(json.load(f))
-        verdicts = [json.loads(json.dumps(_grade_job(part, {"mode": "cells", "cells": cells}, seed))) for part in LAB_PARTS]
+            verdicts = grade_cells(json.load(f), seed)
         scores[str(path)] = (sum(v["points"] for v in verdicts), verdicts)
     return scores
+
+
+# =========================================================================== nbgrader: the grade of record
+
+GRADED_FROM_THE_FILE = "MHA_LAB_GRADED_FROM_THE_FILE"  # set by labs/nbgrader_config.py: test cells leave grading to it
+
+
+def record_verdicts(notebook, verdicts):
+    """Write each part's verdict into its test cell (grade id ``test_<part>``) as that cell's only output: the
+    message when it passed, an error holding the message alone (no traceback) when it failed. nbgrader scores a test
+    cell by whether its output holds an error, so its grades and feedback are these verdicts. Returns the number of
+    test cells written."""
+    by_part = {v["part"]: v for v in verdicts}
+    written = 0
+    for cell in notebook["cells"]:
+        meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+        grade_id = meta.get("grade_id") or ""
+        part = grade_id[len("test_") :] if grade_id.startswith("test_") else None
+        if cell.get("cell_type") != "code" or not meta.get("grade") or part not in by_part:
+            continue
+        verdict = by_part[part]
+        if verdict["passed"]:
+            outputs = [{"output_type": "stream", "name": "stdout", "text": verdict["message"] + "\n"}]
+        else:
+            outputs = [
+                {
+                    "output_type": "error",
+                    "ename": "AssertionError",
+                    "evalue": verdict["message"],
+                    "traceback": [f"AssertionError: {verdict['message']}"],
+                }
+            ]
+        cell["outputs"] = [_output(o) for o in outputs]
+        written += 1
+    return written
+
+
+def _output(output):
+    try:
+        import nbformat
+    except ImportError:
+        return output
+    return nbformat.from_dict(output)
+
+
+def _grade_from_the_file_class():
+    """nbgrader's preprocessor (a class), made on first use so that the lab's test cells do not import nbconvert."""
+    from nbgrader.preprocessors import NbGraderPreprocessor
+
+    class GradeFromTheFile(NbGraderPreprocessor):  # enabled by default, as nbgrader's own steps
+        """Autograde step, after Execute and before SaveAutoGrades: grades every part from the submitted cells
+        (:func:`grade_cells`, the student's kernel plays no part) and writes the verdicts into the test cells'
+        outputs, which nbgrader scores and shows in the feedback. Configured by ``labs/nbgrader_config.py``."""
+
+        def preprocess(self, nb, resources):
+            verdicts = grade_cells(nb)
+            record_verdicts(nb, verdicts)
+            self.log.info(
+                "attention lab graded from the file: %s/%s",
+                sum(v["points"] for v in verdicts),
+                sum(p.points for p in LAB_PARTS.values()),
+            )
+            return nb, resources
+
+    GradeFromTheFile.__module__ = __name__
+    return GradeFromTheFile
+
+
+def __getattr__(name):
+    if name == "GradeFromTheFile":
+        cls = globals()["GradeFromTheFile"] = _grade_from_the_file_class()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def write_csv(scores, path):
+    """A gradebook CSV of :func:`regrade`'s scores: a row per notebook (the student id is the folder nbgrader's
+    ``submitted/<student id>/<assignment>/`` gives it), the score, the points of each part."""
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(["student_id", "notebook", "score", "max_score", *LAB_PARTS])
+        total = sum(p.points for p in LAB_PARTS.values())
+        for notebook, (score, verdicts) in scores.items():
+            parts = os.path.normpath(notebook).split(os.sep)
+            student = parts[-3] if len(parts) >= 3 else ""
+            out.writerow([student, notebook, score, total, *(v["points"] for v in verdicts)])
 
 
 def _main(argv):
@@ -1029,14 +1195,27 @@ def _main(argv):
         )
         print(json.dumps(verdict))
         return 0
-    if argv[:1] == ["regrade"] and len(argv) > 1:
-        total = sum(p.points for p in LAB_PARTS.values())
-        for path, (score, verdicts) in regrade(argv[1:]).items():
-            print(f"{path}: {score}/{total}")
-            for v in verdicts:
-                print(f"    {'ok  ' if v['passed'] else 'FAIL'} {v['message']}")
-        return 0
-    print("usage: python -m mha_lib.exercises.lab regrade NOTEBOOK.ipynb ...  (grades the lab from the files)")
+    if argv[:1] == ["regrade"]:
+        args, csv_path = argv[1:], None
+        if "--csv" in args:
+            at = args.index("--csv")
+            if at + 1 >= len(args):
+                print("regrade: --csv needs a file name, e.g. --csv regrade.csv")
+                return 2
+            csv_path = args[at + 1]
+            args = args[:at] + args[at + 2 :]
+        if args:
+            total = sum(p.points for p in LAB_PARTS.values())
+            scores = regrade(args)
+            for path, (score, verdicts) in scores.items():
+                print(f"{path}: {score}/{total}")
+                for v in verdicts:
+                    print(f"    {'ok  ' if v['passed'] else 'FAIL'} {v['message']}")
+            if csv_path:
+                write_csv(scores, csv_path)
+                print(f"wrote {csv_path}")
+            return 0
+    print("usage: python labs/regrade.py NOTEBOOK.ipynb ... [--csv FILE]  (grades the lab from the files)")
     return 2
 
 
