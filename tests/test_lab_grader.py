@@ -431,3 +431,10 @@ def test_nbgraders_preprocessor_is_the_labs(monkeypatch):
     monkeypatch.setenv(lab.GRADED_FROM_THE_FILE, "1")  # under nbgrader with the lab's config: the kernel does not grade
     with pytest.raises(AssertionError, match="not graded: .*GradeFromTheFile, which did not run"):
         lab.grade("masked_softmax", {"my_masked_softmax": my_masked_softmax})  # 0 unless the preprocessor writes the verdict
+
+
+def test_a_failed_part_shows_its_message_not_the_graders_traceback():
+    with pytest.raises(AssertionError) as failed:
+        lab.grade("masked_softmax", honest(my_masked_softmax=zeros))
+    assert failed.value._render_traceback_() == [f"AssertionError: {failed.value}"]  # what Jupyter shows
+    assert "right shape, wrong numbers" in str(failed.value)

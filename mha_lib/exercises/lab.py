@@ -1050,17 +1050,25 @@ def grade(part, namespace):
     AssertionError
         When the part is wrong: nbgrader gives the test cell no points, and the message is the feedback.
     """
+    __tracebackhide__ = True  # pytest shows the message, not the grader's frames
     if os.environ.get(GRADED_FROM_THE_FILE) == "1" and part in LAB_PARTS:  # nbgrader autograde, with labs/nbgrader_config.py
         # GradeFromTheFile replaces this cell's output with the verdict; should it not run, the part scores 0 (an
         # error a lecturer sees at once), never a full mark nobody checked
-        raise AssertionError(
+        raise _PartFailed(
             f"part {LAB_PARTS[part].number}: not graded: nbgrader's configuration leaves grading to "
             "mha_lib.exercises.lab.GradeFromTheFile, which did not run (see labs/nbgrader_config.py)"
         )
     verdict = check(part, namespace)
     if not verdict["passed"]:
-        raise AssertionError(verdict["message"])
+        raise _PartFailed(verdict["message"])
     print(verdict["message"])
+
+
+class _PartFailed(AssertionError):
+    """A failed part: Jupyter shows its message alone (IPython's ``_render_traceback_``), not the grader's frames."""
+
+    def _render_traceback_(self):
+        return [f"AssertionError: {self}"]
 
 
 # =========================================================================== grading from the files alone
