@@ -296,3 +296,68 @@ def test_a_row_of_square_panels_sits_under_its_caption(layout):
     caption = copy.texts[0].get_window_extent(renderer)
     top = max(ax.get_tightbbox(renderer).y1 for ax in copy.axes)
     assert (caption.y0 - top) / copy.dpi < 0.5, "the panels right under the caption"
+
+
+def test_a_label_over_a_marked_point_is_reported_and_moved_off_it(layout):
+    fig = figure((6, 4))
+    ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))
+    ax.scatter([0, 1, 2], [0, 0, 1], s=200)
+    ax.set_xlim(-1, 3)
+    ax.set_ylim(-1, 2)
+    ax.annotate("v(cat)", (0, 0), xytext=(0, 0), textcoords="offset points", fontsize=24)  # on its own point
+    assert any("a marked point" in p for p in layout.problems_of(fig))
+    left = layout.untangle(fig, layout.problems_of(fig))
+    assert left == [], left
+
+
+def test_a_group_title_of_a_subfigure_goes_over_its_panels(layout):
+    # frame_figure's groups: a subfigure of several heatmaps with its own title ("MultiHead(X): output, ..."),
+    # under another group. The title sits over its own panels, not where the subfigure put it.
+    fig = figure((10, 5))
+    fig.set_layout_engine("constrained")
+    fig.suptitle("designed parameters: d_model=32, h=4", fontsize=10)
+    top, bottom = fig.subfigures(2, 1)
+    for k, ax in enumerate(top.subplots(1, 4)):
+        ax.imshow(np.eye(5))
+        ax.set_title(f"h{k + 1}", fontsize=8)
+    strips = bottom.subplots(1, 2)
+    for ax in strips:
+        ax.imshow(np.random.default_rng(0).random((5, 16)), aspect="auto")
+    bottom.suptitle("MultiHead(X): output, shape (5, 32)", fontsize=9)
+    heads = top.axes
+    for ax in (*heads, *strips):
+        ax.set_xticks([])
+        ax.set_yticks([])
+    copy, problems = layout.attempt(fig, None, True, True)
+    assert problems == [], problems
+    renderer = copy.canvas.get_renderer()
+    title = next(t for t in copy.texts if t.get_text().startswith("MultiHead"))
+    box = title.get_window_extent(renderer)
+    strip_box = copy.axes[-1].get_window_extent(renderer)
+    assert strip_box.y1 <= box.y0 < strip_box.y1 + 0.5 * copy.dpi, "right over the strip"
+    assert heads and all(ax.get_window_extent(renderer).y0 > box.y1 for ax in copy.axes if ax.get_title().startswith("h"))
+
+
+def test_numbers_written_beside_a_colour_bar_move_and_show_with_it(layout):
+    # The lecture picture writes its output colour key's numbers as figure texts beside the bar: taken for a
+    # caption, they kept their place while the bar moved, and stayed on the page of the other panels.
+    fig = figure((8, 4))
+    ax = fig.add_axes((0.1, 0.1, 0.6, 0.8))
+    image = ax.imshow(np.random.default_rng(0).random((5, 8)) - 0.5, cmap="RdBu_r")
+    cax = fig.add_axes((0.75, 0.1, 0.03, 0.8))
+    fig.colorbar(image, cax=cax).set_ticks([-0.5, 0, 0.5], labels=["", "", ""])
+    for k, v in enumerate(("+0.54", "0", "−0.54")):
+        fig.text(0.8, 0.9 - 0.4 * k, v, ha="left", va="center", fontsize=8)
+    copy = layout.talk_copy(fig)
+    cbar = copy.axes[1]
+    assert [t.get_text() for t in cbar.texts] == ["+0.54", "0", "−0.54"]
+    assert not [t for t in copy.texts if t.get_text().strip()], "no longer figure texts"
+
+
+def test_a_left_title_may_run_to_the_next_panel_or_the_edge(layout):
+    fig = figure((12, 4))
+    ax = fig.add_axes((0.1, 0.2, 0.3, 0.5))
+    ax.imshow(np.random.default_rng(0).random((5, 32)), aspect="auto")
+    ax.set_title("MultiHead(X): output, shape (5, 32): blue negative, red positive", loc="left", fontsize=20)
+    layout.wrap_long(fig)
+    assert ax.get_title(loc="left").count("\n") <= 1, ax.get_title(loc="left")

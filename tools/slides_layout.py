@@ -183,6 +183,7 @@ def talk_copy(fig, numbers=True):
     # caption measured at 100 dpi to fit the page ran past both its edges in the 150-dpi file
     copy.set_dpi(SETTINGS.dpi)
     flatten_subfigures(copy)
+    attach_side_texts(copy)
     if numbers:
         cell_texts(copy, hide=True)
     else:
@@ -213,14 +214,17 @@ def flatten_subfigures(fig):
     for sub in subs:
         for ax in sub.axes:
             places[ax] = Bbox(to_fig.transform(sub.transSubfigure.transform(ax.get_position().get_points())))
-    moved = []  # (text, position in the figure, panel or None, alignment)
+    moved = []  # (text, position in the figure, its panel or None, the panels it is the title of or None)
+    owners = {}  # id of a text: the panels of its subfigure
     for sub in subs:
         panels = [ax for ax in list(_axes_of(sub)) if ax.get_visible() and "outline" not in ax.spines]
         panels = [ax for ax in panels if ax.has_data() or ax.texts or ax.patches or ax.images]
         for t in list(sub.texts):
             if t.get_visible() and str(t.get_text()).strip():
                 xy = to_fig.transform(t.get_transform().transform(t.get_position()))
-                moved.append((t, xy, panels[0] if len(panels) == 1 else None))
+                group = panels if len(panels) > 1 and t is getattr(sub, "_suptitle", None) else None
+                owners[id(t)] = panels
+                moved.append((t, xy, panels[0] if len(panels) == 1 else None, group))
             t.remove()
         for leg in list(sub.legends):
             texts = leg.get_texts()
@@ -236,16 +240,51 @@ def flatten_subfigures(fig):
         sub._redo_transform_rel_fig(Bbox.from_extents(0, 0, 1, 1))
     for ax, box in places.items():
         ax.set_position(box, which="both")
-    for t, (x, y), panel in moved:
+    for t, (x, y), panel, group in moved:
         props = {"fontproperties": t.get_fontproperties(), "color": t.get_color()}
-        if panel is not None:
+        if panel is None and group:  # the title of a group of panels: placed over them by layout_grid
+            fig.text(x, y, t.get_text(), ha="center", va="bottom", **props)._slides_panels = group
+        elif panel is not None:
             own, size = panel.get_title(), panel.title.get_fontsize()
             title = panel.set_title(t.get_text() + ("\n" + own if own else ""), **props)
             if own:  # two lines, one size: the larger
                 title.set_fontsize(max(t.get_fontsize(), size))
-        else:
-            fig.text(x, y, t.get_text(), ha=t.get_horizontalalignment(), va=t.get_verticalalignment(), **props)
+        else:  # shown with its panels only (a colour key's numbers beside a group: not on a page without it)
+            text = fig.text(x, y, t.get_text(), ha=t.get_horizontalalignment(), va=t.get_verticalalignment(), **props)
+            text._slides_with = owners[id(t)]
     return True
+
+
+def attach_side_texts(fig):
+    """A text placed on the figure just right of a panel or colour bar, within its height (the lecture
+    picture's colour-key numbers), is made that axes' text: it moves with it and shows only with it (as a
+    figure text it was taken for a caption, and kept its place while the layout moved its colour bar)."""
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    boxes = [(ax, ax.get_window_extent(renderer)) for ax in fig.axes if ax.get_visible()]
+    for t in list(fig.texts):
+        if not t.get_visible() or not str(t.get_text()).strip() or hasattr(t, "_slides_panels"):
+            continue
+        e = t.get_window_extent(renderer)
+        cy = (e.y0 + e.y1) / 2
+        tol = 0.1 * fig.dpi  # a key's end numbers sit at the bar's ends
+        near = [(e.x0 - b.x1, ax) for ax, b in boxes if b.y0 - tol <= cy <= b.y1 + tol and 0 <= e.x0 - b.x1 <= 0.6 * fig.dpi]
+        if not near:
+            continue
+        ax = min(near, key=lambda n: n[0])[1]
+        x, y = ax.transAxes.inverted().transform(t.get_transform().transform(t.get_position()))
+        ax.text(
+            x,
+            y,
+            t.get_text(),
+            transform=ax.transAxes,
+            ha=t.get_horizontalalignment(),
+            va=t.get_verticalalignment(),
+            fontproperties=t.get_fontproperties(),
+            color=t.get_color(),
+            clip_on=False,
+        )
+        t.remove()
 
 
 def _axes_of(sub):
@@ -448,6 +487,11 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
         cdeco = [label_room(fig, renderer, [c]) for c in cbars]
         for c, i in owner.items():
             deco[i][1] += 0.2 + cdeco[c][0] + cb_w[c] + cdeco[c][1]
+        heads = group_titles(fig, units, rows)  # (title, units under it, its top row's units)
+        label_top = [d[3] for d in deco]
+        for t, _, top in heads:  # room for a group's title over its top row
+            for i in top:
+                deco[i][3] += t.get_window_extent(renderer).height / fig.dpi + 0.05
         text_top = bottom_res = leg_h = leg_w = 0.0
         legends = [leg for leg in fig.legends if leg.get_visible()]
         for leg in legends:
@@ -455,7 +499,7 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
             leg_h, leg_w = max(leg_h, e.height / fig.dpi + 0.05), max(leg_w, e.width / fig.dpi)
         captions = []
         for t in fig.texts:
-            if t.get_visible() and str(t.get_text()).strip():
+            if t.get_visible() and str(t.get_text()).strip() and not hasattr(t, "_slides_panels"):
                 e = t.get_window_extent(renderer)
                 if (e.y0 + e.y1) / 2 > fig.bbox.height / 2:
                     text_top = max(text_top, H - e.y0 / fig.dpi)
@@ -515,6 +559,12 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
                 right += 0.2 + cdeco[c][0]
                 cbars[c].set_position((right / W, (y1 - h) / H, cb_w[c] / W, h / H))
                 right += cb_w[c] + cdeco[c][1]
+        for t, under, top in heads:  # centred over its panels, above their titles
+            xs = [ax.get_position().x0 for i in under for ax in units[i]] + [
+                ax.get_position().x1 for i in under for ax in units[i]
+            ]
+            y1 = max(units[i][0].get_position().y1 * H + label_top[i] for i in top) + 0.05
+            t.set_position(((min(xs) + max(xs)) / 2, y1 / H))
         grid_top = y[0] - row_t[0]
         grid_bottom = y[nr] + gap + row_b[nr - 1]
         xc = x[nc] - gap
@@ -542,6 +592,26 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
         if np.allclose([ax.get_position().bounds for ax in fig.axes], before, atol=0.002):
             break  # placed where its labels were measured: another round would change nothing
     return True
+
+
+def group_titles(fig, units, rows):
+    """The titles of groups of panels (a flattened subfigure's, see :func:`flatten_subfigures`) with a panel
+    shown: (title, indexes of its units shown, those of them in its top row); the others, and a group's other
+    texts when none of its panels is shown, are hidden."""
+    found = []
+    for t in fig.texts:
+        panels = getattr(t, "_slides_panels", None)
+        if panels is None:
+            with_ = getattr(t, "_slides_with", None)
+            if with_:  # another text of a group: shown with a panel of the group
+                t.set_visible(any(ax is p for u in units for ax in u for p in with_))
+            continue
+        under = [i for i, u in enumerate(units) if any(ax is p for ax in u for p in panels)]
+        t.set_visible(bool(under))
+        if under:
+            first = min(rows[i] for i in under)
+            found.append((t, under, [i for i in under if rows[i] == first]))
+    return found
 
 
 def plain_plot(unit):
@@ -642,9 +712,17 @@ def title_room(ax, title, renderer):
     fig = ax.get_figure(root=True)
     box = ax.get_window_extent(renderer)
     own = box.width * 1.1
+    margin = 0.1 * fig.dpi
+    if title.get_horizontalalignment() == "left":  # up to the next panel of its row, or the figure's edge
+        ends = [
+            o.x0 - margin
+            for o in (other.get_window_extent(renderer) for other in fig.axes if other is not ax and other.get_visible())
+            if o.x0 >= box.x1 - 1 and min(o.y1, box.y1) - max(o.y0, box.y0) > 0.3 * min(o.height, box.height)
+        ]
+        return max(own, min([fig.bbox.width - margin, *ends]) - title.get_window_extent(renderer).x0)
     if title.get_horizontalalignment() != "center":
         return own
-    cx, margin = (box.x0 + box.x1) / 2, 0.1 * fig.dpi
+    cx = (box.x0 + box.x1) / 2
     left, right = cx - margin, fig.bbox.width - margin - cx
     for other in fig.axes:
         if other is ax or not other.get_visible():
@@ -704,6 +782,7 @@ def problems_of(fig):
                 continue  # turned labels side by side: their boxes overlap, their letters need not
             found.append(f"overlap: {name(t)} / {name(u)}")
     found += label_problems(fig, renderer)
+    found += point_problems(fig, renderer)
     axes_boxes = [(ax, ax.get_window_extent(renderer)) for ax in fig.axes if ax.get_visible()]
     for t in texts:
         x0, y0, x1, y1 = t.get_window_extent(renderer).extents
@@ -720,6 +799,49 @@ def problems_of(fig):
             cw, ch, room = holder
             if x1 - x0 > room * cw or y1 - y0 > 0.95 * ch:
                 found.append("too big for its cell or box: " + name(t))
+    return found
+
+
+def marker_points(ax):
+    """The marked points of a plot (line markers, scatter points; not of long lines): rows of x, y and radius,
+    in pixels."""
+    found = []
+    px = ax.get_figure(root=True).dpi / 72
+    for line in ax.lines:
+        if line.get_visible() and line.get_marker() not in (None, "None", "", " ") and len(line.get_xdata()) <= 200:
+            xy = line.get_transform().transform(np.column_stack([line.get_xdata(), line.get_ydata()]).astype(float))
+            found.append(np.column_stack([xy, np.full(len(xy), line.get_markersize() / 2 * px)]))
+    for col in ax.collections:
+        offsets, sizes = (col.get_offsets(), col.get_sizes()) if hasattr(col, "get_sizes") else ((), ())
+        if col.get_visible() and 0 < len(offsets) <= 200 and len(sizes):
+            xy = col.get_offset_transform().transform(np.asarray(offsets, float))
+            r = np.sqrt(np.resize(np.asarray(sizes, float), len(xy))) / 2 * px
+            found.append(np.column_stack([xy, r]))
+    return np.concatenate(found) if found else np.zeros((0, 3))
+
+
+def point_problems(fig, renderer):
+    # A label written over a marked point of its plot (not its own point): the point is hidden under it.
+    found = []
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.texts:
+            continue
+        points = marker_points(ax)
+        if not len(points):
+            continue
+        for t in ax.texts:
+            if not t.get_visible() or not str(t.get_text()).strip():
+                continue
+            b = t.get_window_extent(renderer)
+            x, y, r = points.T * np.array([[1], [1], [0.6]])  # a point is covered when more than its rim is
+            inside = (x + r > b.x0) & (x - r < b.x1) & (y + r > b.y0) & (y - r < b.y1)
+            if isinstance(t, Annotation):  # set off from its point: it covers none, its own neither
+                far = np.ones(len(points), bool)
+            else:  # a text written at its point (a mark's number) may cover that point
+                own = t.get_transform().transform(t.get_position())
+                far = np.hypot(x - own[0], y - own[1]) > 2.0
+            if np.any(inside & far):
+                found.append(f"overlap: {str(t.get_text())[:30]!r} / a marked point")
     return found
 
 
