@@ -462,6 +462,14 @@ def my_causal_weights(X, params):
     return _causal_variant()
 
 
+def _triu_kept_where():
+    """The buggy line of 04 with np.tril swapped for np.triu and np.where's arguments kept: the diagonal and
+    above are forbidden, so token 1's row is all zeros."""
+    d = mha_lib.designed_example()
+    scores = mha_lib.attention_scores(mha_lib.project(d.X, d.params.W_q), mha_lib.project(d.X, d.params.W_k))
+    return mha_lib.softmax(np.where(np.triu(np.ones((5, 5), dtype=bool)), -np.inf, scores))
+
+
 @pytest.mark.parametrize(
     "answer, words",
     [
@@ -471,6 +479,7 @@ def my_causal_weights(X, params):
         (lambda: _causal_variant(side="triu"), "itself and LATER tokens: the mask keeps the wrong side"),
         (lambda: _causal_variant(fill=0.0), "a score of 0 still gets e^0 = 1"),
         (lambda: _causal_variant(after=True), "Mask the scores before the softmax"),
+        (lambda: _triu_kept_where(), "token 1 may look at nobody (its row is all zeros): the mask forbids the diagonal"),
     ],
 )
 def test_debug_causal_names_the_mistake_of_each_wrong_fix(capsys, answer, words):

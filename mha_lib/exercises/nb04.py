@@ -58,6 +58,13 @@ def _diagnose_causal(answer):
             "Some rows are NaN: every score of such a row was -inf, so nothing was allowed there. Which "
             "cells does your mask forbid? In this series True = may attend."
         )
+    not_earlier = ~np.tril(np.ones((n, n), dtype=bool), k=-1)  # (5, 5): the diagonal and above
+    if np.abs(got[:, not_earlier]).max() < 1e-6 and np.abs(got[:, 0]).max() < 1e-6:
+        return (
+            "Each token looks only at EARLIER tokens, never at itself, so token 1 may look at nobody (its row "
+            "is all zeros): the mask forbids the diagonal too, the wrong triangle. The causal mask allows the "
+            "diagonal and below (np.tril); in this series True = may attend."
+        )
     if not np.allclose(got.sum(axis=-1), 1.0, atol=1e-6):
         return (
             "Some rows do not add up to 1. Mask the scores before the softmax (forbidden scores become "
