@@ -247,6 +247,7 @@ MISTAKES = [
     ("05.weighted_sum", lambda A, V: V @ A, "which is weights @ V"),
     ("05.weighted_sum", lambda A, V: A.swapaxes(-1, -2) @ V, "not weights.T @ V"),
     ("05.weighted_sum", lambda A, V: A * V, "entry by entry"),
+    ("05.weighted_sum", lambda A, V: (A * V).sum(-1), "ONE number per token"),
     ("05.weighted_sum", lambda A, V: V.T @ A, "(d_v, n)"),  # right shape on a square input: named anyway
     ("05.weighted_sum", lambda A, V: np.dot(A, V), "np.matmul"),
     ("06.concat", lambda H: np.concatenate(list(H), axis=0), "on top of each other"),

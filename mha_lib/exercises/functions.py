@@ -587,6 +587,13 @@ _MISTAKES_WEIGHTED_SUM = _mistakes(
         "a weighted sum of rows is a matrix product, not an entry-by-entry product.",
         "weights * V multiplies entry by entry; the weighted sum is a matrix product: weights @ V.",
     ),
+    (
+        "element-wise, summed",
+        lambda A, V: (A * V).sum(-1),
+        "a weighted sum of rows is a matrix product, not an entry-by-entry product summed along a row.",
+        "(weights * V).sum(-1) multiplies entry by entry, then adds each row up to ONE number per token; the "
+        "weighted sum of the value rows keeps d_v numbers per token: weights @ V, shape (n, d_v).",
+    ),
 )
 
 
