@@ -460,7 +460,7 @@ def plot_soft_lookup(axes, look, token="it"):
         raise ValueError(f"plot_soft_lookup: token={shown(token)} is not one of the lookup's words {tokens}")
     m = tokens.index(token)
     colours = _TOKEN_COLOURS[: len(tokens)]
-    label_at = {"the": (-30, -16), "cat": (0, 8), "sat": (6, -4), "it": (-34, 22)}  # clear of the arrows
+    label_at = {"the": (-4, -32), "cat": (0, 8), "sat": (6, -4), "it": (-4, -18)}  # clear of the arrows and the origin
     artists = []
     for tok, k, c in zip(tokens, look.K, colours, strict=False):  # keys: what each word offers
         artists.append(ax_k.annotate("", k, (0, 0), arrowprops=dict(arrowstyle="->", color=c, lw=2)))
