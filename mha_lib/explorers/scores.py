@@ -12,18 +12,16 @@ import numpy as np
 from .. import attention_scores, multi_head_attention, softmax
 from .._checks import check_budget, whole_number
 from ..attention import row_entropy
-from ..plotting import SIGNED_CMAP, symmetric_limits
+from ..plotting import symmetric_limits
 from . import chart
-from .grid import HeadGrid, HeadGridDrawer, head_titles, matrix_panel
+from .grid import head_titles
 from .toolkit import (
     SCALE_LABEL,
     TIE_LABEL,
-    LayoutDrawer,
     build_explorer,
     checkbox,
     explorer_layer,
     heads_control,
-    inch_box,
     int_slider,
     link_heads,
     running_inputs,
@@ -84,54 +82,12 @@ def random_scores(d_k, scaled=True, n=4, trials=500, rng=0):
     )
 
 
-class ScalingDrawer(LayoutDrawer):
+class ScalingDrawer:
     """Draws a :class:`RandomScores`: histogram of the scores (left), softmax of six rows (right); the still figure is
-    matplotlib's, the live picture the browser's (:meth:`frames`)."""
+    drawn from the same parts (:func:`~mha_lib.explorers.toolkit.still_figure`)."""
 
     size = (9.0, 3.4)
 
-    def key(self, res):
-        return res.weights.shape[-1]
-
-    def build(self, fig, res):
-        n, rows, H = res.weights.shape[-1], min(6, len(res.weights)), self.size[1]
-        self.ax_hist = fig.add_axes(inch_box(*self.size)(0.75, 0.5, 3.9, H - 1.0))
-        self.stairs = self.ax_hist.stairs(np.zeros(60), np.linspace(-4, 4, 61), fill=True, color="#0072B2", alpha=0.85)
-        self.ax_hist.set_xlabel("score", fontsize=9)
-        self.ax_hist.set_ylabel("count", fontsize=9)
-        self.ax_hist.tick_params(labelsize=8)
-        self.ax_hist.set_title("", fontsize=9)
-        self.rows_panel = matrix_panel(
-            fig,
-            (5.65, 0.5, 2.35, H - 1.0),
-            (rows, n),
-            [f"sentence {i + 1}" for i in range(rows)],
-            [f"key {j + 1}" for j in range(n)],
-            cbar_label="weight",
-            fs=8,
-        )  # its title at fs + 1 = 9 points
-        # Its title is wider than the heatmap and reaches over the colour bar, whose top tick label ("1.0") sticks
-        # out above the axes by half a line: lift the title by that much more than matrix_panel's 3 points.
-        tick_fs = self.rows_panel.cbar.ax.yaxis.get_majorticklabels()[0].get_fontsize()
-        self.rows_panel.ax.set_title("", fontsize=9, pad=3 + 0.6 * tick_fs)
-
-    def update(self, layout, res):
-        n, values = res.weights.shape[-1], res.scores.ravel()
-        lim = max(4.0, float(np.abs(values).max()))
-        counts, edges = np.histogram(values, bins=np.linspace(-lim, lim, 61))
-        self.stairs.set_data(counts, edges)
-        self.ax_hist.set(xlim=(-lim, lim), ylim=(0, counts.max() * 1.05))
-        how = "q·k / √d_k" if res.scaled else "q·k (not scaled)"
-        self.ax_hist.title.set_text(f"d_k = {res.d_k}: {values.size} scores {how}\nstandard deviation {res.std:.2f}")
-        title = self.rows_panel.ax.title
-        title.set_text(
-            f"softmax of one row each\nmean largest weight {res.mean_max_weight:.2f}, "
-            f"entropy {res.mean_entropy:.2f} / {math.log2(n):.0f} bits"
-        )
-        # first query row of the first 6 sentences; the histogram's ticks change with the data: whole axes repainted
-        return [self.ax_hist] + self.rows_panel.set_data(res.weights[:6, 0, :]) + [title]
-
-    # ------------------------------------------------------------------ the live picture, drawn by the browser
     parts = {"hist": "chart", "rows": "picture"}  # the histogram (a chart), six rows' weights (a heatmap)
     rows = (("hist", "rows"),)
     widths = {"hist": 1.6, "rows": 1}
@@ -238,58 +194,10 @@ def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed
     )
 
 
-class ScoresDrawer(HeadGridDrawer):
-    """Draws a :class:`ScoresSetting`: every head's scores (left), two row statistics (right); built per h, tokens."""
+class ScoresDrawer:
+    """Draws a :class:`ScoresSetting`: every head's scores (left), two row statistics (right)."""
 
     size = (11.0, 5.2)
-
-    def key(self, res):
-        return res.h, res.tokens, res.roles
-
-    def build(self, fig, res):
-        n, annotate = len(res.tokens), res.h <= 8
-        grid = HeadGrid(
-            fig,
-            res.h,
-            res.tokens,
-            None,
-            (0.05, 0.05, 7.7, 5.1),
-            cmap=SIGNED_CMAP,
-            vmin=-1.0,
-            cbar_label="score (shared scale)",
-            annotate=annotate,
-            caption="",
-            titles=head_titles(res.h, res.roles),
-        )
-        grid.stats = [
-            matrix_panel(
-                fig,
-                (8.25, top, 2.1, 1.56),
-                (res.h, n),
-                [str(i + 1) for i in range(res.h)],
-                res.tokens,
-                vmax=vmax,
-                title=title,
-                xlabel="query token",
-                ylabel="head",
-                cbar_label=label,
-                numbers=annotate,
-            )
-            for top, vmax, label, title in (
-                (0.82, 1.0, "weight", "largest weight in each row\n(1 = all on one token)"),
-                (
-                    3.22,
-                    math.log2(n) if n > 1 else 1.0,
-                    "bits",
-                    f"entropy of each row, bits\n({math.log2(n):.0f} = spread evenly, 0 = one token)",
-                ),
-            )
-        ]
-        return grid
-
-    def update(self, grid, res):
-        changed = grid.update(res.scores, clim=symmetric_limits(res.scores), caption=_scores_caption(res))
-        return changed + grid.stats[0].set_data(res.max_weight) + grid.stats[1].set_data(res.entropy)
 
     def picture(self, res):
         """What the browser draws: every head's scores (left), the rows' largest weight and entropy (right)."""
