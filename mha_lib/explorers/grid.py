@@ -1,7 +1,8 @@
-"""The one heatmap-grid component: every per-head picture of the series is drawn by it.
+"""The still heatmaps of the series (matplotlib): the notebooks' and slides' per-head pictures.
 
-:func:`plot_heatmap` draws one matrix, :class:`HeadGrid` h of them on a shared scale (both update in place);
-:func:`heads_picture` is the still picture drawn by the same code; :func:`bar_panel` draws labelled bars.
+:func:`plot_heatmap` draws one matrix (the still figures of the browser pictures too, :func:`.widget.frame_figure`),
+:class:`HeadGrid` h of them on a shared scale (both update in place); :func:`heads_picture` is the notebooks' still
+picture of every head; :func:`bar_panel` draws labelled bars.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ __all__ = [
     "HeadGrid",
     "HeadGridDrawer",
     "heads_picture",
-    "matrix_panel",
     "head_titles",
     "token_labels",
     "bar_panel",
@@ -215,59 +215,6 @@ def plot_heatmap(
     return heat
 
 
-def _colorbar(fig, image, rect, label, fs):
-    """A colour bar of ``image`` in ``rect`` (figure fractions), labelled at font size ``fs``."""
-    cbar = fig.colorbar(image, cax=fig.add_axes(rect))
-    cbar.set_label(label, fontsize=fs)
-    cbar.ax.tick_params(labelsize=fs - 1)
-    return cbar
-
-
-def matrix_panel(
-    fig,
-    rect,
-    shape,
-    row_labels,
-    col_labels,
-    *,
-    cmap=WEIGHTS_CMAP,
-    vmin=0.0,
-    vmax=1.0,
-    title="",
-    xlabel="",
-    ylabel="",
-    cbar_label="",
-    numbers=True,
-    fs=7,
-):
-    """One heatmap with its own colour bar at a fixed place; returns its :class:`Heatmap` (``.cbar`` added).
-
-    ``rect`` = (left, top, width, height) in inches from the figure's top-left corner.
-    """
-    box = inch_box(*fig.get_size_inches())
-    x0, top, w, h = rect
-    rows, cols = shape
-    ax = fig.add_axes(box(x0, top, w, h))
-    afs = min(fs, 0.75 * h * 72 / rows, w * 72 / cols / 2.6)
-    heat = plot_heatmap(
-        ax,
-        np.zeros(shape),
-        row_labels,
-        col_labels,
-        cmap=cmap,
-        vmin=vmin,
-        vmax=vmax,
-        numbers=numbers and afs >= 5.0,
-        fontsize=min(fs, max(4.5, 0.8 * h * 72 / rows)),
-        number_size=afs,
-    )
-    ax.set_title(title, fontsize=fs + 1, pad=3)
-    ax.set_xlabel(xlabel, fontsize=fs, labelpad=2)
-    ax.set_ylabel(ylabel, fontsize=fs, labelpad=2)
-    heat.cbar = _colorbar(fig, heat.image, box(x0 + w + 0.08, top, 0.1, h), cbar_label, fs)
-    return heat
-
-
 class HeadGrid:
     """h heatmaps (one per head) in a region of a figure, one shared colour scale and colour bar.
 
@@ -406,7 +353,9 @@ class HeadGrid:
             self.titles.append(ax.set_title(titles[i], fontsize=fs, pad=3))
             ax.set_xlabel(col_label if bottom else "", fontsize=fs, labelpad=2)
             ax.set_ylabel(row_label if first else "", fontsize=fs, labelpad=2)
-        self.cbar = _colorbar(fig, self.panels[0].image, box(gx + grid_w + 0.15, gy, 0.12, grid_h), cbar_label, fs)
+        self.cbar = fig.colorbar(self.panels[0].image, cax=fig.add_axes(box(gx + grid_w + 0.15, gy, 0.12, grid_h)))
+        self.cbar.set_label(cbar_label, fontsize=fs)
+        self.cbar.ax.tick_params(labelsize=fs - 1)
         handle = Patch(facecolor=MASKED_COLOR, edgecolor="#737373", hatch="///", label=mask_label)
         self.legend = fig.legend(
             handles=[handle],
