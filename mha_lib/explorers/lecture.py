@@ -496,7 +496,7 @@ def make_lecture_explorer(sentence=DEFAULT_SENTENCE, d_model=512, h=8, lecture=F
 
     Returns
     -------
-    ExplorerBox
+    PictureBox
         ``box.controls``: sentence, weights, preset, d_model, h, tie, d_k, mask, scaled, lecture;
         ``box.shapes``: the HTML table of shapes; ``box.result``: a :class:`LectureResult`.
     """

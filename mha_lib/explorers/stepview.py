@@ -337,7 +337,7 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
 
     Returns
     -------
-    ExplorerBox
+    PictureBox
         ``box.controls``: source, head, step, temperature; ``box.next_step`` and ``box.previous_step``
         (Buttons); ``box.result``: a :class:`StepResult`.
     """
