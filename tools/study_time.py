@@ -8,17 +8,17 @@ and links counted as they are written), the code cells, the questions (cells tha
 the student writes (cells that call ``check_function(``) and the explorers (cells that call ``make_..._explorer(``),
 and adds
 
-* 120 words of prose a minute (technical reading),
-* 45 seconds a code cell,
+* 100 words of prose a minute (technical reading),
+* a minute a code cell (reading it, running it, reading what it prints),
 * 2 minutes a question (predict, or compute a number),
 * 10 minutes a function to write (the attempts, the hints, the fix), or what FUNCTION_MINUTES says for a
   function a reader found quicker or slower than that (a one-line product; a softmax with its axes and overflow),
 * 3 minutes an explorer,
 
 rounded up to 5 minutes: for the main line (cells tagged ``optional``, the "going further" detours, left
-out) and with the detours. The rates were fitted to one timed first reading of 00-08's main line by a student who
-knew numpy but not attention (about 4 h 20 in all; a function to write took the most time), and the functions of
-FUNCTION_MINUTES to a second reader's times for 04, 05 and 07.
+out) and with the detours. The rates were fitted to four first readings of 00-08's main line by students who knew
+numpy but not attention, each doing every main-line exercise (4 h 20 to 4 h 30 in all; a function to write took
+the most time). Rounding each notebook up to 5 minutes puts the sum a little above the readers' (4 h 40).
 """
 
 from __future__ import annotations
@@ -30,15 +30,15 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WORDS_PER_MINUTE = 120
-CODE_CELL_MIN = 0.75
+WORDS_PER_MINUTE = 100
+CODE_CELL_MIN = 1.0
 QUESTION_MIN = 2
 FUNCTION_MIN = 10
 EXPLORER_MIN = 3
 FUNCTION_MINUTES = {  # check_function ids whose function takes a reader more or less than FUNCTION_MIN
     "04.softmax": 15,  # the row maximum, keepdims and the axis: most readers need a hint or two
     "05.weighted_sum": 5,  # one matrix product
-    "07.multi_head_attention": 12,  # the steps of 03-05 are given (mha_lib); the stacks and the merge are written
+    "07.multi_head_attention": 15,  # the steps of 03-05 are given (mha_lib); the stacks and the merge are written
 }
 
 
