@@ -213,7 +213,7 @@ def test_several_heads_line_follows_the_number_of_heads(screen, h):
     screen.go(scenes.scene_index("several-heads"))
     c = screen.explorers["lecture"].controls
     c["h"].value = h
-    heads = "1 head for" if h == 1 else f"{h} heads for"
+    heads = "1 head," if h == 1 else f"{h} heads,"
     assert f"512 / {h} = {512 // h}" in screen.scene_text.value and heads in screen.scene_text.value
     assert "8 heads" not in screen.scene_text.value and "eight heads" not in screen.scene_text.value
     c["h"].value = 8

@@ -128,7 +128,7 @@ SCENES = (
         {**_RUNNING, "sentence": "the cat saw the dog"},
         4,
         "concat",
-        "{rule}: {heads} for the weights of one head of {d_model} · random parameters: the shapes are the point",
+        "{rule}: {heads}, the weights of one head of {d_model} · random parameters: the shapes are the point",
     ),
     # opens on V_i, before any score: the room predicts where "cat" looks, then "next step" shows the scores
     Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 3, "temperature": 1.0}, 3, "softmax"),

@@ -190,7 +190,7 @@ def test_the_heads_slider_of_several_heads_redraws_and_the_tied_d_k_follows_it(b
     assert page.inner_text(".mha-fixed-row[data-control=d_k] .mha-fixed-value") == "512"
     assert "h=1, d_k=512" in page.inner_text(".mha-caption")
     line = page.inner_text(".mha-scene-text")  # the scene's line follows h
-    assert "512 / 1 = 512" in line and "1 head for" in line and "8 heads" not in line, line
+    assert "512 / 1 = 512" in line and "1 head," in line and "8 heads" not in line, line
     assert page.errors == []
     page.context.close()
 

@@ -140,13 +140,23 @@ function fitPass(pic) {
 // window's bottom, every cell is made smaller in proportion to the height the matrices take, until it fits.
 function fit(pic) {
   pic.maxCell = Infinity;
+  pic.slack = 0;
   fitPass(pic);
   const screen = pic.el.closest(".mha-fullscreen");
   if (!screen || !pic.el.offsetParent) return;
-  for (let k = 0; k < 5; k++) {
+  const overBottom = () => {
     const parts = [pic.footer, pic.stage, pic.caption].filter((e) => e.offsetParent !== null && e.offsetHeight > 0);
     const bottom = Math.max(...parts.map((e) => e.getBoundingClientRect().bottom));
-    const over = bottom - (Math.min(window.innerHeight, screen.getBoundingClientRect().bottom) - 8);
+    return bottom - (Math.min(window.innerHeight, screen.getBoundingClientRect().bottom) - 8);
+  };
+  // heads fitted to the height leave the room their estimate of the labels' height kept spare: given back
+  const under = -overBottom();
+  if (under > 4 && pic.groups.some((g) => g.spec.fit_height)) {
+    pic.slack = under;
+    fitPass(pic);
+  }
+  for (let k = 0; k < 5; k++) {
+    const over = overBottom();
     if (over <= 0.5) return;
     // the height the matrices take: the union of their boxes' vertical extents
     const spans = [...pic.stage.querySelectorAll(".mha-box")].map((b) => b.getBoundingClientRect())
@@ -194,7 +204,7 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
     if (spec.fit_height && screen) { // the full-window screen: the grid takes the height left under it
       const top = g.root.getBoundingClientRect().top - screen.getBoundingClientRect().top;
       const xlab = Math.min(9 * text, longest * 0.62 * text) + 4, titles = rows * (1.4 * text + 10);
-      cell = Math.min(cell, (H - top - xlab - titles - text - 12) / (spec.n * rows));
+      cell = Math.min(cell, (H - top - xlab - titles - text - 12 + (pic.slack || 0)) / (spec.n * rows));
     } else if (spec.fit_height) cell = Math.min(cell, (H * spec.fit_height) / (spec.n * rows));
     if (spec.same) { // panels of one kind (the step view's squares) share the smallest cell among them
       for (const o of pic.groups) {
