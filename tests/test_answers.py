@@ -509,3 +509,17 @@ def test_one_llama_head_as_wide_as_d_model_is_told_the_columns_are_d_k(answer, c
     check("08.llama_head_q", answer)
     out = capsys.readouterr().out
     assert out.startswith("❌") and "columns" in out and "4096 / 32 = 128" in out, out
+
+
+def test_the_correct_splits_row_for_the_buggy_reshape_is_told_the_reshape_takes_the_first_four_numbers(capsys):
+    # [6, 7] is head 1's row of token 2 after a correct split; the buggy reshape fills the block with 0, 1, 2, 3
+    check("06.predict_wrong_row", [6, 7])
+    out = capsys.readouterr().out
+    assert out.startswith("❌") and "first four numbers" in out and "[2, 3]" not in out, out
+
+
+def test_the_second_hint_of_it_full_thing_does_not_give_the_formula():
+    from mha_lib.exercises import nb00
+
+    second = nb00.EXERCISES["it_full_thing"].hint[1]
+    assert "e^3 /" not in second and "0, 3, 0, 3" not in second, second

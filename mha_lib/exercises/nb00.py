@@ -86,7 +86,8 @@ EXERCISES = {
         diagnose=_it_full_thing_mistake,
         hint=(
             "Recompute the four scores of 'it' with the new key, then the softmax: two keys now match equally well.",
-            "The scores of 'it' become 0, 3, 0, 3. The weight of 'cat' is e^3 / (1 + e^3 + 1 + e^3).",
+            "Write down the four new scores of 'it' (the, cat, sat, it), then take the softmax of that row: "
+            "e to the power of each score, divided by their sum. A score of 0 still counts, as e^0 = 1.",
         ),
         decimals=2,
     ),

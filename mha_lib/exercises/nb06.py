@@ -11,6 +11,20 @@ def _concat_shape():
     return multi_head_attention(ex.X, ex.params).concat.shape
 
 
+def _token_2_of_head_1(answer):
+    """[6, 7]: what the split SHOULD give head 1 for token 2, not what the buggy reshape gives."""
+    try:
+        value = np.asarray(answer, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    if value.shape == (2,) and np.allclose(value, [6, 7]):
+        return (
+            "[6, 7] is what a correct split gives head 1 for token 2. The buggy reshape does not look for token 2: "
+            "it fills the 2 x 2 block with the first four numbers of Y, in order, and all of them belong to token 1."
+        )
+    return None
+
+
 EXERCISES = {
     "predict_wrong_row": Exercise(
         question="Predict before you run the cell: Y = np.arange(12).reshape(2, 6) and h = 3. The buggy "
@@ -23,6 +37,7 @@ EXERCISES = {
             "block takes the first four numbers.",
         ),
         kind="array",
+        diagnose=lambda a: _token_2_of_head_1(a),
         solution="The reshape fills the first 2 x 2 block with the first four numbers, 0, 1, 2, 3, all of them "
         "token 1's. Its second row is [2, 3]: token 1's numbers for head 2, not token 2's for head 1 "
         "(which would be [6, 7]).",
