@@ -92,7 +92,9 @@ def main(argv=None):
     for path in paths:
         if not path.is_file() or path.suffix != ".ipynb":
             parser.error(f"{path}: not a notebook (a .ipynb file); give notebooks/NN_*.ipynb")
-    print("| notebook | main line | with the detours | prose words | code cells | questions | functions to write | explorers |")
+    print(
+        "| notebook | main line | with the detours | prose words | code cells | questions | functions to write | explorers |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     total = total_all = 0
     for path in paths:
