@@ -27,26 +27,29 @@ def _running_scores():
     return multi_head_attention(ex.X, ex.params).scores  # (8, 4, 4)
 
 
-def _previous_token_of_saw():
+def _next_token_of_saw():
+    """The key that the query of 'saw' scores highest with in head 4, the designed next-token head."""
     ex = designed_example()
     scores = multi_head_attention(ex.X, ex.params).scores  # (4, 5, 5)
-    return ex.tokens[int(scores[0, ex.tokens.index("saw")].argmax())]
+    return ex.tokens[int(scores[3, ex.tokens.index("saw")].argmax())]
 
 
 EXERCISES = {
-    "predict_previous_token": Exercise(
-        question="Predict before you run the cell: in the designed previous-token head (sentence 'the cat saw the "
-        "dog'), the query of 'saw' gets its largest score with the key of which token? Answer with the word.",
-        answer=_previous_token_of_saw,
+    "predict_next_token": Exercise(
+        question="Predict before you run the cell: in head 4 of the designed layer, the next-token head (sentence "
+        "'the cat saw the dog'), the query of 'saw' gets its largest score with the key of which token? Answer "
+        "with the word.",
+        answer=_next_token_of_saw,
         hint=(
-            "The head's name says what its queries look for: each position's query is built to match the key of "
-            "one other position.",
-            "The query of the token at position p asks for position p - 1: which word comes just before 'saw'?",
+            "Head 4 works like head 1 with the shift the other way: its keys are the same 'I am position j', its "
+            "queries look for another position.",
+            "Head 1's query of position p looks for position p - 1; head 4's looks for position p + 1. 'saw' is at "
+            "position 2 (counting from 0).",
         ),
         kind="choice",
         solution=(
-            "W^Q of the previous-token head turns position p into 'I look for position p - 1' and W^K turns position "
-            "j into 'I am position j', so the query of 'saw' (position 2) matches the key at position 1: 'cat' "
+            "Head 4's W^K turns position j into 'I am position j' and its W^Q turns position p into 'I look for "
+            "position p + 1', so the query of 'saw' (position 2) matches the key at position 3: 'the' "
             "(score 7 * 7 / 4 = 12.25; itself 6.125; the others 0)."
         ),
     ),
