@@ -361,3 +361,35 @@ def test_a_left_title_may_run_to_the_next_panel_or_the_edge(layout):
     ax.set_title("MultiHead(X): output, shape (5, 32): blue negative, red positive", loc="left", fontsize=20)
     layout.wrap_long(fig)
     assert ax.get_title(loc="left").count("\n") <= 1, ax.get_title(loc="left")
+
+
+def test_a_figure_shown_with_display_is_a_page_in_its_place(layout, tmp_path, monkeypatch):
+    # Notebook 08 shows two pictures with display(...): uncounted, each later page took the stored picture
+    # and the section of the figure before it.
+    import IPython.display
+    import matplotlib as mpl
+
+    import mha_lib.explorers as explorers
+    from mha_lib.explorers import toolkit
+
+    for module in (toolkit, explorers, IPython.display):  # install replaces these: put back afterwards
+        for name in ("render_png", "display"):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, getattr(module, name))
+    monkeypatch.setattr(IPython.display, "display", lambda *objs, **kwargs: None)
+
+    class Shell:
+        user_ns = {}
+
+        class events:
+            @staticmethod
+            def register(name, function):
+                pass
+
+    with mpl.rc_context():
+        layout.install(Shell(), tmp_path, 12.9, 6.4, 24, DPI)
+    fig = figure((4, 3))
+    fig.add_subplot().plot([0, 1], [1, 0])
+    Shell.user_ns["display"]("not a picture")
+    Shell.user_ns["display"](fig)
+    assert layout._index[0] == 1 and (tmp_path / "01.json").is_file()

@@ -107,20 +107,38 @@ def install(shell, out, page_w, page_h, floor=24.0, dpi=150.0):
         if hasattr(explorers, "render_png"):
             explorers.render_png = wrapped
     shell.events.register("post_run_cell", _post_run)
+    # A figure a cell shows with display(...) is a page too, in its place: uncounted, every later figure of
+    # the notebook was matched with the stored picture (and section) of the one before it.
+    import IPython.display
+
+    shown = IPython.display.display
+
+    def display(*objs, **kwargs):
+        for obj in objs:
+            _take(obj)
+        return shown(*objs, **kwargs)
+
+    IPython.display.display = display
+    shell.user_ns["display"] = display
+
+
+def _take(value):
+    # One value a cell shows: a Figure, or an Image drawn with render_png during the cell, is redrawn for a
+    # page; another picture is counted (the tool keeps its stored PNG); anything else is not a picture.
+    if isinstance(value, Figure):
+        save_figure(value)
+    elif type(value).__name__ == "Image" and getattr(value, "data", None):
+        for png, fig in reversed(_seen):
+            if png == value.data:
+                save_figure(fig)
+                break
+        else:
+            _index[0] += 1  # a picture this module cannot redraw: the tool keeps its stored PNG
 
 
 def _post_run(result):
-    value = result.result
     try:
-        if isinstance(value, Figure):
-            save_figure(value)
-        elif type(value).__name__ == "Image" and getattr(value, "data", None):
-            for png, fig in reversed(_seen):
-                if png == value.data:
-                    save_figure(fig)
-                    break
-            else:
-                _index[0] += 1  # a picture this module cannot redraw: the tool keeps its stored PNG
+        _take(result.result)
     finally:
         _seen.clear()
 
