@@ -156,9 +156,11 @@ def test_values_figure_draws_three_panels():
     fig.clear()
 
 
-def test_values_explorer_labels_never_overlap(boxes):
-    # The 2-D panel's "v(token)" and "out(token)" labels, as the renderer lays them out, touch neither each other
-    # nor the panel's frame, for every head and query of the running example (and with h = 16, d_k = 128).
+def test_values_still_figure_labels_never_overlap(boxes):
+    # The still figure's 2-D panel: its "v(token)" and "out(token)" labels, as the renderer lays them out, touch
+    # neither each other nor the panel's frame, for every head and query of the running example (and h = 16, d_k = 128).
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     box = make_values_explorer()
     boxes.append(box)
     settings = [dict(head=head, query=query) for head in range(1, 9) for query in range(4)]
@@ -168,7 +170,7 @@ def test_values_explorer_labels_never_overlap(boxes):
             for name, value in setting.items():
                 box.controls[name].value = value
         fig = box.figure
-        renderer = fig.canvas.get_renderer()
+        renderer = FigureCanvasAgg(fig).get_renderer()
         ax_2d = fig.get_axes()[1]
         frame = ax_2d.get_window_extent(renderer)
         texts = [t for t in ax_2d.texts if t.get_visible()]
@@ -190,7 +192,9 @@ def test_values_explorer_formula_fits_the_figure(boxes):
     boxes.append(box)
     fig = box.figure
     formula = [t for t in fig.texts if "output of" in t.get_text()][0]
-    extent = formula.get_window_extent(fig.canvas.get_renderer())
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    extent = formula.get_window_extent(FigureCanvasAgg(fig).get_renderer())
     assert 0 <= extent.x0 and extent.x1 <= fig.bbox.width
     assert "more)" in formula.get_text() and "0.36·v(long)" in formula.get_text()  # the largest weight stays
     box = make_values_explorer()
@@ -465,26 +469,42 @@ def test_self_check_wrong_answers_get_a_hint(capsys):
 # --------------------------------------------------------------------------- redraws update in place
 
 
-def test_values_explorer_updates_in_place(ex, boxes):
+def _marks(box, panel, kind):
+    return [m for m in box.parts["chart"].data["panels"][panel]["marks"] if m["type"] == kind]
+
+
+def test_values_explorer_sends_the_numbers_it_shows(ex, boxes):
+    # The browser draws the bars, dots, stars and V_i rows from these numbers (6 significant digits)
     box = make_values_explorer()
     boxes.append(box)
-    axes_before = list(box.figure.get_axes())
     for h, head, query in [(8, 3, 1), (4, 2, 3), (16, 16, 2)]:
         with box.hold():
             box.controls["h"].value = h
             box.controls["head"].value = head
             box.controls["query"].value = query
-        assert box.figure.get_axes() == axes_before  # no new axes: the artists were updated
         ref = _reference(ex, h, 512 // h)
-        V = ref.V[head - 1]
-        ax_2d = box.figure.get_axes()[1]
-        offsets = [c.get_offsets() for c in ax_2d.collections]
-        assert any(np.allclose(o, V[:, :2]) for o in offsets)  # the dots are this head's value rows
-        assert any(np.allclose(o, ref.heads[head - 1][:, :2]) for o in offsets)  # the stars are its outputs
-        numbers = [a for a in box.figure.get_axes()[2].artists]
-        assert len(numbers) == 1
-        np.testing.assert_allclose(numbers[0].values[:-1], V[:, :8], atol=1e-12)
-        np.testing.assert_allclose(numbers[0].values[-1], ref.heads[head - 1][query, :8], atol=1e-12)
+        V, out = ref.V[head - 1], ref.heads[head - 1]
+        (bars,) = _marks(box, "weights", "bars")
+        np.testing.assert_allclose(bars["values"], ref.weights[head - 1, query], atol=1e-6)
+        assert bars["texts"] == [f"{w:.3f}" for w in ref.weights[head - 1, query]]
+        dots, stars = _marks(box, "points", "points")
+        np.testing.assert_allclose(dots["points"], V[:, :2], atol=1e-5)  # the dots are this head's value rows
+        np.testing.assert_allclose(stars["points"], out[:, :2], atol=1e-5)  # the stars are its outputs
+        assert dots["labels"] == [f"v({t})" for t in ex.tokens]
+        assert stars["labels"][query] == f"out({ex.tokens[query]})" and stars["labels"].count("") == 3
+        rows = box.parts["rows"].arrays["rows"]
+        drawn = np.frombuffer(bytes(rows["values"]), "<f4").reshape(rows["shape"])[0]
+        np.testing.assert_allclose(drawn, np.vstack([V[:, :8], out[query, :8]]), atol=1e-5)
+        assert f"head {head}" in box.parts["chart"].data["panels"]["weights"]["title"]
+
+
+def test_values_explorer_sends_only_what_changed(boxes):
+    box = make_values_explorer()
+    boxes.append(box)
+    sent = []
+    box.parts["chart"].observe(lambda change: sent.append(change["name"]), names=["scheme", "data"])
+    box.controls["query"].value = 2
+    assert sent == ["data"]  # the same panels, new numbers
 
 
 def test_concat_explorer_puts_every_head_on_one_colour_scale(boxes):
