@@ -50,9 +50,7 @@ def test_the_stated_time_is_what_study_time_computes(path):
 
 
 def test_the_readme_states_the_sum_of_the_main_line_times():
-    total = sum(
-        int(re.search(r"\*\*Time:\*\* about (\d+) minutes", text(cells(path)[0])).group(1)) for path in MAIN_LINE
-    )
+    total = sum(int(re.search(r"\*\*Time:\*\* about (\d+) minutes", text(cells(path)[0])).group(1)) for path in MAIN_LINE)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"({total} minutes)" in readme, total
 

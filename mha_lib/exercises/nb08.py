@@ -48,7 +48,7 @@ EXERCISES = {
         ),
         kind="choice",
         solution='"yes": dividing by T = 10 keeps the order of the scores (0, 1.225, 0.6125, 0, 0), so "cat" keeps '
-        'the largest weight, 0.41 instead of 0.998. No temperature changes which key wins; a higher temperature '
+        "the largest weight, 0.41 instead of 0.998. No temperature changes which key wins; a higher temperature "
         "only spreads the weight.",
     ),
     "bert_params": parameter_count_exercise(
