@@ -438,3 +438,15 @@ def test_a_failed_part_shows_its_message_not_the_graders_traceback():
         lab.grade("masked_softmax", honest(my_masked_softmax=zeros))
     assert failed.value._render_traceback_() == [f"AssertionError: {failed.value}"]  # what Jupyter shows
     assert "right shape, wrong numbers" in str(failed.value)
+
+
+def test_autograde_stops_when_the_grading_code_changed_on_disk():
+    # A submission run by nbgrader's Execute (as the lecturer's user) could rewrite mha_lib's comparison and raise
+    # the grades of the students graded after it: the grading step compares mha_lib's files with what they were
+    # when nbgrader loaded its configuration, and stops with a message instead of grading.
+    pytest.importorskip("nbgrader")
+    lab.check_grading_code(lab.library_fingerprint())  # unchanged: grading goes on
+    step = lab.GradeFromTheFile()
+    step.fingerprint = "0" * 64  # as if a file changed after the configuration was loaded
+    with pytest.raises(lab.GradingCodeChanged, match="changed on disk during autograde.*container"):
+        step.preprocess({"cells": []}, {})

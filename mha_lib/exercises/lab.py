@@ -1147,6 +1147,36 @@ def _output(output):
     return nbformat.from_dict(output)
 
 
+def library_fingerprint():
+    """SHA-256 of every Python file of mha_lib (the grader and what it compares with), in path order."""
+    import hashlib
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    digest = hashlib.sha256()
+    for folder, _, names in sorted(os.walk(root)):
+        for name in sorted(n for n in names if n.endswith(".py")):
+            path = os.path.join(folder, name)
+            digest.update(os.path.relpath(path, root).encode())
+            with open(path, "rb") as f:
+                digest.update(f.read())
+    return digest.hexdigest()
+
+
+class GradingCodeChanged(RuntimeError):
+    """mha_lib's files changed on disk after grading started: a submission run by nbgrader wrote to them."""
+
+
+def check_grading_code(expected):
+    """Stop with a clear message when mha_lib's files are no longer what they were when grading started."""
+    if library_fingerprint() != expected:
+        raise GradingCodeChanged(
+            "mha_lib's files changed on disk during autograde (a submission's code, run by nbgrader as your user, "
+            "can write to them): no grade from this run can be trusted. Restore them (git checkout, or reinstall), "
+            "then grade where submissions cannot write to mha_lib: a container or a user without write access "
+            "(docs/teaching.md, 'Grading safely')."
+        )
+
+
 def _grade_from_the_file_class():
     """nbgrader's preprocessor (a class), made on first use so that the lab's test cells do not import nbconvert."""
     from nbgrader.preprocessors import NbGraderPreprocessor
@@ -1156,7 +1186,10 @@ def _grade_from_the_file_class():
         (:func:`grade_cells`, the student's kernel plays no part) and writes the verdicts into the test cells'
         outputs, which nbgrader scores and shows in the feedback. Configured by ``labs/nbgrader_config.py``."""
 
+        fingerprint = library_fingerprint()  # taken when nbgrader loads its configuration, before any submission runs
+
         def preprocess(self, nb, resources):
+            check_grading_code(self.fingerprint)
             verdicts = grade_cells(nb)
             record_verdicts(nb, verdicts)
             self.log.info(
