@@ -82,6 +82,9 @@ def run_suite(session):
         "MPLCONFIGDIR": os.path.join(session.create_tmp(), "matplotlib"),
     }
     session.run("python", "--version")
+    # Build that font cache before any notebook runs: on a busy machine a build over 5 s makes matplotlib print
+    # "building the font cache" on stderr in the first notebook cell that draws, and nbval fails that cell.
+    session.run("python", "-c", "import matplotlib.font_manager", env=env)
     session.run("python", "-m", "pytest", *PYTEST_ARGS, *session.posargs, env=env)
 
 

@@ -151,6 +151,9 @@ def test(extra):
             ["-m", "not browser and not hub", "-n", "auto", "--dist", "loadfile", *NOTEBOOK_ARGS, "tests", "notebooks"],
             ["-m", "browser or hub", "-n", "0", "tests"],
         ]
+    # matplotlib's font cache, built before any notebook runs (a slow first build prints a notice on stderr in
+    # the first notebook cell that draws, and nbval fails that cell).
+    subprocess.call([str(PYTHON), "-c", "import matplotlib.font_manager"], cwd=ROOT, env=env)
     code = 0
     for args in runs:
         cmd = [str(PYTHON), "-m", "pytest", *args]
