@@ -78,7 +78,9 @@ def test_notebook_runs_in_jupyterlab(lab, page, screenshots, name):
     page.screenshot(path=str(screenshots / f"lab_{stem}.png"))
 
     assert not error_texts, f"{name}: error output:\n" + "\n---\n".join(error_texts)
-    assert not ld.widget_problems(page), f"{name}: {ld.widget_problems(page)}"
+    # a taller window attaches the cells JupyterLab had left out of the page: their widgets show "Loading widget..."
+    # until drawn, which takes a while on a busy machine
+    assert ld.wait_until(lambda: not ld.widget_problems(page), timeout=60), f"{name}: {ld.widget_problems(page)}"
     assert rendered.count() >= expected, f"{name}: {rendered.count()} widgets rendered, the notebook shows {expected}"
     assert not page.page_errors, f"{name}: JavaScript errors: {page.page_errors}"
     broken = [line for line in report if line.endswith("NOTHING CHANGED")]
