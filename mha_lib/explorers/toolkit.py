@@ -11,6 +11,7 @@ import contextlib
 import functools
 import html
 import io
+import logging
 
 import ipywidgets as widgets
 import numpy as np
@@ -91,6 +92,18 @@ def short(text, max_chars=14):
 
 
 _FALLBACK_FONTS = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Emoji", "Symbola")  # Chinese, Japanese; emoji
+
+
+def _no_bold_fallback_notice(record):
+    """False for matplotlib's notice that a fallback font has no bold (it then draws the regular one, as wanted).
+
+    The notice goes to stderr once per process, from whichever cell first draws bold text, and some matplotlib
+    versions print it where others do not: a stored notebook would differ between Pythons.
+    """
+    return "Failed to find font weight" not in str(record.msg)
+
+
+logging.getLogger("matplotlib.font_manager").addFilter(_no_bold_fallback_notice)
 
 
 @functools.lru_cache(maxsize=1)
