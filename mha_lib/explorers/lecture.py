@@ -14,8 +14,6 @@ from types import SimpleNamespace
 
 import ipywidgets as widgets
 import numpy as np
-from matplotlib.cm import ScalarMappable
-from matplotlib.colors import Normalize
 
 from .. import attention
 from .. import params as _params
@@ -283,6 +281,9 @@ class LectureDrawer(HeadGridDrawer):
         return res.heads_shown, res.tokens, res.d_model, res.lecture, res.roles
 
     def build(self, fig, res):
+        from matplotlib.cm import ScalarMappable  # the still figure only: the live picture is drawn by the page
+        from matplotlib.colors import Normalize
+
         lecture, n, shown, tokens = res.lecture, res.n, res.heads_shown, list(res.tokens)
         fs = self.LECTURE_FS if lecture else self.FS
         cfs = fs + 1 if lecture else fs  # the caption's font size

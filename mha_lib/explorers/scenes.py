@@ -18,13 +18,11 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
 import ipywidgets as widgets
-import matplotlib
 import numpy as np
 
 from ..attention import multi_head_attention
 from ..data import embed_tokens
 from ..designed import soft_lookup_example
-from ..diagrams import mha_diagram_figure
 from ..params import init_params
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP
 from .toolkit import kernel_loop, render_png
@@ -663,6 +661,10 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
     def on_stage(view):
         """Show one stage: a view's explorer, or the map with the scene's step in orange."""
         if view == "map":  # 10.5 x 4 inches: about 1900 pixels wide, drawn when asked for
+            import matplotlib  # imported when the map is first asked for: a kernel that shows none needs no matplotlib
+
+            from ..diagrams import mha_diagram_figure
+
             with matplotlib.rc_context(CONTRAST_RC if contrast.value else {}):
                 s = scenes[menu.value]
                 h = map_heads(state["explorers"].get(s.view))  # the scene's own heads (12 in MiniLM's)
