@@ -122,7 +122,9 @@ _STATE = """() => {
   const screen = document.querySelector('.mha-screen');
   const pics = [...screen.querySelectorAll('.mha-pic, img')].filter(i => i.offsetParent !== null);
   const drawn = window.__ev.filter(([t, el]) => pics.some(p => p === el || p.contains(el)));
-  const next = [...document.querySelectorAll('button.mha-step-next')].find(b => b.offsetParent !== null);
+  // the step view's button on screen, or hidden with the controls in the presenter layout (the keys still step)
+  const next = [...document.querySelectorAll('button.mha-step-next')]
+    .find(b => (b.closest('.mha-stage') || b).offsetParent !== null);
   return {counter: window.__counter, t0: window.__t0, tc: window.__tc, now: performance.now(),
           drawn: drawn.length ? drawn[drawn.length - 1][0] : 0, canStep: !!next && !next.disabled};
 }"""

@@ -200,23 +200,29 @@ def test_temperature_scene_changes_the_rows(screen):
     box.controls["temperature"].value = 1.0
 
 
-def test_several_heads_scene_keeps_d_k_equal_to_d_model_over_h(screen):
-    k = scenes.scene_index("several-heads")
-    screen.go(k)
-    c = screen.explorers["lecture"].controls
-    assert c["tie"].value and c["d_k"].value * c["h"].value == c["d_model"].value
-    assert f"{c['d_model'].value} / {c['h'].value} = {c['d_k'].value}" in screen.scene_text.value
+def test_several_heads_scene_shows_trained_heads_with_d_k_equal_to_d_model_over_h(screen):
+    """Heads whose patterns differ (MiniLM's layer 1), d_k = d_model / h = 384 / 12 = 32; the line says which."""
+    screen.go(scenes.scene_index("several-heads"))
+    res = screen.explorers["lecture"].result
+    assert res.kind == "trained" and res.d_k * res.h == res.d_model == 384
+    assert "384 / 12 = 32" in screen.scene_text.value and "trained" in screen.scene_text.value
+    assert not np.allclose(res.result.weights[0], res.result.weights[2]), "the heads look at different things"
 
 
 @pytest.mark.parametrize("h", [1, 32])
-def test_several_heads_line_follows_the_number_of_heads(screen, h):
-    screen.go(scenes.scene_index("several-heads"))
+def test_several_heads_line_follows_the_layer_on_screen(screen, h):
+    """Random parameters chosen and h moved: the line gives the random layer's sizes and says its patterns mean
+    nothing; back to the scene, the trained layer's again."""
+    k = scenes.scene_index("several-heads")
+    screen.go(k)
     c = screen.explorers["lecture"].controls
+    c["weights"].value = "random"
     c["h"].value = h
     heads = "1 head," if h == 1 else f"{h} heads,"
     assert f"512 / {h} = {512 // h}" in screen.scene_text.value and heads in screen.scene_text.value
-    assert "8 heads" not in screen.scene_text.value and "eight heads" not in screen.scene_text.value
-    c["h"].value = 8
+    assert "8 heads" not in screen.scene_text.value and "random parameters" in screen.scene_text.value
+    screen.go(k)
+    assert "384 / 12 = 32" in screen.scene_text.value
 
 
 def test_the_motivation_scene_comes_first_and_shows_it_finding_the_cat(screen):
@@ -523,10 +529,14 @@ def test_high_contrast_prints_no_font_warnings():
     assert fonts.level == level
 
 
-@pytest.mark.parametrize(("size", "presenter"), [("1024x768@1", True), ("1280x800@2", True), ("1280x720@1", False)])
-def test_a_window_narrower_than_16_9_opens_in_the_presenter_layout(size, presenter):
-    """4:3 and 16:10 projectors: the picture takes the whole width (the controls are one key away); the first size
-    reported decides, a later resize leaves the lecturer's choice alone."""
+@pytest.mark.parametrize(
+    ("size", "presenter"),
+    [("1024x768@1", True), ("1280x800@2", True), ("1280x720@1", True), ("1920x1080@1", True), ("2560x1080@1", False)],
+)
+def test_a_projector_window_opens_in_the_presenter_layout(size, presenter):
+    """4:3, 16:10 and 16:9 projectors: the picture takes the whole width, so a scene's numbers show without a key
+    press (the controls are one key away); an ultra-wide window keeps the controls beside the picture. The first
+    size reported decides, a later resize leaves the lecturer's choice alone."""
     other = scenes.make_lecture_screen(
         lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
         lambda dpi: stepview.make_step_explorer(dpi=dpi),

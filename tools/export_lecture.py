@@ -6,11 +6,12 @@
 
 Builds the lecture screen of ``notebooks/lecture.ipynb`` (same explorers, same scenes) without a browser, sets each
 scene's controls as the screen does, and records what the kernel would send the page for every position of the
-controls the lecture plan moves (:data:`LIVE`, :data:`LIVE_IN_SCENE`): the step view's steps, "divide by √d_k",
-the mask, the number of heads of "Several heads", the temperature of "Softmax and temperature" and the head of
-"What trained heads do". In the folder those controls are live; every other control is shown with its value,
-fixed. The pictures are drawn by the explorers' own browser component (``mha_lib/explorers/static/picture.js``)
-fed from the recorded numbers, so they are the live screen's pictures. Into ``--out``:
+controls the lecture plan moves (:data:`LIVE`, :data:`LIVE_IN_SCENE`): the step view's steps, "divide by √d_k", the
+mask, the parameters of "Several heads" (trained or random), the temperature of "Softmax and temperature" and the
+head of "What trained heads do". In the folder those controls are live; every other control is shown with its value,
+fixed. The pictures are drawn by the explorers' own browser component
+(``mha_lib/explorers/static/picture.js``) fed from the recorded numbers, so they are the live screen's pictures.
+Into ``--out``:
 
 * ``index.html``: the screen, with the component's JavaScript inlined (a browser loads no module from ``file://``);
 * ``picture.css`` (copied from ``mha_lib/explorers/static/``), ``page.js`` and ``page.css`` (the scene bar, keys,
@@ -53,7 +54,7 @@ LIVE = {
     "steps": {"step": tuple(range(8))},
 }
 LIVE_IN_SCENE = {
-    "several-heads": {"h": (1, 2, 4, 8, 16, 32)},
+    "several-heads": {"weights": ("trained", "random")},  # the trained heads, and random ones whose patterns mean nothing
     "softmax-and-temperature": {"temperature": TEMPERATURES},
     "what-trained-heads-do": {"head": tuple(range(1, 13))},
 }
@@ -175,7 +176,7 @@ def record_scene(screen, k, store):
     screen.go(k)
     box = screen.explorers[scene.view]
     out = {"name": scene.name, "slug": scene.slug, "view": scene.view, "step": scene.step}
-    out["text"] = scene_line(scene, box.controls)  # filled in from the scene's own settings
+    out["text"] = scene_line(scene, box.controls, getattr(box, "_result", None))  # from the scene's own setting
     out["heads"] = map_heads(box)  # the map draws the scene's own heads (12 in MiniLM's)
     picture = getattr(box, "picture", None)
     if picture is None or not hasattr(picture, "scheme"):  # a still view: its HTML (or PNG), made once by the kernel
@@ -205,8 +206,8 @@ def record_scene(screen, k, store):
             {"message": message} if message else {name: store.value(getattr(box.picture, name)) for name in traits}
         )
         shown[combo] = {name: describe(name, box.controls[name])["value"] for name in fixed}
-        if "{" in scene.text:  # the scene's line follows the controls (several heads: h)
-            frames[combo]["line"] = scene_line(scene, box.controls)
+        if "{" in scene.text:  # the scene's line follows the setting (several heads: the parameters)
+            frames[combo]["line"] = scene_line(scene, box.controls, getattr(box, "_result", None))
     # a fixed control that follows a live one (d_k, tied to h) shows its value of each setting
     follows = [name for name in fixed if len({values[name] for values in shown.values()}) > 1]
     for combo, frame in frames.items():
@@ -263,7 +264,7 @@ def export_data():
         "traits": picture_traits(Picture()),
         "scenes": scenes,
         # a window narrower than this (width / height) opens in the presenter layout, as the live screen does
-        "presenter_below": getattr(screen_module, "PRESENTER_BELOW", 1.7),
+        "presenter_below": getattr(screen_module, "PRESENTER_BELOW", 2.0),
         "values": store.values,
         "buffers": store.buffers,
     }

@@ -117,16 +117,16 @@ SCENES = (
         "values",
         "Head_1 row “humpty” = 0.25 × V(humpty) + 0.26 × V(dumpty) + 0.03 × V(sat) + 0.46 × V(on)",
     ),
-    # random parameters, d_k = d_model / h = 512 / 8 = 64 (the box ticked): the weights of one head of 512, split
-    # into eight heads of 64. Random heads' patterns mean nothing (the line says so: the shapes are the point;
-    # trained heads are scene 9). The line follows the controls: {…} are filled in by scene_line.
+    # trained parameters (MiniLM's layer 1: d_k = d_model / h = 384 / 12 = 32): heads with different patterns, so the
+    # point (several heads look at different things, at the cost of one head of d_model) is on the picture; random
+    # heads' patterns mean nothing. The line follows the layer shown: {…} are filled in by scene_line.
     Scene(
         "Several heads",
         "lecture",
-        {**_RUNNING, "sentence": "the cat saw the dog"},
+        {**_RUNNING, "weights": "trained", "sentence": "the cat saw it"},  # 6 tokens with [CLS] and [SEP]
         4,
         "concat",
-        "{rule}: {heads}, the weights of one head of {d_model} · random parameters: the shapes are the point",
+        "{rule} · {heads}, {params}",
     ),
     # opens on V_i, before any score: the room predicts where "cat" looks, then "next step" shows the scores
     Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 3, "temperature": 1.0}, 3, "softmax"),
@@ -406,10 +406,12 @@ class BlendView(_StillView):
         return self._image
 
 
-def scene_line(scene, controls=None):
+def scene_line(scene, controls=None, result=None):
     """The scene's line under the bar, its ``{d_model}``, ``{h}``, ``{d_k}``, ``{heads}`` ("8 heads") and ``{rule}``
-    ("d_k = d_model / h = 512 / 8 = 64", or "d_k = 16, not d_model / h = 512 / 8 = 64" when untied) filled in from the
-    explorer's controls (else from the scene's settings): the line follows h when the lecturer moves it."""
+    ("d_k = d_model / h = 512 / 8 = 64", or "d_k = 16, not d_model / h = 512 / 8 = 64" when untied) and ``{params}``
+    (which parameters, and what their heads' patterns say: :data:`PARAMS_LINE`) filled in from the setting shown
+    (``result``: a LectureResult, whose sizes are those of a designed or trained layer too), else from the explorer's
+    controls, else from the scene's settings: the line follows h when the lecturer moves it."""
     if "{" not in scene.text:
         return scene.text
     values = {k: scene.settings.get(k) for k in ("d_model", "h", "d_k", "tie")}
@@ -417,6 +419,8 @@ def scene_line(scene, controls=None):
         widget = (controls or {}).get(k)
         if widget is not None:
             values[k] = widget.value
+    if all(isinstance(getattr(result, k, None), numbers.Integral) for k in ("d_model", "h", "d_k")):
+        values.update(d_model=result.d_model, h=result.h, d_k=result.d_k, tie=result.d_k * result.h == result.d_model)
     d_model, h, tie = int(values["d_model"] or 512), int(values["h"] or 1), bool(values["tie"])
     d_k = d_model // h if tie or values["d_k"] is None else int(values["d_k"])
     ratio = f"{d_model / h:g}"
@@ -426,7 +430,18 @@ def scene_line(scene, controls=None):
         else f"d_k = {d_k}, not d_model / h = {d_model} / {h} = {ratio}"
     )
     heads = f"{h} head" + ("s" if h != 1 else "")
-    return scene.text.format(d_model=d_model, h=h, d_k=d_k, heads=heads, rule=rule)
+    widget = (controls or {}).get("weights")
+    kind = getattr(result, "kind", None) or (widget.value if widget is not None else scene.settings.get("weights"))
+    params = PARAMS_LINE.get(kind, PARAMS_LINE["random"])
+    return scene.text.format(d_model=d_model, h=h, d_k=d_k, heads=heads, rule=rule, params=params)
+
+
+# {params} in a scene's line: which parameters the heads have, and whether their patterns mean something
+PARAMS_LINE = {
+    "trained": "trained (MiniLM layer 1): each looks elsewhere",
+    "designed": "designed: each has a job",
+    "random": "random parameters: the shapes are the point, not the patterns",
+}
 
 
 def map_heads(box):
@@ -469,8 +484,9 @@ KEYS_HELP = (
     "box too; click the picture to take the arrows back from one</div>"
 )
 
-# A window narrower than this (width / height: 4:3 is 1.33, 16:10 is 1.6, 16:9 is 1.78) opens in the presenter layout
-PRESENTER_BELOW = 1.7
+# A window narrower than this (width / height: 4:3 is 1.33, 16:10 is 1.6, 16:9 is 1.78) opens in the presenter layout,
+# so a scene's numbers are as large as they get without a key press; an ultra-wide one (21:9) keeps the controls shown
+PRESENTER_BELOW = 2.0
 
 # High contrast: the map is drawn again with these matplotlib settings (bold black text, thick lines); the
 # explorers' pictures are drawn so by the page (picture.css: bold text, thick outlines, no filter).
@@ -633,16 +649,17 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
             picture = widgets.VBox([box.message, shown], layout=widgets.Layout(flex="1 1 auto", min_width="0"))
             picture.add_class("mha-picture")
             stages[name].children = (column, picture)
-            for key in ("d_model", "h", "d_k", "tie"):  # the scene's line follows them
-                if key in box.controls:
-                    box.controls[key].observe(line, names="value")
+            if isinstance(getattr(box, "picture", None), widgets.DOMWidget) and box.picture.has_trait("arrays"):
+                # the scene's line follows the setting on screen (h moved, other parameters), once per picture
+                box.picture.observe(line, names=["arrays"])
         return state["explorers"][name]
 
     def line(_change=None):
-        """The scene's line under the bar, filled in from its explorer's controls (it follows h)."""
+        """The scene's line under the bar, filled in from the setting its explorer shows (it follows h)."""
         s = scenes[state.get("k", menu.value)]
         box = state["explorers"].get(s.view)
-        text = scene_line(s, box.controls if box is not None else None)
+        result = getattr(box, "_result", None)  # the setting on screen (None: refused, or a still view)
+        text = scene_line(s, box.controls if box is not None else None, result)
         scene_text.value = f"<b>{html.escape(text)}</b>" if text else ""
         scene_text.layout.display = None if text else "none"
 
@@ -652,8 +669,8 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         box = explorer(s.view)
         _apply(box, s.settings)
         state["k"] = k
-        line()
         box.flush() if hasattr(box, "flush") else box.image  # the new setting now: never the last scene's picture
+        line()  # from the setting now on screen
         map_button.value = False  # a new scene shows its picture
         on_stage(s.view)
         prev_button.disabled, next_button.disabled = k == 0, k == len(scenes) - 1
@@ -716,8 +733,8 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
     map_button.observe(lambda change: on_stage("map" if change["new"] else scenes[menu.value].view), names="value")
 
     def on_viewport(change):
-        """The first size the page reports: a window narrower than 16:9 (4:3, 16:10) opens in the presenter layout,
-        the picture across the whole width (the heads of a row of 4 then have room for numbers a hall reads)."""
+        """The first size the page reports: a window narrower than 2:1 (4:3, 16:10, 16:9) opens in the presenter
+        layout, the picture across the whole width (the heads of a row of 4 then have room for numbers a hall reads)."""
         size = _parse_viewport(change["new"])
         if size and not state.get("sized") and "mha-fullscreen" in screen._dom_classes:
             state["sized"] = True

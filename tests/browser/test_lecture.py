@@ -3,8 +3,8 @@
 At 1280x720, 1920x1080, 1024x768 and 1280x800: every scene renders (a picture, no error), fits the window without
 scrolling, the numbers in the cells of the running example's 8 heads are at least 3.3 % of the window's height on
 screen (their rendered font size) and fit their cells, and the right/left arrow keys move between scenes (a double
-press moves one scene); a window narrower than 16:9 opens in the presenter layout (the picture across the whole
-width); ``?scene=N`` opens scene N; the page shows no prose, no code and no printed output. The pictures are drawn by
+press moves one scene); a projector's window (4:3, 16:10, 16:9) opens in the presenter layout (the picture across the
+whole width); ``?scene=N`` opens scene N; the page shows no prose, no code and no printed output. The pictures are drawn by
 the browser: at pixel ratio 2 nothing is drawn again. The numbers drawn equal the kernel's weights for a random, a
 designed and a trained setting. The controls grow with the window: their labels are as large as the picture's token
 labels on screen (5 % off at most), and every control lies inside the window and its column. Page Down / Page Up
@@ -177,8 +177,8 @@ def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size
             assert state["imgBottom"] <= height + 1 and state["imgRight"] <= width + 1, state
             assert state["imgWidth"] > width * 0.4, f"scene {k}: the picture is small: {state}"
             assert state["imgHeight"] > 0.3 * height, f"scene {k}: the picture is low: {state}"
-            # 16:9 keeps the controls beside the picture; 4:3 and 16:10 open in the presenter layout
-            assert state["presenter"] == (width / height < 1.7), f"presenter layout at {width}x{height}: {state}"
+            # 4:3, 16:10 and 16:9 open in the presenter layout (an ultra-wide window would keep the controls)
+            assert state["presenter"] == (width / height < 2.0), f"presenter layout at {width}x{height}: {state}"
             controls = page.evaluate(_CONTROLS)
             assert not controls["outside"], f"scene {k}: controls cut off at {width}x{height}: {controls}"
             if k == 3:  # the rendered font size of the cell numbers
@@ -304,8 +304,8 @@ def _drawn_equal(drawn, weights):
 
 
 def test_the_numbers_drawn_are_the_kernels_weights(browser, lecture_url):
-    """Two random settings (scenes 3 and 8), a designed one (scene 3 with "designed" chosen) and a trained one
-    (scene 9, stepped on to its weights)."""
+    """A random setting (scene 3), a designed one (scene 3 with "designed" chosen) and two trained ones (scene 8, and
+    scene 9 stepped on to its weights)."""
     from mha_lib.explorers.stepview import compute_steps
 
     for k in (3, 8):
@@ -313,6 +313,8 @@ def test_the_numbers_drawn_are_the_kernels_weights(browser, lecture_url):
             settings = {n: v for n, v in SCENES[k - 1].settings.items() if n not in ("preset", "lecture")}
             _drawn_equal(page.evaluate(_WEIGHTS, "weights"), compute_lecture(**settings).result.weights[:8])
             if k == 3:  # the designed layer on the scene's sentence: its own sizes, the scene's mask and scaling
+                page.locator("body").click(position={"x": 1275, "y": 715})
+                page.keyboard.press("p")  # the controls (the screen opens in the presenter layout)
                 menu = page.locator(".mha-screen .mha-controls .widget-dropdown:has-text('parameters') select")
                 label = next(t for t in menu.locator("option").all_inner_texts() if t.startswith("designed"))
                 menu.select_option(label=label)
@@ -359,13 +361,16 @@ def test_map_button_shows_the_whole_computation_across_the_window(browser, lectu
 
 
 def test_controls_a_scene_fixes_are_greyed_and_the_others_are_not(browser, lecture_url, screenshots):
-    """Scene 8 ticks "d_k = d_model / h", so d_k is set by h: a disabled slider looked like a live one (only its
+    """Scene 5 ticks "d_k = d_model / h", so d_k is set by h: a disabled slider looked like a live one (only its
     menus were grey); now it is greyed too, and the h slider, live, is not."""
     opacity = """() => [...document.querySelectorAll('.mha-screen .mha-controls .widget-slider')]
       .filter(e => e.offsetParent !== null)
       .map(e => [e.querySelector('.widget-label').innerText.trim(), parseFloat(getComputedStyle(e).opacity)])"""
-    with scene_page(browser, lecture_url, 8) as (page, state):
-        page.screenshot(path=str(screenshots / "lecture_1280x720_scene8_greyed.png"))
+    with scene_page(browser, lecture_url, 5) as (page, state):
+        page.locator("body").click(position={"x": 1275, "y": 715})
+        page.keyboard.press("p")  # the controls (the screen opens in the presenter layout)
+        assert ld.wait_until(lambda: page.evaluate(opacity), timeout=30)
+        page.screenshot(path=str(screenshots / "lecture_1280x720_scene5_greyed.png"))
         sliders = dict(page.evaluate(opacity))  # d_k grey: "d_k = d_model / h" is ticked, h sets it
         assert sliders["heads h"] == 1.0 and sliders["d_k"] < 0.6, sliders
 
@@ -394,6 +399,8 @@ def test_clicker_keys_move_scenes_and_steps_and_p_hides_the_controls(browser, le
         page.locator("body").click(position={"x": 1275, "y": 715})
         page.keyboard.press("PageDown")
         state = wait_for_scene(page, 2, previous_src=state["all"])
+        page.keyboard.press("p")  # the controls shown (the screen opens in the presenter layout), then hidden again
+        assert ld.wait_until(lambda: not page.evaluate(_STATE)["presenter"], timeout=30)
         page.keyboard.press("p")
         assert ld.wait_until(lambda: page.evaluate(_STATE)["presenter"], timeout=30)
         assert ld.wait_until(lambda: page.evaluate(_STATE)["imgWidth"] > 0.9 * 1280, timeout=30), page.evaluate(_STATE)
@@ -414,6 +421,8 @@ def test_clicker_keys_change_scenes_while_a_slider_has_the_focus(browser, lectur
     """After a slider is moved (it keeps the keyboard focus), Page Down still changes the scene: a clicker has no
     key to take the focus back. The arrows stay the slider's."""
     with scene_page(browser, lecture_url, 4) as (page, state):
+        page.locator("body").click(position={"x": 1275, "y": 715})
+        page.keyboard.press("p")  # the controls (the screen opens in the presenter layout)
         handle = page.locator(".mha-screen .mha-controls .noUi-handle:visible").last
         handle.focus()
         page.keyboard.press("ArrowLeft")  # the slider's: the scene stays

@@ -298,8 +298,8 @@
       notice.textContent = `no scene ${asked.slice(0, 40)}: scene 1 is shown`;
       start = 0;
     }
-    // a 4:3 or 16:10 window opens in the presenter layout (the picture across the whole width), as the live screen
-    if (window.innerWidth / window.innerHeight < (DATA.presenter_below || 1.7)) presenter.click();
+    // a projector window (4:3, 16:10, 16:9) opens in the presenter layout, as the live screen does
+    if (window.innerWidth / window.innerHeight < (DATA.presenter_below || 2.0)) presenter.click();
     show(start);
     screen.dataset.ready = "true";
   }).catch((error) => {
