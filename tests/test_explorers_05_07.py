@@ -10,22 +10,18 @@ from pictures import PNG_MAGIC, sent, sent_panel
 
 import mha_lib
 from mha_lib.attention import head_contributions, wo_blocks
-from mha_lib.explorers.concat import (
-    compute_concat,
-    concat_figure,
-    make_concat_explorer,
+from mha_lib.explorers.concat import compute_concat, concat_figure, make_concat_explorer
+from mha_lib.explorers.output import make_output_explorer, output_figure, spread_columns
+from mha_lib.explorers.toolkit import explorer_params, running_inputs
+from mha_lib.explorers.values import compute_values, make_values_explorer, values_figure
+from mha_lib.viz import (
+    convex_hull,
     plot_cells,
+    plot_convex_combination,
     reshape_bug_figure,
     reshape_steps_figure,
-)
-from mha_lib.explorers.output import make_output_explorer, output_figure, spread_columns
-from mha_lib.explorers.toolkit import explorer_params, running_inputs, short, text_family
-from mha_lib.explorers.values import (
-    compute_values,
-    convex_hull,
-    make_values_explorer,
-    plot_convex_combination,
-    values_figure,
+    short,
+    text_family,
 )
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`

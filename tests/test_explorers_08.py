@@ -225,7 +225,7 @@ def test_no_numbers_in_cells_that_are_too_small():
     fig = lecture_figure(sentence=" ".join(f"w{i}" for i in range(12)), h=16)
     drawer_panels = [a for a in fig.axes]
     assert len(drawer_panels) >= 16
-    from mha_lib.explorers.grid import CellNumbers
+    from mha_lib.viz import CellNumbers
 
     labels = [c for ax in fig.axes for c in ax.artists if isinstance(c, CellNumbers)]
     assert labels and not any(c.get_visible() for c in labels)

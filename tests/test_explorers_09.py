@@ -13,6 +13,7 @@ import mha_lib
 from mha_lib import minilm
 from mha_lib.explorers import trained
 from mha_lib.explorers.trained import compute_trained, make_trained_explorer
+from mha_lib.viz import draw_patterns, draw_word_attention
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 
@@ -98,13 +99,13 @@ def test_static_pictures():
     out = minilm.run_minilm(trained.DEFAULT_SENTENCE)
     patterns = minilm.head_patterns(out.attentions, out.tokens)
     fig = Figure()
-    trained.draw_patterns(fig, patterns)
+    draw_patterns(fig, patterns)
     heatmaps = [ax for ax in fig.get_axes() if ax.images]
     assert len(heatmaps) == len(minilm.PATTERNS)
     np.testing.assert_allclose(heatmaps[0].images[0].get_array(), patterns["previous"])
     fig = Figure()
     it = out.tokens.index("it")
-    trained.draw_word_attention(fig, out.attentions, out.tokens, it)
+    draw_word_attention(fig, out.attentions, out.tokens, it)
     layers = [ax for ax in fig.get_axes() if ax.images]
     assert len(layers) == 6
     np.testing.assert_allclose(layers[3].images[0].get_array(), out.attentions[3, :, it, :])

@@ -11,8 +11,8 @@ import pytest
 from pictures import PNG_MAGIC, sent, sent_panel
 
 import mha_lib
-from mha_lib.explorers import toolkit
 from mha_lib.explorers.positions import make_positions_explorer, parse_order, permutation_experiment
+from mha_lib.viz import text_family
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 
@@ -294,7 +294,7 @@ def test_cost_explorer_refuses_a_d_model_it_does_not_list():
 
 @pytest.mark.render
 def test_the_positions_bars_draw_emoji_with_the_fallback_font():
-    if "Symbola" not in toolkit.text_family() and "Noto Emoji" not in toolkit.text_family():
+    if "Symbola" not in text_family() and "Noto Emoji" not in text_family():
         pytest.skip("no outline emoji font installed (fonts-symbola)")
     box = make_positions_explorer()
     with warnings.catch_warnings():

@@ -6,21 +6,22 @@ from matplotlib.figure import Figure
 from pictures import PNG_MAGIC, png_pixels
 
 import mha_lib
-from mha_lib.explorers.grid import HeadGrid, HeadGridDrawer, bar_panel, heads_picture, plot_heatmap
-from mha_lib.explorers.toolkit import (
+from mha_lib.explorers.toolkit import build_explorer, check_budget, heads_control, int_slider, text_box
+from mha_lib.explorers.widget import Frame, grid_panel, matrix_entry
+from mha_lib.viz import (
+    HeadGrid,
+    HeadGridDrawer,
     LayoutDrawer,
-    build_explorer,
-    check_budget,
-    heads_control,
-    int_slider,
+    bar_panel,
+    frame_figure,
+    heads_picture,
     literal,
+    plot_heatmap,
     render_png,
     short,
     still_figure,
-    text_box,
     text_family,
 )
-from mha_lib.explorers.widget import Frame, frame_figure, grid_panel, matrix_entry
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 

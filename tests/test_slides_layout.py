@@ -70,7 +70,7 @@ def saved(layout, fig, tmp_path):
 
 @pytest.mark.slow
 def test_a_grid_of_eight_heads_is_one_page_with_24pt_text_and_its_colour_bar(layout, tmp_path):
-    from mha_lib.explorers.grid import heads_picture
+    from mha_lib.viz import heads_picture
 
     weights = np.random.default_rng(0).random((8, 4, 4))
     weights /= weights.sum(-1, keepdims=True)
@@ -93,7 +93,7 @@ def test_a_grid_of_eight_heads_is_one_page_with_24pt_text_and_its_colour_bar(lay
 def test_two_pages_of_a_grid_keep_the_caption_the_colour_bar_and_the_masked_key(layout, tmp_path):
     # Four causal heads with numbers in their cells: the numbers are the point, so two pages of two heads,
     # each with the grid's caption, its colour bar with ticks and the "masked" key.
-    from mha_lib.explorers.grid import heads_picture
+    from mha_lib.viz import heads_picture
 
     causal = np.tril(np.ones((4, 4), bool))
     weights = np.where(causal, 1.0, 0.0) / causal.sum(-1, keepdims=True)
@@ -369,10 +369,9 @@ def test_a_figure_shown_with_display_is_a_page_in_its_place(layout, tmp_path, mo
     import IPython.display
     import matplotlib as mpl
 
-    import mha_lib.explorers as explorers
-    from mha_lib.explorers import toolkit
+    from mha_lib import viz
 
-    for module in (toolkit, explorers, IPython.display):  # install replaces these: put back afterwards
+    for module in (viz, IPython.display):  # install replaces these: put back afterwards
         for name in ("render_png", "display"):
             if hasattr(module, name):
                 monkeypatch.setattr(module, name, getattr(module, name))

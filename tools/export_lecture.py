@@ -232,7 +232,7 @@ def maps(scenes, contrast_rc):
     import matplotlib
 
     from mha_lib.diagrams import mha_diagram_figure
-    from mha_lib.explorers.toolkit import render_png
+    from mha_lib.viz import render_png
 
     out = {}
     fonts = logging.getLogger("matplotlib.font_manager")  # "findfont: Failed to find font weight bold for cmex10":

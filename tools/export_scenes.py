@@ -31,7 +31,7 @@ from mha_lib.diagrams import mha_diagram_figure  # noqa: E402
 from mha_lib.explorers.lecture import make_lecture_explorer  # noqa: E402
 from mha_lib.explorers.scenes import SCENES, make_lecture_screen  # noqa: E402
 from mha_lib.explorers.stepview import STEPS, make_step_explorer  # noqa: E402
-from mha_lib.explorers.toolkit import render_png  # noqa: E402
+from mha_lib.viz import render_png  # noqa: E402
 
 FIGURE_WIDTH = 11.0  # inches: the lecture explorer's and the step view's figures
 # The controls docs/teaching.md moves live in a scene, by slug: each (control, value) is a page of its own, right

@@ -2,7 +2,7 @@
 
 ``tools/export_slides.py`` runs each notebook in a kernel whose first cell calls :func:`install`. From then on,
 every matplotlib Figure a cell shows (a Figure that is a cell's value, or one turned into a still PNG with
-``mha_lib.explorers.toolkit.render_png``) goes through :func:`save_figure`, which draws a copy of it for a page:
+``mha_lib.viz.render_png``) goes through :func:`save_figure`, which draws a copy of it for a page:
 
 * the copy is drawn at page size; every text grows with it and to at least ``SETTINGS.floor`` points on the
   page (larger texts stay larger: sizes keep their order), lines, ticks and markers grow too (at most twice);
@@ -91,21 +91,18 @@ def install(shell, out, page_w, page_h, floor=24.0, dpi=150.0):
         }
     )
     try:
-        import mha_lib.explorers as explorers
-        from mha_lib.explorers import toolkit
+        from mha_lib import viz
     except ImportError:
-        explorers = toolkit = None
-    if toolkit is not None:
-        render_png = toolkit.render_png
+        viz = None
+    if viz is not None:
+        render_png = viz.render_png
 
         def wrapped(fig, *args, **kwargs):
             png = render_png(fig, *args, **kwargs)
             _seen.append((png, fig))
             return png
 
-        toolkit.render_png = wrapped
-        if hasattr(explorers, "render_png"):
-            explorers.render_png = wrapped
+        viz.render_png = wrapped
     shell.events.register("post_run_cell", _post_run)
     # A figure a cell shows with display(...) is a page too, in its place: uncounted, every later figure of
     # the notebook was matched with the stored picture (and section) of the one before it.

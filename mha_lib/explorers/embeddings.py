@@ -7,8 +7,9 @@ import numpy as np
 from ..data import embed_tokens, tokenize
 from ..minilm import cosine_similarity
 from ..plotting import symmetric_limits
+from ..viz import frame_figure
 from .toolkit import Result, build_explorer, check_budget, int_slider, text_box
-from .widget import Frame, frame_figure, grid_panel, matrix_entry
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = [
     "MAX_TOKENS",

@@ -1,6 +1,6 @@
 """Explorers of notebook 12: generation with a KV cache, and grouped-query heads.
 
-Both are built on the shared head grid (:mod:`mha_lib.explorers.grid`) and the toolkit; the math is
+Their still figures are :mod:`mha_lib.viz.generation`'s, on the shared head grid; the math is
 :func:`mha_lib.decode_step`, :func:`mha_lib.multi_head_attention` and :func:`mha_lib.kv_cache_bytes`.
 """
 
@@ -8,28 +8,16 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-from matplotlib.colors import to_rgb
-from matplotlib.patches import Rectangle
 
 from .._checks import whole_number
 from ..attention import causal_mask, divisors, multi_head_attention
 from ..data import embed_tokens, tokenize
 from ..generation import PUBLISHED_CONFIGS, KVCache, decode_step, kv_cache_bytes
 from ..params import init_params
-from ..plotting import SIGNED_CMAP
+from ..viz import TOKEN_COLORS
+from ..viz.generation import GenerationFigure, GQAFigure, count, is_light, step_counts
 from . import chart
-from .grid import HeadGrid, bar_panel, plot_heatmap
-from .toolkit import (
-    TOKEN_COLORS,
-    LayoutDrawer,
-    checkbox,
-    dropdown,
-    inch_box,
-    int_slider,
-    literal,
-    selection_slider,
-    text_family,
-)
+from .toolkit import checkbox, dropdown, int_slider, selection_slider
 from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["GENERATION_SENTENCE", "generation_state", "make_generation_explorer", "gqa_state", "make_gqa_explorer"]
@@ -85,65 +73,9 @@ def generation_state(t=1, use_cache=True, sentence=GENERATION_SENTENCE, d_model=
     )
 
 
-def _frame(ax, width):
-    """The frame around the rows this step computes (Okabe-Ito vermilion; moved by the drawer)."""
-    return ax.add_patch(Rectangle((-0.5, -0.5), width, 1, fill=False, edgecolor="#D55E00", linewidth=2.0, zorder=5))
+class _GenerationDrawer(GenerationFigure):
+    """The generation explorer's picture (its still figure: :class:`mha_lib.viz.generation.GenerationFigure`)."""
 
-
-class _GenerationDrawer(LayoutDrawer):
-    size = (10.0, 3.6)
-
-    def key(self, res):
-        return (res.tokens, res.weights.shape[0], res.keys.shape[1])
-
-    def build(self, fig, res):
-        h, n, _ = res.weights.shape
-        grid = HeadGrid(
-            fig,
-            h,
-            res.tokens,
-            region=(0.05, 0.05, 7.5, 2.95),
-            annotate=True,
-            ncols=4,
-            cbar_label="attention weight",
-            caption="",
-            panel_cap=1.6,
-            mask_label="masked / not computed",
-        )
-        ax_k = fig.add_axes(inch_box(*self.size)(8.45, 0.55, 1.3, 2.0))
-        keys = plot_heatmap(
-            ax_k,
-            res.keys,
-            res.tokens,
-            None,
-            cmap=SIGNED_CMAP,
-            vmin=res.key_limits[0],
-            vmax=res.key_limits[1],
-            numbers=False,
-            fontsize=8,
-        )
-        ax_k.set_title("head 1's cached keys K\n(a row per token)", fontsize=8, pad=3)
-        ax_k.set_xlabel("d_k", fontsize=8, labelpad=2)
-        frames = [_frame(heat.ax, n) for heat in grid.panels] + [_frame(ax_k, res.keys.shape[1])]
-        text = fig.text(
-            0.15 / self.size[0], 0.3 / self.size[1], "", ha="left", va="bottom", fontsize=9, fontfamily=text_family()
-        )
-        return grid, frames, keys, text
-
-    def update(self, layout, res):
-        grid, frames, keys, text = layout
-        t, n = res.t, len(res.tokens)
-        first = t - 1 if res.use_cache else 0  # the rows this step computes
-        for frame in frames:
-            frame.set_y(first - 0.5)
-            frame.set_height(t - first)
-        caption = f"step {t} of {n}: the new token is '{res.tokens[t - 1]}' (framed: what this step computes)"
-        changed = grid.update(res.weights, mask=res.shown, caption=caption)
-        changed += keys.set_data(res.keys, mask=np.broadcast_to((np.arange(n) < t)[:, None], res.keys.shape))
-        text.set_text(literal(_counts(res, wrap=True)))
-        return changed + frames + [text]
-
-    # ------------------------------------------------------------------ the live picture, drawn by the browser
     parts = {"heads": "picture", "keys": "picture", "step": "chart"}  # weights; cached keys; what the step computes
     rows = (("heads",), ("keys", "step"))
     widths = {"keys": 1, "step": 1.4}
@@ -201,23 +133,8 @@ class _GenerationDrawer(LayoutDrawer):
                 {"panels": [weights]}, {"caption": caption}, {"weights": matrix_entry(res.weights, mask=res.shown)}
             ),
             "keys": Frame({"panels": [keys]}, key_texts, {"keys": key_entry}),
-            "step": chart.ChartFrame(scheme, {"panels": {"step": step}, "footer": _counts(res)}),
+            "step": chart.ChartFrame(scheme, {"panels": {"step": step}, "footer": step_counts(res)}),
         }
-
-
-def _counts(res, wrap=False):
-    """What step t computes with the cache (one row) or without it (every row), and what the cache holds."""
-    t, c, r, cut = res.t, res.counts["cache"], res.counts["recompute"], "\n" if wrap else " "
-    if res.use_cache:
-        return (
-            f"with the KV cache: this step computes 1 query row, 1 key row and 1 value row per head and "
-            f"{_count(c['scores'], 'score')} per head;{cut}the {t - 1} earlier keys and values are read from the "
-            f"cache, which now holds {_count(res.cache_rows, 'row')} per head"
-        )
-    return (
-        f"without a cache: this step recomputes all {r['query rows']} query, key and value rows and "
-        f"{_count(r['scores'], 'score')} per head{cut}({t * (t - 1) // 2} of them masked), only to keep the last row"
-    )
 
 
 def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=None, use_cache=True):
@@ -264,11 +181,6 @@ class GQAState:
     cache_gib: dict  # label -> GiB for this model at n_tokens (float16)
 
 
-def _count(k, noun):
-    """ "1 score", "3 scores"."""
-    return f"{k} {noun}" + ("" if k == 1 else "s")
-
-
 def gqa_state(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8, d_model=64):
     """A toy layer with h query heads sharing h_kv key/value heads on the running example's words,
     and the float16 KV cache of ``model`` at 2**log2_tokens tokens, grouped as published and not."""
@@ -297,79 +209,9 @@ def gqa_state(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8, d_model=64):
     )
 
 
-def _plot_sharing(ax, h, h_kv):
-    """Draw h query heads (top row) joined to the h_kv key/value heads they share (bottom row)."""
-    ax.set_xlim(-0.5, h - 0.5)
-    ax.set_ylim(-0.2, 1.35)
-    ax.set_axis_off()
-    group = h // h_kv
-    for j in range(h_kv):
-        colour = TOKEN_COLORS[j % len(TOKEN_COLORS)]
-        x_kv = j * group + (group - 1) / 2  # under the middle of its group
-        ax.add_patch(Rectangle((x_kv - 0.4, 0.0), 0.8, 0.3, facecolor=colour, edgecolor="black", alpha=0.85))
-        light = np.dot(to_rgb(colour), [0.2126, 0.7152, 0.0722]) > 0.5  # relative luminance: white on yellow is unread
-        ax.text(
-            x_kv,
-            0.15,
-            f"K,V {j + 1}",
-            ha="center",
-            va="center",
-            fontsize=7,
-            color="black" if light else "white",
-            fontweight="bold",
-        )
-        for i in range(j * group, (j + 1) * group):
-            ax.plot([i, x_kv], [0.9, 0.3], color=colour, lw=1.2)
-            ax.add_patch(Rectangle((i - 0.4, 0.9), 0.8, 0.3, facecolor="white", edgecolor=colour, linewidth=2))
-            ax.text(i, 1.05, f"Q {i + 1}", ha="center", va="center", fontsize=7)
+class _GQADrawer(GQAFigure):
+    """The grouped-query explorer's picture (its still figure: :class:`mha_lib.viz.generation.GQAFigure`)."""
 
-
-class _GQADrawer(LayoutDrawer):
-    size = (10.0, 5.6)
-
-    def key(self, res):
-        return (res.h, res.h_kv)
-
-    def build(self, fig, res):
-        box = inch_box(*self.size)
-        ax_share = fig.add_axes(box(0.3, 0.5, 5.6, 1.3))
-        _plot_sharing(ax_share, res.h, res.h_kv)
-        ax_share.set_title(
-            f"h = {res.h} query heads (top) share h_kv = {_count(res.h_kv, 'key/value head')} (bottom, "
-            f"what the cache stores):\n{_count(res.h // res.h_kv, 'query head')} per key/value head",
-            fontsize=9,
-            pad=4,
-        )
-        titles = [f"head {i + 1} (K,V {j + 1})" for i, j in enumerate(res.kv_of)]
-        grid = HeadGrid(
-            fig,
-            res.h,
-            res.tokens,
-            region=(0.05, 2.05, 6.4, 3.45),
-            titles=titles,
-            caption=None,
-            cbar_label="attention weight",
-            panel_cap=1.3,
-        )
-        ax_bar = fig.add_axes(box(7.3, 0.6, 2.5, 3.9))
-        set_bars = bar_panel(ax_bar, list(res.cache_gib), fontsize=7, color=["#999999", "#0072B2", "#009E73"])
-        ax_bar.tick_params(axis="y", labelsize=7)
-        ax_bar.set_ylabel("KV cache, GiB (float16, one sequence)", fontsize=8)
-        return grid, ax_bar, set_bars
-
-    def update(self, layout, res):
-        grid, ax_bar, set_bars = layout
-        changed = grid.update(res.weights, mask=causal_mask(len(res.tokens)))
-        top = max(res.cache_gib.values()) * 1.2
-        ax_bar.set_ylim(0, top)
-        set_bars(res.cache_gib.values(), [f"{v:,.2f}" for v in res.cache_gib.values()], pad=top * 0.01)
-        ax_bar.set_xticks(range(3), labels=list(res.cache_gib), fontsize=7)  # the labels name the model's h
-        ax_bar.set_title(
-            literal(f"{res.model} at {res.n_tokens:,} tokens\n(published sizes, not the slider's h_kv)"), fontsize=8, pad=4
-        )
-        return changed + [ax_bar]
-
-    # ------------------------------------------------------------------ the live picture, drawn by the browser
     parts = {"sharing": "chart", "cache": "chart", "weights": "picture"}
     rows = (("sharing",), ("weights", "cache"))
     widths = {"weights": 2.4, "cache": 1}
@@ -382,7 +224,7 @@ class _GQADrawer(LayoutDrawer):
         for j in range(res.h_kv):
             colour = TOKEN_COLORS[j % len(TOKEN_COLORS)]
             x_kv = j * group + (group - 1) / 2  # under the middle of its group
-            light = np.dot(to_rgb(colour), [0.2126, 0.7152, 0.0722]) > 0.5  # relative luminance: white on yellow is unread
+            light = is_light(colour)
             for i in range(j * group, (j + 1) * group):
                 marks.append(chart.line([(i, 0.9), (x_kv, 0.3)], colour, width=1.5))
                 marks.append(chart.box(i - 0.4, 0.9, 0.8, 0.3, fill="#FFFFFF", stroke=colour, width=2, label=f"Q {i + 1}"))
@@ -400,8 +242,8 @@ class _GQADrawer(LayoutDrawer):
                 )
             )
         title = (
-            f"h = {h} query heads (top) share h_kv = {_count(res.h_kv, 'key/value head')} (bottom, what the cache "
-            f"stores):\n{_count(group, 'query head')} per key/value head"
+            f"h = {h} query heads (top) share h_kv = {count(res.h_kv, 'key/value head')} (bottom, what the cache "
+            f"stores):\n{count(group, 'query head')} per key/value head"
         )
         sharing = chart.view((-0.5, h - 0.5), (-0.05, 1.25), marks, title=title)
         gib = list(res.cache_gib.values())

@@ -21,27 +21,32 @@ from .._checks import whole_number
 from ..data import embed_tokens, tokenize
 from ..designed import PAD_TOKEN, _as_seen  # _as_seen: the sentence as seen on screen (invisible characters removed)
 from ..plotting import SIGNED_CMAP
-from .grid import HeadGrid, HeadGridDrawer, head_titles, token_labels
+from ..viz import (
+    HeadGrid,
+    HeadGridDrawer,
+    check_dpi,
+    head_titles,
+    inch_box,
+    literal,
+    short,
+    still_figure,
+    text_family,
+    token_labels,
+)
 from .toolkit import (
     MEMORY_BUDGET,
     SCALE_LABEL,
     TIE_LABEL,
     build_explorer,
     check_budget,
-    check_dpi,
     checkbox,
     dropdown,
     explorer_params,
     fixed_layer,
     heads_control,
-    inch_box,
     int_slider,
     link_heads,
-    literal,
-    short,
-    still_figure,
     text_box,
-    text_family,
     weights_control,
 )
 from .widget import Frame, grid_panel, matrix_entry

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions, tokenize
+from ..viz import frame_figure
 from .toolkit import build_explorer, checkbox, explorer_params, int_slider, text_box
-from .widget import Frame, frame_figure, grid_panel, matrix_entry
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = [
     "parse_order",

@@ -11,6 +11,7 @@ import numpy as np
 from ..attention import project
 from ..params import parameter_count
 from ..plotting import symmetric_limits
+from ..viz import frame_figure
 from .toolkit import (
     TIE_LABEL,
     Result,
@@ -22,7 +23,7 @@ from .toolkit import (
     link_heads,
     running_inputs,
 )
-from .widget import Frame, frame_figure, grid_panel, matrix_entry
+from .widget import Frame, grid_panel, matrix_entry
 
 __all__ = ["Projections", "compute_projections", "ProjectionsDrawer", "draw_projections", "make_projections_explorer"]
 

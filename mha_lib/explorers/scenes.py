@@ -25,8 +25,9 @@ from ..data import embed_tokens
 from ..designed import soft_lookup_example
 from ..params import init_params
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP
-from .toolkit import kernel_loop, render_png
-from .widget import STATIC, colour_table
+from ..viz import colour_table, render_png
+from .toolkit import kernel_loop
+from .widget import STATIC
 
 __all__ = [
     "Scene",

@@ -13,8 +13,8 @@ from .. import attention_scores, multi_head_attention, softmax
 from .._checks import check_budget, whole_number
 from ..attention import row_entropy
 from ..plotting import symmetric_limits
+from ..viz import head_titles
 from . import chart
-from .grid import head_titles
 from .toolkit import (
     SCALE_LABEL,
     TIE_LABEL,

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions
 from ..attention import MASK_KINDS, make_mask, row_entropy
-from .grid import head_titles
+from ..viz import head_titles
 from .toolkit import (
     TIE_LABEL,
     build_explorer,

@@ -2,7 +2,7 @@
 
 :func:`build_explorer` wires them into an explorer box whose drawer's ``picture(res)`` says what the browser draws
 (:mod:`.widget`); the kernel sends numbers, never pixels. Matplotlib draws the still figures of the notebooks and
-slides from the same numbers (:func:`still_figure`, :func:`render_png`), on demand.
+slides from the same numbers (:func:`mha_lib.viz.still_figure`, :func:`mha_lib.viz.render_png`), on demand.
 """
 
 from __future__ import annotations
@@ -10,14 +10,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import html
-import io
-import logging
 
 import ipywidgets as widgets
 import numpy as np
-from matplotlib import font_manager
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from threadpoolctl import threadpool_limits
 
 from .._checks import check_token, shown
@@ -25,13 +20,11 @@ from ..attention import divisors
 from ..data import load_running_example
 from ..designed import designed_example
 from ..params import init_params, parameter_count
+from ..viz import check_dpi
 
 __all__ = [
     "Result",
     "build_explorer",
-    "render_png",
-    "LayoutDrawer",
-    "still_figure",
     "warning",
     "wire",
     "int_slider",
@@ -44,11 +37,6 @@ __all__ = [
     "TIE_LABEL",
     "SCALE_LABEL",
     "D_K_OPTIONS",
-    "TOKEN_COLORS",
-    "HEAD_COLORS",
-    "literal",
-    "short",
-    "text_family",
     "MEMORY_BUDGET",
     "check_budget",
     "explorer_params",
@@ -58,17 +46,12 @@ __all__ = [
     "fixed_layer",
     "explorer_layer",
     "single_blas_thread",
-    "inch_box",
     "kernel_loop",
-    "check_dpi",
 ]
 
 TIE_LABEL = "d_k = d_model / h"  # the one wording of the tie control, in every explorer
 # Choices of a d_k dropdown: "d_model / h" (tied, the usual choice) or a fixed size.
 D_K_OPTIONS = ((TIE_LABEL, 0), ("8", 8), ("16", 16), ("32", 32), ("64", 64), ("128", 128))
-# Okabe-Ito colours (colour-blind safe): one per token, one per head.
-TOKEN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
-HEAD_COLORS = TOKEN_COLORS[:-1] + ("#999999",)
 SCALE_LABEL = "divide by √d_k"  # the one wording of the scaling control
 MEMORY_BUDGET = 200 * 2**20  # bytes an explorer setting may need (parameters + intermediates)
 
@@ -78,50 +61,6 @@ class Result:
 
     def __getitem__(self, name):
         return getattr(self, name)
-
-
-def literal(text):
-    """``text`` escaped so that matplotlib draws it as typed (``$`` is a dollar, not mathtext)."""
-    return str(text).replace("$", r"\$")
-
-
-def short(text, max_chars=14):
-    """``text`` cut to ``max_chars`` characters, ending in "..." when it was longer."""
-    text = str(text)
-    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
-
-
-_FALLBACK_FONTS = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Emoji", "Symbola")  # Chinese, Japanese; emoji
-
-
-def _no_bold_fallback_notice(record):
-    """False for matplotlib's notice that a fallback font has no bold (it then draws the regular one, as wanted).
-
-    The notice goes to stderr once per process, from whichever cell first draws bold text, and some matplotlib
-    versions print it where others do not: a stored notebook would differ between Pythons.
-    """
-    return "Failed to find font weight" not in str(record.msg)
-
-
-logging.getLogger("matplotlib.font_manager").addFilter(_no_bold_fallback_notice)
-
-
-@functools.lru_cache(maxsize=1)
-def text_family():
-    """Font family list for user text: DejaVu Sans, then the installed CJK and emoji fonts (fallback).
-
-    Emoji need an outline font (matplotlib cannot draw Noto Color Emoji's bitmaps). A font installed after
-    matplotlib built its font cache is added (public ``fontManager.addfont``): no cache rebuild needed.
-    """
-    names = {f.name for f in font_manager.fontManager.ttflist}
-    if not all(name in names for name in _FALLBACK_FONTS):
-        wanted = {name.replace(" ", "").lower() for name in _FALLBACK_FONTS} | {"notosanscjk"}
-        for path in font_manager.findSystemFonts():
-            if path.rsplit("/", 1)[-1].split(".")[0].split("-")[0].split("_")[0].lower() in wanted:
-                with contextlib.suppress(OSError, RuntimeError, ValueError):
-                    font_manager.fontManager.addfont(path)
-        names = {f.name for f in font_manager.fontManager.ttflist}
-    return [name for name in ("DejaVu Sans", *_FALLBACK_FONTS) if name in names] or ["sans-serif"]
 
 
 def check_budget(numbers, what, budget=MEMORY_BUDGET):
@@ -234,113 +173,6 @@ def explorer_layer(weights, X=None, tokens=None, h=8, d_k=None, seed=0, sentence
 def single_blas_thread():
     """Context manager: the block runs on one BLAS thread (threadpoolctl): 0.7 ms against 14-47 ms on two."""
     return threadpool_limits(limits=1, user_api="blas")
-
-
-def _encode(canvas):
-    """PNG bytes of the Agg canvas: RGB (the figures are opaque; a fifth quicker than RGBA), zlib level 1."""
-    from PIL import Image as PILImage  # matplotlib depends on Pillow
-
-    size = canvas.get_width_height(physical=True)
-    img = PILImage.frombuffer("RGBA", size, canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB")
-    out = io.BytesIO()
-    img.save(out, format="png", compress_level=1)
-    return out.getvalue()
-
-
-def check_dpi(dpi, where):
-    """``dpi`` if it is a positive, finite resolution (dots per inch) or a function giving one; else a one-line error."""
-    if callable(dpi):
-        return dpi
-    if isinstance(dpi, (bool, np.bool_)) or not isinstance(dpi, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{where}: dpi must be a number of dots per inch, got {shown(dpi)}; e.g. dpi=90")
-    if not np.isfinite(dpi) or dpi <= 0:
-        raise ValueError(f"{where}: dpi={dpi} must be a positive number of dots per inch; e.g. dpi=90")
-    return dpi
-
-
-def render_png(fig, dpi=None):
-    """Render a figure with Agg and encode it as PNG bytes (the value of an ``ipywidgets.Image``).
-
-    Parameters
-    ----------
-    fig : matplotlib Figure
-    dpi : float, optional
-        Render at this resolution (sets ``fig.dpi``; default: the figure's).
-
-    Returns
-    -------
-    bytes
-
-    Examples
-    --------
-    >>> from matplotlib.figure import Figure
-    >>> render_png(Figure(figsize=(1, 1)))[:4]
-    b'\\x89PNG'
-    """
-    if dpi is not None and fig.dpi != check_dpi(dpi, "render_png"):
-        fig.set_dpi(dpi)
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    canvas.draw()
-    return _encode(canvas)
-
-
-def inch_box(W, H):
-    """``box(left, top, width, height)`` in inches from the top-left corner -> figure fractions."""
-
-    def box(x0, y_top, w, h):
-        return [x0 / W, 1 - (y_top + h) / H, w / W, h / H]
-
-    return box
-
-
-class LayoutDrawer:
-    """Draws results by layouts: build the axes once per layout, afterwards update artists only.
-
-    Subclasses define ``key(res)`` (what fixes the axes: h, tokens, ...), ``build(fig, res)`` (make the
-    axes of that layout; returns the "layout", any object) and ``update(layout, res)`` (set the data of
-    its artists). A new key clears the figure and builds its layout. ``drawer(fig, res)`` draws.
-    """
-
-    size = (10.0, 5.2)  # inches: the figure size build() starts from
-
-    def __init__(self):
-        self.fig, self.current, self.layout = None, None, None
-
-    def key(self, res):
-        return None
-
-    def reset(self):
-        """Forget the layout: the next call builds anew."""
-        self.__init__()
-
-    def __call__(self, fig, res):
-        key = self.key(res)
-        if self.fig is not fig or key != self.current or not fig.axes:
-            fig.clear()
-            fig.set_layout_engine("none")
-            fig.set_size_inches(self.size)
-            self.layout = self.build(fig, res)
-            self.fig, self.current = fig, key
-        self.update(self.layout, res)
-
-
-def still_figure(drawer, result, dpi=90):
-    """The still figure of ``result`` as an explorer's ``drawer`` shows it, at the drawer's ``size`` (inches).
-
-    A drawer with ``frames(res)`` (parts: charts and heatmaps) or ``picture(res)`` (heatmaps) gets the figure drawn
-    from those numbers, labels and colours (:func:`~mha_lib.explorers.widget.parts_figure`,
-    :func:`~mha_lib.explorers.widget.frame_figure`); a :class:`LayoutDrawer` draws its own.
-    """
-    from .widget import frame_figure, parts_figure  # widget imports this module
-
-    size, dpi = getattr(drawer, "size", (10.0, 4.6)), check_dpi(dpi, "still_figure")
-    if callable(drawer):
-        fig = Figure(figsize=size, dpi=dpi)
-        drawer(fig, result)
-        return fig
-    if hasattr(drawer, "frames"):
-        return parts_figure(drawer.frames(result), drawer.rows, getattr(drawer, "widths", None), size, dpi)
-    return frame_figure(drawer.picture(result), size, dpi)
 
 
 def _start_value(description, value, allowed):

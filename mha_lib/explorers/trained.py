@@ -1,17 +1,15 @@
-"""Explorer and still pictures of notebook 09: all-MiniLM-L6-v2's 12 heads (:mod:`mha_lib.minilm`), layer by layer.
+"""The explorer of notebook 09: all-MiniLM-L6-v2's 12 heads (:mod:`mha_lib.minilm`), layer by layer.
 
 The forward pass of a sentence runs once (:func:`_forward`, cached), so the layer slider only picks
-another layer and updates the panels in place. ``draw_*`` make the notebook's still figures.
+another layer and updates the panels in place. The notebook's still figures: :mod:`mha_lib.viz.trained`.
 """
 
 import functools
 from dataclasses import dataclass
 
 import numpy as np
-from matplotlib.patches import Rectangle
 
 from .. import minilm
-from .grid import HeadGrid
 from .toolkit import Result, build_explorer, int_slider, text_box
 from .widget import Frame, grid_panel, matrix_entry
 
@@ -22,9 +20,6 @@ __all__ = [
     "compute_trained",
     "TrainedDrawer",
     "make_trained_explorer",
-    "draw_patterns",
-    "draw_gallery",
-    "draw_word_attention",
 ]
 
 MAX_SHOWN = 24  # tokens ([CLS] and [SEP] included) that a 12-panel grid can still label readably
@@ -95,7 +90,7 @@ class TrainedDrawer:
     size = (11.0, 9.2)
 
     def picture(self, res):
-        """What the browser draws (and the still figure: :func:`~mha_lib.explorers.widget.frame_figure`)."""
+        """What the browser draws (and the still figure: :func:`mha_lib.viz.frame_figure`)."""
         h = len(res.weights)
         panel = grid_panel(
             "weights", res.weights.shape, res.tokens, res.tokens, numbers=False, ncols=4, cbar="attention weight", cap=40
@@ -125,100 +120,3 @@ def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
         "layer": int_slider("layer", layer, 1, minilm.LAYERS),
     }
     return build_explorer(controls, compute_trained, TrainedDrawer(), title="all-MiniLM-L6-v2: the 12 heads of one layer")
-
-
-# --------------------------------------------------------------------------- still pictures for the notebook
-
-
-def _still_grid(fig, matrices, rows, cols, ncols, **kwargs):
-    """(k, r, c) matrices drawn on ``fig`` by :class:`HeadGrid`, as the explorer draws, without numbers."""
-    fig.clear()
-    fig.set_layout_engine("none")
-    grid = HeadGrid(fig, len(matrices), rows, cols, ncols=ncols, annotate=False, shrink=True, **kwargs)
-    grid.update(matrices)
-    return grid
-
-
-def draw_patterns(fig, patterns, title=None):
-    """One small (layers x heads) heatmap per measure: where in the model each kind of head sits.
-
-    Parameters
-    ----------
-    fig : Figure
-    patterns : dict name -> ndarray, shape (L, h)
-    title : str, optional
-        Figure title (say what the measures were averaged over).
-    """
-    L, h = np.shape(next(iter(patterns.values())))
-    grid = _still_grid(
-        fig,
-        list(patterns.values()),
-        [str(layer + 1) for layer in range(L)],
-        [str(i + 1) for i in range(h)],
-        (len(patterns) + 1) // 2,
-        titles=[f"looks at: {name}" for name in patterns],
-        caption=title,
-        row_label="layer",
-        col_label="head",
-        cbar_label="average attention weight",
-        panel_cap=3.0,
-    )
-    return grid.panels[-1].image
-
-
-def draw_gallery(fig, entries, tokens):
-    """The clearest head for each measure, side by side in one row.
-
-    Parameters
-    ----------
-    entries : list of (name, layer, head, value, weights)
-        ``layer`` and ``head`` numbered from 1; ``weights`` shape (n, n).
-    tokens : list of str, length n
-    """
-    grid = _still_grid(
-        fig,
-        [e[4] for e in entries],
-        tokens,
-        tokens,
-        len(entries),
-        cbar_label="attention weight",
-        titles=[f"{name}: layer {layer}, head {head} ({value:.2f})" for name, layer, head, value, _ in entries],
-        caption=None,
-        row_label="query (looks)",
-        col_label="key (is looked at)",
-        panel_cap=2.7,
-    )
-    return grid.panels[-1].image
-
-
-def draw_word_attention(fig, attentions, tokens, query, *, mark=()):
-    """Where one query token looks, in every layer and head: one (heads x keys) heatmap per layer.
-
-    Parameters
-    ----------
-    attentions : ndarray, shape (L, h, n, n)
-    tokens : list of str, length n
-    query : int
-        Position of the query token (e.g. ``tokens.index("it")``).
-    mark : sequence of int
-        Key positions to outline (e.g. "animal" and "street").
-    """
-    A = np.asarray(attentions)[:, :, query, :]  # (L, h, n): row of the query in every head
-    L, h, n = A.shape
-    grid = _still_grid(
-        fig,
-        A,
-        [f"head {i + 1}" for i in range(h)],
-        tokens,
-        (L + 1) // 2,
-        titles=[f"layer {layer + 1}" for layer in range(L)],
-        row_label="",
-        col_label="",
-        panel_cap=3.2,
-        caption=f'Where "{tokens[query]}" looks (row = head, column = key token)',
-        cbar_label="attention weight",
-    )
-    for heat in grid.panels:
-        for j in mark:
-            heat.ax.add_patch(Rectangle((j - 0.5, -0.5), 1, h, fill=False, edgecolor="#E69F00", linewidth=1.5))
-    return grid.panels[-1].image

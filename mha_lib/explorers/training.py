@@ -1,9 +1,9 @@
 """Notebook 13's explorer: a slider over training steps, the heads' attention on a held-out sequence, the loss.
 
 :func:`compute_training` (pure: numbers only) picks one checkpoint of a
-:class:`mha_lib.training.TrainResult`; :func:`draw_training` draws it on a
-matplotlib figure; :func:`training_figure` is the still picture the notebook
-stores; :func:`make_training_explorer` puts sliders in front of them, and the
+:class:`mha_lib.training.TrainResult`; :func:`mha_lib.viz.training.draw_training`
+draws it on a matplotlib figure; :func:`training_figure` is the still picture the
+notebook stores; :func:`make_training_explorer` puts sliders in front of them, and the
 browser draws its live picture from the numbers (:mod:`.widget` heatmaps,
 :mod:`.chart` loss curve).
 """
@@ -14,14 +14,13 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
-from matplotlib.figure import Figure
 
-from ..plotting import plot_attention
 from ..training import TrainResult, train_toy, weight_on_offset
+from ..viz.training import LOSS_COLOR, draw_training, training_view_figure
 from . import chart
 from .widget import Frame, PictureBox, grid_panel, matrix_entry
 
-__all__ = ["TrainingView", "compute_training", "draw_training", "training_figure", "make_training_explorer", "token_names"]
+__all__ = ["TrainingView", "compute_training", "training_figure", "make_training_explorer", "token_names"]
 
 
 def token_names(tokens: np.ndarray) -> list:
@@ -82,44 +81,17 @@ def compute_training(result: TrainResult, index: int, example: int = 0) -> Train
     )
 
 
-def draw_training(fig: Figure, view: TrainingView) -> None:
-    """Draw a :class:`TrainingView` on ``fig``: one heatmap per head (shared [0, 1] scale), then the loss so far."""
-    fig.clear()
-    heads = len(view.weights)
-    grid = fig.add_gridspec(1, heads + 1, width_ratios=[1] * heads + [1.3])
-    head_axes = [fig.add_subplot(grid[0, i]) for i in range(heads)]
-    for i, ax in enumerate(head_axes):
-        im = plot_attention(
-            ax, view.weights[i], view.tokens, title=f"{view.titles[i]}\non the previous token: {view.previous[i]:.2f}"
-        )
-    fig.colorbar(im, ax=head_axes, shrink=0.8, label="attention weight")
-    ax = fig.add_subplot(grid[0, heads])
-    if len(view.losses):
-        ax.plot(np.arange(1, len(view.losses) + 1), view.losses, color="tab:blue", lw=1)
-    ax.set_xlim(0, max(view.steps, 1))
-    ax.set_ylim(1e-4, 10)
-    ax.set_yscale("log")
-    ax.set_xlabel("training step", fontsize=8)
-    ax.set_title(f"training loss\nstep {view.step} of {view.steps}, held-out accuracy {view.accuracy:.2f}", fontsize=9)
-    ax.tick_params(labelsize=7)
-    ax.grid(alpha=0.3)
+def training_figure(result: TrainResult, index: int = -1, example: int = 0):
+    """The still picture of checkpoint ``index`` (see :func:`mha_lib.viz.training.draw_training`)."""
+    return training_view_figure(compute_training(result, index, example))
 
 
-def training_figure(result: TrainResult, index: int = -1, example: int = 0) -> Figure:
-    """The still picture of checkpoint ``index`` (see :func:`draw_training`)."""
-    view = compute_training(result, index, example)
-    fig = Figure(figsize=(3.2 * (len(view.weights) + 1.3), 3.4), layout="constrained")
-    draw_training(fig, view)
-    return fig
-
-
-LOSS_COLOR = "#1f77b4"  # matplotlib's "tab:blue", the still figure's loss curve
 LOSS_POINTS = 400  # the most points of the loss curve sent to the page (every k-th step, and the last)
 
 
 class TrainingDrawer:
     """The training explorer's picture: the heads' weights (browser heatmaps) and the loss so far (a chart);
-    called with a figure, it draws the still picture (:func:`draw_training`)."""
+    called with a figure, it draws the still picture (:func:`mha_lib.viz.training.draw_training`)."""
 
     parts = {"heads": "picture", "loss": "chart"}
     rows = (("heads", "loss"),)

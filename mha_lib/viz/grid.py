@@ -1,6 +1,6 @@
 """The still heatmaps of the series (matplotlib): the notebooks' and slides' per-head pictures.
 
-:func:`plot_heatmap` draws one matrix (the still figures of the browser pictures too, :func:`.widget.frame_figure`),
+:func:`plot_heatmap` draws one matrix (the still figures of the browser pictures too, :func:`.frames.frame_figure`),
 :class:`HeadGrid` h of them on a shared scale (both update in place); :func:`heads_picture` is the notebooks' still
 picture of every head; :func:`bar_panel` draws labelled bars.
 """
@@ -16,7 +16,7 @@ from matplotlib.path import Path
 from matplotlib.text import Text
 
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP, head_grid, symmetric_limits
-from .toolkit import LayoutDrawer, check_dpi, inch_box, literal, short, text_family
+from .base import LayoutDrawer, check_dpi, inch_box, literal, short, text_family
 
 __all__ = [
     "MASKED_COLOR",
@@ -394,7 +394,7 @@ class HeadGrid:
 
 
 class HeadGridDrawer(LayoutDrawer):
-    """A :class:`~mha_lib.explorers.toolkit.LayoutDrawer` whose layout is a :class:`HeadGrid` (or holds one as
+    """A :class:`~mha_lib.viz.base.LayoutDrawer` whose layout is a :class:`HeadGrid` (or holds one as
     ``.grid``): what a test reads of the head panels on screen."""
 
     def head_panels(self):
