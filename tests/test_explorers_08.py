@@ -394,6 +394,20 @@ def test_a_closed_step_view_is_freed():
 
 
 @pytest.mark.render
+def test_the_step_buttons_are_disabled_where_there_is_no_step_to_go_to():
+    from mha_lib.explorers import stepview
+
+    box = stepview.make_step_explorer(dpi=30)
+    assert box.previous_step.disabled and not box.next_step.disabled, "at X there is no previous step"
+    box.next_step.click()
+    assert not box.previous_step.disabled and not box.next_step.disabled
+    box.controls["step"].value = len(stepview.STEPS) - 1
+    assert box.next_step.disabled and not box.previous_step.disabled, "at Head_i there is no next step"
+    box.previous_step.click()
+    assert not box.next_step.disabled
+
+
+@pytest.mark.render
 def test_the_shapes_table_hides_with_the_picture_when_a_setting_is_refused():
     box = make_lecture_explorer()
     assert box.shapes.layout.display is None and "(8, 4, 64)" in box.shapes.value

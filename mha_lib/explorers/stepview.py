@@ -238,6 +238,13 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
     box.next_step = widgets.Button(description="next step ▶", button_style="primary", layout=widgets.Layout(width="auto"))
     box.previous_step.on_click(lambda _button: step_by(-1))
     box.next_step.on_click(lambda _button: step_by(+1))
+
+    def at_the_ends(change=None):  # no previous step before X, no next step after Head_i
+        box.previous_step.disabled = controls["step"].value == 0
+        box.next_step.disabled = controls["step"].value == len(STEPS) - 1
+
+    controls["step"].observe(at_the_ends, names="value")
+    at_the_ends()
     row = box.children[0]  # build_explorer's row of controls: the buttons go first
     row.children = (box.previous_step, box.next_step, *row.children)
     row.layout.align_items = "center"
