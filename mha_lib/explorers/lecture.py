@@ -34,7 +34,6 @@ from ..viz import (
     token_labels,
 )
 from .toolkit import (
-    MEMORY_BUDGET,
     SCALE_LABEL,
     TIE_LABEL,
     build_explorer,
@@ -73,6 +72,9 @@ CUSTOM = "custom"
 D_MODEL_CHOICES = (8, 16, 32, 64, 128, 256, 512, 768, 1024, 4096)
 DEFAULT_SENTENCE = "humpty dumpty sat on"
 RANDOM_NUMBERS_BUDGET = 80_000_000  # random parameters drawn for one setting at most (about a second)
+# a layer with more parameters than this (32 MB in float64: d_k = 256 untied, d_model = 1024) is drawn head by head in
+# float32 and never held whole: the lecture kernel does not grow by a large layer it shows once
+WHOLE_LAYER_MAX = 4_000_000
 
 
 @functools.lru_cache(maxsize=1)  # the last large setting's arrays: n rows each, small
@@ -103,13 +105,14 @@ def _per_head(tokens, d_model, h, d_k, seed):
 
 
 def _attention(X, tokens, d_model, h, d_k, tie, m, scale, seed=0):
-    """The MHAResult of one setting, with init_params when the parameters fit in the budget, else head by head."""
+    """The MHAResult of one setting, with init_params when the layer is small (:data:`WHOLE_LAYER_MAX`), else head
+    by head."""
     full = _params.parameter_count(d_model, h, d_k=None if tie else d_k)["total"]  # the library's rule for tie
     d_k = d_model // h if tie else d_k
     check_budget(
         h * len(X) * (3 * d_k + d_model) + 2 * h * len(X) ** 2, f"the intermediates of d_model={d_model}, h={h}, d_k={d_k}"
     )
-    if 8 * full <= MEMORY_BUDGET:
+    if full <= WHOLE_LAYER_MAX:
         return attention.multi_head_attention(
             X, explorer_params(d_model, h, None if tie else d_k, seed), mask=m, scale=scale
         )
@@ -173,8 +176,8 @@ def compute_lecture(
     """Run Multi-Head Attention for one setting of the explorer (pure: no drawing).
 
     X = embed_tokens(tokens, d_model); params = init_params(d_model, h, d_k, seed=0), so the
-    default setting is exactly :func:`mha_lib.load_running_example`. Settings whose parameters exceed
-    the memory budget (200 MB) draw them head by head from per-head seeds (see :func:`_per_head`);
+    default setting is exactly :func:`mha_lib.load_running_example`. Settings with more than
+    :data:`WHOLE_LAYER_MAX` parameters (32 MB) draw them head by head from per-head seeds (see :func:`_per_head`);
     a setting that would need more than the budget even so is refused before anything is allocated.
 
     ``weights`` "designed" or "trained" runs that layer (:func:`~mha_lib.explorers.toolkit.fixed_layer`)

@@ -23,10 +23,9 @@ import numpy as np
 from ..attention import multi_head_attention
 from ..data import embed_tokens
 from ..designed import soft_lookup_example
-from ..params import init_params
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP
 from ..viz import colour_table, render_png
-from .toolkit import kernel_loop
+from .toolkit import explorer_params, kernel_loop
 from .widget import STATIC
 
 __all__ = [
@@ -234,7 +233,7 @@ class PositionsView(_StillView):
 
     def __init__(self, dpi=90):
         self.controls, self.message, self.dpi = {}, widgets.HTML(""), dpi
-        params = init_params(512, 8, 64, seed=0)  # the lecture explorer's random layer: compute_lecture's default
+        params = explorer_params(512, 8)  # the lecture explorer's random layer (shared with it): compute_lecture's default
         results = [multi_head_attention(embed_tokens(list(t), 512), params) for t in POSITIONS_ORDERS]
         back = [1 if k == 4 else 4 if k == 1 else k for k in range(5)]  # swap positions 1 and 4 back
         self.weights = (results[0].weights[0], results[1].weights[0], results[1].weights[0][np.ix_(back, back)])
@@ -312,7 +311,7 @@ class BlendView(_StillView):
     def __init__(self, dpi=90):
         self.controls, self.message, self.dpi = {}, widgets.HTML(""), dpi
         self.tokens = tokens = ("humpty", "dumpty", "sat", "on")
-        res = multi_head_attention(embed_tokens(list(tokens), 512), init_params(512, 8, 64, seed=0))
+        res = multi_head_attention(embed_tokens(list(tokens), 512), explorer_params(512, 8))  # the shared layer
         self.V, self.weights, self.head = res.V[0], res.weights[0], res.heads[0]  # (4, 64), (4, 4), (4, 64)
         signed, positive = colour_table(SIGNED_CMAP), colour_table(WEIGHTS_CMAP)
         lim = float(np.abs(self.V[:, : self.COLUMNS]).max())
