@@ -56,10 +56,14 @@ const overlaps = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b
 // Labels next to their points: each takes the first of 16 places (its preferred direction first) that stays in the
 // panel and off the labels placed before it and off every point.
 function placeLabels(g, items, frame, taken) {
-  for (const it of items) {
+  const texts = items.map((it) => {
     const t = svg(g, "text", { class: "mha-chart-label", fill: it.color, "font-weight": it.bold ? "bold" : null }, it.text);
     t.setAttribute("dir", "auto");
-    const box = t.getBBox(), w = box.width, h = box.height, pref = Math.atan2(it.dir[1], it.dir[0]);
+    return t;
+  });
+  const boxes = texts.map((t) => t.getBBox()); // every label measured in one layout, then placed
+  items.forEach((it, index) => {
+    const t = texts[index], w = boxes[index].width, h = boxes[index].height, pref = Math.atan2(it.dir[1], it.dir[0]);
     let best = null;
     for (let k = 0; k < 16 && !best; k++) {
       const a = pref + (k % 2 ? 1 : -1) * Math.ceil(k / 2) * (Math.PI / 4) * (k < 8 ? 1 : 0.5), far = k < 8 ? 1 : 1.9;
@@ -73,11 +77,11 @@ function placeLabels(g, items, frame, taken) {
     t.setAttribute("x", best.x);
     t.setAttribute("y", best.y + 0.8 * h);
     taken.push(best);
-  }
+  });
 }
 
 function drawMarks(g, marks, sx, sy, frame) {
-  const labels = [], taken = [];
+  const labels = [], taken = [], values = [];
   for (const m of marks) {
     const pts = (m.points || []).map(([x, y]) => [sx(x), sy(y)]);
     const style = { fill: m.fill || "none", stroke: m.stroke || "none", "stroke-width": m.width || 1, opacity: m.opacity };
@@ -89,9 +93,7 @@ function drawMarks(g, marks, sx, sy, frame) {
         const x = sx(m.x ? m.x[i] : i), y = sy(v);
         svg(g, "rect", { class: "mha-chart-bar", x: x - half, y: Math.min(y, y0), width: 2 * half, height: Math.abs(y0 - y), fill: m.colors[i % m.colors.length], stroke: m.stroke || "none" });
         if (!(m.texts && m.texts[i])) return;
-        const t = svg(g, "text", { class: "mha-chart-value", x, y: y - 4, "text-anchor": "middle" }, m.texts[i]);
-        const wide = t.getComputedTextLength(), room = 2 * half / 0.8 - 2; // a value wider than its slot: smaller
-        if (wide > room) t.style.fontSize = `${Math.max(7, (11 * room) / wide).toFixed(1)}px`;
+        values.push([svg(g, "text", { class: "mha-chart-value", x, y: y - 4, "text-anchor": "middle" }, m.texts[i]), 2 * half / 0.8 - 2]);
       });
     } else if (m.type === "rect") {
       const x0 = sx(m.x), x1 = sx(m.x + m.w), y0 = sy(m.y), y1 = sy(m.y + m.h);
@@ -114,6 +116,10 @@ function drawMarks(g, marks, sx, sy, frame) {
       });
     }
   }
+  const wide = values.map(([t]) => t.getComputedTextLength()); // measured together: one layout
+  values.forEach(([t, room], k) => { // a value wider than its slot: smaller
+    if (wide[k] > room) t.style.fontSize = `${Math.max(7, (11 * room) / wide[k]).toFixed(1)}px`;
+  });
   placeLabels(g, labels, frame, taken);
 }
 
@@ -194,11 +200,10 @@ function render({ model, el }) {
     const data = model.get("data") || {};
     caption.textContent = data.caption || "";
     footer.textContent = data.footer || "";
-    for (const p of panels) {
-      const d = (data.panels || {})[p.spec.key];
-      p.root.style.display = d ? "" : "none";
-      if (d) drawPanel(p, p.spec, d, p.root.clientWidth || 400);
-    }
+    const shown = panels.map((p) => (data.panels || {})[p.spec.key]);
+    panels.forEach((p, k) => { p.root.style.display = shown[k] ? "" : "none"; });
+    const widths = panels.map((p, k) => (shown[k] ? p.root.clientWidth || 400 : 0)); // read before any drawing
+    panels.forEach((p, k) => { if (shown[k]) drawPanel(p, p.spec, shown[k], widths[k]); });
     if (resized === true) return;
     el.dataset.frame = `${view}.${++frame}`;
     el.dispatchEvent(new CustomEvent("mha-drawn", { bubbles: true, detail: { frame } }));

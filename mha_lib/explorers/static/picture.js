@@ -17,80 +17,123 @@ function floats(entry) { // {shape, values: DataView | ArrayBuffer} -> Float32Ar
 
 function rgb(hex) { return [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16)); }
 
+const GREY = [200, 200, 200]; // a masked cell
+
 function colour(lut, frac) { return lut[Math.max(0, Math.min(lut.length - 1, Math.round(frac * (lut.length - 1))))]; }
 
 function label(text, cls) { // a token or title as typed, right-to-left text kept in its own direction
-  const s = make("span", cls, text);
+  const s = make("span", cls);
   s.dir = "auto";
-  s.title = text;
+  setText(s, text);
   return s;
 }
 
+function setText(e, text) { // text and tooltip, written only when they differ (no needless style work)
+  if (e.textContent !== text) e.textContent = text;
+  if (e.title !== text) e.title = text;
+}
+
+function setVar(e, name, value) { if (e.style.getPropertyValue(name) !== value) e.style.setProperty(name, value); }
+
+function setLabels(box, texts, cls) { // the spans of `box` made to hold `texts`: kept, added or removed
+  while (box.children.length > texts.length) box.lastChild.remove();
+  while (box.children.length < texts.length) box.appendChild(label("", cls));
+  texts.forEach((t, k) => setText(box.children[k], t));
+}
+
+function setCount(box, count, cls) { // `count` children of class `cls` in `box`, the ones there kept
+  while (box.children.length > count) box.lastChild.remove();
+  if (box.children.length < count) {
+    const more = document.createDocumentFragment();
+    for (let k = box.children.length; k < count; k++) more.appendChild(make("div", cls));
+    box.appendChild(more);
+  }
+}
+
+function makePanel() {
+  const p = { root: make("div", "mha-panel"), title: label("", "mha-title"), note: make("div", "mha-note") };
+  const body = make("div", "mha-body");
+  p.axisY = make("span");
+  p.ylab = make("div", "mha-ylab");
+  p.box = make("div", "mha-box");
+  p.canvas = make("canvas");
+  p.box.appendChild(p.canvas);
+  p.xlab = make("div", "mha-xlab");
+  body.append(p.axisY, p.ylab, p.box, make("span"), make("span"), p.xlab);
+  p.root.append(p.title, p.note, body);
+  return p;
+}
+
+// A panel made to show head i of `spec`: its labels, the size of its canvas and cells. What did not change is
+// left as it is: a new layout (h, n, d_model, ...) touches only the elements that differ.
+function syncPanel(p, spec, i) {
+  const { h, n, m } = spec, first = i % spec.ncols === 0, bottom = i + spec.ncols >= h;
+  setText(p.title, spec.titles[i] || "");
+  const yName = first && spec.row_label ? spec.row_label : null;
+  if ((yName !== null) !== (p.axisY.className === "mha-axis-y")) p.axisY.className = yName !== null ? "mha-axis-y" : "";
+  if (yName !== null) { p.axisY.dir = "auto"; setText(p.axisY, yName); } else if (p.axisY.textContent) p.axisY.textContent = "";
+  setLabels(p.ylab, first && spec.rows ? spec.rows : [], "mha-tok");
+  setLabels(p.xlab, bottom && spec.cols ? spec.cols : [], "mha-tok");
+  const width = `calc(var(--cell) * ${m})`, height = `calc(var(--cell) * ${n})`;
+  if (p.box.style.width !== width && !spec.strip) p.box.style.width = width;
+  if (p.box.style.height !== height) p.box.style.height = height;
+  if (p.canvas.width !== m) p.canvas.width = m;
+  if (p.canvas.height !== n) p.canvas.height = n;
+  if (n * m <= 1024) { // a cell element each: numbers, the masked hatch
+    if (!p.cells) { p.cells = make("div", "mha-cells"); p.box.appendChild(p.cells); }
+    const columns = `repeat(${m}, 1fr)`;
+    if (p.cells.style.gridTemplateColumns !== columns) p.cells.style.gridTemplateColumns = columns;
+    setCount(p.cells, n * m, "mha-cell");
+  } else if (p.cells) { p.cells.remove(); p.cells = null; }
+  p.shown = []; // what each cell shows ([text, class]), so a redraw writes only the cells that change
+  const xName = bottom && spec.col_label ? spec.col_label : null;
+  if (xName !== null) {
+    if (!p.axisX) { p.axisX = label("", "mha-axis-x"); p.root.appendChild(p.axisX); }
+    setText(p.axisX, xName);
+  } else if (p.axisX) { p.axisX.remove(); p.axisX = null; }
+}
+
 // One group of heatmaps sharing a scale: h panels of (n, m) matrices in `ncols` columns, a colour bar, a key.
-function buildGrid(spec, luts) {
-  const g = { spec, lut: luts[spec.cmap], panels: [] };
-  const root = make("div", "mha-group");
-  root.dataset.key = spec.key;
-  const title = make("div", "mha-group-title");
-  const heads = make("div", "mha-heads");
-  heads.style.gridTemplateColumns = `repeat(${spec.ncols}, max-content)`;
-  const { h, n, m } = spec;
-  for (let i = 0; i < h; i++) {
-    const first = i % spec.ncols === 0, bottom = i + spec.ncols >= h;
-    const p = { root: make("div", "mha-panel") };
-    p.title = label(spec.titles[i] || "", "mha-title");
-    p.note = make("div", "mha-note");
-    const body = make("div", "mha-body");
-    const ylab = make("div", "mha-ylab");
-    if (first && spec.rows) spec.rows.forEach((t) => ylab.appendChild(label(t, "mha-tok")));
-    if (first && spec.row_label) body.appendChild(label(spec.row_label, "mha-axis-y"));
-    else body.appendChild(make("span"));
-    body.appendChild(ylab);
-    p.box = make("div", "mha-box");
-    p.box.style.width = `calc(var(--cell) * ${m})`;
-    p.box.style.height = `calc(var(--cell) * ${n})`;
-    p.canvas = make("canvas");
-    p.canvas.width = m;
-    p.canvas.height = n;
-    p.box.appendChild(p.canvas);
-    if (n * m <= 1024) { // a cell element each: numbers, the masked hatch
-      p.cells = make("div", "mha-cells");
-      p.cells.style.gridTemplateColumns = `repeat(${m}, 1fr)`;
-      for (let k = 0; k < n * m; k++) p.cells.appendChild(make("div", "mha-cell"));
-      p.box.appendChild(p.cells);
-    }
-    body.appendChild(p.box);
-    body.appendChild(make("span"));
-    body.appendChild(make("span"));
-    p.xlab = make("div", "mha-xlab");
-    if (bottom && spec.cols) spec.cols.forEach((t) => p.xlab.appendChild(label(t, "mha-tok")));
-    body.appendChild(p.xlab);
-    p.root.append(p.title, p.note, body);
-    if (bottom && spec.col_label) p.root.appendChild(label(spec.col_label, "mha-axis-x"));
-    heads.appendChild(p.root);
-    g.panels.push(p);
+// `g`: the group of the same key shown before (its elements are kept), or undefined (a new one).
+function syncGrid(g, spec, luts) {
+  if (!g) {
+    g = { panels: [], root: make("div", "mha-group"), title: make("div", "mha-group-title") };
+    g.heads = make("div", "mha-heads");
+    g.side = make("div", "mha-side");
+    g.key = make("div", "mha-key");
+    g.key.append(make("span", "mha-swatch"), label(""));
+    const row = make("div", "mha-grid-row");
+    row.append(g.heads, g.side);
+    g.root.append(g.title, row);
   }
-  const side = make("div", "mha-side");
+  const old = g.spec || {};
+  g.spec = spec;
+  g.lut = luts[spec.cmap];
+  g.drawn = null; // drawn again whatever the numbers
+  g.root.dataset.key = spec.key;
+  const columns = `repeat(${spec.ncols}, max-content)`;
+  if (g.heads.style.gridTemplateColumns !== columns) g.heads.style.gridTemplateColumns = columns;
+  while (g.panels.length > spec.h) g.panels.pop().root.remove();
+  while (g.panels.length < spec.h) { const p = makePanel(); g.panels.push(p); g.heads.appendChild(p.root); }
+  g.panels.forEach((p, i) => syncPanel(p, spec, i));
   if (spec.cbar !== null) {
-    g.cbar = make("div", "mha-cbar");
-    g.cbar.style.background = `linear-gradient(to top, ${spec.stops.join(", ")})`;
-    g.ticks = [0, 1, 2].map(() => make("span", "mha-tick"));
-    const ticks = make("div", "mha-ticks");
-    ticks.append(...g.ticks);
-    const wrap = make("div", "mha-cbar-wrap");
-    wrap.append(g.cbar, ticks, label(spec.cbar || "", "mha-cbar-label"));
-    side.appendChild(wrap);
-  }
-  g.key = make("div", "mha-key");
-  g.key.append(make("span", "mha-swatch"), label(spec.mask_label || "masked"));
-  side.appendChild(g.key);
-  const row = make("div", "mha-grid-row");
-  row.append(heads, side);
-  root.append(title, row);
-  root.style.gridArea = spec.area || "";
-  root.classList.toggle("mha-strip", !!spec.strip);
-  g.root = root;
-  g.title = title;
+    if (!g.cbar) {
+      g.cbar = make("div", "mha-cbar");
+      g.ticks = [0, 1, 2].map(() => make("span", "mha-tick"));
+      const ticks = make("div", "mha-ticks");
+      ticks.append(...g.ticks);
+      g.cbarLabel = label("", "mha-cbar-label");
+      g.cbarWrap = make("div", "mha-cbar-wrap");
+      g.cbarWrap.append(g.cbar, ticks, g.cbarLabel);
+      g.side.prepend(g.cbarWrap);
+    }
+    if (String(old.stops) !== String(spec.stops)) g.cbar.style.background = `linear-gradient(to top, ${spec.stops.join(", ")})`;
+    setText(g.cbarLabel, spec.cbar || "");
+  } else if (g.cbar) { g.cbarWrap.remove(); g.cbar = g.ticks = g.cbarWrap = null; }
+  if (!g.key.parentNode) g.side.appendChild(g.key);
+  setText(g.key.lastChild, spec.mask_label || "masked");
+  g.root.style.gridArea = spec.area || "";
+  g.root.classList.toggle("mha-strip", !!spec.strip);
   return g;
 }
 
@@ -106,28 +149,39 @@ function drawGrid(g, entry) {
   const values = floats(entry), lo = entry.lo, hi = entry.hi, span = hi > lo ? hi - lo : 1;
   let masked = false, widest = 0.64;
   g.panels.forEach((p, i) => {
-    const ctx = p.canvas.getContext("2d"), img = ctx.createImageData(m, n);
+    const ctx = p.canvas.getContext("2d"), img = ctx.createImageData(m, n), data = img.data;
     for (let k = 0; k < n * m; k++) {
-      const v = values[i * n * m + k], frac = (v - lo) / span;
-      const c = Number.isNaN(v) ? [200, 200, 200] : colour(lut, frac);
-      img.data.set([c[0], c[1], c[2], 255], 4 * k);
+      const v = values[i * n * m + k], frac = (v - lo) / span, nan = Number.isNaN(v);
+      const c = nan ? GREY : colour(lut, frac);
+      data[4 * k] = c[0];
+      data[4 * k + 1] = c[1];
+      data[4 * k + 2] = c[2];
+      data[4 * k + 3] = 255;
       if (!p.cells) continue;
+      let text = "", cls = "mha-cell mha-masked";
+      if (nan) masked = true;
+      else {
+        const plain = spec.numbers ? fmtNumber(v, spec.digits) : "";
+        text = g.lecture && !spec.signed ? short01(plain) : plain;
+        widest = Math.max(widest, ems(text));
+        cls = (spec.signed ? Math.abs(frac - 0.5) > 0.3 : frac < 0.6) ? "mha-cell mha-white" : "mha-cell";
+      }
+      const was = p.shown[k];
+      if (was && was[0] === text && was[1] === cls) continue; // the cell shows this already
       const cell = p.cells.children[k];
-      if (Number.isNaN(v)) { masked = true; cell.textContent = ""; cell.className = "mha-cell mha-masked"; continue; }
-      const plain = spec.numbers ? fmtNumber(v, spec.digits) : "", text = g.lecture && !spec.signed ? short01(plain) : plain;
-      widest = Math.max(widest, ems(text));
-      cell.textContent = text;
-      const white = spec.signed ? Math.abs(frac - 0.5) > 0.3 : frac < 0.6;
-      cell.className = white ? "mha-cell mha-white" : "mha-cell";
+      if (!was || was[0] !== text) cell.textContent = text;
+      if (!was || was[1] !== cls) cell.className = cls;
+      p.shown[k] = [text, cls];
     }
     ctx.putImageData(img, 0, 0);
   });
   g.widest = widest;
-  g.key.style.display = masked ? "" : "none";
+  const keyShown = masked ? "" : "none";
+  if (g.key.style.display !== keyShown) g.key.style.display = keyShown;
   // lecture: signed ticks with as few decimals as their size needs ("-146", "-1.3", "-0.25"), short enough to read
   const top = Math.max(Math.abs(lo), Math.abs(hi)), places = top >= 10 ? 0 : top >= 1 ? 1 : 2;
   const tick = (v) => (!g.lecture ? fmtNumber(v, 2) : spec.signed ? fmtNumber(v, places) : short01(fmtNumber(v, 2)));
-  if (g.ticks) [hi, (lo + hi) / 2, lo].forEach((v, k) => { g.ticks[k].textContent = tick(v); });
+  if (g.ticks) [hi, (lo + hi) / 2, lo].forEach((v, k) => { const t = tick(v); if (g.ticks[k].textContent !== t) g.ticks[k].textContent = t; });
 }
 
 function fitPass(pic) {
@@ -177,12 +231,14 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
   const hall = !!screen && pic.el.classList.contains("mha-lecture-pic");
   const tokSize = (cell) => (hall ? Math.min(text, Math.max(0.025 * H, 0.45 * cell), 0.95 * cell)
     : Math.min(text, Math.max(10, 0.45 * cell)));
-  for (const g of pic.groups) {
-    const { spec } = g, first = g.panels[0], width = total * (spec.width || 1) - (spec.width ? 26 : 8); // gaps
-    const ylab = first ? first.root.querySelector(".mha-ylab").offsetWidth + 14 : 14;
-    const sideEl = g.root.querySelector(".mha-side");
-    if (sideEl) sideEl.style.display = "";
-    let side = spec.cbar === null ? 0 : sideEl.offsetWidth + 10;
+  // every width read before any size is written: one layout for all the groups, not one per group
+  pic.groups.forEach((g) => { if (g.side.style.display) g.side.style.display = ""; });
+  const widths = pic.groups.map((g) => [g.panels[0] ? g.panels[0].ylab.offsetWidth + 14 : 14,
+    g.spec.cbar === null ? 0 : g.side.offsetWidth + 10]);
+  pic.groups.forEach((g, index) => {
+    const { spec } = g, width = total * (spec.width || 1) - (spec.width ? 26 : 8); // gaps
+    const sideEl = g.side, ylab = widths[index][0];
+    let side = widths[index][1];
     const gaps = 10 * (spec.ncols - 1) + 7 * spec.ncols; // between the panels, and in each panel's body
     let free = (width - side - gaps - ylab * (spec.rows ? 1 : 0)) / spec.ncols;
     // an unlabelled colour bar (the step view's) gives way on a narrow screen: the cells keep rows a label fits in
@@ -194,10 +250,11 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
     if (spec.strip) { // a wide matrix (n, d_model): rows of a fixed height, as wide as the room
       const row = Math.min(most, Math.max(hall ? 0.025 * H / 0.95 : 0, Math.min(spec.cap || 28, Math.max(6, 240 / spec.n))));
       g.cellUsed = row;
-      g.root.style.setProperty("--cell", `${row.toFixed(2)}px`);
-      g.root.style.setProperty("--tok", `${tokSize(row).toFixed(2)}px`);
-      g.panels.forEach((p) => { p.box.style.width = `${Math.max(40, free).toFixed(0)}px`; });
-      continue;
+      setVar(g.root, "--cell", `${row.toFixed(2)}px`);
+      setVar(g.root, "--tok", `${tokSize(row).toFixed(2)}px`);
+      const boxWidth = `${Math.max(40, free).toFixed(0)}px`;
+      g.panels.forEach((p) => { if (p.box.style.width !== boxWidth) p.box.style.width = boxWidth; });
+      return;
     }
     let cell = Math.max(4, Math.min(spec.cap || 64, most, free / spec.m));
     const rows = Math.ceil(spec.h / spec.ncols), longest = Math.max(0, ...(spec.cols || []).map((t) => [...t].length));
@@ -214,17 +271,17 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
     }
     const num = Math.min(0.95 * cell / (g.widest || 2.3), 0.6 * cell);
     g.cellUsed = cell;
-    g.root.style.setProperty("--cell", `${cell.toFixed(2)}px`);
-    g.root.style.setProperty("--num", `${num.toFixed(2)}px`);
+    setVar(g.root, "--cell", `${cell.toFixed(2)}px`);
+    setVar(g.root, "--num", `${num.toFixed(2)}px`);
     // numbers too small to read are left out (the colours and the colour bar stay): under 7 px, or for the heads
     // of lecture mode and the lecture screen under 3.3 % of the window's height (24 px at 720 p), the size a hall
     // reads from the back row
     g.root.classList.toggle("mha-small-cells", num < (g.lecture && (spec.fit_height || screen) ? 0.033 * H : 7));
     // a key label wider than its cell is turned upright
     const tok = tokSize(cell);
-    g.root.style.setProperty("--tok", `${tok.toFixed(2)}px`);
+    setVar(g.root, "--tok", `${tok.toFixed(2)}px`);
     g.root.classList.toggle("mha-turned", longest * 0.62 * tok > 0.95 * cell);
-  }
+  });
 }
 
 function render({ model, el }) {
@@ -240,34 +297,48 @@ function render({ model, el }) {
   Object.assign(pic, { caption, stage, footer });
   let frame = 0, queued = false;
 
-  function build() {
+  let luts = {}, cmaps = null;
+  function build() { // the groups of the new scheme: those of a key shown before keep their elements
     const scheme = model.get("scheme") || {};
-    const luts = Object.fromEntries(Object.entries(scheme.cmaps || {}).map(([k, v]) => [k, v.map(rgb)]));
-    stage.replaceChildren();
-    pic.groups = (scheme.panels || []).map((spec) => buildGrid(spec, luts));
+    if (scheme.cmaps !== cmaps) {
+      cmaps = scheme.cmaps;
+      luts = Object.fromEntries(Object.entries(cmaps || {}).map(([k, v]) => [k, v.map(rgb)]));
+    }
+    const before = pic.byKey;
+    pic.groups = (scheme.panels || []).map((spec) => syncGrid(before[spec.key], spec, luts));
     pic.groups.forEach((g) => { g.lecture = !!scheme.lecture; });
     pic.byKey = Object.fromEntries(pic.groups.map((g) => [g.spec.key, g]));
-    pic.groups.forEach((g) => stage.appendChild(g.root));
+    Object.values(before).forEach((g) => { if (pic.byKey[g.spec.key] !== g) g.root.remove(); });
+    pic.groups.forEach((g, k) => { if (stage.children[k] !== g.root) stage.insertBefore(g.root, stage.children[k] || null); });
     el.classList.toggle("mha-lecture-pic", !!scheme.lecture);
-    stage.style.gridTemplateColumns = scheme.columns ? `repeat(${scheme.columns}, max-content)` : "";
+    pic.built = true;
+    const columns = scheme.columns ? `repeat(${scheme.columns}, max-content)` : "";
+    if (stage.style.gridTemplateColumns !== columns) stage.style.gridTemplateColumns = columns;
   }
 
-  function update() {
+  function update() { // texts set in place; a group's numbers drawn when they changed (or its layout did)
     queued = false;
     const texts = model.get("texts") || {}, arrays = model.get("arrays") || {};
-    caption.textContent = texts.caption || "";
-    footer.textContent = texts.footer || "";
+    [[caption, texts.caption], [footer, texts.footer]].forEach(([e, t]) => { if (e.textContent !== (t || "")) e.textContent = t || ""; });
     const hidden = new Set(texts.hidden || []);
     for (const g of pic.groups) {
-      const key = g.spec.key, titles = (texts.titles || {})[key], note = (texts.notes || {})[key];
-      if (arrays[key]) drawGrid(g, arrays[key]);
-      if (titles) g.panels.forEach((p, i) => { p.title.textContent = titles[i] || ""; p.title.title = titles[i] || ""; });
-      g.panels.forEach((p) => { p.note.textContent = note || ""; });
-      g.title.textContent = (texts.group_titles || {})[key] || "";
-      g.root.style.visibility = hidden.has(key) ? "hidden" : "";
+      const key = g.spec.key, titles = (texts.titles || {})[key], note = (texts.notes || {})[key] || "";
+      if (arrays[key] && arrays[key] !== g.drawn) { drawGrid(g, arrays[key]); g.drawn = arrays[key]; }
+      if (titles) g.panels.forEach((p, i) => setText(p.title, titles[i] || ""));
+      g.panels.forEach((p) => { if (p.note.textContent !== note) p.note.textContent = note; });
+      const title = (texts.group_titles || {})[key] || "";
+      if (g.title.textContent !== title) g.title.textContent = title;
+      const visibility = hidden.has(key) ? "hidden" : "";
+      if (g.root.style.visibility !== visibility) g.root.style.visibility = visibility;
       g.root.classList.toggle("mha-highlight", texts.highlight === key);
     }
-    fit(pic);
+    // the cells are sized again when what sizes them changed (always on the full-window screen, where the text
+    // around the picture does too): a move that changes only numbers and colours costs no layout here
+    const sizes = JSON.stringify([texts.caption, texts.footer, texts.titles, texts.notes, texts.group_titles,
+      pic.groups.map((g) => g.widest), window.innerWidth, window.innerHeight]);
+    if (sizes !== pic.sized || pic.built || el.closest(".mha-fullscreen")) fit(pic);
+    pic.sized = sizes;
+    pic.built = false;
     el.dataset.frame = `${view}.${++frame}`;
     el.dispatchEvent(new CustomEvent("mha-drawn", { bubbles: true, detail: { frame } }));
   }
@@ -278,7 +349,11 @@ function render({ model, el }) {
   model.on("change:texts", later);
   model.on("change:arrays", later);
   const refit = () => fit(pic);
-  const resize = new ResizeObserver(refit);
+  let width = -1; // the cells follow the picture's width; its height is what they make it (no second fit)
+  const resize = new ResizeObserver((entries) => {
+    const now = entries[entries.length - 1].contentRect.width;
+    if (now !== width) { width = now; refit(); }
+  });
   resize.observe(el);
   window.addEventListener("resize", refit); // also sent by the lecture screen when high contrast changes the labels
   build();
