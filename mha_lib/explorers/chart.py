@@ -162,14 +162,24 @@ def text(x, y, label, *, anchor="start", color="#000000"):
 def parts_explorer(controls, compute, drawer, *, title=None, extra=None):
     """An explorer whose picture is the drawer's ``parts`` ({name: "chart" or "picture"}), laid out in ``rows``
     (lists of names; each row side by side, with its ``widths``); ``drawer.frames(res)`` gives {name: frame}
-    (a :class:`ChartFrame` or a :class:`~mha_lib.explorers.widget.Frame`). Returns a
-    :class:`~mha_lib.explorers.widget.PictureBox` (``parts``: the widgets; ``picture``: their box)."""
-    parts = {name: Chart() if kind == "chart" else Picture() for name, kind in drawer.parts.items()}
-    widths = getattr(drawer, "widths", {})
-    for name, w in parts.items():
-        w.layout = widgets.Layout(flex=f"{widths.get(name, 1)} 1 0px", min_width="0")
-    rows = [widgets.HBox([parts[n] for n in names], layout=widgets.Layout(width="100%")) for names in drawer.rows]
-    body = widgets.VBox(rows, layout=widgets.Layout(width="100%"))
+    (a :class:`ChartFrame` or a :class:`~mha_lib.explorers.widget.Frame`). A drawer with no ``parts`` has one
+    :class:`~mha_lib.explorers.widget.Picture`, drawn from its ``picture(res)``. Returns a
+    :class:`~mha_lib.explorers.widget.PictureBox` (``parts``: the widgets; ``picture``: their box, or the one
+    Picture)."""
+    if hasattr(drawer, "parts"):
+        parts = {name: Chart() if kind == "chart" else Picture() for name, kind in drawer.parts.items()}
+        widths = getattr(drawer, "widths", {})
+        for name, w in parts.items():
+            w.layout = widgets.Layout(flex=f"{widths.get(name, 1)} 1 0px", min_width="0")
+        rows = [widgets.HBox([parts[n] for n in names], layout=widgets.Layout(width="100%")) for names in drawer.rows]
+        body, frames_of = widgets.VBox(rows, layout=widgets.Layout(width="100%")), drawer.frames
+    else:
+        body = Picture()
+        parts = {"picture": body}
+
+        def frames_of(res):
+            return {"picture": drawer.picture(res)}
+
     message = widgets.HTML(value="")
     head = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
     head.append(widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")))
@@ -180,7 +190,7 @@ def parts_explorer(controls, compute, drawer, *, title=None, extra=None):
         try:
             with single_blas_thread():
                 out._result = compute(**{name: w.value for name, w in controls.items()})
-            frames = drawer.frames(out._result)
+            frames = frames_of(out._result)
         except (ValueError, TypeError) as exc:
             out._result = None
             warning(message, str(exc))

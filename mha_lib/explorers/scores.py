@@ -84,7 +84,7 @@ def random_scores(d_k, scaled=True, n=4, trials=500, rng=0):
 
 class ScalingDrawer:
     """Draws a :class:`RandomScores`: histogram of the scores (left), softmax of six rows (right); the still figure is
-    drawn from the same parts (:func:`~mha_lib.explorers.toolkit.still_figure`)."""
+    drawn from the same parts (:func:`mha_lib.viz.still_figure`)."""
 
     size = (9.0, 3.4)
 

@@ -412,8 +412,8 @@ def build_explorer(controls, compute, draw, *, dpi=90, title=None, extra=None):
     check_dpi(dpi, "build_explorer")
     if not hasattr(draw, "picture"):
         raise TypeError(f"build_explorer: draw must have a picture(result) method, got {type(draw).__name__}")
-    from .widget import picture_explorer  # widget imports this module
+    from .chart import parts_explorer  # chart imports this module
 
-    box = picture_explorer(controls, compute, draw, title=title, extra=extra)
+    box = parts_explorer(controls, compute, draw, title=title, extra=extra)
     box.dpi = dpi
     return box
