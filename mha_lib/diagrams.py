@@ -14,13 +14,15 @@ notebook cell. Nothing here changes global rcParams.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from ._checks import shown as _shown
 
-__all__ = ["DIAGRAM_STEPS", "plot_mha_diagram", "mha_diagram_figure"]
+__all__ = ["DIAGRAM_STEPS", "plot_mha_diagram", "mha_diagram_figure", "mha_diagram_slide_figure"]
 
 # The steps a box can stand for (the same keys as mha_lib.plotting.PIPELINE_STEPS).
 DIAGRAM_STEPS = ("embeddings", "projections", "scores", "softmax", "values", "concat", "output")
@@ -193,7 +195,85 @@ def plot_mha_diagram(ax, h=8, highlight=None, fontsize=9):
 
 
 def mha_diagram_figure(h=8, highlight=None):
-    """A figure of :func:`plot_mha_diagram` sized for a notebook column."""
+    """A figure of :func:`plot_mha_diagram` sized for a notebook column.
+
+    Its ``for_slide`` attribute draws the same diagram for a slide (:func:`mha_diagram_slide_figure`), as
+    ``tools/export_slides.py`` does: scaled up, its boxes have room for their words at 9 pt, not at 24."""
     fig = Figure(figsize=(10.5, 4.0), layout="constrained")
     plot_mha_diagram(fig.add_subplot(), h=h, highlight=highlight)
+    fig.for_slide = functools.partial(mha_diagram_slide_figure, h, highlight)
+    return fig
+
+
+def mha_diagram_slide_figure(h=8, highlight=None, width=12.8, height=6.3, fontsize=24):
+    """The diagram of :func:`plot_mha_diagram` for a slide of ``width`` x ``height`` inches (made for about
+    12.8 x 6.3), every text ``fontsize`` points: the same boxes and arrows, placed for words that size (the
+    output's name under its W^O box, the notes on two lines)."""
+    fig = Figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    plot_mha_diagram(ax, h=h, highlight=highlight)  # checks the arguments
+    ax.clear()
+    ax.set_xlim(0, 12.8)
+    ax.set_ylim(0, 6.3)
+    ax.set_axis_off()
+    kw = dict(highlight=highlight, fontsize=fontsize)
+    line = 1.25 * fontsize / 72
+
+    def box(x0, x1, y, lines, text, step):
+        return _box(ax, (x0 + x1) / 2, y, x1 - x0, lines * line + 0.3, text, step=step, **kw)
+
+    x0, y0, w, hgt = 1.95, 0.7, 6.45, 5.15
+    shown = min(h, 3)
+    for k in range(shown - 1, -1, -1):
+        ax.add_patch(
+            FancyBboxPatch(
+                (x0 + 0.1 * k, y0 + 0.1 * k),
+                w,
+                hgt,
+                boxstyle="round,pad=0.02,rounding_size=0.2",
+                facecolor=_FRAME if k == 0 else "#EDF1F5",
+                edgecolor="#8A9BAD",
+                linewidth=1.2,
+                zorder=1 - 0.1 * k,
+            )
+        )
+    ax.text(x0 + 0.15, y0 + hgt - 0.12, "head $i$", ha="left", va="top", fontsize=fontsize, fontweight="bold", zorder=4)
+    heads = "1 head" if h == 1 else f"{h} heads side by side, each with its own $W_i^Q, W_i^K, W_i^V$"
+    ax.text(x0 + w / 2, 0.1, heads, ha="center", va="bottom", fontsize=fontsize, color="#555555", zorder=4)
+    box(0.05, 1.8, 3.15, 2, "$X$\n$n \\times d_{model}$", "embeddings")
+    rows = {"Q": 4.6, "K": 3.15, "V": 1.75}
+    for name, y in rows.items():
+        box(2.2, 4.05, y, 1, f"${name}_i = X\\,W_i^{name}$", "projections")
+        _arrow(ax, (1.8, 3.15), (2.2, y), color=_V_COLOUR if name == "V" else _EDGE, lw=2.0)
+    box(4.3, 6.05, 3.875, 2, "scores$_i$\n$Q_i K_i^T / \\sqrt{d_k}$", "scores")
+    _arrow(ax, (4.05, 4.6), (4.3, 4.2), lw=2.0)
+    _arrow(ax, (4.05, 3.15), (4.3, 3.55), lw=2.0)
+    box(6.35, 8.15, 3.875, 3, "weights$_i$\nsoftmax\nby row", "softmax")
+    _arrow(ax, (6.05, 3.875), (6.35, 3.875), lw=2.0)
+    box(6.25, 8.25, 1.85, 2, "Head$_i$\nweights$_i\\,V_i$", "values")
+    _arrow(ax, (7.25, 3.875 - (3 * line + 0.3) / 2), (7.25, 1.85 + (2 * line + 0.3) / 2), lw=2.0)
+    _arrow(ax, (4.05, 1.75), (6.25, 1.8), color=_V_COLOUR, lw=2.8)
+    ax.text(
+        5.15,
+        1.55,
+        "values skip\nthe softmax",
+        ha="center",
+        va="top",
+        fontsize=fontsize,
+        color=_V_COLOUR,
+        style="italic",
+        zorder=4,
+        linespacing=1.1,
+    )
+    box(8.85, 10.25, 3.15, 3, "Concat\nheads\n1..h", "concat")
+    _arrow(ax, (8.25, 1.85), (8.85, 2.75), color="#6B7C8F", lw=2.0)
+    for k in range(1, shown):  # the heads behind it
+        _arrow(ax, (x0 + w + 0.1 * k, 2.9 + 0.15 * k), (8.85, 3.0 + 0.15 * k), color="#6B7C8F", lw=2.0)
+    box(10.55, 11.45, 3.15, 1, "$\\cdot\\,W^O$", "output")
+    _arrow(ax, (10.25, 3.15), (10.55, 3.15), lw=2.0)
+    _arrow(ax, (11.0, 3.15 - (line + 0.3) / 2), (11.0, 2.15), lw=2.0)
+    ax.text(11.0, 2.05, "MultiHead$(X)$\n$n \\times d_{model}$", ha="center", va="top", fontsize=fontsize, zorder=4)
+    for p in ax.patches:
+        if isinstance(p, FancyArrowPatch):
+            p.set_mutation_scale(22)
     return fig

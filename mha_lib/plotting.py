@@ -12,6 +12,7 @@ symmetric around 0 for signed matrices such as scores, Q, K and V.
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -26,6 +27,7 @@ __all__ = [
     "SIGNED_CMAP",
     "plot_pipeline",
     "pipeline_figure",
+    "pipeline_slide_figure",
     "plot_matrix",
     "plot_attention",
     "head_grid",
@@ -197,9 +199,132 @@ def plot_pipeline(ax, current=None):
 
 
 def pipeline_figure(current=None):
-    """A small figure of the pipeline with ``current`` highlighted (see :func:`plot_pipeline`)."""
+    """A small figure of the pipeline with ``current`` highlighted (see :func:`plot_pipeline`).
+
+    Its ``for_slide`` attribute draws the same picture for a slide (:func:`pipeline_slide_figure`), as
+    ``tools/export_slides.py`` does: a notebook strip scaled up has room for its words at 9 pt, not at 24."""
     fig = Figure(figsize=(10, 1.9), layout="constrained")
     plot_pipeline(fig.add_subplot(), current)
+    fig.for_slide = functools.partial(pipeline_slide_figure, current)
+    return fig
+
+
+def pipeline_slide_figure(current=None, width=12.8, height=6.3, fontsize=24):
+    """The pipeline of :func:`plot_pipeline` drawn for a slide of ``width`` x ``height`` inches, every text
+    ``fontsize`` points: the same boxes, lanes and arrows, laid out in inches for words that size (long
+    words hyphenated, the stack's note on two lines over its boxes)."""
+    if current is not None and (not isinstance(current, str) or current not in _STEP_KEYS):
+        raise ValueError(
+            f"pipeline_slide_figure: current={shown(current)} is not a step; choose one of {_STEP_KEYS} or None"
+        )
+    fig = Figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    ax.set_axis_off()
+    em = fontsize / 72  # inches
+    line = 1.25 * em
+    cw = width / len(PIPELINE_STEPS)  # a column per step
+    bw = min(cw - 0.22, 1.9)
+    column = {key: i for i, key in enumerate(_STEP_KEYS)}
+    box_h = 3 * line + 0.3  # three lines of words
+    nb_y = 0.5 * line
+    frame_y0 = nb_y + line
+    upper = height - 2 * line - 0.7 - box_h / 2  # under the stack's two-line note
+    lower = frame_y0 + 0.2 + box_h / 2
+    middle = (upper + lower) / 2
+
+    def box(key, y, height_, label):
+        on = key == current
+        x = column[key] * cw + (cw - bw) / 2
+        ax.add_patch(
+            FancyBboxPatch(
+                (x, y - height_ / 2),
+                bw,
+                height_,
+                boxstyle="round,pad=0.02,rounding_size=0.12",
+                facecolor=_HIGHLIGHT if on else _PLAIN,
+                edgecolor=_EDGE,
+                linewidth=3.0 if on else 1.5,
+                zorder=3,
+            )
+        )
+        ax.text(
+            x + bw / 2,
+            y,
+            label,
+            ha="center",
+            va="center",
+            fontsize=fontsize,
+            zorder=4,
+            fontweight="bold" if on else "normal",
+            linespacing=1.15,
+        )
+
+    def arrow(start, end, color=_EDGE, lw=2.0):
+        ax.add_patch(
+            FancyArrowPatch(
+                start, end, arrowstyle="-|>", mutation_scale=22, color=color, linewidth=lw, shrinkA=0, shrinkB=0, zorder=2
+            )
+        )
+
+    gap = (cw - bw) / 2
+    x0, x1 = cw - 0.1, 5 * cw + 0.1 - 0.2
+    for k in (2, 1, 0):
+        ax.add_patch(
+            FancyBboxPatch(
+                (x0 + 0.1 * k, frame_y0 + 0.1 * k),
+                x1 - x0,
+                height - 0.15 - frame_y0 - 0.2,
+                boxstyle="round,pad=0.01,rounding_size=0.15",
+                facecolor="#F7F9FB" if k == 0 else "#EDF1F5",
+                edgecolor="#8A9BAD",
+                linewidth=1.2,
+                zorder=1 - 0.1 * k,
+            )
+        )
+    ax.text(
+        x0 + 0.15,
+        height - 0.45,
+        "head $i$: all $h$ heads run side by side,\neach with its own $W_i^Q, W_i^K, W_i^V$",
+        ha="left",
+        va="top",
+        fontsize=fontsize,
+        color="#555555",
+        zorder=4,
+        linespacing=1.15,
+    )
+    box("embeddings", middle, box_h, "$X$\nembed-\ndings")
+    box("projections", upper, box_h, "$Q_i$, $K_i$\nprojec-\ntions")
+    box("projections", lower, box_h, "$V_i$\nprojec-\ntion")
+    box("scores", upper, 2 * line + 0.3, "scores\n$QK^T/\\sqrt{d_k}$")
+    box("softmax", upper, 2 * line + 0.3, "weights\nsoftmax")
+    box("values", middle, upper - lower + box_h, "$\\mathrm{Head}_i$\nweights\n$\\cdot V_i$")
+    box("concat", middle, 2 * line + 0.3, "concat\nheads")
+    box("output", middle, 2 * line + 0.3, "output\n$\\cdot W^O$")
+    right = [(k + 1) * cw - gap for k in range(len(PIPELINE_STEPS))]
+    left = [k * cw + gap for k in range(len(PIPELINE_STEPS))]
+    arrow((right[0], middle + 0.3), (left[1], upper))
+    arrow((right[0], middle - 0.3), (left[1], lower), color=_V_COLOUR)
+    arrow((right[1], upper), (left[2], upper))
+    arrow((right[2], upper), (left[3], upper))
+    arrow((right[3], upper), (left[4], upper))
+    arrow((right[1], lower), (left[4], lower), color=_V_COLOUR, lw=2.8)
+    ax.text(
+        (right[1] + left[4]) / 2,
+        lower + 0.1,
+        "$V_i$ skips the softmax",
+        ha="center",
+        va="bottom",
+        fontsize=fontsize,
+        color=_V_COLOUR,
+        style="italic",
+        zorder=4,
+    )
+    arrow((right[4], middle), (left[5], middle))
+    arrow((right[5], middle), (left[6], middle))
+    for i, (_, _, nb) in enumerate(PIPELINE_STEPS):
+        ax.text((i + 0.5) * cw, nb_y, f"nb {nb}", ha="center", va="center", fontsize=fontsize, color="#555555")
     return fig
 
 

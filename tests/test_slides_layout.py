@@ -137,7 +137,8 @@ def test_axis_name_touching_its_tick_labels_is_reported(layout):
     assert layout.problems_of(fig) == []
 
 
-def test_colour_bar_name_longer_than_its_bar_is_reported_and_put_on_two_lines(layout):
+def test_colour_bar_name_longer_than_its_bar_is_reported_and_broken_into_lines(layout):
+    # two lines, then three, then four (each as even as it can be) until the name is no longer than its bar
     fig = figure((6, 3))
     ax = fig.add_axes((0.1, 0.3, 0.5, 0.4))
     cax = fig.add_axes((0.65, 0.3, 0.03, 0.4))
@@ -146,9 +147,13 @@ def test_colour_bar_name_longer_than_its_bar_is_reported_and_put_on_two_lines(la
     assert any(p.startswith("colour-bar name longer") for p in layout.problems_of(fig))
     assert layout.fit_cbar_labels(fig)
     label = cax.yaxis.label
-    assert label.get_text() == "attention weight\n(causal mask)"
+    assert label.get_text() == "attention\nweight\n(causal\nmask)"  # a short bar: four lines, still too long
     assert label.get_fontsize() >= 24 - 1e-9, "a name never shrinks under the floor"
-    cax.set_position((0.65, 0.05, 0.03, 0.9))  # a bar tall enough for the two lines
+    label.set_text("attention weight (causal mask)")
+    cax.set_position((0.65, 0.05, 0.03, 0.9))  # a bar tall enough for two lines
+    fig.set_size_inches(6, 5)
+    assert layout.fit_cbar_labels(fig)
+    assert label.get_text() == "attention weight\n(causal mask)"
     fig.set_size_inches(6, 5)
     assert not any(p.startswith("colour-bar") for p in layout.problems_of(fig))
 
@@ -392,3 +397,37 @@ def test_a_figure_shown_with_display_is_a_page_in_its_place(layout, tmp_path, mo
     Shell.user_ns["display"]("not a picture")
     Shell.user_ns["display"](fig)
     assert layout._index[0] == 1 and (tmp_path / "01.json").is_file()
+
+
+@pytest.mark.parametrize("make", ["pipeline", "layer"])
+def test_a_diagram_that_draws_itself_for_a_slide_is_one_clean_page_of_24pt_text(layout, tmp_path, make):
+    # The roadmap and the layer diagram lay their boxes out for 24-pt words (scaled up, their boxes held 9 pt).
+    from mha_lib.diagrams import mha_diagram_figure
+    from mha_lib.plotting import pipeline_figure
+
+    fig = pipeline_figure("values") if make == "pipeline" else mha_diagram_figure(highlight="softmax")
+    record = saved(layout, fig, tmp_path)
+    [page] = record["pages"]
+    assert page["problems"] == []
+    assert page_min_text(page) >= 24 - 0.05
+    assert page_fill(page) > 0.8
+
+
+def test_group_titles_side_by_side_are_wrapped_to_their_groups(layout):
+    # Two subfigures, each a long title over its own panel: on a page the titles would run into each other.
+    fig = figure((8, 3))
+    for sub, name in zip(
+        fig.subfigures(1, 2), ("the first group of panels, with a long title", "the second group, also long"), strict=True
+    ):
+        axes = sub.subplots(1, 2)
+        for ax in axes:
+            ax.imshow(np.eye(3))
+        sub.suptitle(name, fontsize=24)
+    layout.flatten_subfigures(fig)
+    units, cbars = layout.panels_and_bars(fig)
+    for _ in range(3):
+        layout.layout_grid(fig, units, cbars, fig.get_size_inches())
+        if not layout.wrap_long(fig):
+            break
+    assert not [p for p in layout.problems_of(fig) if "first group" in p or "second group" in p]
+    assert all("\n" in t.get_text() for t in fig.texts if getattr(t, "_slides_panels", None))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import json
 import pickle
+import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -522,8 +523,14 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
                 else:
                     bottom_res = max(bottom_res, e.y1 / fig.dpi)
         # the "masked" key (a figure legend) at the top right: beside the caption when they do not meet,
-        # under it when they would (the legend was drawn over the caption's last words)
+        # beside its last line when that line leaves room, under it when neither (the legend was drawn over
+        # the caption's last words)
         under = bool(legends) and any(e.x1 / fig.dpi > W - pad - leg_w - 0.1 for e in captions)
+        last = last_line_room(fig, renderer) if under else None
+        if last is not None and last[0] < W - pad - leg_w - 0.1 and leg_h <= last[1] + 0.1:
+            under, beside_last = False, last[2]
+        else:
+            beside_last = None
         top_res = text_top + leg_h if under else max(text_top, leg_h)
         col_l = [max(deco[i][0] for i in range(len(units)) if cols[i] == c) for c in range(nc)]
         col_r = [max(deco[i][1] for i in range(len(units)) if cols[i] == c) for c in range(nc)]
@@ -595,7 +602,7 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
                 labels=[t.get_text() for t in texts],
                 fontsize=size,
                 loc="upper right",
-                bbox_to_anchor=(1 - pad / W, 1 - (text_top if under else pad) / H),
+                bbox_to_anchor=(1 - pad / W, 1 - (text_top if under else beside_last or pad) / H),
                 bbox_transform=fig.transFigure,
                 frameon=False,
                 handlelength=1.2,
@@ -607,6 +614,31 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
         if np.allclose([ax.get_position().bounds for ax in fig.axes], before, atol=0.002):
             break  # placed where its labels were measured: another round would change nothing
     return True
+
+
+def last_line_room(fig, renderer):
+    """(right end, height, top from the figure's top) in inches of the last line of the lowest caption at the
+    top of the figure, or None: a key may stand beside that line when it is short."""
+    found = None
+    for t in fig.texts:
+        if not t.get_visible() or not str(t.get_text()).strip() or hasattr(t, "_slides_panels"):
+            continue
+        e = t.get_window_extent(renderer)
+        if (e.y0 + e.y1) / 2 > fig.bbox.height / 2 and (found is None or e.y0 < found[1].y0):
+            found = (t, e)
+    if found is None:
+        return None
+    t, e = found
+    lines = str(t.get_text()).split("\n")
+    probe = fig.text(0, 0, lines[-1], fontproperties=t.get_fontproperties())
+    try:
+        w = probe.get_window_extent(renderer)
+    finally:
+        probe.remove()
+    x0 = {"left": e.x0, "right": e.x1 - w.width, "center": (e.x0 + e.x1 - w.width) / 2}[t.get_horizontalalignment()]
+    height = e.height / len(lines)
+    d = fig.dpi
+    return (x0 + w.width) / d, height / d, (fig.bbox.height - e.y0 - height) / d
 
 
 def group_titles(fig, units, rows):
@@ -690,33 +722,43 @@ def wrap_long(fig):
         id(t) for leg in (*fig.legends, *(ax.get_legend() for ax in fig.axes)) if leg is not None for t in leg.get_texts()
     }
     for t in shown_texts(fig):
-        text = str(t.get_text())
+        text = before = str(t.get_text())
         if text.count("$") % 2 or t.get_rotation() or id(t) in legends:
             continue
         holder = None if id(t) in titles else holder_of(t, renderer)
         boxed = holder is not None and holder[2] == BOX_SHARE  # a diagram box: a long word may be hyphenated
         if " " not in text.strip() and not boxed:
             continue
+        if not boxed and hasattr(t, "_slides_unwrapped"):  # wrapped before, for another width: from its one line
+            t.set_text(t._slides_unwrapped)
         width = t.get_window_extent(renderer).width
         if id(t) in titles:
             limit = title_room(titles[id(t)], t, renderer)
+        elif getattr(t, "_slides_panels", None):
+            limit = group_room(fig, t, renderer)
         else:
             b, room = t.get_window_extent(renderer), fig.bbox.width - 0.2 * fig.dpi
             free = {"left": room - b.x0, "right": b.x1, "center": 2 * min((b.x0 + b.x1) / 2, room - (b.x0 + b.x1) / 2)}
             limit = holder[0] * holder[2] if holder else free.get(t.get_horizontalalignment(), room)
         if width <= limit:
+            changed |= str(t.get_text()) != before
             continue
+        if not boxed and not hasattr(t, "_slides_unwrapped"):
+            t._slides_unwrapped = text
+        text = str(t.get_text())
         chars = max(6, int(max(len(line) for line in text.split("\n")) * limit / width * 0.95))
         parts = text.split("$")  # spaces inside a formula are not places to break
         glued = "$".join(part.replace(" ", "\0") if k % 2 else part for k, part in enumerate(parts))
+        glued = re.sub(
+            r" +·", lambda m: "\0" * (len(m.group()) - 1) + "·", glued
+        )  # a line ends with " ·", none starts with it
         wrapped = "\n".join(
             textwrap.fill(line, chars, break_long_words=False, break_on_hyphens=False) for line in glued.split("\n")
         ).replace("\0", " ")
         if boxed:  # "embeddings" in a box narrower than the word: "embed-" over "dings"
             wrapped = "\n".join(hyphenate(line, chars) for line in wrapped.split("\n"))
-        if wrapped != text:
-            t.set_text(wrapped)
-            changed = True
+        t.set_text(wrapped)
+        changed |= wrapped != before
     return changed
 
 
@@ -751,6 +793,36 @@ def title_room(ax, title, renderer):
         elif o.x1 <= box.x0 + 1:
             left = min(left, cx - (o.x1 + margin if bar else (o.x1 + box.x0) / 2))
     return max(own, 2 * min(left, right))
+
+
+def group_room(fig, title, renderer):
+    """Pixels a group's title may be wide: the width of its panels shown, reaching half way into the gap to
+    the next group's panels (or to the figure's edge). Two group titles side by side, each as wide as the page
+    allowed, ran into each other over the gap between their groups."""
+    mine = [ax for ax in title._slides_panels if ax.get_visible()]
+    if not mine:
+        return fig.bbox.width
+    boxes = [ax.get_window_extent(renderer) for ax in mine]
+    x0, x1 = min(b.x0 for b in boxes), max(b.x1 for b in boxes)
+    y0, y1 = min(b.y0 for b in boxes), max(b.y1 for b in boxes)
+    margin = 0.1 * fig.dpi
+    left, right = margin, fig.bbox.width - margin
+    for other in fig.texts:
+        group = getattr(other, "_slides_panels", None)
+        if other is title or not group or not other.get_visible():
+            continue
+        for ax in group:
+            if not ax.get_visible() or any(ax is m for m in mine):
+                continue
+            o = ax.get_window_extent(renderer)
+            if min(o.y1, y1) - max(o.y0, y0) <= 0:
+                continue  # not beside this group
+            if o.x0 >= x1 - 1:
+                right = min(right, (o.x0 + x1) / 2)
+            elif o.x1 <= x0 + 1:
+                left = max(left, (o.x1 + x0) / 2)
+    cx = (x0 + x1) / 2
+    return max(x1 - x0, 2 * min(cx - left, right - cx))
 
 
 def hyphenate(line, chars):
@@ -935,22 +1007,44 @@ def fit_cbar_labels(fig):
 
         if length() <= room:
             continue
-        if "\n" not in text:
-            spaces, inside = [], False
-            for k, ch in enumerate(text):
-                if ch == "$":
-                    inside = not inside
-                elif ch == " " and not inside:
-                    spaces.append(k)
-            if spaces:
-                k = min(spaces, key=lambda k: abs(k - len(text) / 2))
-                label.set_text(text[:k] + "\n" + text[k + 1 :])
-                changed = True
+        words = split_words(text.replace("\n", " "))
+        for lines in range(text.count("\n") + 2, min(len(words), 4) + 1):
+            # two lines, then three, then four (a short bar beside a small grid), each as even as it can be
+            label.set_text(balanced_lines(words, lines))
+            changed = True
+            if length() <= room:
+                break
         size = label.get_fontsize()
         if length() > room and size > SETTINGS.floor:
             label.set_fontsize(max(SETTINGS.floor, size * room / length()))
             changed = True
     return changed
+
+
+def split_words(text):
+    """The words of a text, a $...$ formula kept whole (its spaces are not places to break)."""
+    words, word, inside = [], "", False
+    for ch in text:
+        if ch == "$":
+            inside = not inside
+        if ch == " " and not inside:
+            if word:
+                words.append(word)
+            word = ""
+        else:
+            word += ch
+    return words + ([word] if word else [])
+
+
+def balanced_lines(words, lines):
+    """The words on ``lines`` lines, the longest line as short as it can be (counted in characters)."""
+    best = None
+    for cuts in itertools.combinations(range(1, len(words)), lines - 1):
+        parts = [" ".join(words[a:b]) for a, b in zip((0, *cuts), (*cuts, len(words)), strict=True)]
+        longest = max(len(part) for part in parts)
+        if best is None or longest < best[0]:
+            best = (longest, "\n".join(parts))
+    return best[1] if best else " ".join(words)
 
 
 def obstacles(ax, renderer):
@@ -1238,11 +1332,14 @@ def cost(problems):
     return sum(1000 if p == NO_ROOM else 1 for p in problems)
 
 
-def save_figure(fig):
+def save_figure(fig):  # noqa: C901  the tries in order, then the pages of the best
     """Write the pages of one figure (see the module's text) and its record ``NN.json`` into SETTINGS.out."""
     _index[0] += 1
     stem = SETTINGS.out / f"{_index[0]:02d}"
     record = {"pages": []}
+    if callable(getattr(fig, "for_slide", None)):
+        # a figure that knows how to draw itself for a slide (a diagram whose boxes must grow with its words)
+        return slide_version(fig.for_slide, stem)
     units, cbars = panels_and_bars(fig)
     engine = fig.get_layout_engine() is not None and not fig.subfigs  # flattened: the engine lays out no more
     # The whole figure on one page, tried as laid out (its layout engine, or its own positions), then
@@ -1304,6 +1401,18 @@ def save_figure(fig):
     if n_pages == 1:
         record["figure"] = record["pages"][0]
     (SETTINGS.out / f"{_index[0]:02d}.json").write_text(json.dumps(record))
+
+
+def slide_version(for_slide, stem):
+    """Write the page of a figure drawn by its own ``for_slide(width, height, fontsize)`` (the page's size,
+    every text at the floor), checked as every page is, and its record."""
+    page = for_slide(width=SETTINGS.page[0], height=SETTINGS.page[1], fontsize=SETTINGS.floor)
+    Agg(page)
+    page.set_dpi(SETTINGS.dpi)
+    problems = problems_of(page)
+    files = write_files(page, str(stem))
+    files.update(problems=problems, part="")
+    Path(str(stem) + ".json").write_text(json.dumps({"pages": [files], "figure": files}))
 
 
 def has_cell_texts(copy):
