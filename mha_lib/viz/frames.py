@@ -41,7 +41,7 @@ def _numbers(entry):
 
 
 def frame_figure(frame, size=(10.0, 4.6), dpi=90, fig=None):
-    """The still matplotlib figure of a :class:`Frame`: the panels, labels, colours and scales the page draws.
+    """The still matplotlib figure of a ``Frame``: the panels, labels, colours and scales the page draws.
 
     Groups are stacked (or side by side: the scheme's ``columns``, each group in the column its ``area`` names);
     each has its title, panels (numbers in the cells, masked cells grey and hatched), colour bar and key.
@@ -64,7 +64,7 @@ def _still(fig, size, dpi, where):
 
 
 def _draw_frame(fig, frame, size):
-    """Draw a :class:`Frame` on a figure or subfigure ``size`` inches large (see :func:`frame_figure`)."""
+    """Draw a ``Frame`` on a figure or subfigure ``size`` inches large (see :func:`frame_figure`)."""
     scheme, texts, arrays = frame
     groups = [p for p in scheme.get("panels", ()) if p["key"] not in texts.get("hidden", ())]
     columns = int(scheme.get("columns") or 1)
@@ -145,7 +145,7 @@ def _wrap(text, inches, fontsize):
 
 def parts_figure(frames, rows, widths=None, size=(10.0, 4.6), dpi=90, fig=None):
     """The still figure of an explorer made of parts (:func:`mha_lib.explorers.chart.parts_explorer`): ``frames``
-    {name: a chart's (scheme, data) or a :class:`Frame`} laid out in ``rows`` (lists of names), each part ``widths``
+    {name: a chart's (scheme, data) or a ``Frame``} laid out in ``rows`` (lists of names), each part ``widths``
     [name] wide (default 1), with the marks, limits, ticks, titles and colours the page draws."""
     fig = _still(fig, size, dpi, "parts_figure")
     W, H = fig.get_size_inches()

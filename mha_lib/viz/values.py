@@ -55,6 +55,7 @@ def convex_hull(points):
 
 
 def token_colors(n):
+    """One colour per token (Okabe-Ito, repeating): token m's value dot, label and output star."""
     return [TOKEN_COLORS[j % len(TOKEN_COLORS)] for j in range(n)]
 
 
