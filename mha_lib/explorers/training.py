@@ -16,7 +16,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..training import TrainResult, train_toy, weight_on_offset
-from ..viz.training import LOSS_COLOR, draw_training, training_view_figure
+from ..viz.training import LOSS_COLOR, TrainingFigure, training_view_figure
 from . import chart
 from .widget import Frame, PictureBox, grid_panel, matrix_entry
 
@@ -89,20 +89,16 @@ def training_figure(result: TrainResult, index: int = -1, example: int = 0):
 LOSS_POINTS = 400  # the most points of the loss curve sent to the page (every k-th step, and the last)
 
 
-class TrainingDrawer:
+class TrainingDrawer(TrainingFigure):
     """The training explorer's picture: the heads' weights (browser heatmaps) and the loss so far (a chart);
-    called with a figure, it draws the still picture (:func:`mha_lib.viz.training.draw_training`)."""
+    called with a figure, it draws the still picture (:class:`mha_lib.viz.training.TrainingFigure`)."""
 
     parts = {"heads": "picture", "loss": "chart"}
     rows = (("heads", "loss"),)
 
     def __init__(self, heads):
-        self.size = (3.2 * (heads + 1.3), 3.4)
+        super().__init__(heads)
         self.widths = {"heads": heads, "loss": 1.4}
-
-    def __call__(self, fig, view):
-        fig.set_layout_engine("constrained")
-        draw_training(fig, view)
 
     def frames(self, view):
         heads, n = len(view.weights), len(view.tokens)

@@ -5,7 +5,7 @@ from matplotlib.figure import Figure
 
 from ..plotting import plot_attention
 
-__all__ = ["LOSS_COLOR", "draw_training", "training_view_figure"]
+__all__ = ["LOSS_COLOR", "draw_training", "training_view_figure", "TrainingFigure"]
 
 LOSS_COLOR = "#1f77b4"  # matplotlib's "tab:blue": the loss curve, still and in the browser
 
@@ -39,3 +39,15 @@ def training_view_figure(view):
     fig = Figure(figsize=(3.2 * (len(view.weights) + 1.3), 3.4), layout="constrained")
     draw_training(fig, view)
     return fig
+
+
+class TrainingFigure:
+    """``drawer(fig, view)`` draws a training view on ``fig`` (:func:`draw_training`), ``size`` inches for ``heads``
+    heads."""
+
+    def __init__(self, heads):
+        self.size = (3.2 * (heads + 1.3), 3.4)
+
+    def __call__(self, fig, view):
+        fig.set_layout_engine("constrained")
+        draw_training(fig, view)
