@@ -29,14 +29,33 @@ ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MPLBA
 
 
 def run(args):
-    """(wall seconds, CPU seconds of the children, stdout) of one tool run."""
+    """(wall seconds, CPU seconds of the children, stdout) of one tool run. A run that ends with an error (the
+    slide tool's exit code 1: a page with text under 24 pt) is still measured: its time and pages are printed,
+    and its last lines of output say why."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, *args], cwd=ROOT, env=ENV, capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, *args], cwd=ROOT, env=ENV, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if done.returncode:
+        tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
+        print(f"{args[0]} ended with exit code {done.returncode}:", *tail, sep="\n  ")
     return wall, cpu, done.stdout
+
+
+def pages_with_problems(out):
+    """The pages under which the slide tool lists problems (indented lines after a page's line)."""
+    found, page = [], None
+    for line in out.splitlines():
+        m = re.match(r"page +\d+: (\S+)", line)
+        if m:
+            page = m.group(1)
+        elif page and line.startswith("          ") and (not found or found[-1] != page):
+            found.append(page)
+        elif not line.startswith(" "):
+            page = None
+    return found
 
 
 def main(argv=None):
@@ -56,11 +75,14 @@ def main(argv=None):
             sizes = [float(m) for m in re.findall(r"min text ([\d.]+) pt", out)]
             pages = len(re.findall(r"^page +\d+:", out, re.M))
             split = len(re.findall(r"_a  .*\(part 1 of 2", out))
+            listed = pages_with_problems(out)
+            smallest = f"{min(sizes):.1f}-{max(sizes):.1f} pt" if sizes else "not measured"
+            size = f"{pdf.stat().st_size / 1e6:.1f} MB" if pdf.exists() else "not written"
             print(
                 f"export_slides: {wall:.1f} s wall ({wall / 60:.1f} min), {cpu:.1f} s CPU, {pages} pages, "
-                f"{split} figures on two pages, smallest text {min(sizes):.1f} pt, "
-                f"PDF {pdf.stat().st_size / 1e6:.1f} MB"
+                f"{split} figures on two pages, smallest text of a page {smallest}, PDF {size}"
             )
+            print(f"pages listing problems: {len(listed)}" + (f" ({', '.join(listed)})" if listed else ""))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"load average {os.getloadavg()[0]:.1f} after")

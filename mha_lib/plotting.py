@@ -585,7 +585,8 @@ def plot_soft_lookup(axes, look, token="it"):
         raise ValueError(f"plot_soft_lookup: token={shown(token)} is not one of the lookup's words {tokens}")
     m = tokens.index(token)
     colours = _TOKEN_COLOURS[: len(tokens)]
-    label_at = {"the": (-4, -32), "cat": (0, 8), "sat": (6, -4), "it": (-4, -18)}  # clear of the arrows and the origin
+    # clear of the arrows, the origin and each other (the keys of "the" and "it" lie on the axis, half a unit apart)
+    label_at = {"the": (-4, -22), "cat": (0, 24), "sat": (6, -4), "it": (-2, 6)}
     artists = []
     for tok, k, c in zip(tokens, look.K, colours, strict=False):  # keys: what each word offers
         artists.append(ax_k.annotate("", k, (0, 0), arrowprops=dict(arrowstyle="->", color=c, lw=2)))
@@ -715,7 +716,8 @@ def plot_two_heads(ax_weights, ax_values, demo, *, distances=False):
         ylabel="value coordinate 2",
     )
     ax_values.set_title("what 'chased' receives", fontsize=10)
-    ax_values.legend(fontsize=8, loc="upper right")
+    # beside the plot, not on it: grown for a slide, a legend inside covered the label of v(mouse)
+    ax_values.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.03, 1.0), borderaxespad=0)
     return artists
 
 

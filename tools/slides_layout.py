@@ -473,7 +473,10 @@ def cbar_owners(units, cbars):
             for i, b in enumerate(boxes)
             if b.x1 <= cb.x0 + 1e-3 and cb.height <= 1.3 * b.height and min(b.y1, cb.y1) - max(b.y0, cb.y0) > 0.5 * cb.height
         ]
-        if near and sum(bool(scale_of(cax) & m) for m in maps) <= 1:
+        # two bars of one scale (the same colour map and limits) are not one shared key: each is its panel's
+        # (notebook 10's "how far each output moved" bar stood on the page of the two other panels)
+        twin = any(d != c and scale_of(other) == scale_of(cax) for d, other in enumerate(cbars))
+        if near and (twin or sum(bool(scale_of(cax) & m) for m in maps) <= 1):
             owner[c] = max(near, key=lambda i: boxes[i].x1)
     return owner
 
@@ -503,6 +506,8 @@ def layout_grid(fig, units, cbars, size, pad=0.1, gap=0.25, stretch=False, fill=
         cdeco = [label_room(fig, renderer, [c]) for c in cbars]
         for c, i in owner.items():
             deco[i][1] += 0.2 + cdeco[c][0] + cb_w[c] + cdeco[c][1]
+            deco[i][2] = max(deco[i][2], cdeco[c][2])  # its end tick labels stand out above and below the bar
+            deco[i][3] = max(deco[i][3], cdeco[c][3])
         heads = group_titles(fig, units, rows)  # (title, units under it, its top row's units)
         label_top = [d[3] for d in deco]
         for t, _, top in heads:  # room for a group's title over its top row
@@ -788,11 +793,16 @@ def title_room(ax, title, renderer):
         if np.allclose(o.extents, box.extents) or min(o.y1, box.y1) - max(o.y0, box.y0) <= 0.3 * min(o.height, box.height):
             continue  # a twin, or not in the panel's row
         bar = "outline" in other.spines  # a colour bar has no title: the title may reach it
+        # half way into the gap to the panel's labels (its name and ticks stand in the gap), not to its frame
+        d = decorated(other, renderer) if not bar else o
+        d = o if d is None else d
         if o.x0 >= box.x1 - 1:
-            right = min(right, (o.x0 - margin if bar else (o.x0 + box.x1) / 2) - cx)
+            right = min(right, (o.x0 - margin if bar else (min(d.x0, o.x0) + box.x1) / 2) - cx)
         elif o.x1 <= box.x0 + 1:
-            left = min(left, cx - (o.x1 + margin if bar else (o.x1 + box.x0) / 2))
-    return max(own, 2 * min(left, right))
+            left = min(left, cx - (o.x1 + margin if bar else (max(d.x1, o.x1) + box.x0) / 2))
+    # the checker keeps a tenth of an em clear on each side of a text: titles of neighbours meet before their letters do
+    clear = 0.15 * title.get_fontsize() * fig.dpi / 72
+    return max(own, 2 * (min(left, right) - clear))
 
 
 def group_room(fig, title, renderer):
@@ -1244,7 +1254,7 @@ def share_labels(fig, shown):
                 break
 
 
-def attempt(fig, keep, fill, relayout, spread=0.3, numbers=True):
+def attempt(fig, keep, fill, relayout, spread=0.3, numbers=True):  # noqa: C901  the copy, its parts, its layout
     """A copy showing the panels ``keep`` (indexes into the units; None: all), drawn larger for a page, with
     the numbers in its heatmap cells or not; and the problems it still has. The caption, the legend (the
     "masked" key) and the colour bars of the panels shown stay on every part."""
@@ -1286,6 +1296,9 @@ def attempt(fig, keep, fill, relayout, spread=0.3, numbers=True):
             room = True
         if not (wrap_long(copy) | turn_crowded_labels(copy) | fit_cbar_labels(copy)):
             break
+    else:  # the texts changed in the last round: the panels placed for them once more (a label ran off the page)
+        if relayout or keep is not None:
+            room = layout_grid(copy, units, cbars, size)
     if not room:
         return copy, [NO_ROOM]
     problems = problems_of(copy)
