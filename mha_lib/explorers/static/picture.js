@@ -225,16 +225,21 @@ function fit(pic) {
 }
 
 function fitOnce(pic) { // cell side (CSS px) from the width the picture has; numbers as large as their cells allow
-  const total = pic.el.clientWidth || 800, text = parseFloat(getComputedStyle(pic.el).fontSize) || 14;
   const screen = pic.el.closest(".mha-fullscreen"), H = window.innerHeight, most = pic.maxCell || Infinity;
+  // in a notebook, the width its ResizeObserver last reported (reading clientWidth would lay the page out first)
+  const total = (!screen && pic.width) || pic.el.clientWidth || 800, text = parseFloat(getComputedStyle(pic.el).fontSize) || 14;
   // on the full-window screen, labels at least 2.5 % of the window's height (18 px at 720 p) where their rows allow
   const hall = !!screen && pic.el.classList.contains("mha-lecture-pic");
   const tokSize = (cell) => (hall ? Math.min(text, Math.max(0.025 * H, 0.45 * cell), 0.95 * cell)
     : Math.min(text, Math.max(10, 0.45 * cell)));
-  // every width read before any size is written: one layout for all the groups, not one per group
+  // every width read before any size is written: one layout for all the groups, not one per group; in a notebook,
+  // a group whose labels, ticks and label size are those it was measured with keeps its widths (no layout at all)
   pic.groups.forEach((g) => { if (g.side.style.display) g.side.style.display = ""; });
-  const widths = pic.groups.map((g) => [g.panels[0] ? g.panels[0].ylab.offsetWidth + 14 : 14,
-    g.spec.cbar === null ? 0 : g.side.offsetWidth + 10]);
+  const keys = pic.groups.map((g) => (screen ? null : JSON.stringify([g.spec.rows, g.spec.cbar, g.spec.key,
+    g.root.style.getPropertyValue("--tok"), g.ticks && g.ticks.map((t) => t.textContent), g.key.style.display, g.spec.mask_label, text, g.panels.length > 0])));
+  const widths = pic.groups.map((g, k) => (keys[k] !== null && g.measured && g.measured[0] === keys[k] ? g.measured[1]
+    : [g.panels[0] ? g.panels[0].ylab.offsetWidth + 14 : 14, g.spec.cbar === null ? 0 : g.side.offsetWidth + 10]));
+  pic.groups.forEach((g, k) => { g.measured = [keys[k], widths[k]]; });
   pic.groups.forEach((g, index) => {
     const { spec } = g, width = total * (spec.width || 1) - (spec.width ? 26 : 8); // gaps
     const sideEl = g.side, ylab = widths[index][0];
@@ -348,11 +353,11 @@ function render({ model, el }) {
   model.on("change:scheme", rebuild);
   model.on("change:texts", later);
   model.on("change:arrays", later);
-  const refit = () => fit(pic);
+  const refit = () => { pic.groups.forEach((g) => { g.measured = null; }); fit(pic); }; // measured afresh
   let width = -1; // the cells follow the picture's width; its height is what they make it (no second fit)
   const resize = new ResizeObserver((entries) => {
     const now = entries[entries.length - 1].contentRect.width;
-    if (now !== width) { width = now; refit(); }
+    if (now !== width) { width = pic.width = now; refit(); }
   });
   resize.observe(el);
   window.addEventListener("resize", refit); // also sent by the lecture screen when high contrast changes the labels
