@@ -4,6 +4,7 @@
     python3 run.py lab                          # set up, then open the series in JupyterLab
     python3 run.py test                         # set up, then run every test (every tier, every notebook)
     python3 run.py test -- tests/test_rope.py   # set up, then pytest with these arguments and no others
+    python3 run.py setup                        # set up for the tests and run nothing (.ci/run starts with it)
 
 "Set up" means: make a virtual environment in .venv (once) and install into it
 requirements.txt (the series) for `lab`, requirements-dev.txt (the series plus
@@ -168,9 +169,12 @@ def test(extra):
 
 
 def main(argv):
-    if len(argv) < 2 or argv[1] not in ("lab", "test"):
+    if len(argv) < 2 or argv[1] not in ("lab", "test", "setup"):
         print(__doc__)
         return 2
+    if argv[1] == "setup":
+        setup("test")
+        return 0
     setup(argv[1])
     return (lab if argv[1] == "lab" else test)(argv[2:])
 
