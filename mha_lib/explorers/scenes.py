@@ -480,7 +480,8 @@ KEYS_HELP = (
     "<div style='font-size: var(--u, 20px); margin-top: calc(var(--u, 20px) * 0.6)'><b>Keys</b> (Voila, full window): "
     "<b>→</b> or <b>Page Down</b> next scene, <b>←</b> or <b>Page Up</b> previous scene (what clickers send) · "
     "<b>↓</b> or <b>.</b> next step, <b>↑</b> or <b>,</b> previous step of the step view · "
-    "<b>P</b> hide or show the controls (presenter layout) · Page Down / Page Up work from a slider or a text "
+    "<b>P</b> show or hide the controls (a projector's window opens with them hidden: the presenter layout) · "
+    "Page Down / Page Up work from a slider or a text "
     "box too; click the picture to take the arrows back from one</div>"
 )
 
