@@ -150,8 +150,29 @@ def wait_for_scene(page, k, previous_src=None, timeout=60.0):
     return page.evaluate(_STATE)
 
 
+_INSIDE = """() => {
+  const pic = [...document.querySelectorAll('.mha-screen .mha-pic')].find(p => p.offsetParent !== null);
+  const shown = (e) => e.offsetParent !== null && getComputedStyle(e).visibility !== 'hidden'
+    && e.getBoundingClientRect().height > 0;
+  const parts = [...pic.querySelectorAll('.mha-caption, .mha-footer, .mha-box, .mha-tok, .mha-title, .mha-side, '
+    + 'table, div')].filter(shown);
+  const outside = parts.filter(e => { const r = e.getBoundingClientRect();
+    return r.bottom > window.innerHeight + 1 || r.right > window.innerWidth + 1; })
+    .map(e => e.className + ' ' + e.textContent.slice(0, 30));
+  const size = (sel) => Math.min(...[...pic.querySelectorAll(sel)].filter(e => shown(e) && e.textContent.trim())
+    .map(e => parseFloat(getComputedStyle(e).fontSize)).filter(px => px > 0));  // 0: a number left out
+  const step = !!pic.querySelector('.mha-group[data-key="Head_i"]');
+  return {outside, step, tok: size('.mha-tok'), num: size('.mha-cell')};
+}"""
+
+
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size):
+def test_every_scene_with_the_keys_in_both_layouts(browser, lecture_url, screenshots, size):
+    """Every scene, reached with the right arrow and Page Down in turn, draws its picture with no warning, and
+    nothing scrolls; in the layout the window opens in, the picture is large and scene 3's numbers are at least
+    3.3 % of the height and fit their cells. In both layouts (P) the picture, caption and labels lie inside the
+    window, a number drawn is at least 3.3 % of the height and the step view's labels in the presenter layout
+    at least 2.5 % (18 px at 720 p). Then a double press of the left arrow moves one scene."""
     width, height = size
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
@@ -166,7 +187,7 @@ def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size
         for k in range(1, len(SCENES) + 1):
             if k > 1:
                 page.locator("body").click(position={"x": width - 5, "y": height - 5})  # focus: the page
-                page.keyboard.press("ArrowRight")
+                page.keyboard.press("ArrowRight" if k % 2 else "PageDown")  # keyboard and clicker
                 state = wait_for_scene(page, k, previous_src=state["all"])
             page.screenshot(path=str(screenshots / f"lecture_{width}x{height}_{k}.png"))
             report.append((k, SCENES[k - 1].name, state))
@@ -196,6 +217,24 @@ def test_every_scene_with_the_arrow_keys(browser, lecture_url, screenshots, size
                         f"the controls' labels ({controls['labelPx']} px) are small beside the picture's "
                         f"({state['tokenPx']} px)"
                     )
+            if SCENES[k - 1].view == "steps":  # to Head_i: every matrix shown
+                page.locator("body").click(position={"x": width - 5, "y": height - 5})
+                for _ in range(8):
+                    page.keyboard.press("ArrowDown")
+                page.wait_for_timeout(2500)
+            for _layout in range(2):  # the layout it opened in, then the other one (P), and back
+                page.wait_for_timeout(800)
+                found = page.evaluate(_INSIDE)
+                presenter = page.evaluate(_STATE)["presenter"]
+                page.screenshot(path=str(screenshots / f"lecture_{width}x{height}_inside_{k}_{int(presenter)}.png"))
+                assert not found["outside"], (k, presenter, found)
+                assert found["num"] == float("inf") or found["num"] >= LEAST_NUMBER_SHARE * height - 0.5, (k, found)
+                if found["step"] and presenter:
+                    assert found["tok"] >= 0.025 * height - 0.5, (k, found)
+                page.locator("body").click(position={"x": width - 5, "y": height - 5})
+                page.keyboard.press("p")
+                assert ld.wait_until(lambda p=presenter: page.evaluate(_STATE)["presenter"] != p, timeout=30)
+            state = page.evaluate(_STATE)
         page.keyboard.press("ArrowLeft")
         state = wait_for_scene(page, len(SCENES) - 1)
         page.wait_for_timeout(2000)  # a scene whose picture was drawn already frees the keys after 1.5 s
@@ -434,54 +473,6 @@ def test_clicker_keys_change_scenes_while_a_slider_has_the_focus(browser, lectur
         page.locator(".mha-screen .mha-controls input[type=text]:visible").first.focus()
         page.keyboard.press("PageUp")
         wait_for_scene(page, 4, previous_src=state["all"])
-
-
-_INSIDE = """() => {
-  const pic = [...document.querySelectorAll('.mha-screen .mha-pic')].find(p => p.offsetParent !== null);
-  const shown = (e) => e.offsetParent !== null && getComputedStyle(e).visibility !== 'hidden'
-    && e.getBoundingClientRect().height > 0;
-  const parts = [...pic.querySelectorAll('.mha-caption, .mha-footer, .mha-box, .mha-tok, .mha-title, .mha-side, '
-    + 'table, div')].filter(shown);
-  const outside = parts.filter(e => { const r = e.getBoundingClientRect();
-    return r.bottom > window.innerHeight + 1 || r.right > window.innerWidth + 1; })
-    .map(e => e.className + ' ' + e.textContent.slice(0, 30));
-  const size = (sel) => Math.min(...[...pic.querySelectorAll(sel)].filter(e => shown(e) && e.textContent.trim())
-    .map(e => parseFloat(getComputedStyle(e).fontSize)).filter(px => px > 0));  // 0: a number left out
-  const step = !!pic.querySelector('.mha-group[data-key="Head_i"]');
-  return {outside, step, tok: size('.mha-tok'), num: size('.mha-cell')};
-}"""
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-def test_every_scene_lies_inside_the_window_in_both_layouts(browser, lecture_url, screenshots, size):
-    """Nothing scrolls on the screen: every scene's picture, caption and labels lie inside the window, with the
-    controls and in the presenter layout; a number drawn is at least 3.3 % of the height, and the step view's
-    labels in the presenter layout at least 2.5 % (18 px at 720 p)."""
-    width, height = size
-    with scene_page(browser, lecture_url, 1, width, height) as (page, state):
-        for k in range(1, len(SCENES) + 1):
-            if k > 1:
-                page.keyboard.press("PageDown")
-                state = wait_for_scene(page, k, previous_src=state["all"])
-            if SCENES[k - 1].view == "steps":  # to Head_i: every matrix shown
-                page.locator("body").click(position={"x": width - 5, "y": height - 5})
-                for _ in range(8):
-                    page.keyboard.press("ArrowDown")
-                page.wait_for_timeout(2500)
-            for _layout in range(2):
-                page.wait_for_timeout(800)
-                found = page.evaluate(_INSIDE)
-                presenter = page.evaluate(_STATE)["presenter"]
-                page.screenshot(path=str(screenshots / f"lecture_{width}x{height}_inside_{k}_{int(presenter)}.png"))
-                assert not found["outside"], (k, presenter, found)
-                assert found["num"] == float("inf") or found["num"] >= LEAST_NUMBER_SHARE * height - 0.5, (k, found)
-                if found["step"] and presenter:
-                    assert found["tok"] >= 0.025 * height - 0.5, (k, found)
-                page.locator("body").click(position={"x": width - 5, "y": height - 5})
-                page.keyboard.press("p")
-                assert ld.wait_until(lambda p=presenter: page.evaluate(_STATE)["presenter"] != p, timeout=30)
-            state = page.evaluate(_STATE)
 
 
 _STEP_PANELS = """() => {
