@@ -24,11 +24,20 @@ def tool():
     return module
 
 
+@pytest.fixture(scope="module")
+def pictures(tool):
+    """Every page's picture at 400 pixels, drawn once for the tests of this module: [(stem, PNG bytes)]."""
+    return list(tool.scene_pictures(width=400))
+
+
 @pytest.mark.render
-def test_every_scene_and_every_later_step_is_a_16_9_page_between_two_maps(tool, tmp_path, capsys):
+def test_every_scene_and_every_later_step_is_a_16_9_page_between_two_maps(tool, pictures, tmp_path, capsys, monkeypatch):
     from PIL import Image
 
+    drawn = []
+    monkeypatch.setattr(tool, "scene_pictures", lambda width: drawn.append(width) or iter(pictures))
     tool.main(["--out", str(tmp_path), "--width", "400"])
+    assert drawn == [400]
     pngs = sorted(tmp_path.glob("*.png"))
     moves = sum(len(m) for m in tool.LIVE_MOVES.values())
     expected = 2 + moves + sum(len(STEPS) - s.settings["step"] if s.view == "steps" else 1 for s in SCENES)
@@ -48,13 +57,12 @@ def test_a_width_out_of_range_is_refused_with_the_range(tool, tmp_path, capsys):
 
 
 @pytest.mark.render
-def test_the_controls_the_guide_moves_live_get_pages_of_their_own(tool):
+def test_the_controls_the_guide_moves_live_get_pages_of_their_own(tool, pictures):
     """Scene 3's point is the picture after "divide by sqrt(d_k)" is ticked, scene 4's the rows at T = 0.1 and 10: a
     deck without those pages left the lecturer describing a picture nobody sees. Each move is a page right after
     the scene's opening picture, differs from it, and the control is set back (the later steps are the scene's)."""
     slugs = {s.slug for s in SCENES}
     assert set(tool.LIVE_MOVES) <= slugs, "a live move names a scene that is gone"
-    pictures = list(tool.scene_pictures(width=400))
     stems = [stem for stem, _ in pictures]
     png = dict(pictures[1:-1])  # the map is there twice
     assert "scene_03_why-divide-by-sqrt-d-k_scaled-true" in stems
