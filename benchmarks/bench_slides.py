@@ -3,12 +3,14 @@
 
     .venv/bin/python benchmarks/bench_slides.py              # export_scenes, then export_slides of 00-12
     .venv/bin/python benchmarks/bench_slides.py --scenes     # export_scenes only (under a minute)
+    .venv/bin/python benchmarks/bench_slides.py --keep /tmp/decks   # and keep both decks there, to look at them
 
 Runs ``tools/export_scenes.py`` and ``tools/export_slides.py`` (every notebook, 2 at a time) into a
-temporary folder, removed at the end, and prints for each the wall-clock time, the CPU time of the tool
-and its children, the number of pages, the PDF's size and, for the slides, the smallest text of any page
-and the figures shown on two pages. It prints the machine (cores) and its load average before and after:
-the tools share the machine with whatever else runs, and their times grow with it.
+temporary folder, removed at the end (or ``--keep``'s folder, kept), and prints for each the wall-clock
+time, the CPU time of the tool and its children, the number of pages, the PDF's size and, for the slides,
+the smallest text of a page, the figures shown on two pages and the pages listing problems. It prints
+the machine (cores) and its load average before and after: the tools share the machine with whatever
+else runs, and their times grow with it.
 """
 
 from __future__ import annotations
@@ -61,9 +63,14 @@ def pages_with_problems(out):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenes", action="store_true", help="export_scenes only")
+    parser.add_argument(
+        "--keep", type=Path, help="write the decks into this folder (kept, to look at the pages) instead of a temporary one"
+    )
     args = parser.parse_args(argv)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} before")
-    work = Path(tempfile.mkdtemp(prefix="bench-slides-"))
+    if args.keep is not None and args.keep.exists() and not args.keep.is_dir():
+        parser.error(f"--keep {args.keep}: is a file, not a folder; choose a folder (it is created if missing)")
+    work = args.keep.resolve() if args.keep is not None else Path(tempfile.mkdtemp(prefix="bench-slides-"))
     try:
         wall, cpu, out = run(["tools/export_scenes.py", "--out", str(work / "scenes")])
         pdf = work / "scenes" / "mha_scenes.pdf"
@@ -84,7 +91,8 @@ def main(argv=None):
             )
             print(f"pages listing problems: {len(listed)}" + (f" ({', '.join(listed)})" if listed else ""))
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
     print(f"load average {os.getloadavg()[0]:.1f} after")
 
 

@@ -431,3 +431,14 @@ def test_group_titles_side_by_side_are_wrapped_to_their_groups(layout):
             break
     assert not [p for p in layout.problems_of(fig) if "first group" in p or "second group" in p]
     assert all("\n" in t.get_text() for t in fig.texts if getattr(t, "_slides_panels", None))
+
+
+def test_upright_labels_closer_than_their_letters_are_reported(layout):
+    # Fifteen key tokens turned upright under a narrow panel: side by side, their letters meet.
+    fig = figure((3, 3))
+    ax = fig.add_axes((0.2, 0.4, 0.7, 0.5))
+    ax.imshow(np.random.default_rng(0).random((3, 15)), aspect="auto")
+    ax.set_xticks(range(15), labels=[f"token{k}" for k in range(15)], rotation=90, fontsize=24)
+    assert any(p.startswith("overlap: 'token") for p in layout.problems_of(fig))
+    ax.set_xticks(range(15), labels=[f"token{k}" for k in range(15)], rotation=90, fontsize=4)
+    assert not any(p.startswith("overlap: 'token") for p in layout.problems_of(fig))
