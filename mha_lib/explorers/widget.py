@@ -16,7 +16,6 @@ to show, the traits that changed go to the page, and ``picture.js`` draws them. 
 
 from __future__ import annotations
 
-import html
 import pathlib
 from typing import NamedTuple
 
@@ -28,7 +27,6 @@ import traitlets
 from .. import viz
 from ..viz import colour_table, short, still_figure
 from ..viz.frames import CMAPS
-from .toolkit import single_blas_thread, warning, wire
 
 __all__ = [
     "Picture",
@@ -36,7 +34,6 @@ __all__ = [
     "grid_panel",
     "matrix_entry",
     "PictureBox",
-    "picture_explorer",
 ]
 
 STATIC = pathlib.Path(__file__).parent / "static"
@@ -227,30 +224,3 @@ class PictureBox(widgets.VBox):
     def prepare(self, budget=0):
         """Nothing is drawn ahead: a setting is drawn by the browser when chosen."""
         return 0
-
-
-def picture_explorer(controls, compute, drawer, *, title=None, extra=None):
-    """:func:`~mha_lib.explorers.toolkit.build_explorer` for a drawer with a ``picture(res)`` method."""
-    message, picture = widgets.HTML(value=""), Picture()
-    rows = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
-    rows.append(widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")))
-    box = PictureBox(rows + [message, picture] + list(extra or []), drawer)
-    box.controls, box.message, box.picture = controls, message, picture
-
-    def render():
-        values = {name: w.value for name, w in controls.items()}
-        try:
-            with single_blas_thread():
-                box._result = compute(**values)
-            frame = drawer.picture(box._result)
-        except (ValueError, TypeError) as exc:
-            box._result = None
-            warning(message, str(exc))
-            picture.layout.display = "none"  # the message takes the picture's place
-            return
-        message.value = ""
-        picture.show(frame)
-        picture.layout.display = None
-
-    wire(box, controls, render)
-    return box
