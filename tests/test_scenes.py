@@ -567,3 +567,48 @@ def test_the_step_view_labels_the_rows_of_head_i():
     frame = stepview.StepDrawer().picture(stepview.compute_steps("random", step=7))
     rows = {p["key"]: p["rows"] for p in frame.scheme["panels"]}
     assert rows["Head_i"] == rows["X"] == list(stepview.compute_steps("random").tokens)
+
+
+def test_the_lecture_screen_gives_the_step_views_weights_the_widest_column(screen):
+    """At 1024 x 768 equal columns left the 4 x 4 weights 30 px cells and no numbers: on the screen their column is
+    the widest and their cells do not shrink to the scores' size (a plain step view keeps its own layout)."""
+    screen.go(scenes.scene_index("softmax-and-temperature"))
+    panels = {p["key"]: p for p in screen.explorers["steps"].picture.scheme["panels"]}
+    assert panels["weights"]["width"] == max(scenes.HALL_STEP_WIDTHS) and panels["weights"]["same"] is None
+    assert panels["scores"]["same"] == panels["scaled"]["same"] == "square"
+    assert sum(scenes.HALL_STEP_WIDTHS) <= 0.97 + 1e-9
+    plain = stepview.make_step_explorer(step=6).picture.scheme["panels"]
+    assert [p["width"] for p in plain[4:]] == [0.3, 0.235, 0.235, 0.2]
+
+
+def test_keys_s_and_t_make_the_live_moves_without_the_controls(screen):
+    """S ticks "divide by √d_k" (scene 3); T and Shift+T step the temperature through 0.1, 1, 10 (scene 4); a scene
+    without that control is left as it is. The page's script presses the hidden buttons (screen.js)."""
+    screen.go(scenes.scene_index("why-divide-by-sqrt-d-k"))
+    scaled = screen.explorers["lecture"].controls["scaled"]
+    assert scaled.value is False
+    screen.live_keys["scale"].click()
+    assert scaled.value is True and "scaled by 1/√d_k" in screen.explorers["lecture"].picture.texts["caption"]
+    screen.live_keys["scale"].click()
+    assert scaled.value is False
+    screen.go(scenes.scene_index("softmax-and-temperature"))
+    T = screen.explorers["steps"].controls["temperature"]
+    seen = []
+    for name in ("cooler", "cooler", "warmer", "warmer", "warmer", "cooler"):
+        screen.live_keys[name].click()
+        seen.append(T.value)
+    assert seen == pytest.approx([0.1, 0.1, 1.0, 10.0, 10.0, 1.0])
+    screen.live_keys["scale"].click()  # no "divide by √d_k" in the step view: nothing moves
+    assert T.value == pytest.approx(1.0) and scaled.value is False
+    for key in ("'scale'", "'warmer'", "'cooler'", "e.key === 'p'"):
+        assert key in scenes.KEYS_JS
+    for key in ("<b>S</b>", "<b>T</b>", "<b>Shift+T</b>", "<b>[</b>", "<b>]</b>"):
+        assert key in scenes.KEYS_HELP
+
+
+@pytest.mark.parametrize(
+    ("value", "up", "expect"),
+    [(1.0, True, 10.0), (1.0, False, 0.1), (0.5, True, 1.0), (0.5, False, 0.1), (10.0, True, 10.0), (0.1, False, 0.1)],
+)
+def test_the_temperature_keys_step_through_the_planned_values(value, up, expect):
+    assert scenes.next_temperature(value, up) == expect

@@ -481,9 +481,16 @@ KEYS_HELP = (
     "<b>→</b> or <b>Page Down</b> next scene, <b>←</b> or <b>Page Up</b> previous scene (what clickers send) · "
     "<b>↓</b> or <b>.</b> next step, <b>↑</b> or <b>,</b> previous step of the step view · "
     "<b>P</b> show or hide the controls (a projector's window opens with them hidden: the presenter layout) · "
-    "Page Down / Page Up work from a slider or a text "
-    "box too; click the picture to take the arrows back from one</div>"
+    "<b>S</b> divide by √d_k or not (scene 3) · <b>T</b> or <b>]</b> next temperature, <b>Shift+T</b> or <b>[</b> "
+    "the one before (0.1, 1, 10; scene 4), with the controls hidden too · "
+    "Page Down / Page Up, P, S and T work from a slider too, Page Down / Page Up from a text "
+    "box; click the picture to take the arrows back from one</div>"
 )
+
+# The live moves' keys (screen.js clicks these hidden buttons): S ticks or unticks "divide by √d_k" (scene 3); T or ]
+# and Shift+T or [ step the temperature (scene 4) up or down through the values the guide plans (docs/teaching.md)
+TEMPERATURE_STEPS = (0.1, 1.0, 10.0)
+LIVE_KEYS = {"scale": "S", "warmer": "T or ]", "cooler": "Shift+T or ["}
 
 # A window narrower than this (width / height: 4:3 is 1.33, 16:10 is 1.6, 16:9 is 1.78) opens in the presenter layout,
 # so a scene's numbers are as large as they get without a key press; an ultra-wide one (21:9) keeps the controls shown
@@ -513,6 +520,12 @@ def _parse_viewport(text):
     return (float(m.group(1)), float(m.group(2)), float(m.group(3))) if m else None
 
 
+def next_temperature(value, up):
+    """The planned temperature (:data:`TEMPERATURE_STEPS`) after ``value`` going up (else down); the last one stays."""
+    ahead = [t for t in TEMPERATURE_STEPS if (t > value * 1.001 if up else t < value / 1.001)]
+    return (min(ahead) if up else max(ahead)) if ahead else value
+
+
 def _apply(box, settings):
     """Set the controls of an explorer to a scene's values, redrawing once: names it does not have are skipped, and
     so are values its control does not offer (e.g. an h the current d_model forbids)."""
@@ -522,6 +535,41 @@ def _apply(box, settings):
             offered = [o[1] if isinstance(o, tuple) else o for o in getattr(widget, "options", None) or [value]]
             if widget is not None and value in offered and widget.value != value:
                 widget.value = value
+
+
+# The step view on the lecture screen: its four columns' shares of the width (the first holds the row labels too).
+# The weights column is the widest, and the weights do not share the scores' cell size: at 1024 x 768 their 4 x 4
+# cells are then about 50 px, room for ".25" at 3.3 % of the window's height (in equal columns they had 30 px cells and
+# no numbers); the scores, signed numbers a hall cannot read in any cell of that width, are shown by their colours.
+HALL_STEP_WIDTHS = (0.3, 0.2, 0.3, 0.17)
+
+
+def hall_step_frame(frame):
+    """A step view's :class:`~mha_lib.explorers.widget.Frame` laid out for the lecture screen (:data:`HALL_STEP_WIDTHS`;
+    the weights' cells their own size): a frame of another view, or of a step view not of 2 rows of 4, is returned
+    as it is."""
+    panels = frame.scheme.get("panels", [])
+    if frame.scheme.get("columns") != 4 or len(panels) != 8 or "weights" not in [p.get("key") for p in panels]:
+        return frame
+    new = []
+    for k, panel in enumerate(panels):
+        panel = {**panel, "width": HALL_STEP_WIDTHS[k % 4]}
+        if panel["key"] == "weights":
+            panel["same"] = None
+        new.append(panel)
+    return frame._replace(scheme={**frame.scheme, "panels": new})
+
+
+def _hall_layout(box):
+    """Lay out a step view's picture for the hall (:func:`hall_step_frame`), from the next frame it sends on."""
+    drawer = getattr(box, "_drawer", None)
+    if drawer is None or not hasattr(drawer, "picture") or getattr(drawer, "_hall", False):
+        return
+    picture = drawer.picture
+    drawer.picture = lambda res: hall_step_frame(picture(res))
+    drawer._hall = True
+    if hasattr(box, "refresh"):
+        box.refresh()
 
 
 def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
@@ -567,6 +615,7 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         as the screen), ``.map_button`` (ToggleButton: the map of the computation with the scene's
         step in orange, in ``.map_image``), ``.viewport`` (Text: the window's size, reported by :data:`KEYS_JS`),
         ``.notice`` (HTML: an unknown scene asked for), ``.scene_text`` (HTML: the scene's line under the bar),
+        ``.live_keys`` (hidden Buttons "scale", "warmer", "cooler": what keys S, T and Shift+T press),
         ``.go(k)``, and ``.explorers`` (dict view name ->
         its box, built when first shown and kept for the whole lecture).
     """
@@ -600,6 +649,11 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         tooltip="the picture takes the whole width (key P)",
         layout=widgets.Layout(width="auto"),
     )
+    # the live moves' keys: hidden buttons the page's script clicks (S, T, Shift+T): no control column needed
+    live = {
+        name: widgets.Button(description=name, tooltip=f"key {key}", layout=widgets.Layout(display="none"))
+        for name, key in LIVE_KEYS.items()
+    }
     stages = {name: widgets.HBox(layout=widgets.Layout(width="100%", align_items="stretch")) for name in factories}
     map_image = widgets.Image(format="png")
     keys = widgets.HTML(KEYS_HELP)
@@ -618,10 +672,11 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         *((stage, "mha-stage") for stage in stages.values()),
         (map_button, "mha-map"),
         (presenter, "mha-presenter-toggle"),
+        *((button, f"mha-key-{name}") for name, button in live.items()),
     ):
         widget.add_class(css_class)
     bar = widgets.HBox(
-        [prev_button, menu, next_button, counter, map_button, presenter, contrast, notice, viewport],
+        [prev_button, menu, next_button, counter, map_button, presenter, contrast, notice, viewport, *live.values()],
         layout=widgets.Layout(align_items="center", grid_gap="10px"),
     )
     bar.add_class("mha-bar")  # wraps on a narrow (4:3) window: no button cut short
@@ -637,6 +692,8 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         """The explorer of a view, built when first needed (a fresh page computes only its first scene)."""
         if name not in state["explorers"]:
             state["explorers"][name] = box = factories[name](dpi)
+            if name == "steps":
+                _hall_layout(box)
             buttons = [b for b in (getattr(box, "previous_step", None), getattr(box, "next_step", None)) if b]
             for b, css_class in zip(buttons, ("mha-step-prev", "mha-step-next"), strict=False):
                 b.add_class(css_class)
@@ -731,6 +788,26 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         presenter.description = "show controls" if change["new"] else "hide controls"  # what a press does
 
     presenter.observe(on_presenter, names="value")
+
+    def live_control(name):
+        """The scene's own control ``name`` when its explorer has it and it is not greyed, else None."""
+        box = state["explorers"].get(scenes[menu.value].view)
+        widget = (getattr(box, "controls", None) or {}).get(name)
+        return None if widget is None or getattr(widget, "disabled", False) else widget
+
+    def on_scale(_button):
+        widget = live_control("scaled")
+        if widget is not None and not map_button.value:
+            widget.value = not widget.value
+
+    def on_temperature(up):
+        widget = live_control("temperature")
+        if widget is not None and not map_button.value:
+            widget.value = next_temperature(float(widget.value), up)
+
+    live["scale"].on_click(on_scale)
+    live["warmer"].on_click(lambda _b: on_temperature(True))
+    live["cooler"].on_click(lambda _b: on_temperature(False))
     map_button.observe(lambda change: on_stage("map" if change["new"] else scenes[menu.value].view), names="value")
 
     def on_viewport(change):
@@ -747,5 +824,6 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
     screen.contrast, screen.viewport, screen.scenes, screen.notice = contrast, viewport, scenes, notice
     screen.scene_text = scene_text
     screen.map_button, screen.map_image, screen.presenter = map_button, map_image, presenter
+    screen.live_keys = live  # "scale", "warmer", "cooler": the buttons keys S, T and Shift+T press
     screen.explorers = state["explorers"]  # the dict itself: a view's explorer is added when first shown
     return screen

@@ -475,6 +475,46 @@ def test_clicker_keys_change_scenes_while_a_slider_has_the_focus(browser, lectur
         wait_for_scene(page, 4, previous_src=state["all"])
 
 
+def test_the_live_moves_have_keys_and_the_weights_numbers_show_at_1024x768(browser, lecture_url, screenshots):
+    """At 1024 x 768 in the presenter layout the step view's 4 x 4 weights (scene 4) show their numbers, at least 3.3 %
+    of the window's height (".25 .26 .03 .46", as the guide reads them); Shift+T and T step the temperature through
+    0.1, 1 and 10 and S ticks "divide by √d_k" (scene 3) with the controls hidden; P, S and T work from a focused
+    slider (which lets the key go: the slider does not move)."""
+    weights = """() => [...document.querySelectorAll('.mha-screen .mha-pic')].find(p => p.offsetParent !== null)
+      .querySelector('.mha-group[data-key="weights"]')"""
+    numbers = f"() => {{ const g = ({weights})(); return g.classList.contains('mha-small-cells') ? [] : "
+    numbers += "[...g.querySelectorAll('.mha-cell')].map(c => c.textContent); }"
+    size = f"() => parseFloat(getComputedStyle(({weights})().querySelector('.mha-cell')).fontSize)"
+    caption = "() => [...document.querySelectorAll('.mha-screen .mha-pic')].find(p => p.offsetParent !== null)"
+    caption += ".querySelector('.mha-caption').innerText"
+    with scene_page(browser, lecture_url, 4, 1024, 768) as (page, state):
+        assert state["presenter"]
+        assert page.evaluate(numbers)[:4] == [".25", ".26", ".03", ".46"]
+        assert page.evaluate(size) >= LEAST_NUMBER_SHARE * 768
+        page.screenshot(path=str(screenshots / "lecture_1024x768_weights_numbers.png"))
+        page.locator("body").click(position={"x": 1019, "y": 763})
+        page.keyboard.press("Shift+T")
+        assert ld.wait_until(lambda: page.evaluate(numbers)[:4] == ["0", "0", "0", ".99"], timeout=30), page.evaluate(
+            numbers
+        )
+        page.keyboard.press("t")
+        page.keyboard.press("]")
+        assert ld.wait_until(lambda: "T = 10" in page.evaluate(caption), timeout=30), page.evaluate(caption)
+        page.keyboard.press("p")  # the controls, a slider focused: P, T and S still work
+        assert ld.wait_until(lambda: not page.evaluate(_STATE)["presenter"], timeout=30)
+        page.locator(".mha-screen .mha-controls .noUi-handle:visible").last.focus()
+        page.keyboard.press("[")
+        assert ld.wait_until(lambda: "T = 1.00" in page.evaluate(caption), timeout=30), page.evaluate(caption)
+        page.locator(".mha-screen .mha-controls .noUi-handle:visible").last.focus()
+        page.keyboard.press("p")
+        assert ld.wait_until(lambda: page.evaluate(_STATE)["presenter"], timeout=30)
+        page.keyboard.press("PageUp")
+        wait_for_scene(page, 3, previous_src=state["all"])
+        assert "NOT scaled" in page.evaluate(caption)
+        page.keyboard.press("s")
+        assert ld.wait_until(lambda: "scaled by 1/√d_k" in page.evaluate(caption), timeout=30), page.evaluate(caption)
+
+
 _STEP_PANELS = """() => {
   const pic = [...document.querySelectorAll('.mha-screen .mha-pic')].find(p => p.offsetParent !== null);
   const boxes = [...pic.querySelectorAll('.mha-group')].filter(g => g.style.visibility !== 'hidden')

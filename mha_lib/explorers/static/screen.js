@@ -30,14 +30,25 @@
   window.addEventListener('resize', later);
   // arrows typed into these stay theirs (not a ticked checkbox: the keys still change scenes after high contrast)
   const fields = 'input:not([type=checkbox]), textarea, select, [contenteditable=true], .noUi-handle, [role=slider]';
+  // letters typed into these stay theirs (a slider types no letter: P, S, T, [ and ] work from it)
+  const typing = 'input:not([type=checkbox]):not([type=range]), textarea, select, [contenteditable=true]';
+  // the live moves: S divides by sqrt(d_k) or not, T or ] the next planned temperature, Shift+T or [ the one before
+  // (hidden buttons of the scene bar: the kernel knows the scene's controls)
+  const live = { s: 'scale', S: 'scale', t: 'warmer', ']': 'warmer', T: 'cooler', '[': 'cooler' };
   document.addEventListener('keydown', function (e) {
     // only on the full-window screen (Voila): inside JupyterLab the arrows move between cells
     if (!$('.mha-screen.mha-fullscreen') || e.altKey || e.ctrlKey || e.metaKey) { return; }
     // scenes: the arrows and what presentation clickers send (Page Down / Page Up); steps of the step view: the
     // down and up arrows, or "." and ","
-    if ((e.key === 'p' || e.key === 'P') && !(e.target && e.target.closest(fields))) {  // presenter layout
-      const toggle = $('.mha-presenter-toggle');
-      if (toggle) { e.preventDefault(); toggle.click(); }
+    const letter = e.key === 'p' || e.key === 'P' || e.key in live;
+    if (letter && !(e.target && e.target.closest(typing))) {
+      // from a focused slider too (after a move with the controls shown): the slider lets the key go
+      const button = (e.key === 'p' || e.key === 'P') ? $('.mha-presenter-toggle') : $('button.mha-key-' + live[e.key]);
+      if (!button) { return; }
+      e.preventDefault();
+      e.stopPropagation();
+      if (document.activeElement && document.activeElement.closest(fields)) { document.activeElement.blur(); }
+      button.click();  // the presenter layout shown or hidden, or the live move asked of the kernel
       return;
     }
     const target = { ArrowRight: 'scene-next', PageDown: 'scene-next', ArrowLeft: 'scene-prev', PageUp: 'scene-prev',
