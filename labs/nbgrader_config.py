@@ -1,15 +1,17 @@
 # nbgrader configuration for the attention lab: copy it into the course directory (the folder with source/).
 #
-# Autograde grades every part of the lab from the submitted notebook's cells, outside the student's kernel
-# (mha_lib.exercises.lab.GradeFromTheFile, after nbgrader's Execute): nothing a submission does to its own kernel
-# can change its grade, and grades.csv and the feedback are what `python labs/regrade.py` gives.
+# Autograde never runs a submission in a kernel: nbgrader's Execute step is left out, and every part of the lab is
+# graded from the submitted notebook's cells (mha_lib.exercises.lab.GradeFromTheFile), which run in the lab's sandbox
+# (a fresh Python that can read only numpy's and Python's own files, write nothing, start nothing, and not import
+# mha_lib). So a submission can change neither its own grade nor anything else (the gradebook, this file, another
+# student's notebook), and grades.csv and the feedback are what `python labs/regrade.py` gives. The feedback shows
+# each part's verdict under the student's code (the code's own outputs are not re-made).
 import os
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
-    Execute,
     IgnorePattern,
     LimitOutput,
     SaveAutoGrades,
@@ -19,9 +21,8 @@ from mha_lib.exercises import lab
 
 c = get_config()  # noqa: F821 - nbgrader's config loader defines it
 
-os.environ[lab.GRADED_FROM_THE_FILE] = "1"  # the test cells in the student's kernel leave grading to GradeFromTheFile
+os.environ[lab.GRADED_FROM_THE_FILE] = "1"  # (a test cell run in a kernel after all leaves grading to GradeFromTheFile)
 c.Autograde.autograde_preprocessors = [
-    Execute,
     IgnorePattern,
     ClearMetadataPreprocessor,
     lab.GradeFromTheFile,
@@ -30,4 +31,3 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties,
     CheckCellMetadata,
 ]
-c.Execute.timeout = 120  # seconds per cell: the student's own cells, on a loaded grading machine

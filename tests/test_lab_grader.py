@@ -188,7 +188,7 @@ def test_an_alias_of_the_library_earns_nothing():
         (functools.partial(mha_lib.softmax), "a functools.partial, not a function you wrote with def"),
         (reads_the_source, "mha_lib"),
         (reads_the_source_by_name, "mha_lib's files cannot be read while the lab is graded"),
-        (starts_a_process, "subprocess.Popen is not allowed"),
+        (starts_a_process, "subprocess cannot be imported while the lab is graded"),
         (code_in_a_string, "mha_lib"),
         (zeros, "right shape, wrong numbers"),
     ],
@@ -450,3 +450,51 @@ def test_autograde_stops_when_the_grading_code_changed_on_disk():
     step.fingerprint = "0" * 64  # as if a file changed after the configuration was loaded
     with pytest.raises(lab.GradingCodeChanged, match="changed on disk during autograde.*container"):
         step.preprocess({"cells": []}, {})
+
+
+HONEST_BODY = """
+    mask = np.broadcast_to(mask, np.shape(scores))
+    top = np.max(np.where(mask, scores, -np.inf), axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    e = np.where(mask, np.exp(np.where(mask, scores - top, 0.0)), 0.0)
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+"""
+
+OUTSIDE_THE_SANDBOX = {  # what a submission tried, what it does before its honest work, what the message says
+    "another copy of the library": (
+        "import importlib.util\n    spec = importlib.util.spec_from_file_location('lib', {copy!r})\n"
+        "    spec.loader.exec_module(importlib.util.module_from_spec(spec))",
+        "cannot be read while the lab is graded",
+    ),
+    "walking the disk for one": ("import os\n    os.listdir({folder!r})", "cannot be listed while the lab is graded"),
+    "writing a file": ("open({written!r}, 'w').write('graded')", "no file may be written while the lab is graded"),
+    "writing the gradebook": ("import sqlite3", "sqlite3 cannot be imported while the lab is graded"),
+    "a frame, to switch the checks off": ("import sys\n    sys._getframe(1).f_locals", "sys._getframe is not allowed"),
+    "the garbage collector, likewise": ("import gc\n    gc.get_objects()", "gc.get_objects is not allowed"),
+    "C code": ("import ctypes\n    ctypes.CDLL(None)", "ctypes.dlopen is not allowed"),
+    "a process": ("import os\n    os.system('true')", "os.system is not allowed"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("attempt", list(OUTSIDE_THE_SANDBOX))
+def test_graded_code_cannot_reach_or_change_anything_outside_its_process(attempt, tmp_path):
+    """Graded from the file, a submission reads only numpy's and Python's own files (not another copy of mha_lib,
+    not another student's notebook), writes nothing (not the gradebook, not the course's configuration), starts
+    nothing and cannot reach the checks' own state: the part earns nothing, with the reason."""
+    import shutil
+
+    copy = tmp_path / "elsewhere" / "attention.py"
+    copy.parent.mkdir()
+    shutil.copy(mha_lib.attention.__file__, copy)
+    written = tmp_path / "written.txt"
+    before, said = OUTSIDE_THE_SANDBOX[attempt]
+    before = before.format(copy=str(copy), folder=str(copy.parent), written=str(written))
+    cell = f"def my_masked_softmax(scores, mask):\n    {before}\n{HONEST_BODY}"
+    verdict = lab._grade_job("masked_softmax", {"mode": "cells", "cells": [cell]})
+    assert verdict["points"] == 0, verdict
+    assert said in verdict["message"], verdict["message"]
+    assert not written.exists()
+    honest_cell = f"def my_masked_softmax(scores, mask):\n{HONEST_BODY}"
+    assert lab._grade_job("masked_softmax", {"mode": "cells", "cells": [honest_cell]})["points"] == 2

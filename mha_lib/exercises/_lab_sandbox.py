@@ -3,10 +3,14 @@
 The lab's grader (:mod:`mha_lib.exercises.lab`) starts this file as a script, never as part of the package:
 ``python -I -S _lab_sandbox.py SITE_DIR BLOCKED_DIR``. ``-S`` leaves site-packages (and with it the installed
 ``mha_lib``) off the path; numpy is imported from SITE_DIR, which is then taken off the path again; an audit hook
-(which Python code cannot remove) refuses to import ``mha_lib``, to open any file under BLOCKED_DIR (mha_lib's
-folder) and to start processes. So whatever a student's notebook did (an alias, a dict holding a library function,
-an attribute stored on numpy, importlib, sys.modules, ...), here their functions have numpy, Python's own modules and
-what they wrote themselves, nothing else.
+(which Python code cannot remove) then lets the student's code read only numpy's and Python's own files (not
+BLOCKED_DIR, mha_lib's folder, nor another copy of the library anywhere on the disk, nor other submissions), list
+only those folders, write no file, start no process, open no socket and no database, load no C code (ctypes), and,
+while the student's code runs, look at no frame and ask the garbage collector for no object (which could reach the
+hook's own state). So whatever a student's notebook did (an alias, a dict holding a library function, an attribute
+stored on numpy, importlib, sys.modules, a copy of the library's files, ...), here their functions have numpy,
+Python's own modules and what they wrote themselves, nothing else; and they cannot change anything outside this
+process (the gradebook, the course's files, another student's notebook).
 
 The grader and this process talk in lines of JSON (stdin, and a copy of stdout taken before any student code runs;
 what the student's code prints goes nowhere). Arrays travel as ``.npy`` bytes. This process only runs the functions
@@ -20,11 +24,19 @@ of each call) and ``strict`` (calls run with numpy's overflow and invalid-value 
 
 import sys
 
+PREIMPORTED = (
+    *("abc", "array", "bisect", "cmath", "collections", "copy", "dataclasses", "decimal", "enum", "fractions"),
+    *("functools", "heapq", "itertools", "math", "numbers", "operator", "random", "re", "statistics", "string"),
+    *("textwrap", "time", "typing", "warnings"),
+    *("numpy.fft", "numpy.linalg", "numpy.polynomial", "numpy.random"),
+)
+
 
 def main():  # noqa: C901 - one job, read top to bottom
     site_dir, blocked_dir = sys.argv[1], sys.argv[2]
     import ast
     import base64
+    import contextlib
     import functools
     import importlib
     import io
@@ -46,34 +58,102 @@ def main():  # noqa: C901 - one job, read top to bottom
     os.dup2(devnull, 1)
     sys.stdout = io.StringIO()  # what the student's code prints
     job = json.loads(sys.stdin.readline())
+    sys.dont_write_bytecode = True
+    # modules a student's numpy code may import, imported now: several look at their caller's frame when first
+    # imported (namedtuple, typing), which the student's code may not do
+    for module in PREIMPORTED:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module)
     blocked = os.path.realpath(blocked_dir)
+    # what may be read: Python's own modules and numpy (with the libraries its wheel ships), nothing else
+    readable_roots = tuple(
+        os.path.realpath(p)
+        for p in (os.path.dirname(os.__file__), os.path.dirname(np.__file__), os.path.join(site_dir, "numpy.libs"))
+    )
 
-    def inside_blocked(path):
+    def inside(path, root):
         try:
-            return os.path.commonpath([os.path.realpath(os.fsdecode(path)), blocked]) == blocked
+            return os.path.commonpath([os.path.realpath(os.fsdecode(path)), root]) == root
         except (TypeError, ValueError):
             return False
 
-    refused = (
-        "subprocess.Popen",
-        "os.system",
-        "os.exec",
-        "os.posix_spawn",
-        "os.spawn",
-        "os.fork",
-        "os.forkpty",
-        "ctypes.dlopen",
-        "ctypes.dlsym",
-        "ctypes.cdata",
-        "pty.spawn",
+    def readable(path):
+        return not inside(path, blocked) and any(inside(path, root) for root in readable_roots)
+
+    write_flags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+    refused = frozenset(
+        (
+            "subprocess.Popen",
+            "os.system",
+            "os.exec",
+            "os.posix_spawn",
+            "os.spawn",
+            "os.fork",
+            "os.forkpty",
+            "os.kill",
+            "os.killpg",
+            "pty.spawn",
+            "ctypes.dlopen",
+            "ctypes.dlsym",
+            "ctypes.cdata",
+            # changes to files and folders
+            "os.remove",
+            "os.rename",
+            "os.mkdir",
+            "os.rmdir",
+            "os.symlink",
+            "os.link",
+            "os.chmod",
+            "os.chown",
+            "os.truncate",
+            "os.utime",
+            "os.setxattr",
+            "os.removexattr",
+            "shutil.copyfile",
+            "shutil.copytree",
+            "shutil.move",
+            "shutil.rmtree",
+            # the network and databases (the gradebook is one)
+            "socket.__new__",
+            "socket.connect",
+            "socket.bind",
+            "socket.getaddrinfo",
+            "sqlite3.connect",
+            "urllib.Request",
+            "http.client.connect",
+            "webbrowser.open",
+        )
     )
+    refused_imports = frozenset(("mha_lib", "ctypes", "_ctypes", "cffi", "_posixsubprocess", "sqlite3", "_sqlite3"))
+    # while the student's code runs: no frames (nor what leads to them) and no objects from the garbage collector
+    introspection = frozenset(
+        ("sys._getframe", "sys._current_frames", "gc.get_objects", "gc.get_referrers", "gc.get_referents")
+    )
+    frame_attributes = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "f_locals", "f_globals"))
+    student_runs = [False]  # reachable only through frames or the collector, which it closes
 
     def audit(event, args):
-        if event == "import" and isinstance(args[0], str) and args[0].split(".")[0] == "mha_lib":
-            raise ImportError("mha_lib cannot be imported while the lab is graded")
-        if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)) and inside_blocked(args[0]):
-            raise PermissionError("mha_lib's files cannot be read while the lab is graded")
-        if event in refused:
+        if event == "import" and isinstance(args[0], str) and args[0].split(".")[0] in refused_imports:
+            raise ImportError(f"{args[0].split('.')[0]} cannot be imported while the lab is graded")
+        if event == "open":
+            path, mode, flags = (tuple(args) + (None, None, None))[:3]
+            if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                isinstance(flags, int) and flags & write_flags
+            ):
+                raise PermissionError("no file may be written while the lab is graded")
+            if not isinstance(path, int) and inside(path, blocked):
+                raise PermissionError("mha_lib's files cannot be read while the lab is graded")
+            if not isinstance(path, int) and not readable(path):
+                raise PermissionError(
+                    f"{os.fsdecode(path)!r} cannot be read while the lab is graded (only numpy's and Python's own files)"
+                )
+        elif event in ("os.listdir", "os.scandir"):
+            path = args[0] if args and args[0] not in (None, "", b"") else "."
+            if not isinstance(path, int) and not readable(path):
+                raise PermissionError(f"{os.fsdecode(path)!r} cannot be listed while the lab is graded")
+        elif event in refused or event.startswith("ctypes."):  # (numpy imports ctypes itself)
+            raise PermissionError(f"{event} is not allowed while the lab is graded")
+        elif student_runs[0] and (event in introspection or (event == "object.__getattr__" and args[1] in frame_attributes)):
             raise PermissionError(f"{event} is not allowed while the lab is graded")
 
     def send(message):
@@ -247,7 +327,11 @@ def main():  # noqa: C901 - one job, read top to bottom
             for statement in statements:
                 try:
                     code = compile(ast.Module([statement], type_ignores=[]), name, "exec")
-                    exec(code, space)  # noqa: S102 - the point of this process
+                    student_runs[0] = True
+                    try:
+                        exec(code, space)  # noqa: S102 - the point of this process
+                    finally:
+                        student_runs[0] = False
                 except BaseException as err:  # noqa: BLE001 - the student's line: reported, the next one runs
                     setup_errors.append(f"cell {i + 1}, line {statement.lineno}: {type(err).__name__}: {err}")
                     line = (source.splitlines() or [""])[statement.lineno - 1].strip()
@@ -289,7 +373,11 @@ def main():  # noqa: C901 - one job, read top to bottom
         values = [decode(a) for a in args]
         try:
             with np.errstate(**({"over": "raise", "invalid": "raise"} if strict else {"all": "ignore"})):
-                result = root(*values)
+                student_runs[0] = True
+                try:
+                    result = root(*values)
+                finally:
+                    student_runs[0] = False
         except BaseException as err:  # noqa: BLE001 - the student's code: its error is the answer
             frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename in own_files]
             where = f"{frames[-1].name}, line {frames[-1].lineno}: {frames[-1].line}" if frames else ""
