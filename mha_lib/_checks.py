@@ -97,7 +97,7 @@ def check_mask(mask: ArrayLike, shape: tuple[int, ...], heads: int | None = None
             ) from None
         raise ValueError(
             f"mask has shape {mask.shape} but the scores have shape {tuple(shape)}; "
-            f"the mask must be (n, n) = {tuple(shape[-2:])} or broadcast to it"
+            f"the mask must be (n, m) = {tuple(shape[-2:])} (a row per query, a column per key) or broadcast to it"
         ) from None
 
 
