@@ -498,3 +498,34 @@ def test_graded_code_cannot_reach_or_change_anything_outside_its_process(attempt
     assert not written.exists()
     honest_cell = f"def my_masked_softmax(scores, mask):\n{HONEST_BODY}"
     assert lab._grade_job("masked_softmax", {"mode": "cells", "cells": [honest_cell]})["points"] == 2
+
+
+@pytest.mark.slow
+def test_the_maximum_over_masked_keys_too_is_named():
+    cell = (
+        "def my_masked_softmax(scores, mask):\n"
+        "    mask = np.broadcast_to(mask, np.shape(scores))\n"
+        "    e = np.where(mask, np.exp(scores - scores.max(axis=-1, keepdims=True)), 0.0)\n"
+        "    total = e.sum(axis=-1, keepdims=True)\n"
+        "    return e / np.where(total > 0, total, 1.0)\n"
+    )
+    verdict = lab._grade_job("masked_softmax", {"mode": "cells", "cells": [cell]})
+    assert verdict["points"] == 0 and "maximum is taken over every key, masked ones too" in verdict["message"], verdict
+
+
+@pytest.mark.slow
+def test_a_merge_without_the_transpose_is_named():
+    cell = (
+        "def my_repeat_kv(K, h):\n    return np.repeat(K, h // K.shape[-3], axis=-3)\n\n\n"
+        "def my_masked_softmax(scores, mask):\n"
+        "    s = np.where(mask, scores, -np.inf)\n"
+        "    e = np.where(mask, np.exp(s - s.max(axis=-1, keepdims=True)), 0.0)\n"
+        "    return e / e.sum(axis=-1, keepdims=True)\n\n\n"
+        "def my_gqa_layer(X, W_q, W_k, W_v, W_o):\n"
+        "    h, n = W_q.shape[0], X.shape[0]\n"
+        "    Q, K, V = X @ W_q, my_repeat_kv(X @ W_k, h), my_repeat_kv(X @ W_v, h)\n"
+        "    w = my_masked_softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), np.tri(n, dtype=bool))\n"
+        "    return (w @ V).reshape(n, -1) @ W_o\n"
+    )
+    verdict = lab._grade_job("gqa_layer", {"mode": "cells", "cells": [cell]})
+    assert verdict["points"] == 0 and "merged with a reshape" in verdict["message"], verdict

@@ -301,6 +301,17 @@ def _masked_softmax(scores, mask):
     return lib.softmax(lib.apply_mask(scores, mask))
 
 
+def _max_over_every_key(scores, mask):
+    """The masked softmax with each row's maximum taken over all its keys (a classic mistake), 0 where nothing is
+    left; computed without warnings."""
+    np = _np()
+    mask = np.broadcast_to(mask, np.shape(scores))
+    with np.errstate(all="ignore"):
+        e = np.where(mask, np.exp(scores - np.max(scores, axis=-1, keepdims=True)), 0.0)
+        total = e.sum(axis=-1, keepdims=True)
+        return e / np.where(total > 0, total, 1.0)
+
+
 def _mask_with_a_key_per_row(rng, shape, p=0.6):
     mask = rng.random(shape) < p
     mask[..., rng.integers(shape[-1])] = True  # every row keeps at least one key
@@ -323,6 +334,12 @@ def _cases_masked_softmax(rng):
                 np.swapaxes(axis_wrong, -1, -2),
                 "the softmax runs down the columns: normalise each row (the "
                 "last axis), so that each query's weights over its keys sum to 1",
+            ),
+            (
+                _max_over_every_key(scores, mask),
+                "each row's maximum is taken over every key, masked ones too: a masked score of 1e4 then sends the "
+                "exp of every allowed key to 0; take the maximum over the keys the row may attend to, e.g. "
+                "np.where(mask, scores, -np.inf).max(axis=-1, keepdims=True)",
             ),
         ]
         cases.append(_Case([scores, mask], _masked_softmax(scores, mask), label, mistakes=mistakes, **kw))
@@ -464,6 +481,15 @@ def _cases_gqa_layer(rng):
                 "the scores are divided by d_k: divide Q K^T by sqrt(d_k), the square root of a query's size",
             ),
         ]
+        heads = lib.multi_head_attention(X, p, mask=causal).heads  # (h, n, d_v)
+        mistakes.append(
+            (
+                heads.reshape(n, h * d_v) @ np.asarray(p.W_o),
+                "the heads are merged with a reshape of (h, n, d_v) straight to (n, h * d_v), which mixes tokens "
+                "across rows: put the token axis first (np.swapaxes(heads, 0, 1) or a transpose), then reshape, "
+                "as in notebooks 06 and 07",
+            )
+        )
         if h_kv not in (1, h):
             mistakes.append(
                 (
