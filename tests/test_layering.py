@@ -1,6 +1,6 @@
 """The dependency arrows point one way: the math uses no pictures and no widgets.
 
-Pictures (`plotting`, `diagrams`) may import matplotlib; only `explorers` may import widgets. Everything else
+Still pictures (`plotting`, `diagrams`, `viz/`) may import matplotlib; only `explorers` may import widgets. Everything else
 in `mha_lib` (the math, the model, the exercises) imports neither, so it can be read, tested and reused alone.
 """
 
@@ -38,12 +38,16 @@ def test_no_module_below_the_explorers_imports_widgets(path):
     assert not widgets, f"{path.name} imports {sorted(widgets)}: widgets belong in mha_lib/explorers/"
 
 
+def _is_a_picture_module(path):
+    return path.name in PICTURES or "viz" in path.relative_to(PACKAGE).parts
+
+
 @pytest.mark.parametrize(
-    "path", [p for p in _below_the_explorers() if p.name not in PICTURES], ids=lambda p: str(p.relative_to(PACKAGE))
+    "path", [p for p in _below_the_explorers() if not _is_a_picture_module(p)], ids=lambda p: str(p.relative_to(PACKAGE))
 )
 def test_the_math_imports_no_matplotlib(path):
     plots = {name for name in _modules_imported(path) if name.split(".")[0] == "matplotlib"}
-    assert not plots, f"{path.name} imports {sorted(plots)}: pictures belong in plotting, diagrams or explorers"
+    assert not plots, f"{path.name} imports {sorted(plots)}: pictures belong in plotting, diagrams or viz"
 
 
 def test_importing_mha_lib_loads_neither_matplotlib_nor_widgets():
