@@ -274,7 +274,8 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
       }
       g.cellFit = cell;
     }
-    const num = Math.min(0.95 * cell / (g.widest || 2.3), 0.6 * cell);
+    // the widest number takes 0.9 of its cell at most: a gap between neighbours (".92 .08", not ".92.08")
+    const num = Math.min(0.9 * cell / (g.widest || 2.3), 0.6 * cell);
     g.cellUsed = cell;
     setVar(g.root, "--cell", `${cell.toFixed(2)}px`);
     setVar(g.root, "--num", `${num.toFixed(2)}px`);
