@@ -570,15 +570,23 @@ def test_the_step_view_labels_the_rows_of_head_i():
 
 
 def test_the_lecture_screen_gives_the_step_views_weights_the_widest_column(screen):
-    """At 1024 x 768 equal columns left the 4 x 4 weights 30 px cells and no numbers: on the screen their column is
-    the widest and their cells do not shrink to the scores' size (a plain step view keeps its own layout)."""
+    """At 1024 x 768 equal columns left the 4 x 4 weights 30 px cells and no numbers: in the screen's presenter layout
+    their column is the widest and their cells do not shrink to the scores' size (with the controls shown, and in a
+    plain step view, the step view keeps its own layout)."""
     screen.go(scenes.scene_index("softmax-and-temperature"))
+    screen.presenter.value = True
     panels = {p["key"]: p for p in screen.explorers["steps"].picture.scheme["panels"]}
     assert panels["weights"]["width"] == max(scenes.HALL_STEP_WIDTHS) and panels["weights"]["same"] is None
     assert panels["scores"]["same"] == panels["scaled"]["same"] == "square"
     assert sum(scenes.HALL_STEP_WIDTHS) <= 0.97 + 1e-9
     plain = stepview.make_step_explorer(step=6).picture.scheme["panels"]
     assert [p["width"] for p in plain[4:]] == [0.3, 0.235, 0.235, 0.2]
+    many = stepview.StepDrawer().picture(stepview.compute_steps("trained", head=3, step=7))
+    assert next(p for p in many.scheme["panels"] if p["key"] == "weights")["n"] > scenes.HALL_STEP_MAX_TOKENS
+    assert scenes.hall_step_frame(many) == many, "8 tokens: the step view's own layout (its labels need the width)"
+    screen.presenter.value = False  # the controls shown: too little width for it, the step view's own layout
+    panels = screen.explorers["steps"].picture.scheme["panels"]
+    assert [p["width"] for p in panels] == [p["width"] for p in plain]
 
 
 def test_keys_s_and_t_make_the_live_moves_without_the_controls(screen):
@@ -612,3 +620,25 @@ def test_keys_s_and_t_make_the_live_moves_without_the_controls(screen):
 )
 def test_the_temperature_keys_step_through_the_planned_values(value, up, expect):
     assert scenes.next_temperature(value, up) == expect
+
+
+def test_the_motivation_scene_says_which_words_its_table_shows_and_keeps_the_answer_plain(screen):
+    """The sentence has 8 words, the table 4: the screen says which are left out (greyed in the sentence); no row is
+    in bold before the poll ("which word should 'it' look at?")."""
+    screen.go(0)
+    shown = screen.explorers["lookup"].picture.value
+    assert "shows 4 of its 8 words; the grey ones are left out" in shown
+    for word in ("down", "because", "was", "tired"):
+        assert f"<span style='color: #767676'>{word}</span>" in shown
+    assert "<tr style='font-weight: bold" not in shown and "font-weight: bold; " not in shown
+
+
+def test_the_weighted_sum_scene_draws_head_1_on_its_own_scale_with_colour_bars(screen):
+    """Head_1's values are under half of V_1's: on V_1's scale its rows were almost white. It has a scale of its own,
+    and both have a colour bar saying which."""
+    screen.go(scenes.scene_index("the-weighted-sum"))
+    view = screen.explorers["blend"]
+    lim, head_lim = view.limits
+    assert head_lim == pytest.approx(np.abs(view.head[:, : view.COLUMNS]).max()) and head_lim < 0.6 * lim
+    shown = view.picture.value
+    assert f"+{lim:.2f}" in shown and f"+{head_lim:.2f}" in shown and shown.count("linear-gradient") == 2

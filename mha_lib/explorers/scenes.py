@@ -159,6 +159,9 @@ class _StillView(widgets.VBox):
         return 0
 
 
+SENTENCE = ("the", "cat", "sat", "down", "because", "it", "was", "tired")  # the motivation scene's sentence
+
+
 class LookupView(_StillView):
     """The motivation scene: "it" finds the noun it refers to (:func:`mha_lib.soft_lookup_example`), as large text
     and bars in HTML (the kernel draws no pixels). Has what the screen asks of an explorer: ``controls`` (none),
@@ -177,13 +180,13 @@ class LookupView(_StillView):
             w = look.weights[m, j]
             bar = (
                 f"<div style='display: inline-block; vertical-align: middle; height: calc({u} * 1.1); "
-                f"width: calc({u} * {12 * w:.2f}); background: #0072B2'></div>"
+                f"width: calc({u} * {9 * w:.2f}); background: #0072B2'></div>"
             )
-            bold = "font-weight: bold; " if w == look.weights[m].max() else ""
+            # no row in bold: the best match is the poll's answer, read off the bars only after the poll
             rows.append(
-                f"<tr style='{bold}'><td style='{cell}'>{tok}</td><td style='{cell}'>{offers[tok]} "
+                f"<tr><td style='{cell}'>{tok}</td><td style='{cell}'>{offers[tok]} "
                 f"({', '.join(f'{x:g}' for x in look.K[j])})</td>"
-                f"<td style='{cell}'>{look.scores[m, j]:g}</td><td style='{cell}'>{bar} {w:.2f}</td>"
+                f"<td style='{cell}'>{look.scores[m, j]:g}</td><td style='{cell}; white-space: nowrap'>{bar} {w:.2f}</td>"
                 f"<td style='{cell}'>{hands[tok]}</td></tr>"
             )
         head = "".join(
@@ -191,10 +194,18 @@ class LookupView(_StillView):
             for t in ("word", "key: what it offers", "score: query · key", "weight (softmax)", "value: hands over")
         )
         out = ", ".join(f"{x:.2f}" for x in look.output[m])
+        # the whole sentence, the words the table leaves out in grey ("it" in bold: the word asked about)
+        shown = set(look.tokens)
+        sentence = " ".join(
+            "<b>it</b>" if w == "it" else w if w in shown else f"<span style='color: #767676'>{w}</span>" for w in SENTENCE
+        )
+        left_out = ", ".join(w for w in SENTENCE if w not in shown)
         self.picture = widgets.HTML(
             f"<div class='mha-pic mha-still' data-frame='lookup' style='line-height: 1.35'>"
-            f"<div style='font-size: calc({u} * 1.6); margin-bottom: calc({u} * 0.5)'>“the cat sat down because "
-            f"<b>it</b> was tired”: which word does <b>it</b> mean?</div>"
+            f"<div style='font-size: calc({u} * 1.6); margin-bottom: calc({u} * 0.2)'>“{sentence}”: which word "
+            f"does <b>it</b> mean?</div>"
+            f"<div style='font-size: calc({u} * 1.1); margin-bottom: calc({u} * 0.4)' title='left out: {left_out}'>"
+            f"The table shows {len(look.tokens)} of its {len(SENTENCE)} words; the grey ones are left out.</div>"
             f"<div style='font-size: calc({u} * 1.2); margin-bottom: calc({u} * 0.6)'>The query of <b>it</b>: "
             f"“I look for a thing” ({', '.join(f'{x:g}' for x in look.Q[m])}). Every word's key says what it "
             f"offers; the score is how well the query matches it.</div>"
@@ -249,7 +260,12 @@ class PositionsView(_StillView):
 
         def grid(w, labels, title):
             size = f"calc({u} * 2.3)"
-            head = "<tr><td></td>" + "".join(f"<td style='text-align: center'>{word(t)}</td>" for t in labels) + "</tr>"
+            # the column labels a little smaller than the rows': "the cat saw the dog" stays five words at 1024 x 768
+            head = (
+                "<tr><td></td>"
+                + "".join(f"<td style='text-align: center; font-size: calc({u} * 0.85)'>{word(t)}</td>" for t in labels)
+                + "</tr>"
+            )
             rows = "".join(
                 f"<tr><td style='text-align: right; padding-right: calc({u} * 0.4)'>{word(labels[i])}</td>"
                 + "".join(
@@ -271,7 +287,8 @@ class PositionsView(_StillView):
             f"<div class='mha-pic mha-still' data-frame='positions' style='font-size: calc({u} * 1.1)'>"
             f"<div style='font-size: calc({u} * 1.4); margin-bottom: calc({u} * 0.5)'>Head 1's weights (rows: query, "
             f"columns: key; bright = much weight), random parameters, no positions added</div>"
-            f"<div style='display: flex; align-items: flex-start'>"
+            # the grids' bottoms aligned (they are of one size): a title on two lines does not push its grid lower
+            f"<div style='display: flex; align-items: flex-end'>"
             + "".join(grid(w, lab, t) for w, lab, t in zip(self.weights, self.labels, self.titles, strict=True))
             + f"</div><div style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'>Right: {same}. Every "
             f"number moved with its word; the output rows too (largest difference once put back: "
@@ -332,24 +349,39 @@ class BlendView(_StillView):
         def edges(i, j, m):
             return "" if i else ("first" if j == 0 else "last" if j == m - 1 else "row")
 
-        def grid(title, rows):
+        def bar(top):
+            """A colour bar of the signed map, -top ... top, its three values beside it."""
+            stops = ", ".join(signed[k] for k in range(255, -1, -32)) + f", {signed[0]}"
+            ticks = "".join(f"<div>{t}</div>" for t in (f"+{top:.2f}", "0", f"−{top:.2f}"))
+            return (
+                f"<div style='display: flex; align-items: stretch; margin-left: calc({u} * 0.3); height: calc({u} * 9.2)"
+                f"'><div style='width: calc({u} * 0.7); border: 1px solid #000; background: linear-gradient({stops})'>"
+                f"</div><div style='display: flex; flex-direction: column; justify-content: space-between; "
+                f"font-size: calc({u} * 0.9); margin-left: calc({u} * 0.2)'>{ticks}</div></div>"
+            )
+
+        def grid(title, rows, side=""):
             body = "".join(
                 f"<tr><td style='text-align: right; padding-right: calc({u} * 0.4)'>{tokens[i]}</td>{r}</tr>"
                 for i, r in enumerate(rows)
             )
             return (
                 f"<div style='margin-right: calc({u} * 0.9)'><div style='font-size: calc({u} * 1.2); "
-                f"margin-bottom: calc({u} * 0.3)'>{title}</div><table style='border-collapse: collapse'>{body}"
-                f"</table></div>"
+                f"margin-bottom: calc({u} * 0.3)'>{title}</div><div style='display: flex; align-items: flex-start'>"
+                f"<table style='border-collapse: collapse'>{body}</table>{side}</div></div>"
             )
 
-        def shade(x):  # the signed colour map, -lim ... lim, as the step view colours V_i
-            return signed[min(255, max(0, int(round(127.5 * (1 + x / lim)))))]
+        def shade(x, top):  # the signed colour map, -top ... top, as the step view colours V_i
+            return signed[min(255, max(0, int(round(127.5 * (1 + x / top)))))]
 
         c = self.COLUMNS
-        v_rows = ["".join(cell(shade(x)) for x in row) for row in self.V[:, :c]]
+        # Head_1's values are smaller than V_1's (a blend whose signs partly cancel): on V_1's scale its rows were
+        # almost white; on a scale of its own their pattern shows (which row of V_1 each looks like)
+        self.limits = lim, head_lim = lim, float(np.abs(self.head[:, :c]).max())
+        v_rows = ["".join(cell(shade(x, lim)) for x in row) for row in self.V[:, :c]]
         h_rows = [
-            "".join(cell(shade(x), edge=edges(i, j, c)) for j, x in enumerate(row)) for i, row in enumerate(self.head[:, :c])
+            "".join(cell(shade(x, head_lim), edge=edges(i, j, c)) for j, x in enumerate(row))
+            for i, row in enumerate(self.head[:, :c])
         ]
         w_rows = [
             "".join(
@@ -370,12 +402,13 @@ class BlendView(_StillView):
             f"<div style='font-size: calc({u} * 1.3); margin-bottom: calc({u} * 0.5)'>Head_1 = weights_1 V_1: each "
             f"row of Head_1 blends the rows of V_1 with its row of weights (running example, head 1; the first "
             f"{self.COLUMNS} of 64 columns)</div><div style='display: flex; align-items: flex-start'>"
-            + grid("V_1: what each word hands over", v_rows)
+            + grid("V_1: what each word hands over", v_rows, bar(lim))
             + grid("weights_1 (columns: " + ", ".join(tokens) + ")", w_rows)
-            + grid("Head_1 = weights_1 V_1", h_rows)
+            + grid("Head_1 = weights_1 V_1", h_rows, bar(head_lim))
             + f"</div><div style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'>Row “humpty” (outlined): "
-            f"{blend}. No weight is near 1, so no row of Head_1 copies a row of V_1: each is a blend, paler "
-            f"than the rows it mixes (their signs partly cancel).</div></div>"
+            f"{blend}. No weight is near 1, so no row of Head_1 copies a row of V_1: each is a blend, with smaller "
+            f"numbers than the rows it mixes (their signs partly cancel: Head_1's colour scale is ±{head_lim:.2f}, "
+            f"V_1's ±{lim:.2f}).</div></div>"
         )
         super().__init__([self.message, self.picture])
 
@@ -387,13 +420,19 @@ class BlendView(_StillView):
 
             fig = Figure(figsize=(11, 3.6), layout="constrained")
             axes = fig.subplots(1, 3, width_ratios=(3, 1.3, 3))
-            lim = float(np.abs(self.V[:, : self.COLUMNS]).max())
+            lim, head_lim = self.limits  # Head_1 on a scale of its own, as on the screen
             for ax, m, title, cmap, lo in (
                 (axes[0], self.V[:, : self.COLUMNS], "V_1", SIGNED_CMAP, -lim),
                 (axes[1], self.weights, "weights_1", WEIGHTS_CMAP, 0.0),
-                (axes[2], self.head[:, : self.COLUMNS], "Head_1 = weights_1 V_1", SIGNED_CMAP, -lim),
+                (
+                    axes[2],
+                    self.head[:, : self.COLUMNS],
+                    f"Head_1 = weights_1 V_1 (scale ±{head_lim:.2f})",
+                    SIGNED_CMAP,
+                    -head_lim,
+                ),
             ):
-                ax.imshow(m, cmap=cmap, vmin=lo, vmax=lim if lo else 1.0, aspect="auto")
+                ax.imshow(m, cmap=cmap, vmin=lo, vmax=-lo if lo else 1.0, aspect="auto")
                 ax.set_yticks(range(4), self.tokens)
                 ax.set_xticks([])
                 ax.set_title(title)
@@ -537,20 +576,26 @@ def _apply(box, settings):
                 widget.value = value
 
 
-# The step view on the lecture screen: its four columns' shares of the width (the first holds the row labels too).
+# The step view on the lecture screen, in the presenter layout: its four columns' shares of the width (the first holds
+# the row labels too).
 # The weights column is the widest, and the weights do not share the scores' cell size: at 1024 x 768 their 4 x 4
 # cells are then about 50 px, room for ".25" at 3.3 % of the window's height (in equal columns they had 30 px cells and
 # no numbers); the scores, signed numbers a hall cannot read in any cell of that width, are shown by their colours.
-HALL_STEP_WIDTHS = (0.3, 0.2, 0.3, 0.17)
+HALL_STEP_WIDTHS = (0.3, 0.17, 0.3, 0.2)
+HALL_STEP_MAX_TOKENS = 5  # more tokens: the weights' cells cannot hold readable numbers, the layout stays the step view's
+HALL_STEP_MIN_WIDTH = 1200  # px: a screen at least this wide has the width for it with the controls shown too
 
 
 def hall_step_frame(frame):
     """A step view's :class:`~mha_lib.explorers.widget.Frame` laid out for the lecture screen (:data:`HALL_STEP_WIDTHS`;
-    the weights' cells their own size): a frame of another view, or of a step view not of 2 rows of 4, is returned
-    as it is."""
+    the weights' cells their own size): a frame of another view, of a step view not of 2 rows of 4, or of more than
+    :data:`HALL_STEP_MAX_TOKENS` tokens (the 8 of scene 9: no cell could hold a number the back row reads) is
+    returned as it is."""
     panels = frame.scheme.get("panels", [])
     if frame.scheme.get("columns") != 4 or len(panels) != 8 or "weights" not in [p.get("key") for p in panels]:
         return frame
+    if next(p for p in panels if p["key"] == "weights")["n"] > HALL_STEP_MAX_TOKENS:
+        return frame  # numbers that could not be read anyway: the scores keep the width their labels need
     new = []
     for k, panel in enumerate(panels):
         panel = {**panel, "width": HALL_STEP_WIDTHS[k % 4]}
@@ -560,13 +605,15 @@ def hall_step_frame(frame):
     return frame._replace(scheme={**frame.scheme, "panels": new})
 
 
-def _hall_layout(box):
-    """Lay out a step view's picture for the hall (:func:`hall_step_frame`), from the next frame it sends on."""
+def _hall_layout(box, wanted):
+    """Lay out a step view's picture for the hall (:func:`hall_step_frame`) while ``wanted()`` (the presenter layout:
+    with the controls shown the picture has too little width for a wide weights column, and keeps its own layout),
+    from the next frame it sends on."""
     drawer = getattr(box, "_drawer", None)
     if drawer is None or not hasattr(drawer, "picture") or getattr(drawer, "_hall", False):
         return
     picture = drawer.picture
-    drawer.picture = lambda res: hall_step_frame(picture(res))
+    drawer.picture = lambda res: hall_step_frame(picture(res)) if wanted() else picture(res)
     drawer._hall = True
     if hasattr(box, "refresh"):
         box.refresh()
@@ -693,7 +740,8 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         if name not in state["explorers"]:
             state["explorers"][name] = box = factories[name](dpi)
             if name == "steps":
-                _hall_layout(box)
+                # with the controls shown, a window of 1200 px has the width for it too (1024 has not)
+                _hall_layout(box, lambda: presenter.value or state.get("width", 0) >= HALL_STEP_MIN_WIDTH)
             buttons = [b for b in (getattr(box, "previous_step", None), getattr(box, "next_step", None)) if b]
             for b, css_class in zip(buttons, ("mha-step-prev", "mha-step-next"), strict=False):
                 b.add_class(css_class)
@@ -786,6 +834,9 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
     def on_presenter(change):
         (screen.add_class if change["new"] else screen.remove_class)("mha-presenter")
         presenter.description = "show controls" if change["new"] else "hide controls"  # what a press does
+        steps = state["explorers"].get("steps")
+        if steps is not None and hasattr(steps, "refresh"):  # the step view's layout for the width it now has
+            steps.refresh()
 
     presenter.observe(on_presenter, names="value")
 
@@ -814,6 +865,8 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         """The first size the page reports: a window narrower than 2:1 (4:3, 16:10, 16:9) opens in the presenter
         layout, the picture across the whole width (the heads of a row of 4 then have room for numbers a hall reads)."""
         size = _parse_viewport(change["new"])
+        if size:
+            state["width"] = size[0]
         if size and not state.get("sized") and "mha-fullscreen" in screen._dom_classes:
             state["sized"] = True
             presenter.value = presenter.value or size[0] / size[1] < PRESENTER_BELOW
