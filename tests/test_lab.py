@@ -445,7 +445,7 @@ def test_one_cheating_part_loses_that_part_only(graded):
         ("cheats_b", "test_key_mask", "KeyError: 'mha_lib'"),
         ("cheats_b", "test_cross_head", "head=mha_lib.scaled_dot_product_attention"),
         ("cheats_b", "test_repeat_kv", "mha_lib's files cannot be read"),
-        ("cheats_b", "test_gqa_layer", "subprocess cannot be imported while the lab is graded"),
+        ("cheats_b", "test_gqa_layer", "cannot be imported while the lab is graded"),
         ("cheats_b", "test_previous_share", "mha_lib cannot be imported"),
         ("cheats_b", "test_previous_token_head", "mha_lib cannot be imported while the lab is graded"),
     ],

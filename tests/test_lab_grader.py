@@ -188,7 +188,7 @@ def test_an_alias_of_the_library_earns_nothing():
         (functools.partial(mha_lib.softmax), "a functools.partial, not a function you wrote with def"),
         (reads_the_source, "mha_lib"),
         (reads_the_source_by_name, "mha_lib's files cannot be read while the lab is graded"),
-        (starts_a_process, "subprocess cannot be imported while the lab is graded"),
+        (starts_a_process, "cannot be imported while the lab is graded"),
         (code_in_a_string, "mha_lib"),
         (zeros, "right shape, wrong numbers"),
     ],
@@ -474,6 +474,8 @@ OUTSIDE_THE_SANDBOX = {  # what a submission tried, what it does before its hone
     "the garbage collector, likewise": ("import gc\n    gc.get_objects()", "gc.get_objects is not allowed"),
     "C code": ("import ctypes\n    ctypes.CDLL(None)", "ctypes.dlopen is not allowed"),
     "a process": ("import os\n    os.system('true')", "os.system is not allowed"),
+    "a trace function, which is handed frames": ("import sys\n    sys.settrace(print)", "sys.settrace is not allowed"),
+    "a signal handler, likewise": ("import signal", "signal cannot be imported while the lab is graded"),
 }
 
 
@@ -529,3 +531,59 @@ def test_a_merge_without_the_transpose_is_named():
     )
     verdict = lab._grade_job("gqa_layer", {"mode": "cells", "cells": [cell]})
     assert verdict["points"] == 0 and "merged with a reshape" in verdict["message"], verdict
+
+
+FORGED_ANSWERS = """
+import json, os, stat
+for fd in range(3, 20):  # the sandbox's channel to the grader: answers to calls nobody made, then "done"
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            for i in range(1000, 1020):
+                os.write(fd, (json.dumps({"kind": "result", "index": i, "value": {"int": 0}}) + "\\n").encode())
+            os.write(fd, b'{"kind": "done"}\\n')
+    except OSError:
+        pass
+"""
+
+
+@pytest.mark.slow
+def test_answers_forged_on_the_graders_channel_earn_nothing():
+    """A cell that writes fake answers (to calls nobody made) and "done" on the sandbox's channel, with no
+    function written, earns nothing: every call must have exactly one answer, and no other answer may come."""
+    stub = "def my_masked_softmax(scores, mask):\n    raise NotImplementedError()\n"
+    verdict = lab._grade_job("masked_softmax", {"mode": "cells", "cells": [FORGED_ANSWERS, stub]})
+    assert verdict["points"] == 0 and "wrote into the channel" in verdict["message"], verdict
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "cells",
+    [
+        [  # part 3.2 calling the student's own part 3.1 and part 1 with keywords (the grader answers for them)
+            "def my_repeat_kv(K, h):\n    return np.repeat(K, h // K.shape[-3], axis=-3)\n",
+            "def my_masked_softmax(scores, mask):\n" + HONEST_BODY,
+            "def my_gqa_layer(X, W_q, W_k, W_v, W_o):\n"
+            "    h, n = W_q.shape[0], X.shape[0]\n"
+            "    Q, K, V = X @ W_q, my_repeat_kv(K=X @ W_k, h=h), my_repeat_kv(X @ W_v, h=h)\n"
+            "    s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])\n"
+            "    w = my_masked_softmax(scores=s, mask=np.tri(n, dtype=bool))\n"
+            "    return np.concatenate(list(w @ V), axis=-1) @ W_o\n",
+        ],
+        ["np.repeat?\n\n\ndef my_repeat_kv(K, h):\n    return np.repeat(K, h // K.shape[-3], axis=-3)\n"],
+        [  # exp of every key before the mask drops the masked ones: overflows on a masked 1e4, right answer
+            "def my_masked_softmax(scores, mask):\n"
+            "    mask = np.broadcast_to(mask, np.shape(scores))\n"
+            "    top = np.where(mask, scores, -np.inf).max(axis=-1, keepdims=True)\n"
+            "    top = np.where(np.isfinite(top), top, 0.0)\n"
+            "    e = np.where(mask, np.exp(scores - top), 0.0)\n"
+            "    total = e.sum(axis=-1, keepdims=True)\n"
+            "    return e / np.where(total > 0, total, 1.0)\n",
+        ],
+    ],
+    ids=["keywords", "a help line", "exp before the mask"],
+)
+def test_honest_code_in_these_styles_earns_full_marks(cells):
+    part = {"keywords": "gqa_layer"}.get("keywords" if "my_gqa_layer" in cells[-1] else "", None)
+    part = part or ("repeat_kv" if "my_repeat_kv" in cells[-1] else "masked_softmax")
+    verdict = lab._grade_job(part, {"mode": "cells", "cells": cells})
+    assert verdict["passed"], verdict

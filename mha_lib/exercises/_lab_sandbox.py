@@ -45,7 +45,6 @@ def main():  # noqa: C901 - one job, read top to bottom
     import marshal
     import math
     import os
-    import traceback
     import types
 
     sys.path.append(site_dir)
@@ -59,6 +58,8 @@ def main():  # noqa: C901 - one job, read top to bottom
     sys.stdout = io.StringIO()  # what the student's code prints
     job = json.loads(sys.stdin.readline())
     sys.dont_write_bytecode = True
+    for name in ("signal", "_signal"):  # a signal handler is handed a frame: the module must be imported again
+        sys.modules.pop(name, None)
     # modules a student's numpy code may import, imported now: several look at their caller's frame when first
     # imported (namedtuple, typing), which the student's code may not do
     for module in PREIMPORTED:
@@ -78,7 +79,13 @@ def main():  # noqa: C901 - one job, read top to bottom
             return False
 
     def readable(path):
-        return not inside(path, blocked) and any(inside(path, root) for root in readable_roots)
+        if inside(path, blocked):
+            return False
+        if any(inside(path, root) for root in readable_roots[1:]):  # numpy
+            return True
+        # Python's own files, not the packages installed beside them (site-packages may sit in the same folder)
+        parts = set(os.path.realpath(os.fsdecode(path)).split(os.sep))
+        return inside(path, readable_roots[0]) and not parts & {"site-packages", "dist-packages"}
 
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
     refused = frozenset(
@@ -124,13 +131,18 @@ def main():  # noqa: C901 - one job, read top to bottom
             "webbrowser.open",
         )
     )
-    refused_imports = frozenset(("mha_lib", "ctypes", "_ctypes", "cffi", "_posixsubprocess", "sqlite3", "_sqlite3"))
-    # while the student's code runs: no frames (nor what leads to them) and no objects from the garbage collector
+    refused_imports = frozenset(
+        ("mha_lib", "ctypes", "_ctypes", "cffi", "_cffi_backend", "_posixsubprocess", "sqlite3", "_sqlite3")
+        + ("signal", "_signal")
+    )
+    # no frames (nor what hands one out: tracing, profiling, signal handlers) and no objects from the garbage
+    # collector: from a frame, f_back and f_locals lead to this function and its hook. Once the hook is on, it stays
+    # so for everything this process does (a student's __str__, __array__ or __del__ may run at any later point)
     introspection = frozenset(
         ("sys._getframe", "sys._current_frames", "gc.get_objects", "gc.get_referrers", "gc.get_referents")
+        + ("sys.settrace", "sys.setprofile")
     )
     frame_attributes = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "f_locals", "f_globals"))
-    student_runs = [False]  # reachable only through frames or the collector, which it closes
 
     def audit(event, args):
         if event == "import" and isinstance(args[0], str) and args[0].split(".")[0] in refused_imports:
@@ -153,7 +165,7 @@ def main():  # noqa: C901 - one job, read top to bottom
                 raise PermissionError(f"{os.fsdecode(path)!r} cannot be listed while the lab is graded")
         elif event in refused or event.startswith("ctypes."):  # (numpy imports ctypes itself)
             raise PermissionError(f"{event} is not allowed while the lab is graded")
-        elif student_runs[0] and (event in introspection or (event == "object.__getattr__" and args[1] in frame_attributes)):
+        elif event in introspection or (event == "object.__getattr__" and args[1] in frame_attributes):
             raise PermissionError(f"{event} is not allowed while the lab is graded")
 
     def send(message):
@@ -193,8 +205,15 @@ def main():  # noqa: C901 - one job, read top to bottom
     absent = {}  # name -> what it held in the notebook (for the message when the function needs it)
 
     def stand_in(name):
-        def call(*args):
-            send({"kind": "call", "name": name, "args": [encode(a) for a in args]})
+        def call(*args, **kwargs):
+            send(
+                {
+                    "kind": "call",
+                    "name": name,
+                    "args": [encode(a) for a in args],
+                    "kwargs": {k: encode(v) for k, v in kwargs.items()},
+                }
+            )
             reply = json.loads(sys.stdin.readline())
             if reply["kind"] == "error":
                 raise ValueError(reply["message"])
@@ -311,10 +330,12 @@ def main():  # noqa: C901 - one job, read top to bottom
             try:
                 statements = ast.parse(source, name).body
             except SyntaxError as err:
-                try:  # IPython's %magics and !commands: not Python, and not needed to grade; they become pass
+                try:  # IPython's %magics, !commands and help? lines: not Python, not needed to grade: they become pass
                     statements = ast.parse(
                         "".join(
-                            line[: len(line) - len(line.lstrip())] + "pass\n" if line.lstrip()[:1] in ("%", "!") else line
+                            line[: len(line) - len(line.lstrip())] + "pass\n"
+                            if line.lstrip()[:1] in ("%", "!") or line.rstrip().endswith("?")
+                            else line
                             for line in source.splitlines(True)
                         ),
                         name,
@@ -327,11 +348,7 @@ def main():  # noqa: C901 - one job, read top to bottom
             for statement in statements:
                 try:
                     code = compile(ast.Module([statement], type_ignores=[]), name, "exec")
-                    student_runs[0] = True
-                    try:
-                        exec(code, space)  # noqa: S102 - the point of this process
-                    finally:
-                        student_runs[0] = False
+                    exec(code, space)  # noqa: S102 - the point of this process
                 except BaseException as err:  # noqa: BLE001 - the student's line: reported, the next one runs
                     setup_errors.append(f"cell {i + 1}, line {statement.lineno}: {type(err).__name__}: {err}")
                     line = (source.splitlines() or [""])[statement.lineno - 1].strip()
@@ -364,29 +381,18 @@ def main():  # noqa: C901 - one job, read top to bottom
             )
             return
 
-    own_files = (
-        {fn.__code__.co_filename for fn in functions.values()}
-        if job["mode"] == "bundle"
-        else {f"<cell {i + 1}>" for i in range(len(job["cells"]))}
-    )
     for index, (args, strict) in enumerate(zip(job["calls"], job["strict"], strict=True)):
         values = [decode(a) for a in args]
         try:
             with np.errstate(**({"over": "raise", "invalid": "raise"} if strict else {"all": "ignore"})):
-                student_runs[0] = True
-                try:
-                    result = root(*values)
-                finally:
-                    student_runs[0] = False
+                result = root(*values)
         except BaseException as err:  # noqa: BLE001 - the student's code: its error is the answer
-            frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename in own_files]
-            where = f"{frames[-1].name}, line {frames[-1].lineno}: {frames[-1].line}" if frames else ""
             send(
                 {
                     "kind": "raised",
                     "index": index,
                     "error": f"{type(err).__name__}: {err}",
-                    "where": where,
+                    "where": "",  # (which line raised would need the traceback's frames, which this process refuses)
                     "type": type(err).__name__,
                     "absent": absent,
                 }

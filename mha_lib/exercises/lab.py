@@ -361,7 +361,7 @@ def _cases_masked_softmax(rng):
         s,
         np.array([[True, True, True, False], [True, True, False, True]]),
         "large scores, [[1000, 999, 0, 1e4], [-1e4, 1e4, 0, 5]], with the 1e4 of row 1 masked",
-        strict=True,
+        nan="exp overflows on large scores: subtract each row's maximum, taken over the keys it may attend to, before exp",
     )
     s = rng.normal(size=(3, 4))
     mask = _mask_with_a_key_per_row(rng, (3, 4))
@@ -657,6 +657,33 @@ class _Other:
     description: str
 
 
+MAX_LINE = 64 * 2**20  # the longest line the sandbox may send (an answer of the lab is a few kB)
+MAX_RECEIVED = 256 * 2**20  # and in all, for one part
+
+
+def _sandbox_limits():
+    """In the sandbox's process, before it runs: no core files, no file larger than 0 bytes written, at most 2 GB
+    of memory (a flood or a runaway allocation ends the sandbox, not the grader)."""
+    import resource
+
+    for limit, value in ((resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_AS, 2 * 2**30)):
+        try:
+            resource.setrlimit(limit, (value, value))
+        except (ValueError, OSError):
+            pass
+
+
+def _stop(proc):
+    """Stop the sandbox and everything it started (its process group), and reap it."""
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (OSError, AttributeError):
+        proc.kill()
+    proc.wait()
+
+
 def _run_in_sandbox(part, job):
     """Start the sandbox, answer its stand-in calls, collect what the student's function returned for each case.
     Returns (results by case index, what was missing, a message when the process failed as a whole)."""
@@ -670,15 +697,25 @@ def _run_in_sandbox(part, job):
         text=True,
         encoding="utf-8",
         env={"PATH": os.environ.get("PATH", ""), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+        start_new_session=True,  # its own process group: whatever it starts is stopped with it
+        preexec_fn=_sandbox_limits if os.name == "posix" else None,  # noqa: PLW1509 - limits only, no threads here
     )
     timed_out = threading.Event()
-    timer = threading.Timer(TIMEOUT, lambda: (timed_out.set(), proc.kill()))
+    timer = threading.Timer(TIMEOUT, lambda: (timed_out.set(), _stop(proc)))
     timer.start()
-    results, missing, absent = {}, None, {}
+    results, missing, absent, forged = {}, None, {}, False
+    received = 0
     try:
         proc.stdin.write(json.dumps(job) + "\n")
         proc.stdin.flush()
-        for line in proc.stdout:
+        while True:
+            line = proc.stdout.readline(MAX_LINE + 1)
+            if not line:
+                break
+            received += len(line)
+            if len(line) > MAX_LINE or received > MAX_RECEIVED:
+                forged = True  # far more than any answer of the lab: not the sandbox's
+                break
             try:
                 message = json.loads(line)
                 kind = message["kind"]
@@ -688,13 +725,18 @@ def _run_in_sandbox(part, job):
                 try:
                     if message.get("name") not in LAB_PARTS[part].stand_ins:
                         raise LookupError("not a function this part may call")
-                    value = _STAND_INS[message["name"]](*(_decode_arg(a) for a in message["args"]))
+                    value = _STAND_INS[message["name"]](
+                        *(_decode_arg(a) for a in message["args"]),
+                        **{str(k): _decode_arg(v) for k, v in (message.get("kwargs") or {}).items()},
+                    )
                     reply = {"kind": "result", "value": _encode(value)}
                 except Exception as err:  # noqa: BLE001 - the library's message, back to the student's code
                     reply = {"kind": "error", "message": f"{message.get('name')}: {err}"}
                 proc.stdin.write(json.dumps(reply) + "\n")
                 proc.stdin.flush()
             elif kind in ("result", "raised") and isinstance(message.get("index"), int):
+                if message["index"] in results or not 0 <= message["index"] < len(job["calls"]):
+                    forged = True  # an answer twice, or to a call nobody made: written by the graded code
                 results.setdefault(message["index"], message)
                 absent.update(message.get("absent") or {})
             elif kind == "missing":
@@ -707,10 +749,14 @@ def _run_in_sandbox(part, job):
         pass
     finally:
         timer.cancel()
-        proc.kill()
-        proc.wait()
+        _stop(proc)
     failed = None
-    if missing is None and len(results) < len(job["calls"]):
+    if forged:
+        failed = (
+            f"{LAB_PARTS[part].function}: the graded code wrote into the channel that carries its answers back "
+            "to the grader (answers to calls nobody made, or far too much): this part earns nothing"
+        )
+    elif missing is None and set(results) != set(range(len(job["calls"]))):
         failed = (
             f"{LAB_PARTS[part].function} did not finish within {TIMEOUT} s"
             if timed_out.is_set()
@@ -735,7 +781,7 @@ _NOT_HERE = (
 def _explain(fn, case, message):
     """The failed-test message when the student's function raised."""
     error, where, absent = message.get("error", ""), message.get("where", ""), message.get("absent") or {}
-    if message.get("type") == "NotImplementedError" and "raise NotImplementedError()" in where:
+    if message.get("type") == "NotImplementedError" and (not where or "raise NotImplementedError()" in where):
         return (
             f"{fn} is not written yet: write your code where it says # YOUR CODE HERE, and delete the line "
             "raise NotImplementedError()"
