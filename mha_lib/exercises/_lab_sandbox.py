@@ -34,6 +34,13 @@ PREIMPORTED = (
 
 def main():  # noqa: C901 - one job, read top to bottom
     site_dir, blocked_dir = sys.argv[1], sys.argv[2]
+    try:  # no core files, no file larger than 0 bytes written, at most 2 GB of memory (a flood ends this process)
+        import resource
+
+        for limit, value in ((resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_AS, 2 * 2**30)):
+            resource.setrlimit(limit, (value, value))
+    except (ImportError, ValueError, OSError):  # (not on Windows)
+        pass
     import ast
     import base64
     import contextlib
