@@ -401,7 +401,7 @@ class BlendView(_StillView):
             f"<div class='mha-pic mha-still' data-frame='blend' style='font-size: calc({u} * 1.1)'>"
             f"<div style='font-size: calc({u} * 1.3); margin-bottom: calc({u} * 0.5)'>Head_1 = weights_1 V_1: each "
             f"row of Head_1 blends the rows of V_1 with its row of weights (running example, head 1; the first "
-            f"{self.COLUMNS} of 64 columns)</div><div style='display: flex; align-items: flex-start'>"
+            f"{self.COLUMNS} of 64 columns)</div><div style='display: flex; align-items: flex-end'>"
             + grid("V_1: what each word hands over", v_rows, bar(lim))
             + grid("weights_1 (columns: " + ", ".join(tokens) + ")", w_rows)
             + grid("Head_1 = weights_1 V_1", h_rows, bar(head_lim))
