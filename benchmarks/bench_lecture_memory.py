@@ -33,8 +33,8 @@ import gc
 def mem():
     fields = dict(line.split(':', 1) for line in open('/proc/self/status'))
     return {k: int(fields[k].split()[0]) / 1024 for k in ('VmRSS', 'VmHWM', 'RssFile')}
-from mha_lib.explorers.lecture import make_lecture_explorer
-from mha_lib.explorers.scenes import make_lecture_screen
+from mha_lib.lecture.explorer import make_lecture_explorer
+from mha_lib.lecture.screen import make_lecture_screen
 from mha_lib.explorers.stepview import make_step_explorer
 gc.collect()
 base, file = mem()['VmRSS'], mem()['RssFile']

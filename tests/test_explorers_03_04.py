@@ -12,10 +12,10 @@ from pictures import PNG_MAGIC, sent, sent_panel
 
 import mha_lib
 from mha_lib.attention import make_mask, row_entropy
-from mha_lib.explorers.lecture import make_lecture_explorer
 from mha_lib.explorers.scores import make_scaling_explorer, make_scores_explorer, random_scores, scores_setting
 from mha_lib.explorers.softmax import make_softmax_explorer, pad_example, softmax_setting
 from mha_lib.explorers.values import make_values_explorer
+from mha_lib.lecture.explorer import make_lecture_explorer
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 

@@ -1,4 +1,4 @@
-"""The notebook 08 explorer (mha_lib.explorers.lecture) and the explorer machinery it relies on."""
+"""The notebook 08 explorer (mha_lib.lecture.explorer) and the explorer machinery it relies on."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pictures import sent
 import mha_lib
 from mha_lib import causal_mask, embed_tokens, init_params, multi_head_attention, padding_mask
 from mha_lib.explorers import toolkit
-from mha_lib.explorers.lecture import compute_lecture, lecture_figure, make_lecture_explorer, shapes_table_html
 from mha_lib.explorers.widget import Frame
+from mha_lib.lecture.explorer import compute_lecture, lecture_figure, make_lecture_explorer, shapes_table_html
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 
@@ -88,7 +88,7 @@ def test_memory_budget_refuses_before_allocating(box):
 
 
 def test_large_settings_draw_head_by_head_reproducibly():
-    from mha_lib.explorers import lecture
+    from mha_lib.lecture import explorer as lecture
 
     a = compute_lecture(sentence="a b c", d_model=4096, h=8, mask="causal")  # 4 x 4096 x 4096 weights: > 200 MB
     lecture._per_head.cache_clear()

@@ -97,8 +97,8 @@ def test_every_scene_is_recorded_and_its_numbers_are_the_libraries(tool):
     """Each scene: a still picture, or its live controls (the scene's own value among their positions), its fixed
     ones and a frame per setting; the step view's scenes have all 8 steps; the weights recorded for scene 3 (at its
     own setting and with the division ticked) are compute_lecture's."""
-    from mha_lib.explorers.lecture import compute_lecture
-    from mha_lib.explorers.scenes import SCENES
+    from mha_lib.lecture.explorer import compute_lecture
+    from mha_lib.lecture.scenes import SCENES
 
     data, maps = tool.export_data()
     assert [s["slug"] for s in data["scenes"]] == [s.slug for s in SCENES]

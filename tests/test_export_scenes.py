@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mha_lib.explorers.scenes import SCENES
 from mha_lib.explorers.stepview import STEPS
+from mha_lib.lecture.scenes import SCENES
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 

@@ -1,7 +1,8 @@
 """The dependency arrows point one way: the math uses no pictures and no widgets.
 
-Still pictures (`plotting`, `diagrams`, `viz/`) may import matplotlib; only `explorers` may import widgets. Everything else
-in `mha_lib` (the math, the model, the exercises) imports neither, so it can be read, tested and reused alone.
+Still pictures (`plotting`, `diagrams`, `viz/`) may import matplotlib; only `explorers` and `lecture` may import widgets.
+Everything else in `mha_lib` (the math, the model, the exercises) imports neither, so it can be read, tested and reused
+alone. The lecture is built on the explorers, never the reverse.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "mha_lib"
 PICTURES = {"plotting.py", "diagrams.py"}
 WIDGETS = {"ipywidgets", "anywidget", "traitlets", "IPython.display"}
+WIDGET_PACKAGES = {"explorers", "lecture"}
 
 
 def _modules_imported(path):
@@ -29,13 +31,26 @@ def _modules_imported(path):
 
 
 def _below_the_explorers():
-    return sorted(p for p in PACKAGE.rglob("*.py") if "explorers" not in p.relative_to(PACKAGE).parts)
+    return sorted(p for p in PACKAGE.rglob("*.py") if not WIDGET_PACKAGES & set(p.relative_to(PACKAGE).parts))
 
 
 @pytest.mark.parametrize("path", _below_the_explorers(), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_no_module_below_the_explorers_imports_widgets(path):
     widgets = {name for name in _modules_imported(path) if name.split(".")[0] in WIDGETS or name in WIDGETS}
-    assert not widgets, f"{path.name} imports {sorted(widgets)}: widgets belong in mha_lib/explorers/"
+    assert not widgets, f"{path.name} imports {sorted(widgets)}: widgets belong in mha_lib/explorers/ or lecture/"
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "explorers").rglob("*.py")), ids=lambda p: p.name)
+def test_no_explorer_imports_the_lecture(path):
+    """The lecture screen uses the explorers (their toolkit, their picture); an explorer never uses the lecture."""
+    upward = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 2 and (node.module or "").split(".")[0] == "lecture":
+            upward.add(node.module)
+        elif isinstance(node, ast.ImportFrom) and node.level == 2 and node.module is None:
+            upward |= {alias.name for alias in node.names if alias.name == "lecture"}
+    upward |= {name for name in _modules_imported(path) if name.startswith("mha_lib.lecture")}
+    assert not upward, f"{path.name} imports {sorted(upward)}: the lecture uses the explorers, not the reverse"
 
 
 def _is_a_picture_module(path):

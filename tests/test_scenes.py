@@ -11,8 +11,10 @@ import pytest
 from pictures import sent
 
 import mha_lib
-from mha_lib.explorers import scenes, stepview
-from mha_lib.explorers.lecture import make_lecture_explorer
+from mha_lib.explorers import stepview
+from mha_lib.lecture import scenes
+from mha_lib.lecture import screen as lecture_screen
+from mha_lib.lecture.explorer import make_lecture_explorer
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 
@@ -21,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def screen():
-    return scenes.make_lecture_screen(
+    return lecture_screen.make_lecture_screen(
         lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
         lambda dpi: stepview.make_step_explorer(dpi=dpi),
         query_string="",
@@ -150,7 +152,7 @@ def test_buttons_and_url_open_scenes(screen):
     assert screen.scene_menu.value == 1
     screen.previous_button.click()
     assert screen.scene_menu.value == 0
-    other = scenes.make_lecture_screen(
+    other = lecture_screen.make_lecture_screen(
         lambda dpi: make_lecture_explorer(lecture=True, dpi=dpi),
         lambda dpi: stepview.make_step_explorer(dpi=dpi),
         query_string="scene=5",
@@ -161,8 +163,8 @@ def test_buttons_and_url_open_scenes(screen):
 def test_the_controls_grow_with_the_window_and_high_contrast_is_drawn_not_filtered(screen):
     """The controls' unit is max(20 px, 2.5 % of the height) (screen.css); high contrast is a class of the screen
     that picture.css draws with (bold text, thick outlines), never a filter over the picture's colours."""
-    assert "max(20px, 2.5vh)" in scenes.SCREEN_CSS
-    picture_css = (Path(scenes.__file__).parent / "static" / "picture.css").read_text()
+    assert "max(20px, 2.5vh)" in lecture_screen.SCREEN_CSS
+    picture_css = (Path(stepview.__file__).parent / "static" / "picture.css").read_text()
     assert ".mha-contrast .mha-pic" in picture_css and "filter:" not in picture_css
     screen.go(scenes.scene_index("masks-causal"))
     box = screen.explorers["lecture"]
@@ -358,7 +360,7 @@ def test_a_view_is_built_when_first_needed():
     def factory(make):
         return lambda dpi: built.append(make) or make(dpi=dpi)
 
-    other = scenes.make_lecture_screen(
+    other = lecture_screen.make_lecture_screen(
         factory(make_lecture_explorer), factory(stepview.make_step_explorer), query_string="scene=why-divide-by-sqrt-d-k"
     )
     assert built == [make_lecture_explorer] and set(other.explorers) == {"lecture"}
@@ -414,7 +416,7 @@ def test_the_screen_draws_no_pixels_in_the_kernel():
         return sum(isinstance(o, RendererAgg) for o in gc.get_objects())
 
     before = renderers()
-    other = scenes.make_lecture_screen(
+    other = lecture_screen.make_lecture_screen(
         lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
         lambda dpi: stepview.make_step_explorer(dpi=dpi),
         query_string="",
@@ -428,7 +430,7 @@ def test_the_screen_draws_no_pixels_in_the_kernel():
 
 
 def test_an_unknown_scene_says_so_and_opens_the_first():
-    other = scenes.make_lecture_screen(
+    other = lecture_screen.make_lecture_screen(
         lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
         lambda dpi: stepview.make_step_explorer(dpi=dpi),
         query_string="scene=<b>99",
@@ -441,18 +443,21 @@ def test_an_unknown_scene_says_so_and_opens_the_first():
 
 def test_clicker_and_step_keys_are_in_the_screen_script():
     for key in ("PageDown", "PageUp", "ArrowRight", "ArrowLeft", "ArrowDown", "ArrowUp"):
-        assert f"{key}:" in scenes.KEYS_JS
+        assert f"{key}:" in lecture_screen.KEYS_JS
 
 
 def test_presenter_layout_hides_the_controls_column():
-    other = scenes.make_lecture_screen(
+    other = lecture_screen.make_lecture_screen(
         lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
         lambda dpi: stepview.make_step_explorer(dpi=dpi),
         query_string="",
     )
     other.presenter.value = True
     assert "mha-presenter" in other._dom_classes
-    assert ".mha-screen.mha-presenter .mha-controls { display: none" in scenes.SCREEN_CSS and "'P'" in scenes.KEYS_JS
+    assert (
+        ".mha-screen.mha-presenter .mha-controls { display: none" in lecture_screen.SCREEN_CSS
+        and "'P'" in lecture_screen.KEYS_JS
+    )
     other.presenter.value = False
     assert "mha-presenter" not in other._dom_classes
 
@@ -495,17 +500,17 @@ def test_scene_numbers_still_work():
 
 @pytest.mark.parametrize("text", ["800x600@1.2.3", "800x600@.", "800x600@", "1x1@" + "9" * 50, "abc", ""])
 def test_an_odd_window_report_is_ignored(text):
-    assert scenes._parse_viewport(text) is None
+    assert lecture_screen._parse_viewport(text) is None
 
 
 def test_a_good_window_report_is_read():
-    assert scenes._parse_viewport("1920x1080@1.25") == (1920.0, 1080.0, 1.25)
+    assert lecture_screen._parse_viewport("1920x1080@1.25") == (1920.0, 1080.0, 1.25)
 
 
 @pytest.mark.render
 def test_high_contrast_keeps_the_explorers_it_has():
     scene = scenes.Scene("one", "lecture", {"x": 2})
-    screen = scenes.make_lecture_screen(_Small, _Small, scenes=(scene,), query_string="")
+    screen = lecture_screen.make_lecture_screen(_Small, _Small, scenes=(scene,), query_string="")
     first = screen.explorers["lecture"]
     from ipywidgets.widgets.widget import _instances as alive  # every widget not closed yet
 
@@ -522,7 +527,9 @@ def test_high_contrast_prints_no_font_warnings():
 
     fonts = logging.getLogger("matplotlib.font_manager")
     level = fonts.level
-    screen = scenes.make_lecture_screen(_Small, _Small, scenes=(scenes.Scene("one", "lecture", {}),), query_string="")
+    screen = lecture_screen.make_lecture_screen(
+        _Small, _Small, scenes=(scenes.Scene("one", "lecture", {}),), query_string=""
+    )
     screen.contrast.value = True
     assert not fonts.isEnabledFor(logging.WARNING)
     screen.contrast.value = False
@@ -537,7 +544,7 @@ def test_a_projector_window_opens_in_the_presenter_layout(size, presenter):
     """4:3, 16:10 and 16:9 projectors: the picture takes the whole width, so a scene's numbers show without a key
     press (the controls are one key away); an ultra-wide window keeps the controls beside the picture. The first
     size reported decides, a later resize leaves the lecturer's choice alone."""
-    other = scenes.make_lecture_screen(
+    other = lecture_screen.make_lecture_screen(
         lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
         lambda dpi: stepview.make_step_explorer(dpi=dpi),
         query_string="",  # Voila: the full-window screen
@@ -552,8 +559,8 @@ def test_a_projector_window_opens_in_the_presenter_layout(size, presenter):
 
 def test_the_map_lists_the_keys():
     for key in ("Page Down", "Page Up", "→", "←", "↓", "↑", "<b>P</b>"):
-        assert key in scenes.KEYS_HELP
-    assert "filter:" not in scenes.SCREEN_CSS, "high contrast is drawn, never filtered"
+        assert key in lecture_screen.KEYS_HELP
+    assert "filter:" not in lecture_screen.SCREEN_CSS, "high contrast is drawn, never filtered"
 
 
 def test_lecture_mode_leaves_the_output_barcode_out():
@@ -576,14 +583,14 @@ def test_the_lecture_screen_gives_the_step_views_weights_the_widest_column(scree
     screen.go(scenes.scene_index("softmax-and-temperature"))
     screen.presenter.value = True
     panels = {p["key"]: p for p in screen.explorers["steps"].picture.scheme["panels"]}
-    assert panels["weights"]["width"] == max(scenes.HALL_STEP_WIDTHS) and panels["weights"]["same"] is None
+    assert panels["weights"]["width"] == max(lecture_screen.HALL_STEP_WIDTHS) and panels["weights"]["same"] is None
     assert panels["scores"]["same"] == panels["scaled"]["same"] == "square"
-    assert sum(scenes.HALL_STEP_WIDTHS) <= 0.97 + 1e-9
+    assert sum(lecture_screen.HALL_STEP_WIDTHS) <= 0.97 + 1e-9
     plain = stepview.make_step_explorer(step=6).picture.scheme["panels"]
     assert [p["width"] for p in plain[4:]] == [0.3, 0.235, 0.235, 0.2]
     many = stepview.StepDrawer().picture(stepview.compute_steps("trained", head=3, step=7))
-    assert next(p for p in many.scheme["panels"] if p["key"] == "weights")["n"] > scenes.HALL_STEP_MAX_TOKENS
-    assert scenes.hall_step_frame(many) == many, "8 tokens: the step view's own layout (its labels need the width)"
+    assert next(p for p in many.scheme["panels"] if p["key"] == "weights")["n"] > lecture_screen.HALL_STEP_MAX_TOKENS
+    assert lecture_screen.hall_step_frame(many) == many, "8 tokens: the step view's own layout (its labels need the width)"
     screen.presenter.value = False  # the controls shown: too little width for it, the step view's own layout
     panels = screen.explorers["steps"].picture.scheme["panels"]
     assert [p["width"] for p in panels] == [p["width"] for p in plain]
@@ -609,9 +616,9 @@ def test_keys_s_and_t_make_the_live_moves_without_the_controls(screen):
     screen.live_keys["scale"].click()  # no "divide by √d_k" in the step view: nothing moves
     assert T.value == pytest.approx(1.0) and scaled.value is False
     for key in ("'scale'", "'warmer'", "'cooler'", "e.key === 'p'"):
-        assert key in scenes.KEYS_JS
+        assert key in lecture_screen.KEYS_JS
     for key in ("<b>S</b>", "<b>T</b>", "<b>Shift+T</b>", "<b>[</b>", "<b>]</b>"):
-        assert key in scenes.KEYS_HELP
+        assert key in lecture_screen.KEYS_HELP
 
 
 @pytest.mark.parametrize(
@@ -619,7 +626,7 @@ def test_keys_s_and_t_make_the_live_moves_without_the_controls(screen):
     [(1.0, True, 10.0), (1.0, False, 0.1), (0.5, True, 1.0), (0.5, False, 0.1), (10.0, True, 10.0), (0.1, False, 0.1)],
 )
 def test_the_temperature_keys_step_through_the_planned_values(value, up, expect):
-    assert scenes.next_temperature(value, up) == expect
+    assert lecture_screen.next_temperature(value, up) == expect
 
 
 def test_the_motivation_scene_says_which_words_its_table_shows_and_keeps_the_answer_plain(screen):

@@ -63,9 +63,9 @@ FRAMES_PER_SCENE = 2000  # a guard: a live table that would record more settings
 
 def build_screen():
     """The lecture screen of notebooks/lecture.ipynb (no browser: every scene is computed in this process)."""
-    from mha_lib.explorers.lecture import make_lecture_explorer
-    from mha_lib.explorers.scenes import make_lecture_screen
     from mha_lib.explorers.stepview import make_step_explorer
+    from mha_lib.lecture.explorer import make_lecture_explorer
+    from mha_lib.lecture.screen import make_lecture_screen
 
     return make_lecture_screen(
         lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
@@ -170,7 +170,7 @@ def _set(box, settings):
 def record_scene(screen, k, store):
     """One scene: its text and either its still HTML or its controls (live and fixed) and every live setting's
     frame (the values of the picture's traits, or the message that replaces the picture)."""
-    from mha_lib.explorers.scenes import map_heads, scene_line
+    from mha_lib.lecture.scenes import map_heads, scene_line
 
     scene = screen.scenes[k]
     screen.go(k)
@@ -250,8 +250,8 @@ def maps(scenes, contrast_rc):
 def export_data():
     """(the page's data as a dict, {file name: map PNG}): every scene of the lecture screen, recorded."""
     import mha_lib
-    from mha_lib.explorers import scenes as screen_module
     from mha_lib.explorers.widget import Picture
+    from mha_lib.lecture import screen as screen_module
 
     screen = build_screen()
     store = Store()

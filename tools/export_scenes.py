@@ -28,9 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a clone without installing it as well
 
 from mha_lib.diagrams import mha_diagram_figure  # noqa: E402
-from mha_lib.explorers.lecture import make_lecture_explorer  # noqa: E402
-from mha_lib.explorers.scenes import SCENES, make_lecture_screen  # noqa: E402
 from mha_lib.explorers.stepview import STEPS, make_step_explorer  # noqa: E402
+from mha_lib.lecture.explorer import make_lecture_explorer  # noqa: E402
+from mha_lib.lecture.scenes import SCENES  # noqa: E402
+from mha_lib.lecture.screen import make_lecture_screen  # noqa: E402
 from mha_lib.viz import render_png  # noqa: E402
 
 FIGURE_WIDTH = 11.0  # inches: the lecture explorer's and the step view's figures

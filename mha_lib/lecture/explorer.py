@@ -20,20 +20,7 @@ from .. import params as _params
 from .._checks import whole_number
 from ..data import embed_tokens, tokenize
 from ..designed import PAD_TOKEN, _as_seen  # _as_seen: the sentence as seen on screen (invisible characters removed)
-from ..plotting import SIGNED_CMAP
-from ..viz import (
-    HeadGrid,
-    HeadGridDrawer,
-    check_dpi,
-    head_titles,
-    inch_box,
-    literal,
-    short,
-    still_figure,
-    text_family,
-    token_labels,
-)
-from .toolkit import (
+from ..explorers.toolkit import (
     SCALE_LABEL,
     TIE_LABEL,
     build_explorer,
@@ -48,7 +35,20 @@ from .toolkit import (
     text_box,
     weights_control,
 )
-from .widget import Frame, grid_panel, matrix_entry
+from ..explorers.widget import Frame, grid_panel, matrix_entry
+from ..plotting import SIGNED_CMAP
+from ..viz import (
+    HeadGrid,
+    HeadGridDrawer,
+    check_dpi,
+    head_titles,
+    inch_box,
+    literal,
+    short,
+    still_figure,
+    text_family,
+    token_labels,
+)
 
 __all__ = [
     "PRESETS",

@@ -31,8 +31,8 @@ from servers import free_port, server_env, stop, wait_for_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from mha_lib.explorers.lecture import compute_lecture  # noqa: E402
-from mha_lib.explorers.scenes import SCENES  # noqa: E402
+from mha_lib.lecture.explorer import compute_lecture  # noqa: E402
+from mha_lib.lecture.scenes import SCENES  # noqa: E402
 
 SIZES = [(1280, 720), (1920, 1080), (1024, 768), (1280, 800)]  # 16:9, 4:3 and 16:10 projectors
 LEAST_NUMBER_SHARE = 0.033  # the cell numbers of scene 3 (8 heads, 4 tokens): 3.3 % of the height (24 px at 720p)

@@ -58,7 +58,7 @@ def drawn(page, key, n):
 @pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
 def test_page_down_walks_through_every_scene_from_file_without_a_console_error(browser, folder, size, screenshots):
     from mha_lib.designed import soft_lookup_example
-    from mha_lib.explorers.scenes import SCENES
+    from mha_lib.lecture.scenes import SCENES
 
     page = open_screen(browser, folder, size)
     if SCENES[0].view == "lookup":  # scene 1: the weight of each word, as the table writes it, is the library's
@@ -86,8 +86,8 @@ def test_page_down_walks_through_every_scene_from_file_without_a_console_error(b
 
 
 def test_the_weights_drawn_are_the_kernels_and_a_live_checkbox_changes_them(browser, folder, screenshots):
-    from mha_lib.explorers.lecture import compute_lecture
-    from mha_lib.explorers.scenes import SCENES
+    from mha_lib.lecture.explorer import compute_lecture
+    from mha_lib.lecture.scenes import SCENES
 
     k, scene = next((k, s) for k, s in enumerate(SCENES, 1) if s.slug == "why-divide-by-sqrt-d-k")
     page = open_screen(browser, folder, (1280, 720), f"?scene={scene.slug}")
@@ -122,8 +122,8 @@ def test_the_weights_drawn_are_the_kernels_and_a_live_checkbox_changes_them(brow
 
 
 def test_the_step_view_steps_with_its_keys_and_the_temperature_is_live(browser, folder, screenshots):
-    from mha_lib.explorers.scenes import SCENES
     from mha_lib.explorers.stepview import STEPS, compute_steps
+    from mha_lib.lecture.scenes import SCENES
 
     k, scene = next((k, s) for k, s in enumerate(SCENES, 1) if s.view == "steps" and s.settings["source"] == "random")
     assert scene.settings["head"] == 1 and scene.settings["temperature"] == 1.0
@@ -175,8 +175,8 @@ def test_an_unknown_scene_in_the_address_says_so_and_opens_scene_one(browser, fo
 
 
 def test_the_parameters_menu_of_several_heads_redraws_and_the_fixed_sizes_follow_it(browser, folder):
-    from mha_lib.explorers.lecture import compute_lecture
-    from mha_lib.explorers.scenes import SCENES
+    from mha_lib.lecture.explorer import compute_lecture
+    from mha_lib.lecture.scenes import SCENES
 
     k, scene = next((k, s) for k, s in enumerate(SCENES, 1) if s.slug == "several-heads")
     page = open_screen(browser, folder, (1280, 720), f"?scene={scene.slug}")
@@ -212,7 +212,7 @@ _SIZES = """() => {
 def test_a_4_3_window_opens_in_the_presenter_layout_and_step_numbers_read_from_the_back(browser, folder, size):
     """As the live screen: a projector's window (4:3, 16:9) opens without the controls column; in the step view of the
     trained heads a number drawn is at least 3.3 % of the height (else left out) and a token label 2.5 %."""
-    from mha_lib.explorers.scenes import SCENES
+    from mha_lib.lecture.scenes import SCENES
 
     k = next(k for k, s in enumerate(SCENES, 1) if s.slug == "what-trained-heads-do")
     page = open_screen(browser, folder, size, f"?scene={k}")

@@ -239,7 +239,7 @@
     show(Math.max(0, Math.min(scenes.length - 1, k)));
   }
 
-  function sceneIndex(text) { // a number from 1, a slug or a name, as mha_lib.explorers.scenes.scene_index
+  function sceneIndex(text) { // a number from 1, a slug or a name, as mha_lib.lecture.scenes.scene_index
     const t = String(text).trim().toLowerCase();
     if (/^[0-9]{1,6}$/.test(t)) { const n = Number(t); return n >= 1 && n <= scenes.length ? n - 1 : null; }
     const k = scenes.findIndex((s) => s.slug === t || s.name.toLowerCase() === t);

@@ -1,0 +1,403 @@
+"""The lecture screen: a scene bar (menu, previous/next, high contrast, map, presenter layout) above the explorer of
+the scene (:mod:`.scenes`), whose controls all stay live.
+
+:func:`make_lecture_screen` is given the two explorers' factories (it imports neither). In a browser,
+:data:`KEYS_JS` adds the keys and reports the screen's size and pixel ratio, so the picture has the pixels the
+screen shows; ``?scene=4`` or ``?scene=masks-causal`` in the URL opens a scene (Voila).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import numbers
+import re
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import ipywidgets as widgets
+
+from ..explorers.toolkit import kernel_loop
+from ..viz import render_png
+from .scenes import SCENES, BlendView, LookupView, PositionsView, map_heads, scene_index, scene_line
+
+__all__ = ["make_lecture_screen", "KEYS_JS", "SCREEN_CSS", "KEYS_HELP", "next_temperature", "hall_step_frame"]
+
+STATIC = Path(__file__).parent / "static"
+
+# The controls grow with the window as the picture does: one unit --u = 2.5 % of the window's height, at least
+# 20 px (20 px at 720 px high, 27 px at 1080), sets their text, heights, handles and the column's width.
+CONTROL_UNIT = (20, 0.025)  # px: at least this, else this fraction of the window's height (the CSS below)
+
+SCREEN_CSS = "<style>" + (STATIC / "screen.css").read_text() + "</style>"
+
+# Arrow keys -> the scene buttons; the screen's width, the window's height and the device pixel ratio -> the hidden
+# "viewport" text box. The listeners are added once per page; the size is reported each time this runs (a new screen).
+KEYS_JS = (STATIC / "screen.js").read_text()
+
+# The keys, written under the map (the screen's in-page help) and in docs/teaching.md
+KEYS_HELP = (
+    "<div style='font-size: var(--u, 20px); margin-top: calc(var(--u, 20px) * 0.6)'><b>Keys</b> (Voila, full window): "
+    "<b>→</b> or <b>Page Down</b> next scene, <b>←</b> or <b>Page Up</b> previous scene (what clickers send) · "
+    "<b>↓</b> or <b>.</b> next step, <b>↑</b> or <b>,</b> previous step of the step view · "
+    "<b>P</b> show or hide the controls (a projector's window opens with them hidden: the presenter layout) · "
+    "<b>S</b> divide by √d_k or not (scene 3) · <b>T</b> or <b>]</b> next temperature, <b>Shift+T</b> or <b>[</b> "
+    "the one before (0.1, 1, 10; scene 4), with the controls hidden too · "
+    "Page Down / Page Up, P, S and T work from a slider too, Page Down / Page Up from a text "
+    "box; click the picture to take the arrows back from one</div>"
+)
+
+# The live moves' keys (screen.js clicks these hidden buttons): S ticks or unticks "divide by √d_k" (scene 3); T or ]
+# and Shift+T or [ step the temperature (scene 4) up or down through the values the guide plans (docs/teaching.md)
+TEMPERATURE_STEPS = (0.1, 1.0, 10.0)
+LIVE_KEYS = {"scale": "S", "warmer": "T or ]", "cooler": "Shift+T or ["}
+
+# A window narrower than this (width / height: 4:3 is 1.33, 16:10 is 1.6, 16:9 is 1.78) opens in the presenter layout,
+# so a scene's numbers are as large as they get without a key press; an ultra-wide one (21:9) keeps the controls shown
+PRESENTER_BELOW = 2.0
+
+# High contrast: the map is drawn again with these matplotlib settings (bold black text, thick lines); the
+# explorers' pictures are drawn so by the page (picture.css: bold text, thick outlines, no filter).
+CONTRAST_RC = {
+    "font.weight": "bold",
+    "axes.titleweight": "bold",
+    "axes.labelweight": "bold",
+    "text.color": "black",
+    "axes.labelcolor": "black",
+    "xtick.color": "black",
+    "ytick.color": "black",
+    "axes.edgecolor": "black",
+    "axes.linewidth": 2.0,
+    "xtick.major.width": 2.0,
+    "ytick.major.width": 2.0,
+    "lines.linewidth": 3.0,
+    "patch.linewidth": 1.5,
+}
+
+
+def _parse_viewport(text):
+    m = re.fullmatch(r"\s*(\d{1,6})x(\d{1,6})@(\d{1,3}(?:\.\d{1,6})?)\s*", text or "")  # "800x600@1.2.3": None
+    return (float(m.group(1)), float(m.group(2)), float(m.group(3))) if m else None
+
+
+def next_temperature(value, up):
+    """The planned temperature (:data:`TEMPERATURE_STEPS`) after ``value`` going up (else down); the last one stays."""
+    ahead = [t for t in TEMPERATURE_STEPS if (t > value * 1.001 if up else t < value / 1.001)]
+    return (min(ahead) if up else max(ahead)) if ahead else value
+
+
+def _apply(box, settings):
+    """Set the controls of an explorer to a scene's values, redrawing once: names it does not have are skipped, and
+    so are values its control does not offer (e.g. an h the current d_model forbids)."""
+    with box.hold():
+        for name, value in settings.items():
+            widget = box.controls.get(name)
+            offered = [o[1] if isinstance(o, tuple) else o for o in getattr(widget, "options", None) or [value]]
+            if widget is not None and value in offered and widget.value != value:
+                widget.value = value
+
+
+# The step view on the lecture screen, in the presenter layout: its four columns' shares of the width (the first holds
+# the row labels too).
+# The weights column is the widest, and the weights do not share the scores' cell size: at 1024 x 768 their 4 x 4
+# cells are then about 50 px, room for ".25" at 3.3 % of the window's height (in equal columns they had 30 px cells and
+# no numbers); the scores, signed numbers a hall cannot read in any cell of that width, are shown by their colours.
+HALL_STEP_WIDTHS = (0.3, 0.17, 0.3, 0.2)
+HALL_STEP_MAX_TOKENS = 5  # more tokens: the weights' cells cannot hold readable numbers, the layout stays the step view's
+HALL_STEP_MIN_WIDTH = 1200  # px: a screen at least this wide has the width for it with the controls shown too
+
+
+def hall_step_frame(frame):
+    """A step view's :class:`~mha_lib.explorers.widget.Frame` laid out for the lecture screen (:data:`HALL_STEP_WIDTHS`;
+    the weights' cells their own size): a frame of another view, of a step view not of 2 rows of 4, or of more than
+    :data:`HALL_STEP_MAX_TOKENS` tokens (the 8 of scene 9: no cell could hold a number the back row reads) is
+    returned as it is."""
+    panels = frame.scheme.get("panels", [])
+    if frame.scheme.get("columns") != 4 or len(panels) != 8 or "weights" not in [p.get("key") for p in panels]:
+        return frame
+    if next(p for p in panels if p["key"] == "weights")["n"] > HALL_STEP_MAX_TOKENS:
+        return frame  # numbers that could not be read anyway: the scores keep the width their labels need
+    new = []
+    for k, panel in enumerate(panels):
+        panel = {**panel, "width": HALL_STEP_WIDTHS[k % 4]}
+        if panel["key"] == "weights":
+            panel["same"] = None
+        new.append(panel)
+    return frame._replace(scheme={**frame.scheme, "panels": new})
+
+
+def _hall_layout(box, wanted):
+    """Lay out a step view's picture for the hall (:func:`hall_step_frame`) while ``wanted()`` (the presenter layout:
+    with the controls shown the picture has too little width for a wide weights column, and keeps its own layout),
+    from the next frame it sends on."""
+    drawer = getattr(box, "_drawer", None)
+    if drawer is None or not hasattr(drawer, "picture") or getattr(drawer, "_hall", False):
+        return
+    picture = drawer.picture
+    drawer.picture = lambda res: hall_step_frame(picture(res)) if wanted() else picture(res)
+    drawer._hall = True
+    if hasattr(box, "refresh"):
+        box.refresh()
+
+
+def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
+    lecture,
+    steps,
+    scene=None,
+    query_string=None,
+    scenes=SCENES,
+    dpi=90,
+    fullscreen=None,
+    lookup=LookupView,
+    positions=PositionsView,
+    blend=BlendView,
+):
+    """The lecture screen: scene bar (menu, previous/next, high contrast, map) above the explorer of the scene.
+
+    Parameters
+    ----------
+    lecture, steps : callable(dpi) -> explorer box
+        Build the lecture explorer and the one-head step view (their pictures are drawn by the browser at the
+        window's own resolution; ``dpi`` is passed on for a still picture).
+    scene : int or str, optional
+        The first scene: a number from 1, a slug or a name. Default: the URL's ``scene=``, else 1; a scene that
+        does not exist opens scene 1 and says so in the scene bar.
+    query_string : str, optional
+        The page's query string (``os.environ.get("QUERY_STRING")`` under Voila).
+    scenes : sequence of Scene
+    dpi : int
+    fullscreen : bool, optional
+        Cover the whole browser window (a dashboard). Default: when a query string is given (Voila
+        sets ``$QUERY_STRING``; inside JupyterLab there is none and the screen stays in its cell).
+    lookup : callable(dpi) -> box, optional
+        The motivation scene's view (default :class:`LookupView`).
+    positions, blend : callable(dpi) -> box, optional
+        The positions scene's and the weighted-sum scene's views (default :class:`PositionsView`,
+        :class:`BlendView`).
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With ``.scene_menu`` (Dropdown of scene numbers), ``.next_button``, ``.previous_button``,
+        ``.contrast`` (Checkbox), ``.presenter`` (ToggleButton: the controls column hidden, the picture as wide
+        as the screen), ``.map_button`` (ToggleButton: the map of the computation with the scene's
+        step in orange, in ``.map_image``), ``.viewport`` (Text: the window's size, reported by :data:`KEYS_JS`),
+        ``.notice`` (HTML: an unknown scene asked for), ``.scene_text`` (HTML: the scene's line under the bar),
+        ``.live_keys`` (hidden Buttons "scale", "warmer", "cooler": what keys S, T and Shift+T press),
+        ``.go(k)``, and ``.explorers`` (dict view name ->
+        its box, built when first shown and kept for the whole lecture).
+    """
+    asked = scene if scene is not None else (parse_qs(query_string or "").get("scene", [None])[0])
+    start = scene_index(asked, scenes) if asked is not None else 0
+    notice = widgets.HTML()
+    if start is None:
+        notice.value = f"<b>no scene {html.escape(str(asked)[:40])!s}: scene 1 is shown</b>"
+        start = 0
+    factories = {"lookup": lookup, "lecture": lecture, "steps": steps, "positions": positions, "blend": blend}
+    state = {"explorers": {}}  # an explorer is built when first needed
+    menu = widgets.Dropdown(
+        options=[(f"{k + 1}. {s.name}", k) for k, s in enumerate(scenes)], value=start, layout=widgets.Layout(width="430px")
+    )
+    prev_button, next_button = (
+        widgets.Button(description=arrow, tooltip=f"{which} scene ({keys})", layout=widgets.Layout(width="64px"))
+        for arrow, which, keys in (("◀", "previous", "left arrow or Page Up"), ("▶", "next", "right arrow or Page Down"))
+    )
+    counter = widgets.HTML()
+    contrast = widgets.Checkbox(value=False, description="high contrast", indent=False, layout=widgets.Layout(width="auto"))
+    viewport = widgets.Text(value="", continuous_update=True, layout=widgets.Layout(display="none"))
+    map_button = widgets.ToggleButton(
+        value=False,
+        description="map",
+        tooltip="the whole computation; this scene's step in orange (the intro and the wrap-up)",
+        layout=widgets.Layout(width="auto"),
+    )
+    presenter = widgets.ToggleButton(
+        value=False,
+        description="hide controls",
+        tooltip="the picture takes the whole width (key P)",
+        layout=widgets.Layout(width="auto"),
+    )
+    # the live moves' keys: hidden buttons the page's script clicks (S, T, Shift+T): no control column needed
+    live = {
+        name: widgets.Button(description=name, tooltip=f"key {key}", layout=widgets.Layout(display="none"))
+        for name, key in LIVE_KEYS.items()
+    }
+    stages = {name: widgets.HBox(layout=widgets.Layout(width="100%", align_items="stretch")) for name in factories}
+    map_image = widgets.Image(format="png")
+    keys = widgets.HTML(KEYS_HELP)
+    keys.add_class("mha-keys")
+    stages["map"] = widgets.HBox(
+        [widgets.VBox([map_image, keys], layout=widgets.Layout(flex="1 1 auto", min_width="0"))],
+        layout=widgets.Layout(width="100%", display="none"),
+    )
+    stages["map"].children[0].add_class("mha-picture")
+    for widget, css_class in (
+        (menu, "mha-scene-menu"),
+        (prev_button, "mha-scene-prev"),
+        (viewport, "mha-viewport"),
+        (next_button, "mha-scene-next"),
+        (counter, "mha-scene-counter"),
+        *((stage, "mha-stage") for stage in stages.values()),
+        (map_button, "mha-map"),
+        (presenter, "mha-presenter-toggle"),
+        *((button, f"mha-key-{name}") for name, button in live.items()),
+    ):
+        widget.add_class(css_class)
+    bar = widgets.HBox(
+        [prev_button, menu, next_button, counter, map_button, presenter, contrast, notice, viewport, *live.values()],
+        layout=widgets.Layout(align_items="center", grid_gap="10px"),
+    )
+    bar.add_class("mha-bar")  # wraps on a narrow (4:3) window: no button cut short
+    css = widgets.HTML(SCREEN_CSS, layout=widgets.Layout(display="none"))  # a <style> applies while hidden
+    scene_text = widgets.HTML(layout=widgets.Layout(margin="0 0 0 10px"))
+    scene_text.add_class("mha-scene-text")
+    screen = widgets.VBox([css, bar, scene_text, *stages.values()], layout=widgets.Layout(width="100%"))
+    screen.add_class("mha-screen")
+    if fullscreen if fullscreen is not None else query_string is not None:
+        screen.add_class("mha-fullscreen")  # a dashboard: the screen covers the whole window
+
+    def explorer(name):
+        """The explorer of a view, built when first needed (a fresh page computes only its first scene)."""
+        if name not in state["explorers"]:
+            state["explorers"][name] = box = factories[name](dpi)
+            if name == "steps":
+                # with the controls shown, a window of 1200 px has the width for it too (1024 has not)
+                _hall_layout(box, lambda: presenter.value or state.get("width", 0) >= HALL_STEP_MIN_WIDTH)
+            buttons = [b for b in (getattr(box, "previous_step", None), getattr(box, "next_step", None)) if b]
+            for b, css_class in zip(buttons, ("mha-step-prev", "mha-step-next"), strict=False):
+                b.add_class(css_class)
+            column = widgets.VBox(
+                [widgets.HBox(buttons)] * bool(buttons) + [c for key, c in box.controls.items() if key != "lecture"]
+            )
+            column.add_class("mha-controls")
+            if not column.children:  # a view with no controls (the motivation scene): the picture takes the width
+                column.layout.display = "none"
+            shown = box.picture if hasattr(box, "picture") else box.image  # drawn in the browser, or a PNG
+            picture = widgets.VBox([box.message, shown], layout=widgets.Layout(flex="1 1 auto", min_width="0"))
+            picture.add_class("mha-picture")
+            stages[name].children = (column, picture)
+            if isinstance(getattr(box, "picture", None), widgets.DOMWidget) and box.picture.has_trait("arrays"):
+                # the scene's line follows the setting on screen (h moved, other parameters), once per picture
+                box.picture.observe(line, names=["arrays"])
+        return state["explorers"][name]
+
+    def line(_change=None):
+        """The scene's line under the bar, filled in from the setting its explorer shows (it follows h)."""
+        s = scenes[state.get("k", menu.value)]
+        box = state["explorers"].get(s.view)
+        result = getattr(box, "_result", None)  # the setting on screen (None: refused, or a still view)
+        text = scene_line(s, box.controls if box is not None else None, result)
+        scene_text.value = f"<b>{html.escape(text)}</b>" if text else ""
+        scene_text.layout.display = None if text else "none"
+
+    def show(k):
+        s = scenes[k]
+        counter.value = f"{k + 1} / {len(scenes)}"
+        box = explorer(s.view)
+        _apply(box, s.settings)
+        state["k"] = k
+        box.flush() if hasattr(box, "flush") else box.image  # the new setting now: never the last scene's picture
+        line()  # from the setting now on screen
+        map_button.value = False  # a new scene shows its picture
+        on_stage(s.view)
+        prev_button.disabled, next_button.disabled = k == 0, k == len(scenes) - 1
+
+    def on_stage(view):
+        """Show one stage: a view's explorer, or the map with the scene's step in orange."""
+        if view == "map":  # 10.5 x 4 inches: about 1900 pixels wide, drawn when asked for
+            import matplotlib  # imported when the map is first asked for: a kernel that shows none needs no matplotlib
+
+            from ..diagrams import mha_diagram_figure
+
+            with matplotlib.rc_context(CONTRAST_RC if contrast.value else {}):
+                s = scenes[menu.value]
+                h = map_heads(state["explorers"].get(s.view))  # the scene's own heads (12 in MiniLM's)
+                map_image.value = render_png(mha_diagram_figure(h=h, highlight=s.step), dpi=180)
+        for name, stage in stages.items():
+            stage.layout.display = None if name == view else "none"
+
+    def go(k):
+        """Show scene k (0-based, kept in range); the scene already shown is shown again (the map turns off)."""
+        if not isinstance(k, numbers.Real) or k != k:  # None, a text, NaN: stay
+            return
+        k = max(0, min(len(scenes) - 1, int(k)))
+        if k == menu.value:
+            show(k)
+        menu.value = k
+
+    def on_contrast(change):
+        (screen.add_class if change["new"] else screen.remove_class)("mha-contrast")
+        fonts = logging.getLogger("matplotlib.font_manager")  # "findfont: Failed to find font weight bold for
+        if change["new"]:  # cmex10" under the screen when the map is drawn bold: those fonts are drawn regular
+            state.setdefault("font_log_level", fonts.level)
+            fonts.setLevel(logging.ERROR)
+        elif "font_log_level" in state:
+            fonts.setLevel(state.pop("font_log_level"))
+        if map_button.value:
+            on_stage("map")
+
+    def on_menu(_change):
+        """A scene picked: shown once the kernel has read the picks already sent, so a lecturer running down the
+        menu (arrow keys on it) waits for the last scene only."""
+        notice.value = ""
+        loop = kernel_loop()
+        if loop is None:
+            show(menu.value)
+        elif not state.get("menu_pending"):
+            state["menu_pending"] = True
+            loop.call_soon(lambda: (state.update(menu_pending=False), show(menu.value)))
+
+    menu.observe(on_menu, names="value")
+    prev_button.on_click(lambda _b: go(menu.value - 1))
+    next_button.on_click(lambda _b: go(menu.value + 1))
+    contrast.observe(on_contrast, names="value")
+
+    def on_presenter(change):
+        (screen.add_class if change["new"] else screen.remove_class)("mha-presenter")
+        presenter.description = "show controls" if change["new"] else "hide controls"  # what a press does
+        steps = state["explorers"].get("steps")
+        if steps is not None and hasattr(steps, "refresh"):  # the step view's layout for the width it now has
+            steps.refresh()
+
+    presenter.observe(on_presenter, names="value")
+
+    def live_control(name):
+        """The scene's own control ``name`` when its explorer has it and it is not greyed, else None."""
+        box = state["explorers"].get(scenes[menu.value].view)
+        widget = (getattr(box, "controls", None) or {}).get(name)
+        return None if widget is None or getattr(widget, "disabled", False) else widget
+
+    def on_scale(_button):
+        widget = live_control("scaled")
+        if widget is not None and not map_button.value:
+            widget.value = not widget.value
+
+    def on_temperature(up):
+        widget = live_control("temperature")
+        if widget is not None and not map_button.value:
+            widget.value = next_temperature(float(widget.value), up)
+
+    live["scale"].on_click(on_scale)
+    live["warmer"].on_click(lambda _b: on_temperature(True))
+    live["cooler"].on_click(lambda _b: on_temperature(False))
+    map_button.observe(lambda change: on_stage("map" if change["new"] else scenes[menu.value].view), names="value")
+
+    def on_viewport(change):
+        """The first size the page reports: a window narrower than 2:1 (4:3, 16:10, 16:9) opens in the presenter
+        layout, the picture across the whole width (the heads of a row of 4 then have room for numbers a hall reads)."""
+        size = _parse_viewport(change["new"])
+        if size:
+            state["width"] = size[0]
+        if size and not state.get("sized") and "mha-fullscreen" in screen._dom_classes:
+            state["sized"] = True
+            presenter.value = presenter.value or size[0] / size[1] < PRESENTER_BELOW
+
+    viewport.observe(on_viewport, names="value")
+    show(start)
+    screen.scene_menu, screen.next_button, screen.previous_button, screen.go = menu, next_button, prev_button, go
+    screen.contrast, screen.viewport, screen.scenes, screen.notice = contrast, viewport, scenes, notice
+    screen.scene_text = scene_text
+    screen.map_button, screen.map_image, screen.presenter = map_button, map_image, presenter
+    screen.live_keys = live  # "scale", "warmer", "cooler": the buttons keys S, T and Shift+T press
+    screen.explorers = state["explorers"]  # the dict itself: a view's explorer is added when first shown
+    return screen
