@@ -15,9 +15,9 @@ The controls are found in the rendered widgets, not listed here: every enabled s
 up to ``--steps`` values one way, each a first visit, then back), every drop-down menu (arrow keys on the
 ``<select>``, the same walk), every row of toggle buttons (clicks), and every checkbox (a click, then the sliders
 and menus it enabled are walked too, then a click back). Each move is timed in the browser, from the key press
-(or pointer press) to the frame after the explorer's picture changed: the ``mha-drawn`` event of a
-browser-drawn picture, then one animation frame (the picture is painted); or the ``load`` of a new ``<img>`` for
-a picture still drawn by matplotlib. A move whose answer is a warning line instead of a picture is counted
+(or pointer press) to the explorer's changed picture painted: the ``mha-drawn`` event of a browser-drawn
+picture, then the next frame's layout and paint (the first task after that frame); or the ``load`` of a new
+``<img>`` for a picture still drawn by matplotlib. A move whose answer is a warning line instead of a picture is counted
 apart. The floor's slider walks ``--floor`` / 2 new values and back before the explorers, and again after them.
 
 Prints, per front end, a table: each control's median, 95th percentile, max and moves, and the median's distance
@@ -101,8 +101,8 @@ _ARM = """(el) => {
     el.addEventListener('load', (ev) => { if (ev.target.tagName === 'IMG') done('img'); }, true);
     el.addEventListener('mha-drawn', () => {
       if (window.__t0 === undefined || window.__t1 !== undefined || el.__mhaFrame) return;
-      el.__mhaFrame = true;  // drawn into the DOM now; painted at the next frame
-      requestAnimationFrame(() => { el.__mhaFrame = false; done('drawn'); });
+      el.__mhaFrame = true;  // drawn into the DOM now; laid out and painted in the next frame, then a task runs
+      requestAnimationFrame(() => setTimeout(() => { el.__mhaFrame = false; done('drawn'); }));
     });
   }
 }"""

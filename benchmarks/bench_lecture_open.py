@@ -15,7 +15,7 @@ ready) to that first picture (target: at most 2 s).
 Then the tour, in a fresh page (``--no-tour`` skips it): every scene in order with Page Down (what a clicker sends),
 every step of each step-view scene with the down arrow, then every scene back with Page Up: all first visits,
 no warm-up. Each press is timed in the browser, from the keydown to the frame after the last drawing of the
-picture on screen (the ``mha-drawn`` event of a browser-drawn picture then one animation frame, or the ``load``
+picture on screen (the ``mha-drawn`` event of a browser-drawn picture then the next frame painted, or the ``load``
 of an <img>), once the scene counter shows the new scene (target: at most 100 ms). It prints each press, the
 median, 95th percentile and max of the scene changes and of the steps, the machine (cores) and its load average.
 """
@@ -107,7 +107,8 @@ _WATCH = """() => {
   window.__counter = counter();
   document.addEventListener('keydown', () => { window.__t0 = performance.now(); window.__ev = []; }, true);
   document.addEventListener('mha-drawn', (e) => {
-    const el = e.target; requestAnimationFrame(() => window.__ev.push([performance.now(), el]));
+    // the next frame laid out and painted (layout done then, e.g. a refit of the cells, is counted too)
+    const el = e.target; requestAnimationFrame(() => setTimeout(() => window.__ev.push([performance.now(), el])));
   }, true);
   document.addEventListener('load', (e) => {
     if (e.target.tagName === 'IMG') window.__ev.push([performance.now(), e.target]);

@@ -338,11 +338,14 @@ function render({ model, el }) {
       if (g.root.style.visibility !== visibility) g.root.style.visibility = visibility;
       g.root.classList.toggle("mha-highlight", texts.highlight === key);
     }
-    // the cells are sized again when what sizes them changed (always on the full-window screen, where the text
-    // around the picture does too): a move that changes only numbers and colours costs no layout here
-    const sizes = JSON.stringify([texts.caption, texts.footer, texts.titles, texts.notes, texts.group_titles,
-      pic.groups.map((g) => g.widest), window.innerWidth, window.innerHeight]);
-    if (sizes !== pic.sized || pic.built || el.closest(".mha-fullscreen")) fit(pic);
+    // the cells are sized again when what sizes them changed: a move that changes only numbers, colours or which
+    // panels show (a step of the step view) costs no layout here; on the full-window screen the text around the
+    // cells sizes them too, and `around` fits them again when it changes height
+    const sizes = JSON.stringify([texts.titles, texts.notes, texts.group_titles, pic.groups.map((g) => g.widest),
+      window.innerWidth, window.innerHeight]);
+    if (sizes !== pic.sized || pic.built) fit(pic);
+    const screen = !pic.watched && el.closest(".mha-screen");
+    if (screen) { pic.watched = true; screen.querySelectorAll(".mha-scene-text").forEach((t) => around.observe(t)); }
     pic.sized = sizes;
     pic.built = false;
     el.dataset.frame = `${view}.${++frame}`;
@@ -361,11 +364,15 @@ function render({ model, el }) {
     if (now !== width) { width = pic.width = now; refit(); }
   });
   resize.observe(el);
+  // on the full-window screen: the caption, the footer and the scene's line take height from the cells
+  const around = new ResizeObserver(() => { if (el.closest(".mha-fullscreen")) fit(pic); });
+  [caption, footer].forEach((e) => around.observe(e));
   window.addEventListener("resize", refit); // also sent by the lecture screen when high contrast changes the labels
   build();
   update();
   return () => {
     resize.disconnect();
+    around.disconnect();
     window.removeEventListener("resize", refit);
     model.off("change:scheme", rebuild);
     model.off("change:texts", later);
