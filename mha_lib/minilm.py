@@ -321,12 +321,21 @@ def encoder_layer(X: ArrayLike, layer: EncoderLayer, mask: ArrayLike | None = No
         )
     att = multi_head_attention(X, layer.attention, mask=mask)  # (..., n, d_model), weights (..., h, n, n)
     X1 = layer_norm(X + att.output, *layer.ln_attention)  # residual, then LayerNorm
-    # The feed-forward's float32 parameters are converted for this call only (4.7 MB each, freed at once):
-    # numpy's own float64 @ float32 product of a transposed, file-mapped matrix is about twice as slow.
-    W_1, W_2 = layer.W_1.astype(X1.dtype), layer.W_2.astype(X1.dtype)
-    hidden = gelu(X1 @ W_1 + layer.b_1)  # (..., n, d_model) @ (d_model, d_ff) -> (..., n, d_ff)
-    ff = hidden @ W_2 + layer.b_2  # (..., n, d_ff) @ (d_ff, d_model) -> (..., n, d_model)
+    hidden = gelu(_by_columns(X1, layer.W_1) + layer.b_1)  # (..., n, d_model) @ (d_model, d_ff) -> (..., n, d_ff)
+    ff = _by_columns(hidden, layer.W_2) + layer.b_2  # (..., n, d_ff) @ (d_ff, d_model) -> (..., n, d_model)
     return layer_norm(X1 + ff, *layer.ln_output), att
+
+
+def _by_columns(A, W, block=256):
+    """``A @ W`` for float32 parameters W on the model's file: W converted to A's dtype 256 columns at a time.
+
+    numpy's own float64 @ float32 product of a transposed, file-mapped matrix is about twice as slow, and W
+    converted whole is 4.7 MB more for each product (11 MB of a notebook kernel's peak); a block is 0.8 MB.
+    """
+    out = np.empty((*A.shape[:-1], W.shape[1]), dtype=np.result_type(A, W))
+    for j in range(0, W.shape[1], block):
+        out[..., j : j + block] = A @ W[:, j : j + block].astype(out.dtype)
+    return out
 
 
 # --------------------------------------------------------------------------- loading

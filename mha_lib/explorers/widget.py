@@ -168,11 +168,15 @@ class _StillImage:
 
     @property
     def value(self):
+        kept = self._box._still is not None  # a figure read as ``box.figure`` stays; one drawn for this PNG goes
         fig, dpi = self._box.figure, self._box.dpi
         if fig is None:
             return b""
         dpi = dpi(tuple(fig.get_size_inches())) if callable(dpi) else dpi
-        return viz.render_png(fig, dpi=dpi)  # looked up here: tools/slides_layout.py hooks it
+        png = viz.render_png(fig, dpi=dpi)  # looked up here: tools/slides_layout.py hooks it
+        if not kept:
+            self._box.release()  # a figure and its renderer: 5-10 MB of a notebook's kernel
+        return png
 
     @property
     def layout(self):
