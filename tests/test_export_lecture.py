@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-EXPECTED = {"index.html", "picture.css", "page.js", "page.css", "lecture_data.js", "README.txt"}
+EXPECTED = {"index.html", "picture.css", "page.js", "page.css", "screen.js", "lecture_data.js", "README.txt"}
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +42,7 @@ def test_the_export_writes_the_page_its_data_the_maps_and_a_marker_listing_them(
     assert "window.MHA_MODULES" in index and "export default" in index  # picture.js inlined as text
     assert "</script" not in index.split("window.MHA_MODULES")[1].split("</script>")[0]  # escaped, cannot end early
     assert (out / "picture.css").read_text() == (ROOT / "mha_lib/explorers/static/picture.css").read_text()
+    assert (out / "screen.js").read_text() == (ROOT / "mha_lib/lecture/static/screen.js").read_text()  # one key script
     assert (out / "lecture_data.js").read_text().startswith("window.MHA_LECTURE = {")
     assert "open " in capsys.readouterr().out
 

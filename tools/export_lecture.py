@@ -14,15 +14,17 @@ fixed. The pictures are drawn by the explorers' own browser component
 Into ``--out``:
 
 * ``index.html``: the screen, with the component's JavaScript inlined (a browser loads no module from ``file://``);
-* ``picture.css`` (copied from ``mha_lib/explorers/static/``), ``page.js`` and ``page.css`` (the scene bar, keys,
-  controls: ``tools/export_lecture_page/``);
+* ``picture.css`` (copied from ``mha_lib/explorers/static/``), ``page.js`` and ``page.css`` (the scene bar and the
+  controls: ``tools/export_lecture_page/``), ``screen.js`` (the keys: the live screen's own script, copied from
+  ``mha_lib/lecture/static/``, pressing the page's buttons as it presses the live screen's);
 * ``lecture_data.js``: the numbers of every scene's settings; ``maps/``: the map of the computation per scene step;
 * ``README.txt`` and ``.mha-lecture-export`` (the list of files this tool wrote: it only ever replaces those, and
   refuses a non-empty folder without it).
 
-Keys on the page: → / Page Down next scene, ← / Page Up previous scene (what presentation clickers send), ↓ / "."
-next step and ↑ / "," previous step of the step view, P hides the controls column. ``index.html?scene=4`` or
-``?scene=masks-causal`` opens a scene.
+Keys on the page, as on the live screen: → / Page Down next scene, ← / Page Up previous scene (what presentation
+clickers send), ↓ / "." next step and ↑ / "," previous step of the step view, P hides the controls column, S divides
+by √d_k or not, T / ] and Shift+T / [ step the temperature (0.1, 1, 10) where those controls are live.
+``index.html?scene=4`` or ``?scene=masks-causal`` opens a scene.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a clone without installing it as well
 
 PAGE = Path(__file__).resolve().parent / "export_lecture_page"  # the page's own files (no build step)
+SCREEN_JS = ROOT / "mha_lib" / "lecture" / "static" / "screen.js"  # the keys, the live screen's own script
 MARKER = ".mha-lecture-export"
 MARKER_HEADER = "written by tools/export_lecture.py: the files below are its own; it replaces only these\n"
 # The positions of the temperature slider (a log slider from 0.1 to 10 in the live screen): 21 of them, 0.1, 1 and
@@ -265,6 +268,8 @@ def export_data():
         "scenes": scenes,
         # a window narrower than this (width / height) opens in the presenter layout, as the live screen does
         "presenter_below": getattr(screen_module, "PRESENTER_BELOW", 2.0),
+        # the temperatures keys T and Shift+T step through, as on the live screen
+        "temperature_steps": list(screen_module.TEMPERATURE_STEPS),
         "values": store.values,
         "buffers": store.buffers,
     }
@@ -290,6 +295,7 @@ def page_files(data, pictures):
         "picture.css": style,
         "page.js": (PAGE / "page.js").read_text(encoding="utf-8"),
         "page.css": (PAGE / "page.css").read_text(encoding="utf-8"),
+        "screen.js": SCREEN_JS.read_text(encoding="utf-8"),  # the live screen's keys: one script for both
         "lecture_data.js": "window.MHA_LECTURE = " + _inline_json(data) + ";\n",
         "README.txt": (PAGE / "README.txt").read_text(encoding="utf-8").replace("{{made}}", data["made"]),
     }

@@ -1,6 +1,7 @@
 """The lecture screen's static copy (tools/export_lecture.py) opened from file:// in Chromium, with no server: the
 numbers drawn are mha_lib's, Page Down walks through every scene without a console error, the step view steps with
-its keys, a live control moves between recorded settings, and an unknown ?scene= says so.
+its keys, a live control moves between recorded settings, the live screen's S and T keys (its own screen.js) move
+the recorded scaling and temperature, and an unknown ?scene= says so.
 Screenshots: ``screenshots/export_<width>x<height>_<scene>.png``.
 """
 
@@ -159,6 +160,38 @@ def test_the_step_view_steps_with_its_keys_and_the_temperature_is_live(browser, 
     assert page.inner_text(".mha-control[data-control=temperature] .mha-readout") == "0.10"
     sharp = compute_steps("random", 1, 6, 0.1).matrices[6]
     np.testing.assert_allclose(drawn(page, "weights", 4)[0], sharp, atol=0.005 + 1e-9)
+    assert page.errors == []
+    page.context.close()
+
+
+def test_keys_s_and_t_of_the_live_screen_move_the_recorded_scaling_and_temperature(browser, folder):
+    from mha_lib.explorers.stepview import compute_steps
+    from mha_lib.lecture.explorer import compute_lecture
+    from mha_lib.lecture.scenes import SCENES
+
+    k, scene = next((k, s) for k, s in enumerate(SCENES, 1) if s.slug == "why-divide-by-sqrt-d-k")
+    page = open_screen(browser, folder, (1280, 720), f"?scene={k}")  # the presenter layout: the controls hidden
+    wait_scene(page, k)
+    settings = {n: v for n, v in scene.settings.items() if n not in ("preset", "lecture")}
+    for scaled in (True, False):  # the scene opens unscaled; S ticks "divide by √d_k", S again unticks it
+        page.keyboard.press("s" if scaled else "S")
+        page.wait_for_timeout(150)
+        weights = compute_lecture(**{**settings, "scaled": scaled}).result.weights
+        np.testing.assert_allclose(drawn(page, "weights", 4), weights, atol=0.005 + 1e-9)
+    assert "S divides by √d_k or not" in page.inner_text(".mha-column-note")
+    assert "T (temperature): fixed in this scene" in page.inner_text(".mha-column-note")
+
+    t, steps = next((t, s) for t, s in enumerate(SCENES, 1) if s.slug == "softmax-and-temperature")
+    page.goto((folder / "index.html").as_uri() + f"?scene={t}")
+    page.wait_for_selector("#screen[data-ready=true]")
+    wait_scene(page, t)
+    readout = ".mha-control[data-control=temperature] .mha-readout"
+    for key, temperature in (("t", 10.0), ("]", 10.0), ("Shift+T", 1.0), ("[", 0.1), ("[", 0.1), ("]", 1.0)):
+        page.keyboard.press(key)  # up to the next planned temperature (0.1, 1, 10); the last one stays
+        page.wait_for_timeout(150)
+        assert float(page.inner_text(readout)) == temperature, key
+        sharp = compute_steps(steps.settings["source"], steps.settings["head"], 6, temperature).matrices[6]
+        np.testing.assert_allclose(drawn(page, "weights", 4)[0], sharp, atol=0.005 + 1e-9)
     assert page.errors == []
     page.context.close()
 

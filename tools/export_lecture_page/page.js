@@ -153,9 +153,13 @@
       });
       column.appendChild(fixed);
     }
+    const live = (name) => scene.controls.some((c) => c.name === name);
     column.appendChild(make("div", "mha-column-note",
-      "Keys: → or Page Down next scene, ← or Page Up previous, ↓ ↑ steps, P hides this column. An offline copy: " +
-      "the live controls move between recorded settings; the lecture screen itself has every control live."));
+      "Keys: → or Page Down next scene, ← or Page Up previous, ↓ ↑ steps, P hides this column, " +
+      (live("scaled") ? "S divides by √d_k or not" : "S (√d_k): fixed in this scene") + ", " +
+      (live("temperature") ? "T or ] / Shift+T or [ temperature 0.1, 1, 10" : "T (temperature): fixed in this scene") +
+      ". An offline copy: the controls live here move between recorded settings; the lecture screen itself has " +
+      "every control live."));
   }
 
   function stepControl(scene) { return scene.controls ? scene.controls.findIndex((c) => c.name === "step") : -1; }
@@ -266,26 +270,29 @@
     if (mapButton.getAttribute("aria-pressed") === "true") showMap(true);
     contrast.blur(); // the keys go back to the scenes
   });
-  // arrows typed into these stay theirs (as on the live screen); Page Up / Page Down always change the scene
-  const fields = "input:not([type=checkbox]), select, textarea, [contenteditable=true]";
-  document.addEventListener("keydown", (e) => {
-    if (e.altKey || e.ctrlKey || e.metaKey) return;
-    const inField = e.target && e.target.closest && e.target.closest(fields);
-    if (e.key === "PageDown" || e.key === "PageUp") {
-      e.preventDefault();
-      go(now.k + (e.key === "PageDown" ? 1 : -1));
-      return;
-    }
-    if (inField) return;
-    const action = {
-      ArrowRight: () => go(now.k + 1), ArrowLeft: () => go(now.k - 1),
-      ArrowDown: () => step(+1), ".": () => step(+1), ArrowUp: () => step(-1), ",": () => step(-1),
-      p: () => presenter.click(), P: () => presenter.click(),
-    }[e.key];
-    if (!action) return;
-    e.preventDefault();
-    action();
-  });
+  // The keys are the live screen's own script (screen.js, beside this one): it presses the buttons of the bar and of
+  // the step view, and the hidden buttons of the live moves, whose clicks are handled here from the recorded settings.
+  function liveMove(name, move) { // a live control of the scene on screen, moved to the position move(control, p)
+    const scene = scenes[now.k], i = scene.controls ? scene.controls.findIndex((c) => c.name === name) : -1;
+    if (i < 0 || mapButton.getAttribute("aria-pressed") === "true") return; // fixed (or absent) here: nothing moves
+    const p = move(scene.controls[i], now.positions[i]);
+    if (p === now.positions[i] || p < 0) return;
+    now.positions[i] = p;
+    buildColumn(scene); // the column shows the new value
+    draw();
+  }
+  const planned = DATA.temperature_steps || [0.1, 1, 10];
+  function temperature(up) { // the next planned temperature up (else down), as mha_lib.lecture.screen.next_temperature
+    return (c, p) => {
+      const t = c.values[p], ahead = planned.filter((v) => (up ? v > t * 1.001 : v < t / 1.001));
+      if (!ahead.length) return p;
+      const want = up ? Math.min(...ahead) : Math.max(...ahead);
+      return c.values.findIndex((v) => Math.abs(v - want) <= 1e-3 * want);
+    };
+  }
+  $(".mha-key-scale").addEventListener("click", () => liveMove("scaled", (c, p) => c.values.indexOf(!c.values[p])));
+  $(".mha-key-warmer").addEventListener("click", () => liveMove("temperature", temperature(true)));
+  $(".mha-key-cooler").addEventListener("click", () => liveMove("temperature", temperature(false)));
 
   // ---- start: the component from its text (a module cannot be loaded from file://, a blob can), then the scene
   // asked for in ?scene=

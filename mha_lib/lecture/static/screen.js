@@ -1,4 +1,5 @@
-// The lecture screen's keys and size report (displayed by notebooks/lecture.ipynb as KEYS_JS).
+// The lecture screen's keys and size report (displayed by notebooks/lecture.ipynb as KEYS_JS; the offline copy of
+// tools/export_lecture.py runs it too, on buttons of the same classes).
 (function () {
   const $ = (selector) => document.querySelector(selector);
   let timer = null;
@@ -91,7 +92,7 @@
   }
   document.addEventListener('click', function (e) {
     const b = e.target && e.target.closest && e.target.closest('button.mha-scene-next, button.mha-scene-prev');
-    if (!b || b.disabled) { return; }
+    if (!b || b.disabled || $('.mha-export')) { return; }  // the offline copy (no kernel) draws a scene at once
     if (busy()) { e.preventDefault(); e.stopImmediatePropagation(); return; }
     pending = { t: Date.now(), counter: counterText(), srcs: images().map((i) => i.src) };
     drawing(true);
