@@ -7,9 +7,9 @@
 One scratch notebook holds, first, **the floor**: a slider whose observer only writes its value into the caption
 of a browser-drawn picture (``mha_lib.explorers.widget.Picture``), i.e. the kernel round trip and one redraw with
 no computation; then one cell per explorer, found by name: every ``make_*_explorer`` function of the modules of
-``mha_lib/explorers/``, called with its defaults (an explorer added or ported there is measured with no change
-here). The notebook runs in JupyterLab and in Voila (127.0.0.1, token, temporary Jupyter folders, stopped by PID)
-in headless Chromium (``/usr/bin/chromium`` through Playwright).
+``mha_lib/explorers/`` and ``mha_lib/lecture/``, called with its defaults (an explorer added or ported there is
+measured with no change here). The notebook runs in JupyterLab and in Voila (127.0.0.1, token, temporary Jupyter
+folders, stopped by PID) in headless Chromium (``/usr/bin/chromium`` through Playwright).
 
 The controls are found in the rendered widgets, not listed here: every enabled slider (arrow keys on its handle,
 up to ``--steps`` values one way, each a first visit, then back), every drop-down menu (arrow keys on the
@@ -60,23 +60,24 @@ widgets.VBox([floor_slider, floor_picture])"""
 
 
 def explorer_factories(only=""):
-    """[(module, function name)] of every ``make_*_explorer`` defined in ``mha_lib/explorers/``."""
-    import mha_lib.explorers as pkg
-
+    """[(module, function name)] of every ``make_*_explorer`` defined in ``mha_lib/explorers/`` and ``mha_lib/lecture/``
+    (module: its full dotted name)."""
     found = []
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"mha_lib.explorers.{info.name}")
-        for name, fn in inspect.getmembers(module, inspect.isfunction):
-            if name.startswith("make_") and name.endswith("_explorer") and fn.__module__ == module.__name__:
-                if not only or any(part.strip() and part.strip() in f"{info.name}.{name}" for part in only.split(",")):
-                    found.append((info.name, name))
-    return found
+    for package in ("mha_lib.explorers", "mha_lib.lecture"):
+        pkg = importlib.import_module(package)
+        for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+            module = importlib.import_module(f"{package}.{info.name}")
+            for name, fn in inspect.getmembers(module, inspect.isfunction):
+                if name.startswith("make_") and name.endswith("_explorer") and fn.__module__ == module.__name__:
+                    if not only or any(p.strip() and p.strip() in f"{info.name}.{name}" for p in only.split(",")):
+                        found.append((module.__name__, name))
+    return sorted(found, key=lambda f: f[1])
 
 
 def write_notebook(path, factories):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(FLOOR)] + [
-        nbformat.v4.new_code_cell(f"from mha_lib.explorers.{module} import {name}\n{name}()") for module, name in factories
+        nbformat.v4.new_code_cell(f"from {module} import {name}\n{name}()") for module, name in factories
     ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, path)
