@@ -14,7 +14,7 @@ import pytest
 
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 
-EXPLORERS = {  # name: (module, factory, keyword arguments)
+EXPLORERS = {  # name: (module of mha_lib.explorers, or a whole module name; factory; keyword arguments)
     "overview": ("overview", "make_overview_explorer", {}),
     "embeddings": ("embeddings", "make_embeddings_explorer", {}),
     "projections": ("projections", "make_projections_explorer", {"tie_d_k": False}),
@@ -24,7 +24,7 @@ EXPLORERS = {  # name: (module, factory, keyword arguments)
     "values": ("values", "make_values_explorer", {}),
     "concat": ("concat", "make_concat_explorer", {}),
     "output": ("output", "make_output_explorer", {}),
-    "lecture": ("lecture", "make_lecture_explorer", {}),
+    "lecture": ("mha_lib.lecture.explorer", "make_lecture_explorer", {}),
     "positions": ("positions", "make_positions_explorer", {"positions": True}),
     "cost": ("cost", "make_cost_explorer", {}),
     "generation": ("generation", "make_generation_explorer", {}),
@@ -35,7 +35,8 @@ EXPLORERS = {  # name: (module, factory, keyword arguments)
 
 def make(name):
     module, factory, kwargs = EXPLORERS[name]
-    return getattr(importlib.import_module(f"mha_lib.explorers.{module}"), factory)(**kwargs)
+    module = module if module.startswith("mha_lib.") else f"mha_lib.explorers.{module}"
+    return getattr(importlib.import_module(module), factory)(**kwargs)
 
 
 def step(w):
