@@ -101,25 +101,13 @@ def points(xy, colors, *, labels=None, label_colors=None, shape="circle", sizes=
 
 def polygon(xy, fill, *, opacity=1.0, stroke=None):
     """A filled polygon through the points ``xy`` (k, 2)."""
-    return {
-        "type": "polygon",
-        "points": _numbers(np.reshape(xy, (-1, 2))),
-        "fill": fill,
-        "opacity": opacity,
-        "stroke": stroke,
-    }
+    return dict(type="polygon", points=_numbers(np.reshape(xy, (-1, 2))), fill=fill, opacity=opacity, stroke=stroke)
 
 
 def line(xy, stroke, *, width=1.0, opacity=1.0, dash=None):
     """A line through the points ``xy`` (k, 2), ``width`` CSS pixels wide (``dash``: an SVG dash pattern)."""
-    return {
-        "type": "line",
-        "points": _numbers(np.reshape(xy, (-1, 2))),
-        "stroke": stroke,
-        "width": float(width),
-        "opacity": float(opacity),
-        "dash": dash,
-    }
+    points = _numbers(np.reshape(xy, (-1, 2)))
+    return dict(type="line", points=points, stroke=stroke, width=float(width), opacity=float(opacity), dash=dash)
 
 
 def bars(values, colors, *, texts=None, x=None, base=0.0, width=0.8, stroke=None):

@@ -23,13 +23,7 @@ from .toolkit import (
 )
 from .widget import Frame, grid_panel, matrix_entry
 
-__all__ = [
-    "ConcatView",
-    "compute_concat",
-    "ConcatDrawer",
-    "concat_figure",
-    "make_concat_explorer",
-]
+__all__ = ["ConcatView", "compute_concat", "ConcatDrawer", "concat_figure", "make_concat_explorer"]
 
 
 @dataclass(frozen=True)

@@ -203,6 +203,8 @@ class ScoresDrawer:
         """What the browser draws: every head's scores (left), the rows' largest weight and entropy (right)."""
         n, numbers, heads = len(res.tokens), res.h <= 8, [str(i + 1) for i in range(res.h)]
         bits = math.log2(n) if n > 1 else 1.0
+        stats = dict(numbers=numbers, row_label="head", col_label="query token", width=0.3, cap=34)  # the two on the right
+        entropy = f"entropy of each row, bits ({math.log2(n):.0f} = spread evenly, 0 = one token)"
         panels = [
             grid_panel(
                 "scores",
@@ -213,7 +215,6 @@ class ScoresDrawer:
                 numbers=numbers,
                 titles=head_titles(res.h, res.roles),
                 cbar="score (shared scale)",
-                digits=2,
                 area="1 / 1 / 3 / 2",
                 width=0.7,
             ),
@@ -222,29 +223,12 @@ class ScoresDrawer:
                 (1, res.h, n),
                 heads,
                 res.tokens,
-                numbers=numbers,
                 cbar="weight",
-                titles=["largest weight in each row (1 = all on one token)"],
-                row_label="head",
-                col_label="query token",
                 area="1 / 2",
-                width=0.3,
-                cap=34,
+                **stats,
+                titles=["largest weight in each row (1 = all on one token)"],
             ),
-            grid_panel(
-                "entropy",
-                (1, res.h, n),
-                heads,
-                res.tokens,
-                numbers=numbers,
-                cbar="bits",
-                titles=[f"entropy of each row, bits ({math.log2(n):.0f} = spread evenly, 0 = one token)"],
-                row_label="head",
-                col_label="query token",
-                area="2 / 2",
-                width=0.3,
-                cap=34,
-            ),
+            grid_panel("entropy", (1, res.h, n), heads, res.tokens, cbar="bits", titles=[entropy], area="2 / 2", **stats),
         ]
         arrays = {
             "scores": matrix_entry(res.scores, symmetric_limits(res.scores)),

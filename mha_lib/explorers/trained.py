@@ -13,14 +13,7 @@ from .. import minilm
 from .toolkit import Result, build_explorer, int_slider, text_box
 from .widget import Frame, grid_panel, matrix_entry
 
-__all__ = [
-    "MAX_SHOWN",
-    "DEFAULT_SENTENCE",
-    "Trained",
-    "compute_trained",
-    "TrainedDrawer",
-    "make_trained_explorer",
-]
+__all__ = ["MAX_SHOWN", "DEFAULT_SENTENCE", "Trained", "compute_trained", "TrainedDrawer", "make_trained_explorer"]
 
 MAX_SHOWN = 24  # tokens ([CLS] and [SEP] included) that a 12-panel grid can still label readably
 DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."

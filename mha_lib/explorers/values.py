@@ -36,13 +36,7 @@ from .toolkit import (
 )
 from .widget import Frame, grid_panel, matrix_entry
 
-__all__ = [
-    "ValuesView",
-    "compute_values",
-    "ValuesDrawer",
-    "values_figure",
-    "make_values_explorer",
-]
+__all__ = ["ValuesView", "compute_values", "ValuesDrawer", "values_figure", "make_values_explorer"]
 
 
 @dataclass(frozen=True)
