@@ -19,7 +19,7 @@ from .._checks import check_token, shown
 from ..attention import divisors
 from ..data import load_running_example
 from ..designed import designed_example
-from ..params import init_params, parameter_count
+from ..params import MHAParams, init_params, parameter_count
 from ..viz import check_dpi
 
 __all__ = [
@@ -81,19 +81,26 @@ _PARAMS_KEPT = 4_000_000  # numbers of parameters kept between settings (32 MB; 
 def explorer_params(d_model, h, d_k=None, seed=0):
     """``mha_lib.init_params(d_model, h, d_k, seed=seed)``, kept for the last settings; a setting over
     :data:`MEMORY_BUDGET` is refused before anything is allocated. d_model=512, h=8, seed=0: the running example's.
+
+    With d_k = d_model / h every h draws the same numbers in the same order (W^Q is (h, d_model, d_k), filled
+    head after head), so one draw per d_model serves every h: a new h is a reshape, with no drawing and no memory.
     """
     try:
         count = parameter_count(d_model, h, d_k=d_k)["total"]  # the library says when h does not divide d_model
     except ValueError as exc:
         raise ValueError(str(exc).removeprefix("parameter_count: ")) from None
-    key = (d_model, h, d_k, seed)
+    tied = (d_k or d_model // h) * h == d_model
+    key = (d_model, 1, None, seed) if tied else (d_model, h, d_k, seed)
     if key not in _PARAMS:
         check_budget(count, f"W^Q, W^K, W^V and W^O for d_model={d_model}, h={h}, d_k={d_k or d_model // h}")
-        _PARAMS[key] = init_params(d_model, h, d_k=d_k, seed=seed)
+        _PARAMS[key] = init_params(d_model, key[1], d_k=key[2], seed=seed)
         while len(_PARAMS) > 1 and sum(p.count()["total"] for p in _PARAMS.values()) > _PARAMS_KEPT:
             del _PARAMS[next(iter(_PARAMS))]  # the oldest
-    _PARAMS[key] = _PARAMS.pop(key)  # most recently used last
-    return _PARAMS[key]
+    _PARAMS[key] = p = _PARAMS.pop(key)  # most recently used last
+    if tied and h > 1:
+        heads = (h, d_model, d_model // h)
+        p = MHAParams(W_q=p.W_q.reshape(heads), W_k=p.W_k.reshape(heads), W_v=p.W_v.reshape(heads), W_o=p.W_o)
+    return p
 
 
 WEIGHT_KINDS = (
