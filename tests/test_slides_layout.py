@@ -442,3 +442,40 @@ def test_upright_labels_closer_than_their_letters_are_reported(layout):
     assert any(p.startswith("overlap: 'token") for p in layout.problems_of(fig))
     ax.set_xticks(range(15), labels=[f"token{k}" for k in range(15)], rotation=90, fontsize=4)
     assert not any(p.startswith("overlap: 'token") for p in layout.problems_of(fig))
+
+
+def test_a_row_of_numbered_panel_titles_says_its_word_once(layout):
+    fig = figure((12, 3))
+    axes = fig.subplots(1, 8)
+    for k, ax in enumerate(axes, start=1):
+        ax.imshow(np.zeros((4, 8)))
+        ax.set_title(f"head {k}")
+    assert layout.numbered_titles(fig)
+    assert [ax.get_title() for ax in axes] == ["head 1", "2", "3", "4", "5", "6", "7", "8"]
+
+
+@pytest.mark.slow
+def test_an_explorer_picture_on_subfigures_is_split_by_its_rows(layout, tmp_path):
+    # the input above, 8 heads in a row under it, each on its own subfigure (as concat_figure draws them):
+    # two pages, the input alone and the 8 heads, each with the caption and its colour bar
+    rng = np.random.default_rng(0)
+    fig = figure((14, 5.4))
+    top, bottom = fig.subfigures(2, 1)
+    ax = top.subplots()
+    im = ax.imshow(rng.normal(size=(4, 512)), aspect="auto", cmap="RdBu_r")
+    ax.set_yticks(range(4), TOKENS)
+    ax.set_xticks([])
+    top.colorbar(im, ax=ax, label="value of X")
+    top.suptitle("the input X, shape (4, 512): the width d_model that the layer must give back", fontweight="bold")
+    heads = bottom.subplots(1, 8)
+    for k, hax in enumerate(heads, start=1):
+        im = hax.imshow(rng.normal(size=(4, 64)), aspect="auto", cmap="RdBu_r", vmin=-3, vmax=3)
+        hax.set_title(f"head {k}")
+        hax.set_xticks([])
+        hax.set_yticks(range(4), TOKENS if k == 1 else [])
+    bottom.colorbar(im, ax=list(heads), label="value (one scale)")
+    bottom.suptitle("Concat = [Head_1 | ... | Head_8], shape (4, 512): each block one head's output", fontweight="bold")
+    fig.suptitle("8 heads of shape (4, 64) side by side -> Concat of shape (4, 512): 8·64 = 512 = d_model")
+    record = saved(layout, fig, tmp_path)
+    assert [p["part"] for p in record["pages"]] == ["part 1 of 2: panel 1", "part 2 of 2: panels 2, 3, 4, 5, 6, 7, 8, 9"]
+    assert all(not p["problems"] and page_min_text(p) >= 24 - 0.01 for p in record["pages"])

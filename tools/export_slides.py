@@ -43,6 +43,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -156,15 +157,35 @@ def rerender(path, folder):
     return {int(f.stem): json.loads(f.read_text()) for f in sorted(folder.glob("[0-9][0-9].json"))}
 
 
-def rerender_all(paths, work, jobs=2):
-    """{path: rerender(path, work / its stem)} for every notebook, ``jobs`` notebooks at a time."""
-    if jobs <= 1 or len(paths) <= 1:
-        return {path: rerender(path, work / path.stem) for path in paths}
-    from concurrent.futures import ProcessPoolExecutor
+def timed_rerender(path, folder):
+    """(rerender(path, folder), seconds it took)."""
+    start = time.perf_counter()
+    return rerender(path, folder), time.perf_counter() - start
 
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = {path: pool.submit(rerender, path, work / path.stem) for path in paths}
-        return {path: future.result() for path, future in futures.items()}
+
+def stored_weight(path):
+    """Bytes of the PNG pictures stored in a notebook: how much drawing its run will have, roughly."""
+    return sum(len(png) for _, png, _ in stored_figures(path)[1])
+
+
+def rerender_all(paths, work, jobs=2, log=print):
+    """{path: rerender(path, work / its stem)} for every notebook, ``jobs`` notebooks at a time, the ones with
+    the most pictures first (started last, a long notebook kept one core busy while the other had nothing left);
+    each notebook's time is logged."""
+    if jobs <= 1 or len(paths) <= 1:
+        done = {path: timed_rerender(path, work / path.stem) for path in paths}
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = {
+                path: pool.submit(timed_rerender, path, work / path.stem)
+                for path in sorted(paths, key=stored_weight, reverse=True)
+            }
+            done = {path: futures[path].result() for path in paths}
+    for path, (records, seconds) in done.items():
+        log(f"  {path.name}: run and {len(records)} figures drawn for the page in {seconds:.0f} s")
+    return {path: records for path, (records, _) in done.items()}
 
 
 def page_scale(width_px, height_px, dpi):
@@ -217,7 +238,7 @@ def is_roadmap(source):
 
 
 def collect(paths, work, rerender_figures=False, log=print, all_roadmaps=False, jobs=2):
-    fresh_all = rerender_all(paths, work, jobs) if rerender_figures else {}
+    fresh_all = rerender_all(paths, work, jobs, log) if rerender_figures else {}
     slides, seen, roadmap_kept = [], set(), False
     for path in paths:
         title, figures = stored_figures(path)

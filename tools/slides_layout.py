@@ -65,6 +65,7 @@ class Settings:
 SETTINGS = Settings()
 _seen = []  # (png bytes, figure) drawn with render_png during the current cell
 _index = [0]  # figures seen so far in the notebook
+_pickled = [None, b""]  # (figure, the pickle of its flat copy) while save_figure tries its pages
 
 
 def configure(out, page_w, page_h, floor=24.0, dpi=150.0):
@@ -190,6 +191,27 @@ def cell_texts(fig, hide=False):
 def talk_copy(fig, numbers=True):
     """A copy to change freely (a later cell may draw the original again), its cell numbers as texts (or none,
     when not ``numbers``); None if it cannot be copied."""
+    if _pickled[0] is fig:  # save_figure's tries: each a fresh copy of one copy made flat, pickled once
+        try:
+            copy = pickle.loads(_pickled[1])
+        except Exception:
+            return None
+        Agg(copy)
+    else:
+        copy = flat_copy(fig)
+        if copy is None:
+            return None
+    if numbers:
+        cell_texts(copy, hide=True)
+    else:
+        for art in copy.findobj(lambda a: type(a).__name__ == "CellNumbers"):
+            art.set_visible(False)
+    return copy
+
+
+def flat_copy(fig):
+    """A copy of the figure at the files' resolution, its subfigures made flat and its side texts attached to
+    their panels; None if it cannot be copied."""
     try:
         copy = pickle.loads(pickle.dumps(fig))
     except Exception:
@@ -200,11 +222,6 @@ def talk_copy(fig, numbers=True):
     copy.set_dpi(SETTINGS.dpi)
     flatten_subfigures(copy)
     attach_side_texts(copy)
-    if numbers:
-        cell_texts(copy, hide=True)
-    else:
-        for art in copy.findobj(lambda a: type(a).__name__ == "CellNumbers"):
-            art.set_visible(False)
     return copy
 
 
@@ -721,6 +738,7 @@ def wrap_long(fig):
     renderer = fig.canvas.get_renderer()
     changed = False
     titles = {id(t): ax for ax in fig.axes for _, t in titles_of(ax)}
+    deco = {}  # the panels' boxes without their titles, for title_room
     titles.update({id(ax.xaxis.label): ax for ax in fig.axes if "outline" not in ax.spines})
     # a legend's entries: the legend is placed (and sized) around its texts by matplotlib, not broken up
     legends = {
@@ -738,7 +756,7 @@ def wrap_long(fig):
             t.set_text(t._slides_unwrapped)
         width = t.get_window_extent(renderer).width
         if id(t) in titles:
-            limit = title_room(titles[id(t)], t, renderer)
+            limit = title_room(titles[id(t)], t, renderer, deco)
         elif getattr(t, "_slides_panels", None):
             limit = group_room(fig, t, renderer)
         else:
@@ -767,7 +785,7 @@ def wrap_long(fig):
     return changed
 
 
-def title_room(ax, title, renderer):
+def title_room(ax, title, renderer, deco=None):
     """Pixels a panel's title may be wide: a centred title reaches half way into the gap to the panel beside
     it (or to a colour bar, or the figure's edge, a tenth of an inch off), never less than its panel. Not
     the panel's own width alone: "head 1: previous token" over a narrow strip became one word a line."""
@@ -794,7 +812,12 @@ def title_room(ax, title, renderer):
             continue  # a twin, or not in the panel's row
         bar = "outline" in other.spines  # a colour bar has no title: the title may reach it
         # half way into the gap to the panel's labels (its name and ticks stand in the gap), not to its frame
-        d = decorated(other, renderer) if not bar else o
+        if bar:
+            d = o
+        elif deco is None:
+            d = decorated(other, renderer)
+        else:  # measured once for every title of a pass (wrap_long): the panels do not move meanwhile
+            d = deco[other] if other in deco else deco.setdefault(other, decorated(other, renderer))
         d = o if d is None else d
         if o.x0 >= box.x1 - 1:
             right = min(right, (o.x0 - margin if bar else (min(d.x0, o.x0) + box.x1) / 2) - cx)
@@ -1297,22 +1320,23 @@ def attempt(fig, keep, fill, relayout, spread=0.3, numbers=True):  # noqa: C901 
     scale = min(SETTINGS.page[0] / w, SETTINGS.page[1] / h)
     grow_figure(copy, scale, texts, spread)
     size = SETTINGS.page if fill else tuple(copy.get_size_inches())
-    for _ in range(3):
-        if relayout or keep is not None:
-            room = layout_grid(copy, units, cbars, size)
-        else:
-            copy.set_size_inches(*size)
-            room = True
-        if not (wrap_long(copy) | turn_crowded_labels(copy) | fit_cbar_labels(copy)):
-            break
-    else:  # the texts changed in the last round: the panels placed for them once more (a label ran off the page)
-        if relayout or keep is not None:
-            room = layout_grid(copy, units, cbars, size)
-    if not room:
+    grid = relayout or keep is not None
+    if not lay_out(copy, units, cbars, size, grid):
         return copy, [NO_ROOM]
     problems = problems_of(copy)
     if problems:
         problems = untangle(copy, problems)
+    if grid and len(units) > 1 and titles_meet(copy, problems):
+        # a row of titled panels ("head 1" ... "head 8" over a Concat) whose titles are wider than the panels:
+        # the word said once ("head 1", "2", ..., "8") and the panels closer together
+        numbered_titles(copy)
+        if lay_out(copy, units, cbars, size, grid, gap=0.1):
+            closer = problems_of(copy)
+            closer = untangle(copy, closer) if closer else closer
+            if cost(closer) < cost(problems):
+                return copy, closer
+        lay_out(copy, units, cbars, size, grid)
+        problems = problems_of(copy)
     if problems and len(units) == 1 and all(ax.get_aspect() == "auto" for ax in units[0]):
         # one heatmap alone whose numbers do not fit its cells: cells as wide as the page allows
         if layout_grid(copy, units, cbars, size, stretch=True):
@@ -1321,6 +1345,53 @@ def attempt(fig, keep, fill, relayout, spread=0.3, numbers=True):  # noqa: C901 
                 return copy, wider
         layout_grid(copy, units, cbars, size)
     return copy, problems
+
+
+def lay_out(copy, units, cbars, size, grid, gap=0.25):
+    """The panels placed for their texts, the texts wrapped, turned and fitted for the places, and the panels
+    placed again, until nothing changes (three rounds at most); ``grid``: laid out again by :func:`layout_grid`,
+    else only set to ``size``. False: no room for the panels."""
+    room = True
+    for _ in range(3):
+        if grid:
+            room = layout_grid(copy, units, cbars, size, gap=gap)
+        else:
+            copy.set_size_inches(*size)
+        if not (wrap_long(copy) | turn_crowded_labels(copy) | fit_cbar_labels(copy)):
+            break
+    else:  # the texts changed in the last round: the panels placed for them once more (a label ran off the page)
+        if grid:
+            room = layout_grid(copy, units, cbars, size, gap=gap)
+    return room
+
+
+def numbered_titles(fig):
+    """Panels of one row titled with one word and their number ("head 1", "head 2", ...): the word stays on the
+    leftmost title only ("head 1", "2", "3", ...). True if a title changed."""
+    rows = {}
+    for ax in fig.axes:
+        m = re.fullmatch(r"(\S+) (\d+)", ax.get_title()) if ax.get_visible() else None
+        if m:
+            rows.setdefault((round(ax.get_position().y1, 3), m.group(1)), []).append((ax.get_position().x0, ax, m.group(2)))
+    changed = False
+    for row in rows.values():
+        if len(row) < 3:
+            continue
+        for _, ax, number in sorted(row, key=lambda r: r[0])[1:]:
+            ax.title.set_text(number)
+            changed = True
+    return changed
+
+
+def titles_meet(fig, problems):
+    """True when two panels' titles overlap, among the problems."""
+    names = {repr(str(t.get_text())[:30]) for ax in fig.axes if ax.get_visible() for _, t in titles_of(ax)}
+    for p in problems:
+        if p.startswith("overlap: "):
+            a, _, b = p[len("overlap: ") :].partition(" / ")
+            if a in names and b in names:
+                return True
+    return False
 
 
 def turn_crowded_labels(fig):
@@ -1354,8 +1425,21 @@ def cost(problems):
     return sum(1000 if p == NO_ROOM else 1 for p in problems)
 
 
-def save_figure(fig):  # noqa: C901  the tries in order, then the pages of the best
+def save_figure(fig):
     """Write the pages of one figure (see the module's text) and its record ``NN.json`` into SETTINGS.out."""
+    # every try starts from the same flat copy (see talk_copy): copied, made flat and pickled once, not per try
+    flat = None if callable(getattr(fig, "for_slide", None)) else flat_copy(fig)
+    try:
+        _pickled[:] = [fig, pickle.dumps(flat)] if flat is not None else [None, b""]
+    except Exception:  # the flat copy cannot be pickled again: each try copies the figure itself
+        _pickled[:] = [None, b""]
+    try:
+        _save_figure(fig)
+    finally:
+        _pickled[:] = [None, b""]
+
+
+def _save_figure(fig):  # noqa: C901  the tries in order, then the pages of the best
     _index[0] += 1
     stem = SETTINGS.out / f"{_index[0]:02d}"
     record = {"pages": []}
@@ -1395,6 +1479,11 @@ def save_figure(fig):  # noqa: C901  the tries in order, then the pages of the b
         return
     options = [(cost(problems), 1, 0, [(talk, problems, None)])]  # (cost, pages, rank, pages' contents)
     numbers = has_cell_numbers(fig)
+    if fig.subfigs and _pickled[0] is fig:
+        # the rows of panels drawn on subfigures, where the page shows them: a panel's own position is in its
+        # subfigure's coordinates (the input X above 8 heads was taken for one row with them, and split in the middle)
+        flat_units = panels_and_bars(pickle.loads(_pickled[1]))[0]
+        units = flat_units if len(flat_units) == len(units) else units
     if problems and len(units) > 1:  # in two parts, the cell numbers kept
         options.append(in_two_parts(fig, units, numbers=True, last_resort=not numbers))
     if problems and numbers and min(o[0] for o in options):  # one page, the colours without the numbers
@@ -1444,20 +1533,28 @@ def has_cell_texts(copy):
 
 def in_two_parts(fig, units, numbers, last_resort=False):
     """The figure on two pages: the first half of its grid's rows on one, the rest on the other (a single
-    row: its first half of panels, then the rest). An option for :func:`save_figure`: (problems, 2, its rank,
-    the pages); unless it is the ``last_resort``, it stops at the first page with problems."""
+    row: its first half of panels, then the rest; an odd number of panels, also the smaller half first, and
+    the better of the two). An option for :func:`save_figure`: (problems, 2, its rank, the pages); unless it
+    is the ``last_resort``, it stops at the first page with problems."""
     boxes = [Bbox.union([ax.get_position() for ax in u]) for u in units]
     rows, nr = cluster([-(b.y0 + b.y1) / 2 for b in boxes], 0.3 * min(b.height for b in boxes))
     cols, _ = cluster([(b.x0 + b.x1) / 2 for b in boxes], 0.3 * min(b.width for b in boxes))
     order = sorted(range(len(units)), key=lambda k: (rows[k], cols[k]))
     if nr > 1:
-        first = [k for k in order if rows[k] < (nr + 1) // 2]
-    else:
-        first = order[: (len(order) + 1) // 2]
-    halves = [first, [k for k in order if k not in first]]
-    pages = []
-    for keep in halves:
-        pages.append((*attempt(fig, keep, True, True, numbers=numbers), keep))
-        if pages[-1][1] and not last_resort:  # a half with problems: another option will do better
-            return float("inf"), 2, 1, []
-    return sum(cost(p[1]) for p in pages), 2, 1 if numbers else 3, pages
+        cuts = [[k for k in order if rows[k] < (nr + 1) // 2]]
+    else:  # three panels with a colour bar each: the first alone on a page and two on the other may fit
+        cuts = [order[: (len(order) + 1) // 2]] + ([order[: len(order) // 2]] if len(order) % 2 else [])
+    best = None
+    for first in cuts:
+        pages = []
+        for keep in (first, [k for k in order if k not in first]):
+            pages.append((*attempt(fig, keep, True, True, numbers=numbers), keep))
+            if pages[-1][1] and not last_resort:  # a half with problems: another option will do better
+                break
+        else:
+            total = sum(cost(p[1]) for p in pages)
+            if best is None or total < best[0]:
+                best = (total, 2, 1 if numbers else 3, pages)
+            if not total:
+                break
+    return best if best is not None else (float("inf"), 2, 1, [])
