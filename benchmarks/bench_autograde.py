@@ -5,7 +5,8 @@
 
 In a temporary course directory (removed at the end): ``nbgrader generate_assignment``, then N copies of the
 solution submitted and graded with ``nbgrader autograde`` (one kernel per submission, and for each of its 7 test
-cells a grader process and a sandbox process, lab.py's design), then ``nbgrader generate_feedback``. Prints the
+cells a grader process and a sandbox process, lab.py's design), then ``nbgrader generate_feedback``; then autograde
+again without the operating system's boundary around the sandbox (``MHA_LAB_BOUNDARY=off``), for its cost. Prints the
 wall time and the CPU time (of nbgrader and every process it started) of each command and per submission, the
 grading of one part alone (the grader and the sandbox, without nbgrader and a kernel), and the machine: cores and
 load average before and after. On a busy machine the wall time grows with the load; the CPU time does not.
@@ -70,7 +71,7 @@ def solved(release_path):
     return nb
 
 
-def one_part_alone():
+def one_part_alone(env=None):
     """Seconds to grade part 1 of the solution through lab.check (grader + sandbox, no nbgrader, no kernel)."""
     cell = next(
         "".join(c["source"])
@@ -84,7 +85,7 @@ def one_part_alone():
         "t = time.perf_counter()\nv = lab.check('masked_softmax', globals())\ndt = time.perf_counter() - t\n"
         "assert v['passed'], v\nprint(dt)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], text=True, capture_output=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", code], text=True, capture_output=True, timeout=300, env=env)
     if done.returncode:
         sys.exit(f"grading part 1 alone failed:\n{done.stderr[-3000:]}")
     return float(done.stdout.strip().splitlines()[-1])
@@ -129,12 +130,19 @@ def main():
             folder = course / "submitted" / f"student{i + 1:03d}" / "attention_lab"
             folder.mkdir(parents=True)
             (folder / LAB.name).write_text(json.dumps(nb), encoding="utf-8")
+        # with the operating system's boundary around the sandbox (where this machine has one), then without it
         autograde = run(course, env, "autograde", "attention_lab", "--force")
         feedback = run(course, env, "generate_feedback", "attention_lab", "--force")
-        part = one_part_alone()
+        part = one_part_alone(env)
+        off = dict(env, MHA_LAB_BOUNDARY="off")
+        autograde_off = run(course, off, "autograde", "attention_lab", "--force")
+        part_off = one_part_alone(off)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     load_after = os.getloadavg()
+    from mha_lib.exercises import lab
+
+    print(lab.boundary_note())
     print(
         f"machine: {os.cpu_count()} cores; load average (1, 5, 15 min) before "
         f"{', '.join(f'{x:.2f}' for x in load_before)}, after {', '.join(f'{x:.2f}' for x in load_after)}"
@@ -148,6 +156,11 @@ def main():
     )
     print(f"generate_feedback: {feedback[0]:.1f} s ({feedback[1]:.1f} s of CPU)")
     print(f"one part alone (lab.check: grader + sandbox, no kernel): {part:.2f} s")
+    print(
+        f"without the boundary (MHA_LAB_BOUNDARY=off): autograde {autograde_off[0] / n:.1f} s per submission, CPU "
+        f"{autograde_off[1] / n:.1f} s; one part alone {part_off:.2f} s. The boundary's cost per submission: "
+        f"{(autograde[0] - autograde_off[0]) / n:+.2f} s wall, {(autograde[1] - autograde_off[1]) / n:+.2f} s CPU"
+    )
 
 
 if __name__ == "__main__":

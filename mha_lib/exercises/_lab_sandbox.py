@@ -10,7 +10,9 @@ while the student's code runs, look at no frame and ask the garbage collector fo
 hook's own state). So whatever a student's notebook did (an alias, a dict holding a library function, an attribute
 stored on numpy, importlib, sys.modules, a copy of the library's files, ...), here their functions have numpy,
 Python's own modules and what they wrote themselves, nothing else; and they cannot change anything outside this
-process (the gradebook, the course's files, another student's notebook).
+process (the gradebook, the course's files, another student's notebook). These checks live inside Python; where the
+machine allows it the grader starts this process inside bubblewrap (Linux namespaces, see ``lab.boundary``), where
+code that gets past them finds no network, no other process and a read-only file system without the course's files.
 
 The grader and this process talk in lines of JSON (stdin, and a copy of stdout taken before any student code runs;
 what the student's code prints goes nowhere). Arrays travel as ``.npy`` bytes. This process only runs the functions
@@ -72,6 +74,9 @@ def main():  # noqa: C901 - one job, read top to bottom
     for module in PREIMPORTED:
         with contextlib.suppress(ImportError):
             importlib.import_module(module)
+    # modules imported from here on are compiled from their source: reading a cached .pyc calls marshal.loads, which
+    # the student's code may not do (see refused below)
+    sys.pycache_prefix = os.path.join(os.sep, "nonexistent", "lab-pycache")
     blocked = os.path.realpath(blocked_dir)
     # what may be read: Python's own modules and numpy (with the libraries its wheel ships), nothing else
     readable_roots = tuple(
@@ -110,6 +115,11 @@ def main():  # noqa: C901 - one job, read top to bottom
             "ctypes.dlopen",
             "ctypes.dlsym",
             "ctypes.cdata",
+            # code objects made from bytes or by hand (marshal, CodeType(...), code.replace): their bytecode is not
+            # checked by Python and can read and write the interpreter's memory (and switch this hook off)
+            "marshal.loads",
+            "marshal.load",
+            "code.__new__",
             # changes to files and folders
             "os.remove",
             "os.rename",
@@ -411,3 +421,6 @@ def main():  # noqa: C901 - one job, read top to bottom
 
 if __name__ == "__main__":
     main()
+    import os
+
+    os._exit(0)  # everything is sent: end at once (tidying up the interpreter and numpy would cost CPU for nothing)

@@ -1,15 +1,17 @@
 """The graded lab (labs/attention_lab.ipynb): its parts, and a grader the student's code cannot reach.
 
-A lab test cell calls :func:`grade`. It takes the student's function from the notebook (its code, the student's
-other functions and plain data it uses, nothing else: no module but numpy and Python's own, no object of mha_lib) and
-hands it to a fresh Python process, the grader (this file, run as a script). The grader draws new
-inputs, computes the expected answers with ``mha_lib`` before any student code runs, and runs the student's
-function in a third process, the sandbox (:mod:`._lab_sandbox`), where ``mha_lib`` cannot be imported nor its
-files read. Only the returned arrays come back; the grader compares them with its own ``np.allclose``. So a
-part is worth points only for what the student's numpy code computes: whatever a notebook cell rebinds
-(``np.allclose``, ``mha_lib.softmax``, a builtin, a helper of the tests) or hides (an alias, a dict holding a
-library function, an attribute stored on numpy, ``importlib``, ``sys.modules``, ``getattr`` with a string, a class
-or a closure) is not there when the function runs, and the message says what was missing and why.
+A lab test cell calls :func:`grade`. It takes the student's function from the notebook (its code, the student's other
+functions and plain data it uses, nothing else: no module but numpy and Python's own, no object of mha_lib) and hands
+it to a fresh Python process, the grader (this file, run as a script). The grader draws new inputs, computes the
+expected answers with ``mha_lib`` before any student code runs, and runs the student's function in a third process,
+the sandbox (:mod:`._lab_sandbox`), where ``mha_lib`` cannot be imported nor its files read, and which runs inside a
+boundary of the operating system where the machine has one (bubblewrap, Linux namespaces: no network, no other
+process, a read-only file system without the course's files; see :func:`boundary`; ``MHA_LAB_BOUNDARY=off`` or
+``=required``). Only the returned arrays come back; the grader compares them with its own ``np.allclose``. So a part
+is worth points only for what the student's numpy code computes: whatever a notebook cell rebinds (``np.allclose``,
+``mha_lib.softmax``, a builtin, a helper of the tests) or hides (an alias, a dict holding a library function, an
+attribute stored on numpy, ``importlib``, ``sys.modules``, ``getattr`` with a string, a class or a closure) is not
+there when the function runs, and the message says what was missing and why.
 
 Each part is graded on its own: the student's other graded functions (``my_masked_softmax`` inside
 ``my_cross_head``, ...) are answered by the grader with the library's result ("stand-ins").
@@ -36,6 +38,7 @@ import linecache
 import marshal
 import math
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -672,13 +675,131 @@ def _stop(proc):
     proc.wait()
 
 
-def _run_in_sandbox(part, job):
+# ---------------------------------------------------------------- the operating system's boundary around the sandbox
+
+BOUNDARY = "MHA_LAB_BOUNDARY"  # "auto" (the default), "off" (the checks inside Python only), "required"
+_SANDBOX_INSIDE = "/run/lab/_lab_sandbox.py"  # where the sandbox's own file is seen inside the boundary
+
+
+def _inside(path, root):
+    try:
+        return os.path.commonpath([os.path.realpath(path), os.path.realpath(root)]) == os.path.realpath(root)
+    except ValueError:
+        return False
+
+
+def _boundary_args(site_dir):  # noqa: C901 - one mount after another, in bwrap's order
+    """bubblewrap's arguments for the sandbox's world: new user, network, process, IPC and host-name namespaces
+    (no network at all, no other process visible, none signalled), no capability, and a file system that is an
+    empty read-only root holding only what Python and numpy need, read-only: the system's programs and libraries
+    (``/usr``), this Python and its standard library, numpy. Not there: the course's folder, home folders, other
+    submissions, the gradebook, mha_lib, every installed package but numpy. Stops when the grader stops."""
+    python = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)  # not a venv's copy
+    stdlib = os.path.dirname(os.path.realpath(os.__file__))
+    # --as-pid-1: the sandbox is the namespace's first process (when it ends, whatever it started ends too), and
+    # bwrap waits for it, so that its CPU time is counted with the grader's
+    args = ["bwrap", "--unshare-all", "--unshare-user", "--as-pid-1", "--die-with-parent", "--tmpfs", "/"]
+    if os.geteuid() == 0:  # a root grader: no capability is kept inside (bwrap keeps them for root otherwise)
+        args += ["--cap-drop", "ALL"]
+    bound = []
+
+    def bind(path):
+        if os.path.exists(path) and not any(_inside(path, b) for b in bound):
+            args.extend(["--ro-bind", path, path])
+            bound.append(path)
+
+    for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):  # merged /usr: /lib -> usr/lib
+            args.extend(["--symlink", os.readlink(top), top])
+        elif os.path.isdir(top):
+            bind(top)
+    bind("/etc/ld.so.cache")
+    bind(python)
+    libdir = sysconfig.get_config_var("LIBDIR") or ""
+    library = sysconfig.get_config_var("LDLIBRARY") or ""
+    if library.endswith(".so") or ".so." in library:  # a Python built with a shared libpython (pyenv, ...)
+        for name in sorted(os.listdir(libdir)) if os.path.isdir(libdir) else ():
+            if name.startswith(library.split(".so")[0] + ".so"):
+                bind(os.path.join(libdir, name))
+    bind(stdlib)
+    hidden = [os.path.join(stdlib, "site-packages"), os.path.join(stdlib, "dist-packages")]
+    for root in ("/usr/lib", "/usr/local/lib"):  # the packages installed beside a system Python: hidden too
+        if os.path.isdir(root):
+            for name in sorted(os.listdir(root)):
+                if name.startswith("python"):
+                    hidden += [os.path.join(root, name, "site-packages"), os.path.join(root, name, "dist-packages")]
+    hidden.append(_PACKAGE_DIR)  # mha_lib itself, wherever it is installed
+    hidden = [h for h in hidden if os.path.isdir(h) and any(_inside(h, b) for b in bound)]
+    for path in hidden:
+        args.extend(["--tmpfs", path])
+    for name in ("numpy", "numpy.libs"):  # numpy alone of site-packages (placed after the folders hidden above)
+        path = os.path.join(site_dir, name)
+        if os.path.isdir(path):
+            args.extend(["--ro-bind", path, path])
+    args.extend(["--ro-bind", SANDBOX, _SANDBOX_INSIDE])
+    args += ["--dev", "/dev"]  # /dev/null and the like; no /proc, no /sys (nothing there to read or write)
+    for path in ("/", *hidden):
+        args.extend(["--remount-ro", path])
+    args += ["--chdir", "/"]
+    return args, python
+
+
+@functools.cache
+def boundary():
+    """Whether the sandbox runs inside the operating system's boundary (bubblewrap, Linux namespaces): ``(True,
+    "")``, or ``(False, why not)``; ``MHA_LAB_BOUNDARY=off`` turns it off, ``=required`` stops grading without it.
+    Found out once per process by starting the boundary around ``true``, before any student code runs."""
+    setting = os.environ.get(BOUNDARY, "auto").strip().lower()
+    if setting not in ("auto", "off", "required"):
+        raise ValueError(f"{BOUNDARY}={setting!r} is not a setting; use auto (the default), off or required")
+    if setting == "off":
+        return False, f"turned off ({BOUNDARY}=off)"
+    why = None
+    if not sys.platform.startswith("linux"):
+        why = f"Linux namespaces are needed, this is {sys.platform}"
+    elif not shutil.which("bwrap"):
+        why = "bubblewrap (the bwrap program) is not installed: apt-get install bubblewrap"
+    else:
+        args, _ = _boundary_args(os.path.dirname(os.path.dirname(_np().__file__)))
+        try:
+            done = subprocess.run([*args, "true"], capture_output=True, text=True, timeout=30)
+            if done.returncode:
+                why = f"bwrap could not make the namespaces here ({(done.stderr.strip() or 'no message')[:200]})"
+        except (OSError, subprocess.SubprocessError) as err:
+            why = f"bwrap did not start ({err})"
+    if why and setting == "required":
+        raise RuntimeError(f"{BOUNDARY}=required, but the operating system's boundary is not available: {why}")
+    return (False, why) if why else (True, "")
+
+
+def boundary_note():
+    """One plain line for the lecturer on how the sandbox is isolated on this machine."""
+    on, why = boundary()
+    if on:
+        return (
+            "lab sandbox: inside the operating system's boundary (bubblewrap: no network, no other process, "
+            "a read-only file system without the course's files)"
+        )
+    return (
+        f"lab sandbox: WITHOUT the operating system's boundary ({why}); the checks run inside Python only, which a "
+        "determined student can get around: not for credit (docs/teaching.md, 'Grading safely')"
+    )
+
+
+def _sandbox_command(site_dir):
+    if boundary()[0]:
+        args, python = _boundary_args(site_dir)
+        return [*args, python, "-I", "-S", _SANDBOX_INSIDE, site_dir, _PACKAGE_DIR]
+    return [sys.executable, "-I", "-S", SANDBOX, site_dir, _PACKAGE_DIR]
+
+
+def _run_in_sandbox(part, job):  # noqa: C901 - one branch per kind of message from the sandbox
     """Start the sandbox, answer its stand-in calls, collect what the student's function returned for each case.
     Returns (results by case index, what was missing, a message when the process failed as a whole)."""
     np = _np()
     site_dir = os.path.dirname(os.path.dirname(np.__file__))
     proc = subprocess.Popen(
-        [sys.executable, "-I", "-S", SANDBOX, site_dir, _PACKAGE_DIR],
+        _sandbox_command(site_dir),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -690,7 +811,7 @@ def _run_in_sandbox(part, job):
     timed_out = threading.Event()
     timer = threading.Timer(TIMEOUT, lambda: (timed_out.set(), _stop(proc)))
     timer.start()
-    results, missing, absent, forged = {}, None, {}, False
+    results, missing, absent, forged, finished = {}, None, {}, False, False
     received = 0
     try:
         proc.stdin.write(json.dumps(job) + "\n")
@@ -728,13 +849,21 @@ def _run_in_sandbox(part, job):
                 absent.update(message.get("absent") or {})
             elif kind == "missing":
                 missing = str(message.get("description"))
+                finished = True
                 break
             elif kind == "done":
                 absent.update(message.get("absent") or {})
+                finished = True
                 break
     except (BrokenPipeError, OSError):
         pass
     finally:
+        if finished:  # the sandbox ends by itself now: let it (so that its CPU time is counted), a moment at most
+            try:
+                proc.stdin.close()
+                proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
         timer.cancel()
         _stop(proc)
     failed = None
@@ -1252,6 +1381,9 @@ def _grade_from_the_file_class():
 
         def preprocess(self, nb, resources):
             check_grading_code(self.fingerprint)
+            if not getattr(GradeFromTheFile, "told", False):  # once per autograde run, in nbgrader's log
+                GradeFromTheFile.told = True
+                (self.log.info if boundary()[0] else self.log.warning)(boundary_note())
             verdicts = grade_cells(nb)
             record_verdicts(nb, verdicts)
             self.log.info(
@@ -1308,6 +1440,11 @@ def _main(argv):
             csv_path = args[at + 1]
             args = args[:at] + args[at + 2 :]
         if args:
+            try:
+                print(boundary_note())  # once, before the grades: how the students' code was kept apart here
+            except (RuntimeError, ValueError) as err:  # MHA_LAB_BOUNDARY=required without one, or a wrong setting
+                print(f"regrade: {err}")
+                return 2
             total = sum(p.points for p in LAB_PARTS.values())
             scores = regrade(args)
             for path, (score, verdicts) in scores.items():
