@@ -8,7 +8,8 @@
 Runs ``tools/export_scenes.py`` and ``tools/export_slides.py`` (every notebook, 2 at a time) into a
 temporary folder, removed at the end (or ``--keep``'s folder, kept), and prints for each the wall-clock
 time, the CPU time of the tool and its children, the number of pages, the PDF's size and, for the slides,
-the smallest text of a page, the figures shown on two pages and the pages listing problems. It prints
+the smallest text of a page, the figures shown on two pages, the pages listing problems and each notebook's
+time (its run and its figures drawn for the page, two notebooks at a time). It prints
 the machine (cores) and its load average before and after: the tools share the machine with whatever
 else runs, and their times grow with it.
 """
@@ -90,6 +91,8 @@ def main(argv=None):
                 f"{split} figures on two pages, smallest text of a page {smallest}, PDF {size}"
             )
             print(f"pages listing problems: {len(listed)}" + (f" ({', '.join(listed)})" if listed else ""))
+            for line in re.findall(r"^  (\S+\.ipynb: run and .*)$", out, re.M):  # each notebook: its run and its figures
+                print(f"  {line}")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 import mha_lib
 from mha_lib.plotting import plot_concat_blocks, plot_soft_lookup, plot_two_heads
@@ -57,3 +58,25 @@ def test_concat_blocks_take_a_longer_palette_but_refuse_a_short_one():
     plot_concat_blocks(Figure(), heads, ["a", "b", "c"], colors=["red", "blue", "green"])
     with pytest.raises(ValueError, match="colors"):
         plot_concat_blocks(Figure(), heads, ["a", "b", "c"], colors=["red"])
+
+
+def test_where_a_word_looks_on_a_slide_shows_8_keys_with_the_marked_ones_and_says_so():
+    from mha_lib.viz.trained import draw_word_attention
+
+    tokens = "[CLS] the animal didn ' t cross the street because it was too tired [SEP]".split()
+    att = np.random.default_rng(0).dirichlet(np.ones(15), size=(6, 12, 15))
+    fig = Figure(figsize=(11, 6.5))
+    draw_word_attention(fig, att, tokens, tokens.index("it"), mark=(2, 8))
+    slide = fig.for_slide(width=12.8, height=6.3, fontsize=24)
+    shown = [t.get_text() for t in slide.axes[-4].get_xticklabels()]  # a panel of the bottom row
+    assert len(shown) == 8 and {"animal", "street"} <= set(shown)
+    rest = iter(tokens)
+    assert all(t in rest for t in shown)  # in sentence order: each found after the one before
+    assert "8 of the 15 keys" in slide.get_suptitle()
+    slide.draw_without_rendering()
+    texts = [
+        t
+        for t in slide.findobj(Text)
+        if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())
+    ]
+    assert min(t.get_fontsize() for t in texts) >= 24

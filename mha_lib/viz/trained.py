@@ -4,12 +4,15 @@
 each kind; :func:`draw_word_attention`: where one query token looks, in every layer and head.
 """
 
+import functools
+
 import numpy as np
+from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .grid import HeadGrid
 
-__all__ = ["draw_patterns", "draw_gallery", "draw_word_attention"]
+__all__ = ["draw_patterns", "draw_gallery", "draw_word_attention", "word_attention_slide_figure"]
 
 
 def _still_grid(fig, matrices, rows, cols, ncols, **kwargs):
@@ -103,4 +106,49 @@ def draw_word_attention(fig, attentions, tokens, query, *, mark=()):
     for heat in grid.panels:
         for j in mark:
             heat.ax.add_patch(Rectangle((j - 0.5, -0.5), 1, h, fill=False, edgecolor="#E69F00", linewidth=1.5))
+    # the same picture for a slide (tools/export_slides.py): 15 keys under each of 3 panels do not fit at 24 pt
+    fig.for_slide = functools.partial(word_attention_slide_figure, attentions, tokens, query, mark=tuple(mark))
     return grid.panels[-1].image
+
+
+def word_attention_slide_figure(attentions, tokens, query, mark=(), *, keys=8, width=12.8, height=6.3, fontsize=24):
+    """:func:`draw_word_attention` drawn for a slide of ``width`` x ``height`` inches, every text ``fontsize``
+    points: the same heatmaps (one per layer, heads as rows), but only ``keys`` of the key tokens, the ones
+    the query looks at most on average and the marked ones, in sentence order; the caption says which.
+    The heads are labelled 1, 6, 12 (a row each is too thin for a label at that size)."""
+    A = np.asarray(attentions)[:, :, query, :]  # (L, h, n)
+    L, h, n = A.shape
+    if n <= keys:
+        shown = list(range(n))
+    else:
+        rank = [j for j in np.argsort(-A.mean(axis=(0, 1)), kind="stable") if j not in mark]
+        shown = sorted({*mark, *rank[: max(0, keys - len(set(mark)))]})
+    ncols = (L + 1) // 2
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = np.atleast_2d(fig.subplots(2, ncols, sharex=True, sharey=True)) if L > 1 else np.array([[fig.subplots()]])
+    image = None
+    for layer, ax in enumerate(axes.ravel()):
+        if layer >= L:
+            ax.set_visible(False)
+            continue
+        image = ax.imshow(A[layer][:, shown], aspect="auto", vmin=0.0, vmax=1.0, cmap="viridis", interpolation="nearest")
+        ax.set_title(f"layer {layer + 1}", fontsize=fontsize)
+        for k, j in enumerate(shown):
+            if j in mark:
+                ax.add_patch(Rectangle((k - 0.5, -0.5), 1, h, fill=False, edgecolor="#E69F00", linewidth=4))
+        ax.set_xticks(range(len(shown)), [tokens[j] for j in shown], rotation=90, fontsize=fontsize)
+        ticks = sorted({0, h // 2 - 1, h - 1})
+        ax.set_yticks(ticks, [str(t + 1) for t in ticks], fontsize=fontsize)
+        ax.tick_params(labelbottom=ax in axes[-1], labelleft=ax is axes[0][0] or ax is axes[-1][0])
+        if ax is axes[0][0] or ax is axes[-1][0]:
+            ax.set_ylabel("head", fontsize=fontsize)
+    bar = fig.colorbar(image, ax=axes, ticks=[0, 0.5, 1])
+    bar.ax.tick_params(labelsize=fontsize)
+    bar.set_label("attention weight", fontsize=fontsize)
+    hidden = n - len(shown)
+    fig.suptitle(
+        f'Where "{tokens[query]}" looks: {len(shown)} of the {n} keys'
+        + (f" ({hidden} it hardly looks at left out)" if hidden else ""),
+        fontsize=fontsize,
+    )
+    return fig
