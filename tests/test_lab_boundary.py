@@ -96,6 +96,15 @@ def test_nbgraders_step_warns_the_lecturer_once_when_the_boundary_is_off(setting
     assert len(warnings) == 1 and "WITHOUT the operating system's boundary" in warnings[0], said
 
 
+def test_a_machine_without_bubblewrap_grades_with_the_checks_inside_python(setting, monkeypatch):
+    monkeypatch.setenv("PATH", "")  # no bwrap to be found
+    setting("auto")
+    assert lab.boundary() == (False, "bubblewrap (the bwrap program) is not installed: apt-get install bubblewrap")
+    assert lab.boundary_note().startswith("lab sandbox: WITHOUT the operating system's boundary (bubblewrap")
+    cell = HONEST_CELL.format(before="pass")
+    assert lab._grade_job("masked_softmax", {"mode": "cells", "cells": [cell]})["points"] == 2
+
+
 def test_grading_that_requires_the_boundary_stops_with_a_message_where_there_is_none(setting, monkeypatch):
     monkeypatch.setenv("PATH", "")  # no bwrap to be found
     setting("required")
