@@ -91,6 +91,7 @@ def start_lab(work_dir):
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={work_dir / 'work'}",
         "--LabApp.news_url=",
+        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: run every cell with one command
         *root_flag(),
     ]
     with open(log, "w") as out:
