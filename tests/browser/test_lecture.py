@@ -166,6 +166,9 @@ _INSIDE = """() => {
 }"""
 
 
+_HEAD_SHOWN = "() => document.querySelector('.mha-screen .mha-group[data-key=\"Head_i\"]') !== null"
+
+
 def steady(page, script, every=0.4, timeout=30.0):
     """What ``script`` finds once the page has stopped changing it: the same result twice, ``every`` s apart (a
     picture fits itself to a new layout in a frame or two; a window size reported to the kernel comes back later)."""
@@ -236,8 +239,7 @@ def test_every_scene_with_the_keys_in_both_layouts(browser, lecture_url, screens
                 page.locator("body").click(position={"x": width - 5, "y": height - 5})
                 for _ in range(8):
                     page.keyboard.press("ArrowDown")
-                head = "() => document.querySelector('.mha-screen .mha-group[data-key=\"Head_i\"]') !== null"
-                assert ld.wait_until(lambda: page.evaluate(head), timeout=30), f"scene {k}: no Head_i after 8 steps"
+                assert ld.wait_until(lambda: page.evaluate(_HEAD_SHOWN), timeout=30), f"scene {k}: no Head_i after 8 steps"
             for _layout in range(2):  # the layout it opened in, then the other one (P), and back
                 found = steady(page, _INSIDE)
                 presenter = page.evaluate(_STATE)["presenter"]
