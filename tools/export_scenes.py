@@ -4,7 +4,7 @@
     .venv/bin/python tools/export_scenes.py --out ~/mha-scenes      # time: docs/teaching.md
 
 Builds the lecture screen of ``notebooks/lecture.ipynb`` (same explorers, same settings) without a browser
-and saves, for each scene of :data:`mha_lib.explorers.scenes.SCENES`, the picture it opens with; for a scene
+and saves, for each scene of :data:`mha_lib.lecture.scenes.SCENES`, the picture it opens with; for a scene
 on the step view, also every later step (scene 1 becomes X, then Q_i, ... up to Head_i, as the lecturer
 presses "next step"); after a scene's opening picture, what the lecture guide moves live in it (:data:`LIVE_MOVES`:
 scene 2 with "divide by √d_k" ticked, scene 3 at T = 0.1 and T = 10), since a deck cannot move a control; first
