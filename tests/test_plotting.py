@@ -80,3 +80,49 @@ def test_where_a_word_looks_on_a_slide_shows_8_keys_with_the_marked_ones_and_say
         if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())
     ]
     assert min(t.get_fontsize() for t in texts) >= 24
+
+
+def _shown_sizes(fig):
+    fig.draw_without_rendering()
+    return [
+        t.get_fontsize()
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())
+    ]
+
+
+def test_an_explorer_still_figure_with_slide_pages_draws_itself_for_a_slide_at_one_text_size():
+    from mha_lib.explorers.scores import ScalingDrawer, random_scores
+    from mha_lib.viz import still_figure
+
+    fig = still_figure(ScalingDrawer(), random_scores(64, trials=20))
+    assert min(_shown_sizes(fig)) < 24  # the notebook's picture keeps its own sizes
+    slide = fig.for_slide(width=12.8, height=6.3, fontsize=24)
+    assert tuple(slide.get_size_inches()) == pytest.approx((12.8, 6.3))
+    assert set(_shown_sizes(slide)) == {24}
+
+
+def test_the_grouped_query_picture_on_slides_is_two_pages_diagram_and_cache_then_the_heads():
+    from mha_lib.explorers.generation import make_gqa_explorer
+
+    pages = make_gqa_explorer().figure.for_slide(width=12.8, height=6.3, fontsize=24)
+    assert len(pages) == 2
+    first = {t.get_text() for t in pages[0].findobj(Text)}
+    assert "K,V 1" in first and "KV cache, GiB" in first and "64" in first
+    titles = [ax.get_title() for ax in pages[1].axes if ax.get_title()]
+    assert titles[:2] == ["head 1", "head 2"]
+    assert all(min(_shown_sizes(p)) >= 24 for p in pages)
+
+
+def test_the_gallery_on_a_slide_shows_the_first_tokens_of_each_head_and_says_how_many():
+    from mha_lib.viz.trained import draw_gallery
+
+    tokens = "[CLS] the cat sat on the mat and the dog sat on the rug . [SEP]".split()
+    weights = np.random.default_rng(0).dirichlet(np.ones(16), size=16)
+    entries = [(name, 1, 3, 0.9, weights) for name in ("previous", "next", "[CLS]", "same word")]
+    fig = Figure(figsize=(11, 3))
+    draw_gallery(fig, entries, tokens)
+    slide = fig.for_slide(width=12.8, height=6.3, fontsize=24)
+    assert [t.get_text() for t in slide.axes[0].get_xticklabels()] == tokens[:7]
+    assert "first 7 of its 16 tokens" in slide.get_suptitle()
+    assert min(_shown_sizes(slide)) >= 24

@@ -1515,15 +1515,21 @@ def _save_figure(fig):  # noqa: C901  the tries in order, then the pages of the 
 
 
 def slide_version(for_slide, stem):
-    """Write the page of a figure drawn by its own ``for_slide(width, height, fontsize)`` (the page's size,
-    every text at the floor), checked as every page is, and its record."""
-    page = for_slide(width=SETTINGS.page[0], height=SETTINGS.page[1], fontsize=SETTINGS.floor)
-    Agg(page)
-    page.set_dpi(SETTINGS.dpi)
-    problems = problems_of(page)
-    files = write_files(page, str(stem))
-    files.update(problems=problems, part="")
-    Path(str(stem) + ".json").write_text(json.dumps({"pages": [files], "figure": files}))
+    """Write the page(s) of a figure drawn by its own ``for_slide(width, height, fontsize)`` (the page's size,
+    every text at the floor; a figure, or a list of figures: its pages in order), each checked as every page
+    is, and its record."""
+    drawn = for_slide(width=SETTINGS.page[0], height=SETTINGS.page[1], fontsize=SETTINGS.floor)
+    pages = list(drawn) if isinstance(drawn, (list, tuple)) else [drawn]
+    record = {"pages": []}
+    for k, page in enumerate(pages):
+        Agg(page)
+        page.set_dpi(SETTINGS.dpi)
+        problems = problems_of(page)
+        files = write_files(page, str(stem) + ("_" + "ab"[k] if len(pages) > 1 else ""))
+        files.update(problems=problems, part=f"part {k + 1} of {len(pages)}" if len(pages) > 1 else "")
+        record["pages"].append(files)
+    record["figure"] = record["pages"][0]
+    Path(str(stem) + ".json").write_text(json.dumps(record))
 
 
 def has_cell_texts(copy):

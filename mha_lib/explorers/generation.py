@@ -215,6 +215,37 @@ class _GQADrawer(GQAFigure):
     parts = {"sharing": "chart", "cache": "chart", "weights": "picture"}
     rows = (("sharing",), ("weights", "cache"))
     widths = {"weights": 2.4, "cache": 1}
+    slide_pages = ((("sharing", "cache"),), (("weights",),))  # on slides: who shares and what it saves, then the heads
+    slide_widths = {"sharing": 1.5, "cache": 1}
+
+    def slide_frames(self, res):
+        """:meth:`frames` with the cache chart's words short enough for 24-pt text beside the diagram: its bars
+        named by h_kv alone (the axis says what h_kv is), its title and axis one line each."""
+        frames = self.frames(res)
+        scheme, data = frames["cache"]
+        panel = dict(scheme["panels"][0], ylabel="KV cache, GiB", xlabel="h_kv (key/value heads)")
+        view = dict(data["panels"]["cache"], title=f"{res.model}, {res.n_tokens:,} tokens")
+        view["xticks"] = [[v, label.split("h_kv = ")[-1].rstrip(")")] for v, label in view["xticks"]]
+        frames["cache"] = chart.ChartFrame({"panels": [panel]}, {**data, "panels": {"cache": view}})
+        # the key/value boxes twice as wide ("K,V 1" in 24-pt bold is wider than a query's box)
+        scheme, data = frames["sharing"]
+        marks = [
+            dict(m, x=m["x"] - 0.4, w=m["w"] + 0.8) if m["type"] == "rect" and str(m["text"]).startswith("K,V") else m
+            for m in data["panels"]["sharing"]["marks"]
+        ]
+        frames["sharing"] = chart.ChartFrame(
+            scheme, {**data, "panels": {"sharing": {**data["panels"]["sharing"], "marks": marks}}}
+        )
+        # the heads titled "head i", the sharing said once above them ("head 1 (K,V 1)" is wider than its panel)
+        scheme, texts, arrays = frames["weights"]
+        group = res.h // res.h_kv
+        grid = dict(scheme["panels"][0], titles=[f"head {i + 1}" for i in range(res.h)])
+        if res.h_kv <= 2 and group > 1:
+            title = "; ".join(f"heads {j * group + 1}-{(j + 1) * group} share K,V {j + 1}" for j in range(res.h_kv))
+        else:
+            title = f"{count(group, 'query head')} per key/value head"
+        frames["weights"] = Frame({"panels": [grid]}, {**texts, "group_titles": {"weights": title}}, arrays)
+        return frames
 
     def frames(self, res):
         """What the browser draws: which query heads share which key/value head and the model's cache (charts),

@@ -91,6 +91,8 @@ class ScalingDrawer:
     parts = {"hist": "chart", "rows": "picture"}  # the histogram (a chart), six rows' weights (a heatmap)
     rows = (("hist", "rows"),)
     widths = {"hist": 1.6, "rows": 1}
+    slide_pages = ((("hist", "rows"),),)  # a slide: the same two parts, laid out again for 24-pt text
+    slide_widths = {"hist": 1.25, "rows": 1}
 
     def frames(self, res):
         """What the browser draws: the scores' histogram and the softmax of the first query row of six sentences."""

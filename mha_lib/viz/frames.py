@@ -23,7 +23,7 @@ from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP
 from .base import check_dpi, literal, text_family
 from .grid import MASKED_COLOR, plot_heatmap
 
-__all__ = ["colour_table", "CMAPS", "frame_figure", "parts_figure", "still_figure"]
+__all__ = ["colour_table", "CMAPS", "frame_figure", "parts_figure", "still_figure", "slide_figures"]
 
 
 @functools.lru_cache(maxsize=8)
@@ -40,15 +40,16 @@ def _numbers(entry):
     return np.frombuffer(bytes(entry["values"]), dtype="<f4").reshape(entry["shape"]).astype(float)
 
 
-def frame_figure(frame, size=(10.0, 4.6), dpi=90, fig=None):
+def frame_figure(frame, size=(10.0, 4.6), dpi=90, fig=None, fontsize=None):
     """The still matplotlib figure of a ``Frame``: the panels, labels, colours and scales the page draws.
 
     Groups are stacked (or side by side: the scheme's ``columns``, each group in the column its ``area`` names);
     each has its title, panels (numbers in the cells, masked cells grey and hatched), colour bar and key.
-    ``fig``: draw on this figure (cleared; its size is kept) instead of a new one of ``size`` inches.
+    ``fig``: draw on this figure (cleared; its size is kept) instead of a new one of ``size`` inches;
+    ``fontsize``: every text at this size (a slide's), instead of the notebook's 7 to 10 points.
     """
     fig = _still(fig, size, dpi, "frame_figure")
-    _draw_frame(fig, frame, tuple(fig.get_size_inches()))
+    _draw_frame(fig, frame, tuple(fig.get_size_inches()), fontsize)
     return fig
 
 
@@ -63,15 +64,21 @@ def _still(fig, size, dpi, where):
     return fig
 
 
-def _draw_frame(fig, frame, size):
-    """Draw a ``Frame`` on a figure or subfigure ``size`` inches large (see :func:`frame_figure`)."""
+def _pt(base, fontsize):
+    """A text's size: the notebook's ``base`` points, or every text at ``fontsize`` (a slide's)."""
+    return base if fontsize is None else fontsize
+
+
+def _draw_frame(fig, frame, size, fs=None):
+    """Draw a ``Frame`` on a figure or subfigure ``size`` inches large (see :func:`frame_figure`), every text
+    ``fs`` points when given."""
     scheme, texts, arrays = frame
     groups = [p for p in scheme.get("panels", ()) if p["key"] not in texts.get("hidden", ())]
     columns = int(scheme.get("columns") or 1)
     if texts.get("caption"):
-        fig.suptitle(_wrap(texts["caption"], size[0], 10), fontsize=10, fontfamily=text_family())
+        fig.suptitle(_wrap(texts["caption"], size[0], _pt(10, fs)), fontsize=_pt(10, fs), fontfamily=text_family())
     if texts.get("footer"):
-        fig.supxlabel(_wrap(texts["footer"], size[0], 9), fontsize=9)
+        fig.supxlabel(_wrap(texts["footer"], size[0], _pt(9, fs)), fontsize=_pt(9, fs))
 
     def height(p):  # of a group, in rows of cells (a strip's rows are a quarter as tall)
         return math.ceil(p["h"] / p["ncols"]) * (max(1.0, p["n"] / 4) if p["strip"] else p["n"]) + 2
@@ -94,8 +101,8 @@ def _draw_frame(fig, frame, size):
         titles = texts.get("titles", {}).get(key) or p["titles"]
         note = texts.get("notes", {}).get(key)
         if texts.get("group_titles", {}).get(key):
-            title = _wrap(texts["group_titles"][key], size[0] * (p["width"] or 1), 9)
-            sub.suptitle(title, fontsize=9, fontweight="bold", fontfamily=text_family())
+            title = _wrap(texts["group_titles"][key], size[0] * (p["width"] or 1), _pt(9, fs), 0.5 if fs is None else 0.62)
+            sub.suptitle(title, fontsize=_pt(9, fs), fontweight="bold", fontfamily=text_family())
         rows = math.ceil(p["h"] / p["ncols"])
         spare = 1 - p["width"] if p["width"] and columns == 1 else 0  # a narrower group: to scale with the others
         ratios = [1] * p["ncols"] + ([spare * p["ncols"] / (1 - spare)] if spare else [])
@@ -105,8 +112,8 @@ def _draw_frame(fig, frame, size):
         axes = [ax for ax in axes[:, : p["ncols"]].ravel()[: p["h"]]]
         wide = size[0] * (p["width"] or 1) * 0.75 / p["ncols"]  # a panel's width in inches, about (before the layout)
         cell = wide / p["m"] if p["strip"] else min(wide / p["m"], size[1] * part * 0.7 / (rows * p["n"]))  # square
-        rotate = max(map(len, p["cols"] or [""])) * 8 * 0.64 / 72 > 0.9 * cell  # key labels wider than their cells
-        wrap = max(12, int(wide * 72 / (8 * 0.6)))  # characters of an axis name under one panel
+        rotate = max(map(len, p["cols"] or [""])) * _pt(8, fs) * 0.64 / 72 > 0.9 * cell  # key labels wider than their cells
+        wrap = max(12, int(wide * 72 / (_pt(8, fs) * 0.6)))  # characters of an axis name under one panel
         for i, ax in enumerate(axes):
             first, bottom = i % p["ncols"] == 0, i + p["ncols"] >= p["h"]
             heat = plot_heatmap(
@@ -122,31 +129,39 @@ def _draw_frame(fig, frame, size):
                 fmt=f".{p['digits']}f",
                 signed=p["signed"],
                 rotate=rotate,
+                fontsize=_pt(8, fs),
+                number_size=_pt(7, fs),
             )
             if not p["strip"]:
                 ax.set_aspect("equal")
-            title = _wrap(titles[i] if i < len(titles) else "", wide, 8) + (f"\n{literal(note)}" if note else "")
-            ax.set_title(title, fontsize=8, fontfamily=text_family())
-            ax.set_ylabel(p["row_label"] if first and p["row_label"] else "", fontsize=8)
-            ax.set_xlabel(textwrap.fill(p["col_label"], wrap) if bottom and p["col_label"] else "", fontsize=8)
+            title = _wrap(titles[i] if i < len(titles) else "", wide, _pt(8, fs), 0.5 if fs is None else 0.62) + (
+                f"\n{literal(note)}" if note else ""
+            )
+            ax.set_title(title, fontsize=_pt(8, fs), fontfamily=text_family())
+            ax.set_ylabel(p["row_label"] if first and p["row_label"] else "", fontsize=_pt(8, fs))
+            ax.set_xlabel(textwrap.fill(p["col_label"], wrap) if bottom and p["col_label"] else "", fontsize=_pt(8, fs))
         if p["cbar"] is not None:
             cbar = sub.colorbar(heat.image, ax=axes, shrink=0.9, aspect=25)
-            cbar.set_label(p["cbar"], fontsize=8)
-            cbar.ax.tick_params(labelsize=7)
+            cbar.set_label(p["cbar"], fontsize=_pt(8, fs))
+            cbar.ax.tick_params(labelsize=_pt(7, fs))
         if np.isnan(M).any():
             handle = Patch(facecolor=MASKED_COLOR, edgecolor="#737373", hatch="///", label=p["mask_label"])
-            sub.legend(handles=[handle], loc="lower right", fontsize=7, frameon=False)
+            # on a slide beside the panels (inside them, its 24-pt words ran over the key labels)
+            where = "lower right" if fs is None else "outside right lower"
+            sub.legend(handles=[handle], loc=where, fontsize=_pt(7, fs), frameon=False)
 
 
-def _wrap(text, inches, fontsize):
-    """``text`` escaped for matplotlib and broken into lines about ``inches`` wide at ``fontsize`` points."""
-    return literal(textwrap.fill(str(text), max(12, int(inches * 72 / (0.5 * fontsize))), break_long_words=False))
+def _wrap(text, inches, fontsize, em=0.5):
+    """``text`` escaped for matplotlib and broken into lines about ``inches`` wide at ``fontsize`` points (a
+    character about ``em`` of the size wide; bold: more)."""
+    return literal(textwrap.fill(str(text), max(12, int(inches * 72 / (em * fontsize))), break_long_words=False))
 
 
-def parts_figure(frames, rows, widths=None, size=(10.0, 4.6), dpi=90, fig=None):
+def parts_figure(frames, rows, widths=None, size=(10.0, 4.6), dpi=90, fig=None, fontsize=None):
     """The still figure of an explorer made of parts (:func:`mha_lib.explorers.chart.parts_explorer`): ``frames``
     {name: a chart's (scheme, data) or a ``Frame``} laid out in ``rows`` (lists of names), each part ``widths``
-    [name] wide (default 1), with the marks, limits, ticks, titles and colours the page draws."""
+    [name] wide (default 1), with the marks, limits, ticks, titles and colours the page draws; ``fontsize``:
+    every text at this size (a slide's)."""
     fig = _still(fig, size, dpi, "parts_figure")
     W, H = fig.get_size_inches()
     rows = [[n for n in names if n in frames] for names in rows]
@@ -157,9 +172,9 @@ def parts_figure(frames, rows, widths=None, size=(10.0, 4.6), dpi=90, fig=None):
         for name, sub, w in zip(rows[r], parts, ratios, strict=True):
             frame = frames[name]
             if len(frame) == 3:  # a Frame (scheme, texts, arrays); a chart's is (scheme, data)
-                _draw_frame(sub, frame, (W * w / sum(ratios), H / len(rows)))
+                _draw_frame(sub, frame, (W * w / sum(ratios), H / len(rows)), fontsize)
             else:
-                _draw_chart(sub, *frame)
+                _draw_chart(sub, *frame, fontsize, W * w / sum(ratios))
     return fig
 
 
@@ -167,38 +182,43 @@ _ANCHOR = {"start": "left", "middle": "center", "end": "right"}
 _PT = 0.75  # points per CSS pixel
 
 
-def _draw_chart(sub, scheme, data):
-    """A chart (see :mod:`.chart`) on a (sub)figure: one axes a panel, in the page's order and widths."""
+def _draw_chart(sub, scheme, data, fs=None, inches=None):
+    """A chart (see :mod:`.chart`) on a (sub)figure: one axes a panel, in the page's order and widths; every text
+    ``fs`` points when given, its panels' titles then wrapped to the panel's share of ``inches``."""
     specs = [p for p in scheme.get("panels", ()) if p["key"] in data.get("panels", {})]
     if data.get("caption"):
-        sub.suptitle(literal(data["caption"]), fontsize=10, fontfamily=text_family())
+        sub.suptitle(literal(data["caption"]), fontsize=_pt(10, fs), fontfamily=text_family())
     if data.get("footer"):
-        sub.supxlabel(literal(data["footer"]), fontsize=9)
+        sub.supxlabel(literal(data["footer"]), fontsize=_pt(9, fs))
     if not specs:
         return
     axes = sub.subplots(1, len(specs), squeeze=False, width_ratios=[p["width"] for p in specs])[0]
     for ax, p in zip(axes, specs, strict=True):
         d = data["panels"][p["key"]]
-        ax.set_title(literal(d["title"]), fontsize=9, fontfamily=text_family())
+        title = literal(d["title"])
+        if fs is not None and inches:  # a slide: each line wrapped to the panel's width
+            share = 0.9 * inches * p["width"] / sum(q["width"] for q in specs)
+            title = "\n".join(_wrap(line, share, fs, 0.6) for line in str(d["title"]).split("\n"))
+        ax.set_title(title, fontsize=_pt(9, fs), fontfamily=text_family())
         if p["ylog"]:
             ax.set_yscale("log")
         ax.set(xlim=d["x"], ylim=d["y"])
         for axis, ticks in ((ax.xaxis, d["xticks"]), (ax.yaxis, d["yticks"])):
             if ticks is not None:
                 axis.set_ticks([v for v, _ in ticks], labels=[literal(t) for _, t in ticks], fontfamily=text_family())
-        ax.tick_params(labelsize=8)
-        ax.set_xlabel(literal(p["xlabel"] or ""), fontsize=8)
-        ax.set_ylabel(literal(p["ylabel"] or ""), fontsize=8)
+        ax.tick_params(labelsize=_pt(8, fs))
+        ax.set_xlabel(literal(p["xlabel"] or ""), fontsize=_pt(8, fs))
+        ax.set_ylabel(literal(p["ylabel"] or ""), fontsize=_pt(8, fs))
         if p["grid"]:
             ax.grid(color="#dddddd", linewidth=0.6)
             ax.set_axisbelow(True)
         if not p["axes"]:
             ax.set_axis_off()
         for m in d["marks"]:
-            _draw_mark(ax, m)
+            _draw_mark(ax, m, fs)
         handles = [_legend_handle(item) for item in p["legend"]]
         if handles:
-            ax.legend(handles=handles, fontsize=7, frameon=False, loc="best")
+            ax.legend(handles=handles, fontsize=_pt(7, fs), frameon=False, loc="best")
 
 
 def _legend_handle(item):
@@ -208,7 +228,7 @@ def _legend_handle(item):
     return Line2D([], [], color=colour, label=label) if shape == "line" else Patch(facecolor=colour, label=label)
 
 
-def _draw_mark(ax, m):  # noqa: C901  one branch a kind of mark, as chart.js draws them
+def _draw_mark(ax, m, fs):  # noqa: C901  one branch a kind of mark, as chart.js draws them
     kind, family = m["type"], text_family()
     if kind == "polygon":
         ax.add_patch(Polygon(m["points"], facecolor=m["fill"], alpha=m["opacity"], edgecolor=m["stroke"] or "none"))
@@ -221,7 +241,7 @@ def _draw_mark(ax, m):  # noqa: C901  one branch a kind of mark, as chart.js dra
         colours = [m["colors"][i % len(m["colors"])] for i in range(len(heights))]
         ax.bar(x, heights, m["bar"], bottom=m["base"], color=colours, edgecolor=m["stroke"] or "none")
         for xi, v, t in zip(x, m["values"], m["texts"] or [], strict=False):
-            ax.text(xi, v, literal(t), ha="center", va="bottom", fontsize=7, fontfamily=family)
+            ax.text(xi, v, literal(t), ha="center", va="bottom", fontsize=_pt(7, fs), fontfamily=family)
     elif kind == "rect":
         fill, stroke = m["fill"], m["stroke"]
         ax.add_patch(
@@ -238,10 +258,12 @@ def _draw_mark(ax, m):  # noqa: C901  one branch a kind of mark, as chart.js dra
         if m["text"] is not None:
             x, y = m["x"] + m["w"] / 2, m["y"] + m["h"] / 2
             weight = "bold" if m["bold"] else "normal"
-            ax.text(x, y, literal(m["text"]), ha="center", va="center", color=m["color"], fontsize=8, fontweight=weight)
+            ax.text(
+                x, y, literal(m["text"]), ha="center", va="center", color=m["color"], fontsize=_pt(8, fs), fontweight=weight
+            )
     elif kind == "text":
         ha = _ANCHOR[m["anchor"]]
-        ax.text(m["x"], m["y"], literal(m["text"]), ha=ha, color=m["color"], fontsize=8, fontfamily=family)
+        ax.text(m["x"], m["y"], literal(m["text"]), ha=ha, color=m["color"], fontsize=_pt(8, fs), fontfamily=family)
     elif kind == "points":
         xy = np.asarray(m["points"], dtype=float).reshape(-1, 2)
         colours = [m["colors"][i % len(m["colors"])] for i in range(len(xy))]
@@ -261,7 +283,7 @@ def _draw_mark(ax, m):  # noqa: C901  one branch a kind of mark, as chart.js dra
                 textcoords="offset points",
                 ha="left" if away[0] > 0.3 else "right" if away[0] < -0.3 else "center",
                 va="bottom" if away[1] > 0.3 else "top" if away[1] < -0.3 else "center",
-                fontsize=8,
+                fontsize=_pt(8, fs),
                 color=colour,
                 fontweight="bold" if m["bold"] else "normal",
                 fontfamily=family,
@@ -279,12 +301,33 @@ def still_figure(drawer, result, dpi=90):
     A drawer with ``frames(res)`` (parts: charts and heatmaps) or ``picture(res)`` (heatmaps) gets the figure drawn
     from those numbers, labels and colours (:func:`parts_figure`,
     :func:`frame_figure`); a :class:`LayoutDrawer` draws its own.
+    A drawer (of any kind) with ``slide_pages`` (a list of pages, each a list of rows of part names; a ``picture``
+    drawer: ``True``) also gets the figure's ``for_slide`` (see :func:`slide_figures`), that tools/export_slides.py
+    uses.
     """
     size, dpi = getattr(drawer, "size", (10.0, 4.6)), check_dpi(dpi, "still_figure")
     if callable(drawer):
         fig = Figure(figsize=size, dpi=dpi)
         drawer(fig, result)
-        return fig
-    if hasattr(drawer, "frames"):
-        return parts_figure(drawer.frames(result), drawer.rows, getattr(drawer, "widths", None), size, dpi)
-    return frame_figure(drawer.picture(result), size, dpi)
+    elif hasattr(drawer, "frames"):
+        fig = parts_figure(drawer.frames(result), drawer.rows, getattr(drawer, "widths", None), size, dpi)
+    else:
+        fig = frame_figure(drawer.picture(result), size, dpi)
+    if getattr(drawer, "slide_pages", None):
+        fig.for_slide = functools.partial(slide_figures, drawer, result)
+    return fig
+
+
+def slide_figures(drawer, result, width=13.33, height=7.5, fontsize=24):
+    """The still figure of ``result`` drawn again for slides of ``width`` x ``height`` inches, every text
+    ``fontsize`` points and laid out for that size: one figure a page of the drawer's ``slide_pages`` (its parts
+    from ``slide_frames(res)`` when it has one, else ``frames(res)``; ``slide_widths``, else ``widths``). A
+    ``picture`` drawer: one page (``slide_picture(res)``, else ``picture(res)``). Returns the figure, or a list."""
+    size = (width, height)
+    if not hasattr(drawer, "frames"):
+        picture = getattr(drawer, "slide_picture", drawer.picture)(result)
+        return frame_figure(picture, size, fontsize=fontsize)
+    frames = getattr(drawer, "slide_frames", drawer.frames)(result)
+    widths = getattr(drawer, "slide_widths", getattr(drawer, "widths", None))
+    pages = [parts_figure(frames, rows, widths, size, fontsize=fontsize) for rows in drawer.slide_pages]
+    return pages[0] if len(pages) == 1 else pages

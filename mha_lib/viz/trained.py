@@ -12,7 +12,7 @@ from matplotlib.patches import Rectangle
 
 from .grid import HeadGrid
 
-__all__ = ["draw_patterns", "draw_gallery", "draw_word_attention", "word_attention_slide_figure"]
+__all__ = ["draw_patterns", "draw_gallery", "gallery_slide_figure", "draw_word_attention", "word_attention_slide_figure"]
 
 
 def _still_grid(fig, matrices, rows, cols, ncols, **kwargs):
@@ -73,7 +73,36 @@ def draw_gallery(fig, entries, tokens):
         col_label="key (is looked at)",
         panel_cap=2.7,
     )
+    # the same picture for a slide (tools/export_slides.py): 17 tokens a side do not fit at 24 pt
+    fig.for_slide = functools.partial(gallery_slide_figure, entries, tokens)
     return grid.panels[-1].image
+
+
+def gallery_slide_figure(entries, tokens, *, keep=7, width=12.8, height=6.3, fontsize=24):
+    """:func:`draw_gallery` drawn for a slide of ``width`` x ``height`` inches, every text ``fontsize`` points:
+    the same heads side by side, on the sentence's first ``keep`` tokens (as queries and keys; their weights as
+    the model gave them, within the whole sentence); the caption says how many are shown."""
+    n = len(tokens)
+    k = min(keep, n)
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(entries), sharey=True))
+    image = None
+    for ax, (name, layer, head, _value, weights) in zip(axes, entries, strict=True):
+        image = ax.imshow(np.asarray(weights)[:k, :k], vmin=0.0, vmax=1.0, cmap="viridis", interpolation="nearest")
+        ax.set_title(f"{name}\nL{layer} head {head}", fontsize=fontsize)  # as notebook 09 names a head
+        ax.set_xticks(range(k), tokens[:k], rotation=90, fontsize=fontsize)
+        ax.set_yticks(range(k), tokens[:k], fontsize=fontsize)
+        ax.tick_params(labelleft=ax is axes[0])
+    axes[0].set_ylabel("query", fontsize=fontsize)
+    bar = fig.colorbar(image, ax=axes, ticks=[0, 0.5, 1], shrink=0.8)
+    bar.ax.tick_params(labelsize=fontsize)
+    bar.set_label("weight", fontsize=fontsize)
+    fig.suptitle(
+        "The clearest head of each kind (row: query, column: key)"
+        + (f"\non the sentence's first {k} of its {n} tokens" if k < n else ""),
+        fontsize=fontsize,
+    )
+    return fig
 
 
 def draw_word_attention(fig, attentions, tokens, query, *, mark=()):
