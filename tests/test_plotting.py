@@ -126,3 +126,21 @@ def test_the_gallery_on_a_slide_shows_the_first_tokens_of_each_head_and_says_how
     assert [t.get_text() for t in slide.axes[0].get_xticklabels()] == tokens[:7]
     assert "first 7 of its 16 tokens" in slide.get_suptitle()
     assert min(_shown_sizes(slide)) >= 24
+
+
+def test_a_trained_layer_on_a_slide_shows_its_4_clearest_heads_on_7_tokens_and_says_so():
+    from mha_lib.explorers.trained import Trained, TrainedDrawer
+    from mha_lib.viz import still_figure
+
+    tokens = "[CLS] the animal didn ' t cross the street because it was too tired . [SEP]".split()
+    weights = np.random.default_rng(0).dirichlet(np.ones(16), size=(12, 16))
+    previous = np.zeros(12)
+    previous[[2, 6]] = [1.0, 0.5]  # heads 3 and 7 are clear, the others are not
+    res = Trained(tokens=tokens, layer=1, weights=weights, patterns={"previous": previous})
+    slide = still_figure(TrainedDrawer(), res).for_slide(width=12.8, height=6.3, fontsize=24)
+    titles = [ax.get_title() for ax in slide.axes if ax.get_title()]
+    assert len(titles) == 4 and "head 3" in titles[0] and "previous" in titles[0]
+    assert [t.get_text() for t in slide.axes[0].get_yticklabels()] == tokens[:7]
+    caption = slide.get_suptitle().replace("\n", " ")
+    assert "4 clearest of 12 heads" in caption and "first 7 of 16 tokens" in caption
+    assert min(_shown_sizes(slide)) >= 24

@@ -94,6 +94,28 @@ class TrainedDrawer:
             {"weights": matrix_entry(res.weights)},
         )
 
+    slide_pages = True  # a slide (tools/export_slides.py): slide_picture, 12 heads of 15 tokens do not fit at 24 pt
+
+    def slide_picture(self, res, heads=4, keep=7):
+        """:meth:`picture` for a slide: the layer's ``heads`` clearest heads (largest measure, in head order) on the
+        sentence's first ``keep`` tokens (their weights as the model gave them); the caption says which."""
+        h, n = len(res.weights), len(res.tokens)
+        best = [max((v[i] for v in res.patterns.values() if np.isfinite(v[i])), default=0.0) for i in range(h)]
+        shown = sorted(np.argsort(best, kind="stable")[::-1][: min(heads, h)].tolist())
+        k = min(keep, n)
+        weights = np.ascontiguousarray(res.weights[shown][:, :k, :k])
+        tokens = res.tokens[:k]
+        panel = grid_panel("weights", weights.shape, tokens, tokens, numbers=False, ncols=len(shown), cbar="weight", cap=40)
+        titles = [_head_title(res, i).split(": ", 1)[1].rsplit(" ", 1)[0] for i in shown]
+        titles = [f"head {i + 1}: {t}" if t != "no clear" else f"head {i + 1}" for i, t in zip(shown, titles, strict=True)]
+        caption = (
+            f"Layer {res.layer}: its {len(shown)} clearest of {h} heads (a clear one named by its pattern), "
+            f"the first {k} of {n} tokens (row: query, column: key)"
+        )
+        return Frame(
+            {"panels": [panel]}, {"caption": caption, "titles": {"weights": titles}}, {"weights": matrix_entry(weights)}
+        )
+
 
 def _caption(res):
     return f"Layer {res.layer}: row = query token (looks), column = key token (is looked at)"
