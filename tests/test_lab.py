@@ -254,6 +254,22 @@ def my_cross_head(X, memory, W_q, W_k, W_v, key_mask):
 }
 
 
+# part 4.1 answers with an int where an array is expected: that part fails, with a line, the others are graded
+INT_RETURNED = (
+    "probe",
+    "return weights[:, rows, rows - 1].mean(axis=-1)  # (h, len(rows)) -> (h,)",
+    "return int(np.argmax(weights[:, rows, rows - 1].mean(axis=-1)))",
+)
+LIVE_MARKUP = '<img src=x onerror="document.title=1"> <script>document.title=2</script>'
+
+
+def markup_in_markdown(nb):
+    """The solution with a markdown cell of the student's that holds markup which would run in a browser."""
+    at = next(i for i, c in enumerate(nb.cells) if nbgrader_meta(c).get("grade_id") == "setup") + 1
+    nb.cells.insert(at, nbformat.v4.new_markdown_cell(f"My notes {LIVE_MARKUP}"))
+    return nb
+
+
 def nbgrader_meta(cell):
     return cell.get("metadata", {}).get("nbgrader", {})
 
@@ -340,6 +356,8 @@ def graded(tmp_path_factory):
         "fake_grader": fill_in(release, source, answers=ZEROS, extra_cell=FAKE_GRADER_CELL),
         "honest_forms": fill_in(release, source, answers=HONEST_FORMS),
         "no_scale": fill_in(release, source, mistake=("my_gqa_layer", " / np.sqrt(Q.shape[-1])  # (h, n, n)", "")),
+        "returns_an_int": fill_in(release, source, mistake=INT_RETURNED),
+        "markup": markup_in_markdown(fill_in(release, source)),
     }
     for student, nb in submissions.items():
         folder = course / "submitted" / student / ASSIGNMENT
@@ -510,3 +528,20 @@ def test_regrading_from_the_files_gives_nbgraders_scores(graded, tmp_path):
         assert f"{path}: {results[student]['score']:g}/{TOTAL}" in done.stdout, done.stdout
     rows = {row["student_id"]: row for row in csv.DictReader(table.open(encoding="utf-8"))}
     assert {s: float(rows[s]["score"]) for s in students} == {s: results[s]["score"] for s in students}
+
+
+def test_a_value_of_the_wrong_type_costs_its_part_only_through_nbgrader(graded):
+    _, results, autograded, feedback, _ = graded
+    assert results["returns_an_int"]["lost"] == ["test_previous_share"], results["returns_an_int"]
+    message = failure(autograded["returns_an_int"], "test_previous_share")
+    assert "returned an int (" in message and "it should return an array of shape (2,)" in message, message
+    assert "9.0 / 10.0" in feedback["returns_an_int"]
+
+
+def test_markup_a_student_wrote_does_not_run_in_the_feedback(graded):
+    _, results, _, feedback, _ = graded
+    assert results["markup"]["score"] == TOTAL
+    page = feedback["markup"]
+    assert "My notes" in page
+    assert not re.search(r"<img[^>]*onerror", page, re.I), "a live event handler in the page"
+    assert "<script>document.title=2" not in page and "&lt;script&gt;document.title=2" in page

@@ -257,7 +257,7 @@ def test_a_function_that_never_ends_is_stopped(monkeypatch):
         "masked_softmax",
         {"mode": "cells", "cells": ["def my_masked_softmax(scores, mask):\n    while True:\n        pass\n"]},
     )
-    assert verdict["message"] == "part 1 (2 points): my_masked_softmax did not finish within 3 s"
+    assert verdict["message"] == "part 1 (2 points): my_masked_softmax did not finish within 3 s (its 6 checks together)"
 
 
 def test_the_bundle_carries_the_students_code_and_data_only():
@@ -535,14 +535,20 @@ def test_a_merge_without_the_transpose_is_named():
 
 FORGED_ANSWERS = """
 import json, os, stat
-for fd in range(3, 20):  # the sandbox's channel to the grader: answers to calls nobody made, then "done"
-    try:
-        if stat.S_ISFIFO(os.fstat(fd).st_mode):
-            for i in range(1000, 1020):
-                os.write(fd, (json.dumps({"kind": "result", "index": i, "value": {"int": 0}}) + "\\n").encode())
-            os.write(fd, b'{"kind": "done"}\\n')
-    except OSError:
-        pass
+
+
+def forge():
+    for fd in range(3, 20):  # the sandbox's channel to the grader: answers to calls nobody made, then "done"
+        try:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                for i in range(1000, 1020):
+                    os.write(fd, (json.dumps({"kind": "result", "index": i, "value": {"int": 0}}) + "\\n").encode())
+                os.write(fd, b'{"kind": "done"}\\n')
+        except OSError:
+            pass
+
+
+forged = forge()  # an assignment: grading runs it (a call on a line of its own would be skipped)
 """
 
 

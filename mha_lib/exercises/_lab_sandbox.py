@@ -196,6 +196,8 @@ def main():  # noqa: C901 - one job, read top to bottom
             return {"other": "bool"}
         if isinstance(value, (int, np.integer)):
             return {"int": int(value)}
+        if isinstance(value, (float, np.floating)):
+            return {"other": "float"}
         try:
             arr = np.asarray(value)
         except Exception:  # noqa: BLE001 - whatever the student returned: described, not run
@@ -258,6 +260,22 @@ def main():  # noqa: C901 - one job, read top to bottom
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 names += [(a.asname or a.name).split(".")[0] for a in node.names]
         return names
+
+    kept = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign)
+    kept += (ast.AnnAssign, ast.AugAssign, ast.Global, ast.Nonlocal, ast.Pass)
+
+    def defines(statement):
+        """Whether grading runs a top-level statement: a definition, an import, an assignment, or an if, try or
+        with holding only those; not an experiment (a call or print on a line of its own, a for or while loop)."""
+        if isinstance(statement, kept):
+            return True
+        if isinstance(statement, ast.Expr):  # a docstring: harmless; a call: an experiment
+            return isinstance(statement.value, ast.Constant)
+        if isinstance(statement, (ast.If, ast.Try, ast.With)):
+            inner = [*statement.body, *getattr(statement, "orelse", []), *getattr(statement, "finalbody", [])]
+            inner += [s for handler in getattr(statement, "handlers", []) for s in handler.body]
+            return all(defines(s) for s in inner)
+        return False
 
     root = None
     functions = {}
@@ -338,6 +356,7 @@ def main():  # noqa: C901 - one job, read top to bottom
         root = value_of(root_enc)
         for space in namespaces.values():
             space.update(stand_ins)
+        send({"kind": "ready"})
     else:  # the cells of a notebook file, in order; a cell that fails is reported and the next one runs
         space = namespace("cells")
         sys.addaudithook(audit)
@@ -361,8 +380,19 @@ def main():  # noqa: C901 - one job, read top to bottom
                     setup_errors.append(f"cell {i + 1}: SyntaxError: {err}")
                     continue
             # statement by statement: a line that fails here (``import mha_lib``, a demo that calls the library)
-            # costs that line only, not the functions defined after it in the same cell
+            # costs that line only, not the functions defined after it in the same cell. Only what the parts can
+            # need runs (definitions, imports, assignments); experiments are skipped, so they cost no time here
             for statement in statements:
+                if not defines(statement):
+                    line = (source.splitlines() or [""])[statement.lineno - 1].strip()
+                    for bound in bound_names(statement):  # a name a skipped loop sets: said if a function needs it
+                        if bound not in space:
+                            absent[bound] = (
+                                f"~{line} (cell {i + 1}, line {statement.lineno}), a top-level statement that grading "
+                                "skips (it runs only the definitions, imports and assignments of your cells)"
+                            )
+                    continue
+                send({"kind": "running", "cell": i + 1, "line": statement.lineno})
                 try:
                     code = compile(ast.Module([statement], type_ignores=[]), name, "exec")
                     exec(code, space)  # noqa: S102 - the point of this process
@@ -376,6 +406,7 @@ def main():  # noqa: C901 - one job, read top to bottom
                                 f"was graded ({type(err).__name__}: {err})"
                             )
         space.update(stand_ins)
+        send({"kind": "ready"})
         root = space.get(job["graded"])
         if not isinstance(root, types.FunctionType):
             send(

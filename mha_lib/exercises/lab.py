@@ -2,16 +2,17 @@
 
 A lab test cell calls :func:`grade`. It takes the student's function from the notebook (its code, the student's other
 functions and plain data it uses, nothing else: no module but numpy and Python's own, no object of mha_lib) and hands
-it to a fresh Python process, the grader (this file, run as a script). The grader draws new inputs, computes the
-expected answers with ``mha_lib`` before any student code runs, and runs the student's function in a third process,
-the sandbox (:mod:`._lab_sandbox`), where ``mha_lib`` cannot be imported nor its files read, and which runs inside a
-boundary of the operating system where the machine has one (bubblewrap, Linux namespaces: no network, no other
-process, a read-only file system without the course's files; see :func:`boundary`; ``MHA_LAB_BOUNDARY=off`` or
-``=required``). Only the returned arrays come back; the grader compares them with its own ``np.allclose``. So a part
-is worth points only for what the student's numpy code computes: whatever a notebook cell rebinds (``np.allclose``,
-``mha_lib.softmax``, a builtin, a helper of the tests) or hides (an alias, a dict holding a library function, an
-attribute stored on numpy, ``importlib``, ``sys.modules``, ``getattr`` with a string, a class or a closure) is not
-there when the function runs, and the message says what was missing and why.
+it to a fresh Python process, the grader (this file, run as a script). The grader draws the inputs from a fixed seed
+per part (:func:`part_seed`: the same grade every time), computes the expected answers with ``mha_lib`` before any
+student code runs, and runs the student's function in a third process, the sandbox (:mod:`._lab_sandbox`), where
+``mha_lib`` cannot be imported nor its files read, and which runs inside a boundary of the operating system where the
+machine has one (bubblewrap, Linux namespaces: no network, no other process, a read-only file system without the
+course's files; see :func:`boundary`; ``MHA_LAB_BOUNDARY=off`` or ``=required``). Only the returned arrays come back;
+the grader compares them with its own ``np.allclose``. So a part is worth points only for what the student's numpy
+code computes: whatever a notebook cell rebinds (``np.allclose``, ``mha_lib.softmax``, a builtin, a helper of the
+tests) or hides (an alias, a dict holding a library function, an attribute stored on numpy, ``importlib``,
+``sys.modules``, ``getattr`` with a string, a class or a closure) is not there when the function runs, and the
+message says what was missing and why.
 
 Each part is graded on its own: the student's other graded functions (``my_masked_softmax`` inside
 ``my_cross_head``, ...) are answered by the grader with the library's result ("stand-ins").
@@ -262,6 +263,8 @@ def library_use(fn, used):
 
 SENTENCE = "The quick brown fox jumps over the lazy dog while the old cat sleeps."  # the lab's probe sentence
 TIMEOUT = 60  # seconds the student's function may take for one part (all its checks)
+SETUP_TIMEOUT = 60  # seconds the student's cells may take to define what the parts use (before the checks, apart)
+LAB_SEED = "MHA_LAB_SEED"  # a number of the course's own: the inputs of every part are drawn from it (default 0)
 
 
 @dataclass
@@ -641,16 +644,24 @@ def _encode(value):
 
 
 def _decode(value):
-    """What the sandbox sent back: an array, an int, or a description of something else (never unpickled)."""
+    """What the sandbox sent back: an array, an int, or a description of something else (never unpickled). Never
+    raises: the line may have been forged by the graded code, so anything unexpected is described, not trusted."""
     np = _np()
+    if not isinstance(value, dict):
+        return _Other("something that is not an answer")
     if "array" in value:
         try:
-            return np.load(io.BytesIO(base64.b64decode(value["array"])), allow_pickle=False)
+            arr = np.load(io.BytesIO(base64.b64decode(value["array"])), allow_pickle=False)
         except Exception:  # noqa: BLE001 - bytes the student's code forged: not an answer
             return _Other("something that is not an array")
+        return arr if isinstance(arr, np.ndarray) else _Other("something that is not an array")
     if "int" in value:
-        return int(value["int"])
-    return _Other("None" if "none" in value else f"a {value.get('other', 'value')}")
+        number = value["int"]
+        return number if type(number) is int else _Other("something that is not an int")
+    if "none" in value:
+        return _Other("None")
+    other = value.get("other")
+    return _Other(f"a {other}" if isinstance(other, str) and other.isidentifier() else "a value")
 
 
 @dataclass
@@ -809,8 +820,17 @@ def _run_in_sandbox(part, job):  # noqa: C901 - one branch per kind of message f
         start_new_session=True,  # its own process group: whatever it starts is stopped with it
     )
     timed_out = threading.Event()
-    timer = threading.Timer(TIMEOUT, lambda: (timed_out.set(), _stop(proc)))
-    timer.start()
+
+    def stop_after(seconds):
+        timer = threading.Timer(seconds, lambda: (timed_out.set(), _stop(proc)))
+        timer.daemon = True
+        timer.start()
+        return timer
+
+    # two limits, one after the other: the student's cells (definitions, imports, assignments) until the sandbox says
+    # "ready", then the calls of the checks
+    timer = stop_after(SETUP_TIMEOUT)
+    ready, running = False, None  # running: (cell, line) of the student's statement the sandbox last started
     results, missing, absent, forged, finished = {}, None, {}, False, False
     received = 0
     try:
@@ -829,7 +849,17 @@ def _run_in_sandbox(part, job):  # noqa: C901 - one branch per kind of message f
                 kind = message["kind"]
             except (ValueError, KeyError, TypeError):
                 continue  # not the sandbox's: ignored
-            if kind == "call":  # only this part's stand-ins answer (a forged call for another name gets an error)
+            if not isinstance(message, dict):
+                continue
+            if kind == "running" and not ready:
+                where = (message.get("cell"), message.get("line"))
+                running = where if all(type(w) is int for w in where) else running
+            elif kind == "ready" and not ready:  # once: the cells are run, the checks' own limit starts
+                ready = True
+                timer.cancel()
+                if not timed_out.is_set():
+                    timer = stop_after(TIMEOUT)
+            elif kind == "call":  # only this part's stand-ins answer (a forged call for another name gets an error)
                 try:
                     if message.get("name") not in LAB_PARTS[part].stand_ins:
                         raise LookupError("not a function this part may call")
@@ -842,17 +872,17 @@ def _run_in_sandbox(part, job):  # noqa: C901 - one branch per kind of message f
                     reply = {"kind": "error", "message": f"{message.get('name')}: {err}"}
                 proc.stdin.write(json.dumps(reply) + "\n")
                 proc.stdin.flush()
-            elif kind in ("result", "raised") and isinstance(message.get("index"), int):
+            elif kind in ("result", "raised") and type(message.get("index")) is int:
                 if message["index"] in results or not 0 <= message["index"] < len(job["calls"]):
                     forged = True  # an answer twice, or to a call nobody made: written by the graded code
-                results.setdefault(message["index"], message)
-                absent.update(message.get("absent") or {})
+                results.setdefault(message["index"], _plain_result(message))
+                absent.update(_text_dict(message.get("absent")))
             elif kind == "missing":
                 missing = str(message.get("description"))
                 finished = True
                 break
             elif kind == "done":
-                absent.update(message.get("absent") or {})
+                absent.update(_text_dict(message.get("absent")))
                 finished = True
                 break
     except (BrokenPipeError, OSError):
@@ -873,12 +903,50 @@ def _run_in_sandbox(part, job):  # noqa: C901 - one branch per kind of message f
             "to the grader (answers to calls nobody made, or far too much): this part earns nothing"
         )
     elif missing is None and set(results) != set(range(len(job["calls"]))):
-        failed = (
-            f"{LAB_PARTS[part].function} did not finish within {TIMEOUT} s"
-            if timed_out.is_set()
-            else f"{LAB_PARTS[part].function} stopped the process that runs it (it exited, or Python crashed)"
-        )
+        if timed_out.is_set() and not ready:
+            failed = _slow_cells(running, job.get("cells") or [])
+        elif timed_out.is_set():
+            checks = len(job["calls"])
+            failed = f"{LAB_PARTS[part].function} did not finish within {TIMEOUT} s (its {checks} checks together)"
+        else:
+            failed = f"{LAB_PARTS[part].function} stopped the process that runs it (it exited, or Python crashed)"
     return results, missing, absent, failed
+
+
+def _slow_cells(running, cells):
+    """The message when the student's cells, not a graded function, used up their time limit (naming the line)."""
+    where = ""
+    if running is not None:
+        cell, line = running
+        lines = cells[cell - 1].splitlines() if 0 < cell <= len(cells) else []
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        where = f": cell {cell}, line {line}" + (f" ({text[:80]})" if text else "") + " was still running"
+    return (
+        f"your cells did not finish defining your functions within {SETUP_TIMEOUT} s{where}. Grading runs only the "
+        "definitions, imports and assignments of your cells (experiments, loops and prints are skipped): make that "
+        "line faster, or move the slow work out of the assignment (into a function you call in a cell of its own)"
+    )
+
+
+def _text_dict(value):
+    """A dict of str to str from a line of the sandbox (which the graded code may have forged): anything else is
+    dropped."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _plain_result(message):
+    """A result or error line with the fields the grader reads, each of the type it expects."""
+    if message.get("kind") == "raised":
+        return {
+            "kind": "raised",
+            "error": str(message.get("error", "")),
+            "where": str(message.get("where", "")),
+            "type": str(message.get("type", "")),
+            "absent": _text_dict(message.get("absent")),
+        }
+    return {"kind": "result", "value": message.get("value")}
 
 
 def _decode_arg(value):
@@ -913,6 +981,11 @@ def _explain(fn, case, message):
         what = absent[named[0]]
         if what.startswith("@"):  # graded from the notebook's cells: the line that would have defined it failed
             return f"{text}. {named[0]} is set by {what[1:]}: {_NOT_HERE}"
+        if what.startswith("~"):  # graded from the notebook's cells: set by an experiment, which grading skips
+            return (
+                f"{text}. {named[0]} is set by {what[1:]}: set what your functions use with an assignment (=), "
+                "an import or a def at the top level of a cell"
+            )
         return f"{text}. {named[0]} {'is' if what.startswith('the module') else 'holds'} {what}: {_NOT_HERE}"
     if "mha_lib" in error:
         return f"{text}. {_NOT_HERE}"
@@ -921,15 +994,32 @@ def _explain(fn, case, message):
     return text
 
 
+def _returned(got):
+    """What the student's function returned, for a message: "an int (3)", "None", "an array of shape (2, 3)"."""
+    if isinstance(got, _Other):
+        return got.description
+    if isinstance(got, int):
+        return f"an int ({got})"
+    return f"an array of shape {tuple(got.shape)} and dtype {got.dtype}"
+
+
+TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
+"""How close a float answer must be to the library's: what float32 (which the lab accepts, as it says) computes too,
+also when only part of the work is in float32 (a stand-in's answer is float64); the classic mistakes the lab names
+are off by far more (a scale of sqrt(d_k), a weight of a masked key, rows that sum to 1 over the wrong axis)."""
+
+
 def _grade_case(fn, case, message):  # noqa: C901 - one message per way of being wrong
-    """None when the student's answer to the case is right, else the message (one line)."""
+    """None when the student's answer to the case is right, else the message (one line). Whatever came back (an
+    int where an array is expected, None, a list, an array of the wrong shape or dtype, a forged line) is a message,
+    never an exception."""
     np = _np()
-    if message["kind"] == "raised":
+    if message.get("kind") == "raised":
         return _explain(fn, case, message)
-    got = _decode(message["value"])
+    got = _decode(message.get("value"))
     if isinstance(case.expected, int):
         if not isinstance(got, int):
-            return f"{fn} on {case.label}: give a head number (an int, 1 to 12), got {getattr(got, 'description', got)}"
+            return f"{fn} on {case.label} returned {_returned(got)}; it should return a head number (an int, 1 to 12)"
         if got == case.expected:
             return None
         said = next((text for value, text in case.mistakes if value == got), None)
@@ -938,36 +1028,68 @@ def _grade_case(fn, case, message):  # noqa: C901 - one message per way of being
         if got == case.expected - 1:
             return f"{fn} on {case.label}: got head {got}; heads are numbered from 1 (np.argmax counts from 0)"
         return f"{fn} on {case.label}: got head {got}, not the head with the largest share"
-    if isinstance(got, _Other) or got.dtype.kind not in "biuf":
-        return (
-            f"{fn} on {case.label} returned {getattr(got, 'description', 'an array of something else')}, "
-            "not an array of numbers"
-        )
     expected = case.expected
+    wanted = f"an array of shape {expected.shape}" + (" (True/False)" if expected.dtype == bool else "")
+    if not isinstance(got, np.ndarray) or got.dtype.kind not in "biuf":
+        return f"{fn} on {case.label} returned {_returned(got)}; it should return {wanted}"
     if got.shape != expected.shape:
-        return f"{fn} on {case.label} should give shape {expected.shape}, got {got.shape}"
+        return f"{fn} on {case.label} returned {_returned(got)}; it should return {wanted}"
     if expected.dtype == bool:
         if got.dtype != bool:
             return f"{fn} on {case.label}: give True/False (an array of bool), got dtype {got.dtype}"
         if np.array_equal(got, expected):
             return None
+    elif got.dtype.kind == "f" and got.dtype.itemsize < 4:
+        return f"{fn} on {case.label} returned {_returned(got)}: too coarse; give float64 (numpy's default) or float32"
     elif not np.all(np.isfinite(got)):
         return f"{fn} on {case.label}: " + (case.nan or "the answer holds nan or inf")
-    elif np.allclose(got, expected, rtol=1e-7, atol=1e-10):
+    elif np.allclose(got, expected, **TOLERANCE):
         return None
     for alternative, said in case.mistakes:
         alternative = np.asarray(alternative)
-        if alternative.shape == got.shape and np.allclose(got, alternative, rtol=1e-7, atol=1e-10):
+        if alternative.shape == got.shape and np.allclose(got, alternative, **TOLERANCE):
             return f"{fn} on {case.label}: {said}"
     return f"{fn} on {case.label}: right shape, wrong numbers{case.hint}"
 
 
+def part_seed(part, seed=None):
+    """The seed a part's inputs are drawn from: fixed, so that a notebook gets the same grade every time it is
+    graded (and every student the same inputs); made of the course's number (``MHA_LAB_SEED``, 0 unless set: a
+    course that grades for credit sets its own, unknown to its students) and the part. ``seed`` overrides the
+    course's number."""
+    import zlib
+
+    if seed is None:
+        text = os.environ.get(LAB_SEED, "0").strip() or "0"
+        if not text.isdigit():
+            raise ValueError(f"{LAB_SEED}={text!r} is not a number; set it to a whole number, e.g. {LAB_SEED}=2718")
+        seed = int(text)
+    return [int(seed), zlib.crc32(part.encode())]
+
+
 def _grade_job(part, job, seed=None):
-    """Grade one part: draw the cases, compute their answers with mha_lib, run the student's function in the
-    sandbox, compare. Returns the verdict, ``{"part", "passed", "message", "points"}``."""
+    """Grade one part (see :func:`_grade_part`); whatever goes wrong while it is graded costs this part only, with
+    a one-line message, never the other parts or the notebook."""
+    try:
+        return _grade_part(part, job, seed)
+    except Exception as err:  # noqa: BLE001 - a part's grading may not stop the others
+        spec = LAB_PARTS[part]
+        head = f"part {spec.number} ({spec.points} point{'s' * (spec.points > 1)})"
+        reason = " ".join(f"{type(err).__name__}: {err}".split())[:300]
+        return {
+            "part": part,
+            "passed": False,
+            "points": 0,
+            "message": f"{head}: {spec.function} could not be graded ({reason}); the other parts are graded as usual",
+        }
+
+
+def _grade_part(part, job, seed=None):
+    """Grade one part: draw the cases (from the part's fixed seed), compute their answers with mha_lib, run the
+    student's function in the sandbox, compare. Returns the verdict, ``{"part", "passed", "message", "points"}``."""
     np = _np()
     spec = LAB_PARTS[part]
-    cases = spec.cases(np.random.default_rng(seed))  # every answer computed here, before the student's code runs
+    cases = spec.cases(np.random.default_rng(part_seed(part, seed)))  # answers computed before the student's code runs
     job = {
         **job,
         "graded": spec.function,
@@ -990,7 +1112,7 @@ def _grade_job(part, job, seed=None):
                 break
     passed = message is None
     if passed:
-        message = f"{spec.function} passes all {len(cases)} checks (on inputs drawn for this run)"
+        message = f"{spec.function} passes all {len(cases)} checks"
     return {"part": part, "passed": passed, "message": f"{head}: {message}", "points": spec.points * passed}
 
 
@@ -1277,17 +1399,41 @@ def _student_cells(notebook):
 def grade_cells(notebook, seed=None):
     """The verdict on every part of the lab for a notebook (its JSON, as a dict), from the student's cells alone:
     they run in the sandbox, no kernel is started, so nothing a notebook did to its kernel can change a verdict.
-    Returns ``[verdict, ...]`` in the order of :data:`LAB_PARTS`."""
-    cells = _student_cells(notebook)
+    Returns ``[verdict, ...]`` in the order of :data:`LAB_PARTS`; never raises (a notebook that cannot be read
+    fails every part, saying why)."""
+    try:
+        cells = _student_cells(notebook)
+    except Exception as err:  # noqa: BLE001 - not a notebook nbformat would write
+        return _not_graded(f"the notebook's cells could not be read ({type(err).__name__}: {err})")
     return [json.loads(json.dumps(_grade_job(part, {"mode": "cells", "cells": cells}, seed))) for part in LAB_PARTS]
 
 
+def _not_graded(reason):
+    """A failed verdict for every part, each saying ``reason`` (one line)."""
+    reason = " ".join(str(reason).split())[:300]
+    return [
+        {
+            "part": part,
+            "passed": False,
+            "points": 0,
+            "message": f"part {spec.number} ({spec.points} point{'s' * (spec.points > 1)}): not graded: {reason}",
+        }
+        for part, spec in LAB_PARTS.items()
+    ]
+
+
 def regrade(paths, seed=None):
-    """Grade notebooks from their files alone (see :func:`grade_cells`). Returns {path: (score, [verdict, ...])}."""
+    """Grade notebooks from their files alone (see :func:`grade_cells`). Returns {path: (score, [verdict, ...])}.
+    A file that cannot be read or is not a notebook scores 0, each part saying why; the next file is graded."""
     scores = {}
     for path in paths:
-        with open(path, encoding="utf-8") as f:
-            verdicts = grade_cells(json.load(f), seed)
+        try:
+            with open(path, encoding="utf-8") as f:
+                notebook = json.load(f)
+        except (OSError, ValueError) as err:  # missing, unreadable, not JSON
+            verdicts = _not_graded(f"{path} could not be read as a notebook ({type(err).__name__}: {err})")
+        else:
+            verdicts = grade_cells(notebook, seed)
         scores[str(path)] = (sum(v["points"] for v in verdicts), verdicts)
     return scores
 
@@ -1384,7 +1530,7 @@ def _grade_from_the_file_class():
             if not getattr(GradeFromTheFile, "told", False):  # once per autograde run, in nbgrader's log
                 GradeFromTheFile.told = True
                 (self.log.info if boundary()[0] else self.log.warning)(boundary_note())
-            verdicts = grade_cells(nb)
+            verdicts = grade_cells(nb)  # never raises: a part that cannot be graded fails alone, saying why
             record_verdicts(nb, verdicts)
             self.log.info(
                 "attention lab graded from the file: %s/%s",
@@ -1402,6 +1548,37 @@ def __getattr__(name):
         cls = globals()["GradeFromTheFile"] = _grade_from_the_file_class()
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_FEEDBACK_TAGS = (
+    *("a", "abbr", "b", "blockquote", "br", "code", "del", "div", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr"),
+    *("i", "img", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "sup", "table", "tbody", "td", "th"),
+    *("thead", "tr", "ul"),
+)
+_FEEDBACK_ATTRIBUTES = {
+    "*": ["class", "id", "title"],
+    "a": ["href", "title"],
+    "img": ["src", "alt", "title", "width", "height"],
+    "td": ["align"],
+    "th": ["align"],
+}
+
+
+def feedback_html(html):
+    """nbconvert's ``strip_files_prefix`` filter, then the HTML made harmless: what a markdown cell renders to keeps
+    its headings, lists, tables, code, links and images, and loses any script, event handler (``onerror=``),
+    style, form or frame, which are shown as text. ``labs/nbgrader_config.py`` puts it in the place of
+    ``strip_files_prefix``, which nbgrader's feedback and formgrader pages apply to every markdown cell after
+    rendering it (they do not use nbconvert's ``sanitize_html`` for markdown)."""
+    import bleach
+    from nbconvert.filters.strings import strip_files_prefix
+
+    return bleach.clean(
+        strip_files_prefix(html),
+        tags=_FEEDBACK_TAGS,
+        attributes=_FEEDBACK_ATTRIBUTES,
+        protocols=["http", "https", "mailto", "data"],
+    )
 
 
 def write_csv(scores, path):
@@ -1441,16 +1618,19 @@ def _main(argv):
             args = args[:at] + args[at + 2 :]
         if args:
             try:
+                part_seed(next(iter(LAB_PARTS)))  # a wrong MHA_LAB_SEED stops here, once, not in every part
                 print(boundary_note())  # once, before the grades: how the students' code was kept apart here
             except (RuntimeError, ValueError) as err:  # MHA_LAB_BOUNDARY=required without one, or a wrong setting
                 print(f"regrade: {err}")
                 return 2
             total = sum(p.points for p in LAB_PARTS.values())
-            scores = regrade(args)
-            for path, (score, verdicts) in scores.items():
-                print(f"{path}: {score}/{total}")
+            scores = {}
+            for path in args:  # one at a time, printed as it is graded
+                scores.update(regrade([path]))
+                score, verdicts = scores[str(path)]
+                print(f"{path}: {score}/{total}", flush=True)
                 for v in verdicts:
-                    print(f"    {'ok  ' if v['passed'] else 'FAIL'} {v['message']}")
+                    print(f"    {'ok  ' if v['passed'] else 'FAIL'} {v['message']}", flush=True)
             if csv_path:
                 write_csv(scores, csv_path)
                 print(f"wrote {csv_path}")
