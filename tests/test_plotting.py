@@ -144,3 +144,15 @@ def test_a_trained_layer_on_a_slide_shows_its_4_clearest_heads_on_7_tokens_and_s
     caption = slide.get_suptitle().replace("\n", " ")
     assert "4 clearest of 12 heads" in caption and "first 7 of 16 tokens" in caption
     assert min(_shown_sizes(slide)) >= 24
+
+
+def test_the_output_projection_picture_on_slides_is_the_heads_contributions_then_w_o_beside_their_sizes():
+    from mha_lib.explorers.output import output_figure
+
+    pages = output_figure(h=8).for_slide(width=12.8, height=6.3, fontsize=24)
+    assert len(pages) == 2
+    first = [ax.get_ylabel() for ax in pages[0].axes] + [t.get_text() for ax in pages[0].axes for t in ax.get_yticklabels()]
+    assert "sum = output" in first
+    titles = [ax.get_title() for ax in pages[1].axes if ax.get_title()]
+    assert any(t.startswith("W^O") for t in titles) and any("size of what each head adds" in t for t in titles)
+    assert all(min(_shown_sizes(p)) >= 24 for p in pages)

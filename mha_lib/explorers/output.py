@@ -10,7 +10,7 @@ import numpy as np
 
 from ..attention import head_contributions, multi_head_attention
 from ..plotting import symmetric_limits
-from ..viz import contributions_matrix, contributions_title, frame_figure, short
+from ..viz import contributions_matrix, contributions_title, short, still_figure
 from .toolkit import (
     D_K_OPTIONS,
     Result,
@@ -162,11 +162,34 @@ class OutputDrawer:
         }
         return Frame({"panels": panels, "columns": 3}, texts, arrays)
 
+    slide_pages = True  # a slide (tools/export_slides.py): slide_picture, the three panels side by side overlapped
+
+    def slide_picture(self, res):
+        """:meth:`picture` on two slides: what each head adds to the token's output (the middle panel, wide), then
+        W^O by head blocks beside the size of every head's contribution."""
+        scheme, texts, arrays = self.picture(res)
+        wo, contributions, sizes = scheme["panels"]
+        first = Frame(
+            {"panels": [dict(contributions, area="1 / 1", width=None, strip=True)], "columns": 1},  # cells wide
+            texts,
+            {"contributions": arrays["contributions"]},
+        )
+        # each block's name on its middle row (on its first, W^O_1 met the panel's title), its columns named
+        per = len(wo["rows"]) // len(sizes["cols"])
+        names = ["" if (i - per // 2) % per else wo["rows"][i - per // 2] for i in range(len(wo["rows"]))]
+        wo = dict(wo, area="1 / 1", width=0.4, strip=True, rows=names, col_label="the first page's columns")
+        second = Frame(
+            {"panels": [wo, dict(sizes, area="1 / 2", width=0.6)], "columns": 2},
+            {"caption": "W^O by head blocks (left); how much each head adds to each token's output (right)"},
+            {"wo": arrays["wo"], "sizes": arrays["sizes"]},
+        )
+        return [first, second]
+
 
 def output_figure(X=None, tokens=None, h=8, d_k=0, wo="random", seed=0):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
     res = (0, compute_output(*running_inputs(X, tokens), h, d_k, wo, seed))
-    return frame_figure(OutputDrawer().picture(res), OutputDrawer.size)
+    return still_figure(OutputDrawer(), res)  # with its slide pages (OutputDrawer.slide_picture)
 
 
 def make_output_explorer(X=None, tokens=None, seed=0):

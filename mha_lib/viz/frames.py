@@ -75,10 +75,11 @@ def _draw_frame(fig, frame, size, fs=None):
     scheme, texts, arrays = frame
     groups = [p for p in scheme.get("panels", ()) if p["key"] not in texts.get("hidden", ())]
     columns = int(scheme.get("columns") or 1)
+    em = 0.5 if fs is None else 0.6  # a character's width, in sizes (a slide's words must not run off it)
     if texts.get("caption"):
-        fig.suptitle(_wrap(texts["caption"], size[0], _pt(10, fs)), fontsize=_pt(10, fs), fontfamily=text_family())
+        fig.suptitle(_wrap(texts["caption"], size[0], _pt(10, fs), em), fontsize=_pt(10, fs), fontfamily=text_family())
     if texts.get("footer"):
-        fig.supxlabel(_wrap(texts["footer"], size[0], _pt(9, fs)), fontsize=_pt(9, fs))
+        fig.supxlabel(_wrap(texts["footer"], size[0], _pt(9, fs), em), fontsize=_pt(9, fs))
 
     def height(p):  # of a group, in rows of cells (a strip's rows are a quarter as tall)
         return math.ceil(p["h"] / p["ncols"]) * (max(1.0, p["n"] / 4) if p["strip"] else p["n"]) + 2
@@ -322,10 +323,13 @@ def slide_figures(drawer, result, width=13.33, height=7.5, fontsize=24):
     """The still figure of ``result`` drawn again for slides of ``width`` x ``height`` inches, every text
     ``fontsize`` points and laid out for that size: one figure a page of the drawer's ``slide_pages`` (its parts
     from ``slide_frames(res)`` when it has one, else ``frames(res)``; ``slide_widths``, else ``widths``). A
-    ``picture`` drawer: one page (``slide_picture(res)``, else ``picture(res)``). Returns the figure, or a list."""
+    ``picture`` drawer: ``slide_picture(res)`` (a Frame, or a list of them: a page each), else ``picture(res)``.
+    Returns the figure, or a list."""
     size = (width, height)
     if not hasattr(drawer, "frames"):
         picture = getattr(drawer, "slide_picture", drawer.picture)(result)
+        if isinstance(picture, list):  # a Frame a page
+            return [frame_figure(p, size, fontsize=fontsize) for p in picture]
         return frame_figure(picture, size, fontsize=fontsize)
     frames = getattr(drawer, "slide_frames", drawer.frames)(result)
     widths = getattr(drawer, "slide_widths", getattr(drawer, "widths", None))
