@@ -129,7 +129,7 @@ SCENES = (
         {},
         3,
         "embeddings",
-        "swap “cat” and “dog”: their rows and columns swap, nothing else changes; attention does not see order",
+        "swap “cat” and “dog”: what happens to head 1's weights and to the output rows? (↓: the answer)",
     ),
 )
 
@@ -148,6 +148,24 @@ class _StillView(widgets.VBox):
 
     def prepare(self):
         return 0
+
+
+# A still scene's answer waits for its poll: the parts marked mha-answer are hidden until the next-step key (↓ or ".",
+# or the button) reveals them; ↑ or "," hides them again (screen.js toggles mha-revealed on the picture, in the live
+# screen and in the USB copy alike; a scene opened again opens without its answer).
+REVEAL_STYLE = (
+    "<style>.mha-pic:not(.mha-revealed) .mha-answer { visibility: hidden; }"
+    " .mha-pic.mha-revealed .mha-ask { display: none; }</style>"
+)
+
+
+def reveal_button(what):
+    """The button under a still scene's question: what ↓ does (``what``: "the weights")."""
+    u = "var(--u, 20px)"
+    return (
+        f"<button class='mha-reveal mha-ask' style='font-size: calc({u} * 1.1); margin-top: calc({u} * 0.5); "
+        f"padding: calc({u} * 0.2) calc({u} * 0.8); cursor: pointer'>after the poll: show {what} (key ↓)</button>"
+    )
 
 
 SENTENCE = ("the", "cat", "sat", "down", "because", "it", "was", "tired")  # the motivation scene's sentence
@@ -177,7 +195,8 @@ class LookupView(_StillView):
             rows.append(
                 f"<tr><td style='{cell}'>{tok}</td><td style='{cell}'>{offers[tok]} "
                 f"({', '.join(f'{x:g}' for x in look.K[j])})</td>"
-                f"<td style='{cell}'>{look.scores[m, j]:g}</td><td style='{cell}; white-space: nowrap'>{bar} {w:.2f}</td>"
+                f"<td style='{cell}'><span class='mha-answer'>{look.scores[m, j]:g}</span></td>"
+                f"<td style='{cell}; white-space: nowrap'><span class='mha-answer'>{bar} {w:.2f}</span></td>"
                 f"<td style='{cell}'>{hands[tok]}</td></tr>"
             )
         head = "".join(
@@ -192,7 +211,7 @@ class LookupView(_StillView):
         )
         left_out = ", ".join(w for w in SENTENCE if w not in shown)
         self.picture = widgets.HTML(
-            f"<div class='mha-pic mha-still' data-frame='lookup' style='line-height: 1.35'>"
+            f"{REVEAL_STYLE}<div class='mha-pic mha-still' data-frame='lookup' style='line-height: 1.35'>"
             f"<div style='font-size: calc({u} * 1.6); margin-bottom: calc({u} * 0.2)'>“{sentence}”: which word "
             f"does <b>it</b> mean?</div>"
             f"<div style='font-size: calc({u} * 1.1); margin-bottom: calc({u} * 0.4)' title='left out: {left_out}'>"
@@ -201,10 +220,11 @@ class LookupView(_StillView):
             f"“I look for a thing” ({', '.join(f'{x:g}' for x in look.Q[m])}). Every word's key says what it "
             f"offers; the score is how well the query matches it.</div>"
             f"<table style='border-collapse: collapse'>{head}{''.join(rows)}</table>"
-            f"<div style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'><b>it</b> receives the "
-            f"weighted sum of the values: ({out}), {look.weights[m, 1]:.0%} “cat”. A soft lookup: every word "
-            f"gets something, the best match the most; learned W^Q, W^K, W^V make the queries, keys and "
-            f"values.</div></div>"
+            + reveal_button("the scores and weights")
+            + f"<div class='mha-answer' style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'><b>it</b> "
+            f"receives the weighted sum of the values: ({out}), {look.weights[m, 1]:.0%} “cat”. A soft lookup: every "
+            f"word in the table gets some weight, the best match the most (the weights sum to 1); learned W<sup>Q</sup>, "
+            f"W<sup>K</sup>, W<sup>V</sup> make the queries, keys and values.</div></div>"
         )
         super().__init__([self.message, self.picture])
 
@@ -249,7 +269,7 @@ class PositionsView(_StillView):
             c = _WORD_COLOURS.get(t)
             return f"<b style='color: {c}'>{t}</b>" if c else t
 
-        def grid(w, labels, title):
+        def grid(w, labels, title, answer=False):
             size = f"calc({u} * 2.3)"
             # the column labels a little smaller than the rows': "the cat saw the dog" stays five words at 1024 x 768
             head = (
@@ -268,20 +288,27 @@ class PositionsView(_StillView):
                 for i in range(len(labels))
             )
             return (
-                f"<div style='margin-right: calc({u} * 1.5)'><div style='font-size: calc({u} * 1.2); "
+                f"<div class='{'mha-answer' if answer else ''}' style='margin-right: calc({u} * 1.5)'>"
+                f"<div style='font-size: calc({u} * 1.2); "
                 f"margin-bottom: calc({u} * 0.3)'>{title}</div><table style='border-spacing: 2px'>{head}{rows}"
                 f"</table></div>"
             )
 
         same = "the same picture as the first" if np.allclose(self.weights[0], self.weights[2]) else "different"
         self.picture = widgets.HTML(
-            f"<div class='mha-pic mha-still' data-frame='positions' style='font-size: calc({u} * 1.1)'>"
+            f"{REVEAL_STYLE}<div class='mha-pic mha-still' data-frame='positions' style='font-size: calc({u} * 1.1)'>"
             f"<div style='font-size: calc({u} * 1.4); margin-bottom: calc({u} * 0.5)'>Head 1's weights (rows: query, "
             f"columns: key; bright = much weight), random parameters, no positions added</div>"
             # the grids' bottoms aligned (they are of one size): a title on two lines does not push its grid lower
             f"<div style='display: flex; align-items: flex-end'>"
-            + "".join(grid(w, lab, t) for w, lab, t in zip(self.weights, self.labels, self.titles, strict=True))
-            + f"</div><div style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'>Right: {same}. Every "
+            + "".join(
+                grid(w, lab, t, answer=k == 2)
+                for k, (w, lab, t) in enumerate(zip(self.weights, self.labels, self.titles, strict=True))
+            )
+            + "</div>"
+            + reveal_button("the answer")
+            + f"<div class='mha-answer' style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'>Their rows "
+            f"and columns swapped, nothing else changed. Right: {same}. Every "
             f"number moved with its word; the output rows too (largest difference once put back: "
             f"{self.output_gap:.0e}). Nothing in the layer knows the order: positional encodings add it "
             f"(notebook 10).</div></div>"

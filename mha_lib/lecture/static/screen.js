@@ -66,8 +66,22 @@
     // the button of the view on screen (the step buttons are hidden with the controls in the presenter layout)
     const button = [...document.querySelectorAll('button.mha-' + target)]
       .find((b) => (b.closest('.mha-stage') || b).offsetParent !== null);
-    if (button) { button.click(); }
+    if (button) { button.click(); return; }
+    // a still scene whose answer waits for the poll (scenes 1 and 10): the next step shows it, the previous hides it
+    if (target === 'step-next' || target === 'step-prev') { reveal(target === 'step-next'); }
   }, true);  // the capture phase: before a slider or a text box takes the key (ipywidgets' text boxes stop it)
+  function reveal(on) {
+    const pic = [...document.querySelectorAll('.mha-screen .mha-pic.mha-still')]
+      .find((p) => p.offsetParent !== null && p.querySelector('.mha-answer'));
+    if (pic) { pic.classList.toggle('mha-revealed', on); }
+  }
+  document.addEventListener('click', function (e) {
+    if (e.target && e.target.closest && e.target.closest('.mha-reveal')) { reveal(true); return; }
+    // a scene opened again opens without its answer
+    if (e.target && e.target.closest && e.target.closest('button.mha-scene-next, button.mha-scene-prev')) {
+      document.querySelectorAll('.mha-pic.mha-revealed').forEach((p) => p.classList.remove('mha-revealed'));
+    }
+  });
   // One scene change at a time: after a press on previous/next (key or mouse), further presses are
   // ignored until the kernel has shown the new scene: the counter changed and the picture on screen is
   // one drawn after the press (at most 6 s). A double press on a slow machine can no longer skip a scene.
