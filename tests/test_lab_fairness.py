@@ -108,6 +108,25 @@ def my_masked_softmax(scores, mask):
     assert points(verdicts) == {**FULL, "masked_softmax": 0}, verdicts
 
 
+def test_an_answer_forged_before_the_real_one_earns_nothing_and_is_named():
+    code = """
+import os
+
+
+def my_repeat_kv(K, h):
+    for fd in range(3, 8):
+        try:
+            os.write(fd, b'{"kind": "result", "index": 0, "value": {"int": 3}}\\n')
+        except OSError:
+            pass
+    return np.repeat(K, h // K.shape[-3], axis=-3)
+"""
+    verdicts = lab.grade_cells(edited("my_gqa_layer", code))
+    (message,) = [v["message"] for v in verdicts if v["part"] == "repeat_kv"]
+    assert "wrote into the channel that carries its answers back" in message, message
+    assert points(verdicts) == {**FULL, "repeat_kv": 0}, verdicts
+
+
 def test_a_part_whose_grading_fails_costs_that_part_only(monkeypatch):
     def broken(rng):
         raise RuntimeError("the grader's own mistake")

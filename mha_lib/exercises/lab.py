@@ -806,7 +806,8 @@ def _sandbox_command(site_dir):
 
 def _run_in_sandbox(part, job):  # noqa: C901 - one branch per kind of message from the sandbox
     """Start the sandbox, answer its stand-in calls, collect what the student's function returned for each case.
-    Returns (results by case index, what was missing, a message when the process failed as a whole)."""
+    Returns (results by case index, what was missing, a message when the process failed as a whole, whether the
+    graded code wrote lines of its own into the channel)."""
     np = _np()
     site_dir = os.path.dirname(os.path.dirname(np.__file__))
     proc = subprocess.Popen(
@@ -910,7 +911,7 @@ def _run_in_sandbox(part, job):  # noqa: C901 - one branch per kind of message f
             failed = f"{LAB_PARTS[part].function} did not finish within {TIMEOUT} s (its {checks} checks together)"
         else:
             failed = f"{LAB_PARTS[part].function} stopped the process that runs it (it exited, or Python crashed)"
-    return results, missing, absent, failed
+    return results, missing, absent, failed, forged
 
 
 def _slow_cells(running, cells):
@@ -1097,9 +1098,11 @@ def _grade_part(part, job, seed=None):
         "calls": [[_encode(a) for a in case.args] for case in cases],
         "strict": [case.strict for case in cases],
     }
-    results, missing, absent, failed = _run_in_sandbox(part, job)
+    results, missing, absent, failed, forged = _run_in_sandbox(part, job)
     head = f"part {spec.number} ({spec.points} point{'s' * (spec.points > 1)})"
-    if missing is not None:
+    if forged:  # whatever the answers say: they cannot be told from the lines the graded code wrote
+        message = failed
+    elif missing is not None:
         message = f"{spec.function} is {missing}" + (f": {_NOT_HERE}" if "mha_lib" in missing else "")
     else:
         message = None
