@@ -3,12 +3,12 @@
     .venv/bin/python benchmarks/bench_autograde.py                 # 4 submissions (the solution, copied)
     .venv/bin/python benchmarks/bench_autograde.py --submissions 8
 
-In a temporary course directory (removed at the end): ``nbgrader generate_assignment``, then N copies of the
-solution submitted and graded with ``nbgrader autograde`` with the lab's ``labs/nbgrader_config.py`` (no kernel: for
-each of the 7 parts a grader process and a sandbox process, lab.py's design), then ``nbgrader generate_feedback``;
-then autograde again without the operating system's boundary around the sandbox (``MHA_LAB_BOUNDARY=off``), for its cost. Prints the
-wall time and the CPU time (of nbgrader and every process it started) of each command and per submission, the
-grading of one part alone (the grader and the sandbox, without nbgrader and a kernel), and the machine: cores and
+In a temporary course directory (removed at the end): ``nbgrader generate_assignment``, then N copies of the solution
+submitted and graded with ``nbgrader autograde`` with the lab's ``labs/nbgrader_config.py`` (no kernel: for each of
+the 7 parts a grader process and a sandbox process, lab.py's design), then ``nbgrader generate_feedback``; then
+autograde again without the operating system's boundary around the sandbox (``MHA_LAB_BOUNDARY=off``), for its cost.
+Prints the wall time and the CPU time (of nbgrader and every process it started) of each command and per submission,
+the grading of one part alone (the grader and the sandbox, without nbgrader and a kernel), and the machine: cores and
 load average before and after. On a busy machine the wall time grows with the load; the CPU time does not.
 Needs nbgrader (requirements-dev.txt) and the trained model of notebook 09 (part 4 runs it).
 """
