@@ -76,6 +76,18 @@ def test_a_value_of_the_wrong_type_fails_its_part_only_with_one_line():
     assert "it should return an array of shape (2,)" in by_part["previous_share"], by_part["previous_share"]
 
 
+def test_in_the_kernel_a_wrong_value_is_a_message_not_a_failure_of_the_grader():
+    def my_repeat_kv(K, h):
+        return 3
+
+    verdict = lab.check("repeat_kv", {"my_repeat_kv": my_repeat_kv})
+    assert verdict["points"] == 0, verdict
+    assert verdict["message"] == (
+        "part 3.1 (1 point): my_repeat_kv on K (2, 3, 4) and h = 4 returned an int (3); it should return an array "
+        "of shape (4, 3, 4)"
+    ), verdict
+
+
 FORGED_LINES = [
     {"kind": "result", "index": 0, "value": {"int": 3}},
     {"kind": "result", "index": 1, "value": {"int": [1, 2]}},
