@@ -156,3 +156,15 @@ def test_the_output_projection_picture_on_slides_is_the_heads_contributions_then
     titles = [ax.get_title() for ax in pages[1].axes if ax.get_title()]
     assert any(t.startswith("W^O") for t in titles) and any("size of what each head adds" in t for t in titles)
     assert all(min(_shown_sizes(p)) >= 24 for p in pages)
+
+
+def test_the_lecture_picture_on_slides_is_the_heads_then_the_output_each_under_the_caption():
+    from mha_lib.lecture.explorer import lecture_figure
+
+    pages = lecture_figure(sentence="the cat saw the dog", weights="designed").for_slide(width=12.8, height=6.3, fontsize=24)
+    assert len(pages) == 2
+    heads = [ax.get_title() for ax in pages[0].axes if ax.get_title()]
+    assert len(heads) == 4 and heads[0].startswith("head 1")
+    assert any("MultiHead(X)" in ax.get_title() for ax in pages[1].axes)
+    assert all("the cat saw the dog" in p.get_suptitle() for p in pages)
+    assert all(min(_shown_sizes(p)) >= 24 for p in pages)

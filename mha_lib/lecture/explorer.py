@@ -284,6 +284,7 @@ class LectureDrawer(HeadGridDrawer):
     # font sizes (points): labels and titles; lecture mode's labels and its cell numbers. At 1280x720 the
     # lecture screen draws this 11-inch figure at about 80 dpi: 15 pt is 17 px, the numbers up to 19 px.
     FS, LECTURE_FS, LECTURE_NUMBERS = 9, 15, 17
+    slide_pages = "groups"  # on slides (tools/export_slides.py): the heads, then the output, each on its own page
 
     def key(self, res):
         return res.heads_shown, res.tokens, res.d_model, res.lecture, res.roles

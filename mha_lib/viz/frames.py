@@ -16,8 +16,10 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Polygon, Rectangle
+from matplotlib.textpath import TextToPath
 
 from ..plotting import SIGNED_CMAP, WEIGHTS_CMAP
 from .base import check_dpi, literal, text_family
@@ -75,11 +77,13 @@ def _draw_frame(fig, frame, size, fs=None):
     scheme, texts, arrays = frame
     groups = [p for p in scheme.get("panels", ()) if p["key"] not in texts.get("hidden", ())]
     columns = int(scheme.get("columns") or 1)
-    em = 0.5 if fs is None else 0.6  # a character's width, in sizes (a slide's words must not run off it)
-    if texts.get("caption"):
-        fig.suptitle(_wrap(texts["caption"], size[0], _pt(10, fs), em), fontsize=_pt(10, fs), fontfamily=text_family())
+    caption = texts.get("caption") if fs is None else " ".join(str(texts.get("caption") or "").split())  # one space
+    if caption:
+        wrapped = _wrap(caption, size[0], 10) if fs is None else _fit(caption, 0.95 * size[0], fs)
+        fig.suptitle(wrapped, fontsize=_pt(10, fs), fontfamily=text_family())
     if texts.get("footer"):
-        fig.supxlabel(_wrap(texts["footer"], size[0], _pt(9, fs), em), fontsize=_pt(9, fs))
+        wrapped = _wrap(texts["footer"], size[0], 9) if fs is None else _fit(texts["footer"], 0.95 * size[0], fs)
+        fig.supxlabel(wrapped, fontsize=_pt(9, fs))
 
     def height(p):  # of a group, in rows of cells (a strip's rows are a quarter as tall)
         return math.ceil(p["h"] / p["ncols"]) * (max(1.0, p["n"] / 4) if p["strip"] else p["n"]) + 2
@@ -102,7 +106,9 @@ def _draw_frame(fig, frame, size, fs=None):
         titles = texts.get("titles", {}).get(key) or p["titles"]
         note = texts.get("notes", {}).get(key)
         if texts.get("group_titles", {}).get(key):
-            title = _wrap(texts["group_titles"][key], size[0] * (p["width"] or 1), _pt(9, fs), 0.5 if fs is None else 0.62)
+            inches = size[0] * (p["width"] or 1)
+            title = texts["group_titles"][key]
+            title = _wrap(title, inches, 9) if fs is None else _fit(title, 0.95 * inches, fs, bold=True)
             sub.suptitle(title, fontsize=_pt(9, fs), fontweight="bold", fontfamily=text_family())
         rows = math.ceil(p["h"] / p["ncols"])
         spare = 1 - p["width"] if p["width"] and columns == 1 else 0  # a narrower group: to scale with the others
@@ -133,29 +139,56 @@ def _draw_frame(fig, frame, size, fs=None):
                 fontsize=_pt(8, fs),
                 number_size=_pt(7, fs),
             )
-            if not p["strip"]:
-                ax.set_aspect("equal")
-            title = _wrap(titles[i] if i < len(titles) else "", wide, _pt(8, fs), 0.5 if fs is None else 0.62) + (
-                f"\n{literal(note)}" if note else ""
-            )
+            if not p["strip"] and fs is None:  # square cells; on a slide they fill its page (with square cells
+                ax.set_aspect("equal")  # the layout ran the row labels of a tall grid off the page)
+            title = _wrap(
+                titles[i] if i < len(titles) else "", wide, _pt(8, fs), *((0.5, 12) if fs is None else (0.62, 6))
+            ) + (f"\n{literal(note)}" if note else "")
             ax.set_title(title, fontsize=_pt(8, fs), fontfamily=text_family())
             ax.set_ylabel(p["row_label"] if first and p["row_label"] else "", fontsize=_pt(8, fs))
             ax.set_xlabel(textwrap.fill(p["col_label"], wrap) if bottom and p["col_label"] else "", fontsize=_pt(8, fs))
         if p["cbar"] is not None:
-            cbar = sub.colorbar(heat.image, ax=axes, shrink=0.9, aspect=25)
-            cbar.set_label(p["cbar"], fontsize=_pt(8, fs))
+            cbar = sub.colorbar(heat.image, ax=axes, shrink=0.9 if fs is None else 1.0, aspect=25)
+            # on a slide without its remark in brackets, on two lines ("attention weight (shared scale)" at 24 pt is
+            # longer than its bar; one bar beside every panel says that their scale is shared)
+            label = p["cbar"] if fs is None else textwrap.fill(p["cbar"].split(" (")[0], 12)
+            cbar.set_label(label, fontsize=_pt(8, fs))
             cbar.ax.tick_params(labelsize=_pt(7, fs))
         if np.isnan(M).any():
             handle = Patch(facecolor=MASKED_COLOR, edgecolor="#737373", hatch="///", label=p["mask_label"])
             # on a slide beside the panels (inside them, its 24-pt words ran over the key labels)
-            where = "lower right" if fs is None else "outside right lower"
+            where = "lower right" if fs is None else "outside lower right"
             sub.legend(handles=[handle], loc=where, fontsize=_pt(7, fs), frameon=False)
 
 
-def _wrap(text, inches, fontsize, em=0.5):
+def _fit(text, inches, fontsize, bold=False):
+    """``text`` escaped for matplotlib and broken into lines at most ``inches`` wide at ``fontsize`` points, its
+    words measured (a slide's caption and titles: an estimate of a letter's width ran lines of digits off it)."""
+    font = FontProperties(family=text_family(), size=fontsize, weight="bold" if bold else "normal")
+    lines = []
+    for words in (str(line).split() for line in str(text).split("\n")):
+        for i in range(len(words) - 1, 0, -1):  # a separator "·" ends a line, it does not begin one
+            if words[i] == "·":
+                words[i - 1 : i + 1] = [f"{words[i - 1]} ·"]
+        line = ""
+        for word in words:
+            longer = f"{line} {word}" if line else word
+            width = _TEXT_PATH.get_text_width_height_descent(longer, font, ismath=False)[0] / 72
+            if line and width > inches:
+                lines.append(line)
+                longer = word
+            line = longer
+        lines.append(line)
+    return literal("\n".join(lines))
+
+
+_TEXT_PATH = TextToPath()
+
+
+def _wrap(text, inches, fontsize, em=0.5, least=12):
     """``text`` escaped for matplotlib and broken into lines about ``inches`` wide at ``fontsize`` points (a
-    character about ``em`` of the size wide; bold: more)."""
-    return literal(textwrap.fill(str(text), max(12, int(inches * 72 / (em * fontsize))), break_long_words=False))
+    character about ``em`` of the size wide; bold: more), of ``least`` characters or more."""
+    return literal(textwrap.fill(str(text), max(least, int(inches * 72 / (em * fontsize))), break_long_words=False))
 
 
 def parts_figure(frames, rows, widths=None, size=(10.0, 4.6), dpi=90, fig=None, fontsize=None):
@@ -198,8 +231,8 @@ def _draw_chart(sub, scheme, data, fs=None, inches=None):
         d = data["panels"][p["key"]]
         title = literal(d["title"])
         if fs is not None and inches:  # a slide: each line wrapped to the panel's width
-            share = 0.9 * inches * p["width"] / sum(q["width"] for q in specs)
-            title = "\n".join(_wrap(line, share, fs, 0.6) for line in str(d["title"]).split("\n"))
+            share = 0.75 * inches * p["width"] / sum(q["width"] for q in specs)  # its axis' labels beside it
+            title = _fit(d["title"], share, fs)
         ax.set_title(title, fontsize=_pt(9, fs), fontfamily=text_family())
         if p["ylog"]:
             ax.set_yscale("log")
@@ -323,11 +356,23 @@ def slide_figures(drawer, result, width=13.33, height=7.5, fontsize=24):
     """The still figure of ``result`` drawn again for slides of ``width`` x ``height`` inches, every text
     ``fontsize`` points and laid out for that size: one figure a page of the drawer's ``slide_pages`` (its parts
     from ``slide_frames(res)`` when it has one, else ``frames(res)``; ``slide_widths``, else ``widths``). A
-    ``picture`` drawer: ``slide_picture(res)`` (a Frame, or a list of them: a page each), else ``picture(res)``.
+    ``picture`` drawer: ``slide_picture(res)`` (a Frame, or a list of them: a page each), else ``picture(res)``;
+    its ``slide_pages`` "groups": each group of panels of that Frame on a page of its own.
     Returns the figure, or a list."""
     size = (width, height)
     if not hasattr(drawer, "frames"):
         picture = getattr(drawer, "slide_picture", drawer.picture)(result)
+        if drawer.slide_pages == "groups":  # each group of panels on a page of its own, under the caption
+            scheme, texts, arrays = picture
+            picture = [
+                (
+                    {**scheme, "panels": [dict(p, area="1 / 1", width=None)], "columns": 1},
+                    texts,
+                    {p["key"]: arrays[p["key"]]},
+                )
+                for p in scheme["panels"]
+                if p["key"] not in texts.get("hidden", ())
+            ]
         if isinstance(picture, list):  # a Frame a page
             return [frame_figure(p, size, fontsize=fontsize) for p in picture]
         return frame_figure(picture, size, fontsize=fontsize)
