@@ -576,6 +576,16 @@ def test_the_step_view_labels_the_rows_of_head_i():
     assert rows["Head_i"] == rows["X"] == list(stepview.compute_steps("random").tokens)
 
 
+def test_the_step_view_draws_its_same_shape_matrices_the_same_size_and_labels_the_weights_rows():
+    """Q_i, K_i, V_i and Head_i, all (n, 64), are strips of one width (picture.js: the narrowest room of the group);
+    the weights' rows are labelled by token (the plan reads "row humpty: .25 .26 .03 .46")."""
+    res = stepview.compute_steps("random", step=7)
+    panels = {p["key"]: p for p in stepview.StepDrawer().picture(res).scheme["panels"]}
+    assert {panels[k]["same"] for k in ("Q_i", "K_i", "V_i", "Head_i")} == {"projection"}
+    assert panels["X"]["same"] is None
+    assert panels["weights"]["rows"] == list(res.tokens)
+
+
 def test_the_lecture_screen_gives_the_step_views_weights_the_widest_column(screen):
     """At 1024 x 768 equal columns left the 4 x 4 weights 30 px cells and no numbers: in the screen's presenter layout
     their column is the widest and their cells do not shrink to the scores' size (with the controls shown, and in a
@@ -588,9 +598,14 @@ def test_the_lecture_screen_gives_the_step_views_weights_the_widest_column(scree
     assert sum(lecture_screen.HALL_STEP_WIDTHS) <= 0.97 + 1e-9
     plain = stepview.make_step_explorer(step=6).picture.scheme["panels"]
     assert [p["width"] for p in plain[4:]] == [0.3, 0.235, 0.235, 0.2]
+    assert panels["weights"]["cbar"] is None, "the numbers are in the cells: the weights' width goes to them"
     many = stepview.StepDrawer().picture(stepview.compute_steps("trained", head=3, step=7))
     assert next(p for p in many.scheme["panels"] if p["key"] == "weights")["n"] > lecture_screen.HALL_STEP_MAX_TOKENS
-    assert lecture_screen.hall_step_frame(many) == many, "8 tokens: the step view's own layout (its labels need the width)"
+    hall = {p["key"]: p for p in lecture_screen.hall_step_frame(many).scheme["panels"]}
+    assert [p["width"] for p in hall.values()][4:] == list(lecture_screen.HALL_STEP_WIDTHS_MANY)
+    # 8 tokens: no numbers a hall reads, so the three squares keep their colour bars and one cell size
+    assert all(hall[k]["cbar"] == "" and hall[k]["same"] == "square" for k in ("scores", "scaled", "weights"))
+    assert sum(lecture_screen.HALL_STEP_WIDTHS_MANY) <= 0.97 + 1e-9
     screen.presenter.value = False  # the controls shown: too little width for it, the step view's own layout
     panels = screen.explorers["steps"].picture.scheme["panels"]
     assert [p["width"] for p in panels] == [p["width"] for p in plain]

@@ -257,6 +257,9 @@ def export_data():
     from mha_lib.lecture import screen as screen_module
 
     screen = build_screen()
+    # the step view laid out for the hall (its weights' rows labelled, numbers a hall reads, the colour bars kept):
+    # the page opens in the presenter layout on a projector's window, as the live screen does
+    screen.presenter.value = True
     store = Store()
     scenes = [record_scene(screen, k, store) for k in range(len(screen.scenes))]
     pictures = maps(scenes, getattr(screen_module, "CONTRAST_RC", {}))  # the live map's bold version

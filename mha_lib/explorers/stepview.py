@@ -143,7 +143,8 @@ class StepDrawer(StepFigure):
                 grid_panel(
                     name,
                     (1, *M.shape),
-                    res.tokens if k % 4 == 0 or k == 7 else None,  # Head_i's rows too: it is read beside V_i
+                    # Head_i's rows too (it is read beside V_i), and the weights' ("the row of cat")
+                    res.tokens if k % 4 == 0 or k >= 6 else None,
                     res.tokens if square else None,
                     signed=signed,
                     numbers=square,
@@ -157,7 +158,8 @@ class StepDrawer(StepFigure):
                     # the first column holds the row labels too; V_i and Head_i are narrower strips; 3 % spare
                     width=(0.3, 0.235, 0.235, 0.2)[k % 4],
                     cap=80 if square else 30,
-                    same="square" if square else None,
+                    # Q_i, K_i, V_i, Head_i (n, 64) strips of one width, the (n, n) squares of one cell size
+                    same="square" if square else "projection" if k > 0 else None,
                 )
             )
             arrays[name] = matrix_entry(M, (0.0, 1.0) if k == 6 else symmetric_limits(M))

@@ -97,31 +97,39 @@ def _apply(box, settings):
                 widget.value = value
 
 
-# The step view on the lecture screen, in the presenter layout: its four columns' shares of the width (the first holds
-# the row labels too).
-# The weights column is the widest, and the weights do not share the scores' cell size: at 1024 x 768 their 4 x 4
-# cells are then about 50 px, room for ".25" at 3.3 % of the window's height (in equal columns they had 30 px cells and
-# no numbers); the scores, signed numbers a hall cannot read in any cell of that width, are shown by their colours.
-HALL_STEP_WIDTHS = (0.3, 0.17, 0.3, 0.2)
-HALL_STEP_MAX_TOKENS = 5  # more tokens: the weights' cells cannot hold readable numbers, the layout stays the step view's
+# The step view on the lecture screen, in the presenter layout: its four columns' shares of the width (3 % spare).
+# Q_i, K_i, V_i and Head_i, all (n, d_v), are strips of one width (that of the narrowest column's room); the scores
+# and the scaled scores share a cell size. Up to HALL_STEP_MAX_TOKENS tokens (scenes 2 and 4), the weights' column
+# is the widest: their rows are labelled (the plan reads "row humpty: .25 .26 .03 .46") and their cells are about
+# 50 px at 1024 x 768, room for ".25" at 3.3 % of the window's height; their colour bar is left out (the numbers are
+# in the cells); the scores, signed numbers a hall cannot read in any cell of that width, are shown by their colours.
+# Head_i, in the narrowest column, is read beside the weights' labelled rows (its own row labels are left out).
+HALL_STEP_WIDTHS = (0.29, 0.21, 0.33, 0.14)
+# More tokens (the 8 of scene 9): no cell can hold a number the back row reads, so the three squares are drawn by
+# their colours with their colour bars, at a cell no smaller than their labels (2.5 % of the height); the weights'
+# column is the widest, so at 1024 x 768, where only one bar has the width, theirs is the one kept (the scores' bars
+# give way: picture.js).
+HALL_STEP_WIDTHS_MANY = (0.265, 0.2, 0.325, 0.18)
+HALL_STEP_MAX_TOKENS = 5  # more tokens: the weights' cells cannot hold readable numbers (HALL_STEP_WIDTHS_MANY)
 HALL_STEP_MIN_WIDTH = 1200  # px: a screen at least this wide has the width for it with the controls shown too
 
 
 def hall_step_frame(frame):
-    """A step view's :class:`~mha_lib.explorers.widget.Frame` laid out for the lecture screen (:data:`HALL_STEP_WIDTHS`;
-    the weights' cells their own size): a frame of another view, of a step view not of 2 rows of 4, or of more than
-    :data:`HALL_STEP_MAX_TOKENS` tokens (the 8 of scene 9: no cell could hold a number the back row reads) is
-    returned as it is."""
+    """A step view's :class:`~mha_lib.explorers.widget.Frame` laid out for the lecture screen (:data:`HALL_STEP_WIDTHS`,
+    or :data:`HALL_STEP_WIDTHS_MANY` for more than :data:`HALL_STEP_MAX_TOKENS` tokens); a frame of another view, or
+    of a step view not of 2 rows of 4, is returned as it is."""
     panels = frame.scheme.get("panels", [])
     if frame.scheme.get("columns") != 4 or len(panels) != 8 or "weights" not in [p.get("key") for p in panels]:
         return frame
-    if next(p for p in panels if p["key"] == "weights")["n"] > HALL_STEP_MAX_TOKENS:
-        return frame  # numbers that could not be read anyway: the scores keep the width their labels need
+    many = next(p for p in panels if p["key"] == "weights")["n"] > HALL_STEP_MAX_TOKENS
+    widths = HALL_STEP_WIDTHS_MANY if many else HALL_STEP_WIDTHS
     new = []
     for k, panel in enumerate(panels):
-        panel = {**panel, "width": HALL_STEP_WIDTHS[k % 4]}
-        if panel["key"] == "weights":
-            panel["same"] = None
+        panel = {**panel, "width": widths[k % 4]}
+        if panel["key"] == "weights" and not many:
+            panel.update(same=None, cbar=None)  # cells of their own size, their numbers in them
+        if k == 7:  # the room of its row labels goes to the weights' (its strip has the width of Q_i's)
+            panel["rows"] = None
         new.append(panel)
     return frame._replace(scheme={**frame.scheme, "panels": new})
 

@@ -257,7 +257,12 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
       g.cellUsed = row;
       setVar(g.root, "--cell", `${row.toFixed(2)}px`);
       setVar(g.root, "--tok", `${tokSize(row).toFixed(2)}px`);
-      const boxWidth = `${Math.max(40, free).toFixed(0)}px`;
+      let room = Math.max(40, free);
+      if (spec.same) { // strips of one shape (Q_i, K_i, V_i) are drawn as wide as the narrowest of them has room for
+        for (const o of pic.groups) { if (o !== g && o.spec.same === spec.same) room = Math.min(room, o.cellFit || room); }
+        g.cellFit = room;
+      }
+      const boxWidth = `${room.toFixed(0)}px`;
       g.panels.forEach((p) => { if (p.box.style.width !== boxWidth) p.box.style.width = boxWidth; });
       return;
     }
