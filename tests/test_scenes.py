@@ -277,7 +277,7 @@ def test_the_weighted_sum_scene_mixes_rows_and_spells_one_out(screen):
     blend = " + ".join(f"{w:.2f} × V({t})" for w, t in zip(view.weights[0], res.tokens, strict=True))
     assert blend in scenes.SCENES[k].text and blend in view.picture.value
     shown = view.picture.value
-    assert shown.index(">V_1: what") < shown.index(">weights_1 (") < shown.index(">Head_1 = weights_1 V_1</div>")
+    assert shown.index(">V_1: what") < shown.index(">weights_1 (") < shown.index(">Head_1 = weights_1 V_1 (each row on its own scale)</div>")
     assert all(shown.count(f">{t}</td>") >= 3 for t in res.tokens), "V_1, weights_1 and Head_1 rows are labelled"
     assert view.image.value[:4] == b"\x89PNG"  # the fallback deck's page
 
@@ -655,12 +655,15 @@ def test_the_motivation_scene_says_which_words_its_table_shows_and_keeps_the_ans
     assert "<tr style='font-weight: bold" not in shown and "font-weight: bold; " not in shown
 
 
-def test_the_weighted_sum_scene_draws_head_1_on_its_own_scale_with_colour_bars(screen):
-    """Head_1's values are under half of V_1's: on V_1's scale its rows were almost white. It has a scale of its own,
-    and both have a colour bar saying which."""
+def test_the_weighted_sum_scene_draws_each_row_of_head_1_on_its_own_scale(screen):
+    """Head_1's values are under half of V_1's, and row "humpty" reaches a third of Head_1's largest: on one scale it
+    was almost white. Each row has a scale of its own, written beside it; V_1 has its colour bar."""
     screen.go(scenes.scene_index("the-weighted-sum"))
     view = screen.explorers["blend"]
     lim, head_lim = view.limits
     assert head_lim == pytest.approx(np.abs(view.head[:, : view.COLUMNS]).max()) and head_lim < 0.6 * lim
+    rows = view.row_limits
+    assert rows == pytest.approx(np.abs(view.head[:, : view.COLUMNS]).max(axis=1)) and rows[0] < 0.5 * head_lim
     shown = view.picture.value
-    assert f"+{lim:.2f}" in shown and f"+{head_lim:.2f}" in shown and shown.count("linear-gradient") == 2
+    assert f"+{lim:.2f}" in shown and shown.count("linear-gradient") == 1
+    assert all(f"±{x:.2f}" in shown for x in rows)

@@ -337,9 +337,10 @@ class PositionsView(_StillView):
 class BlendView(_StillView):
     """The weighted-sum scene: head 1 of the running example (random parameters, whose rows mix), V_1, weights_1 and
     Head_1 side by side with their rows labelled (the first 8 of V_1's and Head_1's 64 columns, large enough to
-    see), row "humpty" outlined as a whole: Head_1's row is the blend of V_1's rows that its weights say. The weights'
-    numbers are 3.4 % of the window's height (".25": no leading zero), black on pale cells and white on dark ones,
-    in high contrast too."""
+    see), row "humpty" outlined as a whole: Head_1's row is the blend of V_1's rows that its weights say. Each row of
+Head_1 is drawn on a colour scale of its own (its ± written beside it), so the pattern of a row with small numbers
+shows too. The cells take the window's width (vw); the weights' numbers are 3.3 % of the window's height (".25": no
+leading zero), black on pale cells and white on dark ones, in high contrast too."""
 
     COLUMNS = 8
 
@@ -351,8 +352,11 @@ class BlendView(_StillView):
         signed, positive = colour_table(SIGNED_CMAP), colour_table(WEIGHTS_CMAP)
         lim = float(np.abs(self.V[:, : self.COLUMNS]).max())
         u = "var(--u, 20px)"
+        # the cells' width from the window's: the three grids, their labels and V_1's bar across it (30 px at 1280 px
+        # wide, 21 px at 1024); their height from its height (10 %)
+        a = "max(12px, calc(3.6vw - 16px))"
 
-        def cell(colour, text="", edge="", width=1.4, dark=False):
+        def cell(colour, text="", edge="", width=1.0, dark=False):
             # the outlined row: a frame around the whole row (top and bottom of each cell, the ends' sides), so its
             # colours stay visible; a number's colour by its cell's (a class: high contrast keeps it)
             frame = {"": "", "first": "border-left: 4px solid #000; ", "last": "border-right: 4px solid #000; "}
@@ -360,8 +364,8 @@ class BlendView(_StillView):
             return (
                 f"<td class='{'mha-on-dark' if dark else 'mha-on-pale'}' style='{ring}{frame.get(edge, '')}"
                 f"color: {'#fff' if dark else '#000'}; "
-                f"width: calc({u} * {width}); height: calc({u} * 2.3); background: {colour}; padding: 0; "
-                f"text-align: center; font-size: calc({u} * 1.35); font-weight: normal'>{text}</td>"
+                f"width: calc({a} * {width}); min-width: calc({a} * {width}); height: max(calc({u} * 2.3), 10vh); background: {colour}; padding: 0; "
+                f"text-align: center; font-size: max(calc({u} * 1.2), 3.3vh); font-weight: normal'>{text}</td>"
             )
 
         def edges(i, j, m):
@@ -372,15 +376,17 @@ class BlendView(_StillView):
             stops = ", ".join(signed[k] for k in range(255, -1, -32)) + f", {signed[0]}"
             ticks = "".join(f"<div>{t}</div>" for t in (f"+{top:.2f}", "0", f"−{top:.2f}"))
             return (
-                f"<div style='display: flex; align-items: stretch; margin-left: calc({u} * 0.3); height: calc({u} * 9.2)"
+                f"<div style='display: flex; align-items: stretch; margin-left: calc({u} * 0.3); height: max(calc({u} * 9.2), 40vh)"
                 f"'><div style='width: calc({u} * 0.7); border: 1px solid #000; background: linear-gradient({stops})'>"
                 f"</div><div style='display: flex; flex-direction: column; justify-content: space-between; "
                 f"font-size: calc({u} * 0.9); margin-left: calc({u} * 0.2)'>{ticks}</div></div>"
             )
 
-        def grid(title, rows, side=""):
+        def grid(title, rows, side="", after=None):
             body = "".join(
-                f"<tr><td style='text-align: right; padding-right: calc({u} * 0.4)'>{tokens[i]}</td>{r}</tr>"
+                f"<tr><td style='text-align: right; padding-right: calc({u} * 0.4)'>{tokens[i]}</td>{r}"
+                + (f"<td style='padding-left: calc({u} * 0.3); font-size: calc({u} * 0.95)'>{after[i]}</td>" if after else "")
+                + "</tr>"
                 for i, r in enumerate(rows)
             )
             return (
@@ -394,11 +400,13 @@ class BlendView(_StillView):
 
         c = self.COLUMNS
         # Head_1's values are smaller than V_1's (a blend whose signs partly cancel): on V_1's scale its rows were
-        # almost white; on a scale of its own their pattern shows (which row of V_1 each looks like)
+        # almost white, and on one scale for all of Head_1 row "humpty" (±0.23 of ±0.67) was still pale; each row on
+        # a scale of its own shows its pattern (which row of V_1 it looks like)
         self.limits = lim, head_lim = lim, float(np.abs(self.head[:, :c]).max())
+        self.row_limits = rows_lim = [float(np.abs(row).max()) for row in self.head[:, :c]]
         v_rows = ["".join(cell(shade(x, lim)) for x in row) for row in self.V[:, :c]]
         h_rows = [
-            "".join(cell(shade(x, head_lim), edge=edges(i, j, c)) for j, x in enumerate(row))
+            "".join(cell(shade(x, rows_lim[i]), edge=edges(i, j, c)) for j, x in enumerate(row))
             for i, row in enumerate(self.head[:, :c])
         ]
         w_rows = [
@@ -407,7 +415,7 @@ class BlendView(_StillView):
                     positive[min(255, int(round(255 * w)))],
                     f"{w:.2f}".replace("0.", ".", 1),
                     edges(i, j, 4),
-                    2.9,
+                    2.2,
                     dark=w < 0.6,
                 )
                 for j, w in enumerate(row)
@@ -422,11 +430,11 @@ class BlendView(_StillView):
             f"{self.COLUMNS} of 64 columns)</div><div style='display: flex; align-items: flex-end'>"
             + grid("V_1: what each word hands over", v_rows, bar(lim))
             + grid("weights_1 (columns: " + ", ".join(tokens) + ")", w_rows)
-            + grid("Head_1 = weights_1 V_1", h_rows, bar(head_lim))
+            + grid("Head_1 = weights_1 V_1 (each row on its own scale)", h_rows, after=[f"±{x:.2f}" for x in rows_lim])
             + f"</div><div style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'>Row “humpty” (outlined): "
             f"{blend}. No weight is near 1, so no row of Head_1 copies a row of V_1: each is a blend, with smaller "
-            f"numbers than the rows it mixes (their signs partly cancel: Head_1's colour scale is ±{head_lim:.2f}, "
-            f"V_1's ±{lim:.2f}).</div></div>"
+            f"numbers than the rows it mixes (their signs partly cancel: row “humpty” reaches ±{rows_lim[0]:.2f}, "
+            f"V_1 ±{lim:.2f}).</div></div>"
         )
         super().__init__([self.message, self.picture])
 
