@@ -479,3 +479,17 @@ def test_an_explorer_picture_on_subfigures_is_split_by_its_rows(layout, tmp_path
     record = saved(layout, fig, tmp_path)
     assert [p["part"] for p in record["pages"]] == ["part 1 of 2: panel 1", "part 2 of 2: panels 2, 3, 4, 5, 6, 7, 8, 9"]
     assert all(not p["problems"] and page_min_text(p) >= 24 - 0.01 for p in record["pages"])
+
+
+def test_turned_key_labels_closer_than_a_line_keep_one_in_k(layout):
+    fig = figure((4, 3))
+    ax = fig.add_subplot()
+    ax.imshow(np.zeros((2, 32)), aspect="auto")
+    ax.set_xticks(range(32), [str(c + 1) for c in range(32)], rotation=45, fontsize=24)
+    fig.draw_without_rendering()
+    assert layout.thin_turned_labels(fig)
+    shown = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert shown[0] == "1" and 2 <= len(shown) < 32
+    step = int(shown[1]) - int(shown[0])
+    assert shown == [str(c + 1) for c in range(0, 32, step)]
+    assert not layout.thin_turned_labels(fig)  # thinned once: left as it is
