@@ -234,7 +234,7 @@ def maps(scenes, contrast_rc):
     """{file name: PNG} of the map of the computation, once per step a scene is about, plain and high contrast."""
     import matplotlib
 
-    from mha_lib.diagrams import mha_diagram_figure
+    from mha_lib.lecture.screen import map_figure
     from mha_lib.viz import render_png
 
     out = {}
@@ -244,8 +244,8 @@ def maps(scenes, contrast_rc):
         heads = "" if h == 8 else f"_h{h}"  # the running example's 8 heads: map_<step>.png
         for suffix, rc in (("", {}), ("_contrast", contrast_rc)):
             with matplotlib.rc_context(rc):
-                fig = mha_diagram_figure(h=h, highlight=None if step == "none" else step)
-                out[f"map_{step}{heads}{suffix}.png"] = render_png(fig, dpi=180)
+                fig = map_figure(h=h, highlight=None if step == "none" else step)  # the live screen's map
+                out[f"map_{step}{heads}{suffix}.png"] = render_png(fig, dpi=150)
     fonts.setLevel(level)
     return out
 

@@ -21,7 +21,15 @@ from ..explorers.toolkit import kernel_loop
 from ..viz import render_png
 from .scenes import SCENES, BlendView, LookupView, PositionsView, map_heads, scene_index, scene_line
 
-__all__ = ["make_lecture_screen", "KEYS_JS", "SCREEN_CSS", "KEYS_HELP", "next_temperature", "hall_step_frame"]
+__all__ = [
+    "make_lecture_screen",
+    "KEYS_JS",
+    "SCREEN_CSS",
+    "KEYS_HELP",
+    "next_temperature",
+    "hall_step_frame",
+    "map_figure",
+]
 
 STATIC = Path(__file__).parent / "static"
 
@@ -35,7 +43,8 @@ SCREEN_CSS = "<style>" + (STATIC / "screen.css").read_text() + "</style>"
 # "viewport" text box. The listeners are added once per page; the size is reported each time this runs (a new screen).
 KEYS_JS = (STATIC / "screen.js").read_text()
 
-# The keys, written under the map (the screen's in-page help) and in docs/teaching.md
+# The keys, written under the map (the screen's in-page help; not in the presenter layout, the one projected to the
+# room) and in docs/teaching.md
 KEYS_HELP = (
     "<div style='font-size: var(--u, 20px); margin-top: calc(var(--u, 20px) * 0.6)'><b>Keys</b> (Voila, full window): "
     "<b>→</b> or <b>Page Down</b> next scene, <b>←</b> or <b>Page Up</b> previous scene (what clickers send) · "
@@ -73,6 +82,15 @@ CONTRAST_RC = {
     "lines.linewidth": 3.0,
     "patch.linewidth": 1.5,
 }
+
+
+def map_figure(h=8, highlight=None):
+    """The map of the computation as the screen shows it (and the USB copy): notebook 00's diagram drawn for a slide
+    (:func:`mha_lib.diagrams.mha_diagram_slide_figure`, every text 24 pt on 12.8 x 6.3 in): across a 1280-pixel
+    window its box text is about 32 px high (15 px in the notebook's figure), 25 px at 1024 x 768."""
+    from ..diagrams import mha_diagram_slide_figure
+
+    return mha_diagram_slide_figure(h, highlight, fontsize=24)
 
 
 def _parse_viewport(text):
@@ -312,15 +330,13 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
 
     def on_stage(view):
         """Show one stage: a view's explorer, or the map with the scene's step in orange."""
-        if view == "map":  # 10.5 x 4 inches: about 1900 pixels wide, drawn when asked for
+        if view == "map":  # 12.8 x 6.3 inches: 1920 pixels wide, drawn when asked for
             import matplotlib  # imported when the map is first asked for: a kernel that shows none needs no matplotlib
-
-            from ..diagrams import mha_diagram_figure
 
             with matplotlib.rc_context(CONTRAST_RC if contrast.value else {}):
                 s = scenes[menu.value]
                 h = map_heads(state["explorers"].get(s.view))  # the scene's own heads (12 in MiniLM's)
-                map_image.value = render_png(mha_diagram_figure(h=h, highlight=s.step), dpi=180)
+                map_image.value = render_png(map_figure(h=h, highlight=s.step), dpi=150)
         for name, stage in stages.items():
             stage.layout.display = None if name == view else "none"
 
