@@ -168,3 +168,16 @@ def test_the_lecture_picture_on_slides_is_the_heads_then_the_output_each_under_t
     assert any("MultiHead(X)" in ax.get_title() for ax in pages[1].axes)
     assert all("the cat saw the dog" in p.get_suptitle() for p in pages)
     assert all(min(_shown_sizes(p)) >= 24 for p in pages)
+
+
+def test_the_generation_step_on_slides_is_the_heads_then_the_cache_and_the_rows_computed_without_a_key():
+    from mha_lib.explorers.generation import make_generation_explorer
+
+    pages = make_generation_explorer().figure.for_slide(width=12.8, height=6.3, fontsize=24)
+    assert len(pages) == 2
+    assert [ax.get_title() for ax in pages[0].axes if ax.get_title()][:2] == ["head 1", "head 2"]
+    from matplotlib.legend import Legend
+
+    keys = [t.get_text() for lg in pages[1].findobj(Legend) for t in lg.get_texts()]
+    assert "not cached yet" in keys and "computed at this step" not in keys
+    assert all(min(_shown_sizes(p)) >= 24 for p in pages)

@@ -79,6 +79,16 @@ class _GenerationDrawer(GenerationFigure):
     parts = {"heads": "picture", "keys": "picture", "step": "chart"}  # weights; cached keys; what the step computes
     rows = (("heads",), ("keys", "step"))
     widths = {"keys": 1, "step": 1.4}
+    slide_pages = ((("heads",),), (("keys", "step"),))  # on slides: the heads' weights, then the step and its cache
+    slide_widths = {"keys": 1, "step": 1.8}
+
+    def slide_frames(self, res):
+        """:meth:`frames` for slides: the step's chart without its key (its boxes say "new" and "cache"; at 24 pt
+        the key took the height its rows need)."""
+        frames = self.frames(res)
+        scheme, data = frames["step"]
+        frames["step"] = chart.ChartFrame({"panels": [dict(p, legend=[]) for p in scheme["panels"]]}, data)
+        return frames
 
     def frames(self, res):
         """What the browser draws: every head's weights so far and head 1's cached keys (heatmaps); which rows this

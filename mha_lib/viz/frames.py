@@ -223,7 +223,8 @@ def _draw_chart(sub, scheme, data, fs=None, inches=None):
     if data.get("caption"):
         sub.suptitle(literal(data["caption"]), fontsize=_pt(10, fs), fontfamily=text_family())
     if data.get("footer"):
-        sub.supxlabel(literal(data["footer"]), fontsize=_pt(9, fs))
+        footer = literal(data["footer"]) if fs is None or not inches else _fit(data["footer"], 0.95 * inches, fs)
+        sub.supxlabel(footer, fontsize=_pt(9, fs))
     if not specs:
         return
     axes = sub.subplots(1, len(specs), squeeze=False, width_ratios=[p["width"] for p in specs])[0]
@@ -233,7 +234,8 @@ def _draw_chart(sub, scheme, data, fs=None, inches=None):
         if fs is not None and inches:  # a slide: each line wrapped to the panel's width
             share = 0.75 * inches * p["width"] / sum(q["width"] for q in specs)  # its axis' labels beside it
             title = _fit(d["title"], share, fs)
-        ax.set_title(title, fontsize=_pt(9, fs), fontfamily=text_family())
+        # on a slide kept clear of the panel's top line of 24-pt marks (notebook 12's "query key value")
+        ax.set_title(title, fontsize=_pt(9, fs), fontfamily=text_family(), pad=None if fs is None else fs)
         if p["ylog"]:
             ax.set_yscale("log")
         ax.set(xlim=d["x"], ylim=d["y"])
@@ -251,8 +253,10 @@ def _draw_chart(sub, scheme, data, fs=None, inches=None):
         for m in d["marks"]:
             _draw_mark(ax, m, fs)
         handles = [_legend_handle(item) for item in p["legend"]]
-        if handles:
+        if handles and fs is None:
             ax.legend(handles=handles, fontsize=_pt(7, fs), frameon=False, loc="best")
+        elif handles:  # a slide: the key over the panel (at 24 pt, "best" still covered its marks)
+            sub.legend(handles=handles, fontsize=fs, frameon=False, loc="outside upper center")
 
 
 def _legend_handle(item):
