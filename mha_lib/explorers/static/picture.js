@@ -33,6 +33,16 @@ function setText(e, text) { // text and tooltip, written only when they differ (
   if (e.title !== text) e.title = text;
 }
 
+// a formula of the kernel's ("Qᵢ = X Wᵢ^Q"): "^" and one capital letter drawn as a superscript (Wᵢ with Q raised),
+// the rest as text; the tooltip keeps the plain text
+function setFormula(e, text) {
+  if (e.__formula === text) return;
+  e.__formula = text;
+  e.title = text;
+  e.textContent = "";
+  text.split(/\^([A-Z])/).forEach((part, k) => { if (part) e.appendChild(k % 2 ? make("sup", null, part) : document.createTextNode(part)); });
+}
+
 function setVar(e, name, value) { if (e.style.getPropertyValue(name) !== value) e.style.setProperty(name, value); }
 
 function setLabels(box, texts, cls) { // the spans of `box` made to hold `texts`: kept, added or removed
@@ -68,7 +78,7 @@ function makePanel() {
 // left as it is: a new layout (h, n, d_model, ...) touches only the elements that differ.
 function syncPanel(p, spec, i) {
   const { h, n, m } = spec, first = i % spec.ncols === 0, bottom = i + spec.ncols >= h;
-  setText(p.title, spec.titles[i] || "");
+  setFormula(p.title, spec.titles[i] || "");
   const yName = first && spec.row_label ? spec.row_label : null;
   if ((yName !== null) !== (p.axisY.className === "mha-axis-y")) p.axisY.className = yName !== null ? "mha-axis-y" : "";
   if (yName !== null) { p.axisY.dir = "auto"; setText(p.axisY, yName); } else if (p.axisY.textContent) p.axisY.textContent = "";
@@ -330,12 +340,12 @@ function render({ model, el }) {
   function update() { // texts set in place; a group's numbers drawn when they changed (or its layout did)
     queued = false;
     const texts = model.get("texts") || {}, arrays = model.get("arrays") || {};
-    [[caption, texts.caption], [footer, texts.footer]].forEach(([e, t]) => { if (e.textContent !== (t || "")) e.textContent = t || ""; });
+    [[caption, texts.caption], [footer, texts.footer]].forEach(([e, t]) => setFormula(e, t || ""));
     const hidden = new Set(texts.hidden || []);
     for (const g of pic.groups) {
       const key = g.spec.key, titles = (texts.titles || {})[key], note = (texts.notes || {})[key] || "";
       if (arrays[key] && arrays[key] !== g.drawn) { drawGrid(g, arrays[key]); g.drawn = arrays[key]; }
-      if (titles) g.panels.forEach((p, i) => setText(p.title, titles[i] || ""));
+      if (titles) g.panels.forEach((p, i) => setFormula(p.title, titles[i] || ""));
       g.panels.forEach((p) => { if (p.note.textContent !== note) p.note.textContent = note; });
       const title = (texts.group_titles || {})[key] || "";
       if (g.title.textContent !== title) g.title.textContent = title;
