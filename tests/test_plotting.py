@@ -181,3 +181,13 @@ def test_the_generation_step_on_slides_is_the_heads_then_the_cache_and_the_rows_
     keys = [t.get_text() for lg in pages[1].findobj(Legend) for t in lg.get_texts()]
     assert "not cached yet" in keys and "computed at this step" not in keys
     assert all(min(_shown_sizes(p)) >= 24 for p in pages)
+
+
+def test_the_reordering_experiment_on_a_slide_is_one_page_of_its_three_panels_with_short_titles():
+    from mha_lib.explorers.positions import permutation_figure
+
+    slide = permutation_figure(positions=True).for_slide(width=12.8, height=6.3, fontsize=24)
+    titles = [ax.get_title() for ax in slide.axes if ax.get_title()]
+    assert titles == ["as written", "reordered", "moved"]
+    assert "rows: query, columns: key" in slide.get_suptitle().replace("\n", " ")
+    assert min(_shown_sizes(slide)) >= 24

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions, tokenize
-from ..viz import frame_figure
+from ..viz import still_figure
 from .toolkit import build_explorer, checkbox, explorer_params, int_slider, text_box
 from .widget import Frame, grid_panel, matrix_entry
 
@@ -157,6 +157,23 @@ class PositionsDrawer:
         }
         return Frame({"panels": panels, "columns": 3}, texts, arrays)
 
+    slide_pages = True  # a slide (tools/export_slides.py): slide_picture
+
+    def slide_picture(self, res):
+        """:meth:`picture` for a slide: the three panels side by side at 24 pt, filling it; the axes' names said
+        once in the caption, the titles one short line each and the last bar named "distance" (with the notebook's
+        words the layout had no room left for the panels)."""
+        scheme, texts, arrays = self.picture(res)
+        before, after, moved = scheme["panels"]
+        panels = [
+            dict(before, row_label="", col_label="", width=0.3),
+            dict(after, row_label="", col_label="", width=0.4),
+            dict(moved, cbar="distance", width=0.3),
+        ]
+        caption = texts["caption"] + " (rows: query, columns: key)"
+        titles = {"before": ["as written"], "after": ["reordered"], "moved": ["moved"]}  # one line each
+        return Frame({**scheme, "panels": panels}, {**texts, "caption": caption, "titles": titles}, arrays)
+
 
 def permutation_figure(**kwargs):
     """A still figure of :func:`permutation_experiment` (its keyword arguments), drawn as the explorer draws it.
@@ -165,7 +182,7 @@ def permutation_figure(**kwargs):
     -------
     matplotlib.figure.Figure
     """
-    return frame_figure(PositionsDrawer().picture(permutation_experiment(**kwargs)), PositionsDrawer.size, dpi=100)
+    return still_figure(PositionsDrawer(), permutation_experiment(**kwargs), dpi=100)  # with its slide version
 
 
 def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, positions=False, head=1):
