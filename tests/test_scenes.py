@@ -277,7 +277,8 @@ def test_the_weighted_sum_scene_mixes_rows_and_spells_one_out(screen):
     blend = " + ".join(f"{w:.2f} × V({t})" for w, t in zip(view.weights[0], res.tokens, strict=True))
     assert blend in scenes.SCENES[k].text and blend in view.picture.value
     shown = view.picture.value
-    assert shown.index(">V_1: what") < shown.index(">weights_1 (") < shown.index(">Head_1 = weights_1 V_1 (each row on its own scale)</div>")
+    head_title = ">Head_1 = weights_1 V_1 (each row on its own scale)</div>"
+    assert shown.index(">V_1: what") < shown.index(">weights_1 (") < shown.index(head_title)
     assert all(shown.count(f">{t}</td>") >= 3 for t in res.tokens), "V_1, weights_1 and Head_1 rows are labelled"
     assert view.image.value[:4] == b"\x89PNG"  # the fallback deck's page
 

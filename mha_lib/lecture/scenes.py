@@ -336,11 +336,11 @@ class PositionsView(_StillView):
 
 class BlendView(_StillView):
     """The weighted-sum scene: head 1 of the running example (random parameters, whose rows mix), V_1, weights_1 and
-    Head_1 side by side with their rows labelled (the first 8 of V_1's and Head_1's 64 columns, large enough to
-    see), row "humpty" outlined as a whole: Head_1's row is the blend of V_1's rows that its weights say. Each row of
-Head_1 is drawn on a colour scale of its own (its ± written beside it), so the pattern of a row with small numbers
-shows too. The cells take the window's width (vw); the weights' numbers are 3.3 % of the window's height (".25": no
-leading zero), black on pale cells and white on dark ones, in high contrast too."""
+        Head_1 side by side with their rows labelled (the first 8 of V_1's and Head_1's 64 columns, large enough to
+        see), row "humpty" outlined as a whole: Head_1's row is the blend of V_1's rows that its weights say. Each row of
+    Head_1 is drawn on a colour scale of its own (its ± written beside it), so the pattern of a row with small numbers
+    shows too. The cells take the window's width (vw); the weights' numbers are 3.3 % of the window's height (".25": no
+    leading zero), black on pale cells and white on dark ones, in high contrast too."""
 
     COLUMNS = 8
 
@@ -364,7 +364,8 @@ leading zero), black on pale cells and white on dark ones, in high contrast too.
             return (
                 f"<td class='{'mha-on-dark' if dark else 'mha-on-pale'}' style='{ring}{frame.get(edge, '')}"
                 f"color: {'#fff' if dark else '#000'}; "
-                f"width: calc({a} * {width}); min-width: calc({a} * {width}); height: max(calc({u} * 2.3), 10vh); background: {colour}; padding: 0; "
+                f"width: calc({a} * {width}); min-width: calc({a} * {width}); height: max(calc({u} * 2.3), 10vh); "
+                f"background: {colour}; padding: 0; "
                 f"text-align: center; font-size: max(calc({u} * 1.2), 3.3vh); font-weight: normal'>{text}</td>"
             )
 
@@ -376,16 +377,19 @@ leading zero), black on pale cells and white on dark ones, in high contrast too.
             stops = ", ".join(signed[k] for k in range(255, -1, -32)) + f", {signed[0]}"
             ticks = "".join(f"<div>{t}</div>" for t in (f"+{top:.2f}", "0", f"−{top:.2f}"))
             return (
-                f"<div style='display: flex; align-items: stretch; margin-left: calc({u} * 0.3); height: max(calc({u} * 9.2), 40vh)"
+                f"<div style='display: flex; align-items: stretch; margin-left: calc({u} * 0.3); "
+                f"height: max(calc({u} * 9.2), 40vh)"
                 f"'><div style='width: calc({u} * 0.7); border: 1px solid #000; background: linear-gradient({stops})'>"
                 f"</div><div style='display: flex; flex-direction: column; justify-content: space-between; "
                 f"font-size: calc({u} * 0.9); margin-left: calc({u} * 0.2)'>{ticks}</div></div>"
             )
 
         def grid(title, rows, side="", after=None):
+            """A labelled table of cells; ``after``: a text at the end of each row (Head_1's scale)."""
+            end = f"<td style='padding-left: calc({u} * 0.3); font-size: calc({u} * 0.95)'>"
             body = "".join(
                 f"<tr><td style='text-align: right; padding-right: calc({u} * 0.4)'>{tokens[i]}</td>{r}"
-                + (f"<td style='padding-left: calc({u} * 0.3); font-size: calc({u} * 0.95)'>{after[i]}</td>" if after else "")
+                + (f"{end}{after[i]}</td>" if after else "")
                 + "</tr>"
                 for i, r in enumerate(rows)
             )

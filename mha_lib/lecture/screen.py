@@ -48,7 +48,8 @@ KEYS_JS = (STATIC / "screen.js").read_text()
 KEYS_HELP = (
     "<div style='font-size: var(--u, 20px); margin-top: calc(var(--u, 20px) * 0.6)'><b>Keys</b> (Voila, full window): "
     "<b>→</b> or <b>Page Down</b> next scene, <b>←</b> or <b>Page Up</b> previous scene (what clickers send) · "
-    "<b>↓</b> or <b>.</b> next step, <b>↑</b> or <b>,</b> previous step of the step view · "
+    "<b>↓</b> or <b>.</b> next step, <b>↑</b> or <b>,</b> previous step of the step view (scenes 1 and 10: the "
+    "answer after the poll) · "
     "<b>P</b> show or hide the controls (a projector's window opens with them hidden: the presenter layout) · "
     "<b>S</b> divide by √d_k or not (scene 3) · <b>T</b> or <b>]</b> next temperature, <b>Shift+T</b> or <b>[</b> "
     "the one before (0.1, 1, 10; scene 4), with the controls hidden too · "
