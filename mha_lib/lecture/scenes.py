@@ -353,8 +353,8 @@ class BlendView(_StillView):
         lim = float(np.abs(self.V[:, : self.COLUMNS]).max())
         u = "var(--u, 20px)"
         # the cells' width from the window's: the three grids, their labels and V_1's bar across it (30 px at 1280 px
-        # wide, 21 px at 1024); their height from its height (10 %)
-        a = "max(12px, calc(3.6vw - 16px))"
+        # wide, 21 px at 1024; at most 1.6 units, 43 px at 1920 x 1080); their height from its height (10 %)
+        a = f"max(12px, min(calc(3.6vw - 16px), calc({u} * 1.6)))"
 
         def cell(colour, text="", edge="", width=1.0, dark=False):
             # the outlined row: a frame around the whole row (top and bottom of each cell, the ends' sides), so its
