@@ -352,9 +352,9 @@ class BlendView(_StillView):
         signed, positive = colour_table(SIGNED_CMAP), colour_table(WEIGHTS_CMAP)
         lim = float(np.abs(self.V[:, : self.COLUMNS]).max())
         u = "var(--u, 20px)"
-        # the cells' width from the window's: the three grids, their labels and V_1's bar across it (30 px at 1280 px
-        # wide, 21 px at 1024; at most 1.6 units, 43 px at 1920 x 1080); their height from its height (10 %)
-        a = f"max(12px, min(calc(3.6vw - 16px), calc({u} * 1.6)))"
+        # the cells' width from the window's: the three grids, their labels and V_1's bar across it (26 px at 1280 px
+        # wide, 18 px at 1024, bold labels too; at most 1.6 units, 43 px at 1920 x 1080); their height from its height
+        a = f"max(12px, min(calc(3.3vw - 16px), calc({u} * 1.6)))"
 
         def cell(colour, text="", edge="", width=1.0, dark=False):
             # the outlined row: a frame around the whole row (top and bottom of each cell, the ends' sides), so its
@@ -419,7 +419,7 @@ class BlendView(_StillView):
                     positive[min(255, int(round(255 * w)))],
                     f"{w:.2f}".replace("0.", ".", 1),
                     edges(i, j, 4),
-                    2.2,
+                    2.5,
                     dark=w < 0.6,
                 )
                 for j, w in enumerate(row)
