@@ -150,11 +150,13 @@ class _StillView(widgets.VBox):
         return 0
 
 
-# A still scene's answer waits for its poll: the parts marked mha-answer are hidden until the next-step key (↓ or ".",
+# A still scene's answer waits for its poll: the parts marked mha-answer are hidden (those also mha-later take no
+# room: the button is in their place) until the next-step key (↓ or ".",
 # or the button) reveals them; ↑ or "," hides them again (screen.js toggles mha-revealed on the picture, in the live
 # screen and in the USB copy alike; a scene opened again opens without its answer).
 REVEAL_STYLE = (
     "<style>.mha-pic:not(.mha-revealed) .mha-answer { visibility: hidden; }"
+    " .mha-pic:not(.mha-revealed) .mha-answer.mha-later { display: none; }"
     " .mha-pic.mha-revealed .mha-ask { display: none; }</style>"
 )
 
@@ -221,7 +223,8 @@ class LookupView(_StillView):
             f"offers; the score is how well the query matches it.</div>"
             f"<table style='border-collapse: collapse'>{head}{''.join(rows)}</table>"
             + reveal_button("the scores and weights")
-            + f"<div class='mha-answer' style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'><b>it</b> "
+            + f"<div class='mha-answer mha-later' style='font-size: calc({u} * 1.2); "
+            f"margin-top: calc({u} * 0.6)'><b>it</b> "
             f"receives the weighted sum of the values: ({out}), {look.weights[m, 1]:.0%} “cat”. A soft lookup: every "
             f"word in the table gets some weight, the best match the most (the weights sum to 1); learned W<sup>Q</sup>, "
             f"W<sup>K</sup>, W<sup>V</sup> make the queries, keys and values.</div></div>"
@@ -307,7 +310,8 @@ class PositionsView(_StillView):
             )
             + "</div>"
             + reveal_button("the answer")
-            + f"<div class='mha-answer' style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'>Their rows "
+            + f"<div class='mha-answer mha-later' style='font-size: calc({u} * 1.2); "
+            f"margin-top: calc({u} * 0.6)'>Their rows "
             f"and columns swapped, nothing else changed. Right: {same}. Every "
             f"number moved with its word; the output rows too (largest difference once put back: "
             f"{self.output_gap:.0e}). Nothing in the layer knows the order: positional encodings add it "

@@ -538,13 +538,20 @@ _STEP_PANELS = """() => {
   const pic = [...document.querySelectorAll('.mha-screen .mha-pic')].find(p => p.offsetParent !== null);
   const boxes = [...pic.querySelectorAll('.mha-group')].filter(g => g.style.visibility !== 'hidden')
     .map(g => [g.dataset.key, g.getBoundingClientRect().right, g.querySelector('.mha-box').getBoundingClientRect().right]);
-  const head = pic.querySelector('.mha-group[data-key="Head_i"] .mha-ylab');
-  return {boxes, headRows: head ? [...head.querySelectorAll('.mha-tok')].map(t => t.textContent) : []};
+  const rows = (key) => [...pic.querySelectorAll(`.mha-group[data-key="${key}"] .mha-ylab .mha-tok`)]
+    .map(t => t.textContent);
+  const width = (key) => pic.querySelector(`.mha-group[data-key="${key}"] .mha-box`).getBoundingClientRect().width;
+  return {boxes, weightRows: rows('weights'), strips: ['Q_i', 'K_i', 'V_i', 'Head_i'].map(width)};
 }"""
 
 
 @pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
-def test_the_step_view_shows_every_matrix_whole_and_head_i_labelled(browser, lecture_url, screenshots, size):
+def test_the_step_view_shows_every_matrix_whole_its_strips_alike_and_the_weights_rows_labelled(
+    browser, lecture_url, screenshots, size
+):
+    """Every matrix inside the window; Q_i, K_i, V_i and Head_i, all (4, 64), drawn equally wide; the weights' rows
+    labelled by token (the plan reads "row humpty: .25 .26 .03 .46"; Head_i, beside them, gives its labels' width
+    to the weights' numbers in the presenter layout)."""
     width, height = size
     with scene_page(browser, lecture_url, 2, width, height) as (page, state):
         page.locator("body").click(position={"x": width - 5, "y": height - 5})
@@ -557,7 +564,8 @@ def test_the_step_view_shows_every_matrix_whole_and_head_i_labelled(browser, lec
         found = page.evaluate(_STEP_PANELS)
         assert len(found["boxes"]) == 8, found
         assert all(right <= width and box <= width for _key, right, box in found["boxes"]), found
-        assert found["headRows"] == ["humpty", "dumpty", "sat", "on"], found
+        assert found["weightRows"] == ["humpty", "dumpty", "sat", "on"], found
+        assert max(found["strips"]) - min(found["strips"]) <= 1, found
 
 
 _CROWDED = """() => {
