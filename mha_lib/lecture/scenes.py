@@ -357,7 +357,7 @@ class BlendView(_StillView):
         lim = float(np.abs(self.V[:, : self.COLUMNS]).max())
         u = "var(--u, 20px)"
         # the cells' width from the window's: the three grids, their labels and V_1's bar across it (26 px at 1280 px
-        # wide, 18 px at 1024, bold labels too; at most 1.6 units, 43 px at 1920 x 1080); their height from its height
+        # wide, 18 px at 1024, bold labels too; at most 1.6 units, 43 px at 1920 x 1080); their height 8.5 % of its height
         a = f"max(12px, min(calc(3.3vw - 16px), calc({u} * 1.6)))"
 
         def cell(colour, text="", edge="", width=1.0, dark=False):
@@ -368,7 +368,7 @@ class BlendView(_StillView):
             return (
                 f"<td class='{'mha-on-dark' if dark else 'mha-on-pale'}' style='{ring}{frame.get(edge, '')}"
                 f"color: {'#fff' if dark else '#000'}; "
-                f"width: calc({a} * {width}); min-width: calc({a} * {width}); height: max(calc({u} * 2.3), 10vh); "
+                f"width: calc({a} * {width}); min-width: calc({a} * {width}); height: max(calc({u} * 2.3), 8.5vh); "
                 f"background: {colour}; padding: 0; "
                 f"text-align: center; font-size: max(calc({u} * 1.2), 3.3vh); font-weight: normal'>{text}</td>"
             )
@@ -382,7 +382,7 @@ class BlendView(_StillView):
             ticks = "".join(f"<div>{t}</div>" for t in (f"+{top:.2f}", "0", f"−{top:.2f}"))
             return (
                 f"<div style='display: flex; align-items: stretch; margin-left: calc({u} * 0.3); "
-                f"height: max(calc({u} * 9.2), 40vh)"
+                f"height: max(calc({u} * 9.2), 34vh)"
                 f"'><div style='width: calc({u} * 0.7); border: 1px solid #000; background: linear-gradient({stops})'>"
                 f"</div><div style='display: flex; flex-direction: column; justify-content: space-between; "
                 f"font-size: calc({u} * 0.9); margin-left: calc({u} * 0.2)'>{ticks}</div></div>"
