@@ -167,6 +167,7 @@ def test_a_point_label_on_another_label_is_moved_to_a_free_place(layout):
     ax.set_ylim(1.5, 4.5)
     ax.annotate("w = (0.00, 1.00)", (1, 2), xytext=(10, 0), textcoords="offset points", fontsize=24, va="center")
     ax.annotate("v(token 2)", (1, 2), xytext=(5, -5), textcoords="offset points", fontsize=24, va="top")
+    layout.fit_in_frames(fig)  # as lay_out does: "w = ..." ran over the right line of the frame
     problems = layout.problems_of(fig)
     assert any(p.startswith("overlap") for p in problems), problems
     assert layout.untangle(fig, problems) == []
@@ -493,3 +494,53 @@ def test_turned_key_labels_closer_than_a_line_keep_one_in_k(layout):
     step = int(shown[1]) - int(shown[0])
     assert shown == [str(c + 1) for c in range(0, 32, step)]
     assert not layout.thin_turned_labels(fig)  # thinned once: left as it is
+
+
+def test_a_copy_from_the_pickled_figure_is_measured_at_the_files_resolution(layout):
+    # matplotlib unpickles a figure at the resolution it was made at (100 dpi): measured there, the caption of
+    # notebook 06's split-and-merge half fitted its page and ran past both edges of the saved file
+    import pickle
+
+    fig = figure((6, 3))
+    fig.add_subplot().plot([0, 1])
+    layout._pickled[:] = [fig, pickle.dumps(layout.flat_copy(fig))]
+    try:
+        copy = layout.talk_copy(fig)
+    finally:
+        layout._pickled[:] = [None, b""]
+    assert copy.dpi == layout.SETTINGS.dpi == DPI
+
+
+def bar_plot(label_y):
+    fig = figure((6, 4))
+    ax = fig.add_axes((0.15, 0.15, 0.7, 0.6))
+    ax.bar([0, 1, 2], [0.1, 1.0, 0.2])
+    ax.set_ylim(0, 1.05)
+    ax.text(1, label_y, "0.998", ha="center", va="bottom", fontsize=20)
+    return fig, ax
+
+
+def test_a_bars_value_over_the_top_line_is_reported_and_the_view_grows_to_hold_it(layout):
+    fig, ax = bar_plot(1.0)
+    assert layout.problems_of(fig) == ["runs over its panel's frame: '0.998'"]
+    assert layout.fit_in_frames(fig)
+    assert ax.get_ylim()[1] > 1.05 and ax.get_ylim()[0] == 0
+    assert layout.problems_of(fig) == []
+
+
+def test_a_note_wholly_outside_its_plot_is_not_a_frame_problem(layout):
+    fig, ax = bar_plot(1.2)  # above the frame, as a note beside a plot is meant
+    assert layout.problems_of(fig) == []
+    assert not layout.fit_in_frames(fig)
+
+
+def test_small_scatter_plots_are_reported_and_ones_grown_on_the_page_are_not(layout, tmp_path):
+    fig = figure((10, 4))
+    rng = np.random.default_rng(0)
+    for k, ax in enumerate(fig.subplots(2, 4).flat):
+        ax.scatter(*rng.random((2, 4)), s=60)
+        ax.set(xticks=[], yticks=[], title=f"head {k + 1}")
+    fig.draw_without_rendering()
+    assert any(p.startswith("plot too small for its points") for p in layout.problems_of(fig))
+    record = saved(layout, fig, tmp_path)  # on the page, with no caption or key, two rows of plots fit
+    assert [page["problems"] for page in record["pages"]] == [[]]

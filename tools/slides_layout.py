@@ -50,6 +50,7 @@ LABEL_GAP = 0.3  # an axis name's distance from its tick labels, in ems of the n
 MAX_PAGES = 2  # a figure is shown on one page, or in two parts
 BOX_SHARE = 0.98  # how much of a diagram box's width its text may take
 NO_ROOM = "no room for the panels at this text size"
+MIN_PLOT = 1.6  # inches: the smallest side of a plot with marked points (scatter, line markers) on a page
 
 
 @dataclass
@@ -197,6 +198,10 @@ def talk_copy(fig, numbers=True):
         except Exception:
             return None
         Agg(copy)
+        # a pickled figure comes back at the resolution it was made at (matplotlib keeps its original dpi):
+        # measured at 100 dpi, the caption of notebook 06's split-and-merge half fitted its page, and ran past
+        # both edges of the 150-dpi file
+        copy.set_dpi(SETTINGS.dpi)
     else:
         copy = flat_copy(fig)
         if copy is None:
@@ -903,6 +908,7 @@ def problems_of(fig):
             found.append(f"overlap: {name(t)} / {name(u)}")
     found += label_problems(fig, renderer)
     found += point_problems(fig, renderer)
+    found += plot_problems(fig, renderer)
     axes_boxes = [(ax, ax.get_window_extent(renderer)) for ax in fig.axes if ax.get_visible()]
     for t in texts:
         x0, y0, x1, y1 = t.get_window_extent(renderer).extents
@@ -920,6 +926,91 @@ def problems_of(fig):
             if x1 - x0 > room * cw or y1 - y0 > 0.95 * ch:
                 found.append("too big for its cell or box: " + name(t))
     return found
+
+
+def framed_panel(ax):
+    """True for a plot drawn in a visible frame whose limits may grow (linear axes, no image): its texts
+    belong inside that frame."""
+    return (
+        ax.get_visible()
+        and ax.axison
+        and "outline" not in ax.spines  # a colour bar
+        and any(s.get_visible() for s in ax.spines.values())
+        and not ax.images
+        and ax.get_xscale() == ax.get_yscale() == "linear"
+    )
+
+
+def frame_crossings(fig, renderer, margin=0.0):
+    """(text, its axes, pixels it reaches past the frame on the left, bottom, right and top) for every text
+    of a framed plot (:func:`framed_panel`) that is partly inside the frame and partly out: a bar's value
+    above the top line, a point's label over the edge. A text wholly outside (a note beside the plot) is
+    meant there."""
+    found = []
+    for ax in fig.axes:
+        if not framed_panel(ax):
+            continue
+        frame = ax.get_window_extent(renderer)
+        for t in ax.texts:
+            if not t.get_visible() or not str(t.get_text()).strip() or getattr(t, "_slides_cell", False):
+                continue
+            b = t.get_window_extent(renderer)
+            if not meets(b, frame):
+                continue
+            em = t.get_fontsize() * fig.dpi / 72
+            tol, air = 0.05 * em, margin * em  # ``margin``: ems of air wanted inside the frame
+            over = (frame.x0 - b.x0 + air, frame.y0 - b.y0 + air, b.x1 - frame.x1 + air, b.y1 - frame.y1 + air)
+            if max(over) > tol:
+                found.append((t, ax, over))
+    return found
+
+
+def plot_problems(fig, renderer):
+    # A text of a framed plot partly over its frame (a bar's value above the top line); a plot with marked
+    # points smaller than MIN_PLOT on a side (a grid of eight scatter plots: in two parts, each twice as large).
+    found = [f"runs over its panel's frame: {str(t.get_text())[:30]!r}" for t, _, _ in frame_crossings(fig, renderer)]
+    for ax in fig.axes:
+        if framed_panel(ax) and len(marker_points(ax)):
+            box = ax.get_window_extent(renderer)
+            if min(box.width, box.height) < MIN_PLOT * fig.dpi:
+                found.append(f"plot too small for its points: {ax.get_title()[:30]!r}")
+    return found
+
+
+def fit_in_frames(fig, rounds=6):
+    """The limits of a framed plot widened until its texts are inside its frame (see :func:`frame_crossings`),
+    at most doubled; True if some limit changed."""
+    changed = False
+    for _ in range(rounds):
+        fig.draw_without_rendering()
+        renderer = fig.canvas.get_renderer()
+        need = {}
+        for _t, ax, over in frame_crossings(fig, renderer, margin=0.2):
+            have = need.setdefault(id(ax), [ax, 0.0, 0.0, 0.0, 0.0])
+            for k in range(4):
+                have[k + 1] = max(have[k + 1], over[k])
+        if not need:
+            break
+        for ax, left, bottom, right, top in need.values():
+            frame = ax.get_window_extent(renderer)
+            pad = 2.0  # pixels
+            for get, set_, lo_px, hi_px, size in (
+                (ax.get_xlim, ax.set_xlim, left, right, frame.width),
+                (ax.get_ylim, ax.set_ylim, bottom, top, frame.height),
+            ):
+                if lo_px <= 0 and hi_px <= 0 or size <= 0:
+                    continue
+                a, b = get()
+                span = b - a
+                # twice the overflow: the wider view draws the text's point nearer the middle by less than it grew
+                grow_lo = max(lo_px, 0) and (2 * max(lo_px, 0) + pad) / size * span
+                grow_hi = max(hi_px, 0) and (2 * max(hi_px, 0) + pad) / size * span
+                total = grow_lo + grow_hi
+                if abs(total) > abs(span):  # at most doubled: a text larger than its plot is left as a problem
+                    grow_lo, grow_hi = grow_lo * abs(span) / abs(total), grow_hi * abs(span) / abs(total)
+                set_(a - grow_lo, b + grow_hi)
+                changed = True
+    return changed
 
 
 def crowded_upright(t, u, renderer):
@@ -1267,6 +1358,10 @@ def share_labels(fig, shown):
                 oaxis = other.xaxis if which == "x" else other.yaxis
                 labels = oaxis.get_ticklabels()
                 lim = (ax.get_xlim(), other.get_xlim()) if which == "x" else (ax.get_ylim(), other.get_ylim())
+                if same and not any(t.get_text() for t in labels) and oaxis.label.get_text() and not axis.label.get_text():
+                    # plots without ticks (notebook 05's scatter plots, each head on its own scale): the name only
+                    axis.set_label_text(oaxis.label.get_text(), fontsize=oaxis.label.get_fontsize())
+                    break
                 if not same or not any(t.get_text() for t in labels) or not np.allclose(*lim):
                     continue
                 first = labels[0]
@@ -1362,6 +1457,7 @@ def lay_out(copy, units, cbars, size, grid, gap=0.25):
     else:  # the texts changed in the last round: the panels placed for them once more (a label ran off the page)
         if grid:
             room = layout_grid(copy, units, cbars, size, gap=gap)
+    fit_in_frames(copy)  # the texts grew: a bar's value, a point's label kept inside its plot's frame
     return room
 
 
