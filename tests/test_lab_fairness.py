@@ -211,13 +211,31 @@ for SCALE in [1.0]:
 def my_key_mask(lengths, m):
     return np.arange(m)[None, :] < np.asarray(lengths)[:, None] * SCALE2
 for SCALE2 in [1]:
-    pass
+    print(SCALE2)  # a loop holding an experiment: skipped
 """
     nb = edited("my_key_mask", code)
     verdict = lab._grade_job("key_mask", {"mode": "cells", "cells": lab._student_cells(nb)})
     assert verdict["points"] == 0, verdict
     assert "SCALE2 is set by for SCALE2 in [1]:" in verdict["message"], verdict["message"]
     assert "grading skips" in verdict["message"], verdict["message"]
+
+
+def test_a_table_a_loop_or_a_method_call_fills_is_there_when_graded():
+    code = """
+LOWER = {}
+for n in range(1, 9):
+    LOWER[n] = np.tril(np.ones((n, n), dtype=bool))
+ROWS = []
+ROWS.append(0)
+
+
+def my_key_mask(lengths, m):
+    assert LOWER[3].sum() == 6 and ROWS == [0]
+    return np.arange(m)[None, :] < np.asarray(lengths)[:, None]
+"""
+    nb = edited("my_key_mask", code)
+    verdict = lab._grade_job("key_mask", {"mode": "cells", "cells": lab._student_cells(nb)})
+    assert verdict["passed"] and verdict["points"] > 0, verdict
 
 
 # ------------------------------------------------------------------ 3. the same grade every time, float32 included

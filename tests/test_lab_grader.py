@@ -188,7 +188,7 @@ def test_an_alias_of_the_library_earns_nothing():
         (functools.partial(mha_lib.softmax), "a functools.partial, not a function you wrote with def"),
         (reads_the_source, "mha_lib"),
         (reads_the_source_by_name, "mha_lib's files cannot be read while the lab is graded"),
-        (starts_a_process, "cannot be imported while the lab is graded"),
+        (starts_a_process, "while the lab is graded"),  # its import refused, or (where numpy loaded it) Popen
         (code_in_a_string, "mha_lib"),
         (zeros, "right shape, wrong numbers"),
     ],

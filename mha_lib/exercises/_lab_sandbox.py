@@ -30,6 +30,8 @@ PREIMPORTED = (
     *("abc", "array", "bisect", "cmath", "collections", "copy", "dataclasses", "decimal", "enum", "fractions"),
     *("functools", "heapq", "itertools", "math", "numbers", "operator", "random", "re", "statistics", "string"),
     *("textwrap", "time", "typing", "warnings"),
+    # frozen into the interpreter (3.11+), so loaded with marshal.loads, which graded code may not call
+    *("importlib.machinery", "importlib.util"),
     *("numpy.fft", "numpy.linalg", "numpy.polynomial", "numpy.random"),
 )
 
@@ -264,14 +266,22 @@ def main():  # noqa: C901 - one job, read top to bottom
     kept = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign)
     kept += (ast.AnnAssign, ast.AugAssign, ast.Global, ast.Nonlocal, ast.Pass)
 
+    def fills(call):
+        """A method call on a value the cells made (``table.append(row)``, ``cache.update(...)``): it fills what the
+        functions may use. A module's function (``time.sleep``, ``np.random.seed``) or a bare call is not one."""
+        target = call.func.value if isinstance(call.func, ast.Attribute) else None
+        return isinstance(target, ast.Name) and target.id in space and not isinstance(space[target.id], types.ModuleType)
+
     def defines(statement):
-        """Whether grading runs a top-level statement: a definition, an import, an assignment, or an if, try or
-        with holding only those; not an experiment (a call or print on a line of its own, a for or while loop)."""
+        """Whether grading runs a top-level statement: a definition, an import, an assignment, a method call that
+        fills a value of the cells, or an if, try, with, for or while holding only those (a loop that fills a
+        table); not an experiment (a bare call or a print on a line of its own, a loop holding one)."""
         if isinstance(statement, kept):
             return True
-        if isinstance(statement, ast.Expr):  # a docstring: harmless; a call: an experiment
-            return isinstance(statement.value, ast.Constant)
-        if isinstance(statement, (ast.If, ast.Try, ast.With)):
+        if isinstance(statement, ast.Expr):  # a docstring: harmless; a call: an experiment unless it fills a value
+            value = statement.value
+            return isinstance(value, ast.Constant) or (isinstance(value, ast.Call) and fills(value))
+        if isinstance(statement, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
             inner = [*statement.body, *getattr(statement, "orelse", []), *getattr(statement, "finalbody", [])]
             inner += [s for handler in getattr(statement, "handlers", []) for s in handler.body]
             return all(defines(s) for s in inner)

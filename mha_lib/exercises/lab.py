@@ -714,8 +714,8 @@ def _boundary_args(site_dir):  # noqa: C901 - one mount after another, in bwrap'
         args += ["--cap-drop", "ALL"]
     bound = []
 
-    def bind(path):
-        if os.path.exists(path) and not any(_inside(path, b) for b in bound):
+    def bind(path):  # a path inside a folder already bound is there; a second name of a file is bound too
+        if os.path.exists(path) and not any(path == b or (os.path.isdir(b) and _inside(path, b)) for b in bound):
             args.extend(["--ro-bind", path, path])
             bound.append(path)
 
