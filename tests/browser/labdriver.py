@@ -60,7 +60,8 @@ def run_all_cells(page, timeout=180_000):
         cells.nth(start).locator(".jp-InputPrompt").click()
         page.keyboard.press("Escape")  # command mode: Shift+Enter runs the selected cell and moves on
         if start == 0 and page.evaluate("() => !!window.jupyterapp"):  # one command (a key press per cell is slow)
-            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            # not awaited: the command's promise may never settle (the loop below watches the cells, with a deadline)
+            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
         else:
             for _ in range(n - start):
                 page.keyboard.press("Shift+Enter")
