@@ -60,6 +60,20 @@ function setCount(box, count, cls) { // `count` children of class `cls` in `box`
   }
 }
 
+// A cell element each (n x m, for the numbers and the masked hatch) when `wanted`, else none: a panel without
+// numbers or masked cells is its canvas alone (thousands of elements fewer to lay out on a page of explorers)
+function setCells(p, wanted) {
+  if (!wanted) {
+    if (p.cells) { p.cells.remove(); p.cells = null; p.shown = []; }
+    return;
+  }
+  const { n, m } = p;
+  if (!p.cells) { p.cells = make("div", "mha-cells"); p.box.appendChild(p.cells); }
+  const columns = `repeat(${m}, 1fr)`;
+  if (p.cells.style.gridTemplateColumns !== columns) p.cells.style.gridTemplateColumns = columns;
+  setCount(p.cells, n * m, "mha-cell");
+}
+
 function makePanel() {
   const p = { root: make("div", "mha-panel"), title: label("", "mha-title"), note: make("div", "mha-note") };
   const body = make("div", "mha-body");
@@ -78,6 +92,7 @@ function makePanel() {
 // left as it is: a new layout (h, n, d_model, ...) touches only the elements that differ.
 function syncPanel(p, spec, i) {
   const { h, n, m } = spec, first = i % spec.ncols === 0, bottom = i + spec.ncols >= h;
+  Object.assign(p, { n, m });
   setFormula(p.title, spec.titles[i] || "");
   const yName = first && spec.row_label ? spec.row_label : null;
   if ((yName !== null) !== (p.axisY.className === "mha-axis-y")) p.axisY.className = yName !== null ? "mha-axis-y" : "";
@@ -89,13 +104,9 @@ function syncPanel(p, spec, i) {
   if (p.box.style.height !== height) p.box.style.height = height;
   if (p.canvas.width !== m) p.canvas.width = m;
   if (p.canvas.height !== n) p.canvas.height = n;
-  if (n * m <= 1024) { // a cell element each: numbers, the masked hatch
-    if (!p.cells) { p.cells = make("div", "mha-cells"); p.box.appendChild(p.cells); }
-    const columns = `repeat(${m}, 1fr)`;
-    if (p.cells.style.gridTemplateColumns !== columns) p.cells.style.gridTemplateColumns = columns;
-    setCount(p.cells, n * m, "mha-cell");
-  } else if (p.cells) { p.cells.remove(); p.cells = null; }
   p.shown = []; // what each cell shows ([text, class]), so a redraw writes only the cells that change
+  p.cellsFit = n * m <= 1024; // cell elements (numbers, the masked hatch) are made when the numbers need them
+  if (!p.cellsFit) setCells(p, false);
   const xName = bottom && spec.col_label ? spec.col_label : null;
   if (xName !== null) {
     if (!p.axisX) { p.axisX = label("", "mha-axis-x"); p.root.appendChild(p.axisX); }
@@ -158,7 +169,9 @@ function drawGrid(g, entry) {
   const { spec, lut } = g, { n, m } = spec;
   const values = floats(entry), lo = entry.lo, hi = entry.hi, span = hi > lo ? hi - lo : 1;
   let masked = false, widest = 0.64;
+  const anyNaN = !spec.numbers && values.some(Number.isNaN); // without numbers, cells only for the masked hatch
   g.panels.forEach((p, i) => {
+    setCells(p, p.cellsFit && (spec.numbers || anyNaN));
     const ctx = p.canvas.getContext("2d"), img = ctx.createImageData(m, n), data = img.data;
     for (let k = 0; k < n * m; k++) {
       const v = values[i * n * m + k], frac = (v - lo) / span, nan = Number.isNaN(v);
