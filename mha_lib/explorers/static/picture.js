@@ -169,7 +169,8 @@ function drawGrid(g, entry) {
   const { spec, lut } = g, { n, m } = spec;
   const values = floats(entry), lo = entry.lo, hi = entry.hi, span = hi > lo ? hi - lo : 1;
   let masked = false, widest = 0.64;
-  const anyNaN = !spec.numbers && values.some(Number.isNaN); // without numbers, cells only for the masked hatch
+  let anyNaN = false; // without numbers, cells only for the masked hatch
+  if (!spec.numbers) for (let k = 0; k < values.length && !anyNaN; k++) anyNaN = Number.isNaN(values[k]);
   g.panels.forEach((p, i) => {
     setCells(p, p.cellsFit && (spec.numbers || anyNaN));
     const ctx = p.canvas.getContext("2d"), img = ctx.createImageData(m, n), data = img.data;
