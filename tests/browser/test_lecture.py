@@ -332,14 +332,16 @@ def test_arrow_keys_still_change_scenes_after_high_contrast_is_clicked(browser, 
 @contextlib.contextmanager
 def scene_page(browser, lecture_url, k, width=1280, height=720, expect=None, **context_options):
     """A fresh page of the lecture screen opened on scene k (1-based, or a name: then the scene ``expect``);
-    yields (page, its state once drawn)."""
+    yields (page, its state once drawn; ``state["requests"]``: the URL of every request the page made)."""
     context = browser.new_context(viewport={"width": width, "height": height}, **context_options)
+    requests = []
+    context.on("request", lambda request: requests.append(request.url))
     page = context.new_page()
     page.set_default_timeout(120_000)
     try:
         page.goto(f"{lecture_url}&scene={k}")
         page.locator(".mha-screen .mha-pic:visible").first.wait_for(state="visible", timeout=180_000)
-        yield page, wait_for_scene(page, expect or k)
+        yield page, dict(wait_for_scene(page, expect or k), requests=requests)
     finally:
         context.close()
 
@@ -391,9 +393,14 @@ def test_the_numbers_drawn_are_the_kernels_weights(browser, lecture_url):
         _drawn_equal(page.evaluate(_WEIGHTS, "weights"), expected[None])
 
 
-def test_an_unknown_scene_says_so(browser, lecture_url):
-    with scene_page(browser, lecture_url, "no-such-scene", expect=1) as (page, _state):
+def test_an_unknown_scene_says_so_and_the_page_asks_nothing_of_the_network(browser, lecture_url):
+    """A lecture hall may have no network, or one that stalls: the page loads nothing from outside the server
+    (Voila's own "lab" template links Font Awesome on a CDN; the project's template does not)."""
+    with scene_page(browser, lecture_url, "no-such-scene", expect=1) as (page, state):
         assert "no scene no-such-scene" in page.evaluate("() => document.querySelector('.mha-screen').innerText")
+        server = lecture_url.split("/?")[0]
+        outside = [u for u in state["requests"] if not u.startswith((server, "data:", "blob:"))]
+        assert state["requests"] and not outside, f"requests outside {server}: {outside}"
 
 
 @pytest.mark.parametrize("size", SIZES[:2], ids=[f"{w}x{h}" for w, h in SIZES[:2]])
