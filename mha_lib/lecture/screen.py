@@ -8,6 +8,7 @@ screen shows; ``?scene=4`` or ``?scene=masks-causal`` in the URL opens a scene (
 
 from __future__ import annotations
 
+import contextlib
 import html
 import logging
 import numbers
@@ -17,7 +18,7 @@ from urllib.parse import parse_qs
 
 import ipywidgets as widgets
 
-from ..explorers.toolkit import kernel_loop
+from ..explorers.toolkit import fixed_layer, kernel_loop
 from ..viz import render_png
 from .scenes import SCENES, BlendView, LookupView, PositionsView, map_heads, scene_index, scene_line
 
@@ -212,7 +213,7 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         ``.notice`` (HTML: an unknown scene asked for), ``.scene_text`` (HTML: the scene's line under the bar),
         ``.live_keys`` (hidden Buttons "scale", "warmer", "cooler": what keys S, T and Shift+T press),
         ``.go(k)``, and ``.explorers`` (dict view name ->
-        its box, built when first shown and kept for the whole lecture).
+        its box, built when first shown, or ahead while a scene is on screen, and kept for the whole lecture).
     """
     asked = scene if scene is not None else (parse_qs(query_string or "").get("scene", [None])[0])
     start = scene_index(asked, scenes) if asked is not None else 0
@@ -221,7 +222,7 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         notice.value = f"<b>no scene {html.escape(str(asked)[:40])!s}: scene 1 is shown</b>"
         start = 0
     factories = {"lookup": lookup, "lecture": lecture, "steps": steps, "positions": positions, "blend": blend}
-    state = {"explorers": {}}  # an explorer is built when first needed
+    state = {"explorers": {}}  # an explorer is built when first needed, or ahead (prepare)
     menu = widgets.Dropdown(
         options=[(f"{k + 1}. {s.name}", k) for k, s in enumerate(scenes)], value=start, layout=widgets.Layout(width="430px")
     )
@@ -284,7 +285,7 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         screen.add_class("mha-fullscreen")  # a dashboard: the screen covers the whole window
 
     def explorer(name):
-        """The explorer of a view, built when first needed (a fresh page computes only its first scene)."""
+        """The explorer of a view, built when first needed (a fresh page computes its first scene first)."""
         if name not in state["explorers"]:
             state["explorers"][name] = box = factories[name](dpi)
             if name == "steps":
@@ -319,7 +320,6 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
 
     def show(k):
         s = scenes[k]
-        counter.value = f"{k + 1} / {len(scenes)}"
         box = explorer(s.view)
         _apply(box, s.settings)
         state["k"] = k
@@ -328,6 +328,7 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         map_button.value = False  # a new scene shows its picture
         on_stage(s.view)
         prev_button.disabled, next_button.disabled = k == 0, k == len(scenes) - 1
+        counter.value = f"{k + 1} / {len(scenes)}"  # last: once the page shows k, the scene's picture has been sent
 
     def on_stage(view):
         """Show one stage: a view's explorer, or the map with the scene's step in orange."""
@@ -419,6 +420,27 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
 
     viewport.observe(on_viewport, names="value")
     show(start)
+
+    def prepare(ahead):
+        """While a scene is on screen, the views of the scenes ahead are built, one per turn of the kernel's loop (a
+        key pressed meanwhile is served first), each set to its first scene: the browser draws it hidden, and a first
+        visit costs what a return does. The trained model is read too, if a scene uses it (150 ms, once)."""
+        if not ahead:
+            if any("trained" in (s.settings.get("weights"), s.settings.get("source")) for s in scenes):
+                with contextlib.suppress(ValueError):  # the model not installed: its scenes say so
+                    fixed_layer("trained")
+            return
+        s = scenes[ahead[0]]
+        try:
+            if s.view != "map" and s.view not in state["explorers"]:
+                _apply(explorer(s.view), s.settings)
+        except Exception:  # noqa: BLE001  the scene says what went wrong when it is shown
+            pass
+        loop.call_later(0.3, prepare, ahead[1:])
+
+    loop = kernel_loop()
+    if loop is not None:
+        loop.call_later(0.5, prepare, [k for k in range(len(scenes)) if k != start])
     screen.scene_menu, screen.next_button, screen.previous_button, screen.go = menu, next_button, prev_button, go
     screen.contrast, screen.viewport, screen.scenes, screen.notice = contrast, viewport, scenes, notice
     screen.scene_text = scene_text
