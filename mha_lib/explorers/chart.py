@@ -5,25 +5,19 @@ only when it changed: ``scheme`` (the panels: :func:`panel` s, their axis labels
 setting: the caption, and for each panel its limits, ticks, title and marks). The kernel sends numbers, never
 pixels; every text (a typed token too) is drawn as text, never HTML.
 
-:func:`parts_explorer` builds an explorer whose picture is made of parts, charts and heatmaps side by side: a control
-moves, ``compute`` runs, the drawer's ``frames(res)`` says what each part shows, and only what changed is sent.
-The still picture (``box.figure``, ``box.image.value``) is the drawer's matplotlib figure, drawn on demand.
+An explorer's picture may be made of parts, charts and heatmaps side by side (a drawer with ``parts`` and ``frames``:
+:func:`~mha_lib.explorers.toolkit.build_explorer`).
 """
 
 from __future__ import annotations
 
-import html
 from typing import NamedTuple
 
 import anywidget
-import ipywidgets as widgets
 import numpy as np
 import traitlets
 
-from .toolkit import single_blas_thread, warning, wire
-from .widget import STATIC, Picture, PictureBox
-
-__all__ = ["Chart", "ChartFrame", "panel", "view", "points", "polygon", "line", "bars", "box", "text", "parts_explorer"]
+from .widget import STATIC, Shown
 
 
 def _numbers(values):
@@ -31,21 +25,13 @@ def _numbers(values):
     return np.asarray(values, dtype=float).round(6).tolist()
 
 
-class Chart(anywidget.AnyWidget):
+class Chart(Shown, anywidget.AnyWidget):
     """Chart panels drawn by the browser from ``scheme`` and ``data`` (see the module's docstring)."""
 
     _esm = STATIC / "chart.js"
     _css = STATIC / "chart.css"
     scheme = traitlets.Dict().tag(sync=True)
     data = traitlets.Dict().tag(sync=True)
-
-    def show(self, frame):
-        """Send what changed of a :class:`ChartFrame`."""
-        with self.hold_sync():
-            if frame.scheme != self.scheme:
-                self.scheme = frame.scheme
-            if frame.data != self.data:
-                self.data = frame.data
 
 
 class ChartFrame(NamedTuple):
@@ -145,49 +131,3 @@ def box(x, y, w, h, *, fill="none", stroke="#000000", label=None, color="#000000
 def text(x, y, label, *, anchor="start", color="#000000"):
     """``label`` written at (x, y), ``anchor`` "start", "middle" or "end"."""
     return {"type": "text", "x": float(x), "y": float(y), "text": str(label), "anchor": anchor, "color": color}
-
-
-def parts_explorer(controls, compute, drawer, *, title=None, extra=None):
-    """An explorer whose picture is the drawer's ``parts`` ({name: "chart" or "picture"}), laid out in ``rows``
-    (lists of names; each row side by side, with its ``widths``); ``drawer.frames(res)`` gives {name: frame}
-    (a :class:`ChartFrame` or a :class:`~mha_lib.explorers.widget.Frame`). A drawer with no ``parts`` has one
-    :class:`~mha_lib.explorers.widget.Picture`, drawn from its ``picture(res)``. Returns a
-    :class:`~mha_lib.explorers.widget.PictureBox` (``parts``: the widgets; ``picture``: their box, or the one
-    Picture)."""
-    if hasattr(drawer, "parts"):
-        parts = {name: Chart() if kind == "chart" else Picture() for name, kind in drawer.parts.items()}
-        widths = getattr(drawer, "widths", {})
-        for name, w in parts.items():
-            w.layout = widgets.Layout(flex=f"{widths.get(name, 1)} 1 0px", min_width="0")
-        rows = [widgets.HBox([parts[n] for n in names], layout=widgets.Layout(width="100%")) for names in drawer.rows]
-        body, frames_of = widgets.VBox(rows, layout=widgets.Layout(width="100%")), drawer.frames
-    else:
-        body = Picture()
-        parts = {"picture": body}
-
-        def frames_of(res):
-            return {"picture": drawer.picture(res)}
-
-    message = widgets.HTML(value="")
-    head = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
-    head.append(widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")))
-    out = PictureBox(head + [message, body] + list(extra or []), drawer)
-    out.controls, out.message, out.picture, out.parts = controls, message, body, parts
-
-    def render():
-        try:
-            with single_blas_thread():
-                out._result = compute(**{name: w.value for name, w in controls.items()})
-            frames = frames_of(out._result)
-        except (ValueError, TypeError) as exc:
-            out._result = None
-            warning(message, str(exc))
-            body.layout.display = "none"  # the message takes the picture's place
-            return
-        message.value = ""
-        for name, frame in frames.items():
-            parts[name].show(frame)
-        body.layout.display = None
-
-    wire(out, controls, render)
-    return out

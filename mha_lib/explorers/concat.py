@@ -11,10 +11,9 @@ from ..attention import multi_head_attention
 from ..plotting import symmetric_limits
 from ..viz import frame_figure
 from .toolkit import (
-    D_K_OPTIONS,
     Result,
     build_explorer,
-    dropdown,
+    d_k_menu,
     explorer_layer,
     heads_control,
     link_heads,
@@ -22,8 +21,6 @@ from .toolkit import (
     weights_control,
 )
 from .widget import Frame, grid_panel, matrix_entry
-
-__all__ = ["ConcatView", "compute_concat", "ConcatDrawer", "concat_figure", "make_concat_explorer"]
 
 
 @dataclass(frozen=True)
@@ -120,18 +117,18 @@ def make_concat_explorer(X=None, tokens=None, seed=0):
     Returns
     -------
     PictureBox
-        ``controls`` are ``weights``, ``h`` and ``d_k``; see :mod:`mha_lib.explorers.toolkit`.
+        ``controls`` are ``weights``, ``h`` and ``d_k``.
     """
     X, tokens = running_inputs(X, tokens)
     controls = {
         "weights": weights_control(),
         "h": heads_control(X.shape[1], 8),
-        "d_k": dropdown("d_k = d_v", list(D_K_OPTIONS), value=0),
+        "d_k": d_k_menu(),
     }
 
     def compute(weights, h, d_k):
         return compute_concat(X, tokens, h, d_k, seed, weights)
 
     box = build_explorer(controls, compute, ConcatDrawer(), title="Concatenating the heads")
-    link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0)
+    link_heads(box, lambda: X.shape[1])
     return box

@@ -11,9 +11,7 @@ import numpy as np
 from .._checks import check_flag, whole_number
 from ..cost import attention_cost, format_bytes
 from . import chart
-from .toolkit import checkbox, dropdown, heads_control, int_slider, link_heads
-
-__all__ = ["CostSetting", "cost_setting", "CostDrawer", "make_cost_explorer"]
+from .toolkit import build_explorer, checkbox, dropdown, heads_control, int_slider, link_heads
 
 STEP_LABELS = {
     "projections": "Q, K, V projections",
@@ -60,15 +58,8 @@ def cost_setting(d_model=768, h=12, log2_n=9, blockwise=False, block_size=64):
         "Q, K, V": 4 * c["projections"]["numbers"],  # h n (2 d_k + d_v)
         (BLOCK_LABEL if blockwise else WEIGHTS_LABEL): 4 * held,
     }
-    return CostSetting(
-        n=n,
-        d_model=int(d_model),
-        h=int(h),
-        blockwise=bool(blockwise),
-        block_size=int(block_size),
-        flops={name: c[name]["flops"] for name in STEP_LABELS},
-        memory=memory,
-    )
+    flops = {name: c[name]["flops"] for name in STEP_LABELS}
+    return CostSetting(n, int(d_model), int(h), bool(blockwise), int(block_size), flops, memory)
 
 
 class CostDrawer:
@@ -80,12 +71,11 @@ class CostDrawer:
     def frames(self, res):
         """What the browser draws: the same two panels as horizontal bars (memory on a log scale of bytes)."""
         percent = 100 * (np.array([res.flops[k] for k in STEP_LABELS], dtype=float) / res.total_flops)
-        colours = [_FLOP_COLOURS[k in _QUADRATIC] for k in STEP_LABELS]
+        colours = ["#D55E00" if k in ("scores", "softmax", "weighted_sum") else "#0072B2" for k in STEP_LABELS]  # n²
         flops = _hbars(list(STEP_LABELS.values()), percent, [f"{v:.1f}%" for v in percent], colours, (0, 110))
         logs = np.log10(np.maximum(list(res.memory.values()), 1.0))  # bytes, drawn from 10^3 to 10^12
-        memory = _hbars(
-            list(res.memory), logs, [format_bytes(v) for v in res.memory.values()], _memory_colours(res), (3, 12.5), base=3
-        )
+        colours = ["#999999", "#0072B2", "#009E73" if res.blockwise else "#D55E00"]
+        memory = _hbars(list(res.memory), logs, [format_bytes(v) for v in res.memory.values()], colours, (3, 12.5), base=3)
         kind = f"blockwise, {res.block_size} keys at a time" if res.blockwise else "standard attention"
         flops["title"] = f"n = {res.n}, d_model = {res.d_model}, h = {res.h}: {res.total_flops / 1e9:,.2f} GFLOP"
         memory["title"] = f"memory held at once: {kind}"
@@ -97,14 +87,6 @@ class CostDrawer:
             ]
         }
         return {"cost": chart.ChartFrame(scheme, {"panels": {"flops": flops, "memory": memory}})}
-
-
-_QUADRATIC = {"scores", "softmax", "weighted_sum"}
-_FLOP_COLOURS = {False: "#0072B2", True: "#D55E00"}
-
-
-def _memory_colours(res):
-    return ["#999999", "#0072B2", "#009E73" if res.blockwise else "#D55E00"]
 
 
 def _hbars(labels, values, texts, colours, x, base=0.0):
@@ -129,8 +111,7 @@ def make_cost_explorer(d_model=768, h=12, log2_n=9, blockwise=False):
     Returns
     -------
     PictureBox
-        Controls ``d_model``, ``h`` (the divisors of d_model), ``log2_n`` and ``blockwise``; see
-        :func:`mha_lib.explorers.toolkit.build_explorer`.
+        Controls ``d_model``, ``h`` (the divisors of d_model), ``log2_n`` and ``blockwise``.
     """
     log2_n = whole_number(log2_n, "log2_n", "make_cost_explorer", minimum=2, maximum=17)  # the slider's range
     controls = {
@@ -139,7 +120,7 @@ def make_cost_explorer(d_model=768, h=12, log2_n=9, blockwise=False):
         "log2_n": int_slider("log₂ n", log2_n, 2, 17),
         "blockwise": checkbox("blockwise (flash) attention", blockwise),
     }
-    box = chart.parts_explorer(
+    box = build_explorer(
         controls, cost_setting, CostDrawer(), title="What one attention layer costs: n = 2 ** slider tokens"
     )
     link_heads(box, lambda: controls["d_model"].value, max_h=64)

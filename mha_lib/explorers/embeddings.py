@@ -11,16 +11,6 @@ from ..viz import frame_figure
 from .toolkit import Result, build_explorer, check_budget, int_slider, text_box
 from .widget import Frame, grid_panel, matrix_entry
 
-__all__ = [
-    "MAX_TOKENS",
-    "MAX_COLUMNS",
-    "Embeddings",
-    "compute_embeddings",
-    "EmbeddingsDrawer",
-    "draw_embeddings",
-    "make_embeddings_explorer",
-]
-
 MAX_TOKENS = 12  # more rows than this make the labels unreadable
 MAX_COLUMNS = 24  # columns of X drawn at most (the rest exist, they are just not drawn)
 
@@ -36,25 +26,10 @@ class Embeddings(Result):
 
 
 def compute_embeddings(sentence, d_model):
-    """Tokens, X and the cosine similarity of every pair of rows.
+    """Tokens, X (n, d_model: one row per word of ``sentence``) and the cosine similarity (n, n) of every pair of rows
+    (1 for the same word), as an :class:`Embeddings`; ``shown``: the columns drawn.
 
-    Parameters
-    ----------
-    sentence : str
-        Words separated by spaces (at most ``MAX_TOKENS``).
-    d_model : int
-        Size of each token's embedding (columns of X).
-
-    Returns
-    -------
-    Embeddings
-        ``tokens`` (list of str), ``X`` (n, d_model), ``shown`` (columns drawn) and ``cosine`` (n, n): cos of
-        the angle between rows m and j (1 for the same word).
-
-    Raises
-    ------
-    ValueError
-        Empty sentence, more than ``MAX_TOKENS`` words, or d_model < 1.
+    ``ValueError`` for an empty sentence, more than ``MAX_TOKENS`` words, or d_model < 1.
     """
     tokens = tokenize(sentence)  # raises ValueError for an empty sentence
     if len(tokens) > MAX_TOKENS:
@@ -121,7 +96,7 @@ def make_embeddings_explorer(sentence="humpty dumpty sat on", d_model=16):
     Returns
     -------
     PictureBox
-        ``controls`` are ``sentence`` and ``d_model``; see :func:`mha_lib.explorers.toolkit.build_explorer`.
+        ``controls`` are ``sentence`` and ``d_model``.
     """
     controls = {
         "sentence": text_box("sentence", sentence, "360px"),

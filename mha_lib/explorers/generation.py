@@ -17,10 +17,8 @@ from ..params import init_params
 from ..viz import TOKEN_COLORS
 from ..viz.generation import GenerationFigure, GQAFigure, count, is_light, step_counts
 from . import chart
-from .toolkit import checkbox, dropdown, int_slider, selection_slider
+from .toolkit import build_explorer, checkbox, dropdown, int_slider, selection_slider
 from .widget import Frame, grid_panel, matrix_entry
-
-__all__ = ["GENERATION_SENTENCE", "generation_state", "make_generation_explorer", "gqa_state", "make_gqa_explorer"]
 
 GENERATION_SENTENCE = "humpty dumpty sat on a wall"
 
@@ -60,17 +58,8 @@ def generation_state(t=1, use_cache=True, sentence=GENERATION_SENTENCE, d_model=
         "cache": {"query rows": 1, "key/value rows": 1, "scores": t},
         "recompute": {"query rows": t, "key/value rows": t, "scores": t * t},
     }
-    return GenerationState(
-        tokens=tokens,
-        t=t,
-        use_cache=bool(use_cache),
-        weights=weights,
-        keys=keys,
-        shown=causal_mask(n) & (np.arange(n) < t)[:, None],
-        key_limits=(-m, m),
-        cache_rows=len(cache),
-        counts=counts,
-    )
+    shown = causal_mask(n) & (np.arange(n) < t)[:, None]
+    return GenerationState(tokens, t, bool(use_cache), weights, shown, keys, (-m, m), len(cache), counts)
 
 
 class _GenerationDrawer(GenerationFigure):
@@ -85,12 +74,9 @@ class _GenerationDrawer(GenerationFigure):
     def slide_frames(self, res):
         """:meth:`frames` for slides: the step's chart without its key (its boxes say "new" and "cache"; at 24 pt
         the key took the height its rows need)."""
-        frames = self.frames(res)
-        scheme, data = frames["step"]
-        frames["step"] = chart.ChartFrame({"panels": [dict(p, legend=[]) for p in scheme["panels"]]}, data)
-        return frames
+        return self.frames(res, slide=True)
 
-    def frames(self, res):
+    def frames(self, res, slide=False):
         """What the browser draws: every head's weights so far and head 1's cached keys (heatmaps); which rows this
         step computes and which it reads from the cache (a chart); the counts."""
         h, n, _ = res.weights.shape
@@ -135,7 +121,9 @@ class _GenerationDrawer(GenerationFigure):
                 else:
                     state = dict(fill="#DDDDDD", stroke="#777777", label="cache")
                 marks.append(chart.box(c + 0.06, n - 1 - i + 0.08, 0.88, 0.84, **state))
-        legend = [("computed at this step", "#D55E00", "area"), ("read from the KV cache", "#DDDDDD", "area")]
+        legend = (
+            [] if slide else [("computed at this step", "#D55E00", "area"), ("read from the KV cache", "#DDDDDD", "area")]
+        )
         scheme = {"panels": [chart.panel("step", height=28 * n + 40, max_width=440, legend=legend, axes=False)]}
         step = chart.view((-1.6, 3.05), (-0.05, n + 0.7), marks, title=f"rows step {t} computes, per head")
         return {
@@ -171,7 +159,7 @@ def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=No
         "use_cache": checkbox("use the KV cache", use_cache),
     }
     compute = functools.partial(generation_state, sentence=sentence, d_model=d_model, h=h)
-    return chart.parts_explorer(controls, compute, _GenerationDrawer())
+    return build_explorer(controls, compute, _GenerationDrawer())
 
 
 # --------------------------------------------------------------------------- grouped-query heads
@@ -207,16 +195,8 @@ def gqa_state(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8, d_model=64):
         "multi-query\n(h_kv = 1)": 1,
     }
     gib = {label: kv_cache_bytes(cfg.n_layers, k, cfg.d_k, n_tokens, 2) / 2**30 for label, k in kinds.items()}
-    return GQAState(
-        tokens=tokens,
-        h=h,
-        h_kv=h_kv,
-        weights=weights,
-        kv_of=tuple(i // (h // h_kv) for i in range(h)),
-        model=model,
-        n_tokens=n_tokens,
-        cache_gib=gib,
-    )
+    kv_of = tuple(i // (h // h_kv) for i in range(h))
+    return GQAState(tokens, h, h_kv, weights, kv_of, model, n_tokens, gib)
 
 
 class _GQADrawer(GQAFigure):
@@ -229,78 +209,46 @@ class _GQADrawer(GQAFigure):
     slide_widths = {"sharing": 1.5, "cache": 1}
 
     def slide_frames(self, res):
-        """:meth:`frames` with the cache chart's words short enough for 24-pt text beside the diagram: its bars
-        named by h_kv alone (the axis says what h_kv is), its title and axis one line each."""
-        frames = self.frames(res)
-        scheme, data = frames["cache"]
-        panel = dict(scheme["panels"][0], ylabel="KV cache, GiB", xlabel="h_kv (key/value heads)")
-        view = dict(data["panels"]["cache"], title=f"{res.model}, {res.n_tokens:,} tokens")
-        view["xticks"] = [[v, label.split("h_kv = ")[-1].rstrip(")")] for v, label in view["xticks"]]
-        frames["cache"] = chart.ChartFrame({"panels": [panel]}, {**data, "panels": {"cache": view}})
-        # the key/value boxes twice as wide ("K,V 1" in 24-pt bold is wider than a query's box)
-        scheme, data = frames["sharing"]
-        marks = [
-            dict(m, x=m["x"] - 0.4, w=m["w"] + 0.8) if m["type"] == "rect" and str(m["text"]).startswith("K,V") else m
-            for m in data["panels"]["sharing"]["marks"]
-        ]
-        frames["sharing"] = chart.ChartFrame(
-            scheme, {**data, "panels": {"sharing": {**data["panels"]["sharing"], "marks": marks}}}
-        )
-        # the heads titled "head i", the sharing said once above them ("head 1 (K,V 1)" is wider than its panel)
-        scheme, texts, arrays = frames["weights"]
-        group = res.h // res.h_kv
-        grid = dict(scheme["panels"][0], titles=[f"head {i + 1}" for i in range(res.h)])
-        if res.h_kv <= 2 and group > 1:
-            title = "; ".join(f"heads {j * group + 1}-{(j + 1) * group} share K,V {j + 1}" for j in range(res.h_kv))
-        else:
-            title = f"{count(group, 'query head')} per key/value head"
-        frames["weights"] = Frame({"panels": [grid]}, {**texts, "group_titles": {"weights": title}}, arrays)
-        return frames
+        """:meth:`frames` for 24-pt text: the cache chart's bars named by h_kv alone (the axis says what h_kv is), its
+        title and axis one line each; the key/value boxes twice as wide; the heads titled "head i", the sharing said
+        once above them ("head 1 (K,V 1)" is wider than its panel)."""
+        return self.frames(res, slide=True)
 
-    def frames(self, res):
+    def frames(self, res, slide=False):
         """What the browser draws: which query heads share which key/value head and the model's cache (charts),
         every head's weights (heatmaps)."""
-        h, group = res.h, res.h // res.h_kv
+        h, group, wide = res.h, res.h // res.h_kv, 0.4 if slide else 0.0
         marks = []
         for j in range(res.h_kv):
             colour = TOKEN_COLORS[j % len(TOKEN_COLORS)]
             x_kv = j * group + (group - 1) / 2  # under the middle of its group
-            light = is_light(colour)
             for i in range(j * group, (j + 1) * group):
                 marks.append(chart.line([(i, 0.9), (x_kv, 0.3)], colour, width=1.5))
                 marks.append(chart.box(i - 0.4, 0.9, 0.8, 0.3, fill="#FFFFFF", stroke=colour, width=2, label=f"Q {i + 1}"))
-            marks.append(
-                chart.box(
-                    x_kv - 0.4,
-                    0.0,
-                    0.8,
-                    0.3,
-                    fill=colour,
-                    opacity=0.85,
-                    label=f"K,V {j + 1}",
-                    color="#000000" if light else "#FFFFFF",
-                    bold=True,
-                )
-            )
+            text = "#000000" if is_light(colour) else "#FFFFFF"
+            kv = dict(fill=colour, opacity=0.85, label=f"K,V {j + 1}", color=text, bold=True)
+            marks.append(chart.box(x_kv - 0.4 - wide, 0.0, 0.8 + 2 * wide, 0.3, **kv))
         title = (
             f"h = {h} query heads (top) share h_kv = {count(res.h_kv, 'key/value head')} (bottom, what the cache "
             f"stores):\n{count(group, 'query head')} per key/value head"
         )
         sharing = chart.view((-0.5, h - 0.5), (-0.05, 1.25), marks, title=title)
         gib = list(res.cache_gib.values())
-        top = max(gib) * 1.2
+        names = [label.split("h_kv = ")[-1].rstrip(")") if slide else label for label in res.cache_gib]
         cache = chart.view(
             (-0.6, 2.6),
-            (0, top),
+            (0, max(gib) * 1.2),
             [chart.bars(gib, ["#999999", "#0072B2", "#009E73"], texts=[f"{v:,.2f}" for v in gib])],
-            title=f"{res.model} at {res.n_tokens:,} tokens\n(published sizes, not the slider's h_kv)",
-            xticks=list(enumerate(res.cache_gib)),
+            title=f"{res.model}, {res.n_tokens:,} tokens"
+            if slide
+            else f"{res.model} at {res.n_tokens:,} tokens\n(published sizes, not the slider's h_kv)",
+            xticks=list(enumerate(names)),
         )
-        scheme = {
-            "panels": [chart.panel("sharing", height=150, max_width=1000, axes=False)],
-        }
-        bars = {"panels": [chart.panel("cache", height=300, ylabel="KV cache, GiB (float16, one sequence)")]}
-        titles = [f"head {i + 1} (K,V {j + 1})" for i, j in enumerate(res.kv_of)]
+        if slide:
+            bars = chart.panel("cache", height=300, ylabel="KV cache, GiB", xlabel="h_kv (key/value heads)")
+        else:
+            bars = chart.panel("cache", height=300, ylabel="KV cache, GiB (float16, one sequence)")
+        titles = [f"head {i + 1}" + ("" if slide else f" (K,V {j + 1})") for i, j in enumerate(res.kv_of)]
         grid = grid_panel(
             "weights",
             res.weights.shape,
@@ -311,12 +259,19 @@ class _GQADrawer(GQAFigure):
             ncols=min(h, 4),
             cap=40,
         )
+        texts = {}
+        if slide:  # the sharing said once, above the heads
+            shared = "; ".join(f"heads {j * group + 1}-{(j + 1) * group} share K,V {j + 1}" for j in range(res.h_kv))
+            shared = shared if res.h_kv <= 2 and group > 1 else f"{count(group, 'query head')} per key/value head"
+            texts = {"group_titles": {"weights": shared}}
+        mask = causal_mask(len(res.tokens))
         return {
-            "sharing": chart.ChartFrame(scheme, {"panels": {"sharing": sharing}}),
-            "cache": chart.ChartFrame(bars, {"panels": {"cache": cache}}),
-            "weights": Frame(
-                {"panels": [grid]}, {}, {"weights": matrix_entry(res.weights, mask=causal_mask(len(res.tokens)))}
+            "sharing": chart.ChartFrame(
+                {"panels": [chart.panel("sharing", height=150, max_width=1000, axes=False)]},
+                {"panels": {"sharing": sharing}},
             ),
+            "cache": chart.ChartFrame({"panels": [bars]}, {"panels": {"cache": cache}}),
+            "weights": Frame({"panels": [grid]}, texts, {"weights": matrix_entry(res.weights, mask=mask)}),
         }
 
 
@@ -338,4 +293,4 @@ def make_gqa_explorer(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8):
         "model": dropdown("model", list(PUBLISHED_CONFIGS), model),
         "log2_tokens": int_slider("context = 2^", log2_tokens, 8, 17),
     }
-    return chart.parts_explorer(controls, functools.partial(gqa_state, h=h), _GQADrawer())
+    return build_explorer(controls, functools.partial(gqa_state, h=h), _GQADrawer())

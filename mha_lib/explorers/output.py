@@ -11,27 +11,8 @@ import numpy as np
 from ..attention import head_contributions, multi_head_attention
 from ..plotting import symmetric_limits
 from ..viz import contributions_matrix, contributions_title, short, still_figure
-from .toolkit import (
-    D_K_OPTIONS,
-    Result,
-    build_explorer,
-    dropdown,
-    explorer_params,
-    heads_control,
-    link_heads,
-    running_inputs,
-)
+from .toolkit import Result, build_explorer, d_k_menu, dropdown, explorer_params, heads_control, link_heads, running_inputs
 from .widget import Frame, grid_panel, matrix_entry
-
-__all__ = [
-    "spread_columns",
-    "OutputView",
-    "compute_output",
-    "sample_rows",
-    "OutputDrawer",
-    "output_figure",
-    "make_output_explorer",
-]
 
 
 @dataclass(frozen=True)
@@ -203,7 +184,7 @@ def make_output_explorer(X=None, tokens=None, seed=0):
     X, tokens = running_inputs(X, tokens)
     controls = {
         "h": heads_control(X.shape[1], 8),
-        "d_k": dropdown("d_k = d_v", list(D_K_OPTIONS), value=0),
+        "d_k": d_k_menu(),
         "wo": dropdown("W^O", [("random", "random"), ("identity I", "identity")], value="random"),
         "token": dropdown("token", [(t, m) for m, t in enumerate(tokens)], value=0),
     }
@@ -212,5 +193,5 @@ def make_output_explorer(X=None, tokens=None, seed=0):
         return token, compute_output(X, tokens, h, d_k, wo, seed)
 
     box = build_explorer(controls, compute, OutputDrawer(), title="The output projection W^O")
-    link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0)
+    link_heads(box, lambda: X.shape[1])
     return box

@@ -11,14 +11,12 @@ from ..data import embed_tokens, tokenize
 from .toolkit import Result, build_explorer, explorer_params, heads_control, link_heads, text_box
 from .widget import Frame, grid_panel, matrix_entry
 
-__all__ = ["MAX_TOKENS", "Overview", "compute_overview", "OverviewDrawer", "make_overview_explorer"]
-
 MAX_TOKENS = 8  # an 8 x 8 grid of weights is the most a small panel shows readably
 
 
 @dataclass(frozen=True)
 class Overview(Result):
-    """One setting of the overview explorer (also readable as ``res["tokens"]``, as it once was a dict)."""
+    """One setting of the overview explorer."""
 
     tokens: list
     h: int
@@ -57,11 +55,10 @@ class OverviewDrawer:
             numbers=len(res.tokens) <= 4 and res.h <= 8,
             ncols=min(res.h, 8 if res.h > 8 else 4),
         )
-        return Frame({"panels": [panel]}, {"caption": _caption(res)}, {"weights": matrix_entry(weights)})
-
-
-def _caption(res):
-    return f"h = {res.h} heads, d_k = d_model / h = {res.d_k}: row = query token, column = key token, each row sums to 1"
+        caption = (
+            f"h = {res.h} heads, d_k = d_model / h = {res.d_k}: row = query token, column = key token, each row sums to 1"
+        )
+        return Frame({"panels": [panel]}, {"caption": caption}, {"weights": matrix_entry(weights)})
 
 
 def make_overview_explorer(sentence="humpty dumpty sat on", h=8):
@@ -70,7 +67,7 @@ def make_overview_explorer(sentence="humpty dumpty sat on", h=8):
     Returns
     -------
     PictureBox
-        ``controls`` are ``sentence`` and ``h``; see :func:`mha_lib.explorers.toolkit.build_explorer`.
+        ``controls`` are ``sentence`` and ``h``.
     """
     controls = {
         "sentence": text_box("sentence", sentence, "360px"),

@@ -14,15 +14,6 @@ from ..viz import still_figure
 from .toolkit import build_explorer, checkbox, explorer_params, int_slider, text_box
 from .widget import Frame, grid_panel, matrix_entry
 
-__all__ = [
-    "parse_order",
-    "PermutationExperiment",
-    "permutation_experiment",
-    "permutation_figure",
-    "make_positions_explorer",
-    "PositionsDrawer",
-]
-
 DEFAULT_SENTENCE = "humpty dumpty sat on"
 DEFAULT_ORDER = "1 3 2 4"
 MAX_TOKENS = 12
@@ -69,22 +60,11 @@ class PermutationExperiment:
 def permutation_experiment(
     sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, positions=False, head=1, h=8, d_model=512, seed=0
 ):
-    """Run a sentence and a reordering of it through the same Multi-Head Attention layer.
+    """Run a sentence and a reordering of it through the same Multi-Head Attention layer: a :class:`PermutationExperiment`.
 
-    Parameters
-    ----------
-    sentence, order : str
-        At most 12 words (embedded with :func:`mha_lib.embed_tokens`); their new order, numbered from 1.
-    positions : bool
-        Add ``sinusoidal_positions(n, d_model)`` to X *after* reordering, as a Transformer does.
-    head : int
-        Which head the widget draws, numbered from 1.
-    h, d_model, seed : int
-        The layer: ``init_params(d_model, h, seed=seed)`` (the running example's).
-
-    Returns
-    -------
-    PermutationExperiment
+    ``sentence``: at most 12 words; ``order``: their new order, numbered from 1; ``positions``: add
+    ``sinusoidal_positions(n, d_model)`` to X *after* reordering, as a Transformer does; ``head`` (from 1): the head
+    drawn; the layer: ``init_params(d_model, h, seed=seed)`` (the running example's).
     """
     tokens = tokenize(sentence)
     n = len(tokens)
@@ -176,12 +156,7 @@ class PositionsDrawer:
 
 
 def permutation_figure(**kwargs):
-    """A still figure of :func:`permutation_experiment` (its keyword arguments), drawn as the explorer draws it.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
+    """A still matplotlib figure of :func:`permutation_experiment` (its keyword arguments), as the explorer draws it."""
     return still_figure(PositionsDrawer(), permutation_experiment(**kwargs), dpi=100)  # with its slide version
 
 
@@ -191,8 +166,7 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posi
     Returns
     -------
     PictureBox
-        Controls ``sentence`` and ``order`` (Text), ``positions`` (Checkbox), ``head`` (1..8), starting at
-        the arguments' values; see :func:`mha_lib.explorers.toolkit.build_explorer`.
+        Controls ``sentence`` and ``order`` (Text), ``positions`` (Checkbox), ``head`` (1..8).
     """
     controls = {
         "sentence": text_box("sentence", sentence),

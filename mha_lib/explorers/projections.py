@@ -25,8 +25,6 @@ from .toolkit import (
 )
 from .widget import Frame, grid_panel, matrix_entry
 
-__all__ = ["Projections", "compute_projections", "ProjectionsDrawer", "draw_projections", "make_projections_explorer"]
-
 
 @dataclass(frozen=True)
 class Projections(Result):
@@ -40,24 +38,10 @@ class Projections(Result):
 
 
 def compute_projections(h, tie_d_k, d_k, X=None, tokens=None, seed=0):
-    """The query projections Q_i = X W_i^Q of every head for one setting.
+    """The query projections Q_i = X W_i^Q of h heads of size d_k (``tie_d_k``: d_model / h) as :class:`Projections`.
 
-    Parameters
-    ----------
-    h, d_k : int
-        Number of heads; query/key size per head, used when ``tie_d_k`` is False.
-    tie_d_k : bool
-        True: d_k = d_model / h (an h that does not divide d_model raises ``ValueError`` naming the fix).
-    X : ndarray, shape (n, d_model), optional
-        Default: the running example's X (4 x 512) and its ``tokens`` (the row labels).
-    seed : int
-        Seed of :func:`mha_lib.init_params`.
-
-    Returns
-    -------
-    Projections
-        ``tokens``, ``d_k``, ``W_q`` (h, d_model, d_k), ``Q`` (h, n, d_k) and ``count``
-        (from :func:`mha_lib.parameter_count`).
+    X (n, d_model) and its ``tokens``: default the running example's (4 x 512); ``seed``: :func:`mha_lib.init_params`'s.
+    A tied h that does not divide d_model raises ``ValueError`` naming the fix.
     """
     X, tokens = running_inputs(X, tokens)
     params = explorer_params(X.shape[-1], h, None if tie_d_k else d_k, seed)  # raises for h=7, tied
@@ -112,7 +96,7 @@ def make_projections_explorer(h=8, tie_d_k=True, d_k=64):
     Returns
     -------
     PictureBox
-        ``controls`` are ``h``, ``tie_d_k`` and ``d_k``; see :func:`mha_lib.explorers.toolkit.build_explorer`.
+        ``controls`` are ``h``, ``tie_d_k`` and ``d_k``.
     """
     controls = {
         "h": heads_control(512, h, tied=tie_d_k),

@@ -30,17 +30,6 @@ from .toolkit import (
 )
 from .widget import Frame, grid_panel, matrix_entry
 
-__all__ = [
-    "RandomScores",
-    "random_scores",
-    "ScalingDrawer",
-    "make_scaling_explorer",
-    "ScoresSetting",
-    "scores_setting",
-    "ScoresDrawer",
-    "make_scores_explorer",
-]
-
 
 @dataclass(frozen=True)
 class RandomScores:
@@ -71,15 +60,8 @@ def random_scores(d_k, scaled=True, n=4, trials=500, rng=0):
     K = rng.standard_normal((trials, n, d_k))  # (trials, n, d_k)
     scores = attention_scores(Q, K, scale=None if scaled else 1.0)  # (trials, n, n)
     weights = softmax(scores)  # (trials, n, n)
-    return RandomScores(
-        d_k=int(d_k),
-        scaled=bool(scaled),
-        scores=scores,
-        weights=weights,
-        std=float(scores.std()),
-        mean_max_weight=float(weights.max(-1).mean()),
-        mean_entropy=float(row_entropy(weights).mean()),
-    )
+    summaries = float(scores.std()), float(weights.max(-1).mean()), float(row_entropy(weights).mean())
+    return RandomScores(int(d_k), bool(scaled), scores, weights, *summaries)
 
 
 class ScalingDrawer:
@@ -136,23 +118,19 @@ def make_scaling_explorer(seed=0, n=4, trials=500):
     Returns
     -------
     PictureBox
-        ``controls`` are ``d_k`` (1, 2, 4, ..., 1024) and ``scaled``; see :mod:`mha_lib.explorers.toolkit`.
+        ``controls`` are ``d_k`` (1, 2, 4, ..., 1024) and ``scaled``.
     """
     n = whole_number(n, "n", "make_scaling_explorer", minimum=1)
     trials = whole_number(trials, "trials", "make_scaling_explorer", minimum=1)
-    check_budget(
-        8.0 * trials * n * max(1024, n),
-        "trials x n x d_k at d_k = 1024",
-        "make_scaling_explorer",
-        "use fewer trials or tokens",
-    )
+    need = 8.0 * trials * n * max(1024, n)
+    check_budget(need, "trials x n x d_k at d_k = 1024", "make_scaling_explorer", "use fewer trials or tokens")
     controls = {
         "d_k": selection_slider("d_k", [2**i for i in range(11)], 64),
         "scaled": checkbox(SCALE_LABEL, True),
     }
     # the same random vectors for a d_k: computed once
     compute = functools.lru_cache(maxsize=32)(functools.partial(random_scores, n=n, trials=trials, rng=seed))
-    return chart.parts_explorer(controls, compute, ScalingDrawer(), title="Random queries and keys")
+    return build_explorer(controls, compute, ScalingDrawer(), title="Random queries and keys")
 
 
 @dataclass(frozen=True)
@@ -182,18 +160,8 @@ def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed
     """
     tokens, X, params, roles = explorer_layer(weights, X, tokens, h, None if tie else d_k, seed)
     r = multi_head_attention(X, params, scale=None if scaled else 1.0)
-    return ScoresSetting(
-        h=params.h,
-        d_k=params.d_k,
-        scaled=bool(scaled),
-        tokens=tokens,
-        scores=r.scores,
-        weights=r.weights,
-        max_weight=r.weights.max(-1),
-        entropy=row_entropy(r.weights),
-        roles=roles,
-        kind=weights,
-    )
+    stats = r.weights.max(-1), row_entropy(r.weights)
+    return ScoresSetting(params.h, params.d_k, bool(scaled), tokens, r.scores, r.weights, *stats, roles, weights)
 
 
 class ScoresDrawer:
@@ -237,15 +205,10 @@ class ScoresDrawer:
             "max_weight": matrix_entry(res.max_weight),
             "entropy": matrix_entry(res.entropy, (0.0, bits)),
         }
-        return Frame({"panels": panels, "columns": 2}, {"caption": _scores_caption(res)}, arrays)
-
-
-def _scores_caption(res):
-    how = "scaled by 1/√d_k" if res.scaled else "NOT scaled"
-    return (
-        f"scores of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, {how}  "
-        "(rows: query token, columns: key token)"
-    )
+        how = "scaled by 1/√d_k" if res.scaled else "NOT scaled"
+        caption = f"scores of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, {how}  "
+        caption += "(rows: query token, columns: key token)"
+        return Frame({"panels": panels, "columns": 2}, {"caption": caption}, arrays)
 
 
 def make_scores_explorer(X=None, tokens=None, seed=0):

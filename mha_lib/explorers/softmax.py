@@ -7,7 +7,6 @@ so they equal :func:`mha_lib.multi_head_attention` with ``scale = 1 / (T sqrt(d_
 import math
 from dataclasses import dataclass
 
-import ipywidgets as widgets
 import numpy as np
 
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions
@@ -22,12 +21,11 @@ from .toolkit import (
     heads_control,
     int_slider,
     link_heads,
+    log_slider,
     running_inputs,
     weights_control,
 )
 from .widget import Frame, grid_panel, matrix_entry
-
-__all__ = ["PAD_TOKENS", "pad_example", "SoftmaxSetting", "softmax_setting", "SoftmaxDrawer", "make_softmax_explorer"]
 
 PAD_TOKENS = ("You", "are", "welcome", "PAD")
 SENTENCES = ("humpty dumpty sat on", "You are welcome PAD")
@@ -99,14 +97,11 @@ class SoftmaxDrawer:
         panel = grid_panel(
             "weights", res.weights.shape, res.tokens, res.tokens, numbers=res.h <= 8, titles=head_titles(res.h, res.roles)
         )
-        return Frame({"panels": [panel]}, {"caption": _caption(res)}, {"weights": matrix_entry(res.weights, mask=res.mask)})
-
-
-def _caption(res):
-    return (
-        f"weights of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, T = {res.temperature:.3g}, "
-        f"mask: {res.mask_kind}  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)"
-    )
+        caption = (
+            f"weights of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, T = {res.temperature:.3g}, "
+            f"mask: {res.mask_kind}  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)"
+        )
+        return Frame({"panels": [panel]}, {"caption": caption}, {"weights": matrix_entry(res.weights, mask=res.mask)})
 
 
 def make_softmax_explorer(seed=0):
@@ -116,7 +111,7 @@ def make_softmax_explorer(seed=0):
     -------
     PictureBox
         ``controls`` are ``weights``, ``sentence``, ``h``, ``d_k``, ``tie`` (d_k = d_model/h), ``T``
-        (temperature, 0.01 to 100 on a log scale) and ``mask``; see :func:`mha_lib.explorers.toolkit.build_explorer`.
+        (temperature, 0.01 to 100 on a log scale) and ``mask``.
     """
     controls = {
         "weights": weights_control(),
@@ -124,17 +119,7 @@ def make_softmax_explorer(seed=0):
         "h": heads_control(512, 8),
         "d_k": int_slider("d_k", 64, 1, 512, disabled=True),
         "tie": checkbox(TIE_LABEL, True),
-        "T": widgets.FloatLogSlider(
-            value=1.0,
-            base=10,
-            min=-2.0,
-            max=2.0,
-            step=0.25,
-            description="temperature T",
-            continuous_update=False,
-            readout_format=".3g",
-            style={"description_width": "initial"},
-        ),
+        "T": log_slider("temperature T", 1.0, -2.0, 2.0, step=0.25, readout_format=".3g"),
         "mask": dropdown("mask", list(MASK_KINDS), "none"),
     }
 

@@ -19,10 +19,8 @@ from .. import attention
 from ..plotting import symmetric_limits
 from ..viz import check_dpi, still_figure
 from ..viz.steps import STEPS, StepFigure, step_caption
-from .toolkit import build_explorer, dropdown, explorer_layer, int_slider, selection_slider
+from .toolkit import build_explorer, dropdown, explorer_layer, int_slider, log_slider, selection_slider
 from .widget import Frame, grid_panel, matrix_entry
-
-__all__ = ["SOURCES", "STEPS", "StepResult", "compute_steps", "StepDrawer", "make_step_explorer", "step_figure"]
 
 SOURCES = ("random", "designed", "trained")
 TRAINED_SENTENCE = "the cat sat on the mat"
@@ -62,27 +60,11 @@ def _layer(source):
 
 
 def compute_steps(source="random", head=None, step=7, temperature=1.0):
-    """Every intermediate of one head (pure: no drawing).
+    """Every intermediate of one head (pure: no drawing), as a :class:`StepResult`.
 
-    Parameters
-    ----------
-    source : {"random", "designed", "trained"}
-    head : int, optional
-        Counted from 1; default: the head worth showing (1, 1, and 3 for the trained layer).
-    step : int
-        0 ... 7: how many steps are revealed after X.
-    temperature : float
-        Positive; the scaled scores are divided by it before the softmax.
-
-    Returns
-    -------
-    StepResult
-
-    Raises
-    ------
-    ValueError
-        For an unknown source, a head the layer does not have, a step outside 0..7, a temperature
-        that is not positive (each with the values that work), or a missing trained model.
+    ``source``: "random", "designed" or "trained"; ``head`` counted from 1 (default: the head worth showing: 1, 1,
+    and 3 for the trained layer); ``step`` 0 ... 7: how many steps are revealed after X; ``temperature`` > 0 divides
+    the scaled scores before the softmax. A ``ValueError`` names the values that work (or how to install the model).
     """
     if source not in SOURCES:
         raise ValueError(f"parameters={source!r}: choose one of {SOURCES}")
@@ -166,9 +148,7 @@ class StepDrawer(StepFigure):
         formula = PLAIN_FORMULAS[res.step]
         if res.step == 6 and T != 1.0:
             formula = (
-                f"weightsᵢ = softmax(scoresᵢ / T), T = {T:.2g}: "
-                + ("sharper" if T < 1 else "flatter")
-                + " than the layer's own"
+                f"weightsᵢ = softmax(scoresᵢ / T), T = {T:.2g}: {'sharper' if T < 1 else 'flatter'} than the layer's own"
             )
         texts = {
             "caption": step_caption(res),
@@ -201,17 +181,7 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
         "source": dropdown("parameters", list(SOURCES), value=source),
         "head": int_slider("head", first.head, 1, first.h),
         "step": selection_slider("step", [(name, k) for k, (name, *_rest) in enumerate(STEPS)], step),
-        "temperature": widgets.FloatLogSlider(
-            value=temperature,
-            base=10,
-            min=-1,
-            max=1,
-            step=0.05,
-            description="temperature T",
-            continuous_update=False,
-            readout_format=".2f",
-            style={"description_width": "initial"},
-        ),
+        "temperature": log_slider("temperature T", temperature, -1, 1, step=0.05, readout_format=".2f"),
     }
 
     def new_source(change):  # observed before the explorer's own observer: one redraw
@@ -227,15 +197,8 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
         controls["step"].value = int(np.clip(controls["step"].value + k, 0, len(STEPS) - 1))
 
     controls["source"].observe(new_source, names="value")
-    box = build_explorer(
-        controls,
-        compute_steps,
-        StepDrawer(),
-        dpi=dpi,
-        extra=[
-            widgets.HTML("<style>.mha-steps .widget-button { font-size: 1.1em; height: auto; min-height: 36px; }</style>")
-        ],
-    )
+    style = widgets.HTML("<style>.mha-steps .widget-button { font-size: 1.1em; height: auto; min-height: 36px; }</style>")
+    box = build_explorer(controls, compute_steps, StepDrawer(), dpi=dpi, extra=[style])
     box.previous_step = widgets.Button(description="◀ previous step", layout=widgets.Layout(width="auto"))
     box.next_step = widgets.Button(description="next step ▶", button_style="primary", layout=widgets.Layout(width="auto"))
     box.previous_step.on_click(lambda _button: step_by(-1))

@@ -21,37 +21,10 @@ from ..data import load_running_example
 from ..designed import designed_example
 from ..params import MHAParams, init_params, parameter_count
 from ..viz import check_dpi
-
-__all__ = [
-    "Result",
-    "build_explorer",
-    "warning",
-    "wire",
-    "int_slider",
-    "dropdown",
-    "checkbox",
-    "text_box",
-    "selection_slider",
-    "heads_control",
-    "link_heads",
-    "TIE_LABEL",
-    "SCALE_LABEL",
-    "D_K_OPTIONS",
-    "MEMORY_BUDGET",
-    "check_budget",
-    "explorer_params",
-    "running_inputs",
-    "WEIGHT_KINDS",
-    "weights_control",
-    "fixed_layer",
-    "explorer_layer",
-    "single_blas_thread",
-    "kernel_loop",
-]
+from .chart import Chart
+from .widget import Picture, PictureBox
 
 TIE_LABEL = "d_k = d_model / h"  # the one wording of the tie control, in every explorer
-# Choices of a d_k dropdown: "d_model / h" (tied, the usual choice) or a fixed size.
-D_K_OPTIONS = ((TIE_LABEL, 0), ("8", 8), ("16", 16), ("32", 32), ("64", 64), ("128", 128))
 SCALE_LABEL = "divide by √d_k"  # the one wording of the scaling control
 MEMORY_BUDGET = 200 * 2**20  # bytes an explorer setting may need (parameters + intermediates)
 
@@ -188,20 +161,24 @@ def _start_value(description, value, allowed):
     raise ValueError(f"{name} cannot start at {shown(value)}: choose {allowed}")
 
 
+def _control(cls, description, **kwargs):
+    """A control whose description is never cut off."""
+    return cls(description=description, style={"description_width": "initial"}, **kwargs)
+
+
 def int_slider(description, value, min, max, step=1, **kwargs):
     """An IntSlider that updates on release and on key presses (not on every pixel of a drag)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not min <= value <= max:
         _start_value(description, value, f"a whole number from {min} to {max}")
-    return widgets.IntSlider(
-        value=value,
-        min=min,
-        max=max,
-        step=step,
-        description=description,
-        continuous_update=False,
-        style={"description_width": "initial"},
-        **kwargs,
+    return _control(
+        widgets.IntSlider, description, value=value, min=min, max=max, step=step, continuous_update=False, **kwargs
     )
+
+
+def log_slider(description, value, min, max, **kwargs):
+    """A FloatLogSlider from 10**min to 10**max (e.g. a temperature) that updates on release and on key presses."""
+    kwargs.update(value=value, base=10, min=min, max=max, continuous_update=False)
+    return _control(widgets.FloatLogSlider, description, **kwargs)
 
 
 def _check_choice(description, value, options):
@@ -211,13 +188,11 @@ def _check_choice(description, value, options):
 
 
 def dropdown(description, options, value=None, **kwargs):
-    """A Dropdown with a readable description width."""
+    """A Dropdown (``options``: values or (label, value) pairs; default: the first)."""
     if value is None:
         value = options[0][1] if isinstance(options[0], tuple) else options[0]
     _check_choice(description, value, options)
-    return widgets.Dropdown(
-        options=options, value=value, description=description, style={"description_width": "initial"}, **kwargs
-    )
+    return _control(widgets.Dropdown, description, options=options, value=value, **kwargs)
 
 
 def checkbox(description, value=False, **kwargs):
@@ -227,25 +202,18 @@ def checkbox(description, value=False, **kwargs):
 
 def text_box(description, value, width=None):
     """A Text box (e.g. a sentence) that updates on Enter or when it loses focus, ``width`` a CSS size."""
-    return widgets.Text(
-        value=value,
-        description=description,
-        continuous_update=False,
-        style={"description_width": "initial"},
-        layout=widgets.Layout(width=width),
-    )
+    return _control(widgets.Text, description, value=value, continuous_update=False, layout=widgets.Layout(width=width))
 
 
-def selection_slider(description, options, value):
+def selection_slider(description, options, value, **kwargs):
     """A SelectionSlider (only the values in ``options``) that updates on release and on key presses."""
     _check_choice(description, value, options)
-    return widgets.SelectionSlider(
-        options=options,
-        value=value,
-        description=description,
-        continuous_update=False,
-        style={"description_width": "initial"},
-    )
+    return _control(widgets.SelectionSlider, description, options=options, value=value, continuous_update=False, **kwargs)
+
+
+def d_k_menu():
+    """The d_k (= d_v) menu: "d_model / h" (tied, the usual choice: 0) or a fixed size."""
+    return dropdown("d_k = d_v", [(TIE_LABEL, 0), ("8", 8), ("16", 16), ("32", 32), ("64", 64), ("128", 128)], 0)
 
 
 def _h_options(d_model, tied, max_h):
@@ -258,29 +226,24 @@ def heads_control(d_model=512, value=8, tied=True, max_h=16):
     return selection_slider("heads h", options, min(options, key=lambda k: abs(k - value)))
 
 
-def link_heads(box, d_model_of, max_h=16, tie="tie", h="h", d_k="d_k", head=None):  # noqa: C901  h, d_k and the tie box follow each other both ways
-    """Keep the h control on valid values, and the (disabled) d_k control showing d_model/h while tied.
+def link_heads(box, d_model_of, max_h=16, tie="tie", head=None):  # noqa: C901  h, d_k and the tie box follow each other both ways
+    """Keep the h control on valid values, and the (disabled) d_k slider showing d_model/h while tied.
 
-    ``d_model_of()`` gives the current d_model (it may depend on another control). ``tie`` is the
-    name of the tie checkbox, or a function of the controls saying whether d_k is tied (e.g. a d_k
-    dropdown whose "d_model / h" entry is 0). ``head``, the name of a "which head" slider, keeps its
-    maximum at h. The options change inside ``box.hold()``: one redraw, for the nearest valid h.
+    ``d_model_of()`` gives the current d_model (it may depend on another control). d_k is tied while the checkbox
+    named ``tie`` is ticked, or while a d_k dropdown (:func:`d_k_menu`) is on its "d_model / h" entry, 0.
+    ``head``, the name of a "which head" slider, keeps its maximum at h. Designed or trained parameters fix d_model,
+    h and d_k: the controls show theirs (where offered), disabled. The options change inside ``box.hold()``: one
+    redraw, for the nearest valid h.
     """
     controls = box.controls
-    tied_of = tie if callable(tie) else (lambda c: c[tie].value if tie in c else True)
+    menu = isinstance(controls.get("d_k"), widgets.Dropdown)  # a d_k menu whose "d_model / h" entry is 0
     saved, busy = {}, []  # the student's values of the controls that show a fixed layer's sizes; sync running
 
     def show_sizes(params):
-        """Designed or trained parameters fix d_model, h and d_k: the greyed controls show theirs (where offered)."""
         tied = params.h * params.d_k == params.d_model
-        saved.setdefault(h, controls[h].value)
-        in_menu = isinstance(controls.get(d_k), widgets.Dropdown)  # a d_k menu whose "d_model / h" entry is 0
-        for name, value in (
-            (tie, tied),
-            (d_k, (0 if tied else params.d_k) if in_menu else params.d_k),
-            ("d_model", params.d_model),
-        ):
-            w = controls.get(name) if isinstance(name, str) else None
+        saved.setdefault("h", controls["h"].value)
+        for name, value in ((tie, tied), ("d_k", 0 if menu and tied else params.d_k), ("d_model", params.d_model)):
+            w = controls.get(name)
             offered = [o[1] if isinstance(o, tuple) else o for o in getattr(w, "options", None) or [value]]
             if w is not None and value in offered:
                 saved.setdefault(name, w.value)
@@ -296,7 +259,7 @@ def link_heads(box, d_model_of, max_h=16, tie="tie", h="h", d_k="d_k", head=None
         fixed = None  # designed or trained weights fix h and d_k: the controls show them, disabled
         if "weights" in controls and controls["weights"].value != "random":
             fixed = fixed_layer(controls["weights"].value)[2]
-        d_k_slider, back = isinstance(controls.get(d_k), widgets.IntSlider), {}
+        slider, back = isinstance(controls.get("d_k"), widgets.IntSlider), {}
         busy.append(True)
         try:
             with box.hold():
@@ -306,27 +269,27 @@ def link_heads(box, d_model_of, max_h=16, tie="tie", h="h", d_k="d_k", head=None
                     back = dict(saved)
                     saved.clear()
                     for name, value in back.items():
-                        if name != h:
+                        if name != "h":
                             controls[name].value = value
-                tied, d_model = tied_of(controls), d_model_of()
+                tied = controls["d_k"].value == 0 if menu else controls[tie].value if tie in controls else True
+                d_model, h = d_model_of(), controls["h"]
                 options = [fixed.h] if fixed else _h_options(d_model, tied, max_h)
-                if list(controls[h].options) != options:
-                    old = back.get(h, controls[h].value)
-                    controls[h].options = options
-                    controls[h].value = min(options, key=lambda k: abs(k - old))
-                for name in (h, tie, "d_model", "preset", d_k):
-                    if isinstance(name, str) and name in controls:
-                        controls[name].disabled = fixed is not None or (name == d_k and d_k_slider and tied)
-                if d_k_slider and tied and not fixed:
-                    controls[d_k].value = d_model // controls[h].value
+                if list(h.options) != options:
+                    old = back.get("h", h.value)
+                    h.options = options
+                    h.value = min(options, key=lambda k: abs(k - old))
+                for name in ("h", tie, "d_model", "preset", "d_k"):
+                    if name in controls:
+                        controls[name].disabled = fixed is not None or (name == "d_k" and slider and tied)
+                if slider and tied and not fixed:
+                    controls["d_k"].value = d_model // h.value
                 if head is not None:
-                    controls[head].max = controls[h].value
+                    controls[head].max = h.value
         finally:
             busy.clear()
 
-    for name in {tie if isinstance(tie, str) else None, h, d_k, "d_model", "sentence", "weights"} - {None}:
-        if name in controls:
-            controls[name].observe(sync, names="value")
+    for name in {tie, "h", "d_k", "d_model", "sentence", "weights"} & set(controls):
+        controls[name].observe(sync, names="value")
     sync()
     return sync
 
@@ -349,23 +312,79 @@ def warning(message, text):
     message.value = f'<span style="color:#B03A2E">&#9888; {html.escape(text)}</span>'
 
 
-def wire(box, controls, render):
-    """Observe the controls: a change makes one ``render()``, deferred and coalesced inside a kernel (the changes
-    already sent are read first), at once elsewhere. Sets ``box.refresh()``, ``box.hold()`` (several changes, one
-    render, at the end) and ``box._flush()`` (a pending render now), then renders the starting setting."""
+def _body(draw):
+    """The picture's widgets: (the box shown, {part name: Chart or Picture}, res -> {part name: frame})."""
+    if hasattr(draw, "parts"):
+        parts = {name: Chart() if kind == "chart" else Picture() for name, kind in draw.parts.items()}
+        widths = getattr(draw, "widths", {})
+        for name, w in parts.items():
+            w.layout = widgets.Layout(flex=f"{widths.get(name, 1)} 1 0px", min_width="0")
+        rows = [widgets.HBox([parts[n] for n in names], layout=widgets.Layout(width="100%")) for names in draw.rows]
+        return widgets.VBox(rows, layout=widgets.Layout(width="100%")), parts, draw.frames
+    if hasattr(draw, "picture"):
+        body = Picture()
+        return body, {"picture": body}, lambda res: {"picture": draw.picture(res)}
+    raise TypeError(f"build_explorer: draw must have a picture(result) method, got {type(draw).__name__}")
+
+
+def build_explorer(controls, compute, draw, *, dpi=90, title=None, extra=None):
+    """Wire controls, a pure compute function and a drawer together: an explorer drawn in the browser.
+
+    Parameters
+    ----------
+    controls : dict of str -> ipywidgets.ValueWidget
+        The knobs. Their ``.value`` s are passed to ``compute`` as keyword arguments.
+    compute : callable(**values) -> result
+        Pure: no drawing, no widgets. Raises ``ValueError`` or ``TypeError`` with a one-line explanation
+        for an impossible combination; the explanation then replaces the picture (no blank gap).
+    draw : a drawer
+        ``picture(result)`` gives the :class:`~.widget.Frame` of one :class:`~.widget.Picture`; or ``parts``
+        ({name: "chart" or "picture"}) laid out in ``rows`` (lists of names side by side, ``widths`` their shares),
+        and ``frames(result)`` giving {name: frame}. The still figure (``box.figure``) is drawn on demand.
+    dpi : float or callable
+        The still picture's resolution (``box.image.value``; a function of the figure's size in inches giving one).
+    title, extra : str and list of widgets, optional
+        A heading above the controls, widgets under the picture.
+
+    Returns
+    -------
+    PictureBox (an ipywidgets.VBox)
+        ``refresh()``; ``hold()`` (several changes, one update, at the end); ``flush()`` (a pending update now). A
+        change makes one update, deferred inside a kernel (the changes already sent are read first), at once elsewhere.
+    """
+    check_dpi(dpi, "build_explorer")
+    body, parts, frames_of = _body(draw)
+    message = widgets.HTML(value="")
+    head = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
+    head.append(widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")))
+    box = PictureBox(head + [message, body] + list(extra or []), draw)
+    box.controls, box.message, box.picture, box.parts, box.dpi = controls, message, body, parts, dpi
     state = {"held": 0, "scheduled": False, "pending": False}
 
     def flush():
-        if state["pending"] and not state["held"]:
-            state["pending"] = False
-            render()
+        if not state["pending"] or state["held"]:
+            return
+        state["pending"] = False
+        try:
+            with single_blas_thread():
+                box._result = compute(**{name: w.value for name, w in controls.items()})
+            frames = frames_of(box._result)
+        except (ValueError, TypeError) as exc:
+            box._result = None
+            warning(message, str(exc))
+            body.layout.display = "none"  # the message takes the picture's place
+            return
+        message.value = ""
+        for name, frame in frames.items():
+            parts[name].show(frame)
+        body.layout.display = None
 
     def deferred():
         state["scheduled"] = False
         try:
             flush()
         except Exception as exc:  # nothing would show it: say it in the message line
-            warning(box.message, f"could not draw this setting: {type(exc).__name__}: {exc}")
+            warning(message, f"could not draw this setting: {type(exc).__name__}: {exc}")
 
     def refresh(change=None):
         state["pending"] = True
@@ -390,37 +409,6 @@ def wire(box, controls, render):
 
     for w in controls.values():
         w.observe(refresh, names="value")
-    box.refresh, box.hold, box._flush = refresh, hold, flush
+    box.refresh, box.hold, box.flush = refresh, hold, flush
     refresh()
-
-
-def build_explorer(controls, compute, draw, *, dpi=90, title=None, extra=None):
-    """Wire controls, a pure compute function and a drawer together: an explorer drawn in the browser.
-
-    Parameters
-    ----------
-    controls : dict of str -> ipywidgets.ValueWidget
-        The knobs. Their ``.value`` s are passed to ``compute`` as keyword arguments.
-    compute : callable(**values) -> result
-        Pure: no drawing, no widgets. Raises ``ValueError`` or ``TypeError`` with a one-line explanation
-        for an impossible combination; the explanation then replaces the picture (no blank gap).
-    draw : a drawer with a ``picture(result)`` method
-        Says what the browser-drawn picture shows (:mod:`.widget`); its still figure (``box.figure``) is drawn on
-        demand, by the drawer when it draws matplotlib figures (``draw(fig, result)``), else from the picture.
-    dpi : float or callable
-        The still picture's resolution (``box.image.value``; a function of the figure's size in inches giving one).
-    title, extra : str and list of widgets, optional
-        A heading above the controls, widgets under the picture.
-
-    Returns
-    -------
-    PictureBox (an ipywidgets.VBox)
-    """
-    check_dpi(dpi, "build_explorer")
-    if not hasattr(draw, "picture"):
-        raise TypeError(f"build_explorer: draw must have a picture(result) method, got {type(draw).__name__}")
-    from .chart import parts_explorer  # chart imports this module
-
-    box = parts_explorer(controls, compute, draw, title=title, extra=extra)
-    box.dpi = dpi
     return box

@@ -13,8 +13,6 @@ from .. import minilm
 from .toolkit import Result, build_explorer, int_slider, text_box
 from .widget import Frame, grid_panel, matrix_entry
 
-__all__ = ["MAX_SHOWN", "DEFAULT_SENTENCE", "Trained", "compute_trained", "TrainedDrawer", "make_trained_explorer"]
-
 MAX_SHOWN = 24  # tokens ([CLS] and [SEP] included) that a 12-panel grid can still label readably
 DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."
 CLEAR = 0.4  # a head whose largest measure is below this is titled "no clear pattern"
@@ -90,7 +88,10 @@ class TrainedDrawer:
         )
         return Frame(
             {"panels": [panel]},
-            {"caption": _caption(res), "titles": {"weights": [_head_title(res, i) for i in range(h)]}},
+            {
+                "caption": f"Layer {res.layer}: row = query token (looks), column = key token (is looked at)",
+                "titles": {"weights": [_head_title(res, i) for i in range(h)]},
+            },
             {"weights": matrix_entry(res.weights)},
         )
 
@@ -117,18 +118,13 @@ class TrainedDrawer:
         )
 
 
-def _caption(res):
-    return f"Layer {res.layer}: row = query token (looks), column = key token (is looked at)"
-
-
 def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
     """Type a sentence, pick a layer: see all 12 heads of all-MiniLM-L6-v2 at once.
 
     Returns
     -------
     PictureBox
-        ``box.controls["sentence"]`` (Text, updates on Enter or when it loses focus) and
-        ``box.controls["layer"]`` (IntSlider 1-6); see :func:`mha_lib.explorers.toolkit.build_explorer`.
+        ``box.controls["sentence"]`` (Text, updates on Enter or when it loses focus) and ``box.controls["layer"]`` (1-6).
     """
     controls = {
         "sentence": text_box("sentence", sentence, "34em"),

@@ -1,11 +1,7 @@
 """Notebook 13's explorer: a slider over training steps, the heads' attention on a held-out sequence, the loss.
 
-:func:`compute_training` (pure: numbers only) picks one checkpoint of a
-:class:`mha_lib.training.TrainResult`; :func:`mha_lib.viz.training.draw_training`
-draws it on a matplotlib figure; :func:`training_figure` is the still picture the
-notebook stores; :func:`make_training_explorer` puts sliders in front of them, and the
-browser draws its live picture from the numbers (:mod:`.widget` heatmaps,
-:mod:`.chart` loss curve).
+:func:`compute_training` (pure: numbers only) picks one checkpoint of a :class:`mha_lib.training.TrainResult`;
+:func:`training_figure` is its still picture (:mod:`mha_lib.viz.training`), :func:`make_training_explorer` its explorer.
 """
 
 from __future__ import annotations
@@ -18,9 +14,8 @@ import numpy as np
 from ..training import TrainResult, train_toy, weight_on_offset
 from ..viz.training import LOSS_COLOR, TrainingFigure, training_view_figure
 from . import chart
+from .toolkit import build_explorer, int_slider, selection_slider
 from .widget import Frame, PictureBox, grid_panel, matrix_entry
-
-__all__ = ["TrainingView", "compute_training", "training_figure", "make_training_explorer", "token_names"]
 
 
 def token_names(tokens: np.ndarray) -> list:
@@ -141,22 +136,13 @@ def make_training_explorer(result: TrainResult | None = None, *, task: str = "pr
         )
     steps = [s.step for s in result.snapshots]
     controls = {
-        "step": widgets.SelectionSlider(
-            options=steps, value=steps[-1], description="step", continuous_update=False, layout=widgets.Layout(width="480px")
-        ),
-        "example": widgets.IntSlider(
-            min=1,
-            max=len(result.heldout),
-            value=1,
-            description="sequence",
-            continuous_update=False,
-            layout=widgets.Layout(width="300px"),
-        ),
+        "step": selection_slider("step", steps, steps[-1], layout=widgets.Layout(width="480px")),
+        "example": int_slider("sequence", 1, 1, len(result.heldout), layout=widgets.Layout(width="300px")),
     }
 
     def compute(step, example):
         return compute_training(result, steps.index(step), example - 1)
 
-    box = chart.parts_explorer(controls, compute, TrainingDrawer(result.snapshots[0].weights.shape[1]))
+    box = build_explorer(controls, compute, TrainingDrawer(result.snapshots[0].weights.shape[1]))
     box.step, box.example, box.run = controls["step"], controls["example"], result
     return box

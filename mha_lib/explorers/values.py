@@ -23,8 +23,9 @@ from ..viz.values import (
 )
 from . import chart
 from .toolkit import (
-    D_K_OPTIONS,
     Result,
+    build_explorer,
+    d_k_menu,
     dropdown,
     explorer_layer,
     fixed_layer,
@@ -35,8 +36,6 @@ from .toolkit import (
     weights_control,
 )
 from .widget import Frame, grid_panel, matrix_entry
-
-__all__ = ["ValuesView", "compute_values", "ValuesDrawer", "values_figure", "make_values_explorer"]
 
 
 @dataclass(frozen=True)
@@ -182,7 +181,7 @@ def make_values_explorer(X=None, tokens=None, seed=0):
     Returns
     -------
     PictureBox
-        ``controls`` are ``weights``, ``query``, ``head``, ``h`` and ``d_k``; see :mod:`mha_lib.explorers.toolkit`.
+        ``controls`` are ``weights``, ``query``, ``head``, ``h`` and ``d_k``.
     """
     X, tokens = running_inputs(X, tokens)
     controls = {
@@ -190,7 +189,7 @@ def make_values_explorer(X=None, tokens=None, seed=0):
         "query": dropdown("query token", [(t, m) for m, t in enumerate(tokens)], value=0),
         "head": int_slider("head", 1, 1, 8),
         "h": heads_control(X.shape[1], 8),
-        "d_k": dropdown("d_k = d_v", list(D_K_OPTIONS), value=0),
+        "d_k": d_k_menu(),
     }
 
     def query_tokens(change):  # runs before the redraw (registered first): the query list follows the sentence
@@ -199,11 +198,7 @@ def make_values_explorer(X=None, tokens=None, seed=0):
         controls["query"].value = 0
 
     controls["weights"].observe(query_tokens, names="value")
-    box = chart.parts_explorer(
-        controls,
-        functools.partial(compute_values, X, tokens, seed=seed),
-        ValuesDrawer(),
-        title="Value aggregation: one query, one head",
-    )
-    link_heads(box, lambda: X.shape[1], tie=lambda c: c["d_k"].value == 0, head="head")
+    compute = functools.partial(compute_values, X, tokens, seed=seed)
+    box = build_explorer(controls, compute, ValuesDrawer(), title="Value aggregation: one query, one head")
+    link_heads(box, lambda: X.shape[1], head="head")
     return box

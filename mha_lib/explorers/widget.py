@@ -7,11 +7,8 @@ network, no build step). It has three synced traits, each sent only when it chan
 * ``texts``: the caption, titles, notes, which panels are hidden or highlighted (a few hundred bytes);
 * ``arrays``: the matrices, one float32 binary buffer per panel (NaN marks a masked cell) and its colour limits.
 
-An explorer's drawer that has a ``picture(res)`` method (returning a :class:`Frame`) gets a :class:`PictureBox`
-from :func:`~mha_lib.explorers.toolkit.build_explorer`: a control moves, ``compute`` runs, ``picture`` says what
-to show, the traits that changed go to the page, and ``picture.js`` draws them. Its still picture (``box.image``,
-``box.figure``) is drawn by matplotlib on demand from the same numbers, colours, scales and labels
-(:func:`mha_lib.viz.frame_figure`; :func:`mha_lib.viz.parts_figure` for an explorer made of charts and heatmaps).
+:class:`PictureBox` is the explorer that :func:`~mha_lib.explorers.toolkit.build_explorer` returns; its still
+picture (``box.image``, ``box.figure``) is drawn by matplotlib on demand from the same numbers (:mod:`mha_lib.viz`).
 """
 
 from __future__ import annotations
@@ -28,18 +25,21 @@ from .. import viz
 from ..viz import colour_table, short, still_figure
 from ..viz.frames import CMAPS
 
-__all__ = [
-    "Picture",
-    "Frame",
-    "grid_panel",
-    "matrix_entry",
-    "PictureBox",
-]
-
 STATIC = pathlib.Path(__file__).parent / "static"
 
 
-class Picture(anywidget.AnyWidget):
+class Shown:
+    """An anywidget whose synced traits are the fields of a frame: :meth:`show` sends those that changed."""
+
+    def show(self, frame):
+        """Send what changed of a frame (traits equal to the last ones are not sent again)."""
+        with self.hold_sync():
+            for name, value in frame._asdict().items():
+                if value != getattr(self, name):
+                    setattr(self, name, value)
+
+
+class Picture(Shown, anywidget.AnyWidget):
     """Heatmaps drawn by the browser from the numbers in ``arrays`` (see the module's docstring)."""
 
     _esm = STATIC / "picture.js"
@@ -49,25 +49,8 @@ class Picture(anywidget.AnyWidget):
     arrays = traitlets.Dict().tag(sync=True)
 
     def show(self, frame):
-        """Send what changed of a :class:`Frame` (traits equal to the last ones are not sent again)."""
-        scheme = {"cmaps": {name: list(colour_table(cmap)) for name, cmap in CMAPS.items()}, **frame.scheme}
-        with self.hold_sync():
-            if scheme != self.scheme:
-                self.scheme = scheme
-            if frame.texts != self.texts:
-                self.texts = frame.texts
-            if not _same_arrays(frame.arrays, self.arrays):
-                self.arrays = frame.arrays
-
-
-def _same_arrays(a, b):
-    return a.keys() == b.keys() and all(
-        a[k]["shape"] == b[k]["shape"]
-        and a[k]["lo"] == b[k]["lo"]
-        and a[k]["hi"] == b[k]["hi"]
-        and bytes(a[k]["values"]) == bytes(b[k]["values"])
-        for k in a
-    )
+        cmaps = {name: list(colour_table(cmap)) for name, cmap in CMAPS.items()}
+        super().show(frame._replace(scheme={"cmaps": cmaps, **frame.scheme}))
 
 
 class Frame(NamedTuple):
@@ -184,12 +167,12 @@ class _StillImage:
 
 
 class PictureBox(widgets.VBox):
-    """What :func:`~mha_lib.explorers.toolkit.build_explorer` returns for a drawer with a ``picture`` method.
+    """What :func:`~mha_lib.explorers.toolkit.build_explorer` returns.
 
     ``controls`` (name -> widget), ``message`` (the line that replaces the picture for a refused setting),
-    ``picture`` (the :class:`Picture`), ``result`` (what compute returned), ``refresh()``, ``hold()`` (several
-    changes, one update); ``figure`` / ``image.value``: the still matplotlib figure / PNG of the setting shown,
-    drawn when read (:func:`mha_lib.viz.still_figure`).
+    ``picture`` (the :class:`Picture`, or the box of the ``parts``), ``result`` (what compute returned), ``refresh()``,
+    ``hold()`` (several changes, one update), ``flush()`` (a pending update now); ``figure`` / ``image.value``: the
+    still matplotlib figure / PNG of the setting shown, drawn when read (:func:`mha_lib.viz.still_figure`).
     """
 
     def __init__(self, children, drawer):
@@ -200,12 +183,8 @@ class PictureBox(widgets.VBox):
     @property
     def result(self):
         """What compute returned for the setting shown (a pending update is made first)."""
-        self._flush()
+        self.flush()
         return self._result
-
-    def flush(self):
-        """Send a pending update now (e.g. before a scene is shown)."""
-        self._flush()
 
     @property
     def figure(self):

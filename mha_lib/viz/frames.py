@@ -192,7 +192,7 @@ def _wrap(text, inches, fontsize, em=0.5, least=12):
 
 
 def parts_figure(frames, rows, widths=None, size=(10.0, 4.6), dpi=90, fig=None, fontsize=None):
-    """The still figure of an explorer made of parts (:func:`mha_lib.explorers.chart.parts_explorer`): ``frames``
+    """The still figure of an explorer made of parts (:func:`mha_lib.explorers.toolkit.build_explorer`): ``frames``
     {name: a chart's (scheme, data) or a ``Frame``} laid out in ``rows`` (lists of names), each part ``widths``
     [name] wide (default 1), with the marks, limits, ticks, titles and colours the page draws; ``fontsize``:
     every text at this size (a slide's)."""
