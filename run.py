@@ -160,10 +160,10 @@ def test(extra):
     else:
         # Every tier and every notebook, in two runs: first all but the browser and hub tests, one process per
         # core (a notebook's cells stay together in one process: --dist loadfile); then the browser and hub
-        # tests alone, as they time what a browser shows and would only be slowed down by company.
+        # tests, two files at a time (JupyterLab's and the lecture screen's pages mostly wait for their kernels).
         runs = [
             ["-m", "not browser and not hub", "-n", "auto", "--dist", "loadfile", *NOTEBOOK_ARGS, "tests", "notebooks"],
-            ["-m", "browser or hub", "-n", "0", "tests"],
+            ["-m", "browser or hub", "-n", "2", "--dist", "loadfile", "tests"],
         ]
     # matplotlib's font cache, built before any notebook runs (a slow first build prints a notice on stderr in
     # the first notebook cell that draws, and nbval fails that cell).

@@ -339,7 +339,12 @@ def scene_page(browser, lecture_url, k, width=1280, height=720, expect=None, **c
     try:
         page.goto(f"{lecture_url}&scene={k}")
         page.locator(".mha-screen .mha-pic:visible").first.wait_for(state="visible", timeout=180_000)
-        yield page, dict(wait_for_scene(page, expect or k), requests=requests)
+        state = wait_for_scene(page, expect or k)
+        # the layout the window opens in (presenter below 2:1) is set when the kernel reads the window's size: a key
+        # P pressed before that would be undone by it
+        presenter = width / height < 2.0
+        assert ld.wait_until(lambda: page.evaluate(_STATE)["presenter"] == presenter, timeout=60), page.evaluate(_STATE)
+        yield page, dict(state, requests=requests)
     finally:
         context.close()
 
