@@ -63,13 +63,12 @@ def cost_setting(d_model=768, h=12, log2_n=9, blockwise=False, block_size=64):
 
 
 class CostDrawer:
-    """FLOPs per step (left) and bytes held (right) as horizontal bars; the still figure is drawn from the same."""
+    """FLOPs per step (left) and bytes held (right, a log scale) as horizontal bars; the still figure from the same."""
 
     size = (10.0, 3.2)  # inches: the still figure
     parts, rows = {"cost": "chart"}, [["cost"]]  # the live picture: one chart of two panels (chart.py)
 
     def frames(self, res):
-        """What the browser draws: the same two panels as horizontal bars (memory on a log scale of bytes)."""
         percent = 100 * (np.array([res.flops[k] for k in STEP_LABELS], dtype=float) / res.total_flops)
         colours = ["#D55E00" if k in ("scores", "softmax", "weighted_sum") else "#0072B2" for k in STEP_LABELS]  # n²
         flops = _hbars(list(STEP_LABELS.values()), percent, [f"{v:.1f}%" for v in percent], colours, (0, 110))

@@ -46,7 +46,6 @@ class EmbeddingsDrawer:
     size = (10.0, 3.4)
 
     def picture(self, res):
-        """What the browser draws: the first columns of X (left), the rows' cosine similarity (right)."""
         (n, d_model), part = res.X.shape, res.X[:, : res.shown]
         more = f" (columns 1-{res.shown} of {d_model} drawn)" if res.shown < d_model else ""
         panels = [

@@ -44,7 +44,6 @@ class OverviewDrawer:
     """Every head's weights on one shared [0, 1] scale."""
 
     def picture(self, res):
-        """What the browser draws: every head's weights (numbers in the cells up to 4 tokens and 8 heads)."""
         weights = res.result.weights  # (h, n, n)
         panel = grid_panel(
             "weights",

@@ -46,13 +46,7 @@ def compute_projections(h, tie_d_k, d_k, X=None, tokens=None, seed=0):
     X, tokens = running_inputs(X, tokens)
     params = explorer_params(X.shape[-1], h, None if tie_d_k else d_k, seed)  # raises for h=7, tied
     Q = project(X, params.W_q)  # (n, d_model) @ (h, d_model, d_k) -> (h, n, d_k)
-    return Projections(
-        tokens=list(tokens),
-        d_k=params.d_k,
-        W_q=params.W_q,
-        Q=Q,
-        count=parameter_count(X.shape[-1], params.h, d_k=params.d_k),
-    )
+    return Projections(list(tokens), params.d_k, params.W_q, Q, parameter_count(X.shape[-1], params.h, d_k=params.d_k))
 
 
 class ProjectionsDrawer:
@@ -61,7 +55,6 @@ class ProjectionsDrawer:
     size = (10.0, 4.6)
 
     def picture(self, res):
-        """What the browser draws: every head's Q_i (rows: tokens) on one signed scale."""
         h, n, d_k = res.Q.shape
         panel = grid_panel(
             "Q",

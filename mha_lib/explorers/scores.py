@@ -65,8 +65,8 @@ def random_scores(d_k, scaled=True, n=4, trials=500, rng=0):
 
 
 class ScalingDrawer:
-    """Draws a :class:`RandomScores`: histogram of the scores (left), softmax of six rows (right); the still figure is
-    drawn from the same parts (:func:`mha_lib.viz.still_figure`)."""
+    """Draws a :class:`RandomScores`: histogram of the scores (left), softmax of the first query row of six sentences
+    (right); the still figure is drawn from the same parts (:func:`mha_lib.viz.still_figure`)."""
 
     size = (9.0, 3.4)
 
@@ -77,7 +77,6 @@ class ScalingDrawer:
     slide_widths = {"hist": 1.25, "rows": 1}
 
     def frames(self, res):
-        """What the browser draws: the scores' histogram and the softmax of the first query row of six sentences."""
         n, values, rows = res.weights.shape[-1], res.scores.ravel(), min(6, len(res.weights))
         lim = max(4.0, float(np.abs(values).max()))
         counts, edges = np.histogram(values, bins=np.linspace(-lim, lim, 61))
@@ -165,12 +164,11 @@ def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed
 
 
 class ScoresDrawer:
-    """Draws a :class:`ScoresSetting`: every head's scores (left), two row statistics (right)."""
+    """Draws a :class:`ScoresSetting`: every head's scores (left), the rows' largest weight and entropy (right)."""
 
     size = (11.0, 5.2)
 
     def picture(self, res):
-        """What the browser draws: every head's scores (left), the rows' largest weight and entropy (right)."""
         n, numbers, heads = len(res.tokens), res.h <= 8, [str(i + 1) for i in range(res.h)]
         bits = math.log2(n) if n > 1 else 1.0
         stats = dict(numbers=numbers, row_label="head", col_label="query token", width=0.3, cap=34)  # the two on the right

@@ -93,7 +93,6 @@ class SoftmaxDrawer:
     """Every head's weights on the shared scale [0, 1], masked cells hatched."""
 
     def picture(self, res):
-        """What the browser draws: every head's weights, masked cells hatched."""
         panel = grid_panel(
             "weights", res.weights.shape, res.tokens, res.tokens, numbers=res.h <= 8, titles=head_titles(res.h, res.roles)
         )

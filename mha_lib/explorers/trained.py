@@ -60,12 +60,8 @@ def compute_trained(sentence, layer):
     if not isinstance(sentence, str):
         raise TypeError(f"sentence must be a string, got {type(sentence).__name__}")
     tokens, attentions, patterns = _forward(sentence, model)
-    return Trained(
-        tokens=list(tokens),
-        layer=int(layer),
-        weights=attentions[layer - 1],  # (h, n, n)
-        patterns={name: table[layer - 1] for name, table in patterns.items()},
-    )  # name -> (h,)
+    patterns = {name: table[layer - 1] for name, table in patterns.items()}  # name -> (h,)
+    return Trained(list(tokens), int(layer), attentions[layer - 1], patterns)  # weights (h, n, n)
 
 
 def _head_title(res, i):
@@ -81,7 +77,6 @@ class TrainedDrawer:
     size = (11.0, 9.2)
 
     def picture(self, res):
-        """What the browser draws (and the still figure: :func:`mha_lib.viz.frame_figure`)."""
         h = len(res.weights)
         panel = grid_panel(
             "weights", res.weights.shape, res.tokens, res.tokens, numbers=False, ncols=4, cbar="attention weight", cap=40

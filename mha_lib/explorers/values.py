@@ -86,7 +86,6 @@ class ValuesDrawer(ValuesFigure):
     rows = (("chart",), ("rows",))
 
     def frames(self, view):
-        """What the browser draws: the bars and the 2-D panel (:mod:`.chart`), V_i's rows (:mod:`.widget`)."""
         n, cols, colors = len(view.tokens), self.key(view)[1], token_colors(len(view.tokens))
         toks, w = [short(t) for t in view.tokens], view.weights_row
         decimals = 3 if n <= 8 else 2
