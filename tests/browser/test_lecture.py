@@ -61,6 +61,8 @@ _STATE = """() => {
     dpr: window.devicePixelRatio,
     scrollH: document.scrollingElement.scrollHeight, scrollW: document.scrollingElement.scrollWidth,
     message: [...screen.querySelectorAll('.widget-html-content')].map(e => e.innerText).join(' ').includes('\u26a0'),
+    blankBars: [...screen.querySelectorAll('.mha-cbar')].filter(b => b.offsetParent !== null
+      && getComputedStyle(b).backgroundImage === 'none').length,
   };
 }"""
 
@@ -210,6 +212,7 @@ def test_every_scene_with_the_keys_in_both_layouts(browser, lecture_url, screens
             page.screenshot(path=str(screenshots / f"lecture_{width}x{height}_{k}.png"))
             report.append((k, SCENES[k - 1].name, state))
             assert not state["message"], f"scene {k} shows a warning instead of its picture"
+            assert not state["blankBars"], f"scene {k}: {state['blankBars']} colour bars drawn blank"
             assert state["scrollH"] <= height + 1 and state["scrollW"] <= width + 1, (
                 f"scene {k} ({SCENES[k - 1].name}) scrolls at {width}x{height}: {state}"
             )

@@ -138,7 +138,8 @@ function syncGrid(g, spec, luts) {
   while (g.panels.length < spec.h) { const p = makePanel(); g.panels.push(p); g.heads.appendChild(p.root); }
   g.panels.forEach((p, i) => syncPanel(p, spec, i));
   if (spec.cbar !== null) {
-    if (!g.cbar) {
+    const made = !g.cbar;
+    if (made) {
       g.cbar = make("div", "mha-cbar");
       g.ticks = [0, 1, 2].map(() => make("span", "mha-tick"));
       const ticks = make("div", "mha-ticks");
@@ -148,7 +149,8 @@ function syncGrid(g, spec, luts) {
       g.cbarWrap.append(g.cbar, ticks, g.cbarLabel);
       g.side.prepend(g.cbarWrap);
     }
-    if (String(old.stops) !== String(spec.stops)) g.cbar.style.background = `linear-gradient(to top, ${spec.stops.join(", ")})`;
+    // a bar made again (after a layout without it) is painted afresh, whatever the stops before
+    if (made || String(old.stops) !== String(spec.stops)) g.cbar.style.background = `linear-gradient(to top, ${spec.stops.join(", ")})`;
     setText(g.cbarLabel, spec.cbar || "");
   } else if (g.cbar) { g.cbarWrap.remove(); g.cbar = g.ticks = g.cbarWrap = null; }
   if (!g.key.parentNode) g.side.appendChild(g.key);
