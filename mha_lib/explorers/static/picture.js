@@ -305,8 +305,9 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
       }
       g.cellFit = cell;
     }
-    // the widest number takes 0.9 of its cell at most: a gap between neighbours (".92 .08", not ".92.08")
-    const num = Math.min(0.9 * cell / (g.widest || 2.3), 0.6 * cell);
+    // the widest number takes 0.9 of its cell at most: a gap between neighbours (".92 .08", not ".92.08"); in
+    // lecture mode 0.94, its cells parted by a white line (scene 2's weights at 1024 x 768 need it)
+    const num = Math.min((g.lecture ? 0.94 : 0.9) * cell / (g.widest || 2.3), 0.6 * cell);
     g.cellUsed = cell;
     setVar(g.root, "--cell", `${cell.toFixed(2)}px`);
     setVar(g.root, "--num", `${num.toFixed(2)}px`);
