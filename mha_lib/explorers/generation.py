@@ -18,7 +18,7 @@ from ..viz import TOKEN_COLORS
 from ..viz.generation import GenerationFigure, GQAFigure, count, is_light, step_counts
 from . import chart
 from .toolkit import build_explorer, checkbox, dropdown, int_slider, selection_slider
-from .widget import Frame, grid_panel, matrix_entry
+from .widget import Frame, grid_panel, heads_frame, matrix_entry
 
 GENERATION_SENTENCE = "humpty dumpty sat on a wall"
 
@@ -72,27 +72,14 @@ class _GenerationDrawer(GenerationFigure):
     slide_widths = {"keys": 1, "step": 1.8}
 
     def slide_frames(self, res):
-        """:meth:`frames` for slides: the step's chart without its key (its boxes say "new" and "cache"; at 24 pt
-        the key took the height its rows need)."""
+        """:meth:`frames` for slides: the step's chart without its key (at 24 pt it took the height of its rows)."""
         return self.frames(res, slide=True)
 
     def frames(self, res, slide=False):
-        """What the browser draws: every head's weights so far and head 1's cached keys (heatmaps); which rows this
-        step computes and which it reads from the cache (a chart); the counts."""
-        h, n, _ = res.weights.shape
+        """Every head's weights so far, head 1's cached keys, which rows this step computes or reads from the cache."""
+        n = len(res.tokens)
         t, first = res.t, res.t - 1 if res.use_cache else 0  # the rows this step computes
         cached = np.broadcast_to((np.arange(n) < t)[:, None], res.keys.shape)
-        weights = grid_panel(
-            "weights",
-            res.weights.shape,
-            res.tokens,
-            res.tokens,
-            ncols=min(h, 4),
-            cap=48,
-            cbar="attention weight",
-            mask_label="masked / not computed",
-            fit_height=0.5,
-        )
         keys = grid_panel(
             "keys",
             (1, n, res.keys.shape[1]),
@@ -107,7 +94,7 @@ class _GenerationDrawer(GenerationFigure):
             mask_label="not cached yet",
             cap=22,
         )
-        caption = f"step {t} of {n}: the new token is '{res.tokens[t - 1]}' (below: what this step computes)"
+        caption = {"caption": f"step {t} of {n}: the new token is '{res.tokens[t - 1]}' (below: what this step computes)"}
         key_texts = {"group_titles": {"keys": "head 1's cached keys K (a row per token)"}}
         key_entry = matrix_entry(res.keys, res.key_limits, mask=cached)
         marks = [chart.text(-0.1, n - 1 - i + 0.5, tok, anchor="end") for i, tok in enumerate(res.tokens)]
@@ -127,8 +114,15 @@ class _GenerationDrawer(GenerationFigure):
         scheme = {"panels": [chart.panel("step", height=28 * n + 40, max_width=440, legend=legend, axes=False)]}
         step = chart.view((-1.6, 3.05), (-0.05, n + 0.7), marks, title=f"rows step {t} computes, per head")
         return {
-            "heads": Frame(
-                {"panels": [weights]}, {"caption": caption}, {"weights": matrix_entry(res.weights, mask=res.shown)}
+            "heads": heads_frame(
+                res.weights,
+                res.tokens,
+                caption,
+                res.shown,
+                cap=48,
+                cbar="attention weight",
+                mask_label="masked / not computed",
+                fit_height=0.5,
             ),
             "keys": Frame({"panels": [keys]}, key_texts, {"keys": key_entry}),
             "step": chart.ChartFrame(scheme, {"panels": {"step": step}, "footer": step_counts(res)}),
@@ -209,14 +203,12 @@ class _GQADrawer(GQAFigure):
     slide_widths = {"sharing": 1.5, "cache": 1}
 
     def slide_frames(self, res):
-        """:meth:`frames` for 24-pt text: the cache chart's bars named by h_kv alone (the axis says what h_kv is), its
-        title and axis one line each; the key/value boxes twice as wide; the heads titled "head i", the sharing said
-        once above them ("head 1 (K,V 1)" is wider than its panel)."""
+        """:meth:`frames` for 24-pt text: the bars named by h_kv alone, title and axis one line each, wider key/value
+        boxes, the heads titled "head i" and the sharing said once above them."""
         return self.frames(res, slide=True)
 
     def frames(self, res, slide=False):
-        """What the browser draws: which query heads share which key/value head and the model's cache (charts),
-        every head's weights (heatmaps)."""
+        """Which query heads share which key/value head, the model's cache (charts), every head's weights."""
         h, group, wide = res.h, res.h // res.h_kv, 0.4 if slide else 0.0
         marks = []
         for j in range(res.h_kv):
@@ -249,29 +241,20 @@ class _GQADrawer(GQAFigure):
         else:
             bars = chart.panel("cache", height=300, ylabel="KV cache, GiB (float16, one sequence)")
         titles = [f"head {i + 1}" + ("" if slide else f" (K,V {j + 1})") for i, j in enumerate(res.kv_of)]
-        grid = grid_panel(
-            "weights",
-            res.weights.shape,
-            res.tokens,
-            res.tokens,
-            titles=titles,
-            cbar="attention weight",
-            ncols=min(h, 4),
-            cap=40,
-        )
         texts = {}
         if slide:  # the sharing said once, above the heads
             shared = "; ".join(f"heads {j * group + 1}-{(j + 1) * group} share K,V {j + 1}" for j in range(res.h_kv))
             shared = shared if res.h_kv <= 2 and group > 1 else f"{count(group, 'query head')} per key/value head"
             texts = {"group_titles": {"weights": shared}}
         mask = causal_mask(len(res.tokens))
+        weights = heads_frame(res.weights, res.tokens, texts, mask, titles=titles, cbar="attention weight", cap=40)
         return {
             "sharing": chart.ChartFrame(
                 {"panels": [chart.panel("sharing", height=150, max_width=1000, axes=False)]},
                 {"panels": {"sharing": sharing}},
             ),
             "cache": chart.ChartFrame({"panels": [bars]}, {"panels": {"cache": cache}}),
-            "weights": Frame({"panels": [grid]}, texts, {"weights": matrix_entry(res.weights, mask=mask)}),
+            "weights": weights,
         }
 
 

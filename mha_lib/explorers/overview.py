@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ..attention import MHAResult, multi_head_attention
 from ..data import embed_tokens, tokenize
 from .toolkit import Result, build_explorer, explorer_params, heads_control, link_heads, text_box
-from .widget import Frame, grid_panel, matrix_entry
+from .widget import heads_frame
 
 MAX_TOKENS = 8  # an 8 x 8 grid of weights is the most a small panel shows readably
 
@@ -25,13 +25,8 @@ class Overview(Result):
 
 
 def compute_overview(sentence, h, d_model=512, seed=0):
-    """Multi-Head Attention of a typed sentence (at most ``MAX_TOKENS`` words) with h heads.
-
-    ``h`` must divide ``d_model`` (d_k = d_model / h); ``seed`` is that of :func:`mha_lib.init_params` (h=8
-    gives the running example's weights). Returns an :class:`Overview`: ``tokens``, ``h``, ``d_k`` and
-    ``result`` (the :class:`mha_lib.MHAResult`, ``weights`` of shape (h, n, n)). Raises ``ValueError`` for
-    an empty sentence, too many words, or an h that does not divide d_model.
-    """
+    """Multi-Head Attention of a typed sentence (at most ``MAX_TOKENS`` words) with h heads, h dividing d_model, as an
+    :class:`Overview`; ``seed``: :func:`mha_lib.init_params`'s. ``ValueError`` for a sentence or h it cannot take."""
     tokens = tokenize(sentence)
     if len(tokens) > MAX_TOKENS:
         raise ValueError(f"{len(tokens)} words is more than the small panels can label; type at most {MAX_TOKENS}")
@@ -44,20 +39,12 @@ class OverviewDrawer:
     """Every head's weights on one shared [0, 1] scale."""
 
     def picture(self, res):
-        weights = res.result.weights  # (h, n, n)
-        panel = grid_panel(
-            "weights",
-            weights.shape,
-            res.tokens,
-            res.tokens,
-            cbar="attention weight",
-            numbers=len(res.tokens) <= 4 and res.h <= 8,
-            ncols=min(res.h, 8 if res.h > 8 else 4),
-        )
         caption = (
             f"h = {res.h} heads, d_k = d_model / h = {res.d_k}: row = query token, column = key token, each row sums to 1"
         )
-        return Frame({"panels": [panel]}, {"caption": caption}, {"weights": matrix_entry(weights)})
+        numbers, ncols = len(res.tokens) <= 4 and res.h <= 8, min(res.h, 8 if res.h > 8 else 4)
+        texts = {"caption": caption}
+        return heads_frame(res.result.weights, res.tokens, texts, cbar="attention weight", numbers=numbers, ncols=ncols)
 
 
 def make_overview_explorer(sentence="humpty dumpty sat on", h=8):

@@ -25,7 +25,7 @@ from .toolkit import (
     running_inputs,
     weights_control,
 )
-from .widget import Frame, grid_panel, matrix_entry
+from .widget import heads_frame
 
 PAD_TOKENS = ("You", "are", "welcome", "PAD")
 SENTENCES = ("humpty dumpty sat on", "You are welcome PAD")
@@ -93,14 +93,12 @@ class SoftmaxDrawer:
     """Every head's weights on the shared scale [0, 1], masked cells hatched."""
 
     def picture(self, res):
-        panel = grid_panel(
-            "weights", res.weights.shape, res.tokens, res.tokens, numbers=res.h <= 8, titles=head_titles(res.h, res.roles)
-        )
         caption = (
             f"weights of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, T = {res.temperature:.3g}, "
             f"mask: {res.mask_kind}  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)"
         )
-        return Frame({"panels": [panel]}, {"caption": caption}, {"weights": matrix_entry(res.weights, mask=res.mask)})
+        titles = head_titles(res.h, res.roles)
+        return heads_frame(res.weights, res.tokens, {"caption": caption}, res.mask, numbers=res.h <= 8, titles=titles)
 
 
 def make_softmax_explorer(seed=0):

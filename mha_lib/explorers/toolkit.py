@@ -52,12 +52,9 @@ _PARAMS_KEPT = 4_000_000  # numbers of parameters kept between settings (32 MB; 
 
 
 def explorer_params(d_model, h, d_k=None, seed=0):
-    """``mha_lib.init_params(d_model, h, d_k, seed=seed)``, kept for the last settings; a setting over
-    :data:`MEMORY_BUDGET` is refused before anything is allocated. d_model=512, h=8, seed=0: the running example's.
-
-    With d_k = d_model / h every h draws the same numbers in the same order (W^Q is (h, d_model, d_k), filled
-    head after head), so one draw per d_model serves every h: a new h is a reshape, with no drawing and no memory.
-    """
+    """``mha_lib.init_params(d_model, h, d_k, seed=seed)``, kept for the last settings (over :data:`MEMORY_BUDGET`:
+    refused before allocating). With d_k = d_model / h every h draws the same numbers in the same order, so one draw
+    per d_model serves every h (a reshape)."""
     try:
         count = parameter_count(d_model, h, d_k=d_k)["total"]  # the library says when h does not divide d_model
     except ValueError as exc:
@@ -84,20 +81,14 @@ WEIGHT_KINDS = (
 
 
 def weights_control(value="random"):
-    """The choice of W matrices (random, designed or trained) of the explorers of 03, 04, 05 and 08.
-
-    Labelled "parameters": in this series "weights" means the attention weights (the softmax output).
-    """
+    """The choice of W matrices, labelled "parameters" ("weights" are the attention weights in this series)."""
     return dropdown("parameters", list(WEIGHT_KINDS), value)
 
 
 @functools.lru_cache(maxsize=8)
 def fixed_layer(kind, sentence=None):
-    """``(tokens, X, params, roles)`` of a layer whose weights are not random (shared arrays: do not change).
-
-    ``"designed"``: :func:`mha_lib.designed_example` (``roles`` names the heads' jobs); ``"trained"``: layer 1 of
-    notebook 09's all-MiniLM-L6-v2 (X its input, roles None). ``sentence`` None: the designed or running example's.
-    """
+    """``(tokens, X, params, roles)`` (shared, read-only) of :func:`mha_lib.designed_example` (``"designed"``) or
+    layer 1 of all-MiniLM-L6-v2 (``"trained"``, roles None); ``sentence`` None: the example's own."""
     if kind == "designed":
         d = designed_example(sentence)
         return tuple(d.tokens), d.X, d.params, tuple(d.roles)
@@ -139,11 +130,8 @@ def running_inputs(X=None, tokens=None):
 
 
 def explorer_layer(weights, X=None, tokens=None, h=8, d_k=None, seed=0, sentence=None):
-    """``(tokens, X, params, roles)`` of the parameters a :func:`weights_control` names.
-
-    "random": :func:`explorer_params` (d_k None: d_model / h) on X and tokens (default: the running example), roles
-    None; "designed" / "trained": :func:`fixed_layer` on ``sentence`` (its own h, d_k; X and tokens are ignored).
-    """
+    """``(tokens, X, params, roles)`` of the parameters a :func:`weights_control` names: "random" is
+    :func:`explorer_params` on X and tokens; "designed" / "trained" :func:`fixed_layer` (X, tokens, h, d_k ignored)."""
     if weights != "random":
         return fixed_layer(weights, sentence)
     X, tokens = running_inputs(X, tokens)  # checks one token per row of X
@@ -155,14 +143,11 @@ def single_blas_thread():
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def _start_value(description, value, allowed):
-    """Refuse a start value the control cannot show (ipywidgets would clamp a slider's silently, or fail)."""
-    name = description.split(" (")[0]
-    raise ValueError(f"{name} cannot start at {shown(value)}: choose {allowed}")
+def _start_value(description, value, allowed):  # ipywidgets would clamp a slider's start value silently, or fail
+    raise ValueError(f"{description.split(' (')[0]} cannot start at {shown(value)}: choose {allowed}")
 
 
-def _control(cls, description, **kwargs):
-    """A control whose description is never cut off."""
+def _control(cls, description, **kwargs):  # the description is never cut off
     return cls(description=description, style={"description_width": "initial"}, **kwargs)
 
 
@@ -227,14 +212,9 @@ def heads_control(d_model=512, value=8, tied=True, max_h=16):
 
 
 def link_heads(box, d_model_of, max_h=16, tie="tie", head=None):  # noqa: C901  h, d_k and the tie box follow each other both ways
-    """Keep the h control on valid values, and the (disabled) d_k slider showing d_model/h while tied.
-
-    ``d_model_of()`` gives the current d_model (it may depend on another control). d_k is tied while the checkbox
-    named ``tie`` is ticked, or while a d_k dropdown (:func:`d_k_menu`) is on its "d_model / h" entry, 0.
-    ``head``, the name of a "which head" slider, keeps its maximum at h. Designed or trained parameters fix d_model,
-    h and d_k: the controls show theirs (where offered), disabled. The options change inside ``box.hold()``: one
-    redraw, for the nearest valid h.
-    """
+    """Keep the h control on valid values and a d_k slider on d_model/h while tied (the ``tie`` checkbox ticked, or
+    a :func:`d_k_menu` on 0); ``d_model_of()`` gives d_model, ``head`` names a slider kept at most h. Designed or
+    trained parameters: the controls show their sizes, disabled. One redraw per change (``box.hold()``)."""
     controls = box.controls
     menu = isinstance(controls.get("d_k"), widgets.Dropdown)  # a d_k menu whose "d_model / h" entry is 0
     saved, busy = {}, []  # the student's values of the controls that show a fixed layer's sizes; sync running
@@ -295,8 +275,7 @@ def link_heads(box, d_model_of, max_h=16, tie="tie", head=None):  # noqa: C901  
 
 
 def kernel_loop():
-    """The asyncio loop of a Jupyter kernel, when we are inside one (else None: elsewhere, e.g. under Playwright's
-    sync API, a running loop may answer, and work scheduled there would never run)."""
+    """The asyncio loop of a Jupyter kernel, when inside one (else None: a loop elsewhere may never run our work)."""
     import asyncio
 
     try:
@@ -312,8 +291,7 @@ def warning(message, text):
     message.value = f'<span style="color:#B03A2E">&#9888; {html.escape(text)}</span>'
 
 
-def _body(draw):
-    """The picture's widgets: (the box shown, {part name: Chart or Picture}, res -> {part name: frame})."""
+def _body(draw):  # (the box shown, {part name: Chart or Picture}, res -> {part name: frame})
     if hasattr(draw, "parts"):
         parts = {name: Chart() if kind == "chart" else Picture() for name, kind in draw.parts.items()}
         widths = getattr(draw, "widths", {})
@@ -333,24 +311,21 @@ def build_explorer(controls, compute, draw, *, dpi=90, title=None, extra=None):
     Parameters
     ----------
     controls : dict of str -> ipywidgets.ValueWidget
-        The knobs. Their ``.value`` s are passed to ``compute`` as keyword arguments.
+        Their ``.value`` s are passed to ``compute`` as keyword arguments.
     compute : callable(**values) -> result
-        Pure: no drawing, no widgets. Raises ``ValueError`` or ``TypeError`` with a one-line explanation
-        for an impossible combination; the explanation then replaces the picture (no blank gap).
+        Pure. A ``ValueError`` or ``TypeError`` (one line) replaces the picture with its message.
     draw : a drawer
-        ``picture(result)`` gives the :class:`~.widget.Frame` of one :class:`~.widget.Picture`; or ``parts``
-        ({name: "chart" or "picture"}) laid out in ``rows`` (lists of names side by side, ``widths`` their shares),
-        and ``frames(result)`` giving {name: frame}. The still figure (``box.figure``) is drawn on demand.
+        ``picture(result)`` -> :class:`~.widget.Frame`; or ``parts`` ({name: "chart" or "picture"}) in ``rows``
+        (``widths`` their shares) and ``frames(result)`` -> {name: frame}.
     dpi : float or callable
-        The still picture's resolution (``box.image.value``; a function of the figure's size in inches giving one).
+        The still picture's resolution (or a function of the figure's size in inches giving it).
     title, extra : str and list of widgets, optional
         A heading above the controls, widgets under the picture.
 
     Returns
     -------
-    PictureBox (an ipywidgets.VBox)
-        ``refresh()``; ``hold()`` (several changes, one update, at the end); ``flush()`` (a pending update now). A
-        change makes one update, deferred inside a kernel (the changes already sent are read first), at once elsewhere.
+    PictureBox
+        A change makes one update, deferred inside a kernel, at once elsewhere (see :class:`~.widget.PictureBox`).
     """
     check_dpi(dpi, "build_explorer")
     body, parts, frames_of = _body(draw)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import minilm
 from .toolkit import Result, build_explorer, int_slider, text_box
-from .widget import Frame, grid_panel, matrix_entry
+from .widget import heads_frame
 
 MAX_SHOWN = 24  # tokens ([CLS] and [SEP] included) that a 12-panel grid can still label readably
 DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -77,18 +77,11 @@ class TrainedDrawer:
     size = (11.0, 9.2)
 
     def picture(self, res):
-        h = len(res.weights)
-        panel = grid_panel(
-            "weights", res.weights.shape, res.tokens, res.tokens, numbers=False, ncols=4, cbar="attention weight", cap=40
-        )
-        return Frame(
-            {"panels": [panel]},
-            {
-                "caption": f"Layer {res.layer}: row = query token (looks), column = key token (is looked at)",
-                "titles": {"weights": [_head_title(res, i) for i in range(h)]},
-            },
-            {"weights": matrix_entry(res.weights)},
-        )
+        texts = {
+            "caption": f"Layer {res.layer}: row = query token (looks), column = key token (is looked at)",
+            "titles": {"weights": [_head_title(res, i) for i in range(len(res.weights))]},
+        }
+        return heads_frame(res.weights, res.tokens, texts, numbers=False, ncols=4, cbar="attention weight", cap=40)
 
     slide_pages = True  # a slide (tools/export_slides.py): slide_picture, 12 heads of 15 tokens do not fit at 24 pt
 
@@ -100,17 +93,14 @@ class TrainedDrawer:
         shown = sorted(np.argsort(best, kind="stable")[::-1][: min(heads, h)].tolist())
         k = min(keep, n)
         weights = np.ascontiguousarray(res.weights[shown][:, :k, :k])
-        tokens = res.tokens[:k]
-        panel = grid_panel("weights", weights.shape, tokens, tokens, numbers=False, ncols=len(shown), cbar="weight", cap=40)
         titles = [_head_title(res, i).split(": ", 1)[1].rsplit(" ", 1)[0] for i in shown]
         titles = [f"head {i + 1}: {t}" if t != "no clear" else f"head {i + 1}" for i, t in zip(shown, titles, strict=True)]
         caption = (
             f"Layer {res.layer}: its {len(shown)} clearest of {h} heads (a clear one named by its pattern), "
             f"the first {k} of {n} tokens (row: query, column: key)"
         )
-        return Frame(
-            {"panels": [panel]}, {"caption": caption, "titles": {"weights": titles}}, {"weights": matrix_entry(weights)}
-        )
+        texts = {"caption": caption, "titles": {"weights": titles}}
+        return heads_frame(weights, res.tokens[:k], texts, numbers=False, ncols=len(shown), cbar="weight", cap=40)
 
 
 def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):

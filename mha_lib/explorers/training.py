@@ -15,7 +15,7 @@ from ..training import TrainResult, train_toy, weight_on_offset
 from ..viz.training import LOSS_COLOR, TrainingFigure, training_view_figure
 from . import chart
 from .toolkit import build_explorer, int_slider, selection_slider
-from .widget import Frame, PictureBox, grid_panel, matrix_entry
+from .widget import PictureBox, heads_frame
 
 
 def token_names(tokens: np.ndarray) -> list:
@@ -96,18 +96,9 @@ class TrainingDrawer(TrainingFigure):
         self.widths = {"heads": heads, "loss": 1.4}
 
     def frames(self, view):
-        heads, n = len(view.weights), len(view.tokens)
         titles = [f"{title}: {p:.2f} on the previous token" for title, p in zip(view.titles, view.previous, strict=True)]
-        grid = grid_panel(
-            "weights",
-            view.weights.shape,
-            view.tokens,
-            view.tokens,
-            titles=titles,
-            numbers=n <= 8,
-            ncols=min(heads, 4),
-            cbar="attention weight",
-        )
+        numbers = len(view.tokens) <= 8
+        heads = heads_frame(view.weights, view.tokens, {}, titles=titles, numbers=numbers, cbar="attention weight")
         losses = np.asarray(view.losses, dtype=float)
         keep = np.unique(np.r_[np.arange(0, len(losses), max(1, -(-len(losses) // LOSS_POINTS))), len(losses) - 1])
         keep = keep[keep >= 0]
@@ -116,7 +107,7 @@ class TrainingDrawer(TrainingFigure):
         title = f"training loss\nstep {view.step} of {view.steps}, held-out accuracy {view.accuracy:.2f}"
         loss = chart.view((0, max(view.steps, 1)), (1e-4, 10), curve, title=title)
         return {
-            "heads": Frame({"panels": [grid]}, {}, {"weights": matrix_entry(view.weights)}),
+            "heads": heads,
             "loss": chart.ChartFrame(scheme, {"panels": {"loss": loss}}),
         }
 

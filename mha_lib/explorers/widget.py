@@ -1,14 +1,9 @@
 """The live picture of the explorers, drawn in the browser: the kernel sends numbers, never pixels.
 
-:class:`Picture` is an anywidget (its ES module and CSS are the files in ``static/``, read from the package: no
-network, no build step). It has three synced traits, each sent only when it changed:
-
-* ``scheme``: the panels (a :func:`grid_panel` each: heads, tokens, colour map, number format), the colour maps;
-* ``texts``: the caption, titles, notes, which panels are hidden or highlighted (a few hundred bytes);
-* ``arrays``: the matrices, one float32 binary buffer per panel (NaN marks a masked cell) and its colour limits.
-
-:class:`PictureBox` is the explorer that :func:`~mha_lib.explorers.toolkit.build_explorer` returns; its still
-picture (``box.image``, ``box.figure``) is drawn by matplotlib on demand from the same numbers (:mod:`mha_lib.viz`).
+:class:`Picture` is an anywidget (``static/picture.js`` and ``.css``, read from the package) with three synced traits,
+each sent only when it changed: ``scheme`` (the :func:`grid_panel` s, the colour maps), ``texts`` (caption, titles,
+notes, hidden or highlighted panels) and ``arrays`` (one float32 buffer per panel, NaN = masked, and its limits).
+:class:`PictureBox` is the explorer; its still picture is drawn by matplotlib on demand (:mod:`mha_lib.viz`).
 """
 
 from __future__ import annotations
@@ -32,7 +27,6 @@ class Shown:
     """An anywidget whose synced traits are the fields of a frame: :meth:`show` sends those that changed."""
 
     def show(self, frame):
-        """Send what changed of a frame (traits equal to the last ones are not sent again)."""
         with self.hold_sync():
             for name, value in frame._asdict().items():
                 if value != getattr(self, name):
@@ -85,17 +79,11 @@ def grid_panel(
     strip=False,
     same=None,
 ):
-    """One group of heatmaps on one colour scale: h panels of (n, m) matrices, labelled, with a colour bar.
-
-    ``key`` names its entry in ``arrays``; ``shape`` = (h, n, m); ``rows``, ``cols``: token labels (shortened to
-    ``max_chars`` with "…", drawn as typed); ``signed``: the diverging map (else the weights' map); ``numbers``:
-    written in the cells with ``digits`` decimals when they fit; ``ncols``: panels per row (default: up to 4);
-    ``cbar``: the colour bar's label (None: no bar); ``cap``: the largest cell side in CSS pixels; ``fit_height``:
-    the grid is at most this fraction of the window's height; ``area``: its CSS grid-area on the stage (with the
-    scheme's ``columns``) and ``width``: the fraction of the picture's width it fits in; ``strip``: a wide matrix
-    drawn as rows of a fixed height (``cap``) as wide as the room (e.g. X of shape (n, d_model)); panels with the
-    same ``same`` get the same cell size.
-    """
+    """One group of heatmaps on one colour scale: h panels of (n, m) matrices (``shape``), ``key`` their ``arrays``
+    entry; ``rows``, ``cols``: labels (cut at ``max_chars``); ``signed``: the diverging map; ``numbers`` with
+    ``digits`` decimals when they fit; ``cbar`` None: no colour bar; ``cap``: the largest cell side (CSS px);
+    ``fit_height``: at most this fraction of the window; ``area``, ``width``: CSS grid-area and share of the width;
+    ``strip``: rows of height ``cap`` as wide as the room; panels of one ``same`` get one cell size."""
     h, n, m = (int(s) for s in shape)
     cmap = "signed" if signed else "weights"
     return {
@@ -127,10 +115,7 @@ def grid_panel(
 
 
 def matrix_entry(matrices, clim=(0.0, 1.0), mask=None):
-    """The ``arrays`` entry of a panel: (h, n, m) float32 numbers (masked cells NaN) and the colour limits.
-
-    ``mask`` (True = may attend), shape (n, m) or (h, n, m). A 2-D matrix is one panel (h = 1).
-    """
+    """The ``arrays`` entry of a panel: (h, n, m) or (n, m) float32 numbers, NaN where ``mask`` is False, limits."""
     M = np.asarray(matrices, dtype=np.float32)
     M = M[None] if M.ndim == 2 else M
     if mask is not None:
@@ -141,6 +126,13 @@ def matrix_entry(matrices, clim=(0.0, 1.0), mask=None):
         "lo": float(clim[0]),
         "hi": float(clim[1]),
     }
+
+
+def heads_frame(weights, tokens, texts, mask=None, **options):
+    """The :class:`Frame` of every head's weights (h, n, n) on [0, 1], masked cells hatched (``options``: of
+    :func:`grid_panel`)."""
+    panel = grid_panel("weights", np.shape(weights), tokens, tokens, **options)
+    return Frame({"panels": [panel]}, texts, {"weights": matrix_entry(weights, mask=mask)})
 
 
 class _StillImage:
@@ -167,13 +159,9 @@ class _StillImage:
 
 
 class PictureBox(widgets.VBox):
-    """What :func:`~mha_lib.explorers.toolkit.build_explorer` returns.
-
-    ``controls`` (name -> widget), ``message`` (the line that replaces the picture for a refused setting),
-    ``picture`` (the :class:`Picture`, or the box of the ``parts``), ``result`` (what compute returned), ``refresh()``,
-    ``hold()`` (several changes, one update), ``flush()`` (a pending update now); ``figure`` / ``image.value``: the
-    still matplotlib figure / PNG of the setting shown, drawn when read (:func:`mha_lib.viz.still_figure`).
-    """
+    """What :func:`~mha_lib.explorers.toolkit.build_explorer` returns: ``controls``, ``message`` (replaces the picture
+    for a refused setting), ``picture``, ``result``, ``refresh()``, ``hold()`` (several changes, one update),
+    ``flush()`` (a pending update now); ``figure`` / ``image.value``: the still figure / PNG, drawn when read."""
 
     def __init__(self, children, drawer):
         super().__init__(children)
@@ -182,8 +170,7 @@ class PictureBox(widgets.VBox):
 
     @property
     def result(self):
-        """What compute returned for the setting shown (a pending update is made first)."""
-        self.flush()
+        self.flush()  # a pending update first
         return self._result
 
     @property
@@ -205,5 +192,5 @@ class PictureBox(widgets.VBox):
         self._still = None
 
     def prepare(self, budget=0):
-        """Nothing is drawn ahead: a setting is drawn by the browser when chosen."""
+        """Nothing is drawn ahead: the browser draws a setting when chosen."""
         return 0
