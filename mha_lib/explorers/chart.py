@@ -1,12 +1,7 @@
 """The explorers' charts drawn in the browser: points, polygons, lines, bars and boxes on axes (``static/chart.js``).
 
-:class:`Chart` is an anywidget like :class:`~mha_lib.explorers.widget.Picture`, with two synced traits, each sent
-only when it changed: ``scheme`` (the panels: :func:`panel` s, their axis labels and legends) and ``data`` (per
-setting: the caption, and for each panel its limits, ticks, title and marks). The kernel sends numbers, never
-pixels; every text (a typed token too) is drawn as text, never HTML.
-
-An explorer's picture may be made of parts, charts and heatmaps side by side (a drawer with ``parts`` and ``frames``:
-:func:`~mha_lib.explorers.toolkit.build_explorer`).
+:class:`Chart` is an anywidget with two synced traits, each sent only when it changed: ``scheme`` (the :func:`panel`
+s) and ``data`` (the caption, and each panel's limits, ticks, title and marks). Every text is drawn as text, never HTML.
 """
 
 from __future__ import annotations

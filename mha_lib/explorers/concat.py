@@ -1,7 +1,4 @@
-"""Notebook 06 (concat): the heads side by side (the reshape/transpose pictures: :mod:`mha_lib.viz.reshape`).
-
-Its explorer (h, d_k and the parameters); the arrays come from ``mha_lib``.
-"""
+"""Notebook 06's explorer (concat): the heads side by side, against the input's width."""
 
 from dataclasses import dataclass
 
@@ -40,19 +37,16 @@ class ConcatView(Result):
 
 
 def compute_concat(X, tokens, h=8, d_k=0, seed=0, weights="random"):
-    """Every head's output and their concatenation for h heads of size d_k (0: d_model / h).
-
-    ``weights`` "designed" or "trained" takes the layer of :func:`~mha_lib.explorers.toolkit.fixed_layer` (its own
-    sentence, h and d_k).
-    """
+    """Every head's output and their concatenation for h heads of size d_k (0: d_model / h); ``weights``: as
+    :func:`~mha_lib.explorers.toolkit.explorer_layer`."""
     tokens, X, params, roles = explorer_layer(weights, X, tokens, h, d_k or None, seed)  # d_k = 0: the library's rule
     res = multi_head_attention(X, params)
     return ConcatView(tuple(tokens), X.shape[1], res.heads, res.concat, X, roles)
 
 
 class ConcatDrawer:
-    """Draws a :class:`ConcatView`: the input X, and below it the heads' outputs side by side, both to scale (the
-    same width per column), so that Concat's width is seen against d_model's; every head on one colour scale."""
+    """Draws a :class:`ConcatView`: X, and below it the heads' outputs side by side, both to scale (Concat's width
+    against d_model's), every head on one colour scale."""
 
     size = (12.0, 4.6)
 
@@ -111,14 +105,7 @@ def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0):
 
 
 def make_concat_explorer(X=None, tokens=None, seed=0):
-    """Vary h and d_k (= d_v), and the parameters (random, designed or trained); see the heads' outputs, the
-    concatenation and its shape.
-
-    Returns
-    -------
-    PictureBox
-        ``controls`` are ``weights``, ``h`` and ``d_k``.
-    """
+    """Controls ``weights``, ``h`` and ``d_k`` (= d_v): the heads' outputs, the concatenation and its shape."""
     X, tokens = running_inputs(X, tokens)
     controls = {
         "weights": weights_control(),

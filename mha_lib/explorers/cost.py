@@ -1,8 +1,5 @@
-"""Explorer of notebook 11 (the cost of attention): FLOPs per step and float32 memory held at once.
-
-Memory: the parameters, Q/K/V, and the attention weights (h n^2) or, blockwise ("flash"), one block of
-scores per head (h n block_size). :func:`cost_setting` is pure; the widget only draws it.
-"""
+"""Explorer of notebook 11 (the cost of attention): FLOPs per step and float32 memory held at once (the
+parameters, Q/K/V, and the weights h n^2 or, blockwise, one block of scores per head h n block_size)."""
 
 from dataclasses import dataclass
 
@@ -42,11 +39,8 @@ class CostSetting:
 
 
 def cost_setting(d_model=768, h=12, log2_n=9, blockwise=False, block_size=64):
-    """FLOPs of every step and the float32 memory of one layer for one sentence of n = 2**log2_n tokens.
-
-    Raises ``ValueError`` when h does not divide d_model (d_k = d_model / h must be whole), and a one-line
-    ``TypeError`` / ``ValueError`` for a log2_n or block_size that is not a whole number in range.
-    """
+    """FLOPs of every step and the float32 memory of one layer for one sentence of n = 2**log2_n tokens (h must
+    divide d_model; log2_n and block_size whole numbers in range)."""
     log2_n = whole_number(log2_n, "log2_n", "cost_setting", minimum=0, maximum=60)  # 2.5 is not rounded to 2
     block_size = whole_number(block_size, "block_size", "cost_setting", minimum=1)
     blockwise = check_flag(blockwise, "blockwise", "cost_setting")
@@ -89,8 +83,7 @@ class CostDrawer:
 
 
 def _hbars(labels, values, texts, colours, x, base=0.0):
-    """A chart view of one horizontal bar per label (the first on top), its text past its end (inside when the bar
-    nearly fills the panel)."""
+    """One horizontal bar per label (the first on top), its text past its end (inside when the bar nearly fills)."""
     k = len(labels)
     marks = []
     for i, (value, text, colour) in enumerate(zip(values, texts, colours, strict=True)):
@@ -105,13 +98,7 @@ def _hbars(labels, values, texts, colours, x, base=0.0):
 
 
 def make_cost_explorer(d_model=768, h=12, log2_n=9, blockwise=False):
-    """Widget: d_model, h, n = 2**slider and blockwise on/off -> FLOPs per step and memory.
-
-    Returns
-    -------
-    PictureBox
-        Controls ``d_model``, ``h`` (the divisors of d_model), ``log2_n`` and ``blockwise``.
-    """
+    """Controls ``d_model``, ``h`` (its divisors), ``log2_n`` and ``blockwise`` -> FLOPs per step and memory."""
     log2_n = whole_number(log2_n, "log2_n", "make_cost_explorer", minimum=2, maximum=17)  # the slider's range
     controls = {
         "d_model": dropdown("d_model", MODELS, value=d_model),

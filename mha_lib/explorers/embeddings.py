@@ -26,11 +26,8 @@ class Embeddings(Result):
 
 
 def compute_embeddings(sentence, d_model):
-    """Tokens, X (n, d_model: one row per word of ``sentence``) and the cosine similarity (n, n) of every pair of rows
-    (1 for the same word), as an :class:`Embeddings`; ``shown``: the columns drawn.
-
-    ``ValueError`` for an empty sentence, more than ``MAX_TOKENS`` words, or d_model < 1.
-    """
+    """Tokens, X (a row per word) and the cosine similarity of every pair of rows, as an :class:`Embeddings`;
+    ``ValueError`` for an empty sentence, more than ``MAX_TOKENS`` words, or d_model < 1."""
     tokens = tokenize(sentence)  # raises ValueError for an empty sentence
     if len(tokens) > MAX_TOKENS:
         raise ValueError(f"{len(tokens)} words is more than this picture can label readably; type at most {MAX_TOKENS}")
@@ -90,13 +87,7 @@ def draw_embeddings(fig, result):
 
 
 def make_embeddings_explorer(sentence="humpty dumpty sat on", d_model=16):
-    """Type a sentence and choose d_model; see X (one row per token) and how alike its rows are.
-
-    Returns
-    -------
-    PictureBox
-        ``controls`` are ``sentence`` and ``d_model``.
-    """
+    """Controls ``sentence`` and ``d_model``: X (one row per token) and how alike its rows are."""
     controls = {
         "sentence": text_box("sentence", sentence, "360px"),
         "d_model": int_slider("d_model", d_model, 1, 512),

@@ -1,8 +1,5 @@
-"""Explorers of notebook 12: generation with a KV cache, and grouped-query heads.
-
-Their still figures are :mod:`mha_lib.viz.generation`'s, on the shared head grid; the math is
-:func:`mha_lib.decode_step`, :func:`mha_lib.multi_head_attention` and :func:`mha_lib.kv_cache_bytes`.
-"""
+"""Explorers of notebook 12: generation with a KV cache, and grouped-query heads (still figures:
+:mod:`mha_lib.viz.generation`)."""
 
 import functools
 from dataclasses import dataclass
@@ -63,7 +60,7 @@ def generation_state(t=1, use_cache=True, sentence=GENERATION_SENTENCE, d_model=
 
 
 class _GenerationDrawer(GenerationFigure):
-    """The generation explorer's picture (its still figure: :class:`mha_lib.viz.generation.GenerationFigure`)."""
+    """The generation explorer's picture (the still figure: :class:`~mha_lib.viz.generation.GenerationFigure`)."""
 
     parts = {"heads": "picture", "keys": "picture", "step": "chart"}  # weights; cached keys; what the step computes
     rows = (("heads",), ("keys", "step"))
@@ -130,17 +127,9 @@ class _GenerationDrawer(GenerationFigure):
 
 
 def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=None, use_cache=True):
-    """A slider that generates ``sentence`` one token at a time through :func:`mha_lib.decode_step`.
-
-    Controls: ``t`` (how many tokens so far; default 3, or all of a shorter sentence) and ``use_cache``.
-    The picture: every head's causal weights so far, the framed rows being what this step computes (one
-    new query row with the cache; every row without it), head 1's cached keys growing by one row per
-    step, and the counts.
-
-    Returns
-    -------
-    PictureBox
-    """
+    """A slider ``t`` (tokens so far) that generates ``sentence`` through :func:`mha_lib.decode_step`, ``use_cache``:
+    every head's weights so far, head 1's cached keys, what the step computes (one query row, or all without the
+    cache)."""
     tokens = tuple(tokenize(sentence))
     if not 2 <= len(tokens) <= 10:
         raise ValueError(f"make_generation_explorer: give a sentence of 2 to 10 words, got {len(tokens)}")
@@ -259,17 +248,8 @@ class _GQADrawer(GQAFigure):
 
 
 def make_gqa_explorer(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8):
-    """A slider over the valid h_kv (divisors of h), a published model and a context length.
-
-    Shows which query heads share which key/value head, the toy layer's weights for every head
-    (heads that share keys and values differ only through their queries), and the model's KV cache
-    at 2**log2_tokens tokens with h_kv as published, with one key/value head per query head, and
-    with a single one (multi-query).
-
-    Returns
-    -------
-    PictureBox
-    """
+    """Sliders over h_kv (divisors of h), a published model and a context length: which query heads share which
+    key/value head, every head's weights, and the model's KV cache as published, with h_kv = h and with 1."""
     log2_tokens = whole_number(log2_tokens, "log2_tokens", "make_gqa_explorer", minimum=8, maximum=17)  # the slider
     controls = {
         "h_kv": selection_slider("h_kv (key/value heads)", divisors(h), h_kv),

@@ -1,8 +1,4 @@
-"""Notebook 07 (output projection): W^O maps the concatenation back to d_model and mixes the heads.
-
-Its explorer (h, d_k, W^O random or I, a token; the still pictures: :mod:`mha_lib.viz.output`); everything is
-computed with ``mha_lib``.
-"""
+"""Notebook 07's explorer (output projection): W^O maps the concatenation back to d_model and mixes the heads."""
 
 from dataclasses import dataclass, replace
 
@@ -28,16 +24,12 @@ class OutputView(Result):
     contributions: np.ndarray  # (h, n, d_model): Head_i W^O_i
     weights: np.ndarray  # (h, n, n)
 
-    def shapes(self):
-        """``{name: shape}`` of what flows through the output projection."""
+    def shapes(self):  # what flows through the output projection
         return {"X": self.X.shape, "Concat": self.concat.shape, "W^O": self.W_o.shape, "output": self.output.shape}
 
 
 def compute_output(X, tokens, h=8, d_k=0, wo="random", seed=0):
-    """Multi-head attention with h heads of size d_k (0: d_model / h) and W^O random or the identity.
-
-    ValueError for ``wo="identity"`` when h·d_k is not d_model (an identity is square), or d_model / h not whole.
-    """
+    """Multi-head attention with h heads of size d_k (0: d_model / h) and W^O random or the identity (square)."""
     d_model = X.shape[1]
     params = explorer_params(d_model, h, d_k or None, seed)  # d_k = 0: d_model / h, the library's rule
     if wo == "identity":
@@ -56,8 +48,7 @@ def compute_output(X, tokens, h=8, d_k=0, wo="random", seed=0):
 
 
 def spread_columns(d_model, h):
-    """Output columns to show: evenly spread, a multiple of h of them (at least 8), so that with
-    W^O = I every head's block of columns is represented."""
+    """Output columns to show: evenly spread, a multiple of h of them (at least 8): every head's block with W^O = I."""
     k = h * -(-8 // h) if h <= 12 else h
     return [int(c) for c in np.linspace(0, d_model, k, endpoint=False)]
 
@@ -70,9 +61,8 @@ def sample_rows(W_o, h, most=32):
 
 
 class OutputDrawer:
-    """Draws ``(token, OutputView)``: W^O by its head blocks, each head's contribution to the token's output (and
-    their sum, the output), and how large every contribution is. Columns of W^O and of the outputs are sampled:
-    evenly spread (:func:`spread_columns`), the same in both."""
+    """Draws ``(token, OutputView)``: W^O by head blocks, each head's contribution to the token's output and their
+    sum, and how large every contribution is (the same columns sampled in both: :func:`spread_columns`)."""
 
     size = (14.0, 4.6)
 
@@ -146,8 +136,7 @@ class OutputDrawer:
     slide_pages = True  # a slide (tools/export_slides.py): slide_picture, the three panels side by side overlapped
 
     def slide_picture(self, res):
-        """:meth:`picture` on two slides: what each head adds to the token's output (the middle panel, wide), then
-        W^O by head blocks beside the size of every head's contribution."""
+        """:meth:`picture` on two slides: what each head adds (wide), then W^O beside the contributions' sizes."""
         scheme, texts, arrays = self.picture(res)
         wo, contributions, sizes = scheme["panels"]
         first = Frame(
@@ -174,13 +163,7 @@ def output_figure(X=None, tokens=None, h=8, d_k=0, wo="random", seed=0):
 
 
 def make_output_explorer(X=None, tokens=None, seed=0):
-    """Vary h, d_k and W^O (random or the identity); see the shapes and every head's contribution.
-
-    Returns
-    -------
-    PictureBox
-        ``controls`` are ``h``, ``d_k``, ``wo`` and ``token``; see :mod:`mha_lib.explorers.toolkit`.
-    """
+    """Controls ``h``, ``d_k``, ``wo`` (random or the identity) and ``token``: the shapes and each head's part."""
     X, tokens = running_inputs(X, tokens)
     controls = {
         "h": heads_control(X.shape[1], 8),

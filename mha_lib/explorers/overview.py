@@ -1,8 +1,4 @@
-"""Explorer for notebook 00 (overview): the whole computation at a glance.
-
-Type a sentence and choose the number of heads h (d_model = 512, d_k = 512 / h, so h offers the divisors
-of 512); the picture shows every head's attention weights.
-"""
+"""Explorer for notebook 00 (overview): a sentence and h (a divisor of d_model = 512) -> every head's weights."""
 
 from dataclasses import dataclass
 
@@ -48,13 +44,7 @@ class OverviewDrawer:
 
 
 def make_overview_explorer(sentence="humpty dumpty sat on", h=8):
-    """A sentence box and an h control (the divisors of d_model = 512); every head's attention weights.
-
-    Returns
-    -------
-    PictureBox
-        ``controls`` are ``sentence`` and ``h``.
-    """
+    """Controls ``sentence`` and ``h`` (the divisors of d_model = 512): every head's attention weights."""
     controls = {
         "sentence": text_box("sentence", sentence, "360px"),
         "h": heads_control(512, h),

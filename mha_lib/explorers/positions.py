@@ -1,9 +1,5 @@
-"""Explorer of notebook 10 (positions): reorder the words, with and without positional encodings.
-
-One head's weights for a sentence as written and reordered, and how far each word's output moved:
-without positions every output stays exactly the same (the rows are only reordered); with them, the
-outputs change. :func:`permutation_experiment` is pure; the widget only draws it.
-"""
+"""Explorer of notebook 10 (positions): reorder the words, with and without positional encodings; without them
+every output stays the same (only reordered), with them the outputs change."""
 
 from dataclasses import dataclass
 
@@ -20,11 +16,8 @@ MAX_TOKENS = 12
 
 
 def parse_order(text, n):
-    """Turn ``"1 3 2 4"`` (or ``"1,3,2,4"``) into the 0-based permutation ``[0, 2, 1, 3]``.
-
-    Position k of the reordered sentence holds word ``order[k]`` of the original one; words are
-    numbered from 1, as in the prose. Raises ``ValueError`` when the text is not a reordering of 1..n.
-    """
+    """Turn ``"1 3 2 4"`` (or ``"1,3,2,4"``, words numbered from 1) into the 0-based permutation ``[0, 2, 1, 3]``;
+    ``ValueError`` when the text is not a reordering of 1..n."""
     if not isinstance(text, str):
         raise TypeError(f"the order must be text such as '2 1 3', got {type(text).__name__}")
     try:
@@ -60,11 +53,9 @@ class PermutationExperiment:
 def permutation_experiment(
     sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, positions=False, head=1, h=8, d_model=512, seed=0
 ):
-    """Run a sentence and a reordering of it through the same Multi-Head Attention layer: a :class:`PermutationExperiment`.
+    """A sentence (at most 12 words) and its reordering through one layer: a :class:`PermutationExperiment`.
 
-    ``sentence``: at most 12 words; ``order``: their new order, numbered from 1; ``positions``: add
-    ``sinusoidal_positions(n, d_model)`` to X *after* reordering, as a Transformer does; ``head`` (from 1): the head
-    drawn; the layer: ``init_params(d_model, h, seed=seed)`` (the running example's).
+    ``positions``: add ``sinusoidal_positions(n, d_model)`` to X *after* reordering; ``head`` (from 1): the one drawn.
     """
     tokens = tokenize(sentence)
     n = len(tokens)
@@ -140,9 +131,7 @@ class PositionsDrawer:
     slide_pages = True  # a slide (tools/export_slides.py): slide_picture
 
     def slide_picture(self, res):
-        """:meth:`picture` for a slide: the three panels side by side at 24 pt, filling it; the axes' names said
-        once in the caption, the titles one short line each and the last bar named "distance" (with the notebook's
-        words the layout had no room left for the panels)."""
+        """:meth:`picture` at 24 pt: the axes' names said once in the caption, the titles one short line each."""
         scheme, texts, arrays = self.picture(res)
         before, after, moved = scheme["panels"]
         panels = [
@@ -161,13 +150,7 @@ def permutation_figure(**kwargs):
 
 
 def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, positions=False, head=1):
-    """Widget: type a sentence and a new word order, toggle the positional encodings, pick a head.
-
-    Returns
-    -------
-    PictureBox
-        Controls ``sentence`` and ``order`` (Text), ``positions`` (Checkbox), ``head`` (1..8).
-    """
+    """Controls ``sentence`` and ``order`` (Text), ``positions`` (Checkbox) and ``head`` (1..8)."""
     controls = {
         "sentence": text_box("sentence", sentence),
         "order": text_box("new order (words 1..n)", order),
@@ -175,8 +158,7 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posi
         "head": int_slider("head", head, 1, 8),
     }
 
-    def fit_order(change):
-        """A sentence of another length gets an order of its length (the first two words swapped)."""
+    def fit_order(change):  # a sentence of another length gets an order of its length (the first two words swapped)
         n = 0  # a sentence that cannot be read keeps the order: its own message is shown
         try:
             n = len(tokenize(change["new"]))

@@ -1,8 +1,5 @@
-"""Explorer for notebook 02 (projections): choose h and d_k, see W_i^Q, Q_i and the parameter count.
-
-On the running example's X (4 x 512). With "d_k = d_model / h" ticked, h offers the divisors of d_model;
-untick it to choose d_k freely, as the original paper allows.
-"""
+"""Explorer for notebook 02 (projections): choose h and d_k (tied to d_model / h or free), see W_i^Q, Q_i and the
+parameter count on the running example's X (4 x 512)."""
 
 from dataclasses import dataclass
 
@@ -38,11 +35,8 @@ class Projections(Result):
 
 
 def compute_projections(h, tie_d_k, d_k, X=None, tokens=None, seed=0):
-    """The query projections Q_i = X W_i^Q of h heads of size d_k (``tie_d_k``: d_model / h) as :class:`Projections`.
-
-    X (n, d_model) and its ``tokens``: default the running example's (4 x 512); ``seed``: :func:`mha_lib.init_params`'s.
-    A tied h that does not divide d_model raises ``ValueError`` naming the fix.
-    """
+    """Q_i = X W_i^Q of h heads of size d_k (``tie_d_k``: d_model / h) as :class:`Projections`; X: the running
+    example's by default. A tied h that does not divide d_model raises ``ValueError`` naming the fix."""
     X, tokens = running_inputs(X, tokens)
     params = explorer_params(X.shape[-1], h, None if tie_d_k else d_k, seed)  # raises for h=7, tied
     Q = project(X, params.W_q)  # (n, d_model) @ (h, d_model, d_k) -> (h, n, d_k)
@@ -84,13 +78,7 @@ def draw_projections(fig, result):
 
 
 def make_projections_explorer(h=8, tie_d_k=True, d_k=64):
-    """Vary h and d_k; see the shapes of W_i^Q and Q_i, the parameter count and every head's Q_i.
-
-    Returns
-    -------
-    PictureBox
-        ``controls`` are ``h``, ``tie_d_k`` and ``d_k``.
-    """
+    """Controls ``h``, ``tie_d_k`` and ``d_k``: the shapes of W_i^Q and Q_i, the parameter count, every head's Q_i."""
     controls = {
         "h": heads_control(512, h, tied=tie_d_k),
         "tie_d_k": checkbox(TIE_LABEL, tie_d_k),

@@ -1,7 +1,5 @@
-"""Explorers for notebook 03 (scores): why divide by sqrt(d_k) (:func:`make_scaling_explorer`, random queries
-and keys), and every head's scores for the running example with their row statistics
-(:func:`make_scores_explorer`). The compute functions :func:`random_scores` and :func:`scores_setting` are pure.
-"""
+"""Explorers for notebook 03 (scores): why divide by sqrt(d_k) (:func:`make_scaling_explorer`), and every head's
+scores with their row statistics (:func:`make_scores_explorer`)."""
 
 import functools
 import math
@@ -45,11 +43,8 @@ class RandomScores:
 
 
 def random_scores(d_k, scaled=True, n=4, trials=500, rng=0):
-    """Scores of ``trials`` random sentences of n tokens with standard-normal queries and keys of size d_k.
-
-    ``scaled``: divide by sqrt(d_k) (else ``scale=1.0``); ``rng``: a seed or a numpy Generator. Returns a
-    :class:`RandomScores`: ``scores`` and ``weights`` of shape (trials, n, n), and their summaries.
-    """
+    """:class:`RandomScores` of ``trials`` sentences of n tokens, standard-normal queries and keys of size d_k
+    (``scaled``: divided by sqrt(d_k)); ``rng``: a seed or a numpy Generator."""
     if isinstance(d_k, bool) or not isinstance(d_k, (int, np.integer)) or d_k < 1:
         raise ValueError(f"d_k={d_k!r} must be a whole number of at least 1")
     n = whole_number(n, "n", "random_scores", minimum=1)
@@ -65,8 +60,7 @@ def random_scores(d_k, scaled=True, n=4, trials=500, rng=0):
 
 
 class ScalingDrawer:
-    """Draws a :class:`RandomScores`: histogram of the scores (left), softmax of the first query row of six sentences
-    (right); the still figure is drawn from the same parts (:func:`mha_lib.viz.still_figure`)."""
+    """Draws a :class:`RandomScores`: histogram of the scores, softmax of the first query row of six sentences."""
 
     size = (9.0, 3.4)
 
@@ -112,13 +106,7 @@ class ScalingDrawer:
 
 
 def make_scaling_explorer(seed=0, n=4, trials=500):
-    """Widget: d_k (a power of two) and scaling on/off -> spread of q·k and peakedness of softmax.
-
-    Returns
-    -------
-    PictureBox
-        ``controls`` are ``d_k`` (1, 2, 4, ..., 1024) and ``scaled``.
-    """
+    """Controls ``d_k`` (1, 2, 4, ..., 1024) and ``scaled`` -> spread of q·k and peakedness of softmax."""
     n = whole_number(n, "n", "make_scaling_explorer", minimum=1)
     trials = whole_number(trials, "trials", "make_scaling_explorer", minimum=1)
     need = 8.0 * trials * n * max(1024, n)
@@ -149,13 +137,10 @@ class ScoresSetting:
 
 
 def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed=0, weights="random"):
-    """Scores and weights of every head, shape (h, n, n), for the running example (or X, n x d_model, and tokens).
+    """Every head's scores and weights (h, n, n) for the running example (or X and tokens) as a :class:`ScoresSetting`.
 
-    h heads of size d_k; ``tie``: d_k = d_model / h (then an h that does not divide d_model raises ``ValueError``
-    with a one-line explanation); ``scaled``: divide by sqrt(d_k) (else ``scale=1.0``); ``seed``: that of
-    :func:`mha_lib.init_params` (0 gives the running example's parameters for h=8). ``weights`` "designed" or
-    "trained" takes the parameters (W matrices), sentence and X of :func:`~mha_lib.explorers.toolkit.fixed_layer`
-    and ignores h, d_k, tie, X and tokens. Returns a :class:`ScoresSetting`.
+    ``tie``: d_k = d_model / h (``ValueError`` when h does not divide d_model); ``scaled``: divide by sqrt(d_k);
+    ``weights``: as :func:`~mha_lib.explorers.toolkit.explorer_layer`.
     """
     tokens, X, params, roles = explorer_layer(weights, X, tokens, h, None if tie else d_k, seed)
     r = multi_head_attention(X, params, scale=None if scaled else 1.0)
@@ -210,14 +195,7 @@ class ScoresDrawer:
 
 
 def make_scores_explorer(X=None, tokens=None, seed=0):
-    """Widget: parameters, h, d_k (tied to d_model/h or free) and scaling -> every head's scores and row statistics.
-
-    Returns
-    -------
-    PictureBox
-        ``controls`` are ``weights``, ``h``, ``d_k``, ``tie`` (d_k = d_model/h) and ``scaled``; see
-        :mod:`mha_lib.explorers.toolkit`.
-    """
+    """Controls ``weights``, ``h``, ``d_k``, ``tie`` (d_k = d_model/h) and ``scaled`` -> every head's scores."""
     X, tokens = running_inputs(X, tokens)
     controls = {
         "weights": weights_control(),

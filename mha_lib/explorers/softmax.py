@@ -32,11 +32,7 @@ SENTENCES = ("humpty dumpty sat on", "You are welcome PAD")
 
 
 def pad_example(d_model=6):
-    """Doc 004's input "You are welcome PAD", position-encoded: ``(tokens, X)``, X of shape (4, d_model).
-
-    The document only says the 4 x 6 input is position-encoded; the numbers here are the project's
-    stand-in embeddings plus sinusoidal positions.
-    """
+    """``(tokens, X)`` of "You are welcome PAD": the project's stand-in embeddings plus sinusoidal positions."""
     X = embed_tokens(PAD_TOKENS, d_model) + sinusoidal_positions(len(PAD_TOKENS), d_model)  # (4, d_model)
     return PAD_TOKENS, X
 
@@ -58,14 +54,11 @@ class SoftmaxSetting:
 
 
 def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.0, mask="none", seed=0, weights="random"):
-    """Every head's weights ``softmax(mask(Q_i K_i^T / (T sqrt(d_k))))``, shape (h, n, n), for one setting.
+    """Every head's weights ``softmax(mask(Q_i K_i^T / (T sqrt(d_k))))`` as a :class:`SoftmaxSetting`.
 
-    ``sentence``: "humpty dumpty sat on" (d_model=512) or "You are welcome PAD" (d_model=6); h heads of size
-    d_k (``tie``: d_k = d_model / h); temperature T > 0; ``mask``: "none", "causal" or "padding"; ``seed``: that
-    of :func:`mha_lib.init_params`. ``weights`` "designed" or "trained" takes the parameters (W matrices) and X
-    of :func:`~mha_lib.explorers.toolkit.fixed_layer` for the sentence (h and d_k are then fixed). Returns a
-    :class:`SoftmaxSetting`; raises ``ValueError`` with one line for an impossible combination (h not dividing
-    d_model while tied, a padding mask on a sentence without PAD, T <= 0).
+    ``sentence``: one of :data:`SENTENCES` (d_model 512 or 6); ``tie``: d_k = d_model / h; ``mask``: "none", "causal"
+    or "padding"; ``weights``: as :func:`~mha_lib.explorers.toolkit.explorer_layer`. ``ValueError`` (one line) for
+    an impossible combination.
     """
     if sentence not in SENTENCES:
         raise ValueError(f"sentence={sentence!r} is not one of {SENTENCES}")
@@ -102,14 +95,7 @@ class SoftmaxDrawer:
 
 
 def make_softmax_explorer(seed=0):
-    """Widget: parameters, sentence, h, d_k, temperature and mask -> every head's attention weights.
-
-    Returns
-    -------
-    PictureBox
-        ``controls`` are ``weights``, ``sentence``, ``h``, ``d_k``, ``tie`` (d_k = d_model/h), ``T``
-        (temperature, 0.01 to 100 on a log scale) and ``mask``.
-    """
+    """Controls ``weights``, ``sentence``, ``h``, ``d_k``, ``tie``, ``T`` (0.01 to 100) and ``mask`` -> the weights."""
     controls = {
         "weights": weights_control(),
         "sentence": dropdown("sentence", list(SENTENCES), SENTENCES[0]),

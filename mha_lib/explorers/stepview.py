@@ -1,10 +1,7 @@
 """One head, step by step, for a lecture: X, Q_i, K_i, V_i, the scores, the scaled scores, the weights, Head_i.
 
 A "next step" button reveals one matrix at a time, with its formula, shape and token labels, on random, designed
-(4 heads with a job) or trained parameters (MiniLM layer 1, notebook 09). :func:`compute_steps` is pure,
-:class:`StepDrawer` draws its result, :func:`step_figure` is the still picture.
-
-Shape letters: n tokens, d_model, h heads, d_k, d_v.
+or trained parameters (MiniLM layer 1). Shape letters: n tokens, d_model, h heads, d_k, d_v.
 """
 
 from __future__ import annotations
@@ -29,13 +26,8 @@ DEFAULT_HEAD = {"random": 1, "designed": 1, "trained": 3}
 
 @dataclass(frozen=True)
 class StepResult:
-    """One head of one layer, every intermediate, and how far the view has got.
-
-    ``head`` counts from 1; ``step`` is 0 (only X shown) ... 7 (Head_i shown); the scaled scores are divided
-    by ``temperature`` before the softmax; ``role`` says what the head does ("" for random parameters).
-    ``matrices``: X (n, d_model), Q_i (n, d_k), K_i (n, d_k), V_i (n, d_v), Q_i K_i^T (n, n), scaled
-    scores (n, n), weights (n, n), Head_i (n, d_v), in the order of :data:`STEPS`.
-    """
+    """One head of one layer, every intermediate (``matrices``, in the order of :data:`STEPS`), and how far the view
+    has got (``step`` 0: only X ... 7: Head_i); ``head`` counts from 1; ``role``: "" for random parameters."""
 
     source: str
     tokens: tuple
@@ -52,7 +44,7 @@ class StepResult:
 
 @functools.lru_cache(maxsize=4)
 def _layer(source):
-    """(tokens, X, MHAResult of the whole layer, roles) for one set of parameters (kept: they never change)."""
+    """(tokens, X, MHAResult of the whole layer, roles) for one set of parameters."""
     tokens, X, params, roles = explorer_layer(source, sentence=TRAINED_SENTENCE if source == "trained" else None)
     if source == "trained":
         roles = tuple("previous token" if i == 2 else "" for i in range(params.h))  # measured in notebook 09
@@ -60,12 +52,8 @@ def _layer(source):
 
 
 def compute_steps(source="random", head=None, step=7, temperature=1.0):
-    """Every intermediate of one head (pure: no drawing), as a :class:`StepResult`.
-
-    ``source``: "random", "designed" or "trained"; ``head`` counted from 1 (default: the head worth showing: 1, 1,
-    and 3 for the trained layer); ``step`` 0 ... 7: how many steps are revealed after X; ``temperature`` > 0 divides
-    the scaled scores before the softmax. A ``ValueError`` names the values that work (or how to install the model).
-    """
+    """Every intermediate of one head as a :class:`StepResult`: ``head`` from 1 (default: the one worth showing),
+    ``step`` 0 ... 7 revealed after X, ``temperature`` > 0 divides the scaled scores. ``ValueError`` names what works."""
     if source not in SOURCES:
         raise ValueError(f"parameters={source!r}: choose one of {SOURCES}")
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or not 0 <= step < len(STEPS):
@@ -112,11 +100,9 @@ PLAIN_FORMULAS = (
 
 
 class StepDrawer(StepFigure):
-    """Draws a :class:`StepResult`: in the browser (:meth:`picture`) and as a still figure
-    (:class:`mha_lib.viz.steps.StepFigure`)."""
+    """Draws a :class:`StepResult`: the eight matrices, later steps hidden, the current one highlighted."""
 
     def picture(self, res):
-        """What the browser draws: the eight matrices (later steps hidden, the current one highlighted)."""
         panels, arrays, T = [], {}, res.temperature
         for k, ((name, _title, _formula, square), M) in enumerate(zip(STEPS, res.matrices, strict=False)):
             signed = k != 6
@@ -167,14 +153,8 @@ def step_figure(source="random", head=None, step=7, temperature=1.0, dpi=90):
 
 
 def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=90):
-    """The one-head view: parameters, head, step and temperature controls, and previous/next step buttons.
-
-    Returns
-    -------
-    PictureBox
-        ``box.controls``: source, head, step, temperature; ``box.next_step`` and ``box.previous_step``
-        (Buttons); ``box.result``: a :class:`StepResult`.
-    """
+    """The one-head view: ``source``, ``head``, ``step`` and ``temperature`` controls, and the ``box.previous_step`` and
+    ``box.next_step`` buttons; ``box.result`` is a :class:`StepResult`."""
     check_dpi(dpi, "make_step_explorer")
     first = compute_steps(source, head, step, temperature)  # refuses a bad start value with its message
     controls = {

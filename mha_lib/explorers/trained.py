@@ -1,8 +1,4 @@
-"""The explorer of notebook 09: all-MiniLM-L6-v2's 12 heads (:mod:`mha_lib.minilm`), layer by layer.
-
-The forward pass of a sentence runs once (:func:`_forward`, cached), so the layer slider only picks
-another layer and updates the panels in place. The notebook's still figures: :mod:`mha_lib.viz.trained`.
-"""
+"""The explorer of notebook 09: all-MiniLM-L6-v2's 12 heads, layer by layer (a sentence's forward pass runs once)."""
 
 import functools
 from dataclasses import dataclass
@@ -45,12 +41,8 @@ class Trained(Result):
 
 
 def compute_trained(sentence, layer):
-    """The heads of one layer (1 to 6) on the sentence: a :class:`Trained` with weights (h, n, n) and the
-    measures (name -> (h,)) of :func:`mha_lib.minilm.head_patterns`.
-
-    ``ValueError`` for an empty sentence, more than :data:`MAX_SHOWN` tokens, a layer outside 1-6, or the
-    model not installed (the message says how to install it).
-    """
+    """The heads of one layer (1 to 6) on the sentence and their :func:`mha_lib.minilm.head_patterns`, as a
+    :class:`Trained`; ``ValueError`` for a sentence or layer it cannot take, or the model not installed."""
     try:
         model = minilm.load_minilm()
     except minilm.ModelNotInstalledError as exc:
@@ -104,13 +96,7 @@ class TrainedDrawer:
 
 
 def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
-    """Type a sentence, pick a layer: see all 12 heads of all-MiniLM-L6-v2 at once.
-
-    Returns
-    -------
-    PictureBox
-        ``box.controls["sentence"]`` (Text, updates on Enter or when it loses focus) and ``box.controls["layer"]`` (1-6).
-    """
+    """Controls ``sentence`` and ``layer`` (1-6): all 12 heads of all-MiniLM-L6-v2 at once."""
     controls = {
         "sentence": text_box("sentence", sentence, "34em"),
         "layer": int_slider("layer", layer, 1, minilm.LAYERS),

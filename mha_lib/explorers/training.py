@@ -1,8 +1,4 @@
-"""Notebook 13's explorer: a slider over training steps, the heads' attention on a held-out sequence, the loss.
-
-:func:`compute_training` (pure: numbers only) picks one checkpoint of a :class:`mha_lib.training.TrainResult`;
-:func:`training_figure` is its still picture (:mod:`mha_lib.viz.training`), :func:`make_training_explorer` its explorer.
-"""
+"""Notebook 13's explorer: a slider over training steps, the heads' attention on a held-out sequence, the loss."""
 
 from __future__ import annotations
 
@@ -38,17 +34,8 @@ class TrainingView:
 
 
 def compute_training(result: TrainResult, index: int, example: int = 0) -> TrainingView:
-    """The checkpoint ``index`` of a training run, for the held-out sequence ``example``.
-
-    Parameters
-    ----------
-    result : TrainResult
-        From :func:`mha_lib.training.train_toy`.
-    index : int
-        Which snapshot: 0 is the random start, -1 the end.
-    example : int
-        Which of the held-out sequences the snapshots keep.
-    """
+    """The snapshot ``index`` (0: the random start, -1: the end) of a :func:`mha_lib.training.train_toy` run, for
+    its held-out sequence ``example``."""
     if not isinstance(result, TrainResult):
         raise TypeError(f"compute_training: result must be what train_toy returns, got {type(result).__name__}")
     count = len(result.snapshots)
@@ -85,8 +72,7 @@ LOSS_POINTS = 400  # the most points of the loss curve sent to the page (every k
 
 
 class TrainingDrawer(TrainingFigure):
-    """The training explorer's picture: the heads' weights (browser heatmaps) and the loss so far (a chart);
-    called with a figure, it draws the still picture (:class:`mha_lib.viz.training.TrainingFigure`)."""
+    """The training explorer's picture: the heads' weights and the loss so far."""
 
     parts = {"heads": "picture", "loss": "chart"}
     rows = (("heads", "loss"),)
@@ -113,12 +99,8 @@ class TrainingDrawer(TrainingFigure):
 
 
 def make_training_explorer(result: TrainResult | None = None, *, task: str = "previous_token", seed: int = 0) -> PictureBox:
-    """A slider over the training steps of ``result`` (trained here with ``train_toy(task, seed=seed)`` if None).
-
-    Moving the slider shows the heads' attention on a held-out sequence at that step and the loss up to it; the
-    second slider picks another held-out sequence. The returned box has ``.step``, ``.example`` (the sliders),
-    ``.run`` (the training run), ``.result`` (the :class:`TrainingView` shown) and ``.image.value`` (its still PNG).
-    """
+    """Sliders ``.step`` and ``.example`` (a held-out sequence) over ``result`` (None: ``train_toy(task, seed=seed)``,
+    kept as ``.run``): the heads' attention at that step and the loss up to it."""
     if result is None:
         result = train_toy(task, seed=seed)
     elif not isinstance(result, TrainResult):

@@ -1,7 +1,4 @@
-"""Notebook 05 (value aggregation): each output row is a weighted average of the value rows.
-
-Its explorer (a query token, a head, h and d_k: the weights, the value rows and the output).
-"""
+"""Notebook 05's explorer (value aggregation): each output row is a weighted average of the value rows."""
 
 import functools
 from dataclasses import dataclass
@@ -61,12 +58,8 @@ class ValuesView(Result):
 
 
 def compute_values(X, tokens, query=0, head=1, h=8, d_k=0, seed=0, weights="random"):
-    """The weights, values and output of query ``query`` (0-based) in head ``head`` (1 .. h), for X (n, d_model).
-
-    d_k = 0 means d_model / h. ``weights`` ("random", "designed", "trained") says where the W matrices come from;
-    "designed" / "trained": that layer on its own sentence (X, tokens, h and d_k are then its own).
-    Raises ValueError when head > h, or d_model / h is not whole.
-    """
+    """The weights, values and output of query ``query`` (0-based) in head ``head`` (1 .. h) as a :class:`ValuesView`;
+    d_k = 0: d_model / h; ``weights``: as :func:`~mha_lib.explorers.toolkit.explorer_layer`."""
     tokens, X, params, _ = explorer_layer(weights, X, tokens, h, d_k or None, seed)  # d_k = 0: d_model / h
     if not 1 <= head <= params.h:
         raise ValueError(f"there is no head {head} when h={params.h}; pick a head from 1 to {params.h}")
@@ -79,8 +72,7 @@ def compute_values(X, tokens, query=0, head=1, h=8, d_k=0, seed=0, weights="rand
 
 
 class ValuesDrawer(ValuesFigure):
-    """Draws a :class:`ValuesView`: one query's weights as bars, the values and outputs in 2-D, V_i's rows (the
-    still figure: :class:`mha_lib.viz.values.ValuesFigure`)."""
+    """Draws a :class:`ValuesView`: one query's weights as bars, the values and outputs in 2-D, V_i's rows."""
 
     parts = {"chart": "chart", "rows": "picture"}  # the weights and the 2-D points; V_i's rows and the output
     rows = (("chart",), ("rows",))
@@ -175,13 +167,7 @@ def values_figure(X=None, tokens=None, query=0, head=1, h=8, d_k=0, seed=0):
 
 
 def make_values_explorer(X=None, tokens=None, seed=0):
-    """Pick a query token, a head, h and d_k; see the weights, the value rows and the output.
-
-    Returns
-    -------
-    PictureBox
-        ``controls`` are ``weights``, ``query``, ``head``, ``h`` and ``d_k``.
-    """
+    """Controls ``weights``, ``query``, ``head``, ``h`` and ``d_k``: the weights, the value rows and the output."""
     X, tokens = running_inputs(X, tokens)
     controls = {
         "weights": weights_control(),
