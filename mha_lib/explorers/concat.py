@@ -7,21 +7,12 @@ import numpy as np
 from ..attention import multi_head_attention
 from ..plotting import symmetric_limits
 from ..viz import frame_figure
-from .toolkit import (
-    Result,
-    build_explorer,
-    d_k_menu,
-    explorer_layer,
-    heads_control,
-    link_heads,
-    running_inputs,
-    weights_control,
-)
+from . import toolkit
 from .widget import Frame, grid_panel, matrix_entry
 
 
 @dataclass(frozen=True)
-class ConcatView(Result):
+class ConcatView(toolkit.Result):
     """One setting of the concat explorer: every head's output and their concatenation."""
 
     tokens: tuple
@@ -39,7 +30,7 @@ class ConcatView(Result):
 def compute_concat(X, tokens, h=8, d_k=0, seed=0, weights="random"):
     """Every head's output and their concatenation for h heads of size d_k (0: d_model / h); ``weights``: as
     :func:`~mha_lib.explorers.toolkit.explorer_layer`."""
-    tokens, X, params, roles = explorer_layer(weights, X, tokens, h, d_k or None, seed)  # d_k = 0: the library's rule
+    tokens, X, params, roles = toolkit.explorer_layer(weights, X, tokens, h, d_k or None, seed)  # d_k 0: d_model / h
     res = multi_head_attention(X, params)
     return ConcatView(tuple(tokens), X.shape[1], res.heads, res.concat, X, roles)
 
@@ -101,21 +92,22 @@ class ConcatDrawer:
 
 def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
-    return frame_figure(ConcatDrawer().picture(compute_concat(*running_inputs(X, tokens), h, d_k, seed)), ConcatDrawer.size)
+    view = compute_concat(*toolkit.running_inputs(X, tokens), h, d_k, seed)
+    return frame_figure(ConcatDrawer().picture(view), ConcatDrawer.size)
 
 
 def make_concat_explorer(X=None, tokens=None, seed=0):
     """Controls ``weights``, ``h`` and ``d_k`` (= d_v): the heads' outputs, the concatenation and its shape."""
-    X, tokens = running_inputs(X, tokens)
+    X, tokens = toolkit.running_inputs(X, tokens)
     controls = {
-        "weights": weights_control(),
-        "h": heads_control(X.shape[1], 8),
-        "d_k": d_k_menu(),
+        "weights": toolkit.weights_control(),
+        "h": toolkit.heads_control(X.shape[1], 8),
+        "d_k": toolkit.d_k_menu(),
     }
 
     def compute(weights, h, d_k):
         return compute_concat(X, tokens, h, d_k, seed, weights)
 
-    box = build_explorer(controls, compute, ConcatDrawer(), title="Concatenating the heads")
-    link_heads(box, lambda: X.shape[1])
+    box = toolkit.build_explorer(controls, compute, ConcatDrawer(), title="Concatenating the heads")
+    toolkit.link_heads(box, lambda: X.shape[1])
     return box

@@ -7,8 +7,7 @@ import numpy as np
 
 from .._checks import check_flag, whole_number
 from ..cost import attention_cost, format_bytes
-from . import chart
-from .toolkit import build_explorer, checkbox, dropdown, heads_control, int_slider, link_heads
+from . import chart, toolkit
 
 STEP_LABELS = {
     "projections": "Q, K, V projections",
@@ -101,13 +100,13 @@ def make_cost_explorer(d_model=768, h=12, log2_n=9, blockwise=False):
     """Controls ``d_model``, ``h`` (its divisors), ``log2_n`` and ``blockwise`` -> FLOPs per step and memory."""
     log2_n = whole_number(log2_n, "log2_n", "make_cost_explorer", minimum=2, maximum=17)  # the slider's range
     controls = {
-        "d_model": dropdown("d_model", MODELS, value=d_model),
-        "h": heads_control(d_model, h, max_h=64),
-        "log2_n": int_slider("log₂ n", log2_n, 2, 17),
-        "blockwise": checkbox("blockwise (flash) attention", blockwise),
+        "d_model": toolkit.dropdown("d_model", MODELS, value=d_model),
+        "h": toolkit.heads_control(d_model, h, max_h=64),
+        "log2_n": toolkit.int_slider("log₂ n", log2_n, 2, 17),
+        "blockwise": toolkit.checkbox("blockwise (flash) attention", blockwise),
     }
-    box = build_explorer(
+    box = toolkit.build_explorer(
         controls, cost_setting, CostDrawer(), title="What one attention layer costs: n = 2 ** slider tokens"
     )
-    link_heads(box, lambda: controls["d_model"].value, max_h=64)
+    toolkit.link_heads(box, lambda: controls["d_model"].value, max_h=64)
     return box

@@ -8,7 +8,7 @@ from ..data import embed_tokens, tokenize
 from ..minilm import cosine_similarity
 from ..plotting import symmetric_limits
 from ..viz import frame_figure
-from .toolkit import Result, build_explorer, check_budget, int_slider, text_box
+from . import toolkit
 from .widget import Frame, grid_panel, matrix_entry
 
 MAX_TOKENS = 12  # more rows than this make the labels unreadable
@@ -16,7 +16,7 @@ MAX_COLUMNS = 24  # columns of X drawn at most (the rest exist, they are just no
 
 
 @dataclass(frozen=True)
-class Embeddings(Result):
+class Embeddings(toolkit.Result):
     """Tokens, X and the cosine similarity of its rows (also readable as ``res["X"]``)."""
 
     tokens: list
@@ -31,7 +31,7 @@ def compute_embeddings(sentence, d_model):
     tokens = tokenize(sentence)  # raises ValueError for an empty sentence
     if len(tokens) > MAX_TOKENS:
         raise ValueError(f"{len(tokens)} words is more than this picture can label readably; type at most {MAX_TOKENS}")
-    check_budget(len(tokens) * d_model, f"X for d_model={d_model}")
+    toolkit.check_budget(len(tokens) * d_model, f"X for d_model={d_model}")
     X = embed_tokens(tokens, d_model)  # (n, d_model)
     cosine = cosine_similarity(X[:, None], X[None])  # (n, 1, d_model) with (1, n, d_model) -> (n, n)
     return Embeddings(tokens=tokens, X=X, shown=min(d_model, MAX_COLUMNS), cosine=cosine)
@@ -89,9 +89,9 @@ def draw_embeddings(fig, result):
 def make_embeddings_explorer(sentence="humpty dumpty sat on", d_model=16):
     """Controls ``sentence`` and ``d_model``: X (one row per token) and how alike its rows are."""
     controls = {
-        "sentence": text_box("sentence", sentence, "360px"),
-        "d_model": int_slider("d_model", d_model, 1, 512),
+        "sentence": toolkit.text_box("sentence", sentence, "360px"),
+        "d_model": toolkit.int_slider("d_model", d_model, 1, 512),
     }
-    return build_explorer(
+    return toolkit.build_explorer(
         controls, compute_embeddings, EmbeddingsDrawer(), title="From words to X (press Enter after typing)"
     )

@@ -13,8 +13,7 @@ from ..generation import PUBLISHED_CONFIGS, KVCache, decode_step, kv_cache_bytes
 from ..params import init_params
 from ..viz import TOKEN_COLORS
 from ..viz.generation import GenerationFigure, GQAFigure, count, is_light, step_counts
-from . import chart
-from .toolkit import build_explorer, checkbox, dropdown, int_slider, selection_slider
+from . import chart, toolkit
 from .widget import Frame, grid_panel, heads_frame, matrix_entry
 
 GENERATION_SENTENCE = "humpty dumpty sat on a wall"
@@ -138,11 +137,11 @@ def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=No
         raise ValueError(f"make_generation_explorer: h={h} heads do not fit the picture (4 rows of 4); use h <= 16")
     t = min(3, len(tokens)) if t is None else whole_number(t, "t", "make_generation_explorer", 1, len(tokens))
     controls = {
-        "t": int_slider("tokens so far", t, 1, len(tokens)),
-        "use_cache": checkbox("use the KV cache", use_cache),
+        "t": toolkit.int_slider("tokens so far", t, 1, len(tokens)),
+        "use_cache": toolkit.checkbox("use the KV cache", use_cache),
     }
     compute = functools.partial(generation_state, sentence=sentence, d_model=d_model, h=h)
-    return build_explorer(controls, compute, _GenerationDrawer())
+    return toolkit.build_explorer(controls, compute, _GenerationDrawer())
 
 
 # --------------------------------------------------------------------------- grouped-query heads
@@ -252,8 +251,8 @@ def make_gqa_explorer(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8):
     key/value head, every head's weights, and the model's KV cache as published, with h_kv = h and with 1."""
     log2_tokens = whole_number(log2_tokens, "log2_tokens", "make_gqa_explorer", minimum=8, maximum=17)  # the slider
     controls = {
-        "h_kv": selection_slider("h_kv (key/value heads)", divisors(h), h_kv),
-        "model": dropdown("model", list(PUBLISHED_CONFIGS), model),
-        "log2_tokens": int_slider("context = 2^", log2_tokens, 8, 17),
+        "h_kv": toolkit.selection_slider("h_kv (key/value heads)", divisors(h), h_kv),
+        "model": toolkit.dropdown("model", list(PUBLISHED_CONFIGS), model),
+        "log2_tokens": toolkit.int_slider("context = 2^", log2_tokens, 8, 17),
     }
-    return build_explorer(controls, functools.partial(gqa_state, h=h), _GQADrawer())
+    return toolkit.build_explorer(controls, functools.partial(gqa_state, h=h), _GQADrawer())

@@ -7,12 +7,12 @@ import numpy as np
 from ..attention import head_contributions, multi_head_attention
 from ..plotting import symmetric_limits
 from ..viz import contributions_matrix, contributions_title, short, still_figure
-from .toolkit import Result, build_explorer, d_k_menu, dropdown, explorer_params, heads_control, link_heads, running_inputs
+from . import toolkit
 from .widget import Frame, grid_panel, matrix_entry
 
 
 @dataclass(frozen=True)
-class OutputView(Result):
+class OutputView(toolkit.Result):
     """One setting of the output explorer: X, W^O ("random" or "identity") and what flows through W^O."""
 
     tokens: tuple
@@ -31,7 +31,7 @@ class OutputView(Result):
 def compute_output(X, tokens, h=8, d_k=0, wo="random", seed=0):
     """Multi-head attention with h heads of size d_k (0: d_model / h) and W^O random or the identity (square)."""
     d_model = X.shape[1]
-    params = explorer_params(d_model, h, d_k or None, seed)  # d_k = 0: d_model / h, the library's rule
+    params = toolkit.explorer_params(d_model, h, d_k or None, seed)  # d_k = 0: d_model / h, the library's rule
     if wo == "identity":
         if h * params.d_k != d_model:
             raise ValueError(
@@ -158,23 +158,23 @@ class OutputDrawer:
 
 def output_figure(X=None, tokens=None, h=8, d_k=0, wo="random", seed=0):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
-    res = (0, compute_output(*running_inputs(X, tokens), h, d_k, wo, seed))
+    res = (0, compute_output(*toolkit.running_inputs(X, tokens), h, d_k, wo, seed))
     return still_figure(OutputDrawer(), res)  # with its slide pages (OutputDrawer.slide_picture)
 
 
 def make_output_explorer(X=None, tokens=None, seed=0):
     """Controls ``h``, ``d_k``, ``wo`` (random or the identity) and ``token``: the shapes and each head's part."""
-    X, tokens = running_inputs(X, tokens)
+    X, tokens = toolkit.running_inputs(X, tokens)
     controls = {
-        "h": heads_control(X.shape[1], 8),
-        "d_k": d_k_menu(),
-        "wo": dropdown("W^O", [("random", "random"), ("identity I", "identity")], value="random"),
-        "token": dropdown("token", [(t, m) for m, t in enumerate(tokens)], value=0),
+        "h": toolkit.heads_control(X.shape[1], 8),
+        "d_k": toolkit.d_k_menu(),
+        "wo": toolkit.dropdown("W^O", [("random", "random"), ("identity I", "identity")], value="random"),
+        "token": toolkit.dropdown("token", [(t, m) for m, t in enumerate(tokens)], value=0),
     }
 
     def compute(h, d_k, wo, token):
         return token, compute_output(X, tokens, h, d_k, wo, seed)
 
-    box = build_explorer(controls, compute, OutputDrawer(), title="The output projection W^O")
-    link_heads(box, lambda: X.shape[1])
+    box = toolkit.build_explorer(controls, compute, OutputDrawer(), title="The output projection W^O")
+    toolkit.link_heads(box, lambda: X.shape[1])
     return box

@@ -4,14 +4,14 @@ from dataclasses import dataclass
 
 from ..attention import MHAResult, multi_head_attention
 from ..data import embed_tokens, tokenize
-from .toolkit import Result, build_explorer, explorer_params, heads_control, link_heads, text_box
+from . import toolkit
 from .widget import heads_frame
 
 MAX_TOKENS = 8  # an 8 x 8 grid of weights is the most a small panel shows readably
 
 
 @dataclass(frozen=True)
-class Overview(Result):
+class Overview(toolkit.Result):
     """One setting of the overview explorer."""
 
     tokens: list
@@ -26,7 +26,7 @@ def compute_overview(sentence, h, d_model=512, seed=0):
     tokens = tokenize(sentence)
     if len(tokens) > MAX_TOKENS:
         raise ValueError(f"{len(tokens)} words is more than the small panels can label; type at most {MAX_TOKENS}")
-    params = explorer_params(d_model, h, None, seed)  # raises when d_model % h != 0
+    params = toolkit.explorer_params(d_model, h, None, seed)  # raises when d_model % h != 0
     X = embed_tokens(tokens, d_model)  # (n, d_model)
     return Overview(tokens=tokens, h=params.h, d_k=params.d_k, result=multi_head_attention(X, params))
 
@@ -46,11 +46,11 @@ class OverviewDrawer:
 def make_overview_explorer(sentence="humpty dumpty sat on", h=8):
     """Controls ``sentence`` and ``h`` (the divisors of d_model = 512): every head's attention weights."""
     controls = {
-        "sentence": text_box("sentence", sentence, "360px"),
-        "h": heads_control(512, h),
+        "sentence": toolkit.text_box("sentence", sentence, "360px"),
+        "h": toolkit.heads_control(512, h),
     }
-    box = build_explorer(
+    box = toolkit.build_explorer(
         controls, compute_overview, OverviewDrawer(), title="Multi-Head Attention at a glance (press Enter after typing)"
     )
-    link_heads(box, lambda: 512)
+    toolkit.link_heads(box, lambda: 512)
     return box

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions, tokenize
 from ..viz import still_figure
-from .toolkit import build_explorer, checkbox, explorer_params, int_slider, text_box
+from . import toolkit
 from .widget import Frame, grid_panel, matrix_entry
 
 DEFAULT_SENTENCE = "humpty dumpty sat on"
@@ -64,7 +64,7 @@ def permutation_experiment(
     perm = parse_order(order, n)
     if isinstance(head, bool) or not isinstance(head, (int, np.integer)) or not 1 <= head <= h:
         raise ValueError(f"head={head!r} must be one of 1..{h}")
-    params = explorer_params(d_model, h, None, seed)
+    params = toolkit.explorer_params(d_model, h, None, seed)
     X = embed_tokens(tokens, d_model)  # (n, d_model)
     X_perm = X[perm]  # (n, d_model): row k is word perm[k]
     if positions:
@@ -152,10 +152,10 @@ def permutation_figure(**kwargs):
 def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, positions=False, head=1):
     """Controls ``sentence`` and ``order`` (Text), ``positions`` (Checkbox) and ``head`` (1..8)."""
     controls = {
-        "sentence": text_box("sentence", sentence),
-        "order": text_box("new order (words 1..n)", order),
-        "positions": checkbox("add positional encodings", positions),
-        "head": int_slider("head", head, 1, 8),
+        "sentence": toolkit.text_box("sentence", sentence),
+        "order": toolkit.text_box("new order (words 1..n)", order),
+        "positions": toolkit.checkbox("add positional encodings", positions),
+        "head": toolkit.int_slider("head", head, 1, 8),
     }
 
     def fit_order(change):  # a sentence of another length gets an order of its length (the first two words swapped)
@@ -168,6 +168,6 @@ def make_positions_explorer(sentence=DEFAULT_SENTENCE, order=DEFAULT_ORDER, posi
                 controls["order"].value = " ".join(map(str, [2, 1, *range(3, n + 1)] if n > 1 else [1]))
 
     controls["sentence"].observe(fit_order, names="value")  # before the explorer's own observer: one redraw
-    return build_explorer(
+    return toolkit.build_explorer(
         controls, permutation_experiment, PositionsDrawer(), title="Reorder the words: does attention notice?"
     )

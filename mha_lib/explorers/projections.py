@@ -9,22 +9,12 @@ from ..attention import project
 from ..params import parameter_count
 from ..plotting import symmetric_limits
 from ..viz import frame_figure
-from .toolkit import (
-    TIE_LABEL,
-    Result,
-    build_explorer,
-    checkbox,
-    explorer_params,
-    heads_control,
-    int_slider,
-    link_heads,
-    running_inputs,
-)
+from . import toolkit
 from .widget import Frame, grid_panel, matrix_entry
 
 
 @dataclass(frozen=True)
-class Projections(Result):
+class Projections(toolkit.Result):
     """The query projections of every head for one setting (also readable as ``res["Q"]``)."""
 
     tokens: list
@@ -37,8 +27,8 @@ class Projections(Result):
 def compute_projections(h, tie_d_k, d_k, X=None, tokens=None, seed=0):
     """Q_i = X W_i^Q of h heads of size d_k (``tie_d_k``: d_model / h) as :class:`Projections`; X: the running
     example's by default. A tied h that does not divide d_model raises ``ValueError`` naming the fix."""
-    X, tokens = running_inputs(X, tokens)
-    params = explorer_params(X.shape[-1], h, None if tie_d_k else d_k, seed)  # raises for h=7, tied
+    X, tokens = toolkit.running_inputs(X, tokens)
+    params = toolkit.explorer_params(X.shape[-1], h, None if tie_d_k else d_k, seed)  # raises for h=7, tied
     Q = project(X, params.W_q)  # (n, d_model) @ (h, d_model, d_k) -> (h, n, d_k)
     return Projections(list(tokens), params.d_k, params.W_q, Q, parameter_count(X.shape[-1], params.h, d_k=params.d_k))
 
@@ -80,15 +70,15 @@ def draw_projections(fig, result):
 def make_projections_explorer(h=8, tie_d_k=True, d_k=64):
     """Controls ``h``, ``tie_d_k`` and ``d_k``: the shapes of W_i^Q and Q_i, the parameter count, every head's Q_i."""
     controls = {
-        "h": heads_control(512, h, tied=tie_d_k),
-        "tie_d_k": checkbox(TIE_LABEL, tie_d_k),
-        "d_k": int_slider("d_k", d_k, 1, 512, disabled=tie_d_k),
+        "h": toolkit.heads_control(512, h, tied=tie_d_k),
+        "tie_d_k": toolkit.checkbox(toolkit.TIE_LABEL, tie_d_k),
+        "d_k": toolkit.int_slider("d_k", d_k, 1, 512, disabled=tie_d_k),
     }
-    box = build_explorer(
+    box = toolkit.build_explorer(
         controls,
         compute_projections,
         ProjectionsDrawer(),
         title="Queries of every head for 'humpty dumpty sat on' (d_model = 512)",
     )
-    link_heads(box, lambda: 512, tie="tie_d_k")
+    toolkit.link_heads(box, lambda: 512, tie="tie_d_k")
     return box

@@ -12,20 +12,7 @@ from .._checks import check_budget, whole_number
 from ..attention import row_entropy
 from ..plotting import symmetric_limits
 from ..viz import head_titles
-from . import chart
-from .toolkit import (
-    SCALE_LABEL,
-    TIE_LABEL,
-    build_explorer,
-    checkbox,
-    explorer_layer,
-    heads_control,
-    int_slider,
-    link_heads,
-    running_inputs,
-    selection_slider,
-    weights_control,
-)
+from . import chart, toolkit
 from .widget import Frame, grid_panel, matrix_entry
 
 
@@ -112,12 +99,12 @@ def make_scaling_explorer(seed=0, n=4, trials=500):
     need = 8.0 * trials * n * max(1024, n)
     check_budget(need, "trials x n x d_k at d_k = 1024", "make_scaling_explorer", "use fewer trials or tokens")
     controls = {
-        "d_k": selection_slider("d_k", [2**i for i in range(11)], 64),
-        "scaled": checkbox(SCALE_LABEL, True),
+        "d_k": toolkit.selection_slider("d_k", [2**i for i in range(11)], 64),
+        "scaled": toolkit.checkbox(toolkit.SCALE_LABEL, True),
     }
     # the same random vectors for a d_k: computed once
     compute = functools.lru_cache(maxsize=32)(functools.partial(random_scores, n=n, trials=trials, rng=seed))
-    return build_explorer(controls, compute, ScalingDrawer(), title="Random queries and keys")
+    return toolkit.build_explorer(controls, compute, ScalingDrawer(), title="Random queries and keys")
 
 
 @dataclass(frozen=True)
@@ -142,7 +129,7 @@ def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed
     ``tie``: d_k = d_model / h (``ValueError`` when h does not divide d_model); ``scaled``: divide by sqrt(d_k);
     ``weights``: as :func:`~mha_lib.explorers.toolkit.explorer_layer`.
     """
-    tokens, X, params, roles = explorer_layer(weights, X, tokens, h, None if tie else d_k, seed)
+    tokens, X, params, roles = toolkit.explorer_layer(weights, X, tokens, h, None if tie else d_k, seed)
     r = multi_head_attention(X, params, scale=None if scaled else 1.0)
     stats = r.weights.max(-1), row_entropy(r.weights)
     return ScoresSetting(params.h, params.d_k, bool(scaled), tokens, r.scores, r.weights, *stats, roles, weights)
@@ -196,19 +183,19 @@ class ScoresDrawer:
 
 def make_scores_explorer(X=None, tokens=None, seed=0):
     """Controls ``weights``, ``h``, ``d_k``, ``tie`` (d_k = d_model/h) and ``scaled`` -> every head's scores."""
-    X, tokens = running_inputs(X, tokens)
+    X, tokens = toolkit.running_inputs(X, tokens)
     controls = {
-        "weights": weights_control(),
-        "h": heads_control(X.shape[-1], 8),
-        "d_k": int_slider("d_k", 64, 1, max(512, X.shape[-1]), disabled=True),  # link_heads sets d_model / h
-        "tie": checkbox(TIE_LABEL, True),
-        "scaled": checkbox(SCALE_LABEL, True),
+        "weights": toolkit.weights_control(),
+        "h": toolkit.heads_control(X.shape[-1], 8),
+        "d_k": toolkit.int_slider("d_k", 64, 1, max(512, X.shape[-1]), disabled=True),  # toolkit.link_heads sets d_model / h
+        "tie": toolkit.checkbox(toolkit.TIE_LABEL, True),
+        "scaled": toolkit.checkbox(toolkit.SCALE_LABEL, True),
     }
-    box = build_explorer(
+    box = toolkit.build_explorer(
         controls,
         functools.partial(scores_setting, X=X, tokens=tokens, seed=seed),
         ScoresDrawer(),
         title="Scores of every head (running example)",
     )
-    link_heads(box, lambda: X.shape[-1])
+    toolkit.link_heads(box, lambda: X.shape[-1])
     return box

@@ -12,19 +12,7 @@ import numpy as np
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions
 from ..attention import MASK_KINDS, make_mask, row_entropy
 from ..viz import head_titles
-from .toolkit import (
-    TIE_LABEL,
-    build_explorer,
-    checkbox,
-    dropdown,
-    explorer_layer,
-    heads_control,
-    int_slider,
-    link_heads,
-    log_slider,
-    running_inputs,
-    weights_control,
-)
+from . import toolkit
 from .widget import heads_frame
 
 PAD_TOKENS = ("You", "are", "welcome", "PAD")
@@ -64,8 +52,8 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
         raise ValueError(f"sentence={sentence!r} is not one of {SENTENCES}")
     if not (isinstance(temperature, (int, float, np.floating)) and math.isfinite(temperature) and temperature > 0):
         raise ValueError(f"temperature T={temperature!r} must be a positive number")
-    tokens, X = pad_example(6) if sentence == SENTENCES[1] else running_inputs()[::-1]  # (4, 6) or (4, 512)
-    tokens, X, params, roles = explorer_layer(weights, X, tokens, h, None if tie else d_k, seed, sentence)
+    tokens, X = pad_example(6) if sentence == SENTENCES[1] else toolkit.running_inputs()[::-1]  # (4, 6) or (4, 512)
+    tokens, X, params, roles = toolkit.explorer_layer(weights, X, tokens, h, None if tie else d_k, seed, sentence)
     m = make_mask(mask, tokens, pad_token="pad" if weights != "random" else "PAD")  # designed and trained lower-case
     r = multi_head_attention(X, params, mask=m, scale=1.0 / (temperature * math.sqrt(params.d_k)))
     return SoftmaxSetting(
@@ -97,18 +85,18 @@ class SoftmaxDrawer:
 def make_softmax_explorer(seed=0):
     """Controls ``weights``, ``sentence``, ``h``, ``d_k``, ``tie``, ``T`` (0.01 to 100) and ``mask`` -> the weights."""
     controls = {
-        "weights": weights_control(),
-        "sentence": dropdown("sentence", list(SENTENCES), SENTENCES[0]),
-        "h": heads_control(512, 8),
-        "d_k": int_slider("d_k", 64, 1, 512, disabled=True),
-        "tie": checkbox(TIE_LABEL, True),
-        "T": log_slider("temperature T", 1.0, -2.0, 2.0, step=0.25, readout_format=".3g"),
-        "mask": dropdown("mask", list(MASK_KINDS), "none"),
+        "weights": toolkit.weights_control(),
+        "sentence": toolkit.dropdown("sentence", list(SENTENCES), SENTENCES[0]),
+        "h": toolkit.heads_control(512, 8),
+        "d_k": toolkit.int_slider("d_k", 64, 1, 512, disabled=True),
+        "tie": toolkit.checkbox(toolkit.TIE_LABEL, True),
+        "T": toolkit.log_slider("temperature T", 1.0, -2.0, 2.0, step=0.25, readout_format=".3g"),
+        "mask": toolkit.dropdown("mask", list(MASK_KINDS), "none"),
     }
 
     def compute(weights, sentence, h, d_k, tie, T, mask):
         return softmax_setting(sentence, h, d_k, tie, float(T), mask, seed, weights)
 
-    box = build_explorer(controls, compute, SoftmaxDrawer(), title="Attention weights of every head")
-    link_heads(box, lambda: 512 if controls["sentence"].value == SENTENCES[0] else 6)
+    box = toolkit.build_explorer(controls, compute, SoftmaxDrawer(), title="Attention weights of every head")
+    toolkit.link_heads(box, lambda: 512 if controls["sentence"].value == SENTENCES[0] else 6)
     return box

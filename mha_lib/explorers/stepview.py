@@ -16,7 +16,7 @@ from .. import attention
 from ..plotting import symmetric_limits
 from ..viz import check_dpi, still_figure
 from ..viz.steps import STEPS, StepFigure, step_caption
-from .toolkit import build_explorer, dropdown, explorer_layer, int_slider, log_slider, selection_slider
+from . import toolkit
 from .widget import Frame, grid_panel, matrix_entry
 
 SOURCES = ("random", "designed", "trained")
@@ -45,7 +45,7 @@ class StepResult:
 @functools.lru_cache(maxsize=4)
 def _layer(source):
     """(tokens, X, MHAResult of the whole layer, roles) for one set of parameters."""
-    tokens, X, params, roles = explorer_layer(source, sentence=TRAINED_SENTENCE if source == "trained" else None)
+    tokens, X, params, roles = toolkit.explorer_layer(source, sentence=TRAINED_SENTENCE if source == "trained" else None)
     if source == "trained":
         roles = tuple("previous token" if i == 2 else "" for i in range(params.h))  # measured in notebook 09
     return tokens, X, attention.multi_head_attention(X, params), roles
@@ -158,10 +158,10 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
     check_dpi(dpi, "make_step_explorer")
     first = compute_steps(source, head, step, temperature)  # refuses a bad start value with its message
     controls = {
-        "source": dropdown("parameters", list(SOURCES), value=source),
-        "head": int_slider("head", first.head, 1, first.h),
-        "step": selection_slider("step", [(name, k) for k, (name, *_rest) in enumerate(STEPS)], step),
-        "temperature": log_slider("temperature T", temperature, -1, 1, step=0.05, readout_format=".2f"),
+        "source": toolkit.dropdown("parameters", list(SOURCES), value=source),
+        "head": toolkit.int_slider("head", first.head, 1, first.h),
+        "step": toolkit.selection_slider("step", [(name, k) for k, (name, *_rest) in enumerate(STEPS)], step),
+        "temperature": toolkit.log_slider("temperature T", temperature, -1, 1, step=0.05, readout_format=".2f"),
     }
 
     def new_source(change):  # observed before the explorer's own observer: one redraw
@@ -178,7 +178,7 @@ def make_step_explorer(source="random", head=None, step=0, temperature=1.0, dpi=
 
     controls["source"].observe(new_source, names="value")
     style = widgets.HTML("<style>.mha-steps .widget-button { font-size: 1.1em; height: auto; min-height: 36px; }</style>")
-    box = build_explorer(controls, compute_steps, StepDrawer(), dpi=dpi, extra=[style])
+    box = toolkit.build_explorer(controls, compute_steps, StepDrawer(), dpi=dpi, extra=[style])
     box.previous_step = widgets.Button(description="◀ previous step", layout=widgets.Layout(width="auto"))
     box.next_step = widgets.Button(description="next step ▶", button_style="primary", layout=widgets.Layout(width="auto"))
     box.previous_step.on_click(lambda _button: step_by(-1))

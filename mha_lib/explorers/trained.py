@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import minilm
-from .toolkit import Result, build_explorer, int_slider, text_box
+from . import toolkit
 from .widget import heads_frame
 
 MAX_SHOWN = 24  # tokens ([CLS] and [SEP] included) that a 12-panel grid can still label readably
@@ -31,7 +31,7 @@ def _forward(sentence, model):
 
 
 @dataclass(frozen=True)
-class Trained(Result):
+class Trained(toolkit.Result):
     """One layer of the trained model on a sentence (also readable as ``res["weights"]``)."""
 
     tokens: list
@@ -98,7 +98,9 @@ class TrainedDrawer:
 def make_trained_explorer(sentence=DEFAULT_SENTENCE, layer=1):
     """Controls ``sentence`` and ``layer`` (1-6): all 12 heads of all-MiniLM-L6-v2 at once."""
     controls = {
-        "sentence": text_box("sentence", sentence, "34em"),
-        "layer": int_slider("layer", layer, 1, minilm.LAYERS),
+        "sentence": toolkit.text_box("sentence", sentence, "34em"),
+        "layer": toolkit.int_slider("layer", layer, 1, minilm.LAYERS),
     }
-    return build_explorer(controls, compute_trained, TrainedDrawer(), title="all-MiniLM-L6-v2: the 12 heads of one layer")
+    return toolkit.build_explorer(
+        controls, compute_trained, TrainedDrawer(), title="all-MiniLM-L6-v2: the 12 heads of one layer"
+    )

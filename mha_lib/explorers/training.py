@@ -9,8 +9,7 @@ import numpy as np
 
 from ..training import TrainResult, train_toy, weight_on_offset
 from ..viz.training import LOSS_COLOR, TrainingFigure, training_view_figure
-from . import chart
-from .toolkit import build_explorer, int_slider, selection_slider
+from . import chart, toolkit
 from .widget import PictureBox, heads_frame
 
 
@@ -109,13 +108,13 @@ def make_training_explorer(result: TrainResult | None = None, *, task: str = "pr
         )
     steps = [s.step for s in result.snapshots]
     controls = {
-        "step": selection_slider("step", steps, steps[-1], layout=widgets.Layout(width="480px")),
-        "example": int_slider("sequence", 1, 1, len(result.heldout), layout=widgets.Layout(width="300px")),
+        "step": toolkit.selection_slider("step", steps, steps[-1], layout=widgets.Layout(width="480px")),
+        "example": toolkit.int_slider("sequence", 1, 1, len(result.heldout), layout=widgets.Layout(width="300px")),
     }
 
     def compute(step, example):
         return compute_training(result, steps.index(step), example - 1)
 
-    box = build_explorer(controls, compute, TrainingDrawer(result.snapshots[0].weights.shape[1]))
+    box = toolkit.build_explorer(controls, compute, TrainingDrawer(result.snapshots[0].weights.shape[1]))
     box.step, box.example, box.run = controls["step"], controls["example"], result
     return box

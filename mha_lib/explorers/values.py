@@ -18,25 +18,12 @@ from ..viz.values import (
     rows_title,
     token_colors,
 )
-from . import chart
-from .toolkit import (
-    Result,
-    build_explorer,
-    d_k_menu,
-    dropdown,
-    explorer_layer,
-    fixed_layer,
-    heads_control,
-    int_slider,
-    link_heads,
-    running_inputs,
-    weights_control,
-)
+from . import chart, toolkit
 from .widget import Frame, grid_panel, matrix_entry
 
 
 @dataclass(frozen=True)
-class ValuesView(Result):
+class ValuesView(toolkit.Result):
     """One setting of the values explorer: one head's weights, values and outputs (head counted from 1)."""
 
     tokens: tuple
@@ -60,7 +47,7 @@ class ValuesView(Result):
 def compute_values(X, tokens, query=0, head=1, h=8, d_k=0, seed=0, weights="random"):
     """The weights, values and output of query ``query`` (0-based) in head ``head`` (1 .. h) as a :class:`ValuesView`;
     d_k = 0: d_model / h; ``weights``: as :func:`~mha_lib.explorers.toolkit.explorer_layer`."""
-    tokens, X, params, _ = explorer_layer(weights, X, tokens, h, d_k or None, seed)  # d_k = 0: d_model / h
+    tokens, X, params, _ = toolkit.explorer_layer(weights, X, tokens, h, d_k or None, seed)  # d_k = 0: d_model / h
     if not 1 <= head <= params.h:
         raise ValueError(f"there is no head {head} when h={params.h}; pick a head from 1 to {params.h}")
     if not 0 <= query < len(tokens):
@@ -163,27 +150,27 @@ class ValuesDrawer(ValuesFigure):
 
 def values_figure(X=None, tokens=None, query=0, head=1, h=8, d_k=0, seed=0):
     """The explorer's picture for one setting, as a static figure (shown before the widget)."""
-    return still_figure(ValuesDrawer(), compute_values(*running_inputs(X, tokens), query, head, h, d_k, seed))
+    return still_figure(ValuesDrawer(), compute_values(*toolkit.running_inputs(X, tokens), query, head, h, d_k, seed))
 
 
 def make_values_explorer(X=None, tokens=None, seed=0):
     """Controls ``weights``, ``query``, ``head``, ``h`` and ``d_k``: the weights, the value rows and the output."""
-    X, tokens = running_inputs(X, tokens)
+    X, tokens = toolkit.running_inputs(X, tokens)
     controls = {
-        "weights": weights_control(),
-        "query": dropdown("query token", [(t, m) for m, t in enumerate(tokens)], value=0),
-        "head": int_slider("head", 1, 1, 8),
-        "h": heads_control(X.shape[1], 8),
-        "d_k": d_k_menu(),
+        "weights": toolkit.weights_control(),
+        "query": toolkit.dropdown("query token", [(t, m) for m, t in enumerate(tokens)], value=0),
+        "head": toolkit.int_slider("head", 1, 1, 8),
+        "h": toolkit.heads_control(X.shape[1], 8),
+        "d_k": toolkit.d_k_menu(),
     }
 
     def query_tokens(change):  # runs before the redraw (registered first): the query list follows the sentence
-        toks = tokens if change["new"] == "random" else fixed_layer(change["new"])[0]
+        toks = tokens if change["new"] == "random" else toolkit.fixed_layer(change["new"])[0]
         controls["query"].options = [(t, m) for m, t in enumerate(toks)]
         controls["query"].value = 0
 
     controls["weights"].observe(query_tokens, names="value")
     compute = functools.partial(compute_values, X, tokens, seed=seed)
-    box = build_explorer(controls, compute, ValuesDrawer(), title="Value aggregation: one query, one head")
-    link_heads(box, lambda: X.shape[1], head="head")
+    box = toolkit.build_explorer(controls, compute, ValuesDrawer(), title="Value aggregation: one query, one head")
+    toolkit.link_heads(box, lambda: X.shape[1], head="head")
     return box
