@@ -86,10 +86,24 @@ SCENES = (
         "projections",
         "press next step 3 times: scale, softmax row by row, Head_i = weights_i V_i",
     ),
-    Scene("Why divide by sqrt(d_k)", "lecture", {**_RUNNING, "tie": False, "d_k": 256, "scaled": False}, 4, "scores"),
+    Scene(
+        "Why divide by sqrt(d_k)",
+        "lecture",
+        {**_RUNNING, "tie": False, "d_k": 256, "scaled": False},
+        4,
+        "scores",
+        "press S: the scores divided by √d_k, and back",
+    ),
     # random parameters: at T = 1 head 1's rows are mixed (0.25/0.26/0.03/0.46), so T = 0.1 sharpens them to
     # almost one-hot and T = 10 flattens them to 0.21-0.28 (a designed head is one-hot already at T = 1)
-    Scene("Softmax and temperature", "steps", {"source": "random", "head": 1, "step": 6, "temperature": 1.0}, 4, "softmax"),
+    Scene(
+        "Softmax and temperature",
+        "steps",
+        {"source": "random", "head": 1, "step": 6, "temperature": 1.0},
+        4,
+        "softmax",
+        "press Shift+T: cooler (T = 0.1, sharper) · T: warmer (T = 10, flatter)",
+    ),
     Scene("Masks: causal", "lecture", {**_RUNNING, "mask": "causal"}, 3, "softmax"),
     Scene(
         "Masks: you are welcome PAD",
@@ -120,7 +134,14 @@ SCENES = (
         "{rule} · {heads}, {params}",
     ),
     # opens on V_i, before any score: the room predicts where "cat" looks, then "next step" shows the scores
-    Scene("What trained heads do", "steps", {"source": "trained", "head": 3, "step": 3, "temperature": 1.0}, 3, "softmax"),
+    Scene(
+        "What trained heads do",
+        "steps",
+        {"source": "trained", "head": 3, "step": 3, "temperature": 1.0},
+        3,
+        "softmax",
+        "press next step 3 times: the scores, scaled, then the weights",
+    ),
     # the two orders side by side, and the second put back in the first order: the same picture, so every number
     # moved with its word (head 1: "cat" puts 0.52 on "dog" in both orders)
     Scene(

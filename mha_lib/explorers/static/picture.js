@@ -315,10 +315,10 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
     // of lecture mode and the lecture screen under 3.3 % of the window's height (24 px at 720 p), the size a hall
     // reads from the back row
     g.root.classList.toggle("mha-small-cells", num < (g.lecture && (spec.fit_height || screen) ? 0.033 * H : 7));
-    // a key label wider than its cell is turned upright
+    // a key label wider than its cell, or nearly (neighbours would touch: "humptydumpty"), is turned upright
     const tok = tokSize(cell);
     setVar(g.root, "--tok", `${tok.toFixed(2)}px`);
-    g.root.classList.toggle("mha-turned", longest * 0.62 * tok > 0.95 * cell);
+    g.root.classList.toggle("mha-turned", longest * 0.62 * tok > 0.85 * cell);
   });
 }
 
