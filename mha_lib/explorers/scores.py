@@ -107,36 +107,19 @@ def make_scaling_explorer(seed=0, n=4, trials=500):
     return toolkit.build_explorer(controls, compute, ScalingDrawer(), title="Random queries and keys")
 
 
-@dataclass(frozen=True)
-class ScoresSetting:
-    """One setting of the scores explorer and what it computes."""
-
-    h: int
-    d_k: int
-    scaled: bool
-    tokens: tuple
-    scores: np.ndarray  # (h, n, n)
-    weights: np.ndarray  # (h, n, n)
-    max_weight: np.ndarray  # (h, n): the largest weight of every row
-    entropy: np.ndarray  # (h, n): the entropy of every row in bits
-    roles: tuple = None  # what each head does (designed parameters), else None
-    kind: str = "random"  # the parameters W: "random", "designed" or "trained"
-
-
 def scores_setting(h=8, d_k=64, tie=True, scaled=True, X=None, tokens=None, seed=0, weights="random"):
-    """Every head's scores and weights (h, n, n) for the running example (or X and tokens) as a :class:`ScoresSetting`.
+    """Every head's scores and weights (h, n, n) (running example, or X and tokens) as a :class:`~.toolkit.HeadsSetting`.
 
     ``tie``: d_k = d_model / h (``ValueError`` when h does not divide d_model); ``scaled``: divide by sqrt(d_k);
     ``weights``: as :func:`~mha_lib.explorers.toolkit.explorer_layer`.
     """
     tokens, X, params, roles = toolkit.explorer_layer(weights, X, tokens, h, None if tie else d_k, seed)
     r = multi_head_attention(X, params, scale=None if scaled else 1.0)
-    stats = r.weights.max(-1), row_entropy(r.weights)
-    return ScoresSetting(params.h, params.d_k, bool(scaled), tokens, r.scores, r.weights, *stats, roles, weights)
+    return toolkit.HeadsSetting.of(tokens, params, r, roles, weights, scaled=bool(scaled))
 
 
 class ScoresDrawer:
-    """Draws a :class:`ScoresSetting`: every head's scores (left), the rows' largest weight and entropy (right)."""
+    """Draws a :class:`~.toolkit.HeadsSetting`: every head's scores (left), the rows' largest weight and entropy (right)."""
 
     size = (11.0, 5.2)
 

@@ -5,12 +5,11 @@ so they equal :func:`mha_lib.multi_head_attention` with ``scale = 1 / (T sqrt(d_
 """
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions
-from ..attention import MASK_KINDS, make_mask, row_entropy
+from ..attention import MASK_KINDS, make_mask
 from ..viz import head_titles
 from . import toolkit
 from .widget import heads_frame
@@ -25,24 +24,8 @@ def pad_example(d_model=6):
     return PAD_TOKENS, X
 
 
-@dataclass(frozen=True)
-class SoftmaxSetting:
-    """One setting of the softmax explorer and what it computes."""
-
-    h: int
-    d_k: int
-    temperature: float
-    mask_kind: str
-    tokens: tuple
-    mask: np.ndarray | None  # (n, n), True = may attend
-    weights: np.ndarray  # (h, n, n)
-    entropy: np.ndarray  # (h, n): the entropy of every row in bits
-    roles: tuple = None  # what each head does (designed parameters), else None
-    kind: str = "random"  # the parameters W: "random", "designed" or "trained"
-
-
 def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.0, mask="none", seed=0, weights="random"):
-    """Every head's weights ``softmax(mask(Q_i K_i^T / (T sqrt(d_k))))`` as a :class:`SoftmaxSetting`.
+    """Every head's weights ``softmax(mask(Q_i K_i^T / (T sqrt(d_k))))`` as a :class:`~.toolkit.HeadsSetting`.
 
     ``sentence``: one of :data:`SENTENCES` (d_model 512 or 6); ``tie``: d_k = d_model / h; ``mask``: "none", "causal"
     or "padding"; ``weights``: as :func:`~mha_lib.explorers.toolkit.explorer_layer`. ``ValueError`` (one line) for
@@ -56,18 +39,7 @@ def softmax_setting(sentence=SENTENCES[0], h=8, d_k=64, tie=True, temperature=1.
     tokens, X, params, roles = toolkit.explorer_layer(weights, X, tokens, h, None if tie else d_k, seed, sentence)
     m = make_mask(mask, tokens, pad_token="pad" if weights != "random" else "PAD")  # designed and trained lower-case
     r = multi_head_attention(X, params, mask=m, scale=1.0 / (temperature * math.sqrt(params.d_k)))
-    return SoftmaxSetting(
-        h=params.h,
-        d_k=params.d_k,
-        temperature=float(temperature),
-        mask_kind=mask,
-        tokens=tuple(tokens),
-        mask=m,
-        weights=r.weights,
-        entropy=row_entropy(r.weights),
-        roles=roles,
-        kind=weights,
-    )
+    return toolkit.HeadsSetting.of(tokens, params, r, roles, weights, temperature=float(temperature), mask_kind=mask, mask=m)
 
 
 class SoftmaxDrawer:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import html
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .._checks import check_token, shown
-from ..attention import divisors
+from ..attention import divisors, row_entropy
 from ..data import load_running_example
 from ..designed import designed_example
 from ..params import MHAParams, init_params, parameter_count
@@ -34,6 +35,32 @@ class Result:
 
     def __getitem__(self, name):
         return getattr(self, name)
+
+
+@dataclass(frozen=True)
+class HeadsSetting:
+    """Every head's scores and weights (h, n, n) in one setting of the scores or softmax explorer, and the largest
+    weight and entropy (bits) of every row (h, n); ``kind``: the parameters, "random", "designed" or "trained"."""
+
+    h: int
+    d_k: int
+    tokens: tuple
+    scores: np.ndarray
+    weights: np.ndarray
+    max_weight: np.ndarray
+    entropy: np.ndarray
+    roles: tuple  # what each head does (designed parameters), else None
+    kind: str
+    scaled: bool = True
+    temperature: float = 1.0
+    mask_kind: str = "none"
+    mask: np.ndarray | None = None  # (n, n), True = may attend
+
+    @classmethod
+    def of(cls, tokens, params, r, roles, kind, **how):
+        """The setting of :func:`mha_lib.multi_head_attention`'s result ``r``; ``how``: scaled, temperature, mask."""
+        stats = r.weights.max(-1), row_entropy(r.weights)
+        return cls(params.h, params.d_k, tuple(tokens), r.scores, r.weights, *stats, roles, kind, **how)
 
 
 def check_budget(numbers, what, budget=MEMORY_BUDGET):
