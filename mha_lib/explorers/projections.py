@@ -53,7 +53,6 @@ class ProjectionsDrawer:
             cbar="",
             row_label="",
             col_label=f"dimension within the head (1 ... d_k = {d_k}); rows: tokens",
-            ncols=min(h, 4),
         )
         caption = (
             f"h={h}, d_k={d_k}:  each W_i^Q is {res.W_q.shape[1]} x {d_k},  each Q_i = X W_i^Q is {n} x {d_k};"

@@ -91,10 +91,7 @@ class TrainingDrawer(TrainingFigure):
         scheme = {"panels": [chart.panel("loss", height=300, xlabel="training step", ylog=True, grid=True)]}
         title = f"training loss\nstep {view.step} of {view.steps}, held-out accuracy {view.accuracy:.2f}"
         loss = chart.view((0, max(view.steps, 1)), (1e-4, 10), curve, title=title)
-        return {
-            "heads": heads,
-            "loss": chart.ChartFrame(scheme, {"panels": {"loss": loss}}),
-        }
+        return {"heads": heads, "loss": chart.ChartFrame(scheme, {"panels": {"loss": loss}})}
 
 
 def make_training_explorer(result: TrainResult | None = None, *, task: str = "previous_token", seed: int = 0) -> PictureBox:

@@ -8,16 +8,7 @@ import numpy as np
 from ..attention import multi_head_attention
 from ..plotting import symmetric_limits
 from ..viz import short, still_figure
-from ..viz.values import (
-    ValuesFigure,
-    bars_title,
-    convex_hull,
-    first_two,
-    formula,
-    points_title,
-    rows_title,
-    token_colors,
-)
+from ..viz.values import ValuesFigure, bars_title, convex_hull, first_two, formula, points_title, rows_title, token_colors
 from . import chart, toolkit
 from .widget import Frame, grid_panel, matrix_entry
 
