@@ -14,7 +14,7 @@ from ..params import init_params
 from ..viz import TOKEN_COLORS
 from ..viz.generation import GenerationFigure, GQAFigure, count, is_light, step_counts
 from . import chart, toolkit
-from .widget import Frame, grid_panel, heads_frame, matrix_entry
+from .widget import heads_frame, panel_frame
 
 GENERATION_SENTENCE = "humpty dumpty sat on a wall"
 
@@ -76,11 +76,14 @@ class _GenerationDrawer(GenerationFigure):
         n = len(res.tokens)
         t, first = res.t, res.t - 1 if res.use_cache else 0  # the rows this step computes
         cached = np.broadcast_to((np.arange(n) < t)[:, None], res.keys.shape)
-        keys = grid_panel(
+        keys = panel_frame(
             "keys",
-            (1, n, res.keys.shape[1]),
+            res.keys,
             res.tokens,
             None,
+            {"group_titles": {"keys": "head 1's cached keys K (a row per token)"}},
+            res.key_limits,
+            cached,
             signed=True,
             numbers=False,
             cbar=None,
@@ -91,8 +94,6 @@ class _GenerationDrawer(GenerationFigure):
             cap=22,
         )
         caption = {"caption": f"step {t} of {n}: the new token is '{res.tokens[t - 1]}' (below: what this step computes)"}
-        key_texts = {"group_titles": {"keys": "head 1's cached keys K (a row per token)"}}
-        key_entry = matrix_entry(res.keys, res.key_limits, mask=cached)
         marks = [chart.text(-0.1, n - 1 - i + 0.5, tok, anchor="end") for i, tok in enumerate(res.tokens)]
         for c, name in enumerate(("query", "key", "value")):
             marks.append(chart.text(c + 0.5, n + 0.3, name, anchor="middle"))
@@ -120,7 +121,7 @@ class _GenerationDrawer(GenerationFigure):
                 mask_label="masked / not computed",
                 fit_height=0.5,
             ),
-            "keys": Frame({"panels": [keys]}, key_texts, {"keys": key_entry}),
+            "keys": keys,
             "step": chart.ChartFrame(scheme, {"panels": {"step": step}, "footer": step_counts(res)}),
         }
 

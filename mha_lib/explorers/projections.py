@@ -10,7 +10,7 @@ from ..params import parameter_count
 from ..plotting import symmetric_limits
 from ..viz import frame_figure
 from . import toolkit
-from .widget import Frame, grid_panel, matrix_entry
+from .widget import panel_frame
 
 
 @dataclass(frozen=True)
@@ -40,11 +40,17 @@ class ProjectionsDrawer:
 
     def picture(self, res):
         h, n, d_k = res.Q.shape
-        panel = grid_panel(
+        caption = (
+            f"h={h}, d_k={d_k}:  each W_i^Q is {res.W_q.shape[1]} x {d_k},  each Q_i = X W_i^Q is {n} x {d_k};"
+            f"  parameters (W^Q, W^K, W^V, W^O together) = {res.count['total']:,}"
+        )
+        return panel_frame(
             "Q",
-            res.Q.shape,
+            res.Q,
             res.tokens,
             None,
+            {"caption": caption},
+            symmetric_limits(res.Q),
             signed=True,
             numbers=False,
             strip=True,
@@ -54,11 +60,6 @@ class ProjectionsDrawer:
             row_label="",
             col_label=f"dimension within the head (1 ... d_k = {d_k}); rows: tokens",
         )
-        caption = (
-            f"h={h}, d_k={d_k}:  each W_i^Q is {res.W_q.shape[1]} x {d_k},  each Q_i = X W_i^Q is {n} x {d_k};"
-            f"  parameters (W^Q, W^K, W^V, W^O together) = {res.count['total']:,}"
-        )
-        return Frame({"panels": [panel]}, {"caption": caption}, {"Q": matrix_entry(res.Q, symmetric_limits(res.Q))})
 
 
 def draw_projections(fig, result):

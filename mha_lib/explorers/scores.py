@@ -13,7 +13,7 @@ from ..attention import row_entropy
 from ..plotting import symmetric_limits
 from ..viz import head_titles
 from . import chart, toolkit
-from .widget import Frame, grid_panel, matrix_entry
+from .widget import Frame, grid_panel, matrix_entry, panel_frame
 
 
 @dataclass(frozen=True)
@@ -69,27 +69,24 @@ class ScalingDrawer:
             title=f"d_k = {res.d_k}: {values.size} scores {how}\nstandard deviation {res.std:.2f}",
         )
         scheme = {"panels": [chart.panel("hist", height=300, xlabel="score", ylabel="count")]}
-        grid = grid_panel(
-            "rows",
-            (1, rows, n),
-            [f"sentence {i + 1}" for i in range(rows)],
-            [f"key {j + 1}" for j in range(n)],
-            titles=[""],
-            cbar="weight",
-            row_label=None,
-            col_label=None,
-            cap=48,
-        )
         title = (
             f"softmax of one row each: mean largest weight {res.mean_max_weight:.2f}, "
             f"entropy {res.mean_entropy:.2f} / {math.log2(n):.0f} bits"
         )
-        return {
-            "hist": chart.ChartFrame(scheme, {"panels": {"hist": hist}}),
-            "rows": Frame(
-                {"panels": [grid]}, {"group_titles": {"rows": title}}, {"rows": matrix_entry(res.weights[:6, 0, :])}
-            ),
-        }
+        sentences, keys = [f"sentence {i + 1}" for i in range(rows)], [f"key {j + 1}" for j in range(n)]
+        grid = panel_frame(
+            "rows",
+            res.weights[:6, 0, :],
+            sentences,
+            keys,
+            {"group_titles": {"rows": title}},
+            cbar="weight",
+            titles=[""],
+            row_label=None,
+            col_label=None,
+            cap=48,
+        )
+        return {"hist": chart.ChartFrame(scheme, {"panels": {"hist": hist}}), "rows": grid}
 
 
 def make_scaling_explorer(seed=0, n=4, trials=500):

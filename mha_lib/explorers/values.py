@@ -10,7 +10,7 @@ from ..plotting import symmetric_limits
 from ..viz import short, still_figure
 from ..viz.values import ValuesFigure, bars_title, convex_hull, first_two, formula, points_title, rows_title, token_colors
 from . import chart, toolkit
-from .widget import Frame, grid_panel, matrix_entry
+from .widget import panel_frame
 
 
 @dataclass(frozen=True)
@@ -117,11 +117,13 @@ class ValuesDrawer(ValuesFigure):
         }
         data = {"caption": formula(view, toks, 150), "panels": {"weights": weights, "points": points}}
         M = np.vstack([view.V[:, :cols], view.output_row[None, :cols]])  # (n + 1, cols)
-        grid = grid_panel(
+        rows = panel_frame(
             "rows",
-            (1, n + 1, cols),
+            M,
             [f"v({t})" for t in toks] + ["output"],
             [str(c + 1) for c in range(cols)],
+            {"group_titles": {"rows": rows_title(view, toks, cols)}},
+            symmetric_limits(M),
             signed=True,
             titles=[""],
             cbar="value",
@@ -129,14 +131,7 @@ class ValuesDrawer(ValuesFigure):
             col_label="component (counting from 1)",
             cap=40,
         )
-        return {
-            "chart": chart.ChartFrame(scheme, data),
-            "rows": Frame(
-                {"panels": [grid]},
-                {"group_titles": {"rows": rows_title(view, toks, cols)}},
-                {"rows": matrix_entry(M, symmetric_limits(M))},
-            ),
-        }
+        return {"chart": chart.ChartFrame(scheme, data), "rows": rows}
 
 
 def values_figure(X=None, tokens=None, query=0, head=1, h=8, d_k=0, seed=0):

@@ -128,11 +128,16 @@ def matrix_entry(matrices, clim=(0.0, 1.0), mask=None):
     }
 
 
+def panel_frame(key, matrices, rows, cols, texts, clim=(0.0, 1.0), mask=None, **options):
+    """The :class:`Frame` of one :func:`grid_panel` (``options``) of ``matrices``, (h, n, m) or one (n, m)."""
+    shape = np.shape(matrices)
+    panel = grid_panel(key, shape if len(shape) == 3 else (1, *shape), rows, cols, **options)
+    return Frame({"panels": [panel]}, texts, {key: matrix_entry(matrices, clim, mask)})
+
+
 def heads_frame(weights, tokens, texts, mask=None, **options):
-    """The :class:`Frame` of every head's weights (h, n, n) on [0, 1], masked cells hatched (``options``: of
-    :func:`grid_panel`)."""
-    panel = grid_panel("weights", np.shape(weights), tokens, tokens, **options)
-    return Frame({"panels": [panel]}, texts, {"weights": matrix_entry(weights, mask=mask)})
+    """The :class:`Frame` of every head's weights (h, n, n) on [0, 1], masked cells hatched."""
+    return panel_frame("weights", weights, tokens, tokens, texts, mask=mask, **options)
 
 
 class _StillImage:
