@@ -52,7 +52,7 @@ class ConcatDrawer:
             name = f"head {i + 1}" + (f": {view.roles[i]}" if view.roles and h <= 4 else "") if h <= 8 else str(i + 1)
             return name + (f"  (cols {i * d_v + 1}–{(i + 1) * d_v})" if h <= 4 else "")
 
-        common = dict(signed=True, numbers=False, strip=True, row_label="", col_label="", cap=22)
+        common = dict(signed=True, numbers=False, strip=True, axes=("", ""), cap=22)
         panels = [
             grid_panel(
                 "X", (1, n, d_model), view.tokens, None, titles=[""], cbar="value of X", width=scale(d_model), **common

@@ -88,8 +88,7 @@ class _GenerationDrawer(GenerationFigure):
             numbers=False,
             cbar=None,
             titles=[""],
-            row_label=None,
-            col_label="d_k",
+            axes=(None, "d_k"),
             mask_label="not cached yet",
             cap=22,
         )

@@ -89,8 +89,7 @@ class OutputDrawer:
                 cap=14,
                 titles=[f"W^O = {'I' if view.wo == 'identity' else 'random'}"],
                 cbar="",
-                row_label="rows, by head block",
-                col_label="the middle panel's columns",
+                axes=("rows, by head block", "the middle panel's columns"),
             ),
             grid_panel(
                 "contributions",
@@ -102,8 +101,7 @@ class OutputDrawer:
                 width=0.48,
                 cap=48,
                 cbar="",
-                row_label="",
-                col_label="output column",
+                axes=("", "output column"),
             ),
             grid_panel(
                 "sizes",
@@ -116,8 +114,7 @@ class OutputDrawer:
                 cap=40,
                 titles=["size of what each head adds"],
                 cbar="length of the row",
-                row_label="",
-                col_label="head",
+                axes=("", "head"),
             ),
         ]
         s = view.shapes()

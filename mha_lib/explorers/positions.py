@@ -94,7 +94,7 @@ class PositionsDrawer:
 
     def picture(self, res):
         n, i, moved = len(res.tokens), res.head, res.moved
-        common = dict(numbers=n <= 6, row_label="query (looks)", col_label="key (is looked at)", cap=48)
+        common = dict(numbers=n <= 6, axes=("query (looks)", "key (is looked at)"), cap=48)
         panels = [
             grid_panel("before", (1, n, n), res.tokens, res.tokens, cbar=None, area="1 / 1", width=0.36, **common),
             grid_panel("after", (1, n, n), res.tokens_perm, res.tokens_perm, area="1 / 2", width=0.42, **common),
@@ -105,8 +105,7 @@ class PositionsDrawer:
                 None,
                 titles=["how far each output moved"],
                 cbar="|output now − output before|",
-                row_label="",
-                col_label="",
+                axes=("", ""),
                 area="1 / 3",
                 width=0.22,
                 cap=48,

@@ -57,8 +57,7 @@ class ProjectionsDrawer:
             cap=22,
             titles=[f"Q_{i + 1}  ({n} x {d_k})" for i in range(h)],
             cbar="",
-            row_label="",
-            col_label=f"dimension within the head (1 ... d_k = {d_k}); rows: tokens",
+            axes=("", f"dimension within the head (1 ... d_k = {d_k}); rows: tokens"),
         )
 
 

@@ -82,8 +82,7 @@ class ScalingDrawer:
             {"group_titles": {"rows": title}},
             cbar="weight",
             titles=[""],
-            row_label=None,
-            col_label=None,
+            axes=(None, None),
             cap=48,
         )
         return {"hist": chart.ChartFrame(scheme, {"panels": {"hist": hist}}), "rows": grid}
@@ -123,7 +122,7 @@ class ScoresDrawer:
     def picture(self, res):
         n, numbers, heads = len(res.tokens), res.h <= 8, [str(i + 1) for i in range(res.h)]
         bits = math.log2(n) if n > 1 else 1.0
-        stats = dict(numbers=numbers, row_label="head", col_label="query token", width=0.3, cap=34)  # the two on the right
+        stats = dict(numbers=numbers, axes=("head", "query token"), width=0.3, cap=34)  # the two on the right
         entropy = f"entropy of each row, bits ({math.log2(n):.0f} = spread evenly, 0 = one token)"
         panels = [
             grid_panel(

@@ -118,8 +118,7 @@ class StepDrawer(StepFigure):
                     numbers=square,
                     digits=1 if signed else 2,
                     cbar="" if square else None,  # the scale of the colours, where the numbers may be left out
-                    row_label="",
-                    col_label="",
+                    axes=("", ""),
                     titles=[PLAIN_TITLES[k]],
                     strip=not square,
                     area=area,

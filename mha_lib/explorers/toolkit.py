@@ -1,8 +1,5 @@
-"""The machinery every explorer shares: controls -> compute -> picture.
-
-:func:`build_explorer` wires them into an explorer box whose drawer's ``picture(res)`` says what the browser draws
-(:mod:`.widget`); the kernel sends numbers, never pixels. Matplotlib draws the still figures of the notebooks and
-slides from the same numbers (:func:`mha_lib.viz.still_figure`, :func:`mha_lib.viz.render_png`), on demand.
+"""The machinery every explorer shares: controls -> compute -> picture (:func:`build_explorer`). The kernel sends
+numbers, never pixels; matplotlib draws the still figures from the same numbers on demand (:mod:`mha_lib.viz`).
 """
 
 from __future__ import annotations

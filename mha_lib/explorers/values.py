@@ -127,8 +127,7 @@ class ValuesDrawer(ValuesFigure):
             signed=True,
             titles=[""],
             cbar="value",
-            row_label=None,
-            col_label="component (counting from 1)",
+            axes=(None, "component (counting from 1)"),
             cap=40,
         )
         return {"chart": chart.ChartFrame(scheme, data), "rows": rows}

@@ -68,8 +68,7 @@ def grid_panel(
     ncols=None,
     titles=None,
     cbar="attention weight (shared scale)",
-    row_label="query",
-    col_label="key",
+    axes=("query", "key"),
     mask_label="masked",
     cap=64,
     fit_height=None,
@@ -80,10 +79,10 @@ def grid_panel(
     same=None,
 ):
     """One group of heatmaps on one colour scale: h panels of (n, m) matrices (``shape``), ``key`` their ``arrays``
-    entry; ``rows``, ``cols``: labels (cut at ``max_chars``); ``signed``: the diverging map; ``numbers`` with
-    ``digits`` decimals when they fit; ``cbar`` None: no colour bar; ``cap``: the largest cell side (CSS px);
-    ``fit_height``: at most this fraction of the window; ``area``, ``width``: CSS grid-area and share of the width;
-    ``strip``: rows of height ``cap`` as wide as the room; panels of one ``same`` get one cell size."""
+    entry; ``rows``, ``cols``: labels (cut at ``max_chars``), ``axes``: the names of rows and columns; ``signed``: the
+    diverging map; ``numbers`` with ``digits`` decimals when they fit; ``cbar`` None: no colour bar; ``cap``: the
+    largest cell side (CSS px); ``fit_height``: at most this fraction of the window; ``area``, ``width``: CSS grid-area
+    and share of the width; ``strip``: rows of height ``cap`` as wide as the room; one ``same``: one cell size."""
     h, n, m = (int(s) for s in shape)
     cmap = "signed" if signed else "weights"
     return {
@@ -102,8 +101,8 @@ def grid_panel(
         "digits": int(digits),
         "cbar": cbar,
         "stops": list(colour_table(CMAPS[cmap], 11)),
-        "row_label": row_label,
-        "col_label": col_label,
+        "row_label": axes[0],
+        "col_label": axes[1],
         "mask_label": mask_label,
         "cap": cap,
         "fit_height": fit_height,

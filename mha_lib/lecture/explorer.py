@@ -429,8 +429,7 @@ class LectureDrawer(HeadGridDrawer):
                 numbers=n <= self.ANNOTATE_MAX_TOKENS,
                 ncols=cols,
                 titles=head_titles(shown, res.roles),
-                row_label="" if lecture else "query",
-                col_label="" if lecture else "key",
+                axes=("", "") if lecture else ("query", "key"),
                 cap=110 if lecture else 60,
                 fit_height=0.65 if lecture else None,
                 # lecture mode: one short line beside the bar, the width goes to the cells
@@ -449,8 +448,7 @@ class LectureDrawer(HeadGridDrawer):
                     numbers=False,
                     strip=True,
                     cbar="",
-                    row_label="",
-                    col_label=f"output column: {columns}",
+                    axes=("", f"output column: {columns}"),
                     cap=18,
                     titles=[f"output MultiHead(X), shape {out.shape}: blue negative, red positive"],
                 )
