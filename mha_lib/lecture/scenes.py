@@ -86,14 +86,8 @@ SCENES = (
         "projections",
         "press next step 3 times: scale, softmax row by row, Head_i = weights_i V_i",
     ),
-    Scene(
-        "Why divide by sqrt(d_k)",
-        "lecture",
-        {**_RUNNING, "tie": False, "d_k": 256, "scaled": False},
-        4,
-        "scores",
-        "press S: the scores divided by √d_k, and back",
-    ),
+    # no line under the bar: at 1024 x 768 the heads' numbers need its height (the caption says "NOT scaled"; S scales)
+    Scene("Why divide by sqrt(d_k)", "lecture", {**_RUNNING, "tie": False, "d_k": 256, "scaled": False}, 4, "scores"),
     # random parameters: at T = 1 head 1's rows are mixed (0.25/0.26/0.03/0.46), so T = 0.1 sharpens them to
     # almost one-hot and T = 10 flattens them to 0.21-0.28 (a designed head is one-hot already at T = 1)
     Scene(

@@ -30,6 +30,9 @@ _ALL_RUN = """(n) => {
   return false;
 }"""
 
+_CURRENT_NOTEBOOK = """() => { const w = window.jupyterapp.shell.currentWidget;
+  return !!(w && w.content && w.content.widgets && w.content.widgets.length); }"""
+
 _FIRST_NOT_RUN = """(n) => {
   const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
   const cells = [...panel.querySelectorAll('.jp-Cell')].slice(0, n);
@@ -60,8 +63,14 @@ def run_all_cells(page, timeout=180_000):
         cells.nth(start).locator(".jp-InputPrompt").click()
         page.keyboard.press("Escape")  # command mode: Shift+Enter runs the selected cell and moves on
         if start == 0 and page.evaluate("() => !!window.jupyterapp"):  # one command (a key press per cell is slow)
-            # not awaited: the command's promise may never settle (the loop below watches the cells, with a deadline)
-            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+            # the notebook is the current widget (the commands act on it); its stored outputs are cleared first, so a
+            # prompt's number says the cell ran here. Not awaited: a command's promise may never settle (the loop
+            # below watches the cells, with a deadline)
+            page.wait_for_function(_CURRENT_NOTEBOOK, timeout=30_000)
+            page.evaluate(
+                """() => { const c = window.jupyterapp.commands;
+                  c.execute('notebook:clear-all-cell-outputs').then(() => c.execute('notebook:run-all-cells')); }"""
+            )
         else:
             for _ in range(n - start):
                 page.keyboard.press("Shift+Enter")
