@@ -5,10 +5,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attention import multi_head_attention
-from ..plotting import symmetric_limits
 from ..viz import frame_figure
 from . import toolkit
-from .widget import Frame, grid_panel, matrix_entry
+from .widget import frame, grid
 
 
 @dataclass(frozen=True)
@@ -53,22 +52,7 @@ class ConcatDrawer:
             return name + (f"  (cols {i * d_v + 1}–{(i + 1) * d_v})" if h <= 4 else "")
 
         common = dict(signed=True, numbers=False, strip=True, axes=("", ""), cap=22)
-        panels = [
-            grid_panel(
-                "X", (1, n, d_model), view.tokens, None, titles=[""], cbar="value of X", width=scale(d_model), **common
-            ),
-            grid_panel(
-                "heads",
-                view.heads.shape,
-                view.tokens,
-                None,
-                ncols=h,
-                titles=[title(i) for i in range(h)],
-                cbar="value (one scale)",
-                width=scale(width),
-                **common,
-            ),
-        ]
+        titles = [title(i) for i in range(h)]
         verdict = (
             "= d_model, the input's width"
             if width == d_model
@@ -83,11 +67,20 @@ class ConcatDrawer:
                 "heads": f"Concat = [Head_1 | ... | Head_{h}], shape ({n}, {width}): each block one head's output (n × d_v)",
             },
         }
-        arrays = {
-            "X": matrix_entry(view.X, symmetric_limits(view.X)),
-            "heads": matrix_entry(view.heads, symmetric_limits(view.heads)),
-        }
-        return Frame({"panels": panels}, texts, arrays)
+        return frame(
+            texts,
+            grid("X", view.X, view.tokens, titles=[""], cbar="value of X", width=scale(d_model), **common),
+            grid(
+                "heads",
+                view.heads,
+                view.tokens,
+                ncols=h,
+                titles=titles,
+                cbar="value (one scale)",
+                width=scale(width),
+                **common,
+            ),
+        )
 
 
 def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0):

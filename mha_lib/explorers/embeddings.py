@@ -6,10 +6,9 @@ import numpy as np
 
 from ..data import embed_tokens, tokenize
 from ..minilm import cosine_similarity
-from ..plotting import symmetric_limits
 from ..viz import frame_figure
 from . import toolkit
-from .widget import Frame, grid_panel, matrix_entry
+from .widget import frame, grid
 
 MAX_TOKENS = 12  # more rows than this make the labels unreadable
 MAX_COLUMNS = 24  # columns of X drawn at most (the rest exist, they are just not drawn)
@@ -45,38 +44,34 @@ class EmbeddingsDrawer:
     def picture(self, res):
         (n, d_model), part = res.X.shape, res.X[:, : res.shown]
         more = f" (columns 1-{res.shown} of {d_model} drawn)" if res.shown < d_model else ""
-        panels = [
-            grid_panel(
-                "X",
-                (1, n, res.shown),
-                res.tokens,
-                [str(j + 1) for j in range(res.shown)],
-                signed=True,
-                numbers=False,
-                titles=[f"X: {n} x {d_model}, one row per token{more}"],
-                cbar="value of X",
-                axes=("", "embedding dimension"),
-                area="1 / 1",
-                width=0.55,
-                cap=30,
-            ),
-            grid_panel(
-                "cosine",
-                (1, n, n),
-                res.tokens,
-                res.tokens,
-                signed=True,
-                numbers=n <= 8,
-                titles=["cosine similarity of rows"],
-                cbar="cosine similarity",
-                axes=("", ""),
-                area="1 / 2",
-                width=0.45,
-                cap=48,
-            ),
-        ]
-        arrays = {"X": matrix_entry(part, symmetric_limits(part)), "cosine": matrix_entry(res.cosine, (-1.0, 1.0))}
-        return Frame({"panels": panels, "columns": 2}, {}, arrays)
+        X = grid(
+            "X",
+            part,
+            res.tokens,
+            [str(j + 1) for j in range(res.shown)],
+            signed=True,
+            numbers=False,
+            titles=[f"X: {n} x {d_model}, one row per token{more}"],
+            cbar="value of X",
+            axes=("", "embedding dimension"),
+            width=0.55,
+            cap=30,
+        )
+        cosine = grid(
+            "cosine",
+            res.cosine,
+            res.tokens,
+            res.tokens,
+            (-1.0, 1.0),
+            signed=True,
+            numbers=n <= 8,
+            titles=["cosine similarity of rows"],
+            cbar="cosine similarity",
+            axes=("", ""),
+            width=0.45,
+            cap=48,
+        )
+        return frame({}, X, cosine, columns=2)
 
 
 def draw_embeddings(fig, result):

@@ -14,7 +14,7 @@ from ..params import init_params
 from ..viz import TOKEN_COLORS
 from ..viz.generation import GenerationFigure, GQAFigure, count, is_light, step_counts
 from . import chart, toolkit
-from .widget import heads_frame, panel_frame
+from .widget import frame, grid, heads_frame
 
 GENERATION_SENTENCE = "humpty dumpty sat on a wall"
 
@@ -76,22 +76,11 @@ class _GenerationDrawer(GenerationFigure):
         n = len(res.tokens)
         t, first = res.t, res.t - 1 if res.use_cache else 0  # the rows this step computes
         cached = np.broadcast_to((np.arange(n) < t)[:, None], res.keys.shape)
-        keys = panel_frame(
-            "keys",
-            res.keys,
-            res.tokens,
-            None,
-            {"group_titles": {"keys": "head 1's cached keys K (a row per token)"}},
-            res.key_limits,
-            cached,
-            signed=True,
-            numbers=False,
-            cbar=None,
-            titles=[""],
-            axes=(None, "d_k"),
-            mask_label="not cached yet",
-            cap=22,
+        options = dict(
+            signed=True, numbers=False, cbar=None, titles=[""], axes=(None, "d_k"), mask_label="not cached yet", cap=22
         )
+        keys = grid("keys", res.keys, res.tokens, None, res.key_limits, cached, **options)
+        keys = frame({"group_titles": {"keys": "head 1's cached keys K (a row per token)"}}, keys)
         caption = {"caption": f"step {t} of {n}: the new token is '{res.tokens[t - 1]}' (below: what this step computes)"}
         marks = [chart.text(-0.1, n - 1 - i + 0.5, tok, anchor="end") for i, tok in enumerate(res.tokens)]
         for c, name in enumerate(("query", "key", "value")):

@@ -8,7 +8,7 @@ from ..attention import head_contributions, multi_head_attention
 from ..plotting import symmetric_limits
 from ..viz import contributions_matrix, contributions_title, short, still_figure
 from . import toolkit
-from .widget import Frame, grid_panel, matrix_entry
+from .widget import Frame, frame, grid
 
 
 @dataclass(frozen=True)
@@ -76,59 +76,48 @@ class OutputDrawer:
         norms = np.linalg.norm(view.contributions, axis=-1).T  # (n, h): size of head i's contribution to token m
         cols = [str(c + 1) for c in columns]
         row_names = [f"W^O_{r // d_v + 1}" if r % d_v == 0 or r == rows[0] else "" for r in rows]
-        panels = [
-            grid_panel(
-                "wo",
-                (1, *W.shape),
-                row_names,
-                None,
-                signed=True,
-                numbers=False,
-                area="1 / 1",
-                width=0.22,
-                cap=14,
-                titles=[f"W^O = {'I' if view.wo == 'identity' else 'random'}"],
-                cbar="",
-                axes=("rows, by head block", "the middle panel's columns"),
-            ),
-            grid_panel(
-                "contributions",
-                (1, *M.shape),
-                [f"head {i + 1}" for i in range(h)] + ["sum = output"],
-                cols,
-                signed=True,
-                area="1 / 2",
-                width=0.48,
-                cap=48,
-                cbar="",
-                axes=("", "output column"),
-            ),
-            grid_panel(
-                "sizes",
-                (1, n, h),
-                view.tokens,
-                [str(i + 1) for i in range(h)],
-                numbers=norms.size <= 40,
-                area="1 / 3",
-                width=0.3,
-                cap=40,
-                titles=["size of what each head adds"],
-                cbar="length of the row",
-                axes=("", "head"),
-            ),
-        ]
+        wo_title, wo_axes = (
+            f"W^O = {'I' if view.wo == 'identity' else 'random'}",
+            ("rows, by head block", "the middle panel's columns"),
+        )
+        wo = grid(
+            "wo",
+            W,
+            row_names,
+            None,
+            symmetric_limits(view.W_o),
+            signed=True,
+            numbers=False,
+            width=0.22,
+            cap=14,
+            titles=[wo_title],
+            cbar="",
+            axes=wo_axes,
+        )
+        heads = [f"head {i + 1}" for i in range(h)] + ["sum = output"]
+        contributions = grid(
+            "contributions", M, heads, cols, signed=True, width=0.48, cap=48, cbar="", axes=("", "output column")
+        )
+        sizes = grid(
+            "sizes",
+            norms,
+            view.tokens,
+            [str(i + 1) for i in range(h)],
+            (0.0, float(norms.max()) or 1.0),
+            numbers=norms.size <= 40,
+            width=0.3,
+            cap=40,
+            titles=["size of what each head adds"],
+            cbar="length of the row",
+            axes=("", "head"),
+        )
         s = view.shapes()
         texts = {
             "caption": f"Concat {s['Concat']} @ W^O {s['W^O']} = MultiHead(X) {s['output']}, the shape of X {s['X']}, "
             f"so X + MultiHead(X) works  (columns {len(columns)} of {d_model}, rows {len(rows)} of {len(view.W_o)})",
             "titles": {"contributions": [contributions_title(short(view.tokens[token]), columns)]},
         }
-        arrays = {
-            "wo": matrix_entry(W, symmetric_limits(view.W_o)),
-            "contributions": matrix_entry(M, symmetric_limits(M)),
-            "sizes": matrix_entry(norms, (0.0, float(norms.max()) or 1.0)),
-        }
-        return Frame({"panels": panels, "columns": 3}, texts, arrays)
+        return frame(texts, wo, contributions, sizes, columns=3)
 
     slide_pages = True  # a slide (tools/export_slides.py): slide_picture, the three panels side by side overlapped
 

@@ -8,7 +8,7 @@ import numpy as np
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions, tokenize
 from ..viz import still_figure
 from . import toolkit
-from .widget import Frame, grid_panel, matrix_entry
+from .widget import Frame, frame, grid
 
 DEFAULT_SENTENCE = "humpty dumpty sat on"
 DEFAULT_ORDER = "1 3 2 4"
@@ -95,22 +95,21 @@ class PositionsDrawer:
     def picture(self, res):
         n, i, moved = len(res.tokens), res.head, res.moved
         common = dict(numbers=n <= 6, axes=("query (looks)", "key (is looked at)"), cap=48)
-        panels = [
-            grid_panel("before", (1, n, n), res.tokens, res.tokens, cbar=None, area="1 / 1", width=0.36, **common),
-            grid_panel("after", (1, n, n), res.tokens_perm, res.tokens_perm, area="1 / 2", width=0.42, **common),
-            grid_panel(
-                "moved",
-                (1, n, 1),
-                res.tokens_perm,
-                None,
-                titles=["how far each output moved"],
-                cbar="|output now − output before|",
-                axes=("", ""),
-                area="1 / 3",
-                width=0.22,
-                cap=48,
-            ),
-        ]
+        before = grid("before", res.weights[i], res.tokens, res.tokens, cbar=None, width=0.36, **common)
+        after = grid("after", res.weights_perm[i], res.tokens_perm, res.tokens_perm, width=0.42, **common)
+        far, title = (0.0, max(1.0, float(moved.max()))), ["how far each output moved"]
+        distances = grid(
+            "moved",
+            moved[:, None],
+            res.tokens_perm,
+            None,
+            far,
+            titles=title,
+            cbar="|output now − output before|",
+            axes=("", ""),
+            width=0.22,
+            cap=48,
+        )
         verdict = (
             f"with positions: the outputs change (largest move {moved.max():.2f})"
             if res.positions
@@ -120,12 +119,7 @@ class PositionsDrawer:
             "caption": f"head {i + 1}, random parameters; {verdict}",
             "titles": {"before": [f"head {i + 1}: as written"], "after": [f"head {i + 1}: reordered"]},
         }
-        arrays = {
-            "before": matrix_entry(res.weights[i]),
-            "after": matrix_entry(res.weights_perm[i]),
-            "moved": matrix_entry(moved[:, None], (0.0, max(1.0, float(moved.max())))),
-        }
-        return Frame({"panels": panels, "columns": 3}, texts, arrays)
+        return frame(texts, before, after, distances, columns=3)
 
     slide_pages = True  # a slide (tools/export_slides.py): slide_picture
 

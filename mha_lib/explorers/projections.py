@@ -7,10 +7,9 @@ import numpy as np
 
 from ..attention import project
 from ..params import parameter_count
-from ..plotting import symmetric_limits
 from ..viz import frame_figure
 from . import toolkit
-from .widget import panel_frame
+from .widget import frame, grid
 
 
 @dataclass(frozen=True)
@@ -44,21 +43,10 @@ class ProjectionsDrawer:
             f"h={h}, d_k={d_k}:  each W_i^Q is {res.W_q.shape[1]} x {d_k},  each Q_i = X W_i^Q is {n} x {d_k};"
             f"  parameters (W^Q, W^K, W^V, W^O together) = {res.count['total']:,}"
         )
-        return panel_frame(
-            "Q",
-            res.Q,
-            res.tokens,
-            None,
-            {"caption": caption},
-            symmetric_limits(res.Q),
-            signed=True,
-            numbers=False,
-            strip=True,
-            cap=22,
-            titles=[f"Q_{i + 1}  ({n} x {d_k})" for i in range(h)],
-            cbar="",
-            axes=("", f"dimension within the head (1 ... d_k = {d_k}); rows: tokens"),
-        )
+        titles = [f"Q_{i + 1}  ({n} x {d_k})" for i in range(h)]
+        axes = ("", f"dimension within the head (1 ... d_k = {d_k}); rows: tokens")
+        Q = grid("Q", res.Q, res.tokens, signed=True, numbers=False, strip=True, cap=22, titles=titles, cbar="", axes=axes)
+        return frame({"caption": caption}, Q)
 
 
 def draw_projections(fig, result):

@@ -10,10 +10,9 @@ import numpy as np
 from .. import attention_scores, multi_head_attention, softmax
 from .._checks import check_budget, whole_number
 from ..attention import row_entropy
-from ..plotting import symmetric_limits
 from ..viz import head_titles
 from . import chart, toolkit
-from .widget import Frame, grid_panel, matrix_entry, panel_frame
+from .widget import frame, grid
 
 
 @dataclass(frozen=True)
@@ -74,18 +73,11 @@ class ScalingDrawer:
             f"entropy {res.mean_entropy:.2f} / {math.log2(n):.0f} bits"
         )
         sentences, keys = [f"sentence {i + 1}" for i in range(rows)], [f"key {j + 1}" for j in range(n)]
-        grid = panel_frame(
-            "rows",
-            res.weights[:6, 0, :],
-            sentences,
-            keys,
-            {"group_titles": {"rows": title}},
-            cbar="weight",
-            titles=[""],
-            axes=(None, None),
-            cap=48,
-        )
-        return {"hist": chart.ChartFrame(scheme, {"panels": {"hist": hist}}), "rows": grid}
+        six = grid("rows", res.weights[:6, 0, :], sentences, keys, cbar="weight", titles=[""], axes=(None, None), cap=48)
+        return {
+            "hist": chart.ChartFrame(scheme, {"panels": {"hist": hist}}),
+            "rows": frame({"group_titles": {"rows": title}}, six),
+        }
 
 
 def make_scaling_explorer(seed=0, n=4, trials=500):
@@ -124,40 +116,29 @@ class ScoresDrawer:
         bits = math.log2(n) if n > 1 else 1.0
         stats = dict(numbers=numbers, axes=("head", "query token"), width=0.3, cap=34)  # the two on the right
         entropy = f"entropy of each row, bits ({math.log2(n):.0f} = spread evenly, 0 = one token)"
-        panels = [
-            grid_panel(
-                "scores",
-                res.scores.shape,
-                res.tokens,
-                res.tokens,
-                signed=True,
-                numbers=numbers,
-                titles=head_titles(res.h, res.roles),
-                cbar="score (shared scale)",
-                area="1 / 1 / 3 / 2",
-                width=0.7,
-            ),
-            grid_panel(
-                "max_weight",
-                (1, res.h, n),
-                heads,
-                res.tokens,
-                cbar="weight",
-                area="1 / 2",
-                **stats,
-                titles=["largest weight in each row (1 = all on one token)"],
-            ),
-            grid_panel("entropy", (1, res.h, n), heads, res.tokens, cbar="bits", titles=[entropy], area="2 / 2", **stats),
-        ]
-        arrays = {
-            "scores": matrix_entry(res.scores, symmetric_limits(res.scores)),
-            "max_weight": matrix_entry(res.max_weight),
-            "entropy": matrix_entry(res.entropy, (0.0, bits)),
-        }
+        titles, largest = head_titles(res.h, res.roles), "largest weight in each row (1 = all on one token)"
+        scores = grid(
+            "scores",
+            res.scores,
+            res.tokens,
+            res.tokens,
+            signed=True,
+            numbers=numbers,
+            titles=titles,
+            cbar="score (shared scale)",
+            area="1 / 1 / 3 / 2",
+            width=0.7,
+        )
+        max_weight = grid(
+            "max_weight", res.max_weight, heads, res.tokens, cbar="weight", titles=[largest], area="1 / 2", **stats
+        )
+        entropy = grid(
+            "entropy", res.entropy, heads, res.tokens, (0.0, bits), cbar="bits", titles=[entropy], area="2 / 2", **stats
+        )
         how = "scaled by 1/√d_k" if res.scaled else "NOT scaled"
         caption = f"scores of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, {how}  "
         caption += "(rows: query token, columns: key token)"
-        return Frame({"panels": panels, "columns": 2}, {"caption": caption}, arrays)
+        return frame({"caption": caption}, scores, max_weight, entropy, columns=2)
 
 
 def make_scores_explorer(X=None, tokens=None, seed=0):

@@ -13,11 +13,10 @@ import ipywidgets as widgets
 import numpy as np
 
 from .. import attention
-from ..plotting import symmetric_limits
 from ..viz import check_dpi, still_figure
 from ..viz.steps import STEPS, StepFigure, step_caption
 from . import toolkit
-from .widget import Frame, grid_panel, matrix_entry
+from .widget import frame, grid
 
 SOURCES = ("random", "designed", "trained")
 TRAINED_SENTENCE = "the cat sat on the mat"
@@ -103,14 +102,14 @@ class StepDrawer(StepFigure):
     """Draws a :class:`StepResult`: the eight matrices, later steps hidden, the current one highlighted."""
 
     def picture(self, res):
-        panels, arrays, T = [], {}, res.temperature
+        grids, T = [], res.temperature
         for k, ((name, _title, _formula, square), M) in enumerate(zip(STEPS, res.matrices, strict=False)):
             signed = k != 6
             area = f"{k // 4 + 1} / {k % 4 + 1}"
-            panels.append(
-                grid_panel(
+            grids.append(
+                grid(
                     name,
-                    (1, *M.shape),
+                    M,
                     # Head_i's rows too (it is read beside V_i), and the weights' ("the row of cat")
                     res.tokens if k % 4 == 0 or k >= 6 else None,
                     res.tokens if square else None,
@@ -129,7 +128,6 @@ class StepDrawer(StepFigure):
                     same="square" if square else "projection" if k > 0 else None,
                 )
             )
-            arrays[name] = matrix_entry(M, (0.0, 1.0) if k == 6 else symmetric_limits(M))
         formula = PLAIN_FORMULAS[res.step]
         if res.step == 6 and T != 1.0:
             formula = (
@@ -143,7 +141,7 @@ class StepDrawer(StepFigure):
             "notes": {name: f"shape {M.shape}" for (name, *_rest), M in zip(STEPS, res.matrices, strict=False)},
             "titles": {"weights": [f"weightsᵢ, T = {T:.2g}" if T != 1.0 else PLAIN_TITLES[6]]},
         }
-        return Frame({"panels": panels, "columns": 4, "lecture": True}, texts, arrays)
+        return frame(texts, *grids, columns=4, lecture=True)
 
 
 def step_figure(source="random", head=None, step=7, temperature=1.0, dpi=90):

@@ -6,11 +6,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attention import multi_head_attention
-from ..plotting import symmetric_limits
 from ..viz import short, still_figure
 from ..viz.values import ValuesFigure, bars_title, convex_hull, first_two, formula, points_title, rows_title, token_colors
 from . import chart, toolkit
-from .widget import panel_frame
+from .widget import frame, grid
 
 
 @dataclass(frozen=True)
@@ -117,20 +116,16 @@ class ValuesDrawer(ValuesFigure):
         }
         data = {"caption": formula(view, toks, 150), "panels": {"weights": weights, "points": points}}
         M = np.vstack([view.V[:, :cols], view.output_row[None, :cols]])  # (n + 1, cols)
-        rows = panel_frame(
-            "rows",
-            M,
+        names, components, axes = (
             [f"v({t})" for t in toks] + ["output"],
             [str(c + 1) for c in range(cols)],
-            {"group_titles": {"rows": rows_title(view, toks, cols)}},
-            symmetric_limits(M),
-            signed=True,
-            titles=[""],
-            cbar="value",
-            axes=(None, "component (counting from 1)"),
-            cap=40,
+            (None, "component (counting from 1)"),
         )
-        return {"chart": chart.ChartFrame(scheme, data), "rows": rows}
+        rows = grid("rows", M, names, components, signed=True, titles=[""], cbar="value", axes=axes, cap=40)
+        return {
+            "chart": chart.ChartFrame(scheme, data),
+            "rows": frame({"group_titles": {"rows": rows_title(view, toks, cols)}}, rows),
+        }
 
 
 def values_figure(X=None, tokens=None, query=0, head=1, h=8, d_k=0, seed=0):

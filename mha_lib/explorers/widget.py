@@ -17,6 +17,7 @@ import numpy as np
 import traitlets
 
 from .. import viz
+from ..plotting import symmetric_limits
 from ..viz import colour_table, short, still_figure
 from ..viz.frames import CMAPS
 
@@ -127,16 +128,27 @@ def matrix_entry(matrices, clim=(0.0, 1.0), mask=None):
     }
 
 
-def panel_frame(key, matrices, rows, cols, texts, clim=(0.0, 1.0), mask=None, **options):
-    """The :class:`Frame` of one :func:`grid_panel` (``options``) of ``matrices``, (h, n, m) or one (n, m)."""
+def grid(key, matrices, rows=None, cols=None, clim=None, mask=None, **options):
+    """``(panel, entry)``: a :func:`grid_panel` (``options``) of ``matrices``, (h, n, m) or one (n, m), and its
+    :func:`matrix_entry`; ``clim`` None: [0, 1], or symmetric about 0 when ``signed``."""
     shape = np.shape(matrices)
+    if clim is None:
+        clim = symmetric_limits(matrices) if options.get("signed") else (0.0, 1.0)
     panel = grid_panel(key, shape if len(shape) == 3 else (1, *shape), rows, cols, **options)
-    return Frame({"panels": [panel]}, texts, {key: matrix_entry(matrices, clim, mask)})
+    return panel, matrix_entry(matrices, clim, mask)
+
+
+def frame(texts, *grids, **scheme):
+    """The :class:`Frame` of :func:`grid` s; ``scheme`` e.g. ``columns``: side by side (areas "1 / 1", "1 / 2", ...)."""
+    for i, (panel, _) in enumerate(grids):
+        if "columns" in scheme and panel["area"] is None:
+            panel["area"] = f"1 / {i + 1}"
+    return Frame({"panels": [panel for panel, _ in grids], **scheme}, texts, {p["key"]: entry for p, entry in grids})
 
 
 def heads_frame(weights, tokens, texts, mask=None, **options):
     """The :class:`Frame` of every head's weights (h, n, n) on [0, 1], masked cells hatched."""
-    return panel_frame("weights", weights, tokens, tokens, texts, mask=mask, **options)
+    return frame(texts, grid("weights", weights, tokens, tokens, mask=mask, **options))
 
 
 class _StillImage:
