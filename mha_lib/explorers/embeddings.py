@@ -44,18 +44,18 @@ class EmbeddingsDrawer:
     def picture(self, res):
         (n, d_model), part = res.X.shape, res.X[:, : res.shown]
         more = f" (columns 1-{res.shown} of {d_model} drawn)" if res.shown < d_model else ""
+        title, dims = f"X: {n} x {d_model}, one row per token{more}", [str(j + 1) for j in range(res.shown)]
         X = grid(
             "X",
             part,
             res.tokens,
-            [str(j + 1) for j in range(res.shown)],
+            dims,
             signed=True,
             numbers=False,
-            titles=[f"X: {n} x {d_model}, one row per token{more}"],
+            titles=[title],
             cbar="value of X",
-            axes=("", "embedding dimension"),
-            width=0.55,
             cap=30,
+            axes=("", "embedding dimension"),
         )
         cosine = grid(
             "cosine",
@@ -68,10 +68,9 @@ class EmbeddingsDrawer:
             titles=["cosine similarity of rows"],
             cbar="cosine similarity",
             axes=("", ""),
-            width=0.45,
             cap=48,
         )
-        return frame({}, X, cosine, columns=2)
+        return frame({}, X, cosine, widths=(0.55, 0.45))
 
 
 def draw_embeddings(fig, result):

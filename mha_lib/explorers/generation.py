@@ -67,10 +67,6 @@ class _GenerationDrawer(GenerationFigure):
     slide_pages = ((("heads",),), (("keys", "step"),))  # on slides: the heads' weights, then the step and its cache
     slide_widths = {"keys": 1, "step": 1.8}
 
-    def slide_frames(self, res):
-        """:meth:`frames` for slides: the step's chart without its key (at 24 pt it took the height of its rows)."""
-        return self.frames(res, slide=True)
-
     def frames(self, res, slide=False):
         """Every head's weights so far, head 1's cached keys, which rows this step computes or reads from the cache."""
         n = len(res.tokens)
@@ -112,6 +108,9 @@ class _GenerationDrawer(GenerationFigure):
             "keys": keys,
             "step": chart.ChartFrame(scheme, {"panels": {"step": step}, "footer": step_counts(res)}),
         }
+
+    # on slides the step's chart has no key (at 24 pt it took the height of its rows)
+    slide_frames = functools.partialmethod(frames, slide=True)
 
 
 def make_generation_explorer(sentence=GENERATION_SENTENCE, d_model=32, h=4, t=None, use_cache=True):
@@ -179,11 +178,6 @@ class _GQADrawer(GQAFigure):
     slide_pages = ((("sharing", "cache"),), (("weights",),))  # on slides: who shares and what it saves, then the heads
     slide_widths = {"sharing": 1.5, "cache": 1}
 
-    def slide_frames(self, res):
-        """:meth:`frames` for 24-pt text: the bars named by h_kv alone, title and axis one line each, wider key/value
-        boxes, the heads titled "head i" and the sharing said once above them."""
-        return self.frames(res, slide=True)
-
     def frames(self, res, slide=False):
         """Which query heads share which key/value head, the model's cache (charts), every head's weights."""
         h, group, wide = res.h, res.h // res.h_kv, 0.4 if slide else 0.0
@@ -213,10 +207,8 @@ class _GQADrawer(GQAFigure):
             else f"{res.model} at {res.n_tokens:,} tokens\n(published sizes, not the slider's h_kv)",
             xticks=list(enumerate(names)),
         )
-        if slide:
-            bars = chart.panel("cache", height=300, ylabel="KV cache, GiB", xlabel="h_kv (key/value heads)")
-        else:
-            bars = chart.panel("cache", height=300, ylabel="KV cache, GiB (float16, one sequence)")
+        y, x = ("KV cache, GiB", "h_kv (key/value heads)") if slide else ("KV cache, GiB (float16, one sequence)", None)
+        bars = chart.panel("cache", height=300, ylabel=y, xlabel=x)
         titles = [f"head {i + 1}" + ("" if slide else f" (K,V {j + 1})") for i, j in enumerate(res.kv_of)]
         texts = {}
         if slide:  # the sharing said once, above the heads
@@ -233,6 +225,10 @@ class _GQADrawer(GQAFigure):
             "cache": chart.ChartFrame({"panels": [bars]}, {"panels": {"cache": cache}}),
             "weights": weights,
         }
+
+    # on slides (24-pt text): the bars named by h_kv alone, title and axis one line each, wider key/value boxes, the
+    # heads titled "head i" and the sharing said once above them
+    slide_frames = functools.partialmethod(frames, slide=True)
 
 
 def make_gqa_explorer(h_kv=2, model="Llama 2 70B", log2_tokens=12, h=8):

@@ -88,16 +88,13 @@ class OutputDrawer:
             symmetric_limits(view.W_o),
             signed=True,
             numbers=False,
-            width=0.22,
             cap=14,
             titles=[wo_title],
             cbar="",
             axes=wo_axes,
         )
         heads = [f"head {i + 1}" for i in range(h)] + ["sum = output"]
-        contributions = grid(
-            "contributions", M, heads, cols, signed=True, width=0.48, cap=48, cbar="", axes=("", "output column")
-        )
+        contributions = grid("contributions", M, heads, cols, signed=True, cap=48, cbar="", axes=("", "output column"))
         sizes = grid(
             "sizes",
             norms,
@@ -105,7 +102,6 @@ class OutputDrawer:
             [str(i + 1) for i in range(h)],
             (0.0, float(norms.max()) or 1.0),
             numbers=norms.size <= 40,
-            width=0.3,
             cap=40,
             titles=["size of what each head adds"],
             cbar="length of the row",
@@ -117,7 +113,7 @@ class OutputDrawer:
             f"so X + MultiHead(X) works  (columns {len(columns)} of {d_model}, rows {len(rows)} of {len(view.W_o)})",
             "titles": {"contributions": [contributions_title(short(view.tokens[token]), columns)]},
         }
-        return frame(texts, wo, contributions, sizes, columns=3)
+        return frame(texts, wo, contributions, sizes, widths=(0.22, 0.48, 0.3))
 
     slide_pages = True  # a slide (tools/export_slides.py): slide_picture, the three panels side by side overlapped
 

@@ -72,18 +72,11 @@ def permutation_experiment(
         X, X_perm = X + P, X_perm + P
     r, r_perm = multi_head_attention(X, params), multi_head_attention(X_perm, params)
     same_order = r.weights[:, perm][:, :, perm]  # (h, n, n): the weights as written, rows and columns reordered
+    moved = np.linalg.norm(r_perm.output - r.output[perm], axis=-1)  # (n,)
+    weights_moved = float(np.abs(r_perm.weights - same_order).max())
+    runs = r.weights, r_perm.weights, r.output, r_perm.output
     return PermutationExperiment(
-        tokens=tuple(tokens),
-        order=tuple(perm),
-        positions=bool(positions),
-        head=head - 1,
-        weights=r.weights,
-        weights_perm=r_perm.weights,
-        output=r.output,
-        output_perm=r_perm.output,
-        tokens_perm=tuple(tokens[k] for k in perm),
-        moved=np.linalg.norm(r_perm.output - r.output[perm], axis=-1),  # (n,)
-        weights_moved=float(np.abs(r_perm.weights - same_order).max()),
+        tuple(tokens), tuple(perm), bool(positions), head - 1, *runs, tuple(tokens[k] for k in perm), moved, weights_moved
     )
 
 
@@ -95,8 +88,8 @@ class PositionsDrawer:
     def picture(self, res):
         n, i, moved = len(res.tokens), res.head, res.moved
         common = dict(numbers=n <= 6, axes=("query (looks)", "key (is looked at)"), cap=48)
-        before = grid("before", res.weights[i], res.tokens, res.tokens, cbar=None, width=0.36, **common)
-        after = grid("after", res.weights_perm[i], res.tokens_perm, res.tokens_perm, width=0.42, **common)
+        before = grid("before", res.weights[i], res.tokens, res.tokens, cbar=None, **common)
+        after = grid("after", res.weights_perm[i], res.tokens_perm, res.tokens_perm, **common)
         far, title = (0.0, max(1.0, float(moved.max()))), ["how far each output moved"]
         distances = grid(
             "moved",
@@ -107,7 +100,6 @@ class PositionsDrawer:
             titles=title,
             cbar="|output now − output before|",
             axes=("", ""),
-            width=0.22,
             cap=48,
         )
         verdict = (
@@ -119,7 +111,7 @@ class PositionsDrawer:
             "caption": f"head {i + 1}, random parameters; {verdict}",
             "titles": {"before": [f"head {i + 1}: as written"], "after": [f"head {i + 1}: reordered"]},
         }
-        return frame(texts, before, after, distances, columns=3)
+        return frame(texts, before, after, distances, widths=(0.36, 0.42, 0.22))
 
     slide_pages = True  # a slide (tools/export_slides.py): slide_picture
 

@@ -69,19 +69,9 @@ def compute_steps(source="random", head=None, step=7, temperature=1.0):
     raw = attention.attention_scores(res.Q[i], res.K[i], scale=1.0)  # (n, d_k) @ (d_k, n) -> (n, n): Q_i K_i^T
     weights = attention.softmax(scaled / temperature)  # (n, n), rows sum to 1; = res.weights[i] at T = 1
     head_out = attention.weighted_sum(weights, res.V[i])  # (n, n) @ (n, d_v) -> (n, d_v)
-    return StepResult(
-        source=source,
-        tokens=tokens,
-        head=int(head),
-        h=h,
-        d_model=X.shape[-1],
-        d_k=res.Q.shape[-1],
-        d_v=res.V.shape[-1],
-        step=int(step),
-        temperature=float(temperature),
-        role=roles[i] if roles else "",
-        matrices=(X, res.Q[i], res.K[i], res.V[i], raw, scaled, weights, head_out),
-    )
+    matrices = (X, res.Q[i], res.K[i], res.V[i], raw, scaled, weights, head_out)
+    sizes = h, X.shape[-1], res.Q.shape[-1], res.V.shape[-1]  # h, d_model, d_k, d_v
+    return StepResult(source, tokens, int(head), *sizes, int(step), float(temperature), roles[i] if roles else "", matrices)
 
 
 # The same titles and formulas as plain text, for the browser-drawn view (no mathtext there)

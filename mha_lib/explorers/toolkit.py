@@ -332,24 +332,12 @@ def _body(draw):  # (the box shown, {part name: Chart or Picture}, res -> {part 
 def build_explorer(controls, compute, draw, *, dpi=90, title=None, extra=None):
     """Wire controls, a pure compute function and a drawer together: an explorer drawn in the browser.
 
-    Parameters
-    ----------
-    controls : dict of str -> ipywidgets.ValueWidget
-        Their ``.value`` s are passed to ``compute`` as keyword arguments.
-    compute : callable(**values) -> result
-        Pure. A ``ValueError`` or ``TypeError`` (one line) replaces the picture with its message.
-    draw : a drawer
-        ``picture(result)`` -> :class:`~.widget.Frame`; or ``parts`` ({name: "chart" or "picture"}) in ``rows``
-        (``widths`` their shares) and ``frames(result)`` -> {name: frame}.
-    dpi : float or callable
-        The still picture's resolution (or a function of the figure's size in inches giving it).
-    title, extra : str and list of widgets, optional
-        A heading above the controls, widgets under the picture.
-
-    Returns
-    -------
-    PictureBox
-        A change makes one update, deferred inside a kernel, at once elsewhere (see :class:`~.widget.PictureBox`).
+    ``compute(**{name: control.value})`` is pure; its ``ValueError`` or ``TypeError`` (one line) replaces the picture.
+    ``draw``: ``picture(result)`` -> :class:`~.widget.Frame`, or ``parts`` ({name: "chart" or "picture"}) in ``rows``
+    (``widths`` their shares) and ``frames(result)`` -> {name: frame}. ``dpi``: the still picture's resolution (or a
+    function of the figure's size in inches giving it); ``title``: a heading above the controls; ``extra``: widgets
+    under the picture. Returns a :class:`~.widget.PictureBox`: a change makes one update, deferred inside a kernel,
+    at once elsewhere.
     """
     check_dpi(dpi, "build_explorer")
     body, parts, frames_of = _body(draw)

@@ -50,15 +50,13 @@ def compute_training(result: TrainResult, index: int, example: int = 0) -> Train
     h = heads // result.task.layers if result.params is None else result.params.blocks[0].attn.h
     layers = heads // h
     titles = [f"head {i % h + 1}" if layers == 1 else f"block {i // h + 1}, head {i % h + 1}" for i in range(heads)]
+    tokens, losses, previous = (
+        token_names(result.heldout[example]),
+        result.losses[: snap.step],
+        weight_on_offset(snap.weights),
+    )
     return TrainingView(
-        step=snap.step,
-        steps=len(result.losses),
-        weights=snap.weights[example],
-        titles=titles,
-        tokens=token_names(result.heldout[example]),
-        losses=result.losses[: snap.step],
-        accuracy=snap.accuracy,
-        previous=weight_on_offset(snap.weights),
+        snap.step, len(result.losses), snap.weights[example], titles, tokens, losses, snap.accuracy, previous
     )
 
 

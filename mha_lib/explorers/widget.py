@@ -138,11 +138,13 @@ def grid(key, matrices, rows=None, cols=None, clim=None, mask=None, **options):
     return panel, matrix_entry(matrices, clim, mask)
 
 
-def frame(texts, *grids, **scheme):
-    """The :class:`Frame` of :func:`grid` s; ``scheme`` e.g. ``columns``: side by side (areas "1 / 1", "1 / 2", ...)."""
-    for i, (panel, _) in enumerate(grids):
-        if "columns" in scheme and panel["area"] is None:
-            panel["area"] = f"1 / {i + 1}"
+def frame(texts, *grids, widths=None, **scheme):
+    """The :class:`Frame` of :func:`grid` s (``scheme``: e.g. ``columns``); ``widths``: the grids side by side, their
+    shares of the width."""
+    if widths is not None:
+        scheme["columns"] = len(widths)
+        for i, ((panel, _), width) in enumerate(zip(grids, widths, strict=True)):
+            panel.update(area=f"1 / {i + 1}", width=width)
     return Frame({"panels": [panel for panel, _ in grids], **scheme}, texts, {p["key"]: entry for p, entry in grids})
 
 
