@@ -57,6 +57,11 @@ def panel(
     }
 
 
+def frame(*panels, **data):
+    """The :class:`ChartFrame` of ``(panel, view)`` pairs (:func:`panel`, :func:`view`); ``data``: caption, footer."""
+    return ChartFrame({"panels": [p for p, _ in panels]}, {**data, "panels": {p["key"]: v for p, v in panels}})
+
+
 def view(x, y, marks, *, title="", xticks=None, yticks=None):
     """A panel's data: limits ``x``, ``y`` (lo, hi), its marks, title and ticks ((value, label) pairs; None: round
     values chosen by the page; an empty list: none)."""

@@ -72,13 +72,9 @@ class CostDrawer:
         flops["title"] = f"n = {res.n}, d_model = {res.d_model}, h = {res.h}: {res.total_flops / 1e9:,.2f} GFLOP"
         memory["title"] = f"memory held at once: {kind}"
         memory["xticks"] = [[3.0, "10³ B"], [6.0, "10⁶ B"], [9.0, "10⁹ B"], [12.0, "10¹² B"]]
-        scheme = {
-            "panels": [
-                chart.panel("flops", height=230, xlabel="% of the FLOPs (orange: grows with n²)"),
-                chart.panel("memory", height=230, xlabel="bytes in float32, one layer, one sentence (log scale)"),
-            ]
-        }
-        return {"cost": chart.ChartFrame(scheme, {"panels": {"flops": flops, "memory": memory}})}
+        flops_panel = chart.panel("flops", height=230, xlabel="% of the FLOPs (orange: grows with n²)")
+        memory_panel = chart.panel("memory", height=230, xlabel="bytes in float32, one layer, one sentence (log scale)")
+        return {"cost": chart.frame((flops_panel, flops), (memory_panel, memory))}
 
 
 def _hbars(labels, values, texts, colours, x, base=0.0):

@@ -92,21 +92,16 @@ class _GenerationDrawer(GenerationFigure):
         legend = (
             [] if slide else [("computed at this step", "#D55E00", "area"), ("read from the KV cache", "#DDDDDD", "area")]
         )
-        scheme = {"panels": [chart.panel("step", height=28 * n + 40, max_width=440, legend=legend, axes=False)]}
         step = chart.view((-1.6, 3.05), (-0.05, n + 0.7), marks, title=f"rows step {t} computes, per head")
         return {
             "heads": heads_frame(
-                res.weights,
-                res.tokens,
-                caption,
-                res.shown,
-                cap=48,
-                cbar="attention weight",
-                mask_label="masked / not computed",
-                fit_height=0.5,
+                res.weights, res.tokens, caption, res.shown, cap=48, mask_label="masked / not computed", fit_height=0.5
             ),
             "keys": keys,
-            "step": chart.ChartFrame(scheme, {"panels": {"step": step}, "footer": step_counts(res)}),
+            "step": chart.frame(
+                (chart.panel("step", height=28 * n + 40, max_width=440, legend=legend, axes=False), step),
+                footer=step_counts(res),
+            ),
         }
 
     # on slides the step's chart has no key (at 24 pt it took the height of its rows)
@@ -216,13 +211,10 @@ class _GQADrawer(GQAFigure):
             shared = shared if res.h_kv <= 2 and group > 1 else f"{count(group, 'query head')} per key/value head"
             texts = {"group_titles": {"weights": shared}}
         mask = causal_mask(len(res.tokens))
-        weights = heads_frame(res.weights, res.tokens, texts, mask, titles=titles, cbar="attention weight", cap=40)
+        weights = heads_frame(res.weights, res.tokens, texts, mask, titles=titles, cap=40)
         return {
-            "sharing": chart.ChartFrame(
-                {"panels": [chart.panel("sharing", height=150, max_width=1000, axes=False)]},
-                {"panels": {"sharing": sharing}},
-            ),
-            "cache": chart.ChartFrame({"panels": [bars]}, {"panels": {"cache": cache}}),
+            "sharing": chart.frame((chart.panel("sharing", height=150, max_width=1000, axes=False), sharing)),
+            "cache": chart.frame((bars, cache)),
             "weights": weights,
         }
 

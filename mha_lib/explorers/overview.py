@@ -40,7 +40,7 @@ class OverviewDrawer:
         )
         numbers, ncols = len(res.tokens) <= 4 and res.h <= 8, min(res.h, 8 if res.h > 8 else 4)
         texts = {"caption": caption}
-        return heads_frame(res.result.weights, res.tokens, texts, cbar="attention weight", numbers=numbers, ncols=ncols)
+        return heads_frame(res.result.weights, res.tokens, texts, numbers=numbers, ncols=ncols)
 
 
 def make_overview_explorer(sentence="humpty dumpty sat on", h=8):

@@ -67,7 +67,6 @@ class ScalingDrawer:
             [chart.bars(counts, ["#0072B2"], x=(edges[:-1] + edges[1:]) / 2, width=edges[1] - edges[0])],
             title=f"d_k = {res.d_k}: {values.size} scores {how}\nstandard deviation {res.std:.2f}",
         )
-        scheme = {"panels": [chart.panel("hist", height=300, xlabel="score", ylabel="count")]}
         title = (
             f"softmax of one row each: mean largest weight {res.mean_max_weight:.2f}, "
             f"entropy {res.mean_entropy:.2f} / {math.log2(n):.0f} bits"
@@ -75,7 +74,7 @@ class ScalingDrawer:
         sentences, keys = [f"sentence {i + 1}" for i in range(rows)], [f"key {j + 1}" for j in range(n)]
         six = grid("rows", res.weights[:6, 0, :], sentences, keys, cbar="weight", titles=[""], axes=(None, None), cap=48)
         return {
-            "hist": chart.ChartFrame(scheme, {"panels": {"hist": hist}}),
+            "hist": chart.frame((chart.panel("hist", height=300, xlabel="score", ylabel="count"), hist)),
             "rows": frame({"group_titles": {"rows": title}}, six),
         }
 

@@ -51,7 +51,15 @@ class SoftmaxDrawer:
             f"mask: {res.mask_kind}  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)"
         )
         titles = head_titles(res.h, res.roles)
-        return heads_frame(res.weights, res.tokens, {"caption": caption}, res.mask, numbers=res.h <= 8, titles=titles)
+        return heads_frame(
+            res.weights,
+            res.tokens,
+            {"caption": caption},
+            res.mask,
+            numbers=res.h <= 8,
+            titles=titles,
+            cbar="attention weight (shared scale)",
+        )
 
 
 def make_softmax_explorer(seed=0):

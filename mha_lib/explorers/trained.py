@@ -73,7 +73,7 @@ class TrainedDrawer:
             "caption": f"Layer {res.layer}: row = query token (looks), column = key token (is looked at)",
             "titles": {"weights": [_head_title(res, i) for i in range(len(res.weights))]},
         }
-        return heads_frame(res.weights, res.tokens, texts, numbers=False, ncols=4, cbar="attention weight", cap=40)
+        return heads_frame(res.weights, res.tokens, texts, numbers=False, ncols=4, cap=40)
 
     slide_pages = True  # a slide (tools/export_slides.py): slide_picture, 12 heads of 15 tokens do not fit at 24 pt
 

@@ -81,15 +81,17 @@ class TrainingDrawer(TrainingFigure):
     def frames(self, view):
         titles = [f"{title}: {p:.2f} on the previous token" for title, p in zip(view.titles, view.previous, strict=True)]
         numbers = len(view.tokens) <= 8
-        heads = heads_frame(view.weights, view.tokens, {}, titles=titles, numbers=numbers, cbar="attention weight")
+        heads = heads_frame(view.weights, view.tokens, {}, titles=titles, numbers=numbers)
         losses = np.asarray(view.losses, dtype=float)
         keep = np.unique(np.r_[np.arange(0, len(losses), max(1, -(-len(losses) // LOSS_POINTS))), len(losses) - 1])
         keep = keep[keep >= 0]
         curve = [chart.line(np.c_[keep + 1, np.clip(losses[keep], 1e-4, None)], LOSS_COLOR, width=1.5)] if len(keep) else []
-        scheme = {"panels": [chart.panel("loss", height=300, xlabel="training step", ylog=True, grid=True)]}
         title = f"training loss\nstep {view.step} of {view.steps}, held-out accuracy {view.accuracy:.2f}"
         loss = chart.view((0, max(view.steps, 1)), (1e-4, 10), curve, title=title)
-        return {"heads": heads, "loss": chart.ChartFrame(scheme, {"panels": {"loss": loss}})}
+        return {
+            "heads": heads,
+            "loss": chart.frame((chart.panel("loss", height=300, xlabel="training step", ylog=True, grid=True), loss)),
+        }
 
 
 def make_training_explorer(result: TrainResult | None = None, *, task: str = "previous_token", seed: int = 0) -> PictureBox:

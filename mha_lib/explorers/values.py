@@ -73,27 +73,13 @@ class ValuesDrawer(ValuesFigure):
         marks += [chart.line([out2[q], V2[j]], c, width=0.5 + 6 * float(w[j]), opacity=0.6) for j, c in enumerate(colors)]
         big = np.arange(len(out2)) == q
         marks.append(chart.points(V2, colors, labels=[f"v({t})" for t in toks], label_colors=colors, sizes=6, bold=True))
-        marks.append(
-            chart.points(
-                out2,
-                token_colors(len(out2)),
-                shape="star",
-                sizes=np.where(big, 11, 7),
-                alphas=np.where(big, 1, 0.55),
-                labels=[f"out({toks[m]})" if m == q else "" for m in range(len(out2))],
-                dir=(1, -1),
-            )
-        )
+        labels = [f"out({toks[m]})" if m == q else "" for m in range(len(out2))]
+        stars = dict(shape="star", sizes=np.where(big, 11, 7), alphas=np.where(big, 1, 0.55), labels=labels, dir=(1, -1))
+        marks.append(chart.points(out2, token_colors(len(out2)), **stars))
         lo, hi = np.vstack([V2, out2]).min(axis=0), np.vstack([V2, out2]).max(axis=0)
         pad = np.where(hi - lo > 0, hi - lo, 1.0) * (0.3, 0.2)
-        points = chart.view(
-            (lo[0] - pad[0], hi[0] + pad[0]),
-            (lo[1] - pad[1], hi[1] + pad[1]),
-            marks,
-            title=points_title(view),
-            xticks=[],
-            yticks=[],
-        )
+        lo, hi = lo - pad, hi + pad
+        points = chart.view((lo[0], hi[0]), (lo[1], hi[1]), marks, title=points_title(view), xticks=[], yticks=[])
         legend = [
             ("convex hull of the value rows", "#BBBBBB", "area")
             if len(hull) >= 3
@@ -101,20 +87,9 @@ class ValuesDrawer(ValuesFigure):
             ("value rows (dots)", "#777777", "dot"),
             ("output rows (stars)", "#777777", "star"),
         ]
-        scheme = {
-            "panels": [
-                chart.panel("weights", width=1, height=330, xlabel="key token (whose value is used)", ylabel="weight"),
-                chart.panel(
-                    "points",
-                    width=1.2,
-                    height=330,
-                    legend=legend,
-                    xlabel="component 1 (its scale changes with the head)",
-                    ylabel="component 2",
-                ),
-            ]
-        }
-        data = {"caption": formula(view, toks, 150), "panels": {"weights": weights, "points": points}}
+        left = chart.panel("weights", width=1, height=330, xlabel="key token (whose value is used)", ylabel="weight")
+        xlabel = "component 1 (its scale changes with the head)"
+        right = chart.panel("points", width=1.2, height=330, legend=legend, xlabel=xlabel, ylabel="component 2")
         M = np.vstack([view.V[:, :cols], view.output_row[None, :cols]])  # (n + 1, cols)
         names, components, axes = (
             [f"v({t})" for t in toks] + ["output"],
@@ -123,7 +98,7 @@ class ValuesDrawer(ValuesFigure):
         )
         rows = grid("rows", M, names, components, signed=True, titles=[""], cbar="value", axes=axes, cap=40)
         return {
-            "chart": chart.ChartFrame(scheme, data),
+            "chart": chart.frame((left, weights), (right, points), caption=formula(view, toks, 150)),
             "rows": frame({"group_titles": {"rows": rows_title(view, toks, cols)}}, rows),
         }
 

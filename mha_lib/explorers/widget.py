@@ -148,9 +148,9 @@ def frame(texts, *grids, widths=None, **scheme):
     return Frame({"panels": [panel for panel, _ in grids], **scheme}, texts, {p["key"]: entry for p, entry in grids})
 
 
-def heads_frame(weights, tokens, texts, mask=None, **options):
+def heads_frame(weights, tokens, texts, mask=None, cbar="attention weight", **options):
     """The :class:`Frame` of every head's weights (h, n, n) on [0, 1], masked cells hatched."""
-    return frame(texts, grid("weights", weights, tokens, tokens, mask=mask, **options))
+    return frame(texts, grid("weights", weights, tokens, tokens, mask=mask, cbar=cbar, **options))
 
 
 class _StillImage:
