@@ -604,8 +604,12 @@ def test_the_lecture_screen_gives_the_step_views_weights_the_widest_column(scree
     assert next(p for p in many.scheme["panels"] if p["key"] == "weights")["n"] > lecture_screen.HALL_STEP_MAX_TOKENS
     hall = {p["key"]: p for p in lecture_screen.hall_step_frame(many).scheme["panels"]}
     assert [p["width"] for p in hall.values()][4:] == list(lecture_screen.HALL_STEP_WIDTHS_MANY)
-    # 8 tokens: no numbers a hall reads, so the three squares keep their colour bars and one cell size
-    assert all(hall[k]["cbar"] == "" and hall[k]["same"] == "square" for k in ("scores", "scaled", "weights"))
+    # 8 tokens: no numbers a hall reads, so the three squares keep their colour bars; the weights have cells of their
+    # own size, larger than the scores', and the strips rows no higher than their labels need (the page's least)
+    assert all(hall[k]["cbar"] == "" for k in ("scores", "scaled", "weights"))
+    assert hall["scores"]["same"] == hall["scaled"]["same"] == "square" and hall["weights"]["same"] is None
+    assert {hall[k]["cap"] for k in ("X", "Q_i", "K_i", "V_i", "Head_i")} == {lecture_screen.HALL_STRIP_ROW}
+    assert hall["weights"]["width"] == max(lecture_screen.HALL_STEP_WIDTHS_MANY)
     assert sum(lecture_screen.HALL_STEP_WIDTHS_MANY) <= 0.97 + 1e-9
     screen.presenter.value = False  # the controls shown: too little width for it, the step view's own layout
     panels = screen.explorers["steps"].picture.scheme["panels"]
@@ -631,10 +635,45 @@ def test_keys_s_and_t_make_the_live_moves_without_the_controls(screen):
     assert seen == pytest.approx([0.1, 0.1, 1.0, 10.0, 10.0, 1.0])
     screen.live_keys["scale"].click()  # no "divide by √d_k" in the step view: nothing moves
     assert T.value == pytest.approx(1.0) and scaled.value is False
-    for key in ("'scale'", "'warmer'", "'cooler'", "e.key === 'p'"):
+    for key in ("'scale'", "'warmer'", "'cooler'", "e.key === 'p'", "'next_head'", "'previous_head'"):
         assert key in lecture_screen.KEYS_JS
-    for key in ("<b>S</b>", "<b>T</b>", "<b>Shift+T</b>", "<b>[</b>", "<b>]</b>"):
+    for key in ("<b>S</b>", "<b>T</b>", "<b>Shift+T</b>", "<b>[</b>", "<b>]</b>", "<b>H</b>", "<b>Shift+H</b>"):
         assert key in lecture_screen.KEYS_HELP
+
+
+def test_keys_h_and_shift_h_show_the_next_head_and_the_one_before(screen):
+    """H shows the step view's next head and Shift+H the one before (scene 9: another of the trained model's 12
+    heads), stopping at the first and the last; the scene's line names the key; a scene with no head control (the
+    heads of scene 3) is left as it is."""
+    k = scenes.scene_index("what-trained-heads-do")
+    screen.go(k)
+    head = screen.explorers["steps"].controls["head"]
+    assert head.value == 3 and "H: the next head" in screen.scene_text.value
+    screen.live_keys["next_head"].click()
+    assert head.value == 4 and screen.explorers["steps"].result.head == 4
+    for _ in range(3):
+        screen.live_keys["previous_head"].click()
+    assert head.value == 1
+    head.value = head.max
+    screen.live_keys["next_head"].click()
+    assert head.value == head.max == 12
+    screen.go(scenes.scene_index("why-divide-by-sqrt-d-k"))
+    h = screen.explorers["lecture"].controls["h"].value
+    screen.live_keys["next_head"].click()
+    assert screen.explorers["lecture"].controls["h"].value == h
+    screen.go(k)
+    assert head.value == 3
+
+
+def test_several_heads_line_spells_the_weights_the_plan_reads(screen):
+    """The trained heads' cells are too small for numbers a hall reads: the line under the bar gives the two the
+    plan quotes, read from the weights on screen (head 3 on the token before, head 4 from [CLS] on [SEP])."""
+    screen.go(scenes.scene_index("several-heads"))
+    w = screen.explorers["lecture"].result.result.weights
+    before = min(w[2][i, i - 1] for i in range(1, w.shape[-1]))
+    assert f"head 3 → the token before {before:.2f}" in screen.scene_text.value
+    assert f"head 4 [CLS] → [SEP] {w[3][0, -1]:.2f}" in screen.scene_text.value
+    assert "1.00" in screen.scene_text.value and "0.81" in screen.scene_text.value
 
 
 @pytest.mark.parametrize(

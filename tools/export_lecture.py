@@ -24,7 +24,8 @@ Into ``--out``:
 Keys on the page, as on the live screen: → / Page Down next scene, ← / Page Up previous scene (what presentation
 clickers send), ↓ / "." next step and ↑ / "," previous step of the step view (on scenes 1 and 10: the answer after
 the poll, shown and hidden), P hides the controls column, S divides
-by √d_k or not, T / ] and Shift+T / [ step the temperature (0.1, 1, 10) where those controls are live.
+by √d_k or not, T / ] and Shift+T / [ step the temperature (0.1, 1, 10), H / Shift+H the head, where those controls
+are live.
 ``index.html?scene=4`` or ``?scene=masks-causal`` opens a scene.
 """
 

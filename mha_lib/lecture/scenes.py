@@ -25,6 +25,7 @@ __all__ = [
     "Scene",
     "SCENES",
     "scene_line",
+    "trained_reading",
     "map_heads",
     "LookupView",
     "PositionsView",
@@ -118,7 +119,9 @@ SCENES = (
     ),
     # trained parameters (MiniLM's layer 1: d_k = d_model / h = 384 / 12 = 32): heads with different patterns, so the
     # point (several heads look at different things, at the cost of one head of d_model) is on the picture; random
-    # heads' patterns mean nothing. The line follows the layer shown: {…} are filled in by scene_line.
+    # heads' patterns mean nothing. The line follows the layer shown: {…} are filled in by scene_line; for the trained
+    # layer it spells the weights the plan reads (head 3 on the token before, head 4 from [CLS] on [SEP]), whose cells
+    # are too small for numbers a hall reads (8 heads of 6 tokens)
     Scene(
         "Several heads",
         "lecture",
@@ -134,7 +137,7 @@ SCENES = (
         {"source": "trained", "head": 3, "step": 3, "temperature": 1.0},
         3,
         "softmax",
-        "press next step 3 times: the scores, scaled, then the weights",
+        "press next step 3 times: the scores, scaled, then the weights · H: the next head",
     ),
     # the two orders side by side, and the second put back in the first order: the same picture, so every number
     # moved with its word (head 1: "cat" puts 0.52 on "dog" in both orders)
@@ -377,11 +380,13 @@ class BlendView(_StillView):
 
         def cell(colour, text="", edge="", width=1.0, dark=False):
             # the outlined row: a frame around the whole row (top and bottom of each cell, the ends' sides), so its
-            # colours stay visible; a number's colour by its cell's (a class: high contrast keeps it)
+            # colours stay visible; a number's colour by its cell's (a class: high contrast keeps it); a cell with a
+            # number is parted from its neighbours by a thin white line, as the heads' cells of the other scenes are
             frame = {"": "", "first": "border-left: 4px solid #000; ", "last": "border-right: 4px solid #000; "}
             ring = "border-top: 4px solid #000; border-bottom: 4px solid #000; " if edge else ""
+            parted = "box-shadow: inset 0 0 0 1px rgba(255, 255, 255, 0.75); " if text else ""
             return (
-                f"<td class='{'mha-on-dark' if dark else 'mha-on-pale'}' style='{ring}{frame.get(edge, '')}"
+                f"<td class='{'mha-on-dark' if dark else 'mha-on-pale'}' style='{ring}{frame.get(edge, '')}{parted}"
                 f"color: {'#fff' if dark else '#000'}; "
                 f"width: calc({a} * {width}); min-width: calc({a} * {width}); height: max(calc({u} * 2.3), 8.5vh); "
                 f"background: {colour}; padding: 0; "
@@ -521,7 +526,29 @@ def scene_line(scene, controls=None, result=None):
     widget = (controls or {}).get("weights")
     kind = getattr(result, "kind", None) or (widget.value if widget is not None else scene.settings.get("weights"))
     params = PARAMS_LINE.get(kind, PARAMS_LINE["random"])
+    reading = trained_reading(result) if kind == "trained" else None
+    if reading and scene.text == "{rule} · {heads}, {params}":  # the weights the plan reads, instead of the heads' count
+        return f"{rule} · trained: {reading}"
     return scene.text.format(d_model=d_model, h=h, d_k=d_k, heads=heads, rule=rule, params=params)
+
+
+def trained_reading(result):
+    """What the lecture plan reads off the trained layer's heads 3 and 4, from the weights of the setting shown
+    (``result``: a LectureResult): "head 3 → the token before 1.00, head 4 [CLS] → [SEP] 0.81" (its least weight on
+    the token before, over the rows after the first; the weight of [CLS] on [SEP]). A part whose pattern the sentence
+    shown does not have is left out; None if neither has it (or no weights)."""
+    weights = getattr(getattr(result, "result", None), "weights", None)
+    tokens = tuple(getattr(result, "tokens", ()) or ())
+    if weights is None or len(weights) < 4 or len(tokens) < 3:
+        return None
+    parts = []
+    before = min(float(weights[2][i, i - 1]) for i in range(1, len(tokens)))
+    if before >= 0.5:  # every row puts at least half its weight on the token before
+        parts.append(f"head 3 → the token before {before:.2f}")
+    first, last = weights[3][0], len(tokens) - 1
+    if tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and int(np.argmax(first)) == last:
+        parts.append(f"head 4 [CLS] → [SEP] {float(first[last]):.2f}")
+    return ", ".join(parts) or None
 
 
 # {params} in a scene's line: which parameters the heads have, and whether their patterns mean something

@@ -53,15 +53,17 @@ KEYS_HELP = (
     "answer after the poll) · "
     "<b>P</b> show or hide the controls (a projector's window opens with them hidden: the presenter layout) · "
     "<b>S</b> divide by √d_k or not (scene 3) · <b>T</b> or <b>]</b> next temperature, <b>Shift+T</b> or <b>[</b> "
-    "the one before (0.1, 1, 10; scene 4), with the controls hidden too · "
-    "Page Down / Page Up, P, S and T work from a slider too, Page Down / Page Up from a text "
+    "the one before (0.1, 1, 10; scene 4) · <b>H</b> next head, <b>Shift+H</b> the head before (the step view: "
+    "scenes 2, 4 and 9), with the controls hidden too · "
+    "Page Down / Page Up, P, S, T and H work from a slider too, Page Down / Page Up from a text "
     "box; click the picture to take the arrows back from one</div>"
 )
 
 # The live moves' keys (screen.js clicks these hidden buttons): S ticks or unticks "divide by √d_k" (scene 3); T or ]
-# and Shift+T or [ step the temperature (scene 4) up or down through the values the guide plans (docs/teaching.md)
+# and Shift+T or [ step the temperature (scene 4) up or down through the values the guide plans (docs/teaching.md);
+# H and Shift+H show the step view's next head or the one before (scene 9: another of the trained model's heads)
 TEMPERATURE_STEPS = (0.1, 1.0, 10.0)
-LIVE_KEYS = {"scale": "S", "warmer": "T or ]", "cooler": "Shift+T or ["}
+LIVE_KEYS = {"scale": "S", "warmer": "T or ]", "cooler": "Shift+T or [", "next_head": "H", "previous_head": "Shift+H"}
 
 # A window narrower than this (width / height: 4:3 is 1.33, 16:10 is 1.6, 16:9 is 1.78) opens in the presenter layout,
 # so a scene's numbers are as large as they get without a key press; an ultra-wide one (21:9) keeps the controls shown
@@ -128,9 +130,12 @@ HALL_STEP_WIDTHS = (0.29, 0.21, 0.33, 0.14)
 # More tokens (the 8 of scene 9): no cell can hold a number the back row reads, so the three squares are drawn by
 # their colours with their colour bars, at a cell no smaller than their labels (2.5 % of the height); the weights'
 # column is the widest, so at 1024 x 768, where only one bar has the width, theirs is the one kept (the scores' bars
-# give way: picture.js).
-HALL_STEP_WIDTHS_MANY = (0.265, 0.2, 0.325, 0.18)
+# give way: picture.js). The height is the weights': their cells are their own size (not the scores'), and the strips
+# X, Q_i, K_i, V_i and Head_i have rows of the least height their labels need (HALL_STRIP_ROW), so the weights take
+# what the window has left (about 270 px of 8 x 8 at 1280 x 720, against 160 px as the scores' size).
+HALL_STEP_WIDTHS_MANY = (0.265, 0.2, 0.375, 0.13)
 HALL_STEP_MAX_TOKENS = 5  # more tokens: the weights' cells cannot hold readable numbers (HALL_STEP_WIDTHS_MANY)
+HALL_STRIP_ROW = 1  # px: the strips' largest row with many tokens; the page raises it to their labels' (2.5 % of H)
 HALL_STEP_MIN_WIDTH = 1200  # px: a screen at least this wide has the width for it with the controls shown too
 
 
@@ -148,6 +153,10 @@ def hall_step_frame(frame):
         panel = {**panel, "width": widths[k % 4]}
         if panel["key"] == "weights" and not many:
             panel.update(same=None, cbar=None)  # cells of their own size, their numbers in them
+        elif panel["key"] == "weights":
+            panel["same"] = None  # cells of their own size, larger than the scores'
+        elif many and panel.get("strip"):
+            panel["cap"] = HALL_STRIP_ROW  # the rows their labels need, no more: the height goes to the weights
         if k == 7:  # the room of its row labels goes to the weights' (its strip has the width of Q_i's)
             panel["rows"] = None
         new.append(panel)
@@ -211,7 +220,8 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         as the screen), ``.map_button`` (ToggleButton: the map of the computation with the scene's
         step in orange, in ``.map_image``), ``.viewport`` (Text: the window's size, reported by :data:`KEYS_JS`),
         ``.notice`` (HTML: an unknown scene asked for), ``.scene_text`` (HTML: the scene's line under the bar),
-        ``.live_keys`` (hidden Buttons "scale", "warmer", "cooler": what keys S, T and Shift+T press),
+        ``.live_keys`` (hidden Buttons "scale", "warmer", "cooler", "next_head", "previous_head": what keys S, T,
+        Shift+T, H and Shift+H press),
         ``.go(k)``, and ``.explorers`` (dict view name ->
         its box, built when first shown, or ahead while a scene is on screen, and kept for the whole lecture).
     """
@@ -403,7 +413,14 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         if widget is not None and not map_button.value:
             widget.value = next_temperature(float(widget.value), up)
 
+    def on_head(by):
+        widget = live_control("head")
+        if widget is not None and not map_button.value:
+            widget.value = max(widget.min, min(widget.max, widget.value + by))  # the first and last heads stay
+
     live["scale"].on_click(on_scale)
+    live["next_head"].on_click(lambda _b: on_head(+1))
+    live["previous_head"].on_click(lambda _b: on_head(-1))
     live["warmer"].on_click(lambda _b: on_temperature(True))
     live["cooler"].on_click(lambda _b: on_temperature(False))
     map_button.observe(lambda change: on_stage("map" if change["new"] else scenes[menu.value].view), names="value")
@@ -445,6 +462,6 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
     screen.contrast, screen.viewport, screen.scenes, screen.notice = contrast, viewport, scenes, notice
     screen.scene_text = scene_text
     screen.map_button, screen.map_image, screen.presenter = map_button, map_image, presenter
-    screen.live_keys = live  # "scale", "warmer", "cooler": the buttons keys S, T and Shift+T press
+    screen.live_keys = live  # "scale", "warmer", "cooler", "next_head", "previous_head": what S, T, H (Shift) press
     screen.explorers = state["explorers"]  # the dict itself: a view's explorer is added when first shown
     return screen

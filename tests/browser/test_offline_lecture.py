@@ -196,6 +196,27 @@ def test_keys_s_and_t_of_the_live_screen_move_the_recorded_scaling_and_temperatu
     page.context.close()
 
 
+def test_keys_h_and_shift_h_of_the_live_screen_move_the_recorded_head(browser, folder):
+    """In the trained heads' scene the head is live: H draws the next head's weights, Shift+H the one before."""
+    from mha_lib.explorers.stepview import compute_steps
+    from mha_lib.lecture.scenes import SCENES
+
+    k, scene = next((k, s) for k, s in enumerate(SCENES, 1) if s.slug == "what-trained-heads-do")
+    page = open_screen(browser, folder, (1280, 720), f"?scene={k}")
+    wait_scene(page, k)
+    for _ in range(3):  # to the weights
+        page.keyboard.press("ArrowDown")
+    page.wait_for_timeout(300)
+    for key, head in (("h", 4), ("h", 5), ("Shift+H", 4)):
+        page.keyboard.press(key)
+        page.wait_for_timeout(150)
+        weights = compute_steps("trained", head, 6, 1.0).matrices[6]
+        np.testing.assert_allclose(drawn(page, "weights", 8)[0], weights, atol=0.005 + 1e-9)
+    assert "H / Shift+H the next head or the one before" in page.inner_text(".mha-column-note")
+    assert page.errors == []
+    page.context.close()
+
+
 def test_an_unknown_scene_in_the_address_says_so_and_opens_scene_one(browser, folder):
     page = open_screen(browser, folder, (1280, 720), "?scene=no-such-scene")
     wait_scene(page, 1)

@@ -158,6 +158,7 @@
       "Keys: → or Page Down next scene, ← or Page Up previous, ↓ ↑ steps, P hides this column, " +
       (live("scaled") ? "S divides by √d_k or not" : "S (√d_k): fixed in this scene") + ", " +
       (live("temperature") ? "T or ] / Shift+T or [ temperature 0.1, 1, 10" : "T (temperature): fixed in this scene") +
+      ", " + (live("head") ? "H / Shift+H the next head or the one before" : "H (head): fixed in this scene") +
       ". An offline copy: the controls live here move between recorded settings; the lecture screen itself has " +
       "every control live."));
   }
@@ -293,6 +294,10 @@
   $(".mha-key-scale").addEventListener("click", () => liveMove("scaled", (c, p) => c.values.indexOf(!c.values[p])));
   $(".mha-key-warmer").addEventListener("click", () => liveMove("temperature", temperature(true)));
   $(".mha-key-cooler").addEventListener("click", () => liveMove("temperature", temperature(false)));
+  // H and Shift+H: the next head or the one before, the first and last staying (where the head is live)
+  const head = (by) => (c, p) => Math.max(0, Math.min(c.values.length - 1, p + by));
+  $(".mha-key-next_head").addEventListener("click", () => liveMove("head", head(+1)));
+  $(".mha-key-previous_head").addEventListener("click", () => liveMove("head", head(-1)));
 
   // ---- start: the component from its text (a module cannot be loaded from file://, a blob can), then the scene
   // asked for in ?scene=

@@ -33,9 +33,11 @@
   const fields = 'input:not([type=checkbox]), textarea, select, [contenteditable=true], .noUi-handle, [role=slider]';
   // letters typed into these stay theirs (a slider types no letter: P, S, T, [ and ] work from it)
   const typing = 'input:not([type=checkbox]):not([type=range]), textarea, select, [contenteditable=true]';
-  // the live moves: S divides by sqrt(d_k) or not, T or ] the next planned temperature, Shift+T or [ the one before
-  // (hidden buttons of the scene bar: the kernel knows the scene's controls)
-  const live = { s: 'scale', S: 'scale', t: 'warmer', ']': 'warmer', T: 'cooler', '[': 'cooler' };
+  // the live moves: S divides by sqrt(d_k) or not, T or ] the next planned temperature, Shift+T or [ the one before,
+  // H the step view's next head, Shift+H the one before (hidden buttons of the scene bar: the kernel knows the
+  // scene's controls)
+  const live = { s: 'scale', S: 'scale', t: 'warmer', ']': 'warmer', T: 'cooler', '[': 'cooler',
+                 h: 'next_head', H: 'previous_head' };
   document.addEventListener('keydown', function (e) {
     // only on the full-window screen (Voila): inside JupyterLab the arrows move between cells
     if (!$('.mha-screen.mha-fullscreen') || e.altKey || e.ctrlKey || e.metaKey) { return; }
