@@ -6,6 +6,7 @@ import numpy as np
 
 from ..attention import multi_head_attention
 from ..viz import frame_figure
+from ..viz.generation import count
 from . import toolkit
 from .widget import frame, grid
 
@@ -42,45 +43,33 @@ class ConcatDrawer:
 
     def picture(self, view):
         (h, n, d_v), d_model, width = view.heads.shape, view.d_model, view.concat.shape[1]
-        widest = max(width, d_model)
-
-        def scale(columns):  # the fraction of the picture's width: labels and colour bar, then the columns to scale
-            return 0.2 + 0.8 * columns / widest
+        # the shares of the picture's width: labels and colour bar, then the columns to scale
+        X_share, heads_share = (0.2 + 0.8 * columns / max(width, d_model) for columns in (d_model, width))
 
         def title(i):
             name = f"head {i + 1}" + (f": {view.roles[i]}" if view.roles and h <= 4 else "") if h <= 8 else str(i + 1)
             return name + (f"  (cols {i * d_v + 1}–{(i + 1) * d_v})" if h <= 4 else "")
 
         common = dict(signed=True, numbers=False, strip=True, axes=("", ""), cap=22)
+        X = grid("X", view.X, view.tokens, titles=[""], cbar="value of X", width=X_share, **common)
         titles = [title(i) for i in range(h)]
+        heads = grid(
+            "heads", view.heads, view.tokens, ncols=h, titles=titles, cbar="value (one scale)", width=heads_share, **common
+        )
         verdict = (
             "= d_model, the input's width"
             if width == d_model
             else f"≠ d_model = {d_model}, so W^O must be ({width}, {d_model}) to get back"
         )
-        heads = "1 head" if h == 1 else f"{h} heads"
         texts = {
-            "caption": f"{heads} of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  "
+            "caption": f"{count(h, 'head')} of shape ({n}, {d_v}) side by side → Concat of shape ({n}, {width}):  "
             f"{h}·{d_v} = {width} {verdict}",
             "group_titles": {
                 "X": f"the input X, shape ({n}, {d_model}): the width d_model that the layer must give back",
                 "heads": f"Concat = [Head_1 | ... | Head_{h}], shape ({n}, {width}): each block one head's output (n × d_v)",
             },
         }
-        return frame(
-            texts,
-            grid("X", view.X, view.tokens, titles=[""], cbar="value of X", width=scale(d_model), **common),
-            grid(
-                "heads",
-                view.heads,
-                view.tokens,
-                ncols=h,
-                titles=titles,
-                cbar="value (one scale)",
-                width=scale(width),
-                **common,
-            ),
-        )
+        return frame(texts, X, heads)
 
 
 def concat_figure(X=None, tokens=None, h=8, d_k=0, seed=0):

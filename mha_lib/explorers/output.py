@@ -8,7 +8,7 @@ from ..attention import head_contributions, multi_head_attention
 from ..plotting import symmetric_limits
 from ..viz import contributions_matrix, contributions_title, short, still_figure
 from . import toolkit
-from .widget import Frame, frame, grid
+from .widget import frame, grid
 
 
 @dataclass(frozen=True)
@@ -120,22 +120,14 @@ class OutputDrawer:
     def slide_picture(self, res):
         """:meth:`picture` on two slides: what each head adds (wide), then W^O beside the contributions' sizes."""
         scheme, texts, arrays = self.picture(res)
-        wo, contributions, sizes = scheme["panels"]
-        first = Frame(
-            {"panels": [dict(contributions, area="1 / 1", width=None, strip=True)], "columns": 1},  # cells wide
-            texts,
-            {"contributions": arrays["contributions"]},
-        )
+        (wo, W), (contributions, M), sizes = ((p, arrays[p["key"]]) for p in scheme["panels"])
+        first = frame(texts, (dict(contributions, strip=True), M), widths=[None])  # cells wide
         # each block's name on its middle row (on its first, W^O_1 met the panel's title), its columns named
-        per = len(wo["rows"]) // len(sizes["cols"])
-        names = ["" if (i - per // 2) % per else wo["rows"][i - per // 2] for i in range(len(wo["rows"]))]
-        wo = dict(wo, area="1 / 1", width=0.4, strip=True, rows=names, col_label="the first page's columns")
-        second = Frame(
-            {"panels": [wo, dict(sizes, area="1 / 2", width=0.6)], "columns": 2},
-            {"caption": "W^O by head blocks (left); how much each head adds to each token's output (right)"},
-            {"wo": arrays["wo"], "sizes": arrays["sizes"]},
-        )
-        return [first, second]
+        rows, per = wo["rows"], len(wo["rows"]) // len(sizes[0]["cols"])
+        names = ["" if (i - per // 2) % per else rows[i - per // 2] for i in range(len(rows))]
+        wo = dict(wo, strip=True, rows=names, col_label="the first page's columns")
+        caption = {"caption": "W^O by head blocks (left); how much each head adds to each token's output (right)"}
+        return [first, frame(caption, (wo, W), sizes, widths=(0.4, 0.6))]
 
 
 def output_figure(X=None, tokens=None, h=8, d_k=0, wo="random", seed=0):

@@ -1,6 +1,7 @@
 """Explorer of notebook 10 (positions): reorder the words, with and without positional encodings; without them
 every output stays the same (only reordered), with them the outputs change."""
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -8,7 +9,7 @@ import numpy as np
 from .. import embed_tokens, multi_head_attention, sinusoidal_positions, tokenize
 from ..viz import still_figure
 from . import toolkit
-from .widget import Frame, frame, grid
+from .widget import frame, grid
 
 DEFAULT_SENTENCE = "humpty dumpty sat on"
 DEFAULT_ORDER = "1 3 2 4"
@@ -85,20 +86,21 @@ class PositionsDrawer:
 
     size = (10.0, 3.6)
 
-    def picture(self, res):
+    def picture(self, res, slide=False):
         n, i, moved = len(res.tokens), res.head, res.moved
-        common = dict(numbers=n <= 6, axes=("query (looks)", "key (is looked at)"), cap=48)
+        axes = ("", "") if slide else ("query (looks)", "key (is looked at)")  # on a slide: said once, in the caption
+        common = dict(numbers=n <= 6, axes=axes, cap=48)
         before = grid("before", res.weights[i], res.tokens, res.tokens, cbar=None, **common)
         after = grid("after", res.weights_perm[i], res.tokens_perm, res.tokens_perm, **common)
-        far, title = (0.0, max(1.0, float(moved.max()))), ["how far each output moved"]
+        far, cbar = (0.0, max(1.0, float(moved.max()))), "distance" if slide else "|output now − output before|"
         distances = grid(
             "moved",
             moved[:, None],
             res.tokens_perm,
             None,
             far,
-            titles=title,
-            cbar="|output now − output before|",
+            titles=["how far each output moved"],
+            cbar=cbar,
             axes=("", ""),
             cap=48,
         )
@@ -111,22 +113,15 @@ class PositionsDrawer:
             "caption": f"head {i + 1}, random parameters; {verdict}",
             "titles": {"before": [f"head {i + 1}: as written"], "after": [f"head {i + 1}: reordered"]},
         }
-        return frame(texts, before, after, distances, widths=(0.36, 0.42, 0.22))
+        if slide:  # 24-pt text: the titles one short line each
+            texts = {
+                "caption": texts["caption"] + " (rows: query, columns: key)",
+                "titles": {"before": ["as written"], "after": ["reordered"], "moved": ["moved"]},
+            }
+        return frame(texts, before, after, distances, widths=(0.3, 0.4, 0.3) if slide else (0.36, 0.42, 0.22))
 
     slide_pages = True  # a slide (tools/export_slides.py): slide_picture
-
-    def slide_picture(self, res):
-        """:meth:`picture` at 24 pt: the axes' names said once in the caption, the titles one short line each."""
-        scheme, texts, arrays = self.picture(res)
-        before, after, moved = scheme["panels"]
-        panels = [
-            dict(before, row_label="", col_label="", width=0.3),
-            dict(after, row_label="", col_label="", width=0.4),
-            dict(moved, cbar="distance", width=0.3),
-        ]
-        caption = texts["caption"] + " (rows: query, columns: key)"
-        titles = {"before": ["as written"], "after": ["reordered"], "moved": ["moved"]}  # one line each
-        return Frame({**scheme, "panels": panels}, {**texts, "caption": caption, "titles": titles}, arrays)
+    slide_picture = functools.partialmethod(picture, slide=True)
 
 
 def permutation_figure(**kwargs):

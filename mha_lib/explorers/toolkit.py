@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
+from IPython import get_ipython
 from threadpoolctl import threadpool_limits
 
 from .._checks import check_token, shown
@@ -303,10 +304,8 @@ def kernel_loop():
     import asyncio
 
     try:
-        from IPython import get_ipython
-
         return asyncio.get_running_loop() if getattr(get_ipython(), "kernel", None) is not None else None
-    except (ImportError, RuntimeError):
+    except RuntimeError:
         return None
 
 

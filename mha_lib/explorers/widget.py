@@ -143,8 +143,7 @@ def frame(texts, *grids, widths=None, **scheme):
     shares of the width."""
     if widths is not None:
         scheme["columns"] = len(widths)
-        for i, ((panel, _), width) in enumerate(zip(grids, widths, strict=True)):
-            panel.update(area=f"1 / {i + 1}", width=width)
+        grids = [(dict(p, area=f"1 / {i + 1}", width=w), e) for i, ((p, e), w) in enumerate(zip(grids, widths, strict=True))]
     return Frame({"panels": [panel for panel, _ in grids], **scheme}, texts, {p["key"]: entry for p, entry in grids})
 
 
