@@ -15,9 +15,7 @@ function floats(entry) { // {shape, values: DataView | ArrayBuffer} -> Float32Ar
   return new Float32Array(buf.slice(off, off + len));
 }
 
-function rgb(hex) { return [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16)); }
-
-const GREY = [200, 200, 200]; // a masked cell
+const GREY = "#c8c8c8"; // a masked cell
 
 function colour(lut, frac) { return lut[Math.max(0, Math.min(lut.length - 1, Math.round(frac * (lut.length - 1))))]; }
 
@@ -61,7 +59,7 @@ function setCount(box, count, cls) { // `count` children of class `cls` in `box`
 }
 
 // A cell element each (n x m, for the numbers and the masked hatch) when `wanted`, else none: a panel without
-// numbers or masked cells is its canvas alone (thousands of elements fewer to lay out on a page of explorers)
+// numbers or masked cells is its box alone (thousands of elements fewer to lay out on a page of explorers)
 function setCells(p, wanted) {
   if (!wanted) {
     if (p.cells) { p.cells.remove(); p.cells = null; p.shown = []; }
@@ -80,15 +78,13 @@ function makePanel() {
   p.axisY = make("span");
   p.ylab = make("div", "mha-ylab");
   p.box = make("div", "mha-box");
-  p.canvas = make("canvas");
-  p.box.appendChild(p.canvas);
   p.xlab = make("div", "mha-xlab");
   body.append(p.axisY, p.ylab, p.box, make("span"), make("span"), p.xlab);
   p.root.append(p.title, p.note, body);
   return p;
 }
 
-// A panel made to show head i of `spec`: its labels, the size of its canvas and cells. What did not change is
+// A panel made to show head i of `spec`: its labels, the size of its box and cells. What did not change is
 // left as it is: a new layout (h, n, d_model, ...) touches only the elements that differ.
 function syncPanel(p, spec, i) {
   const { h, n, m } = spec, first = i % spec.ncols === 0, bottom = i + spec.ncols >= h;
@@ -100,10 +96,11 @@ function syncPanel(p, spec, i) {
   setLabels(p.ylab, first && spec.rows ? spec.rows : [], "mha-tok");
   setLabels(p.xlab, bottom && spec.cols ? spec.cols : [], "mha-tok");
   const width = `calc(var(--cell) * ${m})`, height = `calc(var(--cell) * ${n})`;
+  // the colours: one gradient of hard stops per row (drawGrid), row r at r / (n - 1) of the height
+  const at = Array.from({ length: n }, (_, r) => `0 ${n > 1 ? ((r * 100) / (n - 1)).toFixed(3) : 0}%`).join(",");
+  if (p.box.style.backgroundPosition !== at) Object.assign(p.box.style, { backgroundPosition: at, backgroundSize: `100% ${100 / n}%` });
   if (p.box.style.width !== width && !spec.strip) p.box.style.width = width;
   if (p.box.style.height !== height) p.box.style.height = height;
-  if (p.canvas.width !== m) p.canvas.width = m;
-  if (p.canvas.height !== n) p.canvas.height = n;
   p.shown = []; // what each cell shows ([text, class]), so a redraw writes only the cells that change
   p.cellsFit = n * m <= 1024; // cell elements (numbers, the masked hatch) are made when the numbers need them
   if (!p.cellsFit) setCells(p, false);
@@ -165,7 +162,17 @@ function fmtNumber(v, digits) { const s = v.toFixed(digits); return s === "-0." 
 // lecture mode: a weight in [0, 1] without its leading zero (".25"), 0 and 1 as "0" and "1": three characters at
 // most, so the numbers are large enough to read from the back of a hall (3.3 % of the window's height)
 const ems = (t) => [...t].reduce((w, c) => w + (c >= "0" && c <= "9" ? 0.64 : 0.36), 0); // DejaVu Sans: width in em
+const measurer = document.createElement("canvas").getContext("2d");
+function widest(texts, font) { // CSS px of the widest of `texts` in `font`
+  measurer.font = font;
+  return Math.max(0, ...texts.map((t) => measurer.measureText(t).width));
+}
 const short01 = (s) => (/^1\.0+$/.test(s) ? "1" : /^0\.0+$/.test(s) ? "0" : s.replace(/^0\./, "."));
+
+const EDGES = {};
+function edges(m) { // ",#rrggbb" + edges[c]: cell c of m as a hard-stop gradient's colour stop
+  return EDGES[m] || (EDGES[m] = Array.from({ length: m }, (_, c) => ` ${(c * 100 / m).toFixed(3)}% ${((c + 1) * 100 / m).toFixed(3)}%`));
+}
 
 function drawGrid(g, entry) {
   const { spec, lut } = g, { n, m } = spec;
@@ -175,14 +182,14 @@ function drawGrid(g, entry) {
   if (!spec.numbers) for (let k = 0; k < values.length && !anyNaN; k++) anyNaN = Number.isNaN(values[k]);
   g.panels.forEach((p, i) => {
     setCells(p, p.cellsFit && (spec.numbers || anyNaN));
-    const ctx = p.canvas.getContext("2d"), img = ctx.createImageData(m, n), data = img.data;
+    const rowsCss = [], at = edges(m);
+    let stops = "";
     for (let k = 0; k < n * m; k++) {
       const v = values[i * n * m + k], frac = (v - lo) / span, nan = Number.isNaN(v);
       const c = nan ? GREY : colour(lut, frac);
-      data[4 * k] = c[0];
-      data[4 * k + 1] = c[1];
-      data[4 * k + 2] = c[2];
-      data[4 * k + 3] = 255;
+      const col = k % m;
+      stops += "," + c + at[col];
+      if (col === m - 1) { rowsCss.push(`linear-gradient(to right${stops})`); stops = ""; }
       if (!p.cells) continue;
       let text = "", cls = "mha-cell mha-masked";
       if (nan) masked = true;
@@ -199,7 +206,7 @@ function drawGrid(g, entry) {
       if (!was || was[1] !== cls) cell.className = cls;
       p.shown[k] = [text, cls];
     }
-    ctx.putImageData(img, 0, 0);
+    p.box.style.backgroundImage = rowsCss.join(",");
   });
   g.widest = widest;
   const keyShown = masked ? "" : "none";
@@ -258,14 +265,24 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
   const hall = !!screen && pic.el.classList.contains("mha-lecture-pic");
   const tokSize = (cell) => (hall ? Math.min(text, Math.max(0.025 * H, 0.45 * cell), 0.95 * cell)
     : Math.min(text, Math.max(10, 0.45 * cell)));
-  // every width read before any size is written: one layout for all the groups, not one per group; in a notebook,
-  // a group whose labels, ticks and label size are those it was measured with keeps its widths (no layout at all)
+  // the labels' and the colour bar's widths from their texts (measureText: no layout of the page, a new layout
+  // of the picture costs one pass)
+  const style = getComputedStyle(pic.el), font = (px) => `${style.fontWeight} ${px}px ${style.fontFamily}`;
+  const small = 0.85 * text;
   pic.groups.forEach((g) => { if (g.side.style.display) g.side.style.display = ""; });
-  const keys = pic.groups.map((g) => (screen ? null : JSON.stringify([g.spec.rows, g.spec.cbar, g.spec.key,
-    g.root.style.getPropertyValue("--tok"), g.ticks && g.ticks.map((t) => t.textContent), g.key.style.display, g.spec.mask_label, text, g.panels.length > 0])));
-  const widths = pic.groups.map((g, k) => (keys[k] !== null && g.measured && g.measured[0] === keys[k] ? g.measured[1]
-    : [g.panels[0] ? g.panels[0].ylab.offsetWidth + 14 : 14, g.spec.cbar === null ? 0 : g.side.offsetWidth + 10]));
-  pic.groups.forEach((g, k) => { g.measured = [keys[k], widths[k]]; });
+  const widths = pic.groups.map((g) => {
+    const was = parseFloat(g.root.style.getPropertyValue("--cell")) || 40; // the sizes now on the page
+    const tok = parseFloat(g.root.style.getPropertyValue("--tok")) || Math.min(text, Math.max(10, 0.45 * was));
+    const ylab = g.panels[0] && g.spec.rows ? Math.ceil(widest(g.spec.rows, font(tok))) + 3 : 3;
+    let side = 0;
+    if (g.spec.cbar !== null) { // the bar, its ticks, its label upright (in as many columns as the bar's height needs)
+      const lines = Math.ceil(widest([g.spec.cbar], font(small)) / Math.min(0.6 * H, Math.max(120, 4 * was)));
+      const bar = 14 + 4 + Math.ceil(widest(g.ticks.map((t) => t.textContent), font(small))) + 4 + 1.25 * small * lines;
+      const key = g.key.style.display === "none" ? 0 : Math.max(1.2 * small, widest([g.spec.mask_label || "masked"], font(small)));
+      side = Math.ceil(Math.max(bar, key)) + 10;
+    }
+    return [ylab + 14, side];
+  });
   pic.groups.forEach((g, index) => {
     const { spec } = g, width = total * (spec.width || 1) - (spec.width ? 26 : 8); // gaps
     const sideEl = g.side, ylab = widths[index][0];
@@ -335,13 +352,8 @@ function render({ model, el }) {
   Object.assign(pic, { caption, stage, footer });
   let frame = 0, queued = false;
 
-  let luts = {}, cmaps = null;
   function build() { // the groups of the new scheme: those of a key shown before keep their elements
-    const scheme = model.get("scheme") || {};
-    if (scheme.cmaps !== cmaps) {
-      cmaps = scheme.cmaps;
-      luts = Object.fromEntries(Object.entries(cmaps || {}).map(([k, v]) => [k, v.map(rgb)]));
-    }
+    const scheme = model.get("scheme") || {}, luts = scheme.cmaps || {}; // colour maps: lists of "#rrggbb"
     const before = pic.byKey;
     pic.groups = (scheme.panels || []).map((spec) => syncGrid(before[spec.key], spec, luts));
     pic.groups.forEach((g) => { g.lecture = !!scheme.lecture; });
@@ -389,7 +401,7 @@ function render({ model, el }) {
   model.on("change:scheme", rebuild);
   model.on("change:texts", later);
   model.on("change:arrays", later);
-  const refit = () => { pic.groups.forEach((g) => { g.measured = null; }); fit(pic); }; // measured afresh
+  const refit = () => fit(pic);
   let width = -1; // the cells follow the picture's width; its height is what they make it (no second fit)
   const resize = new ResizeObserver((entries) => {
     const now = entries[entries.length - 1].contentRect.width;
