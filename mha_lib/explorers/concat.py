@@ -50,7 +50,7 @@ class ConcatDrawer:
             name = f"head {i + 1}" + (f": {view.roles[i]}" if view.roles and h <= 4 else "") if h <= 8 else str(i + 1)
             return name + (f"  (cols {i * d_v + 1}–{(i + 1) * d_v})" if h <= 4 else "")
 
-        common = dict(signed=True, numbers=False, strip=True, axes=("", ""), cap=22)
+        common = dict(signed=True, numbers=False, strip=True, cap=22)
         X = grid("X", view.X, view.tokens, titles=[""], cbar="value of X", width=X_share, **common)
         titles = [title(i) for i in range(h)]
         heads = grid(

@@ -45,17 +45,9 @@ class EmbeddingsDrawer:
         (n, d_model), part = res.X.shape, res.X[:, : res.shown]
         more = f" (columns 1-{res.shown} of {d_model} drawn)" if res.shown < d_model else ""
         title, dims = f"X: {n} x {d_model}, one row per token{more}", [str(j + 1) for j in range(res.shown)]
+        axes = ("", "embedding dimension")
         X = grid(
-            "X",
-            part,
-            res.tokens,
-            dims,
-            signed=True,
-            numbers=False,
-            titles=[title],
-            cbar="value of X",
-            cap=30,
-            axes=("", "embedding dimension"),
+            "X", part, res.tokens, dims, signed=True, numbers=False, titles=[title], cbar="value of X", cap=30, axes=axes
         )
         cosine = grid(
             "cosine",
@@ -67,7 +59,6 @@ class EmbeddingsDrawer:
             numbers=n <= 8,
             titles=["cosine similarity of rows"],
             cbar="cosine similarity",
-            axes=("", ""),
             cap=48,
         )
         return frame({}, X, cosine, widths=(0.55, 0.45))

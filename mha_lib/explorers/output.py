@@ -76,23 +76,9 @@ class OutputDrawer:
         norms = np.linalg.norm(view.contributions, axis=-1).T  # (n, h): size of head i's contribution to token m
         cols = [str(c + 1) for c in columns]
         row_names = [f"W^O_{r // d_v + 1}" if r % d_v == 0 or r == rows[0] else "" for r in rows]
-        wo_title, wo_axes = (
-            f"W^O = {'I' if view.wo == 'identity' else 'random'}",
-            ("rows, by head block", "the middle panel's columns"),
-        )
-        wo = grid(
-            "wo",
-            W,
-            row_names,
-            None,
-            symmetric_limits(view.W_o),
-            signed=True,
-            numbers=False,
-            cap=14,
-            titles=[wo_title],
-            cbar="",
-            axes=wo_axes,
-        )
+        title, clim = f"W^O = {'I' if view.wo == 'identity' else 'random'}", symmetric_limits(view.W_o)
+        axes = ("rows, by head block", "the middle panel's columns")
+        wo = grid("wo", W, row_names, None, clim, signed=True, numbers=False, cap=14, titles=[title], cbar="", axes=axes)
         heads = [f"head {i + 1}" for i in range(h)] + ["sum = output"]
         contributions = grid("contributions", M, heads, cols, signed=True, cap=48, cbar="", axes=("", "output column"))
         sizes = grid(

@@ -94,15 +94,7 @@ class PositionsDrawer:
         after = grid("after", res.weights_perm[i], res.tokens_perm, res.tokens_perm, **common)
         far, cbar = (0.0, max(1.0, float(moved.max()))), "distance" if slide else "|output now − output before|"
         distances = grid(
-            "moved",
-            moved[:, None],
-            res.tokens_perm,
-            None,
-            far,
-            titles=["how far each output moved"],
-            cbar=cbar,
-            axes=("", ""),
-            cap=48,
+            "moved", moved[:, None], res.tokens_perm, None, far, titles=["how far each output moved"], cbar=cbar, cap=48
         )
         verdict = (
             f"with positions: the outputs change (largest move {moved.max():.2f})"

@@ -124,6 +124,7 @@ class ScoresDrawer:
             signed=True,
             numbers=numbers,
             titles=titles,
+            axes=("query", "key"),
             cbar="score (shared scale)",
             area="1 / 1 / 3 / 2",
             width=0.7,

@@ -50,15 +50,9 @@ class SoftmaxDrawer:
             f"weights of h = {res.h} heads ({res.kind} parameters), d_k = {res.d_k}, T = {res.temperature:.3g}, "
             f"mask: {res.mask_kind}  (mean entropy {res.entropy.mean():.2f} of {math.log2(len(res.tokens)):.0f} bits)"
         )
-        titles = head_titles(res.h, res.roles)
+        titles, cbar = head_titles(res.h, res.roles), "attention weight (shared scale)"
         return heads_frame(
-            res.weights,
-            res.tokens,
-            {"caption": caption},
-            res.mask,
-            numbers=res.h <= 8,
-            titles=titles,
-            cbar="attention weight (shared scale)",
+            res.weights, res.tokens, {"caption": caption}, res.mask, numbers=res.h <= 8, titles=titles, cbar=cbar
         )
 
 

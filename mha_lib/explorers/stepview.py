@@ -107,7 +107,6 @@ class StepDrawer(StepFigure):
                     numbers=square,
                     digits=1 if signed else 2,
                     cbar="" if square else None,  # the scale of the colours, where the numbers may be left out
-                    axes=("", ""),
                     titles=[PLAIN_TITLES[k]],
                     strip=not square,
                     area=area,

@@ -128,13 +128,13 @@ def matrix_entry(matrices, clim=(0.0, 1.0), mask=None):
     }
 
 
-def grid(key, matrices, rows=None, cols=None, clim=None, mask=None, **options):
+def grid(key, matrices, rows=None, cols=None, clim=None, mask=None, axes=("", ""), **options):
     """``(panel, entry)``: a :func:`grid_panel` (``options``) of ``matrices``, (h, n, m) or one (n, m), and its
-    :func:`matrix_entry`; ``clim`` None: [0, 1], or symmetric about 0 when ``signed``."""
+    :func:`matrix_entry`; ``clim`` None: [0, 1], or symmetric about 0 when ``signed``; no axis names unless given."""
     shape = np.shape(matrices)
     if clim is None:
         clim = symmetric_limits(matrices) if options.get("signed") else (0.0, 1.0)
-    panel = grid_panel(key, shape if len(shape) == 3 else (1, *shape), rows, cols, **options)
+    panel = grid_panel(key, shape if len(shape) == 3 else (1, *shape), rows, cols, axes=axes, **options)
     return panel, matrix_entry(matrices, clim, mask)
 
 
@@ -147,9 +147,9 @@ def frame(texts, *grids, widths=None, **scheme):
     return Frame({"panels": [panel for panel, _ in grids], **scheme}, texts, {p["key"]: entry for p, entry in grids})
 
 
-def heads_frame(weights, tokens, texts, mask=None, cbar="attention weight", **options):
+def heads_frame(weights, tokens, texts, mask=None, cbar="attention weight", axes=("query", "key"), **options):
     """The :class:`Frame` of every head's weights (h, n, n) on [0, 1], masked cells hatched."""
-    return frame(texts, grid("weights", weights, tokens, tokens, mask=mask, cbar=cbar, **options))
+    return frame(texts, grid("weights", weights, tokens, tokens, mask=mask, axes=axes, cbar=cbar, **options))
 
 
 class _StillImage:
