@@ -63,6 +63,21 @@ def test_long_tokens_are_shortened_and_sent_as_typed():
     assert panel["rows"] == ["<script>alert…", "$\\frac{a}{b}$"]  # text: the page sets textContent, never HTML
 
 
+def test_a_grid_of_signed_values_is_coloured_on_a_scale_symmetric_about_zero():
+    V = np.array([[-0.5, 2.0], [1.0, 0.0]])
+    panel, entry = widget.grid("v", V, ["a", "b"], signed=True)
+    assert (panel["h"], panel["n"], panel["m"]) == (1, 2, 2) and (entry["lo"], entry["hi"]) == (-2.0, 2.0)
+    assert widget.grid("w", V / 4)[1]["lo"] == 0.0  # weights: [0, 1]
+
+
+def test_grids_side_by_side_get_their_columns_and_width_shares_in_order():
+    a, b = (widget.grid(key, np.eye(2)) for key in "ab")
+    scheme, _, arrays = widget.frame({"caption": "c"}, a, b, widths=(0.7, 0.3))
+    assert scheme["columns"] == 2 and set(arrays) == {"a", "b"}
+    assert [(p["area"], p["width"]) for p in scheme["panels"]] == [("1 / 1", 0.7), ("1 / 2", 0.3)]
+    assert a[0]["area"] is None  # the grids given are left as they were
+
+
 def test_a_refused_setting_hides_the_picture_and_says_why():
     box = make_overview_explorer("humpty dumpty sat on", h=8)
     box.controls["sentence"].value = " ".join(["word"] * 12)
