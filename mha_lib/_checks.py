@@ -54,11 +54,11 @@ def check_array(
     and NaN or inf entries (with ``finite=False``: NaN and +inf; -inf is a masked score).
     """
     arr = as_array(x, name)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+    if arr.dtype.kind not in "fiu":  # floats, signed and unsigned integers: not bool, complex, text or objects
         raise TypeError(
             f"{name} must hold real numbers, got dtype {arr.dtype}; convert it with np.asarray({name}, dtype=float)"
         )
-    if not np.issubdtype(arr.dtype, np.floating):
+    if arr.dtype.kind != "f":
         arr = arr.astype(np.float64)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimensions, got shape {arr.shape}")
