@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import numpy as np
 from IPython import get_ipython
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .._checks import check_token, shown
 from ..attention import divisors, row_entropy
@@ -163,9 +163,14 @@ def explorer_layer(weights, X=None, tokens=None, h=8, d_k=None, seed=0, sentence
     return tokens, X, explorer_params(X.shape[-1], h, d_k, seed), None
 
 
+@functools.cache
+def _blas():  # the process's BLAS libraries, found once (0.2 ms a search)
+    return ThreadpoolController()
+
+
 def single_blas_thread():
     """Context manager: the block runs on one BLAS thread (threadpoolctl): 0.7 ms against 14-47 ms on two."""
-    return threadpool_limits(limits=1, user_api="blas")
+    return _blas().limit(limits=1, user_api="blas")
 
 
 def _start_value(description, value, allowed):  # ipywidgets would clamp a slider's start value silently, or fail
