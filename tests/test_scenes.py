@@ -588,9 +588,10 @@ def test_the_step_view_draws_its_same_shape_matrices_the_same_size_and_labels_th
 
 
 def test_the_lecture_screen_gives_the_step_views_weights_the_widest_column(screen):
-    """At 1024 x 768 equal columns left the 4 x 4 weights 30 px cells and no numbers: in the screen's presenter layout
-    their column is the widest and their cells do not shrink to the scores' size (with the controls shown, and in a
-    plain step view, the step view keeps its own layout)."""
+    """At 1024 x 768 equal columns left the 4 x 4 weights 30 px cells and no numbers: on the full-window screen their
+    column is the widest and their cells do not shrink to the scores' size, with the controls shown too (the step
+    view's own layout drew 8 px squares there); a plain step view, the 8 tokens of scene 9 on a narrow window with the
+    controls shown, and the screen in a narrow notebook cell, keep the step view's own layout."""
     screen.go(scenes.scene_index("softmax-and-temperature"))
     screen.presenter.value = True
     panels = {p["key"]: p for p in screen.explorers["steps"].picture.scheme["panels"]}
@@ -611,8 +612,19 @@ def test_the_lecture_screen_gives_the_step_views_weights_the_widest_column(scree
     assert {hall[k]["cap"] for k in ("X", "Q_i", "K_i", "V_i", "Head_i")} == {lecture_screen.HALL_STRIP_ROW}
     assert hall["weights"]["width"] == max(lecture_screen.HALL_STEP_WIDTHS_MANY)
     assert sum(lecture_screen.HALL_STEP_WIDTHS_MANY) <= 0.97 + 1e-9
-    screen.presenter.value = False  # the controls shown: too little width for it, the step view's own layout
+    screen.presenter.value = False  # the controls shown on the full-window screen: the hall's layout still
     panels = screen.explorers["steps"].picture.scheme["panels"]
+    assert [p["width"] for p in panels][4:] == list(lecture_screen.HALL_STEP_WIDTHS)
+    screen.go(scenes.scene_index("what-trained-heads-do"))  # 8 tokens on a narrow window: the step view's own layout
+    panels = screen.explorers["steps"].picture.scheme["panels"]
+    assert [p["width"] for p in panels] == [p["width"] for p in plain]
+    cell = lecture_screen.make_lecture_screen(  # in a notebook's cell, narrow, the step view's own layout
+        lambda dpi: make_lecture_explorer(lecture=True, max_heads=8, dpi=dpi),
+        lambda dpi: stepview.make_step_explorer(dpi=dpi),
+    )
+    cell.go(scenes.scene_index("softmax-and-temperature"))
+    cell.viewport.value = "1024x768@1"
+    panels = cell.explorers["steps"].picture.scheme["panels"]
     assert [p["width"] for p in panels] == [p["width"] for p in plain]
 
 

@@ -136,17 +136,19 @@ HALL_STEP_WIDTHS = (0.29, 0.21, 0.33, 0.14)
 HALL_STEP_WIDTHS_MANY = (0.265, 0.2, 0.375, 0.13)
 HALL_STEP_MAX_TOKENS = 5  # more tokens: the weights' cells cannot hold readable numbers (HALL_STEP_WIDTHS_MANY)
 HALL_STRIP_ROW = 1  # px: the strips' largest row with many tokens; the page raises it to their labels' (2.5 % of H)
-HALL_STEP_MIN_WIDTH = 1200  # px: a screen at least this wide has the width for it with the controls shown too
+HALL_STEP_MIN_WIDTH = 1200  # px: a screen in a notebook's cell at least this wide has the width for it (controls shown)
 
 
-def hall_step_frame(frame):
+def hall_step_frame(frame, few_only=False):
     """A step view's :class:`~mha_lib.explorers.widget.Frame` laid out for the lecture screen (:data:`HALL_STEP_WIDTHS`,
-    or :data:`HALL_STEP_WIDTHS_MANY` for more than :data:`HALL_STEP_MAX_TOKENS` tokens); a frame of another view, or
-    of a step view not of 2 rows of 4, is returned as it is."""
+    or :data:`HALL_STEP_WIDTHS_MANY` for more than :data:`HALL_STEP_MAX_TOKENS` tokens, unless ``few_only``); a frame
+    of another view, or of a step view not of 2 rows of 4, is returned as it is."""
     panels = frame.scheme.get("panels", [])
     if frame.scheme.get("columns") != 4 or len(panels) != 8 or "weights" not in [p.get("key") for p in panels]:
         return frame
     many = next(p for p in panels if p["key"] == "weights")["n"] > HALL_STEP_MAX_TOKENS
+    if many and few_only:
+        return frame
     widths = HALL_STEP_WIDTHS_MANY if many else HALL_STEP_WIDTHS
     new = []
     for k, panel in enumerate(panels):
@@ -163,15 +165,14 @@ def hall_step_frame(frame):
     return frame._replace(scheme={**frame.scheme, "panels": new})
 
 
-def _hall_layout(box, wanted):
-    """Lay out a step view's picture for the hall (:func:`hall_step_frame`) while ``wanted()`` (the presenter layout:
-    with the controls shown the picture has too little width for a wide weights column, and keeps its own layout),
-    from the next frame it sends on."""
+def _hall_layout(box, wanted, few_only=lambda: False):
+    """Lay out a step view's picture for the hall (:func:`hall_step_frame`) while ``wanted()`` (only a frame of few
+    tokens while ``few_only()``), from the next frame it sends on."""
     drawer = getattr(box, "_drawer", None)
     if drawer is None or not hasattr(drawer, "picture") or getattr(drawer, "_hall", False):
         return
     picture = drawer.picture
-    drawer.picture = lambda res: hall_step_frame(picture(res)) if wanted() else picture(res)
+    drawer.picture = lambda res: hall_step_frame(picture(res), few_only()) if wanted() else picture(res)
     drawer._hall = True
     if hasattr(box, "refresh"):
         box.refresh()
@@ -299,8 +300,14 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
         if name not in state["explorers"]:
             state["explorers"][name] = box = factories[name](dpi)
             if name == "steps":
-                # with the controls shown, a window of 1200 px has the width for it too (1024 has not)
-                _hall_layout(box, lambda: presenter.value or state.get("width", 0) >= HALL_STEP_MIN_WIDTH)
+                # the hall's layout in the presenter layout, or 1200 px wide with the controls shown; narrower, on the
+                # full-window screen, for the 4 x 4 weights of scenes 2 and 4 (the step view's own layout, the weights
+                # of the scores' size, drew 8 px squares under cut titles, "weig…", at 1024 x 768), not for 8 tokens
+                # (scene 9: three 8 x 8 squares and four strips need more than the 644 px the picture has there)
+                def wide():
+                    return presenter.value or state.get("width", 0) >= HALL_STEP_MIN_WIDTH
+
+                _hall_layout(box, lambda: wide() or "mha-fullscreen" in screen._dom_classes, lambda: not wide())
             buttons = [b for b in (getattr(box, "previous_step", None), getattr(box, "next_step", None)) if b]
             for b, css_class in zip(buttons, ("mha-step-prev", "mha-step-next"), strict=False):
                 b.add_class(css_class)
