@@ -259,15 +259,18 @@ function fit(pic) {
 
 function fitOnce(pic) { // cell side (CSS px) from the width the picture has; numbers as large as their cells allow
   const screen = pic.el.closest(".mha-fullscreen"), H = window.innerHeight, most = pic.maxCell || Infinity;
+  // the picture's font, read once per layout of the page (a resize, high contrast, lecture mode): reading it at every
+  // move would work out the page's styles inside the script, and again for the frame
+  if (!pic.font || !pic.font[2]) { const cs = getComputedStyle(pic.el); pic.font = [parseFloat(cs.fontSize) || 14, cs.fontWeight, cs.fontFamily]; }
   // in a notebook, the width its ResizeObserver last reported (reading clientWidth would lay the page out first)
-  const total = (!screen && pic.width) || pic.el.clientWidth || 800, text = parseFloat(getComputedStyle(pic.el).fontSize) || 14;
+  const [text, weight, family] = pic.font, total = (!screen && pic.width) || pic.el.clientWidth || 800;
   // on the full-window screen, labels at least 2.5 % of the window's height (18 px at 720 p) where their rows allow
   const hall = !!screen && pic.el.classList.contains("mha-lecture-pic");
   const tokSize = (cell) => (hall ? Math.min(text, Math.max(0.025 * H, 0.45 * cell), 0.95 * cell)
     : Math.min(text, Math.max(10, 0.45 * cell)));
   // the labels' and the colour bar's widths from their texts (measureText: no layout of the page, a new layout
   // of the picture costs one pass)
-  const style = getComputedStyle(pic.el), font = (px) => `${style.fontWeight} ${px}px ${style.fontFamily}`;
+  const font = (px) => `${weight} ${px}px ${family}`;
   const small = 0.85 * text;
   pic.groups.forEach((g) => { if (g.side.style.display) g.side.style.display = ""; });
   const widths = pic.groups.map((g) => {
@@ -360,6 +363,7 @@ function render({ model, el }) {
     pic.byKey = Object.fromEntries(pic.groups.map((g) => [g.spec.key, g]));
     Object.values(before).forEach((g) => { if (pic.byKey[g.spec.key] !== g) g.root.remove(); });
     pic.groups.forEach((g, k) => { if (stage.children[k] !== g.root) stage.insertBefore(g.root, stage.children[k] || null); });
+    if (el.classList.contains("mha-lecture-pic") !== !!scheme.lecture) pic.font = null; // larger text
     el.classList.toggle("mha-lecture-pic", !!scheme.lecture);
     pic.built = true;
     const columns = scheme.columns ? `repeat(${scheme.columns}, max-content)` : "";
@@ -401,7 +405,7 @@ function render({ model, el }) {
   model.on("change:scheme", rebuild);
   model.on("change:texts", later);
   model.on("change:arrays", later);
-  const refit = () => fit(pic);
+  const refit = () => { pic.font = null; fit(pic); };
   let width = -1; // the cells follow the picture's width; its height is what they make it (no second fit)
   const resize = new ResizeObserver((entries) => {
     const now = entries[entries.length - 1].contentRect.width;
