@@ -55,6 +55,7 @@ sentence embeddings: well inside the tolerances the tests use (1e-4, 1e-4,
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import functools
 import hashlib
@@ -431,6 +432,27 @@ def _sha256_of(path):
     return digest.hexdigest()
 
 
+@functools.cache
+def _sha256_soon(path):
+    """A Future of the file's sha256, computed in a thread of its own (hashlib lets go of the GIL while it hashes):
+    started once per file and process, by :func:`check_soon` or by the first :func:`load_minilm`."""
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="mha-sha256")
+    future = pool.submit(_sha256_of, path)
+    pool.shutdown(wait=False)
+    return future
+
+
+def check_soon() -> None:
+    """Start checking the installed parameter file's sha256 (90 MB, about 0.1 s) in the background, so that the
+    first :func:`load_minilm` waits only for what is left of it. Reads the file in 1 MiB pieces: no memory is held.
+    Nothing happens when the model package is not installed (:func:`load_minilm` says so when it is needed).
+    An explorer that offers the trained layer calls it when it is built."""
+    try:
+        _sha256_soon(model_dir().resolve() / "model.safetensors")
+    except ModelNotInstalledError:
+        pass
+
+
 _SAFETENSORS_DTYPES = {"F32": "<f4", "F64": "<f8", "F16": "<f2", "I64": "<i8", "I32": "<i4"}
 
 
@@ -537,9 +559,10 @@ def _load_cached(folder, expected_sha256):
 
     weights_file, tokenizer_file = folder / "model.safetensors", folder / "tokenizer.json"
     try:
-        digest = _sha256_of(weights_file)
+        digest = _sha256_soon(weights_file).result()  # started by check_soon, or now
         tokenizer_json = tokenizer_file.read_bytes()  # about 0.5 MB
     except OSError as exc:
+        _sha256_soon.cache_clear()  # a file installed or repaired later is read afresh
         raise ModelNotInstalledError(
             f"Could not read the model's files in {folder} ({exc}); pass the folder that holds "
             f"model.safetensors and tokenizer.json, or no path for the installed package "
@@ -550,6 +573,7 @@ def _load_cached(folder, expected_sha256):
         (tokenizer_file, hashlib.sha256(tokenizer_json).hexdigest(), None if expected_sha256 is None else TOKENIZER_SHA256),
     ):
         if expected is not None and got != expected:
+            _sha256_soon.cache_clear()
             raise ChecksumError(
                 f"{file} has sha256 {got}, but this project was tested with {expected} "
                 f"({MODEL_PACKAGE} {MODEL_VERSION}). The upload has changed or the file is damaged: reinstall with "

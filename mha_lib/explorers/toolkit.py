@@ -106,7 +106,11 @@ WEIGHT_KINDS = (
 
 
 def weights_control(value="random"):
-    """The choice of W matrices, labelled "parameters" ("weights" are the attention weights in this series)."""
+    """The choice of W matrices, labelled "parameters" ("weights" are the attention weights in this series). The
+    trained model's file starts being checked now (a thread): its first choice waits 20 ms, not 0.1 s more."""
+    from .. import minilm
+
+    minilm.check_soon()
     return dropdown("parameters", list(WEIGHT_KINDS), value)
 
 
