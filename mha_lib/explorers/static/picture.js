@@ -96,9 +96,10 @@ function syncPanel(p, spec, i) {
   setLabels(p.ylab, first && spec.rows ? spec.rows : [], "mha-tok");
   setLabels(p.xlab, bottom && spec.cols ? spec.cols : [], "mha-tok");
   const width = `calc(var(--cell) * ${m})`, height = `calc(var(--cell) * ${n})`;
-  // the colours: one gradient of hard stops per row (drawGrid), row r at r / (n - 1) of the height
-  const at = Array.from({ length: n }, (_, r) => `0 ${n > 1 ? ((r * 100) / (n - 1)).toFixed(3) : 0}%`).join(",");
-  if (p.box.style.backgroundPosition !== at) Object.assign(p.box.style, { backgroundPosition: at, backgroundSize: `100% ${100 / n}%` });
+  // the colours: one gradient of hard stops per row (drawGrid), the last row first: each row reaches 1 px into the next
+  // one, which is drawn over it, so no hairline shows between rows whatever the cells' fractional size
+  const at = Array.from({ length: n }, (_, r) => `0 calc(var(--cell) * ${n - 1 - r})`).join(",");
+  if (p.box.style.backgroundPosition !== at) Object.assign(p.box.style, { backgroundPosition: at, backgroundSize: "100% calc(var(--cell) + 1px)" });
   if (p.box.style.width !== width && !spec.strip) p.box.style.width = width;
   if (p.box.style.height !== height) p.box.style.height = height;
   p.shown = []; // what each cell shows ([text, class]), so a redraw writes only the cells that change
@@ -206,7 +207,7 @@ function drawGrid(g, entry) {
       if (!was || was[1] !== cls) cell.className = cls;
       p.shown[k] = [text, cls];
     }
-    p.box.style.backgroundImage = rowsCss.join(",");
+    p.box.style.backgroundImage = rowsCss.reverse().join(",");
   });
   g.widest = widest;
   const keyShown = masked ? "" : "none";
