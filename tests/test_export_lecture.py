@@ -23,6 +23,12 @@ def tool():
     return module
 
 
+@pytest.fixture(scope="module")
+def exported(tool):
+    """(data, maps) of the whole lecture screen, recorded once for the tests of this module."""
+    return tool.export_data()
+
+
 @pytest.fixture
 def small_export(tool, monkeypatch):
     """The tool with a one-scene recording instead of the whole screen (the files, not the numbers, are tested)."""
@@ -94,14 +100,14 @@ def test_help_shows_the_usage(tool, capsys):
 
 @pytest.mark.render
 @pytest.mark.slow
-def test_every_scene_is_recorded_and_its_numbers_are_the_libraries(tool):
+def test_every_scene_is_recorded_and_its_numbers_are_the_libraries(exported):
     """Each scene: a still picture, or its live controls (the scene's own value among their positions), its fixed
     ones and a frame per setting; the step view's scenes have all 8 steps; the weights recorded for scene 3 (at its
     own setting and with the division ticked) are compute_lecture's."""
     from mha_lib.lecture.explorer import compute_lecture
     from mha_lib.lecture.scenes import SCENES
 
-    data, maps = tool.export_data()
+    data, maps = exported
     assert [s["slug"] for s in data["scenes"]] == [s.slug for s in SCENES]
     # the map of a scene's own heads: map_<step>.png for the running example's 8, map_<step>_h12.png for MiniLM's 12
     heads = {s["slug"]: s["heads"] for s in data["scenes"]}
@@ -143,3 +149,31 @@ def test_every_scene_is_recorded_and_its_numbers_are_the_libraries(tool):
     )
     temperatures = next(c for c in data["scenes"][3]["controls"] if c["name"] == "temperature")["values"]
     assert {0.1, 1.0, 10.0} <= set(temperatures)  # the plan's three positions
+
+
+def test_a_fixed_control_shows_the_size_of_the_layer_drawn(exported):
+    """Scene 8 draws the trained layer (d_model 384, h 12, d_k 32) or random parameters (512, 8, 64): its greyed
+    d_model, h and d_k read the sizes of the setting shown, as the line under the bar does, never the random layer's
+    512 beside a caption of 384."""
+    import itertools
+
+    from mha_lib.lecture.scenes import SCENES
+
+    data, _maps = exported
+    k = next(i for i, s in enumerate(SCENES) if s.slug == "several-heads")
+    recorded = data["scenes"][k]
+    names = [c["name"] for c in recorded["controls"]]
+    start = dict(
+        zip(names, (c["values"][p] for c, p in zip(recorded["controls"], recorded["start"], strict=True)), strict=True)
+    )
+    assert start["weights"] == "trained"
+    sizes = {"trained": ("384", "12", "32"), "random": ("512", "8", "64")}
+    combos = itertools.product(*(c["values"] for c in recorded["controls"]))
+    seen = set()
+    for combo, frame in zip(combos, recorded["frames"], strict=True):
+        kind = dict(zip(names, combo, strict=True))["weights"]
+        fixed = {**{f["name"]: f["value"] for f in recorded["fixed"]}, **frame.get("fixed", {})}
+        assert (fixed["d_model"], fixed["h"], fixed["d_k"]) == sizes[kind], (combo, fixed)
+        assert f"{sizes[kind][0]} / {sizes[kind][1]} = {sizes[kind][2]}" in frame["line"]
+        seen.add(kind)
+    assert seen == {"trained", "random"}

@@ -69,7 +69,8 @@ PRESETS = {
     "LLaMA-7B (4096/32/128)": (4096, 32, 128),
 }
 CUSTOM = "custom"
-D_MODEL_CHOICES = (8, 16, 32, 64, 128, 256, 512, 768, 1024, 4096)
+# 384: the trained layer's (MiniLM): its greyed d_model control shows the d_model drawn
+D_MODEL_CHOICES = (8, 16, 32, 64, 128, 256, 384, 512, 768, 1024, 4096)
 DEFAULT_SENTENCE = "humpty dumpty sat on"
 RANDOM_NUMBERS_BUDGET = 80_000_000  # random parameters drawn for one setting at most (about a second)
 # a layer with more parameters than this (32 MB in float64: d_k = 256 untied, d_model = 1024) is drawn head by head in
