@@ -14,6 +14,7 @@ from mha_lib.lecture.scenes import SCENES
 pytestmark = pytest.mark.render  # builds widgets and renders pictures: run with `python3 run.py test` or `pytest -m render`
 
 ROOT = Path(__file__).resolve().parents[1]
+POLL_VIEWS = ("lookup", "positions")  # still scenes whose answer waits for the poll (scenes 1 and 10)
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,8 @@ def test_every_scene_and_every_later_step_is_a_16_9_page_between_two_maps(tool, 
     assert drawn == [400]
     pngs = sorted(tmp_path.glob("*.png"))
     moves = sum(len(m) for m in tool.LIVE_MOVES.values())
-    expected = 2 + moves + sum(len(STEPS) - s.settings["step"] if s.view == "steps" else 1 for s in SCENES)
+    questions = sum(s.view in POLL_VIEWS for s in SCENES)  # a page of the question before the answer's
+    expected = 2 + moves + questions + sum(len(STEPS) - s.settings["step"] if s.view == "steps" else 1 for s in SCENES)
     assert len(pngs) == expected
     assert pngs[0].name == "01_map.png" and pngs[-1].name == f"{expected:02d}_map.png"
     for k, scene in enumerate(SCENES, 1):
@@ -88,6 +90,19 @@ def test_the_controls_the_guide_moves_live_get_pages_of_their_own(tool, pictures
         seen.append((stem, box.controls["temperature"].value))
     assert seen == [("s_temperature-0.1", 0.1), ("s_temperature-10", 10.0)]
     assert box.controls["temperature"].value == 1.0, "the control is set back to the scene's value"
+
+
+@pytest.mark.render
+def test_a_scene_whose_answer_waits_for_its_poll_gets_the_question_first(tool, pictures):
+    """Scenes 1 and 10 show their answer only after the poll on the screen: the deck has the question's page right
+    before the answer's, and the two differ."""
+    stems = [stem for stem, _ in pictures]
+    png = dict(pictures[1:-1])
+    for k, scene in enumerate(SCENES, 1):
+        if scene.view in POLL_VIEWS:
+            stem = f"scene_{k:02d}_{scene.slug}"
+            assert stems[stems.index(stem) - 1] == f"{stem}_question"
+            assert png[f"{stem}_question"] != png[stem]
 
 
 @pytest.fixture

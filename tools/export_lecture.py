@@ -2,7 +2,7 @@
 """The lecture screen as a folder of static files: it runs from a USB stick in a browser, with no Python and no server.
 
     .venv/bin/python tools/export_lecture.py --out /media/usb/mha-lecture
-    # then, on the lecture-hall PC: open mha-lecture/index.html in Chromium (or Chrome, Edge, Firefox)
+    # then, on the lecture-hall PC: open mha-lecture/index.html in Chromium (tested from file://), Chrome or Edge
 
 Builds the lecture screen of ``notebooks/lecture.ipynb`` (same explorers, same scenes) without a browser, sets each
 scene's controls as the screen does, and records what the kernel would send the page for every position of the
@@ -211,7 +211,7 @@ def record_scene(screen, k, store):
             {"message": message} if message else {name: store.value(getattr(box.picture, name)) for name in traits}
         )
         shown[combo] = {name: describe(name, box.controls[name])["value"] for name in fixed}
-        if "{" in scene.text:  # the scene's line follows the setting (several heads: the parameters)
+        if "{" in scene.text or scene.at_step:  # the line follows the setting (several heads: the parameters; a step)
             frames[combo]["line"] = scene_line(scene, box.controls, getattr(box, "_result", None))
     # a fixed control that follows a live one (d_k, tied to h) shows its value of each setting
     follows = [name for name in fixed if len({values[name] for values in shown.values()}) > 1]

@@ -6,7 +6,8 @@
 Builds the lecture screen of ``notebooks/lecture.ipynb`` (same explorers, same settings) without a browser
 and saves, for each scene of :data:`mha_lib.lecture.scenes.SCENES`, the picture it opens with; for a scene
 on the step view, also every later step (scene 1 becomes X, then Q_i, ... up to Head_i, as the lecturer
-presses "next step"); after a scene's opening picture, what the lecture guide moves live in it (:data:`LIVE_MOVES`:
+presses "next step"); a scene whose answer waits for its poll (1 and 10) as the question, then the answer; after a
+scene's opening picture, what the lecture guide moves live in it (:data:`LIVE_MOVES`:
 scene 2 with "divide by √d_k" ticked, scene 3 at T = 0.1 and T = 10), since a deck cannot move a control; first
 and last, the map (the diagram of the whole computation, for the intro and the wrap-up). Each picture is centred
 on a white 16:9 page, so a projector shows every page at the same scale.
@@ -72,6 +73,8 @@ def scene_pictures(width=1920):
         if box.message.value and box.image.layout.display == "none":
             raise RuntimeError(f"scene {k + 1} ({scene.name}) shows a message, not a picture: {box.message.value}")
         if scene.view != "steps":
+            if hasattr(box, "question_image"):  # a scene whose answer waits for its poll: the question first
+                yield f"{stem}_question", box.question_image.value
             yield stem, box.image.value
             yield from live_moves(box, scene, stem)
             continue

@@ -48,6 +48,9 @@ class Scene:
     minutes: int = 5
     step: str = None
     text: str = ""
+    # a step-view scene's line at a given step of the step view (what the next press of ↓ shows, none after the
+    # last one the plan uses), instead of ``text``, so the line never names a key that no longer applies
+    at_step: dict = field(default_factory=dict)
 
     @property
     def slug(self):
@@ -85,7 +88,12 @@ SCENES = (
         {"source": "random", "head": 1, "step": 4, "temperature": 1.0},
         4,
         "projections",
-        "press next step 3 times: scale, softmax row by row, Head_i = weights_i V_i",
+        "next step (↓) 3 times: scale, softmax row by row, Head_i = weights_i V_i",
+        {
+            5: "next step (↓) 2 more times: softmax row by row, then Head_i = weights_i V_i",
+            6: "next step (↓) once more: Head_i = weights_i V_i",
+            7: "Head_i = weights_i V_i: each row a weighted average of the rows of V_i",
+        },
     ),
     # no line under the bar: at 1024 x 768 the heads' numbers need its height (the caption says "NOT scaled"; S scales)
     Scene("Why divide by sqrt(d_k)", "lecture", {**_RUNNING, "tie": False, "d_k": 256, "scaled": False}, 4, "scores"),
@@ -104,7 +112,7 @@ SCENES = (
         "Masks: you are welcome PAD",
         "lecture",
         {**_RUNNING, "sentence": "you are welcome PAD", "mask": "padding"},
-        2,
+        1,
         "softmax",
     ),
     # random head 1: every row mixes several rows of V_i (a designed head copies one row, so no blend shows);
@@ -126,7 +134,7 @@ SCENES = (
         "Several heads",
         "lecture",
         {**_RUNNING, "weights": "trained", "sentence": "the cat saw it"},  # 6 tokens with [CLS] and [SEP]
-        4,
+        3,
         "concat",
         "{rule} · {heads}, {params}",
     ),
@@ -135,9 +143,15 @@ SCENES = (
         "What trained heads do",
         "steps",
         {"source": "trained", "head": 3, "step": 3, "temperature": 1.0},
-        3,
+        4,
         "softmax",
-        "press next step 3 times: the scores, scaled, then the weights · H: the next head",
+        "next step (↓) 3 times: the scores, scaled, then the weights · H: the next head",
+        {
+            4: "next step (↓) 2 more times: scaled, then the weights · H: the next head",
+            5: "next step (↓) once more: the weights · H: the next head",
+            6: "H: the next head · Shift+H: the one before",
+            7: "H: the next head · Shift+H: the one before",
+        },
     ),
     # the two orders side by side, and the second put back in the first order: the same picture, so every number
     # moved with its word (head 1: "cat" puts 0.52 on "dog" in both orders)
@@ -145,9 +159,9 @@ SCENES = (
         "Positions: cat and dog swapped",
         "positions",
         {},
-        3,
+        4,
         "embeddings",
-        "swap “cat” and “dog”: what happens to head 1's weights and to the output rows? (↓: the answer)",
+        "swap “cat” and “dog”: what happens to head 1's weights and to the output rows?",
     ),
 )
 
@@ -189,6 +203,8 @@ def reveal_button(what):
 
 
 SENTENCE = ("the", "cat", "sat", "down", "because", "it", "was", "tired")  # the motivation scene's sentence
+LOOKUP_OFFERS = {"the": "nothing", "cat": "a thing", "sat": "an action", "it": "half a thing"}  # each key, said
+LOOKUP_HANDS = {"the": "nothing", "cat": "“cat”", "sat": "“sitting”", "it": "nothing"}  # each value, said
 
 
 class LookupView(_StillView):
@@ -200,8 +216,7 @@ class LookupView(_StillView):
         self.controls, self.message, self.dpi = {}, widgets.HTML(""), dpi
         self.look = look = soft_lookup_example()
         m = look.tokens.index("it")
-        offers = {"the": "nothing", "cat": "a thing", "sat": "an action", "it": "half a thing"}
-        hands = {"the": "nothing", "cat": "“cat”", "sat": "“sitting”", "it": "nothing"}
+        offers, hands = LOOKUP_OFFERS, LOOKUP_HANDS
         u = "var(--u, 20px)"
         cell = f"padding: calc({u} * 0.25) calc({u} * 0.6); font-size: calc({u} * 1.15); text-align: left"
         rows = []
@@ -251,18 +266,67 @@ class LookupView(_StillView):
 
     @property
     def image(self):
-        """The still picture (for the fallback deck, ``tools/export_scenes.py``): notebook 00's soft lookup, drawn
-        by matplotlib when asked for (never by the screen)."""
+        """The fallback deck's page of the scene with its answer (``tools/export_scenes.py``): the live scene's table,
+        drawn by matplotlib when asked for (never by the screen)."""
         if not hasattr(self, "_image"):
-            from matplotlib.figure import Figure
-
-            from ..plotting import plot_soft_lookup
-
-            fig = Figure(figsize=(11, 3.6), layout="constrained")
-            plot_soft_lookup(fig.subplots(1, 3), self.look)
-            fig.suptitle("“the cat sat down because it was tired”: the query of “it” finds the key of “cat”")
-            self._image = widgets.Image(value=render_png(fig, dpi=self.dpi), format="png")
+            self._image = widgets.Image(value=self.still(answer=True), format="png")
         return self._image
+
+    @property
+    def question_image(self):
+        """The deck's page before the poll: the same table without the scores, weights and conclusion."""
+        if not hasattr(self, "_question_image"):
+            self._question_image = widgets.Image(value=self.still(answer=False), format="png")
+        return self._question_image
+
+    def still(self, answer=True):
+        """PNG of the scene as a 16:9 page (text about 40 px high on a 1920 x 1080 page)."""
+        from matplotlib.figure import Figure
+
+        look = self.look
+        m = look.tokens.index("it")
+        fig = Figure(figsize=(11, 6.1875))
+        fig.text(0.03, 0.92, "“" + " ".join(SENTENCE) + "”: which word does “it” mean?", fontsize=22, va="top")
+        fig.text(
+            0.03,
+            0.82,
+            f"The query of “it”: “I look for a thing” ({', '.join(f'{x:g}' for x in look.Q[m])}). Every word's key "
+            "says what it offers;\nthe score is how well the query matches it. The table shows "
+            f"{len(look.tokens)} of the {len(SENTENCE)} words.",
+            fontsize=15,
+            va="top",
+        )
+        rows = []
+        for j, tok in enumerate(look.tokens):
+            w = look.weights[m, j]
+            key = f"{LOOKUP_OFFERS[tok]} ({', '.join(f'{x:g}' for x in look.K[j])})"
+            score, weight = (f"{look.scores[m, j]:g}", f"{'█' * round(12 * w)} {w:.2f}") if answer else ("?", "?")
+            rows.append([tok, key, score, weight, LOOKUP_HANDS[tok]])
+        ax = fig.add_axes((0.03, 0.3, 0.86, 0.4))
+        ax.axis("off")
+        table = ax.table(
+            cellText=rows,
+            colLabels=("word", "key: what it offers", "score: query · key", "weight (softmax)", "value: hands over"),
+            colWidths=(0.1, 0.26, 0.22, 0.24, 0.2),
+            cellLoc="left",
+            loc="upper left",
+            edges="horizontal",
+        )
+        table.auto_set_font_size(False)
+        table.set_fontsize(15)
+        table.scale(1, 2.6)
+        for (r, c), cell in table.get_celld().items():
+            if c == 3 and r > 0 and answer:
+                cell.get_text().set_color("#0072B2")
+        out = ", ".join(f"{x:.2f}" for x in look.output[m])
+        end = (
+            f"“it” receives the weighted sum of the values: ({out}), {look.weights[m, 1]:.0%} “cat”. A soft lookup:\n"
+            "every word gets some weight, the best match the most (the weights sum to 1)."
+            if answer
+            else "Poll: which word should “it” look at? (next page: the scores and weights)"
+        )
+        fig.text(0.03, 0.2, end, fontsize=16, va="top")
+        return render_png(fig, dpi=self.dpi)
 
 
 POSITIONS_ORDERS = (("the", "cat", "saw", "the", "dog"), ("the", "dog", "saw", "the", "cat"))
@@ -272,7 +336,8 @@ _WORD_COLOURS = {"cat": "#D55E00", "dog": "#0072B2"}  # Okabe-Ito vermilion and 
 class PositionsView(_StillView):
     """The positions scene: head 1 of the running example's layer (d_model 512, h 8, random parameters) on "the cat
     saw the dog" and on "the dog saw the cat", side by side, and the second with its rows and columns put back in
-    the first order: the same picture as the first, so every number moved with its word. Colours, not digits."""
+    the first order: the same picture as the first, so every number moved with its word. Each weight is written in
+    its cell, at the size of the other scenes' numbers."""
 
     def __init__(self, dpi=90):
         self.controls, self.message, self.dpi = {}, widgets.HTML(""), dpi
@@ -290,26 +355,38 @@ class PositionsView(_StillView):
             c = _WORD_COLOURS.get(t)
             return f"<b style='color: {c}'>{t}</b>" if c else t
 
+        # the cells as large as three grids of five columns and their labels let the window (at most 3.2 units: 58 px
+        # at 1280 x 720, 46 px at 1024 x 768), each weight written in its cell at 3.3 % of the window's height (".52":
+        # no leading zero), black on pale cells and white on dark ones, as the heads of the other scenes
+        size = f"max(30px, min(calc({u} * 3.2), calc((100vw - 340px) / 15)))"
+        pair = {("cat", "dog"), ("dog", "cat")}  # the cells of cat's query on dog's key and back: framed in every grid
+
+        def number(w):
+            return "1" if w >= 0.995 else "0" if w < 0.005 else f"{w:.2f}".replace("0.", ".", 1)
+
         def grid(w, labels, title, answer=False):
-            size = f"calc({u} * 2.3)"
-            # the column labels a little smaller than the rows': "the cat saw the dog" stays five words at 1024 x 768
             head = (
                 "<tr><td></td>"
-                + "".join(f"<td style='text-align: center; font-size: calc({u} * 0.85)'>{word(t)}</td>" for t in labels)
+                + "".join(f"<td style='text-align: center; font-size: calc({u} * 0.95)'>{word(t)}</td>" for t in labels)
                 + "</tr>"
             )
             rows = "".join(
                 f"<tr><td style='text-align: right; padding-right: calc({u} * 0.4)'>{word(labels[i])}</td>"
                 + "".join(
-                    f"<td style='width: {size}; height: {size}; background: "
-                    f"{colours[min(255, int(round(255 * w[i, j])))]}'></td>"
+                    f"<td class='{'mha-on-dark' if w[i, j] < 0.6 else 'mha-on-pale'}' style='width: {size}; "
+                    f"min-width: {size}; height: {size}; padding: 0; text-align: center; "
+                    f"font-size: max(3.3vh, calc({u} * 1.2)); font-weight: normal; "
+                    f"color: {'#fff' if w[i, j] < 0.6 else '#000'}; background: "
+                    f"{colours[min(255, int(round(255 * w[i, j])))]}"
+                    + ("; box-shadow: inset 0 0 0 4px #000, inset 0 0 0 6px #fff" if (labels[i], labels[j]) in pair else "")
+                    + f"'>{number(w[i, j])}</td>"
                     for j in range(len(labels))
                 )
                 + "</tr>"
                 for i in range(len(labels))
             )
             return (
-                f"<div class='{'mha-answer' if answer else ''}' style='margin-right: calc({u} * 1.5)'>"
+                f"<div class='{'mha-answer' if answer else ''}' style='margin-right: calc({u} * 1.2)'>"
                 f"<div style='font-size: calc({u} * 1.2); "
                 f"margin-bottom: calc({u} * 0.3)'>{title}</div><table style='border-spacing: 2px'>{head}{rows}"
                 f"</table></div>"
@@ -318,8 +395,8 @@ class PositionsView(_StillView):
         same = "the same picture as the first" if np.allclose(self.weights[0], self.weights[2]) else "different"
         self.picture = widgets.HTML(
             f"{REVEAL_STYLE}<div class='mha-pic mha-still' data-frame='positions' style='font-size: calc({u} * 1.1)'>"
-            f"<div style='font-size: calc({u} * 1.4); margin-bottom: calc({u} * 0.5)'>Head 1's weights (rows: query, "
-            f"columns: key; bright = much weight), random parameters, no positions added</div>"
+            f"<div style='font-size: calc({u} * 1.2); margin-bottom: calc({u} * 0.4)'>Head 1's weights (row: query, "
+            f"column: key), random parameters, no positions added; framed: “cat” on “dog” and “dog” on “cat”</div>"
             # the grids' bottoms aligned (they are of one size): a title on two lines does not push its grid lower
             f"<div style='display: flex; align-items: flex-end'>"
             + "".join(
@@ -339,21 +416,59 @@ class PositionsView(_StillView):
 
     @property
     def image(self):
-        """The still picture for the fallback deck: the three heatmaps, drawn by matplotlib when asked for."""
+        """The fallback deck's page with the answer: the three heatmaps with their numbers, drawn by matplotlib when
+        asked for."""
         if not hasattr(self, "_image"):
-            from matplotlib.figure import Figure
-
-            fig = Figure(figsize=(11, 4), layout="constrained")
-            for ax, w, labels, title in zip(fig.subplots(1, 3), self.weights, self.labels, self.titles, strict=True):
-                ax.imshow(w, cmap=WEIGHTS_CMAP, vmin=0, vmax=1)
-                ax.set_xticks(range(5), labels)
-                ax.set_yticks(range(5), labels)
-                for tick in [*ax.get_xticklabels(), *ax.get_yticklabels()]:
-                    tick.set_color(_WORD_COLOURS.get(tick.get_text(), "black"))
-                ax.set_title(title)
-            fig.suptitle("head 1's weights: swap cat and dog, and their rows and columns swap, nothing else")
-            self._image = widgets.Image(value=render_png(fig, dpi=self.dpi), format="png")
+            self._image = widgets.Image(value=self.still(answer=True), format="png")
         return self._image
+
+    @property
+    def question_image(self):
+        """The deck's page before the poll: the two orders only."""
+        if not hasattr(self, "_question_image"):
+            self._question_image = widgets.Image(value=self.still(answer=False), format="png")
+        return self._question_image
+
+    def still(self, answer=True):
+        """PNG of the scene as a 16:9 page, as on the screen: the weights written in their cells, cat on dog framed."""
+        from matplotlib.figure import Figure
+        from matplotlib.patches import Rectangle
+
+        fig = Figure(figsize=(11, 6.1875), layout="constrained")
+        axes = fig.subplots(1, 3)
+        for k, (ax, w, labels, title) in enumerate(zip(axes, self.weights, self.labels, self.titles, strict=True)):
+            if k == 2 and not answer:
+                ax.axis("off")
+                ax.text(
+                    0.5,
+                    0.5,
+                    "Poll: swap “cat” and “dog”:\nwhat happens to the\nweights and the outputs?\n\n(next page: the answer)",
+                    ha="center",
+                    va="center",
+                    fontsize=15,
+                    transform=ax.transAxes,
+                )
+                continue
+            ax.imshow(w, cmap=WEIGHTS_CMAP, vmin=0, vmax=1)
+            ax.set_xticks(range(5), labels, fontsize=14)
+            ax.set_yticks(range(5), labels, fontsize=14)
+            ax.tick_params(length=0)
+            for tick in [*ax.get_xticklabels(), *ax.get_yticklabels()]:
+                tick.set_color(_WORD_COLOURS.get(tick.get_text(), "black"))
+            for (i, j), x in np.ndenumerate(w):
+                text = "1" if x >= 0.995 else "0" if x < 0.005 else f"{x:.2f}".replace("0.", ".", 1)
+                ax.text(j, i, text, ha="center", va="center", fontsize=14, color="white" if x < 0.6 else "black")
+                if {labels[i], labels[j]} == {"cat", "dog"}:
+                    ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, lw=3, ec="black"))
+            ax.set_title(title.replace(", ", ",\n"), fontsize=15)
+        fig.suptitle("Head 1's weights (row: query, column: key), random parameters, no positions added", fontsize=17)
+        if answer:
+            fig.supxlabel(
+                "Their rows and columns swapped, nothing else changed: put back, the second is the first.\nNothing in "
+                "the layer knows the order: positional encodings add it (notebook 10).",
+                fontsize=15,
+            )
+        return render_png(fig, dpi=self.dpi)
 
 
 class BlendView(_StillView):
@@ -375,7 +490,7 @@ class BlendView(_StillView):
         lim = float(np.abs(self.V[:, : self.COLUMNS]).max())
         u = "var(--u, 20px)"
         # the cells' width from the window's: the three grids, their labels and V_1's bar across it (26 px at 1280 px
-        # wide, 18 px at 1024, bold labels too; at most 1.6 units, 43 px at 1920 x 1080); their height 8.5 % of its height
+        # wide, 18 px at 1024, bold labels too; at most 1.6 units, 43 px at 1920 x 1080); their height 11.5 % of its height
         a = f"max(12px, min(calc(3.3vw - 16px), calc({u} * 1.6)))"
 
         def cell(colour, text="", edge="", width=1.0, dark=False):
@@ -388,7 +503,7 @@ class BlendView(_StillView):
             return (
                 f"<td class='{'mha-on-dark' if dark else 'mha-on-pale'}' style='{ring}{frame.get(edge, '')}{parted}"
                 f"color: {'#fff' if dark else '#000'}; "
-                f"width: calc({a} * {width}); min-width: calc({a} * {width}); height: max(calc({u} * 2.3), 8.5vh); "
+                f"width: calc({a} * {width}); min-width: calc({a} * {width}); height: max(calc({u} * 2.3), 11.5vh); "
                 f"background: {colour}; padding: 0; "
                 f"text-align: center; font-size: max(calc({u} * 1.2), 3.3vh); font-weight: normal'>{text}</td>"
             )
@@ -402,7 +517,7 @@ class BlendView(_StillView):
             ticks = "".join(f"<div>{t}</div>" for t in (f"+{top:.2f}", "0", f"−{top:.2f}"))
             return (
                 f"<div style='display: flex; align-items: stretch; margin-left: calc({u} * 0.3); "
-                f"height: max(calc({u} * 9.2), 34vh)"
+                f"height: max(calc({u} * 9.2), 42vh)"
                 f"'><div style='width: calc({u} * 0.7); border: 1px solid #000; background: linear-gradient({stops})'>"
                 f"</div><div style='display: flex; flex-direction: column; justify-content: space-between; "
                 f"font-size: calc({u} * 0.9); margin-left: calc({u} * 0.2)'>{ticks}</div></div>"
@@ -450,7 +565,6 @@ class BlendView(_StillView):
             )
             for i, row in enumerate(self.weights)
         ]
-        blend = " + ".join(f"{w:.2f} × V({t})" for w, t in zip(self.weights[0], tokens, strict=True))
         self.picture = widgets.HTML(
             f"<div class='mha-pic mha-still' data-frame='blend' style='font-size: calc({u} * 1.1)'>"
             f"<div style='font-size: calc({u} * 1.3); margin-bottom: calc({u} * 0.5)'>Head_1 = weights_1 V_1: each "
@@ -459,10 +573,10 @@ class BlendView(_StillView):
             + grid("V_1: what each word hands over", v_rows, bar(lim))
             + grid("weights_1 (columns: " + ", ".join(tokens) + ")", w_rows)
             + grid("Head_1 = weights_1 V_1 (each row on its own scale)", h_rows, after=[f"±{x:.2f}" for x in rows_lim])
-            + f"</div><div style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'>Row “humpty” (outlined): "
-            f"{blend}. No weight is near 1, so no row of Head_1 copies a row of V_1: each is a blend, with smaller "
-            f"numbers than the rows it mixes (their signs partly cancel: row “humpty” reaches ±{rows_lim[0]:.2f}, "
-            f"V_1 ±{lim:.2f}).</div></div>"
+            + f"</div><div style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'>"
+            "Row “humpty” (outlined): the blend under the scene bar. No weight is near 1, so no row of Head_1 "
+            f"copies a row of V_1; a blend has smaller numbers than the rows it mixes (signs cancel: row “humpty” "
+            f"±{rows_lim[0]:.2f}, V_1 ±{lim:.2f}).</div></div>"
         )
         super().__init__([self.message, self.picture])
 
@@ -470,31 +584,34 @@ class BlendView(_StillView):
     def image(self):
         """The still picture for the fallback deck: V_1, weights_1 and Head_1, drawn by matplotlib when asked for."""
         if not hasattr(self, "_image"):
+            import matplotlib
             from matplotlib.figure import Figure
 
-            fig = Figure(figsize=(11, 3.6), layout="constrained")
-            axes = fig.subplots(1, 3, width_ratios=(3, 1.3, 3))
-            lim, head_lim = self.limits  # Head_1 on a scale of its own, as on the screen
-            for ax, m, title, cmap, lo in (
-                (axes[0], self.V[:, : self.COLUMNS], "V_1", SIGNED_CMAP, -lim),
-                (axes[1], self.weights, "weights_1", WEIGHTS_CMAP, 0.0),
-                (
-                    axes[2],
-                    self.head[:, : self.COLUMNS],
-                    f"Head_1 = weights_1 V_1 (scale ±{head_lim:.2f})",
-                    SIGNED_CMAP,
-                    -head_lim,
-                ),
-            ):
-                ax.imshow(m, cmap=cmap, vmin=lo, vmax=-lo if lo else 1.0, aspect="auto")
-                ax.set_yticks(range(4), self.tokens)
-                ax.set_xticks([])
-                ax.set_title(title)
-            for (i, j), w in np.ndenumerate(self.weights):
-                axes[1].text(j, i, f"{w:.2f}", ha="center", va="center", color="white", fontsize=9)
-            fig.suptitle(
-                "row humpty: " + " + ".join(f"{w:.2f} V({t})" for w, t in zip(self.weights[0], self.tokens, strict=True))
-            )
+            with matplotlib.rc_context({"font.size": 15}):  # a 16:9 page, text about 40 px high at 1920 x 1080
+                fig = Figure(figsize=(11, 6.1875), layout="constrained")
+                axes = fig.subplots(1, 3, width_ratios=(3, 2.2, 3))
+                lim, head_lim = self.limits  # Head_1 on a scale of its own, as on the screen
+                for ax, m, title, cmap, lo in (
+                    (axes[0], self.V[:, : self.COLUMNS], "V_1", SIGNED_CMAP, -lim),
+                    (axes[1], self.weights, "weights_1", WEIGHTS_CMAP, 0.0),
+                    (
+                        axes[2],
+                        self.head[:, : self.COLUMNS],
+                        f"Head_1\n(scale ±{head_lim:.2f})",
+                        SIGNED_CMAP,
+                        -head_lim,
+                    ),
+                ):
+                    ax.imshow(m, cmap=cmap, vmin=lo, vmax=-lo if lo else 1.0, aspect="auto")
+                    ax.set_yticks(range(4), self.tokens)
+                    ax.set_xticks([])
+                    ax.set_title(title)
+                for (i, j), w in np.ndenumerate(self.weights):
+                    number = f"{w:.2f}".replace("0.", ".", 1)  # ".25", as on the screen
+                    axes[1].text(j, i, number, ha="center", va="center", color="white" if w < 0.6 else "black")
+                fig.suptitle(
+                    "row humpty: " + " + ".join(f"{w:.2f} V({t})" for w, t in zip(self.weights[0], self.tokens, strict=True))
+                )
             self._image = widgets.Image(value=render_png(fig, dpi=self.dpi), format="png")
         return self._image
 
@@ -504,7 +621,11 @@ def scene_line(scene, controls=None, result=None):
     ("d_k = d_model / h = 512 / 8 = 64", or "d_k = 16, not d_model / h = 512 / 8 = 64" when untied) and ``{params}``
     (which parameters, and what their heads' patterns say: :data:`PARAMS_LINE`) filled in from the setting shown
     (``result``: a LectureResult, whose sizes are those of a designed or trained layer too), else from the explorer's
-    controls, else from the scene's settings: the line follows h when the lecturer moves it."""
+    controls, else from the scene's settings: the line follows h when the lecturer moves it. A step-view scene's line
+    follows its step (``scene.at_step``)."""
+    step = (controls or {}).get("step")
+    if scene.at_step and step is not None:
+        return scene.at_step.get(step.value, scene.text)
     if "{" not in scene.text:
         return scene.text
     values = {k: scene.settings.get(k) for k in ("d_model", "h", "d_k", "tie")}

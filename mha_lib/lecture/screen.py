@@ -324,6 +324,8 @@ def make_lecture_screen(  # noqa: C901  one closure per widget, a few lines each
             if isinstance(getattr(box, "picture", None), widgets.DOMWidget) and box.picture.has_trait("arrays"):
                 # the scene's line follows the setting on screen (h moved, other parameters), once per picture
                 box.picture.observe(line, names=["arrays"])
+            if "step" in getattr(box, "controls", {}):  # a step-view scene's line says what the next press shows
+                box.controls["step"].observe(line, names="value")
         return state["explorers"][name]
 
     def line(_change=None):

@@ -163,7 +163,7 @@ _INSIDE = """() => {
   const size = (sel) => Math.min(...[...pic.querySelectorAll(sel)].filter(e => shown(e) && e.textContent.trim())
     .map(e => parseFloat(getComputedStyle(e).fontSize)).filter(px => px > 0));  // 0: a number left out
   const step = !!pic.querySelector('.mha-group[data-key="Head_i"]');
-  return {outside, step, tok: size('.mha-tok'), num: size('.mha-cell')};
+  return {outside, step, tok: size('.mha-tok'), num: size('.mha-cell'), note: size('.mha-note')};
 }"""
 
 
@@ -251,6 +251,8 @@ def test_every_scene_with_the_keys_in_both_layouts(browser, lecture_url, screens
                 assert found["num"] == float("inf") or found["num"] >= LEAST_NUMBER_SHARE * height - 0.5, (k, found)
                 if found["step"] and presenter:
                     assert found["tok"] >= 0.025 * height - 0.5, (k, found)
+                    # the shapes the plan points at ("shape (4, 64)") as large as the token labels
+                    assert found["note"] >= found["tok"] - 0.5, (k, found)
                 page.locator("body").click(position={"x": width - 5, "y": height - 5})
                 page.keyboard.press("p")
                 assert ld.wait_until(lambda p=presenter: page.evaluate(_STATE)["presenter"] != p, timeout=30)
