@@ -365,7 +365,7 @@ def main(argv=None):
     except OSError as exc:
         parser.error(f"--out {out}: {exc.strerror or exc}; choose a folder you can write to")
     started = time.perf_counter()
-    print(f"recording every scene of the lecture screen into {out} (about 20 s)...", flush=True)
+    print(f"recording every scene of the lecture screen into {out} (about 4 s of processor time)...", flush=True)
     data, pictures = export_data()
     files = page_files(data, pictures)
     try:
