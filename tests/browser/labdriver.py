@@ -60,6 +60,9 @@ def run_all_cells(page, timeout=180_000):
     start = 0
     deadline = time.monotonic() + timeout / 1000
     for _attempt in range(3):
+        dialog = page.locator(".jp-Dialog")
+        if dialog.count():  # JupyterLab asks something (a lost connection, a kernel that died): say what, at once
+            raise AssertionError(f"JupyterLab shows a dialog while the cells run: {dialog.first.inner_text()[:300]!r}")
         cells.nth(start).locator(".jp-InputPrompt").click()
         page.keyboard.press("Escape")  # command mode: Shift+Enter runs the selected cell and moves on
         if start == 0 and page.evaluate("() => !!window.jupyterapp"):  # one command (a key press per cell is slow)
