@@ -218,7 +218,7 @@ class LookupView(_StillView):
         m = look.tokens.index("it")
         offers, hands = LOOKUP_OFFERS, LOOKUP_HANDS
         u = "var(--u, 20px)"
-        cell = f"padding: calc({u} * 0.25) calc({u} * 0.6); font-size: calc({u} * 1.15); text-align: left"
+        cell = f"padding: max(calc({u} * 0.25), 1vh) calc({u} * 0.6); font-size: calc({u} * 1.15); text-align: left"
         rows = []
         for j, tok in enumerate(look.tokens):
             w = look.weights[m, j]
