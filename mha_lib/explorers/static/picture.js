@@ -95,7 +95,7 @@ function syncPanel(p, spec, i) {
   if (yName !== null) { p.axisY.dir = "auto"; setText(p.axisY, yName); } else if (p.axisY.textContent) p.axisY.textContent = "";
   setLabels(p.ylab, first && spec.rows ? spec.rows : [], "mha-tok");
   setLabels(p.xlab, bottom && spec.cols ? spec.cols : [], "mha-tok");
-  const width = `calc(var(--cell) * ${m})`, height = `calc(var(--cell) * ${n})`;
+  const width = `calc(var(--cellw, var(--cell)) * ${m})`, height = `calc(var(--cell) * ${n})`;
   // the colours: one gradient of hard stops per row (drawGrid), the last row first: each row reaches 1 px into the next
   // one, which is drawn over it, so no hairline shows between rows whatever the cells' fractional size
   const at = Array.from({ length: n }, (_, r) => `0 calc(var(--cell) * ${n - 1 - r})`).join(",");
@@ -303,6 +303,7 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
       const row = Math.min(most, Math.max(hall ? 0.025 * H / 0.95 : 0, Math.min(spec.cap || 28, Math.max(6, 240 / spec.n))));
       g.cellUsed = row;
       setVar(g.root, "--cell", `${row.toFixed(2)}px`);
+      g.root.style.removeProperty("--cellw");
       setVar(g.root, "--tok", `${tokSize(row).toFixed(2)}px`);
       let room = Math.max(40, free);
       if (spec.same) { // strips of one shape (Q_i, K_i, V_i) are drawn as wide as the narrowest of them has room for
@@ -313,7 +314,8 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
       g.panels.forEach((p) => { if (p.box.style.width !== boxWidth) p.box.style.width = boxWidth; });
       return;
     }
-    let cell = Math.max(4, Math.min(spec.cap || 64, most, free / spec.m));
+    const wide = Math.max(4, Math.min(spec.cap || 64, most, free / spec.m)); // as wide as the room allows
+    let cell = wide;
     const rows = Math.ceil(spec.h / spec.ncols), longest = Math.max(0, ...(spec.cols || []).map((t) => [...t].length));
     if (spec.fit_height && screen) { // the full-window screen: the grid takes the height left under it
       const top = g.root.getBoundingClientRect().top - screen.getBoundingClientRect().top;
@@ -326,11 +328,14 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
       }
       g.cellFit = cell;
     }
+    // on the full-window screen, heads fitted to its height take its width too: cells up to 1.5 times as wide as high
+    const cellW = hall && spec.fit_height && !spec.same ? Math.min(wide, 1.5 * cell) : cell;
     // the widest number takes 0.9 of its cell at most: a gap between neighbours (".92 .08", not ".92.08"); in
     // lecture mode 0.94, its cells parted by a white line (scene 2's weights at 1024 x 768 need it)
-    const num = Math.min((g.lecture ? 0.94 : 0.9) * cell / (g.widest || 2.3), 0.6 * cell);
+    const num = Math.min((g.lecture ? 0.94 : 0.9) * cellW / (g.widest || 2.3), 0.6 * cell);
     g.cellUsed = cell;
     setVar(g.root, "--cell", `${cell.toFixed(2)}px`);
+    setVar(g.root, "--cellw", `${cellW.toFixed(2)}px`);
     setVar(g.root, "--num", `${num.toFixed(2)}px`);
     // numbers too small to read are left out (the colours and the colour bar stay): under 7 px, or for the heads
     // of lecture mode and the lecture screen under 3.3 % of the window's height (24 px at 720 p), the size a hall
@@ -339,7 +344,7 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
     // a key label wider than its cell, or nearly (neighbours would touch: "humptydumpty"), is turned upright
     const tok = tokSize(cell);
     setVar(g.root, "--tok", `${tok.toFixed(2)}px`);
-    g.root.classList.toggle("mha-turned", longest * 0.62 * tok > 0.85 * cell);
+    g.root.classList.toggle("mha-turned", longest * 0.62 * tok > 0.85 * cellW);
   });
 }
 
