@@ -101,6 +101,9 @@ function syncPanel(p, spec, i) {
   const at = Array.from({ length: n }, (_, r) => `0 calc(var(--cell) * ${n - 1 - r})`).join(",");
   if (p.box.style.backgroundPosition !== at) Object.assign(p.box.style, { backgroundPosition: at, backgroundSize: "100% calc(var(--cell) + 1px)" });
   if (p.box.style.width !== width && !spec.strip) p.box.style.width = width;
+  // a title as wide as its box at least (12 cells at least): "L2 head 1: [CLS] 0.78" whole over 16 small cells
+  const titleWidth = spec.strip ? "none" : `max(calc(var(--cell) * 12), ${width})`;
+  if (p.title.style.maxWidth !== titleWidth) p.title.style.maxWidth = titleWidth;
   if (p.box.style.height !== height) p.box.style.height = height;
   p.shown = []; // what each cell shows ([text, class]), so a redraw writes only the cells that change
   p.cellsFit = n * m <= 1024; // cell elements (numbers, the masked hatch) are made when the numbers need them
