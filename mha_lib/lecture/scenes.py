@@ -491,6 +491,7 @@ class BlendView(_StillView):
         u = "var(--u, 20px)"
         # the cells' width from the window's: the three grids, their labels and V_1's bar across it (26 px at 1280 px
         # wide, 18 px at 1024, bold labels too; at most 1.6 units, 43 px at 1920 x 1080); their height 11.5 % of its height
+        # (6 % of its width on a 4:3 window, where the bar and the titles take more lines: 1024 x 768, high contrast)
         a = f"max(12px, min(calc(3.3vw - 16px), calc({u} * 1.6)))"
 
         def cell(colour, text="", edge="", width=1.0, dark=False):
@@ -503,7 +504,8 @@ class BlendView(_StillView):
             return (
                 f"<td class='{'mha-on-dark' if dark else 'mha-on-pale'}' style='{ring}{frame.get(edge, '')}{parted}"
                 f"color: {'#fff' if dark else '#000'}; "
-                f"width: calc({a} * {width}); min-width: calc({a} * {width}); height: max(calc({u} * 2.3), 11.5vh); "
+                f"width: calc({a} * {width}); min-width: calc({a} * {width}); "
+                f"height: max(calc({u} * 2.3), min(11.5vh, 6vw)); "
                 f"background: {colour}; padding: 0; "
                 f"text-align: center; font-size: max(calc({u} * 1.2), 3.3vh); font-weight: normal'>{text}</td>"
             )
@@ -517,7 +519,7 @@ class BlendView(_StillView):
             ticks = "".join(f"<div>{t}</div>" for t in (f"+{top:.2f}", "0", f"−{top:.2f}"))
             return (
                 f"<div style='display: flex; align-items: stretch; margin-left: calc({u} * 0.3); "
-                f"height: max(calc({u} * 9.2), 42vh)"
+                f"height: max(calc({u} * 9.2), min(42vh, 24vw))"
                 f"'><div style='width: calc({u} * 0.7); border: 1px solid #000; background: linear-gradient({stops})'>"
                 f"</div><div style='display: flex; flex-direction: column; justify-content: space-between; "
                 f"font-size: calc({u} * 0.9); margin-left: calc({u} * 0.2)'>{ticks}</div></div>"
@@ -574,9 +576,8 @@ class BlendView(_StillView):
             + grid("weights_1 (columns: " + ", ".join(tokens) + ")", w_rows)
             + grid("Head_1 = weights_1 V_1 (each row on its own scale)", h_rows, after=[f"±{x:.2f}" for x in rows_lim])
             + f"</div><div style='font-size: calc({u} * 1.2); margin-top: calc({u} * 0.6)'>"
-            "Row “humpty” (outlined): the blend under the scene bar. No weight is near 1, so no row of Head_1 "
-            f"copies a row of V_1; a blend has smaller numbers than the rows it mixes (signs cancel: row “humpty” "
-            f"±{rows_lim[0]:.2f}, V_1 ±{lim:.2f}).</div></div>"
+            "Row “humpty” (outlined): the blend under the scene bar. No weight is near 1, so each row blends "
+            f"rows of V_1, with smaller numbers (signs cancel: ±{rows_lim[0]:.2f} against V_1's ±{lim:.2f}).</div></div>"
         )
         super().__init__([self.message, self.picture])
 
