@@ -703,7 +703,7 @@ def test_the_motivation_scene_says_which_words_its_table_shows_and_keeps_the_ans
     shown = screen.explorers["lookup"].picture.value
     assert "shows 4 of its 8 words; the grey ones are left out" in shown
     for word in ("down", "because", "was", "tired"):
-        assert f"<span style='color: #767676'>{word}</span>" in shown
+        assert f"<span class='mha-keep-colour' style='--c: #767676; color: var(--c)'>{word}</span>" in shown
     assert "<tr style='font-weight: bold" not in shown and "font-weight: bold; " not in shown
 
 

@@ -242,7 +242,12 @@ class LookupView(_StillView):
         # the whole sentence, the words the table leaves out in grey ("it" in bold: the word asked about)
         shown = set(look.tokens)
         sentence = " ".join(
-            "<b>it</b>" if w == "it" else w if w in shown else f"<span style='color: #767676'>{w}</span>" for w in SENTENCE
+            "<b>it</b>"
+            if w == "it"
+            else w
+            if w in shown
+            else f"<span class='mha-keep-colour' style='--c: #767676; color: var(--c)'>{w}</span>"
+            for w in SENTENCE
         )
         left_out = ", ".join(w for w in SENTENCE if w not in shown)
         self.picture = widgets.HTML(
@@ -353,7 +358,7 @@ class PositionsView(_StillView):
 
         def word(t):
             c = _WORD_COLOURS.get(t)
-            return f"<b style='color: {c}'>{t}</b>" if c else t
+            return f"<b class='mha-keep-colour' style='--c: {c}; color: var(--c)'>{t}</b>" if c else t
 
         # the cells as large as three grids of five columns and their labels let the window (at most 3.2 units: 58 px
         # at 1280 x 720, 46 px at 1024 x 768), each weight written in its cell at 3.3 % of the window's height (".52":
