@@ -5,15 +5,15 @@
 
 Builds the lecture screen of ``notebooks/lecture.ipynb`` (same explorers, same settings) without a browser
 and saves, for each scene of :data:`mha_lib.lecture.scenes.SCENES`, the picture it opens with; for a scene
-on the step view, also every later step (scene 1 becomes X, then Q_i, ... up to Head_i, as the lecturer
+on the step view, also every later step (scene 2 becomes X, then Q_i, ... up to Head_i, as the lecturer
 presses "next step"); a scene whose answer waits for its poll (1 and 10) as the question, then the answer; after a
 scene's opening picture, what the lecture guide moves live in it (:data:`LIVE_MOVES`:
-scene 2 with "divide by √d_k" ticked, scene 3 at T = 0.1 and T = 10), since a deck cannot move a control; first
+scene 3 with "divide by √d_k" ticked, scene 4 at T = 0.1 and T = 10), since a deck cannot move a control; first
 and last, the map (the diagram of the whole computation, for the intro and the wrap-up). Each picture is centred
 on a white 16:9 page, so a projector shows every page at the same scale.
 Into ``--out``:
 
-* ``01_map.png``, ``02_scene_01_one-head-by-hand_step-1.png``, ...: the pages in order, 1920 x 1080 by default
+* ``01_map.png``, ``02_scene_01_why-attention-it-finds-the-cat_question.png``, ...: the pages in order, 1920 x 1080 by default
   (``--width``);
 * ``mha_scenes.pdf``: the same pages, in order.
 """

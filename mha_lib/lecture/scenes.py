@@ -202,12 +202,31 @@ def reveal_button(what):
     )
 
 
+class _PagedView(_StillView):
+    """A still scene with a poll: the fallback deck (``tools/export_scenes.py``) has a page for its question and one
+    for its answer, both drawn by matplotlib (``still``) when asked for, never by the screen."""
+
+    @property
+    def image(self):
+        """The deck's page with the answer."""
+        if not hasattr(self, "_image"):
+            self._image = widgets.Image(value=self.still(answer=True), format="png")
+        return self._image
+
+    @property
+    def question_image(self):
+        """The deck's page before the poll: the question without its answer."""
+        if not hasattr(self, "_question_image"):
+            self._question_image = widgets.Image(value=self.still(answer=False), format="png")
+        return self._question_image
+
+
 SENTENCE = ("the", "cat", "sat", "down", "because", "it", "was", "tired")  # the motivation scene's sentence
 LOOKUP_OFFERS = {"the": "nothing", "cat": "a thing", "sat": "an action", "it": "half a thing"}  # each key, said
 LOOKUP_HANDS = {"the": "nothing", "cat": "“cat”", "sat": "“sitting”", "it": "nothing"}  # each value, said
 
 
-class LookupView(_StillView):
+class LookupView(_PagedView):
     """The motivation scene: "it" finds the noun it refers to (:func:`mha_lib.soft_lookup_example`), as large text
     and bars in HTML (the kernel draws no pixels). Has what the screen asks of an explorer: ``controls`` (none),
     ``message``, ``picture``, ``hold()``, ``flush()`` and ``prepare()``."""
@@ -269,23 +288,9 @@ class LookupView(_StillView):
         )
         super().__init__([self.message, self.picture])
 
-    @property
-    def image(self):
-        """The fallback deck's page of the scene with its answer (``tools/export_scenes.py``): the live scene's table,
-        drawn by matplotlib when asked for (never by the screen)."""
-        if not hasattr(self, "_image"):
-            self._image = widgets.Image(value=self.still(answer=True), format="png")
-        return self._image
-
-    @property
-    def question_image(self):
-        """The deck's page before the poll: the same table without the scores, weights and conclusion."""
-        if not hasattr(self, "_question_image"):
-            self._question_image = widgets.Image(value=self.still(answer=False), format="png")
-        return self._question_image
-
     def still(self, answer=True):
-        """PNG of the scene as a 16:9 page (text about 40 px high on a 1920 x 1080 page)."""
+        """PNG of the scene as a 16:9 page (text about 40 px high on a 1920 x 1080 page); without its ``answer``, the
+        table without the scores, weights and conclusion."""
         from matplotlib.figure import Figure
 
         look = self.look
@@ -338,7 +343,7 @@ POSITIONS_ORDERS = (("the", "cat", "saw", "the", "dog"), ("the", "dog", "saw", "
 _WORD_COLOURS = {"cat": "#D55E00", "dog": "#0072B2"}  # Okabe-Ito vermilion and blue
 
 
-class PositionsView(_StillView):
+class PositionsView(_PagedView):
     """The positions scene: head 1 of the running example's layer (d_model 512, h 8, random parameters) on "the cat
     saw the dog" and on "the dog saw the cat", side by side, and the second with its rows and columns put back in
     the first order: the same picture as the first, so every number moved with its word. Each weight is written in
@@ -419,23 +424,9 @@ class PositionsView(_StillView):
         )
         super().__init__([self.message, self.picture])
 
-    @property
-    def image(self):
-        """The fallback deck's page with the answer: the three heatmaps with their numbers, drawn by matplotlib when
-        asked for."""
-        if not hasattr(self, "_image"):
-            self._image = widgets.Image(value=self.still(answer=True), format="png")
-        return self._image
-
-    @property
-    def question_image(self):
-        """The deck's page before the poll: the two orders only."""
-        if not hasattr(self, "_question_image"):
-            self._question_image = widgets.Image(value=self.still(answer=False), format="png")
-        return self._question_image
-
     def still(self, answer=True):
-        """PNG of the scene as a 16:9 page, as on the screen: the weights written in their cells, cat on dog framed."""
+        """PNG of the scene as a 16:9 page, as on the screen: the weights written in their cells, cat on dog framed;
+        without its ``answer``, the two orders only."""
         from matplotlib.figure import Figure
         from matplotlib.patches import Rectangle
 
