@@ -228,13 +228,15 @@ function fitPass(pic) {
 }
 
 // On the full-window screen nothing scrolls: when the picture (its caption and footer too) reaches past the
-// window's bottom, every cell is made smaller in proportion to the height the matrices take, until it fits.
+// window's bottom, the cells are made smaller in proportion to the height their matrices take, until it fits.
 function fit(pic) {
   pic.maxCell = Infinity;
   pic.slack = 0;
   fitPass(pic);
   const screen = pic.el.closest(".mha-fullscreen");
-  if (!screen || !pic.el.offsetParent) return;
+  pic.unfitted = !!screen && !pic.el.offsetParent; // hidden on the screen: fitted to its height once shown
+  if (!screen || pic.unfitted) return;
+  pic.around = [...pic.heights.values()].join(); // the text around the cells, as this fit finds it
   const overBottom = () => {
     const parts = [pic.footer, pic.stage, pic.caption].filter((e) => e.offsetParent !== null && e.offsetHeight > 0);
     const bottom = Math.max(...parts.map((e) => e.getBoundingClientRect().bottom));
@@ -246,17 +248,21 @@ function fit(pic) {
     pic.slack = under;
     fitPass(pic);
   }
-  for (let k = 0; k < 5; k++) {
+  // the largest cells are made smaller first, in proportion to the height their matrices take; when that is not
+  // enough, down to the next size, and those with them (two or three passes, each one layout of the page)
+  for (let k = 0; k < 6; k++) {
     const over = overBottom();
     if (over <= 0.5) return;
-    // the height the matrices take: the union of their boxes' vertical extents
-    const spans = [...pic.stage.querySelectorAll(".mha-box")].map((b) => b.getBoundingClientRect())
+    const size = (g) => g.cellUsed || 0, largest = Math.max(0, ...pic.groups.map(size));
+    if (largest <= 4) return;
+    const biggest = pic.groups.filter((g) => size(g) >= largest - 0.5);
+    const next = Math.max(4, ...pic.groups.filter((g) => size(g) < largest - 0.5).map(size));
+    // the height the largest cells take: the union of their boxes' vertical extents
+    const spans = biggest.flatMap((g) => [...g.root.querySelectorAll(".mha-box")]).map((b) => b.getBoundingClientRect())
       .filter((r) => r.height > 0).map((r) => [r.top, r.bottom]).sort((a, b) => a[0] - b[0]);
     let cells = 0, end = -Infinity;
     for (const [top, bot] of spans) { cells += Math.max(0, bot - Math.max(top, end)); end = Math.max(end, bot); }
-    const largest = Math.max(0, ...pic.groups.map((g) => g.cellUsed || 0));
-    if (cells <= over || largest <= 4) return;
-    pic.maxCell = Math.max(4, largest * (cells - over) / cells - 0.25);
+    pic.maxCell = Math.max(next, cells > over ? largest * (cells - over) / cells - 0.25 : 0);
     fitPass(pic);
   }
 }
@@ -355,7 +361,7 @@ function render({ model, el }) {
   // frames are numbered "view.frame", the view a random name: two pictures on one page never share a number
   // (anywidget may load this module once per widget: a counter here would not be shared)
   const view = Math.random().toString(36).slice(2, 10);
-  const pic = { el, groups: [], byKey: {} };
+  const pic = { el, groups: [], byKey: {}, heights: new Map() };
   el.classList.add("mha-pic");
   const caption = make("div", "mha-caption");
   const stage = make("div", "mha-stage-pic");
@@ -397,12 +403,12 @@ function render({ model, el }) {
     }
     // the cells are sized again when what sizes them changed: a move that changes only numbers, colours or which
     // panels show (a step of the step view) costs no layout here; on the full-window screen the text around the
-    // cells sizes them too, and `around` fits them again when it changes height
+    // cells sizes them too, and `watch` fits them again when it changes height
     const sizes = JSON.stringify([texts.titles, texts.notes, texts.group_titles, pic.groups.map((g) => g.widest),
       window.innerWidth, window.innerHeight]);
     if (sizes !== pic.sized || pic.built) fit(pic);
     const screen = !pic.watched && el.closest(".mha-screen");
-    if (screen) { pic.watched = true; screen.querySelectorAll(".mha-scene-text").forEach((t) => around.observe(t)); }
+    if (screen) { pic.watched = true; screen.querySelectorAll(".mha-scene-text").forEach((t) => watch.observe(t)); }
     pic.sized = sizes;
     pic.built = false;
     el.dataset.frame = `${view}.${++frame}`;
@@ -415,21 +421,27 @@ function render({ model, el }) {
   model.on("change:texts", later);
   model.on("change:arrays", later);
   const refit = () => { pic.font = null; fit(pic); };
-  let width = -1; // the cells follow the picture's width; its height is what they make it (no second fit)
-  const resize = new ResizeObserver((entries) => {
-    const now = entries[entries.length - 1].contentRect.width;
-    if (now !== width) { width = pic.width = now; refit(); }
+  // The cells follow the picture's width (its height is what they make it); on the full-window screen, also the
+  // height of the text around them (the caption, the footer, the scene's line), which takes height from the cells.
+  // A picture hidden (its scene's stage is display: none: every size 0) keeps its cells; shown again, it is fitted
+  // only if what sizes them changed meanwhile (a return to a scene costs no layout from the script).
+  let width = -1;
+  const watch = new ResizeObserver((entries) => {
+    let wider = false;
+    for (const { target, contentRect: r } of entries) {
+      if (target !== el) { if (r.height > 0) pic.heights.set(target, r.height); }
+      else if (r.width > 0 && r.width !== width) { wider = true; width = pic.width = r.width; }
+    }
+    const moved = () => pic.unfitted || pic.around !== [...pic.heights.values()].join();
+    if (wider) refit();
+    else if (el.closest(".mha-fullscreen") && el.offsetParent && moved()) fit(pic);
   });
-  resize.observe(el);
-  // on the full-window screen: the caption, the footer and the scene's line take height from the cells
-  const around = new ResizeObserver(() => { if (el.closest(".mha-fullscreen")) fit(pic); });
-  [caption, footer].forEach((e) => around.observe(e));
+  [el, caption, footer].forEach((e) => watch.observe(e));
   window.addEventListener("resize", refit); // also sent by the lecture screen when high contrast changes the labels
   build();
   update();
   return () => {
-    resize.disconnect();
-    around.disconnect();
+    watch.disconnect();
     window.removeEventListener("resize", refit);
     model.off("change:scheme", rebuild);
     model.off("change:texts", later);
