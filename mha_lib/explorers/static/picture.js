@@ -229,10 +229,14 @@ function fitPass(pic) {
 
 // On the full-window screen nothing scrolls: when the picture (its caption and footer too) reaches past the
 // window's bottom, the cells are made smaller in proportion to the height their matrices take, until it fits.
-function fit(pic) {
-  pic.maxCell = Infinity;
-  pic.slack = 0;
-  fitPass(pic);
+// `shown`: a picture fitted while hidden, shown at the width it was fitted for: its cells' first estimate (from the
+// width) stands, and the page has just been laid out with it, so the overflow is read with no layout from the script
+function fit(pic, shown = false) {
+  if (!shown) {
+    pic.maxCell = Infinity;
+    pic.slack = 0;
+    fitPass(pic);
+  }
   const screen = pic.el.closest(".mha-fullscreen");
   pic.unfitted = !!screen && !pic.el.offsetParent; // hidden on the screen: fitted to its height once shown
   if (!screen || pic.unfitted) return;
@@ -272,8 +276,9 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
   // the picture's font, read once per layout of the page (a resize, high contrast, lecture mode): reading it at every
   // move would work out the page's styles inside the script, and again for the frame
   if (!pic.font || !pic.font[2]) { const cs = getComputedStyle(pic.el); pic.font = [parseFloat(cs.fontSize) || 14, cs.fontWeight, cs.fontFamily]; }
-  // in a notebook, the width its ResizeObserver last reported (reading clientWidth would lay the page out first)
-  const [text, weight, family] = pic.font, total = (!screen && pic.width) || pic.el.clientWidth || 800;
+  // in a notebook, the width its ResizeObserver last reported (reading clientWidth would lay the page out first);
+  // on the screen, the width now, or while hidden the last one reported (the width it will be shown at)
+  const [text, weight, family] = pic.font, total = (!screen && pic.width) || pic.el.clientWidth || pic.width || 800;
   // on the full-window screen, labels at least 2.5 % of the window's height (18 px at 720 p) where their rows allow
   const hall = !!screen && pic.el.classList.contains("mha-lecture-pic");
   const tokSize = (cell) => (hall ? Math.min(text, Math.max(0.025 * H, 0.45 * cell), 0.95 * cell)
@@ -434,7 +439,10 @@ function render({ model, el }) {
     }
     const moved = () => pic.unfitted || pic.around !== [...pic.heights.values()].join();
     if (wider) refit();
-    else if (el.closest(".mha-fullscreen") && el.offsetParent && moved()) fit(pic);
+    else if (el.closest(".mha-fullscreen") && el.offsetParent && moved()) {
+      // heads fitted to the height estimate their cells from where they are on the screen: not known while hidden
+      fit(pic, pic.unfitted && pic.maxCell === Infinity && !pic.groups.some((g) => g.spec.fit_height));
+    }
   });
   [el, caption, footer].forEach((e) => watch.observe(e));
   window.addEventListener("resize", refit); // also sent by the lecture screen when high contrast changes the labels
