@@ -394,9 +394,14 @@ def build_explorer(controls, compute, draw, *, dpi=90, title=None, extra=None):
 
     @contextlib.contextmanager
     def hold():
+        """Changes to the controls inside give one redraw, and each control one message to the page, however many
+        of its traits change (value, range, options, greyed or not)."""
         state["held"] += 1
         try:
-            yield box
+            with contextlib.ExitStack() as messages:
+                for w in controls.values():
+                    messages.enter_context(w.hold_sync())
+                yield box
         finally:
             state["held"] -= 1
             if not state["held"] and state["pending"]:

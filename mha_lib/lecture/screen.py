@@ -110,11 +110,8 @@ def next_temperature(value, up):
 
 def _apply(box, settings):
     """Set the controls of an explorer to a scene's values, redrawing once: names it does not have are skipped, and
-    so are values its control does not offer (e.g. an h the current d_model forbids). Each control sends the page
-    one message, however many of its traits change (its value, range, options, greyed or not)."""
-    with box.hold(), contextlib.ExitStack() as held:
-        for widget in box.controls.values():
-            held.enter_context(widget.hold_sync())
+    so are values its control does not offer (e.g. an h the current d_model forbids)."""
+    with box.hold():
         for name, value in settings.items():
             widget = box.controls.get(name)
             offered = [o[1] if isinstance(o, tuple) else o for o in getattr(widget, "options", None) or [value]]
