@@ -332,7 +332,10 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
     let cell = wide;
     const rows = Math.ceil(spec.h / spec.ncols), longest = Math.max(0, ...(spec.cols || []).map((t) => [...t].length));
     if (spec.fit_height && screen) { // the full-window screen: the grid takes the height left under it
-      const top = g.root.getBoundingClientRect().top - screen.getBoundingClientRect().top;
+      // where the grid starts on the screen; hidden, where it started when last shown (the caption above it may
+      // differ: the fit on showing it corrects the cells by the height it finds)
+      if (pic.el.offsetParent) g.top = g.root.getBoundingClientRect().top - screen.getBoundingClientRect().top;
+      const top = g.top || 0;
       const xlab = Math.min(9 * text, longest * 0.62 * text) + 4, titles = rows * (1.4 * text + 10);
       cell = Math.min(cell, (H - top - xlab - titles - text - 12 + (pic.slack || 0)) / (spec.n * rows));
     } else if (spec.fit_height) cell = Math.min(cell, (H * spec.fit_height) / (spec.n * rows));
@@ -440,8 +443,8 @@ function render({ model, el }) {
     const moved = () => pic.unfitted || pic.around !== [...pic.heights.values()].join();
     if (wider) refit();
     else if (el.closest(".mha-fullscreen") && el.offsetParent && moved()) {
-      // heads fitted to the height estimate their cells from where they are on the screen: not known while hidden
-      fit(pic, pic.unfitted && pic.maxCell === Infinity && !pic.groups.some((g) => g.spec.fit_height));
+      // heads fitted to the height estimate their cells from where they are on the screen: known once shown
+      fit(pic, pic.unfitted && pic.maxCell === Infinity && pic.groups.every((g) => !g.spec.fit_height || g.top));
     }
   });
   [el, caption, footer].forEach((e) => watch.observe(e));
