@@ -564,6 +564,22 @@ def test_the_live_moves_have_keys_and_the_weights_numbers_show_at_1024x768(brows
         assert ld.wait_until(lambda: "scaled by 1/√d_k" in page.evaluate(caption), timeout=30), page.evaluate(caption)
 
 
+def test_the_weights_numbers_show_when_the_scene_is_reached_with_the_keys_at_1024x768(browser, lecture_url, screenshots):
+    """At 1024 x 768 the step view's 4 x 4 weights show their numbers when scene 4 is reached with Page Down, as when
+    it is opened: while a scene is drawn its counter is greyed and keeps its width, so the scene bar keeps one line
+    and the picture is fitted to the room it has once shown."""
+    numbers = """() => { const g = [...document.querySelectorAll('.mha-screen .mha-pic')].find(p => p.offsetParent !== null)
+      .querySelector('.mha-group[data-key="weights"]');
+      return g.classList.contains('mha-small-cells') ? []
+        : [...g.querySelectorAll('.mha-cell')].map(c => c.textContent); }"""
+    with scene_page(browser, lecture_url, 3, 1024, 768) as (page, state):
+        page.keyboard.press("PageDown")
+        wait_for_scene(page, 4)
+        shown = lambda: page.evaluate(numbers)[:4] == [".25", ".26", ".03", ".46"]  # noqa: E731
+        assert ld.wait_until(shown, timeout=30), page.evaluate(numbers)
+        page.screenshot(path=str(screenshots / "lecture_1024x768_scene_4_by_key.png"))
+
+
 _STEP_PANELS = """() => {
   const pic = [...document.querySelectorAll('.mha-screen .mha-pic')].find(p => p.offsetParent !== null);
   const boxes = [...pic.querySelectorAll('.mha-group')].filter(g => g.style.visibility !== 'hidden')

@@ -288,30 +288,31 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
   const font = (px) => `${weight} ${px}px ${family}`;
   const small = 0.85 * text;
   pic.groups.forEach((g) => { if (g.side.style.display) g.side.style.display = ""; });
-  const widths = pic.groups.map((g) => {
-    const was = parseFloat(g.root.style.getPropertyValue("--cell")) || 40; // the sizes now on the page
-    const tok = parseFloat(g.root.style.getPropertyValue("--tok")) || Math.min(text, Math.max(10, 0.45 * was));
-    const ylab = g.panels[0] && g.spec.rows ? Math.ceil(widest(g.spec.rows, font(tok))) + 3 : 3;
-    let side = 0;
-    if (g.spec.cbar !== null) { // the bar, its ticks, its label upright (in as many columns as the bar's height needs)
-      const lines = Math.ceil(widest([g.spec.cbar], font(small)) / Math.min(0.6 * H, Math.max(120, 4 * was)));
-      const bar = 14 + 4 + Math.ceil(widest(g.ticks.map((t) => t.textContent), font(small))) + 4 + 1.25 * small * lines;
-      const key = g.key.style.display === "none" ? 0 : Math.max(1.2 * small, widest([g.spec.mask_label || "masked"], font(small)));
-      side = Math.ceil(Math.max(bar, key)) + 10;
-    }
-    return [ylab + 14, side];
+  const sides = pic.groups.map((g) => {
+    if (g.spec.cbar === null) return 0;
+    // the bar, its ticks, its label upright (in as many columns as the bar's height needs)
+    const was = parseFloat(g.root.style.getPropertyValue("--cell")) || 40; // the bar's height now on the page
+    const lines = Math.ceil(widest([g.spec.cbar], font(small)) / Math.min(0.6 * H, Math.max(120, 4 * was)));
+    const bar = 14 + 4 + Math.ceil(widest(g.ticks.map((t) => t.textContent), font(small))) + 4 + 1.25 * small * lines;
+    const key = g.key.style.display === "none" ? 0 : Math.max(1.2 * small, widest([g.spec.mask_label || "masked"], font(small)));
+    return Math.ceil(Math.max(bar, key)) + 10;
   });
   pic.groups.forEach((g, index) => {
     const { spec } = g, width = total * (spec.width || 1) - (spec.width ? 26 : 8); // gaps
-    const sideEl = g.side, ylab = widths[index][0];
-    let side = widths[index][1];
+    const sideEl = g.side;
+    let side = sides[index];
     const gaps = 10 * (spec.ncols - 1) + 7 * spec.ncols; // between the panels, and in each panel's body
-    let free = (width - side - gaps - ylab * (spec.rows ? 1 : 0)) / spec.ncols;
+    // the room of a panel's cells once its row labels, in labels of `tok` px, have theirs
+    const ylab = (tok) => (g.panels[0] && spec.rows ? Math.ceil(widest(spec.rows, font(tok))) + 3 : 3) + 14;
+    const room = (tok) => (width - side - gaps - ylab(tok) * (spec.rows ? 1 : 0)) / spec.ncols;
+    // the labels' size now on the page: a first estimate (the cells' size, and so the labels', is found below)
+    let tok = parseFloat(g.root.style.getPropertyValue("--tok")) || tokSize(parseFloat(g.root.style.getPropertyValue("--cell")) || 40);
+    let free = room(tok);
     // an unlabelled colour bar (the step view's) gives way on a narrow screen: the cells keep rows a label fits in
     if (hall && spec.cbar === "" && !spec.strip && free / spec.m < 0.025 * H / 0.95) {
       sideEl.style.display = "none";
-      free += side / spec.ncols;
       side = 0;
+      free = room(tok);
     }
     if (spec.strip) { // a wide matrix (n, d_model): rows of a fixed height, as wide as the room
       const row = Math.min(most, Math.max(hall ? 0.025 * H / 0.95 : 0, Math.min(spec.cap || 28, Math.max(6, 240 / spec.n))));
@@ -319,31 +320,43 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
       setVar(g.root, "--cell", `${row.toFixed(2)}px`);
       g.root.style.removeProperty("--cellw");
       setVar(g.root, "--tok", `${tokSize(row).toFixed(2)}px`);
-      let room = Math.max(40, free);
+      let wide = Math.max(40, room(tokSize(row)));
       if (spec.same) { // strips of one shape (Q_i, K_i, V_i) are drawn as wide as the narrowest of them has room for
-        for (const o of pic.groups) { if (o !== g && o.spec.same === spec.same) room = Math.min(room, o.cellFit || room); }
-        g.cellFit = room;
+        for (const o of pic.groups) { if (o !== g && o.spec.same === spec.same) wide = Math.min(wide, o.cellFit || wide); }
+        g.cellFit = wide;
       }
-      const boxWidth = `${room.toFixed(0)}px`;
+      const boxWidth = `${wide.toFixed(0)}px`;
       g.panels.forEach((p) => { if (p.box.style.width !== boxWidth) p.box.style.width = boxWidth; });
       return;
     }
-    const wide = Math.max(4, Math.min(spec.cap || 64, most, free / spec.m)); // as wide as the room allows
-    let cell = wide;
     const rows = Math.ceil(spec.h / spec.ncols), longest = Math.max(0, ...(spec.cols || []).map((t) => [...t].length));
-    if (spec.fit_height && screen) { // the full-window screen: the grid takes the height left under it
-      // where the grid starts on the screen; hidden, where it started when last shown (the caption above it may
-      // differ: the fit on showing it corrects the cells by the height it finds)
-      if (pic.el.offsetParent) g.top = g.root.getBoundingClientRect().top - screen.getBoundingClientRect().top;
-      const top = g.top || 0;
-      const xlab = Math.min(9 * text, longest * 0.62 * text) + 4, titles = rows * (1.4 * text + 10);
-      cell = Math.min(cell, (H - top - xlab - titles - text - 12 + (pic.slack || 0)) / (spec.n * rows));
-    } else if (spec.fit_height) cell = Math.min(cell, (H * spec.fit_height) / (spec.n * rows));
-    if (spec.same) { // panels of one kind (the step view's squares) share the smallest cell among them
-      for (const o of pic.groups) {
-        if (o !== g && o.spec.same === spec.same) cell = Math.min(cell, o.cellFit || cell);
+    if (spec.fit_height && screen && pic.el.offsetParent) { // where the grid starts on the screen; hidden, where it
+      // started when last shown (the caption above may differ: the fit on showing it corrects the cells)
+      g.top = g.root.getBoundingClientRect().top - screen.getBoundingClientRect().top;
+    }
+    const cellFor = (free) => { // [as wide as the room allows, the cell's side]
+      const wide = Math.max(4, Math.min(spec.cap || 64, most, free / spec.m));
+      let cell = wide;
+      if (spec.fit_height && screen) { // the full-window screen: the grid takes the height left under it
+        const xlab = Math.min(9 * text, longest * 0.62 * text) + 4, titles = rows * (1.4 * text + 10);
+        cell = Math.min(cell, (H - (g.top || 0) - xlab - titles - text - 12 + (pic.slack || 0)) / (spec.n * rows));
+      } else if (spec.fit_height) cell = Math.min(cell, (H * spec.fit_height) / (spec.n * rows));
+      if (spec.same) { // panels of one kind (the step view's squares) share the smallest cell among them
+        for (const o of pic.groups) {
+          if (o !== g && o.spec.same === spec.same) cell = Math.min(cell, o.cellFit || cell);
+        }
+        g.cellFit = cell;
       }
-      g.cellFit = cell;
+      return [wide, cell];
+    };
+    let [wide, cell] = cellFor(free);
+    // the row labels are sized by the cells, and take width from them: the two found together, whatever the sizes
+    // the picture had before (a few rounds of arithmetic; the page is not laid out)
+    for (let k = 0; k < 4 && spec.rows; k++) {
+      const next = tokSize(cell);
+      if (Math.abs(next - tok) < 0.25) break;
+      tok = next;
+      [wide, cell] = cellFor(room(tok));
     }
     // on the full-window screen, heads fitted to its height take its width too: cells up to 1.5 times as wide as high
     const cellW = hall && spec.fit_height && !spec.same ? Math.min(wide, 1.5 * cell) : cell;
@@ -359,7 +372,7 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
     // reads from the back row
     g.root.classList.toggle("mha-small-cells", num < (g.lecture && (spec.fit_height || screen) ? 0.033 * H : 7));
     // a key label wider than its cell, or nearly (neighbours would touch: "humptydumpty"), is turned upright
-    const tok = tokSize(cell);
+    tok = tokSize(cell);
     setVar(g.root, "--tok", `${tok.toFixed(2)}px`);
     g.root.classList.toggle("mha-turned", longest * 0.62 * tok > 0.85 * cellW);
   });
@@ -416,7 +429,7 @@ function render({ model, el }) {
       window.innerWidth, window.innerHeight]);
     if (sizes !== pic.sized || pic.built) fit(pic);
     const screen = !pic.watched && el.closest(".mha-screen");
-    if (screen) { pic.watched = true; screen.querySelectorAll(".mha-scene-text").forEach((t) => watch.observe(t)); }
+    if (screen) { pic.watched = true; screen.querySelectorAll(".mha-bar, .mha-scene-text").forEach((t) => watch.observe(t)); }
     pic.sized = sizes;
     pic.built = false;
     el.dataset.frame = `${view}.${++frame}`;
@@ -430,7 +443,7 @@ function render({ model, el }) {
   model.on("change:arrays", later);
   const refit = () => { pic.font = null; fit(pic); };
   // The cells follow the picture's width (its height is what they make it); on the full-window screen, also the
-  // height of the text around them (the caption, the footer, the scene's line), which takes height from the cells.
+  // height of the text around them (the caption, the footer, the scene bar and line), which takes height from them.
   // A picture hidden (its scene's stage is display: none: every size 0) keeps its cells; shown again, it is fitted
   // only if what sizes them changed meanwhile (a return to a scene costs no layout from the script).
   let width = -1;
