@@ -520,12 +520,12 @@ class BlendView(_StillView):
                 f"height: max(calc({u} * 9.2), min(42vh, 24vw))"
                 f"'><div style='width: calc({u} * 0.7); border: 1px solid #000; background: linear-gradient({stops})'>"
                 f"</div><div style='display: flex; flex-direction: column; justify-content: space-between; "
-                f"font-size: calc({u} * 0.9); margin-left: calc({u} * 0.2)'>{ticks}</div></div>"
+                f"font-size: calc({u} * 1.05); margin-left: calc({u} * 0.2)'>{ticks}</div></div>"
             )
 
         def grid(title, rows, side="", after=None):
             """A labelled table of cells; ``after``: a text at the end of each row (Head_1's scale)."""
-            end = f"<td style='padding-left: calc({u} * 0.3); font-size: calc({u} * 0.95)'>"
+            end = f"<td style='padding-left: calc({u} * 0.3); font-size: calc({u} * 1.15)'>"  # read with the plan
             body = "".join(
                 f"<tr><td style='text-align: right; padding-right: calc({u} * 0.4)'>{tokens[i]}</td>{r}"
                 + (f"{end}{after[i]}</td>" if after else "")
