@@ -13,8 +13,8 @@ and last, the map (the diagram of the whole computation, for the intro and the w
 on a white 16:9 page, so a projector shows every page at the same scale.
 Into ``--out``:
 
-* ``01_map.png``, ``02_scene_01_why-attention-it-finds-the-cat_question.png``, ...: the pages in order, 1920 x 1080 by default
-  (``--width``);
+* ``01_map.png``, ``02_scene_01_why-attention-it-finds-the-cat_question.png``, ...: the pages in order, 1920 x 1080
+  by default (``--width``);
 * ``mha_scenes.pdf``: the same pages, in order.
 """
 
