@@ -50,6 +50,7 @@ _STATE = """() => {
   const tok = img && img.querySelector('.mha-tok');
   return {
     counter: counter ? counter.innerText.trim() : '',
+    held: screen.classList.contains('mha-held'),
     src: img ? id(img) : '',
     all: [...screen.querySelectorAll('.mha-pic, img')].map(id),
     loaded: !!img && (img.tagName === 'IMG' ? img.complete && img.naturalWidth > 0 : !!img.dataset.frame),
@@ -132,9 +133,9 @@ def wait_for_scene(page, k, timeout=60.0):
     """
     want = f"{k} / {len(SCENES)}"
 
-    def ready():
+    def ready():  # and the keys free again (a press within 0.3 s of the last change is ignored: a clicker's bounce)
         s = page.evaluate(_STATE)
-        return bool(s) and s["counter"] == want and s["loaded"]
+        return bool(s) and s["counter"] == want and s["loaded"] and not s["held"]
 
     assert ld.wait_until(ready, timeout=timeout), f"scene {k} did not render: {page.evaluate(_STATE)}"
     # a picture of the scene before (a late redraw for the window) may arrive just after the counter moved:
@@ -261,11 +262,9 @@ def test_every_scene_with_the_keys_in_both_layouts(browser, lecture_url, screens
             return
         page.keyboard.press("ArrowLeft")
         state = wait_for_scene(page, len(SCENES) - 1)
-        page.wait_for_timeout(2000)  # a scene whose picture was drawn already frees the keys after 1.5 s
-        # a double press while the next scene is drawn moves one scene, not two. On a loaded machine the
-        # browser may handle the second key press only after the counter has changed (recorded: the counter
-        # each press found, in a listener that runs before the screen's): the keys stay locked until the new
-        # scene's picture is shown, so that press moves a second scene only if the picture came first
+        # a double press moves one scene, not two. On a loaded machine the browser may handle the second key press
+        # late (recorded: the counter each press found, in a listener that runs before the screen's): the keys stay
+        # held for 0.3 s and until the new scene is shown, so that press moves a second scene only if it came later
         page.evaluate(
             "() => { window.__mhaPresses = []; document.addEventListener('keydown', () => "
             "window.__mhaPresses.push(document.querySelector('.mha-scene-counter').innerText.trim()), "
@@ -578,6 +577,21 @@ def test_the_weights_numbers_show_when_the_scene_is_reached_with_the_keys_at_102
         shown = lambda: page.evaluate(numbers)[:4] == [".25", ".26", ".03", ".46"]  # noqa: E731
         assert ld.wait_until(shown, timeout=30), page.evaluate(numbers)
         page.screenshot(path=str(screenshots / "lecture_1024x768_scene_4_by_key.png"))
+
+
+def test_a_clickers_double_press_moves_one_scene(browser, lecture_url):
+    """Two Page Down presses 40 ms apart (a clicker's bounce) move one scene; a press once the keys are free moves
+    the next."""
+    with scene_page(browser, lecture_url, 3) as (page, state):
+        page.locator("body").click(position={"x": 1275, "y": 715})
+        page.keyboard.press("PageDown")
+        page.wait_for_timeout(40)
+        page.keyboard.press("PageDown")
+        wait_for_scene(page, 4)
+        page.wait_for_timeout(500)
+        assert page.evaluate(_STATE)["counter"] == f"4 / {len(SCENES)}"
+        page.keyboard.press("PageDown")
+        wait_for_scene(page, 5)
 
 
 _STEP_PANELS = """() => {

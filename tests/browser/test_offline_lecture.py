@@ -42,7 +42,9 @@ def open_screen(browser, folder, size, query=""):
 
 
 def wait_scene(page, k):
+    """Scene k on screen, and the keys free again (presses within 0.3 s of a change are ignored: a clicker's bounce)."""
     page.wait_for_function(f"document.querySelector('#screen').dataset.scene === '{k}'")
+    page.wait_for_function("!document.querySelector('#screen').classList.contains('mha-held')")
     page.wait_for_timeout(150)  # the component draws in a microtask, then fits to the width
 
 
@@ -83,6 +85,21 @@ def test_page_down_walks_through_every_scene_from_file_without_a_console_error(b
     page.keyboard.press("ArrowLeft")
     wait_scene(page, len(SCENES) - 2)
     assert page.errors == []
+    page.context.close()
+
+
+def test_a_clickers_double_press_moves_one_scene(browser, folder):
+    """Two Page Down presses 40 ms apart (a clicker's bounce) move one scene, as on the live screen."""
+    page = open_screen(browser, folder, (1280, 720))
+    wait_scene(page, 1)
+    page.keyboard.press("PageDown")
+    page.wait_for_timeout(40)
+    page.keyboard.press("PageDown")
+    wait_scene(page, 2)
+    page.wait_for_timeout(300)
+    assert page.inner_text(".mha-scene-counter").startswith("2 / ")
+    page.keyboard.press("PageDown")
+    wait_scene(page, 3)
     page.context.close()
 
 
@@ -150,9 +167,9 @@ def test_the_step_view_steps_with_its_keys_and_the_temperature_is_live(browser, 
     page.screenshot(path=str(screenshots / "export_1280x720_steps.png"))
 
     t = next(t for t, s in enumerate(SCENES, 1) if s.slug == "softmax-and-temperature")
-    for _ in range(t - k):  # to the temperature scene, with the clicker's key
+    for k in range(k + 1, t + 1):  # to the temperature scene, with the clicker's key
         page.keyboard.press("PageDown")
-    wait_scene(page, t)
+        wait_scene(page, k)
     assert SCENES[t - 1].settings["step"] == 6, "the temperature scene opens on the weights"
     slider = page.locator(".mha-control[data-control=temperature] input[type=range]")
     slider.evaluate("(s) => { s.value = '0'; s.dispatchEvent(new Event('input', { bubbles: true })); }")  # T = 0.1

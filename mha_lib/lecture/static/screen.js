@@ -84,34 +84,35 @@
       document.querySelectorAll('.mha-pic.mha-revealed').forEach((p) => p.classList.remove('mha-revealed'));
     }
   });
-  // One scene change at a time: after a press on previous/next (key or mouse), further presses are
-  // ignored until the kernel has shown the new scene: the counter changed and the picture on screen is
-  // one drawn after the press (at most 6 s). A double press on a slow machine can no longer skip a scene.
+  // One scene change at a time: after a press on previous/next (key or mouse), further presses are ignored until
+  // the new scene is on screen (its counter moved; at most 6 s), and for HOLD ms at least: a clicker's double press
+  // or bounce (20-120 ms apart) moves one scene, on the live screen and in the offline copy alike. While presses
+  // are ignored the screen has the class mha-held; while the kernel draws the scene its counter is greyed.
+  const HOLD = 300;
   let pending = null;
   const counterText = () => ($('.mha-scene-counter') || { innerText: '' }).innerText.trim();
-  const images = () => [...document.querySelectorAll('.mha-screen img')];  // of both views
-  const pictureSrc = () => (images().find((i) => i.offsetParent !== null) || { src: '' }).src;
-  function drawing(on) {
+  function mark(cls, on) {
     const screen = $('.mha-screen');
-    if (screen) { screen.classList.toggle('mha-drawing', on); }
+    if (screen) { screen.classList.toggle(cls, on); }
   }
   function busy() {
     if (!pending) { return false; }
-    const now = Date.now(), moved = counterText() !== pending.counter;
-    if (moved && !pending.movedAt) { pending.movedAt = now; }
-    // a scene whose picture is already on screen (nothing to draw) frees the keys 1.5 s after the counter moved
-    if (now - pending.t > 6000 || (moved && (!pending.srcs.includes(pictureSrc()) || now - pending.movedAt > 1500))) {
+    const waited = Date.now() - pending.t, moved = counterText() !== pending.counter;
+    if (moved) { mark('mha-drawing', false); }
+    if (waited > 6000 || (moved && waited >= HOLD)) {
       pending = null;
-      drawing(false);
+      mark('mha-drawing', false);
+      mark('mha-held', false);
     }
     return pending !== null;
   }
   document.addEventListener('click', function (e) {
     const b = e.target && e.target.closest && e.target.closest('button.mha-scene-next, button.mha-scene-prev');
-    if (!b || b.disabled || $('.mha-export')) { return; }  // the offline copy (no kernel) draws a scene at once
+    if (!b || b.disabled) { return; }
     if (busy()) { e.preventDefault(); e.stopImmediatePropagation(); return; }
-    pending = { t: Date.now(), counter: counterText(), srcs: images().map((i) => i.src) };
-    drawing(true);
-    (function poll() { if (busy()) { setTimeout(poll, 100); } })();
+    pending = { t: Date.now(), counter: counterText() };
+    mark('mha-held', true);
+    if (!$('.mha-export')) { mark('mha-drawing', true); }  // the offline copy (no kernel) draws a scene at once
+    (function poll() { if (busy()) { setTimeout(poll, 50); } })();
   }, true);
 })();
