@@ -4,7 +4,8 @@ typed text is shown as text (never HTML, never maths).
 A throw-away notebook builds the overview explorer on a sentence of ``<script>``, ``<img onerror>`` and
 ``$\\frac$`` tokens and prints the kernel's weights; the test reads the numbers written in the cells of the
 page back and compares them (2 decimals: within half a unit of the last digit), then moves the h slider and
-compares again. Screenshot: ``screenshots/picture_overview.png``.
+compares again, and checks that 16 heads in 8 columns and their colour bar stay within the picture's width.
+Screenshots: ``screenshots/picture_overview.png``, ``screenshots/picture_overview_h16.png``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ _DRAWN = """() => {
     cells: panels.map(p => [...p.querySelectorAll('.mha-cell')].map(c => c.textContent)),
     labels: [...panels[0].querySelectorAll('.mha-ylab .mha-tok')].map(t => t.textContent),
     html: [...pic.querySelectorAll('script, img, .MathJax, mjx-container, .katex')].length,
-    numberPx: parseFloat(getComputedStyle(pic.querySelector('.mha-cell')).fontSize),
+    numberPx: pic.querySelector('.mha-cell') ? parseFloat(getComputedStyle(pic.querySelector('.mha-cell')).fontSize) : 0,
+    // how far the heads and their colour bar reach past the picture's width (the bar's label cut at the right edge)
+    overflow: Math.max(...[...pic.querySelectorAll('.mha-grid-row')].map(r => r.scrollWidth - pic.clientWidth)),
   };
 }"""
 
@@ -90,3 +93,12 @@ def test_drawn_numbers_are_the_kernels_weights_and_typed_text_stays_text(lab, pa
         lambda: page.locator(".jp-OutputArea-output:has-text('WEIGHTS=')").count() and len(_weights(page)) == 4, timeout=30
     ), page.screenshot(path=str(screenshots / "picture_h4.png"))
     _assert_drawn_equal(page.evaluate(_DRAWN), _weights(page))
+
+    # 16 heads in 8 columns (4 -> 8 -> 16): the heads and their colour bar, its label upright in two columns, stay
+    # within the picture's width
+    for _ in range(2):
+        kind, ms = ld.press_and_wait_for_new_picture(page, output, ld.enabled_slider_handles(output)[0], "ArrowRight")
+        assert kind == "picture", (kind, ms)
+    page.screenshot(path=str(screenshots / "picture_overview_h16.png"))
+    overflow = page.evaluate(_DRAWN)["overflow"]
+    assert overflow <= 0.5, f"the heads reach {overflow} px past the picture's width"

@@ -288,22 +288,27 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
   const font = (px) => `${weight} ${px}px ${family}`;
   const small = 0.85 * text;
   pic.groups.forEach((g) => { if (g.side.style.display) g.side.style.display = ""; });
-  const sides = pic.groups.map((g) => {
+  // the bar, its ticks, its label upright in as many columns as the bar's height needs (picture.css: 4 cells high,
+  // 120 px at least, 60 % of the window at most)
+  const sideFor = (g, cell) => {
     if (g.spec.cbar === null) return 0;
-    // the bar, its ticks, its label upright (in as many columns as the bar's height needs)
-    const was = parseFloat(g.root.style.getPropertyValue("--cell")) || 40; // the bar's height now on the page
-    const lines = Math.ceil(widest([g.spec.cbar], font(small)) / Math.min(0.6 * H, Math.max(120, 4 * was)));
+    const lines = Math.ceil(widest([g.spec.cbar], font(small)) / Math.min(0.6 * H, Math.max(120, 4 * cell)));
     const bar = 14 + 4 + Math.ceil(widest(g.ticks.map((t) => t.textContent), font(small))) + 4 + 1.25 * small * lines;
     const key = g.key.style.display === "none" ? 0 : Math.max(1.2 * small, widest([g.spec.mask_label || "masked"], font(small)));
     return Math.ceil(Math.max(bar, key)) + 10;
-  });
-  pic.groups.forEach((g, index) => {
+  };
+  pic.groups.forEach((g) => {
     const { spec } = g, width = total * (spec.width || 1) - (spec.width ? 26 : 8); // gaps
     const sideEl = g.side;
-    let side = sides[index];
-    const gaps = 10 * (spec.ncols - 1) + 7 * spec.ncols; // between the panels, and in each panel's body
-    // the room of a panel's cells once its row labels, in labels of `tok` px, have theirs
-    const ylab = (tok) => (g.panels[0] && spec.rows ? Math.ceil(widest(spec.rows, font(tok))) + 3 : 3) + 14;
+    // a first estimate, from the cells now on the page (found with the cells below)
+    let side = sideFor(g, parseFloat(g.root.style.getPropertyValue("--cell")) || 40);
+    // between the panels, and in each panel's body: two column gaps of 3 px and the labels' padding of 3 px; the
+    // room of a panel's cells once its row labels, in labels of `tok` px, have theirs, and the axis name ("query")
+    // beside them, upright: one line of the picture's text. A grid without an axis name keeps 17 px spare beside
+    // its labels (the step view's titles and shapes are wider than its matrices).
+    const named = !!spec.row_label, axis = named ? Math.ceil(1.25 * text) : 17;
+    const gaps = 10 * (spec.ncols - 1) + (named ? 9 : 7) * spec.ncols;
+    const ylab = (tok) => (g.panels[0] && spec.rows ? Math.ceil(widest(spec.rows, font(tok))) : 0) + axis;
     const room = (tok) => (width - side - gaps - ylab(tok) * (spec.rows ? 1 : 0)) / spec.ncols;
     // the labels' size now on the page: a first estimate (the cells' size, and so the labels', is found below)
     let tok = parseFloat(g.root.style.getPropertyValue("--tok")) || tokSize(parseFloat(g.root.style.getPropertyValue("--cell")) || 40);
@@ -350,12 +355,12 @@ function fitOnce(pic) { // cell side (CSS px) from the width the picture has; nu
       return [wide, cell];
     };
     let [wide, cell] = cellFor(free);
-    // the row labels are sized by the cells, and take width from them: the two found together, whatever the sizes
-    // the picture had before (a few rounds of arithmetic; the page is not laid out)
-    for (let k = 0; k < 4 && spec.rows; k++) {
-      const next = tokSize(cell);
-      if (Math.abs(next - tok) < 0.25) break;
-      tok = next;
+    // the row labels and the colour bar are sized by the cells, and take width from them: found together, whatever
+    // the sizes the picture had before (a few rounds of arithmetic; the page is not laid out)
+    for (let k = 0; k < 4; k++) {
+      const next = spec.rows ? tokSize(cell) : tok, nextSide = side && Math.max(side, sideFor(g, cell)); // no to and fro
+      if (Math.abs(next - tok) < 0.25 && nextSide === side) break;
+      [tok, side] = [next, nextSide];
       [wide, cell] = cellFor(room(tok));
     }
     // on the full-window screen, heads fitted to its height take its width too: cells up to 1.5 times as wide as high
