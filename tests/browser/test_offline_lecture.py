@@ -167,9 +167,9 @@ def test_the_step_view_steps_with_its_keys_and_the_temperature_is_live(browser, 
     page.screenshot(path=str(screenshots / "export_1280x720_steps.png"))
 
     t = next(t for t, s in enumerate(SCENES, 1) if s.slug == "softmax-and-temperature")
-    for k in range(k + 1, t + 1):  # to the temperature scene, with the clicker's key
+    for shown in range(k + 1, t + 1):  # to the temperature scene, with the clicker's key
         page.keyboard.press("PageDown")
-        wait_scene(page, k)
+        wait_scene(page, shown)
     assert SCENES[t - 1].settings["step"] == 6, "the temperature scene opens on the weights"
     slider = page.locator(".mha-control[data-control=temperature] input[type=range]")
     slider.evaluate("(s) => { s.value = '0'; s.dispatchEvent(new Event('input', { bubbles: true })); }")  # T = 0.1
