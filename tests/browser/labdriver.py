@@ -42,10 +42,28 @@ _FIRST_NOT_RUN = """(n) => {
 
 
 def open_notebook(page, base, token, path, workspace, timeout=90_000):
-    """Open ``path`` (relative to the server root) in a fresh workspace; wait for an idle kernel."""
+    """Open ``path`` (relative to the server root) in a fresh workspace; wait for an idle kernel.
+
+    JupyterLab sometimes asks which kernel to start although the notebook names one (its list of kernels was being
+    fetched again as the notebook opened): the notebook's own, Python 3 (ipykernel), is chosen, as a student would.
+    """
     page.goto(f"{base}/lab/workspaces/{workspace}/tree/{path}?reset&token={token}")
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout)
+    page.wait_for_function(f"() => ({_KERNEL_IDLE})() || ({_ASKED})()", timeout=timeout)
+    _choose_kernel(page, timeout)
     page.wait_for_function(_KERNEL_IDLE, timeout=timeout)
+
+
+_ASKED = "() => [...document.querySelectorAll('.jp-Dialog')].some(d => d.innerText.startsWith('Select Kernel'))"
+
+
+def _choose_kernel(page, timeout=90_000):
+    """Answer JupyterLab's "Select Kernel" dialog, if it shows, with Python 3 (ipykernel); then wait for its kernel."""
+    if page.evaluate(_ASKED):
+        dialog = page.locator(".jp-Dialog")
+        dialog.locator("select").select_option(label="Python 3 (ipykernel)")
+        dialog.locator(".jp-mod-accept").click()
+        page.wait_for_function(_KERNEL_IDLE, timeout=timeout)
 
 
 def run_all_cells(page, timeout=180_000):
@@ -60,6 +78,7 @@ def run_all_cells(page, timeout=180_000):
     start = 0
     deadline = time.monotonic() + timeout / 1000
     for _attempt in range(3):
+        _choose_kernel(page)
         dialog = page.locator(".jp-Dialog")
         if dialog.count():  # JupyterLab asks something (a lost connection, a kernel that died): say what, at once
             raise AssertionError(f"JupyterLab shows a dialog while the cells run: {dialog.first.inner_text()[:300]!r}")
